@@ -1,0 +1,81 @@
+"""FOCUS 1.2 cost-and-usage rows: the one normalized table every bill becomes.
+
+Connectors map a provider's export (CUR 2.0, a GCP billing export, Cost Explorer) to these columns;
+reconcile reads only these. Money columns are exact decimals (``DECIMAL(38, 10)`` in DuckDB and
+Parquet). The ``x_`` columns are this product's extensions for GPU fleets (FOCUS reserves the ``x_``
+prefix for custom columns).
+
+Source: FinOps Open Cost and Usage Specification 1.2 (https://focus.finops.org/focus-specification/v1-2/),
+column list as in the FinOps Foundation's FOCUS-Sample-Data for 1.2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+__all__ = ["CHARGE_CATEGORIES", "COLUMNS", "FOCUS_VERSION", "GPU_COLUMNS", "MANDATORY", "MONEY_COLUMNS",
+           "ChargeCategory", "Column", "duckdb_schema"]
+
+FOCUS_VERSION = "1.2"
+
+ChargeCategory = Literal["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
+CHARGE_CATEGORIES: tuple[str, ...] = get_args(ChargeCategory)
+
+Kind = Literal["string", "decimal", "timestamp", "json", "integer"]
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    kind: Kind
+    mandatory: bool
+
+
+_M, _O = True, False
+COLUMNS: tuple[Column, ...] = tuple(Column(n, k, m) for n, k, m in [
+    ("ProviderName", "string", _M), ("PublisherName", "string", _M), ("InvoiceIssuerName", "string", _M),
+    ("InvoiceId", "string", _O), ("BillingAccountId", "string", _M), ("BillingAccountName", "string", _M),
+    ("BillingAccountType", "string", _O), ("SubAccountId", "string", _O), ("SubAccountName", "string", _O),
+    ("SubAccountType", "string", _O), ("BillingPeriodStart", "timestamp", _M), ("BillingPeriodEnd", "timestamp", _M),
+    ("ChargePeriodStart", "timestamp", _M), ("ChargePeriodEnd", "timestamp", _M), ("ChargeCategory", "string", _M),
+    ("ChargeClass", "string", _M), ("ChargeDescription", "string", _M), ("ChargeFrequency", "string", _O),
+    ("BilledCost", "decimal", _M), ("EffectiveCost", "decimal", _M), ("ListCost", "decimal", _M),
+    ("ContractedCost", "decimal", _M), ("ListUnitPrice", "decimal", _O), ("ContractedUnitPrice", "decimal", _O),
+    ("PricingCategory", "string", _O), ("PricingQuantity", "decimal", _M), ("PricingUnit", "string", _M),
+    ("PricingCurrency", "string", _O), ("PricingCurrencyContractedUnitPrice", "decimal", _O),
+    ("PricingCurrencyEffectiveCost", "decimal", _O), ("PricingCurrencyListUnitPrice", "decimal", _O),
+    ("BillingCurrency", "string", _M), ("ConsumedQuantity", "decimal", _O), ("ConsumedUnit", "string", _O),
+    ("ServiceName", "string", _M), ("ServiceCategory", "string", _M), ("ServiceSubcategory", "string", _O),
+    ("SkuId", "string", _O), ("SkuMeter", "string", _O), ("SkuPriceId", "string", _O),
+    ("SkuPriceDetails", "json", _O), ("ResourceId", "string", _O), ("ResourceName", "string", _O),
+    ("ResourceType", "string", _O), ("RegionId", "string", _O), ("RegionName", "string", _O),
+    ("AvailabilityZone", "string", _O), ("CommitmentDiscountId", "string", _O),
+    ("CommitmentDiscountName", "string", _O), ("CommitmentDiscountCategory", "string", _O),
+    ("CommitmentDiscountType", "string", _O), ("CommitmentDiscountStatus", "string", _O),
+    ("CommitmentDiscountQuantity", "decimal", _O), ("CommitmentDiscountUnit", "string", _O),
+    ("CapacityReservationId", "string", _O), ("CapacityReservationStatus", "string", _O),
+    ("Tags", "json", _O),
+])
+
+#: Extensions for GPU fleets, filled by the connectors from the instance catalog.
+GPU_COLUMNS: tuple[Column, ...] = (
+    Column("x_InstanceType", "string", _O), Column("x_GpuModel", "string", _O), Column("x_GpuCount", "integer", _O),
+    Column("x_GpuHours", "decimal", _O), Column("x_PurchaseOption", "string", _O),
+)
+
+MANDATORY: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.mandatory)
+MONEY_COLUMNS: tuple[str, ...] = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost")
+
+_DUCKDB_TYPES = {"string": "VARCHAR", "decimal": "DECIMAL(38, 10)", "timestamp": "TIMESTAMP",
+                 "json": "VARCHAR", "integer": "INTEGER"}
+
+
+def duckdb_schema(include_gpu: bool = True) -> dict[str, str]:
+    """Column name -> DuckDB type, in FOCUS order (GPU extensions last).
+
+    >>> duckdb_schema()["BilledCost"]
+    'DECIMAL(38, 10)'
+    """
+    cols = COLUMNS + (GPU_COLUMNS if include_gpu else ())
+    return {c.name: _DUCKDB_TYPES[c.kind] for c in cols}

@@ -1,0 +1,136 @@
+"""Money: exact decimals with their currency, through one module.
+
+Floats are for physics (FLOPs, bytes, seconds). Anything summed into a report is a
+:class:`decimal.Decimal` created by :func:`to_decimal` and carried in a :class:`Money` with its ISO 4217
+currency code. Adding two currencies raises :class:`~finops.errors.CurrencyMismatchError`; there is no
+silent conversion.
+
+>>> Money.of("9000", "CNY") * 9 * 36 + Money.of(160000, "CNY") * 9
+Money(amount=Decimal('4356000'), currency='CNY')
+"""
+
+from __future__ import annotations
+
+import decimal
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Union
+
+from .errors import CurrencyMismatchError, InputError, Location
+
+__all__ = ["CENT", "MONEY_CONTEXT", "Money", "Number", "quantize", "to_decimal"]
+
+#: The one decimal context for money: 34 significant digits, banker's rounding off, traps on.
+MONEY_CONTEXT = decimal.Context(prec=34, rounding=decimal.ROUND_HALF_UP,
+                                traps=[decimal.InvalidOperation, decimal.DivisionByZero, decimal.Overflow])
+CENT = Decimal("0.01")
+
+Number = Union[int, float, str, Decimal]
+
+
+def to_decimal(value: Number, *, where: Location | None = None) -> Decimal:
+    """Convert a number or numeric text to an exact :class:`Decimal`.
+
+    Floats go through their shortest ``repr`` so ``0.1`` becomes ``Decimal('0.1')``, not the binary
+    expansion. Text may carry thousands separators and surrounding spaces.
+
+    >>> to_decimal(0.1), to_decimal("1,234.50"), to_decimal(3)
+    (Decimal('0.1'), Decimal('1234.50'), Decimal('3'))
+    """
+    if isinstance(value, Decimal):
+        result = value
+    elif isinstance(value, bool):
+        raise InputError(f"expected a number, got {value!r}", where=where)
+    elif isinstance(value, int):
+        result = Decimal(value)
+    elif isinstance(value, float):
+        result = Decimal(repr(value))
+    elif isinstance(value, str):
+        text = value.strip().replace(",", "")
+        try:
+            result = MONEY_CONTEXT.create_decimal(text)
+        except decimal.InvalidOperation:
+            raise InputError(f"expected a number, got {value!r}", where=where) from None
+    else:
+        raise InputError(f"expected a number, got {type(value).__name__} {value!r}", where=where)
+    if not result.is_finite():
+        raise InputError(f"expected a finite number, got {value!r}", where=where)
+    return result
+
+
+def quantize(amount: Decimal, step: Decimal = CENT) -> Decimal:
+    """Round half-up to ``step`` (cents by default), for display and invoices only.
+
+    >>> quantize(Decimal("2.675"))
+    Decimal('2.68')
+    """
+    return amount.quantize(step, rounding=decimal.ROUND_HALF_UP, context=MONEY_CONTEXT)
+
+
+@dataclass(frozen=True, order=True)
+class Money:
+    """An exact amount in one currency.
+
+    >>> Money.of(1, "USD") + Money.of("0.10", "USD")
+    Money(amount=Decimal('1.10'), currency='USD')
+    >>> Money.of(1, "USD") + Money.of(1, "EUR")
+    Traceback (most recent call last):
+    ...
+    finops.errors.CurrencyMismatchError: cannot add USD and EUR without a rate table. Hint: convert one side explicitly first
+    """
+
+    amount: Decimal
+    currency: str
+
+    @classmethod
+    def of(cls, amount: Number, currency: str) -> "Money":
+        code = currency.strip().upper()
+        if len(code) != 3 or not code.isalpha():
+            raise InputError(f"currency must be a 3-letter ISO 4217 code, got {currency!r}")
+        return cls(to_decimal(amount), code)
+
+    @classmethod
+    def zero(cls, currency: str) -> "Money":
+        return cls.of(0, currency)
+
+    def _same(self, other: "Money", verb: str) -> None:
+        if not isinstance(other, Money):
+            raise TypeError(f"cannot {verb} Money and {type(other).__name__}")
+        if other.currency != self.currency:
+            raise CurrencyMismatchError(
+                f"cannot {verb} {self.currency} and {other.currency} without a rate table",
+                hint="convert one side explicitly first",
+            )
+
+    def __add__(self, other: "Money") -> "Money":
+        self._same(other, "add")
+        return Money(MONEY_CONTEXT.add(self.amount, other.amount), self.currency)
+
+    def __sub__(self, other: "Money") -> "Money":
+        self._same(other, "subtract")
+        return Money(MONEY_CONTEXT.subtract(self.amount, other.amount), self.currency)
+
+    def __mul__(self, factor: Number) -> "Money":
+        return Money(MONEY_CONTEXT.multiply(self.amount, to_decimal(factor)), self.currency)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, divisor: Number) -> "Money":
+        return Money(MONEY_CONTEXT.divide(self.amount, to_decimal(divisor)), self.currency)
+
+    def __neg__(self) -> "Money":
+        return Money(-self.amount, self.currency)
+
+    def rounded(self) -> "Money":
+        return Money(quantize(self.amount), self.currency)
+
+    def __str__(self) -> str:
+        return f"{quantize(self.amount):,} {self.currency}"
+
+    @staticmethod
+    def total(values: "list[Money] | tuple[Money, ...]", currency: str) -> "Money":
+        """Sum values that must all be in ``currency``; an empty list sums to zero."""
+        result = Money.zero(currency)
+        for value in values:
+            result = result + value
+        return result
