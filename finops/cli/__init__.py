@@ -21,6 +21,7 @@ app = typer.Typer(name="finops", no_args_is_help=True, add_completion=False, pre
 # One module per command group, each with register(app).
 _COMMAND_MODULES: tuple[str, ...] = (
     "prices",
+    "template",
 )
 
 for _name in _COMMAND_MODULES:

@@ -1,0 +1,51 @@
+"""A price book read from a workbook range (xlwings Lite has no file system: prices live in the sheet).
+
+The range is the Prices table with its header row, columns exactly ``finops.price_book.COLUMNS``.
+The same range is passed to every ``FINOPS_PRICE`` call, so the parsed book is cached by content.
+
+>>> from finops.price_book import COLUMNS
+>>> row = ["gcp", "us-central1", "a3-highgpu-8g", "h100-sxm", 8, "on_demand", "", 88.25, 0, "USD",
+...        "2026-07-30", "example"]
+>>> len(price_book_from_range([list(COLUMNS), row]))
+1
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from functools import lru_cache
+from typing import Any
+
+from finops.errors import InputError
+from finops.price_book import COLUMNS, PriceBook
+
+from ._cells import grid
+
+__all__ = ["price_book_from_range"]
+
+
+def price_book_from_range(value: Any) -> PriceBook:
+    """Parse a header + rows range into a :class:`PriceBook` (cached on the range's content)."""
+    rows = tuple(tuple(_plain(v) for v in row) for row in grid(value))
+    return _parse(rows)
+
+
+def _plain(value: Any) -> Any:
+    value = value.item() if hasattr(value, "item") else value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return "" if value is None or type(value).__name__ == "XlError" else value
+
+
+@lru_cache(maxsize=8)
+def _parse(rows: tuple[tuple[Any, ...], ...]) -> PriceBook:
+    header = [str(h).strip() for h in rows[0]]
+    if header != list(COLUMNS):
+        raise InputError("prices: the range must start with the Prices table header",
+                         hint=f"columns {', '.join(COLUMNS)}")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(row for row in rows[1:] if any(v != "" for v in row))
+    return PriceBook.read_csv("Prices", text=buffer.getvalue())

@@ -1,0 +1,49 @@
+"""Build the planning workbook from the core: ``build_template(out) -> Path``.
+
+The build is deterministic (fixed document dates, sheets and rows in a fixed order), so the committed
+``templates/llm-finops-plan.xlsx`` equals a fresh build byte for byte. Every formula carries the
+value the core computed for it, so the file reads right before any add-in is installed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import xlsxwriter
+
+from finops.price_book import PriceBook
+
+from .sheets.catalog import write_catalog, write_prices
+from .sheets.plan import write_plan_sheets
+from .sheets.start import write_start
+from .styles import Styles
+
+__all__ = ["BUILT_AT", "DEFAULT_TEMPLATE", "TEMPLATE_NAME", "build_template"]
+
+TEMPLATE_NAME = "llm-finops-plan.xlsx"
+DEFAULT_TEMPLATE = Path(__file__).with_name(TEMPLATE_NAME)
+#: The document properties' creation date: fixed, so two builds give the same bytes.
+BUILT_AT = datetime(2026, 11, 30, 0, 0, 0)
+
+
+def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = None) -> Path:
+    """Write the planning workbook to ``out`` (an ``.xlsx``) and return its path.
+
+    ``prices`` defaults to the bundled price snapshot (not ``FINOPS_PRICE_BOOK``), so the committed
+    template does not depend on the machine that built it.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    book = PriceBook.bundled() if prices is None else prices
+    wb = xlsxwriter.Workbook(str(out), {"strings_to_formulas": False, "strings_to_urls": False})
+    wb.set_properties({"title": "llm-finops planning workbook", "author": "llm-finops", "created": BUILT_AT,
+                       "comments": "Built by `finops template build`"})
+    wb.set_calc_mode("auto")
+    styles = Styles(wb)
+    write_start(wb, styles)
+    write_catalog(wb, styles)
+    write_prices(wb, styles, book)
+    write_plan_sheets(wb, styles)
+    wb.close()
+    return out

@@ -1,0 +1,73 @@
+"""The demo plan for 2026-05 that ships in the template, coherent with the bundled FOCUS sample bills.
+
+Source of the figures: the two FOCUS 1.2 samples bundled in ``finops/data/bills/`` (FinOps
+Foundation ``FOCUS-Sample-Data``, synthetic, month 2026-05, USD). Their BilledCost sums are
+67,941.20 (AWS) and 89,655.53 (Google Cloud). The mapping rules below assign about nine in ten rows
+to a plan line by sub-account and service (one rule by tag, one by sub-account id glob); network,
+monitoring, database and tax rows outside those lines stay unmapped on purpose, so the review shows
+an Unmapped line. Budgets sit near each line's actual BilledCost, with a few deliberate variances.
+The owned H100/L40S servers give the CAPEX line through straight-line depreciation.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+__all__ = ["ASSETS", "BUDGET", "DEMO_MONTH", "MAPPING", "SOURCE", "USAGE"]
+
+DEMO_MONTH = "2026-05"
+SOURCE = "demo plan matching the bundled FOCUS 1.2 samples (finops/data/bills), as of 2026-11-30"
+
+#: Month, PlanLine, CostCentre, Category, Provider, Amount, Currency, PlannedMTokens
+BUDGET: tuple[tuple[object, ...], ...] = (
+    (DEMO_MONTH, "aws-inference-prod", "cc-1042", "OPEX", "AWS", 15_000, "USD", 1_200),
+    (DEMO_MONTH, "aws-inference-staging", "cc-1042", "OPEX", "AWS", 14_500, "USD", 150),
+    (DEMO_MONTH, "aws-sandbox", "cc-2087", "OPEX", "AWS", 13_000, "USD", None),
+    (DEMO_MONTH, "aws-data-platform", "cc-3110", "OPEX", "AWS", 15_500, "USD", None),
+    (DEMO_MONTH, "aws-serverless", "cc-3110", "OPEX", "AWS", 2_500, "USD", None),
+    (DEMO_MONTH, "aws-storage", "cc-3110", "OPEX", "AWS", 2_000, "USD", None),
+    (DEMO_MONTH, "gcp-inference-prod", "cc-1042", "OPEX", "Google Cloud", 21_000, "USD", 1_800),
+    (DEMO_MONTH, "gcp-inference-staging", "cc-1042", "OPEX", "Google Cloud", 11_500, "USD", 120),
+    (DEMO_MONTH, "gcp-sandbox", "cc-2087", "OPEX", "Google Cloud", 22_000, "USD", None),
+    (DEMO_MONTH, "gcp-data-platform", "cc-3110", "OPEX", "Google Cloud", 18_500, "USD", None),
+    (DEMO_MONTH, "gcp-analytics", "cc-3110", "OPEX", "Google Cloud", 5_000, "USD", None),
+    (DEMO_MONTH, "gcp-platform-services", "cc-1042", "OPEX", "Google Cloud", 6_500, "USD", None),
+    (DEMO_MONTH, "onprem-inference", "cc-1042", "CAPEX", "On-prem", 11_475, "USD", 2_600),
+)
+
+#: AssetId, Description, PlanLine, CostCentre, GpuModel, GpuCount, PurchaseDate, InServiceDate, Cost,
+#: ResidualValue, LifeMonths, Currency
+ASSETS: tuple[tuple[object, ...], ...] = (
+    ("SRV-H100-01", "8x H100 SXM inference server, rack A", "onprem-inference", "cc-1042", "h100-sxm", 8,
+     date(2025, 11, 3), None, 320_000, 32_000, 60, "USD"),
+    ("SRV-H100-02", "8x H100 SXM inference server, rack A", "onprem-inference", "cc-1042", "h100-sxm", 8,
+     date(2025, 11, 3), None, 320_000, 32_000, 60, "USD"),
+    ("SRV-L40S-01", "4x L40S batch server, rack B", "onprem-inference", "cc-1042", "l40s", 4,
+     date(2026, 4, 20), date(2026, 5, 4), 95_000, 5_000, 48, "USD"),
+)
+
+#: Rule, PlanLine, ProviderName, SubAccount, ServiceName, InstanceType, RegionId, TagKey, TagValue
+MAPPING: tuple[tuple[object, ...], ...] = (
+    (1, "aws-inference-prod", "AWS", "prod-platform", "AmazonEC2", "", "", "", ""),
+    (2, "aws-inference-staging", "AWS", "staging-platform", "AmazonEC2", "", "", "", ""),
+    (3, "aws-sandbox", "AWS", "sandbox-dev", "AmazonEC2", "", "", "", ""),
+    (4, "aws-data-platform", "AWS", "200000000013", "", "", "", "", ""),
+    (5, "aws-serverless", "AWS", "", "AWSLambda", "", "", "", ""),
+    (6, "aws-storage", "AWS", "", "AmazonS3", "", "", "", ""),
+    (7, "gcp-inference-prod", "Google Cloud", "examplecorp-prod-*", "Compute Engine", "", "", "", ""),
+    (8, "gcp-inference-staging", "Google Cloud", "staging-platform", "Compute Engine", "", "", "", ""),
+    (9, "gcp-sandbox", "Google Cloud", "sandbox-dev", "Compute Engine", "", "", "", ""),
+    (10, "gcp-data-platform", "Google Cloud", "data-analytics", "", "", "", "", ""),
+    (11, "gcp-analytics", "Google Cloud", "", "BigQuery", "", "", "", ""),
+    (12, "gcp-platform-services", "Google Cloud", "", "Cloud Run", "", "", "owner", "team-platform"),
+    (13, "gcp-platform-services", "Google Cloud", "", "Cloud S*", "", "", "", ""),
+)
+
+#: Month, PlanLine, ActualMTokens
+USAGE: tuple[tuple[object, ...], ...] = (
+    (DEMO_MONTH, "aws-inference-prod", 1_150),
+    (DEMO_MONTH, "aws-inference-staging", 95),
+    (DEMO_MONTH, "gcp-inference-prod", 1_940),
+    (DEMO_MONTH, "gcp-inference-staging", 110),
+    (DEMO_MONTH, "onprem-inference", 2_480),
+)
