@@ -1,0 +1,141 @@
+"""The FOCUS aggregation: one SQL query that folds a month of bills into a few charge groups.
+
+Every figure of a reconciliation (totals, invoices, commitments, spot share, GPU-hours, mapping to
+plan lines) is a sum over rows that share the same dimensions, so the bill is read exactly once, by
+the engine that holds it (DuckDB locally, BigQuery or Athena remotely, see
+:mod:`finops.reconcile.dialects`), and only the groups come back. This module holds that one SQL
+source, written in DuckDB's dialect over a relation with the FOCUS 1.2 columns of
+:mod:`finops.focus`, and the :class:`ChargeGroup` each result row becomes.
+
+A charge belongs to the month of its ``ChargePeriodStart`` (FOCUS: the period the charge applies to);
+the instance type is ``x_InstanceType`` when the connector filled it, else ``SkuPriceDetails.InstanceType``.
+
+>>> sql = aggregation_sql("focus_bills", "2026-05")
+>>> "ChargePeriodStart < TIMESTAMP '2026-06-01 00:00:00'" in sql
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ..depreciation import month_index, month_label
+
+__all__ = ["ChargeGroup", "DIMENSIONS", "MEASURES", "aggregation_sql", "month_bounds"]
+
+#: Group-by dimensions: result name -> expression over FOCUS columns.
+DIMENSIONS: dict[str, str] = {
+    "provider_name": "ProviderName",
+    "billing_currency": "BillingCurrency",
+    "invoice_id": "InvoiceId",
+    "sub_account_id": "SubAccountId",
+    "sub_account_name": "SubAccountName",
+    "service_name": "ServiceName",
+    "region_id": "RegionId",
+    "instance_type": "COALESCE(x_InstanceType, JSON_EXTRACT_STRING(SkuPriceDetails, '$.InstanceType'))",
+    "tags": "Tags",
+    "charge_category": "ChargeCategory",
+    "pricing_category": "PricingCategory",
+    "commitment_status": "CommitmentDiscountStatus",
+    "committed": "CommitmentDiscountId IS NOT NULL",
+    "gpu_model": "x_GpuModel",
+    "purchase_option": "x_PurchaseOption",
+    "consumed_unit": "ConsumedUnit",
+}
+
+#: Measures: result name -> aggregate. Money sums stay exact decimals in every engine.
+MEASURES: dict[str, str] = {
+    "billed_cost": "SUM(BilledCost)",
+    "effective_cost": "SUM(EffectiveCost)",
+    "list_cost": "SUM(ListCost)",
+    "consumed_quantity": "SUM(ConsumedQuantity)",
+    "gpu_hours": "SUM(x_GpuHours)",
+    "row_count": "COUNT(*)",
+}
+
+
+def month_bounds(month: str) -> tuple[str, str]:
+    """First instant of ``month`` and of the month after, as SQL timestamp text.
+
+    >>> month_bounds("2026-12")
+    ('2026-12-01 00:00:00', '2027-01-01 00:00:00')
+    """
+    index = month_index(month)
+    return f"{month_label(index)}-01 00:00:00", f"{month_label(index + 1)}-01 00:00:00"
+
+
+def aggregation_sql(relation: str, month: str) -> str:
+    """The aggregation over ``relation`` for ``month``, in DuckDB's dialect.
+
+    ``relation`` is a table or view name with the FOCUS columns (``focus_bills`` locally, a fully
+    qualified table remotely). Columns come out in :data:`DIMENSIONS` then :data:`MEASURES` order.
+
+    >>> aggregation_sql("t", "2026-05").splitlines()[0]
+    'SELECT'
+    """
+    start, end = month_bounds(month)
+    select = [f"  {expr} AS {name}" for name, expr in {**DIMENSIONS, **MEASURES}.items()]
+    ordinals = ", ".join(str(i + 1) for i in range(len(DIMENSIONS)))
+    return ("SELECT\n" + ",\n".join(select) + f"\nFROM {relation}\n"
+            f"WHERE ChargePeriodStart >= TIMESTAMP '{start}' AND ChargePeriodStart < TIMESTAMP '{end}'\n"
+            f"GROUP BY {ordinals}")
+
+
+@dataclass(frozen=True)
+class ChargeGroup:
+    """One result row of the aggregation: charges sharing every dimension, with their sums.
+
+    Money is exact :class:`~decimal.Decimal` in ``billing_currency``; quantities are Decimal too
+    (hours and GPU-hours are summed exactly, then reported).
+    """
+
+    provider_name: str | None
+    billing_currency: str | None
+    invoice_id: str | None
+    sub_account_id: str | None
+    sub_account_name: str | None
+    service_name: str | None
+    region_id: str | None
+    instance_type: str | None
+    tags: str | None
+    charge_category: str | None
+    pricing_category: str | None
+    commitment_status: str | None
+    committed: bool
+    gpu_model: str | None
+    purchase_option: str | None
+    consumed_unit: str | None
+    billed_cost: Decimal
+    effective_cost: Decimal
+    list_cost: Decimal
+    consumed_quantity: Decimal
+    gpu_hours: Decimal | None
+    row_count: int
+
+    @classmethod
+    def from_row(cls, row: tuple[Any, ...]) -> "ChargeGroup":
+        """Build from a result row in :data:`DIMENSIONS` + :data:`MEASURES` order (NULL sums -> 0).
+
+        >>> g = ChargeGroup.from_row(("AWS", "USD") + (None,) * 10 + (False,) + (None,) * 3
+        ...                          + (Decimal("1.5"), None, None, None, None, 2))
+        >>> g.billed_cost, g.effective_cost, g.gpu_hours, g.row_count
+        (Decimal('1.5'), Decimal('0'), None, 2)
+        """
+        values = dict(zip(list(DIMENSIONS) + list(MEASURES), row, strict=True))
+        for name in ("billed_cost", "effective_cost", "list_cost", "consumed_quantity"):
+            values[name] = _decimal(values[name])
+        if values["gpu_hours"] is not None:
+            values["gpu_hours"] = _decimal(values["gpu_hours"])
+        values["committed"] = bool(values["committed"])
+        values["row_count"] = int(values["row_count"])
+        return cls(**values)
+
+
+def _decimal(value: Any) -> Decimal:
+    if value is None:
+        return Decimal(0)
+    if isinstance(value, Decimal):
+        return value
+    return Decimal(str(value))

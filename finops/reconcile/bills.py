@@ -1,0 +1,185 @@
+"""FOCUS bill files as one DuckDB view, checked before a cent is summed.
+
+:func:`open_bills` takes Parquet, CSV or gzip CSV files (one or many), checks each one's header
+against FOCUS 1.2 (:data:`finops.focus.MANDATORY`), refuses the same content given twice, and
+creates the view ``focus_bills`` with every FOCUS column (plus the ``x_`` GPU columns) cast to its
+FOCUS type (money as ``DECIMAL(38, 10)``). Optional columns a file lacks read as NULL. Nothing is
+loaded into Python: DuckDB streams the files when the aggregation runs.
+
+When a cast fails during that scan, :func:`locate_bad_value` finds the first offending file, row
+and column (rows are counted like a spreadsheet: the header is row 1), and
+:func:`locate_currency` finds the first row in a second billing currency.
+
+>>> import duckdb
+>>> from finops.reconcile.sample_bills import sample_bill_paths
+>>> con = duckdb.connect()
+>>> files = open_bills(con, sample_bill_paths())
+>>> [f.format for f in files], con.execute("SELECT count(*) FROM focus_bills").fetchone()[0]
+(['csv', 'csv'], 2000)
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import duckdb
+
+from ..errors import InputError, Location
+from ..focus import MANDATORY, duckdb_schema
+
+__all__ = ["BillFile", "BillFormat", "VIEW", "bill_format", "locate_bad_value", "locate_currency", "open_bills"]
+
+BillFormat = Literal["parquet", "csv"]
+
+#: The name of the view every reconciliation query reads.
+VIEW = "focus_bills"
+
+_SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".gz": "csv"}
+
+
+@dataclass(frozen=True)
+class BillFile:
+    """One checked bill file: where it is, how to read it, which FOCUS columns it has."""
+
+    path: Path
+    format: BillFormat
+    columns: tuple[str, ...]
+
+    def reader(self) -> str:
+        """The DuckDB table function reading this file (CSV as text, cast later, to locate bad values)."""
+        quoted = str(self.path).replace("'", "''")
+        if self.format == "parquet":
+            return f"read_parquet('{quoted}')"
+        return f"read_csv('{quoted}', header = true, all_varchar = true, auto_detect = true)"
+
+
+def bill_format(path: Path) -> BillFormat:
+    """The format of a bill file from its name.
+
+    >>> bill_format(Path("may.csv.gz")), bill_format(Path("may.parquet"))
+    ('csv', 'parquet')
+    """
+    fmt = _SUFFIXES.get(path.suffix.lower())
+    if fmt is None or (path.suffix.lower() == ".gz" and not path.name.lower().endswith(".csv.gz")):
+        raise InputError(f"cannot read bill file {path.name!r}", where=Location(file=str(path)),
+                         hint="give FOCUS bills as .parquet, .csv or .csv.gz files")
+    return fmt
+
+
+def _digest(path: Path) -> str:
+    with path.open("rb") as handle:
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _refuse_duplicates(paths: list[Path]) -> None:
+    """Same content twice would double the month: compare sizes first, hash only equal sizes."""
+    by_size: dict[int, list[Path]] = {}
+    for path in paths:
+        by_size.setdefault(path.stat().st_size, []).append(path)
+    for same_size in by_size.values():
+        seen: dict[str, Path] = {}
+        for path in same_size:
+            digest = _digest(path)
+            if digest in seen:
+                raise InputError(f"duplicated bill file: same content as {seen[digest]}",
+                                 where=Location(file=str(path)),
+                                 hint="give each bill file once; a copy would count its charges twice")
+            seen[digest] = path
+
+
+def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> tuple[str, ...]:
+    probe = BillFile(path, fmt, ())
+    try:
+        rows = con.execute(f"DESCRIBE SELECT * FROM {probe.reader()}").fetchall()
+    except duckdb.Error as exc:
+        raise InputError(f"cannot read bill file: {str(exc).splitlines()[0]}", where=Location(file=str(path)),
+                         hint="check that the file is a FOCUS export in Parquet or CSV") from exc
+    return tuple(row[0] for row in rows)
+
+
+def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFile]:
+    """Check ``paths`` and create the view :data:`VIEW` over all of them on ``con``.
+
+    Raises :class:`InputError` for a missing file, an unknown format, a duplicated file, or a
+    missing mandatory FOCUS column (naming the file and the column).
+    """
+    if not paths:
+        raise InputError("no bill files given", hint="pass FOCUS files with --bills or a source with --from")
+    paths = [Path(p) for p in paths]
+    for path in paths:
+        if not path.is_file():
+            raise InputError("bill file not found", where=Location(file=str(path)),
+                             hint="check the path; bills are FOCUS .parquet, .csv or .csv.gz files")
+    _refuse_duplicates(paths)
+    con.execute("SET TimeZone = 'UTC'")
+    files = []
+    for path in paths:
+        fmt = bill_format(path)
+        columns = _header(con, path, fmt)
+        missing = [name for name in MANDATORY if name not in columns]
+        if missing:
+            raise InputError(f"missing mandatory FOCUS column {missing[0]}"
+                             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+                             where=Location(file=str(path), column=missing[0]),
+                             hint="export the bill as FOCUS 1.2; mandatory columns are listed in docs/reconcile.md")
+        files.append(BillFile(path, fmt, columns))
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS " + " UNION ALL ".join(_select(f) for f in files))
+    return files
+
+
+def _select(bill: BillFile) -> str:
+    schema = duckdb_schema()
+    parts = [f'CAST("{name}" AS {kind}) AS "{name}"' if name in bill.columns else f'CAST(NULL AS {kind}) AS "{name}"'
+             for name, kind in schema.items()]
+    return f"SELECT {', '.join(parts)} FROM {bill.reader()}"
+
+
+def _first_row(bill: BillFile, column: str, predicate: str) -> tuple[int, str] | None:
+    """Spreadsheet row (header = 1) and value of ``column`` in the first row where ``predicate`` holds.
+
+    Error path only: one thread, so ``row_number()`` follows the file order.
+    """
+    scan = duckdb.connect()
+    try:
+        scan.execute("SET threads = 1")
+        scan.execute("SET TimeZone = 'UTC'")
+        found = scan.execute(
+            f'SELECT rn, "{column}" FROM (SELECT row_number() OVER () AS rn, "{column}" FROM {bill.reader()})'
+            f" WHERE {predicate} ORDER BY rn LIMIT 1").fetchone()
+    finally:
+        scan.close()
+    return None if found is None else (int(found[0]) + 1, "" if found[1] is None else str(found[1]))
+
+
+def locate_bad_value(files: list[BillFile]) -> InputError | None:
+    """The first value that does not cast to its FOCUS type, as an error naming file, row and column."""
+    schema = duckdb_schema()
+    for bill in files:
+        for name in bill.columns:
+            kind = schema.get(name)
+            if kind is None or kind == "VARCHAR":
+                continue
+            hit = _first_row(bill, name, f'"{name}" IS NOT NULL AND TRY_CAST("{name}" AS {kind}) IS NULL')
+            if hit is not None:
+                row, value = hit
+                word = kind.split("(")[0].lower()
+                return InputError(f"value {value[:60]!r} is not a {word}",
+                                  where=Location(file=str(bill.path), row=row, column=name),
+                                  hint=f"FOCUS column {name} must hold a {word}")
+    return None
+
+
+def locate_currency(files: list[BillFile], currency: str) -> InputError | None:
+    """The first row billed in another currency than ``currency``, as an error naming file and row."""
+    quoted = currency.replace("'", "''")
+    for bill in files:
+        hit = _first_row(bill, "BillingCurrency", f"\"BillingCurrency\" IS DISTINCT FROM '{quoted}'")
+        if hit is not None:
+            row, other = hit
+            return InputError(f"several billing currencies without a rate table: {other} here, {currency} elsewhere",
+                              where=Location(file=str(bill.path), row=row, column="BillingCurrency"),
+                              hint="give a rate into the plan currency (--rate EUR=1.08) or bills in one currency")
+    return None

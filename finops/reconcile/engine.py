@@ -1,0 +1,321 @@
+"""Reconcile a month: bills -> charge groups -> actuals, plan lines, variance, forecast.
+
+:func:`reconcile_month` runs the one aggregation (:mod:`finops.reconcile.aggregation`) over FOCUS
+files with DuckDB; :func:`reconcile_groups` turns charge groups (from DuckDB, BigQuery or Athena)
+and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
+
+* OPEX (P&L) = sum of EffectiveCost (amortized: upfront commitment purchases spread over their
+  term); cash = sum of BilledCost (purchases counted when paid). Invoice tie-out = BilledCost per
+  ``InvoiceId``. (FOCUS 1.2, EffectiveCost and BilledCost column definitions.)
+* CAPEX = straight-line depreciation of the plan's assets in the month
+  (:func:`finops.depreciation.monthly_depreciation`); an asset's cost is cash in its purchase month.
+* Per plan line: actual = EffectiveCost mapped to the line + depreciation of its assets;
+  variance = actual - planned; variance % = variance / planned; flagged ``over``/``under`` past
+  ``threshold_pct``; unit cost = cost / million tokens (Usage sheet) against planned amount /
+  ``PlannedMTokens``.
+* Spot share = EffectiveCost of usage at ``PricingCategory = 'Dynamic'`` (or ``x_PurchaseOption``
+  spot/preemptible) / EffectiveCost of all usage.
+* GPU-hours: ``x_GpuHours`` by ``x_GpuModel`` where the bill has them, else hours of usage x GPUs
+  per instance from an ``instance_gpus`` lookup (the instance catalog).
+* Forecast: see :class:`~finops.reconcile.result.Forecast` (the capacity-planning loop of seed 003:
+  review monthly against plan).
+
+>>> from finops.reconcile.plan import BudgetLine, MappingRule, Plan
+>>> from finops.reconcile.sample_bills import sample_bill_paths
+>>> plan = Plan(budget=(BudgetLine("2026-05", "AWS", "cc", "OPEX", "aws", Money.of(60000, "USD")),),
+...             mapping=(MappingRule(1, "AWS", provider_name="AWS"),))
+>>> rec = reconcile_month(plan, sample_bill_paths(), "2026-05")
+>>> str(rec.billed_cost), str(rec.lines[0].actual), str(rec.unmapped_effective_cost)
+('157,596.73 USD', '6,049.01 USD', '10,265.84 USD')
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+
+from ..depreciation import month_index, monthly_depreciation
+from ..errors import CurrencyMismatchError, InputError, Location
+from ..money import MONEY_CONTEXT, Money
+from .aggregation import ChargeGroup, aggregation_sql
+from .bills import VIEW, BillFile, locate_bad_value, locate_currency, open_bills
+from .mapping import UNMAPPED, Charge, Mapper
+from .plan import Plan
+from .result import (AssetCharge, CommitmentSummary, Flag, Forecast, GpuHours, InvoiceTotal, LineVariance,
+                     ProviderTotal, Reconciliation, UnmappedCharge)
+
+__all__ = ["InstanceGpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
+
+#: ``(provider, instance_type) -> (gpu_model, gpus per instance)`` or ``None`` when not a GPU instance.
+InstanceGpus = Callable[[str, str], "tuple[str, int] | None"]
+
+_SPOT = {"spot", "preemptible"}
+_HOUR_UNITS = {"hours", "hour", "hrs", "h"}
+
+
+def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month: str,
+                    on_progress: Callable[[float], None] | None = None) -> list[ChargeGroup]:
+    """Run the aggregation over the view made by :func:`~finops.reconcile.bills.open_bills`.
+
+    ``on_progress`` receives DuckDB's progress in percent while the scan runs (from this thread).
+    A value that does not cast raises :class:`InputError` naming file, row and column; a month
+    without charges names the months the files do hold.
+    """
+    sql = aggregation_sql(VIEW, month)
+    outcome: dict[str, object] = {}
+
+    def work() -> None:
+        try:
+            outcome["rows"] = con.execute(sql).fetchall()
+        except duckdb.Error as exc:  # re-raised below, on the caller's thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, name="finops-reconcile-scan")
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+        if on_progress is not None and worker.is_alive():
+            progress = con.query_progress()
+            if progress >= 0:
+                on_progress(progress)
+    error = outcome.get("error")
+    if isinstance(error, duckdb.Error):
+        located = locate_bad_value(files)
+        if located is not None:
+            raise located from error
+        raise InputError(f"cannot read the bills: {str(error).splitlines()[0]}",
+                         where=Location(file=", ".join(str(f.path) for f in files)),
+                         hint="check that every file is a FOCUS 1.2 export") from error
+    if on_progress is not None:
+        on_progress(100.0)
+    groups = [ChargeGroup.from_row(row) for row in outcome["rows"]]  # type: ignore[union-attr]
+    if not groups:
+        months = [m for (m,) in con.execute(
+            f"SELECT DISTINCT strftime(ChargePeriodStart, '%Y-%m') AS m FROM {VIEW} ORDER BY m").fetchall()]
+        raise InputError(f"no charges in {month}; the bills hold {', '.join(str(m) for m in months) or 'no rows'}",
+                         where=Location(file=", ".join(str(f.path) for f in files), column="ChargePeriodStart"),
+                         hint="pick a month the bills cover, or give that month's bills")
+    return groups
+
+
+def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping[str, Decimal] | None = None,
+                    threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
+                    instance_gpus: InstanceGpus | None = None,
+                    on_progress: Callable[[float], None] | None = None) -> Reconciliation:
+    """Reconcile ``month`` (``'YYYY-MM'``) of ``plan`` against FOCUS bill files, with DuckDB.
+
+    ``rates`` converts other billing currencies into the plan currency (1 unit = rate units of the
+    plan currency); ``past_actuals`` holds earlier months' P&L actuals (from the history) for the forecast.
+    """
+    month_index(month)
+    currency = plan.currency()
+    con = duckdb.connect()
+    try:
+        files = open_bills(con, bills)
+        groups = run_aggregation(con, files, month, on_progress)
+        bill_currencies = sorted({g.billing_currency or "" for g in groups})
+        if len(bill_currencies) > 1 and not _rates_cover(bill_currencies, currency, rates):
+            first = next(g.billing_currency for g in groups if g.billing_currency)
+            located = locate_currency(files, first or "")
+            if located is not None:
+                raise located
+    finally:
+        con.close()
+    return reconcile_groups(plan, groups, month, rates=rates, threshold_pct=threshold_pct,
+                            past_actuals=past_actuals, instance_gpus=instance_gpus)
+
+
+def _rates_cover(currencies: list[str], target: str, rates: Mapping[str, Decimal] | None) -> bool:
+    return all(c == target or (rates is not None and c in rates) for c in currencies)
+
+
+class _Converter:
+    """Bill money into the plan currency: identity, or an explicit rate."""
+
+    def __init__(self, currency: str, rates: Mapping[str, Decimal] | None, source: str) -> None:
+        self.currency = currency
+        self.rates = {k.upper(): Decimal(v) for k, v in (rates or {}).items()}
+        self.source = source
+
+    def __call__(self, amount: Decimal, bill_currency: str | None) -> Money:
+        code = (bill_currency or "").upper()
+        if code == self.currency:
+            return Money(amount, self.currency)
+        if code not in self.rates:
+            raise CurrencyMismatchError(
+                f"bills are in {code or 'no currency'} but the plan is in {self.currency}, and no rate was given",
+                where=Location(file=self.source, column="BillingCurrency"),
+                hint=f"give a rate into the plan currency, e.g. --rate {code or 'EUR'}=1.08")
+        return Money(MONEY_CONTEXT.multiply(amount, self.rates[code]), self.currency)
+
+
+def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
+                     rates: Mapping[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
+                     past_actuals: Mapping[str, Decimal] | None = None,
+                     instance_gpus: InstanceGpus | None = None, source: str = "bills") -> Reconciliation:
+    """Turn charge groups and the plan into a reconciliation (pure: no I/O)."""
+    currency = plan.currency()
+    money = _Converter(currency, rates, source)
+    zero = Money.zero(currency)
+    mapper = Mapper(plan.mapping)
+
+    effective, billed = zero, zero
+    by_line: dict[str, Money] = defaultdict(lambda: zero)
+    invoices: dict[tuple[str, str], Money] = defaultdict(lambda: zero)
+    providers: dict[str, list[Money]] = defaultdict(lambda: [zero, zero])
+    unmapped: dict[tuple[str, ...], list[Money]] = defaultdict(lambda: [zero, zero])
+    for g in groups:
+        eff, bil = money(g.effective_cost, g.billing_currency), money(g.billed_cost, g.billing_currency)
+        effective, billed = effective + eff, billed + bil
+        provider = g.provider_name or ""
+        providers[provider][0] += eff
+        providers[provider][1] += bil
+        invoices[(provider, g.invoice_id or "")] += bil
+        charge = Charge(g.provider_name, g.sub_account_id, g.sub_account_name, g.service_name, g.instance_type,
+                        g.region_id, g.tags)
+        line = mapper.plan_line(charge)
+        by_line[line] += eff
+        if line == UNMAPPED:
+            key = (provider, g.sub_account_name or g.sub_account_id or "", g.service_name or "",
+                   g.instance_type or "", g.region_id or "", g.tags or "")
+            unmapped[key][0] += eff
+            unmapped[key][1] += bil
+
+    assets = _asset_charges(plan, month, currency)
+    capex = Money.total([a.depreciation for a in assets], currency)
+    for asset in assets:
+        by_line[asset.plan_line] += asset.depreciation
+    lines = _line_variances(plan, month, by_line, zero, threshold_pct)
+    planned = Money.total([b.amount for b in plan.budget_for(month)], currency)
+    actual = effective + capex
+    return Reconciliation(
+        month=month, currency=currency, effective_cost=effective, billed_cost=billed, planned=planned,
+        opex=effective, capex=capex, capex_cash=Money.total([a.purchase_cash for a in assets], currency),
+        unmapped_effective_cost=by_line.get(UNMAPPED, zero), lines=lines,
+        invoices=tuple(InvoiceTotal(p, i, v) for (p, i), v in sorted(invoices.items())),
+        providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
+        commitments=_commitments(groups, money, zero), spot_share=_spot_share(groups, money, zero),
+        gpu_hours=_gpu_hours(groups, instance_gpus), assets=assets,
+        unmapped=tuple(UnmappedCharge(*key, v[0], v[1])
+                       for key, v in sorted(unmapped.items(), key=lambda kv: (-kv[1][0].amount, kv[0]))),
+        forecast=_forecast(plan, month, actual, past_actuals or {}),
+        threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups))
+
+
+def _asset_charges(plan: Plan, month: str, currency: str) -> tuple[AssetCharge, ...]:
+    charges = []
+    for a in plan.assets:
+        depreciation = monthly_depreciation(a.cost, a.residual_value, a.life_months, a.in_service_date, month)
+        bought = f"{a.purchase_date.year:04d}-{a.purchase_date.month:02d}" == month
+        charges.append(AssetCharge(a.asset_id, a.plan_line, depreciation, a.cost if bought else Money.zero(currency)))
+    return tuple(charges)
+
+
+def _ratio(part: Decimal, whole: Decimal) -> Decimal | None:
+    return None if whole == 0 else MONEY_CONTEXT.divide(part, whole)
+
+
+def _flag(pct: Decimal | None, actual: Money, threshold_pct: Decimal) -> Flag:
+    if pct is None:
+        return "over" if actual.amount > 0 else ""
+    if pct * 100 > threshold_pct:
+        return "over"
+    if pct * 100 < -threshold_pct:
+        return "under"
+    return ""
+
+
+def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], zero: Money,
+                    threshold_pct: Decimal) -> tuple[LineVariance, ...]:
+    planned: dict[str, Money] = {}
+    category: dict[str, str] = {}
+    tokens_planned: dict[str, Decimal] = {}
+    for b in plan.budget_for(month):
+        planned[b.plan_line] = planned.get(b.plan_line, zero) + b.amount
+        category.setdefault(b.plan_line, b.category)
+        if b.planned_mtokens is not None:
+            tokens_planned[b.plan_line] = tokens_planned.get(b.plan_line, Decimal(0)) + b.planned_mtokens
+    tokens_actual: dict[str, Decimal] = {}
+    for u in plan.usage_for(month):
+        tokens_actual[u.plan_line] = tokens_actual.get(u.plan_line, Decimal(0)) + u.actual_mtokens
+    assets_lines = {a.plan_line for a in plan.assets}
+    names = list(planned) + sorted(n for n in by_line if n not in planned and n != UNMAPPED)
+    if UNMAPPED in by_line:
+        names.append(UNMAPPED)
+    result = []
+    for name in names:
+        plan_amount, actual = planned.get(name, zero), by_line.get(name, zero)
+        variance = actual - plan_amount
+        pct = _ratio(variance.amount, plan_amount.amount)
+        p_tok, a_tok = tokens_planned.get(name), tokens_actual.get(name)
+        result.append(LineVariance(
+            plan_line=name, category=category.get(name, "CAPEX" if name in assets_lines else "OPEX"),
+            planned=plan_amount, actual=actual, variance=variance, variance_pct=pct,
+            flag=_flag(pct, actual, threshold_pct), planned_mtokens=p_tok, actual_mtokens=a_tok,
+            planned_unit_cost=plan_amount / p_tok if p_tok else None,
+            actual_unit_cost=actual / a_tok if a_tok else None))
+    return tuple(result)
+
+
+def _commitments(groups: list[ChargeGroup], money: _Converter, zero: Money) -> CommitmentSummary:
+    purchases = used = unused = savings = zero
+    committed_services: set[str | None] = set()
+    for g in groups:
+        if g.charge_category == "Purchase" and g.committed:
+            purchases += money(g.billed_cost, g.billing_currency)
+        status = (g.commitment_status or "").lower()
+        if status == "used":
+            used += money(g.effective_cost, g.billing_currency)
+            savings += money(g.list_cost - g.effective_cost, g.billing_currency)
+            committed_services.add(g.service_name)
+        elif status == "unused":
+            unused += money(g.effective_cost, g.billing_currency)
+    eligible = Money.total([money(g.effective_cost, g.billing_currency) for g in groups
+                            if g.charge_category == "Usage" and g.service_name in committed_services
+                            and (g.commitment_status or "").lower() != "unused"], zero.currency)
+    return CommitmentSummary(purchases=purchases, used=used, unused=unused, savings=savings,
+                             utilization=_ratio(used.amount, (used + unused).amount),
+                             coverage=_ratio(used.amount, eligible.amount))
+
+
+def _spot_share(groups: list[ChargeGroup], money: _Converter, zero: Money) -> Decimal | None:
+    usage = spot = zero
+    for g in groups:
+        if g.charge_category != "Usage":
+            continue
+        cost = money(g.effective_cost, g.billing_currency)
+        usage += cost
+        if (g.pricing_category or "").lower() == "dynamic" or (g.purchase_option or "").lower() in _SPOT:
+            spot += cost
+    return _ratio(spot.amount, usage.amount)
+
+
+def _gpu_hours(groups: list[ChargeGroup], instance_gpus: InstanceGpus | None) -> tuple[GpuHours, ...]:
+    hours: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
+    for g in groups:
+        if g.charge_category != "Usage":
+            continue
+        if g.gpu_hours is not None:
+            hours[(g.gpu_model or "unknown", "bill")] += g.gpu_hours
+        elif instance_gpus is not None and g.instance_type and (g.consumed_unit or "").lower() in _HOUR_UNITS:
+            gpus = instance_gpus(g.provider_name or "", g.instance_type)
+            if gpus is not None:
+                hours[(gpus[0], "catalog")] += g.consumed_quantity * gpus[1]
+    return tuple(GpuHours(model, value, source) for (model, source), value in sorted(hours.items()))  # type: ignore[arg-type]
+
+
+def _forecast(plan: Plan, month: str, actual: Money, past: Mapping[str, Decimal]) -> Forecast:
+    year = month[:4]
+    known = {m: Money(v, actual.currency) for m, v in past.items() if m[:4] == year and m < month}
+    known[month] = actual
+    recent = [known[m] for m in sorted(known)[-3:]]
+    run_rate = Money.total(recent, actual.currency) / len(recent)
+    to_date = Money.total(list(known.values()), actual.currency)
+    return Forecast(months_known=len(known), actual_to_date=to_date, run_rate=run_rate,
+                    year_end=to_date + run_rate * (12 - len(known)),
+                    year_plan=Money.total([b.amount for b in plan.budget_for_year(month)], actual.currency))

@@ -1,0 +1,134 @@
+"""The plan side of a reconciliation: what finance budgeted, owns and expects, as plain values.
+
+These dataclasses are what the planning workbook's tables become (``templates/plan_reader.py`` reads
+``tblBudget``, ``tblAssets``, ``tblMapping`` and ``tblUsage`` into them, see ``docs/design.md``). They
+hold no Excel types: money is :class:`~finops.money.Money`, dates are :class:`datetime.date`, months
+are ``'YYYY-MM'`` text. ``row`` keeps the workbook row each value came from, so errors can point at it.
+
+>>> budget = BudgetLine("2026-05", "GPU inference", "cc-1042", "OPEX", "aws", Money.of(5000, "USD"))
+>>> plan = Plan(budget=(budget,))
+>>> plan.currency(), [b.plan_line for b in plan.budget_for("2026-05")]
+('USD', ['GPU inference'])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Literal
+
+from ..errors import CurrencyMismatchError, InputError, Location
+from ..money import Money
+
+__all__ = ["Asset", "BudgetLine", "Category", "MappingRule", "Plan", "UsageLine"]
+
+Category = Literal["OPEX", "CAPEX"]
+
+
+@dataclass(frozen=True)
+class BudgetLine:
+    """One row of ``tblBudget``: the amount planned for a plan line in a month."""
+
+    month: str
+    plan_line: str
+    cost_centre: str
+    category: Category
+    provider: str
+    amount: Money
+    planned_mtokens: Decimal | None = None
+    row: int | None = None
+
+
+@dataclass(frozen=True)
+class Asset:
+    """One row of ``tblAssets``: owned hardware, depreciated straight-line (CAPEX)."""
+
+    asset_id: str
+    description: str
+    plan_line: str
+    cost_centre: str
+    gpu_model: str
+    gpu_count: int
+    purchase_date: date
+    in_service_date: date
+    cost: Money
+    residual_value: Money
+    life_months: int
+    row: int | None = None
+
+
+@dataclass(frozen=True)
+class MappingRule:
+    """One row of ``tblMapping``: charges matching every non-blank field go to ``plan_line``.
+
+    Fields are ``*``/``?`` globs compared case-insensitively; ``None`` matches anything. ``sub_account``
+    matches the sub-account id or its name. Rules are tried in ``rule`` order; the first match wins
+    (see :mod:`finops.reconcile.mapping`).
+    """
+
+    rule: int
+    plan_line: str
+    provider_name: str | None = None
+    sub_account: str | None = None
+    service_name: str | None = None
+    instance_type: str | None = None
+    region_id: str | None = None
+    tag_key: str | None = None
+    tag_value: str | None = None
+    row: int | None = None
+
+
+@dataclass(frozen=True)
+class UsageLine:
+    """One row of ``tblUsage``: million tokens actually served by a plan line in a month."""
+
+    month: str
+    plan_line: str
+    actual_mtokens: Decimal
+    row: int | None = None
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The whole planning workbook as values. ``source`` names the file for error messages."""
+
+    budget: tuple[BudgetLine, ...] = ()
+    assets: tuple[Asset, ...] = ()
+    mapping: tuple[MappingRule, ...] = ()
+    usage: tuple[UsageLine, ...] = ()
+    source: str = "plan"
+
+    def currency(self) -> str:
+        """The one currency of the plan's money (budget and assets).
+
+        Raises :class:`~finops.errors.CurrencyMismatchError` naming the first row in another currency.
+        """
+        first: str | None = None
+        for sheet, items in (("Budget", self.budget), ("Assets", self.assets)):
+            for item in items:
+                code = item.amount.currency if isinstance(item, BudgetLine) else item.cost.currency
+                if first is None:
+                    first = code
+                elif code != first:
+                    raise CurrencyMismatchError(
+                        f"the plan mixes {first} and {code}",
+                        where=Location(file=self.source, sheet=sheet, row=item.row, column="Currency"),
+                        hint="keep one currency in the plan workbook")
+        if first is None:
+            raise InputError("the plan has no budget rows and no assets", where=Location(file=self.source),
+                             hint="fill the Budget table (tblBudget)")
+        return first
+
+    def budget_for(self, month: str) -> list[BudgetLine]:
+        """Budget rows of ``month``, in workbook order."""
+        return [b for b in self.budget if b.month == month]
+
+    def budget_for_year(self, month: str) -> list[BudgetLine]:
+        """Budget rows of every month of ``month``'s year (the full-year plan, for the forecast)."""
+        year = month[:4]
+        return [b for b in self.budget if b.month[:4] == year]
+
+    def usage_for(self, month: str) -> list[UsageLine]:
+        """Usage rows of ``month``."""
+        return [u for u in self.usage if u.month == month]
