@@ -1,0 +1,89 @@
+"""Cost a given mix exactly: dispatch each hour in merit order, then price the unit-hours in Decimal.
+
+Each hour, committed units serve from the bottom in increasing variable cost (zero-variable-cost
+reservations first, owned servers with a power cost above them), then spot tiers cheapest first up to
+their hourly cap, then on-demand takes the rest. Unit-hours are summed with ``math.fsum`` (floats are
+physics); money is ``Decimal``: units x hourly_cost x hours + variable_cost x unit-hours for committed
+options, hourly_cost x unit-hours for flexible ones.
+
+>>> import numpy as np
+>>> from decimal import Decimal
+>>> from finops.mix.options import MixOption
+>>> od = MixOption("od", "on_demand", Decimal(10))
+>>> ri = MixOption("ri", "reserved", Decimal(6))
+>>> r = cost_mix(np.array([1.0, 2.0, 3.0, 4.0]), [od, ri], {"ri": 2})
+>>> str(r.total_cost), str(r.on_demand_only_cost), r.utilization["ri"]
+('78.00 USD', '100.00 USD', 0.875)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import InputError
+from ..money import Money, to_decimal
+from .duration_curve import flexible_tiers, merit_order
+from .options import MixOption, check_options
+from .result import MixResult, OptionOutcome
+
+__all__ = ["as_demand", "cost_mix"]
+
+
+def as_demand(demand: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray | None = None
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Validate an hourly profile (1-D, finite, >= 0, not empty) and its weights (default 1 per hour)."""
+    values = np.asarray(demand, dtype=float)
+    if values.ndim != 1 or len(values) == 0:
+        raise InputError("demand must be a non-empty list of hourly units")
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    if len(bad):
+        raise InputError(f"demand at hour {int(bad[0])} is {values[bad[0]]!r}; units must be finite and >= 0")
+    w = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != values.shape or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
+        raise InputError("weights must be one finite non-negative number per hour, not all zero")
+    return values, w
+
+
+def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption], units: Mapping[str, int],
+             weights: Sequence[float] | np.ndarray | None = None) -> MixResult:
+    """The exact cost and usage of buying ``units`` of each committed option (missing names = 0)."""
+    values, w = as_demand(demand, weights)
+    hours = math.fsum(w)
+    currency = check_options(options, hours=math.ceil(hours))
+    unknown = set(units) - {o.name for o in options if o.committed}
+    if unknown:
+        raise InputError(f"units given for {sorted(unknown)}, which are not committed options")
+    hours_paid = to_decimal(hours)
+    served: dict[str, float] = {}
+    level = np.zeros(len(values))
+    for option in merit_order(options):
+        count = int(units.get(option.name, 0))
+        if count < 0:
+            raise InputError(f"negative units for {option.name!r}")
+        served[option.name] = math.fsum(w * np.clip(values - level, 0.0, count))
+        level = level + count
+    residual = np.maximum(values - level, 0.0)
+    for spot in flexible_tiers(options):
+        take = np.minimum(residual, spot.spot_capacity(values))
+        served[spot.name] = math.fsum(w * take)
+        residual = residual - take
+    on_demand = min((o for o in options if o.kind == "on_demand"), key=lambda o: o.hourly_cost)
+    served[on_demand.name] = math.fsum(w * residual)
+
+    outcomes = []
+    for option in options:
+        energy = served.get(option.name, 0.0)
+        if option.committed:
+            count = int(units.get(option.name, 0))
+            cost = (Money(option.hourly_cost, currency) * count * hours_paid
+                    + Money(option.variable_cost, currency) * to_decimal(energy))
+            outcomes.append(OptionOutcome(option.name, option.kind, count, energy, cost))
+        else:
+            outcomes.append(OptionOutcome(option.name, option.kind, None, energy,
+                                          Money(option.hourly_cost, currency) * to_decimal(energy)))
+    demand_unit_hours = math.fsum(w * values)
+    return MixResult(currency, hours, demand_unit_hours, tuple(outcomes),
+                     Money(on_demand.hourly_cost, currency) * to_decimal(demand_unit_hours))
