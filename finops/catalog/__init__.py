@@ -1,6 +1,19 @@
-"""Catalogs of models and accelerators, each row with its source and date."""
+"""Catalogs of models, accelerators and cloud instance types, each row with its source and date."""
 
 from .accelerators import Accelerator, accelerators, get_accelerator
+from .hf_config import count_params, load_hf_config, resolve_model, spec_from_config
 from .models import AttentionKind, ModelSpec, get_model, models
 
-__all__ = ["Accelerator", "AttentionKind", "ModelSpec", "accelerators", "get_accelerator", "get_model", "models"]
+__all__ = [
+    "Accelerator",
+    "AttentionKind",
+    "ModelSpec",
+    "accelerators",
+    "count_params",
+    "get_accelerator",
+    "get_model",
+    "load_hf_config",
+    "models",
+    "resolve_model",
+    "spec_from_config",
+]

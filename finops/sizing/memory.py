@@ -1,0 +1,266 @@
+"""GPU memory: weights by precision, the KV cache, and how many sequences fit in a replica.
+
+A serving replica of ``tp`` GPUs holds, on every GPU (vLLM's accounting, see its
+``gpu_memory_utilization`` documentation)::
+
+    usable   = gpu_memory_gib x gpu_memory_utilization
+    kv_budget = usable - weights / tp - runtime_overhead          (per GPU)
+    max_concurrency = floor(kv_budget / kv_per_sequence_per_gpu)
+
+Weights: FP32 4 bytes, BF16/FP16 2, FP8/INT8 1, INT4 0.5 + one FP16 scale per group of 128 weights
+(AWQ/GPTQ/ModelOpt INT4 default group size). Under FP8/INT8/INT4 the token embedding and the LM head
+stay 16-bit, as NVIDIA ModelOpt exports them; that is why seed 002 finds Llama-3.1-8B at 16.06 GB in
+BF16 and 9.08 GB in FP8 (-43.5 %, not -50 %).
+
+KV cache per token, all layers: GQA/MHA ``2 x layers x kv_heads x head_dim x bytes`` (K and V);
+MLA (DeepSeek-V2/V3) caches one compressed latent plus the decoupled RoPE key per layer,
+``(kv_lora_rank + qk_rope_head_dim) x layers x bytes``. A model whose every layer uses a sliding
+window keeps at most ``sliding_window`` tokens per sequence. Seed 003's naive formula
+``2 x L x d_model x s x b x p`` (:func:`naive_kv_bytes`) assumes full multi-head attention, which
+overstates a GQA model's cache by ``heads / kv_heads`` (4x for Llama-3.1-8B).
+
+>>> from finops.catalog import get_model
+>>> m = get_model("llama-3.1-8b")
+>>> round(weight_bytes(m, "bf16") / 1e9, 2), round(weight_bytes(m, "fp8") / 1e9, 2)
+(16.06, 9.08)
+>>> kv_bytes_per_token(m)
+131072.0
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
+from ..errors import InputError
+
+__all__ = [
+    "DEFAULT_RUNTIME_OVERHEAD_GIB",
+    "INT4_GROUP_SIZE",
+    "KV_BLOCK_TOKENS",
+    "KV_PRECISIONS",
+    "PRECISIONS",
+    "MemoryFit",
+    "Precision",
+    "bytes_per_param",
+    "embedding_params",
+    "kv_bytes",
+    "kv_bytes_per_token",
+    "kv_bytes_per_token_per_gpu",
+    "kv_tokens_per_sequence",
+    "memory_fit",
+    "naive_kv_bytes",
+    "weight_bytes",
+]
+
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+PRECISIONS: tuple[str, ...] = get_args(Precision)
+# KV caches are kept in 16 bit, or 8 bit with a per-tensor scale (vLLM/TRT-LLM ``kv_cache_dtype``).
+KV_PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "fp16", "fp8", "int8")
+
+INT4_GROUP_SIZE = 128
+_BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
+                            "int4": 0.5 + 2.0 / INT4_GROUP_SIZE}
+# Quantized checkpoints keep embeddings and LM head at 16 bit (NVIDIA ModelOpt, AWQ, GPTQ).
+_QUANTIZED = ("fp8", "int8", "int4")
+
+# vLLM pages the KV cache in blocks of 16 tokens; a sequence occupies whole blocks.
+KV_BLOCK_TOKENS = 16
+# Per GPU, outside weights and KV: CUDA context (~0.5 GiB), CUDA graphs (~0.5 GiB), activation peak at
+# the default 8192 batched tokens and NCCL buffers (~1 GiB). Measure yours and pass it in.
+DEFAULT_RUNTIME_OVERHEAD_GIB = 2.0
+_GIB = 2.0 ** 30
+
+
+def _check_precision(precision: str, accepted: tuple[str, ...], what: str) -> str:
+    p = str(precision).strip().lower()
+    if p not in accepted:
+        raise InputError(f"unknown {what} {precision!r}", hint=f"use one of: {', '.join(accepted)}")
+    return p
+
+
+def bytes_per_param(precision: str) -> float:
+    """Bytes per weight. INT4 adds one FP16 scale per group of 128 weights: 0.5 + 2/128.
+
+    >>> [bytes_per_param(p) for p in PRECISIONS]
+    [4.0, 2.0, 2.0, 1.0, 1.0, 0.515625]
+    """
+    return _BYTES[_check_precision(precision, PRECISIONS, "precision")]
+
+
+def embedding_params(model: ModelSpec) -> float:
+    """Parameters in the token embedding and the LM head: ``vocab x hidden``, once if tied.
+
+    >>> from finops.catalog import get_model
+    >>> embedding_params(get_model("llama-3.1-8b")) / 1e9
+    1.050673152
+    """
+    return float(model.vocab_size * model.hidden_size * (1 if model.tied_embeddings else 2))
+
+
+def weight_bytes(model: ModelSpec, precision: str) -> float:
+    """Bytes of the whole model's weights; embeddings and LM head stay 16-bit under FP8/INT8/INT4.
+
+    ``(total - embed) x bytes_per_param + embed x (2 if quantized else bytes_per_param)``.
+    Source: seed 002 (Llama-3.1-8B 16.06 GB BF16 -> 9.08 GB FP8 with NVIDIA ModelOpt).
+
+    >>> from finops.catalog import get_model
+    >>> round(weight_bytes(get_model("llama-3.1-70b"), "int4") / 1e9, 1)
+    39.5
+    """
+    p = _check_precision(precision, PRECISIONS, "precision")
+    total = model.total_params_b * 1e9
+    embed = min(embedding_params(model), total)
+    embed_bytes = 2.0 if p in _QUANTIZED else _BYTES[p]
+    return (total - embed) * _BYTES[p] + embed * embed_bytes
+
+
+def kv_bytes_per_token(model: ModelSpec, kv_precision: str = "bf16") -> float:
+    """KV-cache bytes one token occupies across all layers of the whole model.
+
+    GQA/MHA: ``2 x layers x kv_heads x head_dim x bytes``; MLA: ``(kv_lora_rank + qk_rope_head_dim)
+    x layers x bytes`` (DeepSeek-V3 technical report, arXiv:2412.19437, section 2.1.1).
+
+    >>> from finops.catalog import get_model
+    >>> kv_bytes_per_token(get_model("llama-3.1-8b"))        # 128 KiB
+    131072.0
+    >>> kv_bytes_per_token(get_model("deepseek-v3"))          # (512 + 64) x 61 x 2
+    70272.0
+    """
+    p = _check_precision(kv_precision, KV_PRECISIONS, "KV precision")
+    if model.attention == "mla":
+        if not model.kv_lora_rank:
+            raise InputError(f"model {model.id!r} uses MLA but has no kv_lora_rank")
+        per_layer = model.kv_lora_rank + (model.qk_rope_head_dim or 0)
+    else:
+        per_layer = 2 * model.num_kv_heads * model.head_dim
+    return float(per_layer * model.layers * _BYTES[p])
+
+
+def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, kv_precision: str = "bf16") -> float:
+    """KV bytes per token on each GPU of a TP group.
+
+    GQA/MHA shard KV heads over ranks, replicating them once ``tp > kv_heads``:
+    ``ceil(kv_heads / tp) / kv_heads`` of the whole. MLA's latent is shared by all heads, so every rank
+    keeps all of it (vLLM; hence data-parallel attention for DeepSeek).
+
+    >>> from finops.catalog import get_model
+    >>> m = get_model("llama-3.1-8b")
+    >>> kv_bytes_per_token_per_gpu(m, 2), kv_bytes_per_token_per_gpu(m, 16)
+    (65536.0, 16384.0)
+    """
+    _check_tp(tp)
+    whole = kv_bytes_per_token(model, kv_precision)
+    if model.attention == "mla":
+        return whole
+    return whole * math.ceil(model.num_kv_heads / tp) / model.num_kv_heads
+
+
+def kv_tokens_per_sequence(model: ModelSpec, tokens: int) -> int:
+    """Tokens a sequence keeps in the cache: all of them, or the window when every layer slides.
+
+    >>> from finops.catalog import get_model
+    >>> kv_tokens_per_sequence(get_model("mistral-7b-v0.1"), 32000)
+    4096
+    """
+    _check_positive("tokens", tokens)
+    return min(int(tokens), model.sliding_window) if model.sliding_window else int(tokens)
+
+
+def kv_bytes(model: ModelSpec, tokens: int, batch: int, kv_precision: str = "bf16") -> float:
+    """KV-cache bytes for ``batch`` sequences of ``tokens`` tokens, whole model.
+
+    >>> from finops.catalog import get_model
+    >>> kv_bytes(get_model("llama-3.1-8b"), 2048, 16) / 2**30   # GQA-correct: 4x below seed 003's 16 GiB
+    4.0
+    """
+    _check_positive("batch", batch)
+    return kv_bytes_per_token(model, kv_precision) * kv_tokens_per_sequence(model, tokens) * batch
+
+
+def naive_kv_bytes(layers: int, d_model: int, tokens: int, batch: int, bytes_per_value: float) -> float:
+    """Seed 003's formula ``M_KV = 2 x L x d_model x s_seq x b_batch x p_bytes`` (full MHA, no GQA).
+
+    >>> naive_kv_bytes(32, 4096, 2048, 16, 2) / 2**30
+    16.0
+    """
+    for name, value in (("layers", layers), ("d_model", d_model), ("tokens", tokens), ("batch", batch),
+                        ("bytes_per_value", bytes_per_value)):
+        _check_positive(name, value)
+    return 2.0 * layers * d_model * tokens * batch * bytes_per_value
+
+
+@dataclass(frozen=True)
+class MemoryFit:
+    """How a model fits a TP group of one GPU type. Per-GPU figures unless the name says otherwise."""
+
+    fits: bool
+    weights_gib: float
+    kv_budget_gib: float
+    kv_bytes_per_token: float
+    max_concurrency: int
+    shortfall_gib: float
+    gpu_memory_gib: float
+    runtime_overhead_gib: float
+    tp: int = 1
+    kv_bytes_per_sequence_per_gpu: float = 0.0
+    tokens_per_sequence: int = 0
+
+
+def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str, tp: int, isl: int, osl: int,
+               kv_precision: str | None = None, gpu_memory_utilization: float = 0.90,
+               runtime_overhead_gib: float | None = None) -> MemoryFit:
+    """Does the model fit ``tp`` GPUs, and how many ``isl + osl`` sequences can run at once?
+
+    Per GPU: ``kv_budget = memory x utilization - weights / tp - overhead``; a sequence takes
+    ``ceil(tokens / 16) x 16`` cached tokens (vLLM blocks; window-capped) times the per-GPU KV per
+    token. It fits when at least one sequence does; ``shortfall_gib`` is what one GPU lacks for that.
+    ``kv_precision`` defaults to BF16 (FP32 for FP32 weights): engines keep a 16-bit cache unless told.
+
+    >>> f = memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
+    >>> f.fits, round(f.shortfall_gib, 1)
+    (False, 62.6)
+    >>> memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=2, isl=2048, osl=512).fits
+    True
+    """
+    spec = resolve_model(model) if isinstance(model, str) else model
+    device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
+    p = _check_precision(precision, PRECISIONS, "precision")
+    kv_p = _check_precision(kv_precision, KV_PRECISIONS, "KV precision") if kv_precision else (
+        "fp32" if p == "fp32" else "bf16")
+    _check_tp(tp)
+    _check_positive("isl", isl)
+    _check_positive("osl", osl)
+    if not 0.0 < gpu_memory_utilization <= 1.0:
+        raise InputError(f"gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization}",
+                         hint="vLLM's default is 0.90")
+    overhead = DEFAULT_RUNTIME_OVERHEAD_GIB if runtime_overhead_gib is None else float(runtime_overhead_gib)
+    if overhead < 0:
+        raise InputError(f"runtime_overhead_gib must be >= 0, got {overhead}")
+
+    weights_gib = weight_bytes(spec, p) / tp / _GIB
+    budget_gib = device.memory_gib_usable * gpu_memory_utilization - weights_gib - overhead
+    cached = kv_tokens_per_sequence(spec, isl + osl)
+    cached = math.ceil(cached / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
+    per_sequence = kv_bytes_per_token_per_gpu(spec, tp, kv_p) * cached
+    concurrency = max(0, math.floor(budget_gib * _GIB / per_sequence)) if budget_gib > 0 else 0
+    shortfall = max(0.0, per_sequence / _GIB - budget_gib)
+    return MemoryFit(
+        fits=concurrency >= 1, weights_gib=weights_gib, kv_budget_gib=budget_gib,
+        kv_bytes_per_token=kv_bytes_per_token(spec, kv_p), max_concurrency=concurrency,
+        shortfall_gib=shortfall if concurrency < 1 else 0.0, gpu_memory_gib=device.memory_gib_usable,
+        runtime_overhead_gib=overhead, tp=tp, kv_bytes_per_sequence_per_gpu=per_sequence,
+        tokens_per_sequence=cached,
+    )
+
+
+def _check_tp(tp: int) -> None:
+    if not isinstance(tp, int) or isinstance(tp, bool) or tp < 1:
+        raise InputError(f"tp must be a whole number >= 1, got {tp!r}", hint="use 1, 2, 4 or 8")
+
+
+def _check_positive(name: str, value: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
+        raise InputError(f"{name} must be a positive number, got {value!r}")
