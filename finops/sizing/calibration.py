@@ -1,0 +1,230 @@
+"""Fit the performance model's constants to measurements, and judge the fit on held-out data.
+
+A :class:`Measurement` is one load-test point: a model on ``tp`` GPUs of one type under one engine,
+at a fixed concurrency with fixed ISL/OSL, and the mean TTFT and TPOT it showed. The bundled set is
+NVIDIA AIConfigurator's silicon measurements (Apache-2.0; H100 SXM and H200; TRT-LLM, vLLM, SGLang;
+Llama-3.1-8B/70B and Qwen3-32B), kept compact in ``finops/data/calibration/``.
+
+Fitting minimizes, per engine, the robust (soft-L1) sum of squared log errors
+``log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
+:class:`~finops.sizing.performance.EngineConstants`, in log space within physical bounds
+(``scipy.optimize.least_squares``). Rows whose concurrency exceeds what the KV cache can hold are left
+out: there the engine queues requests and TTFT measures the queue, not the hardware.
+
+Refitting from a user's own load test (``finops calibrate``) starts from the bundled constants and
+pulls them only as far as the new points demand: each constant's log deviation from the prior is a
+residual with weight ``prior_weight`` (ridge regression toward the prior, as seed 003 asks:
+measured numbers replace assumed ones).
+
+>>> rows = bundled_measurements()
+>>> len(rows), sorted({r.engine for r in rows})
+(778, ['sglang', 'trtllm', 'vllm'])
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import gzip
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, fields, replace
+from importlib import resources
+
+import numpy as np
+
+from ..catalog import get_accelerator, resolve_model
+from ..errors import InputError
+from .memory import memory_fit
+from .performance import (ENGINES, Calibration, EngineConstants, ReplicaPhysics, replica_latency,
+                          replica_physics)
+
+__all__ = ["BUNDLED_SOURCE", "FoldReport", "Measurement", "bundled_measurements", "fit", "kfold", "predict",
+           "queue_limited"]
+
+BUNDLED_FILE = "aiconfigurator-h100-h200.csv.gz"
+BUNDLED_SOURCE = ("NVIDIA AIConfigurator silicon measurements (https://github.com/ai-dynamo/aiconfigurator, "
+                  "Apache-2.0): 778 aggregated-serving points, H100 SXM and H200, TRT-LLM 1.0/1.2, vLLM 0.12, "
+                  "SGLang 0.5")
+
+# Parameter order inside the optimizer; the step overhead takes four slots (TP 1, 2, 4, 8).
+_NAMES = ("bandwidth_efficiency", "compute_efficiency", "o1", "o2", "o4", "o8", "allreduce_gbps",
+          "ttft_contention", "ttft_steps", "ttft_exponent")
+_LOWER = np.log([0.02, 0.02, 0.05, 0.05, 0.05, 0.05, 1.0, 1e-3, 1e-3, 0.2])
+_UPPER = np.log([1.0, 1.0, 500.0, 500.0, 500.0, 500.0, 5000.0, 50.0, 50.0, 1.0])
+_START = np.log([0.7, 0.5, 20.0, 30.0, 40.0, 50.0, 50.0, 1.0, 2.0, 0.5])
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One load-test point (mean TTFT and TPOT at a fixed concurrency)."""
+
+    engine: str
+    model: str
+    gpu: str
+    precision: str
+    tp: int
+    isl: int
+    osl: int
+    concurrency: int
+    ttft_ms: float
+    tpot_ms: float
+    source: str = ""
+
+
+def bundled_measurements() -> list[Measurement]:
+    """The shipped AIConfigurator measurements (778 rows; every row carries its source and date)."""
+    raw = resources.files("finops").joinpath("data", "calibration", BUNDLED_FILE).read_bytes()
+    reader = csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8")))
+    return [Measurement(engine=r["engine"], model=r["model"], gpu=r["gpu"], precision=r["precision"],
+                        tp=int(r["tp"]), isl=int(r["isl"]), osl=int(r["osl"]), concurrency=int(r["concurrency"]),
+                        ttft_ms=float(r["ttft_ms"]), tpot_ms=float(r["tpot_ms"]), source=f"{r['source']} {r['as_of']}")
+            for r in reader]
+
+
+def queue_limited(m: Measurement) -> bool:
+    """True when ``m.concurrency`` exceeds the sequences the KV cache holds (requests then queue).
+
+    >>> m = Measurement("vllm", "qwen3-32b", "h100-sxm", "bf16", 2, 4096, 1024, 128, 58752.6, 55.2)
+    >>> queue_limited(m), queue_limited(replace(m, concurrency=16))
+    (True, False)
+    """
+    fit_ = memory_fit(m.model, m.gpu, precision=m.precision, tp=m.tp, isl=m.isl, osl=m.osl)
+    return m.concurrency > fit_.max_concurrency
+
+
+def _physics(rows: Sequence[Measurement]) -> ReplicaPhysics:
+    per_row = [replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp)
+               for r in rows]
+    return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
+                             for f in fields(ReplicaPhysics)})
+
+
+def _constants(theta: np.ndarray) -> EngineConstants:
+    v = np.exp(theta)
+    return EngineConstants(bandwidth_efficiency=v[0], compute_efficiency=v[1],
+                           step_overhead_us_per_layer=(v[2], v[3], v[4], v[5]), allreduce_gbps=v[6],
+                           ttft_contention=v[7], ttft_steps=v[8], ttft_exponent=v[9])
+
+
+def _theta(c: EngineConstants) -> np.ndarray:
+    values = [c.bandwidth_efficiency, c.compute_efficiency, *c.step_overhead_us_per_layer, c.allreduce_gbps,
+              c.ttft_contention, c.ttft_steps, c.ttft_exponent]
+    return np.clip(np.log(np.maximum(values, 1e-9)), _LOWER, _UPPER)
+
+
+def _columns(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
+    return {name: np.array([getattr(r, name) for r in rows], dtype=float)
+            for name in ("isl", "osl", "concurrency", "ttft_ms", "tpot_ms")}
+
+
+def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    lat = replica_latency(phys, c, isl=cols["isl"], osl=cols["osl"], batch=cols["concurrency"])
+    return lat.ttft * 1e3, lat.tpot * 1e3
+
+
+def _fit_engine(rows: Sequence[Measurement], prior: EngineConstants | None, prior_weight: float) -> EngineConstants:
+    from scipy.optimize import least_squares
+
+    phys, cols = _physics(rows), _columns(rows)
+    start = _theta(prior) if prior is not None else _START
+
+    def residuals(theta: np.ndarray) -> np.ndarray:
+        ttft, tpot = _latency_ms(phys, _constants(theta), cols)
+        parts = [np.log(tpot / cols["tpot_ms"]), np.log(ttft / cols["ttft_ms"])]
+        if prior is not None:
+            parts.append(np.sqrt(prior_weight) * (theta - start))
+        return np.concatenate(parts)
+
+    result = least_squares(residuals, start, bounds=(_LOWER, _UPPER), loss="soft_l1", f_scale=0.2)
+    return _constants(result.x)
+
+
+def _as_floats(c: EngineConstants) -> EngineConstants:
+    return EngineConstants(bandwidth_efficiency=float(c.bandwidth_efficiency),
+                           compute_efficiency=float(c.compute_efficiency),
+                           step_overhead_us_per_layer=tuple(float(v) for v in c.step_overhead_us_per_layer),
+                           allreduce_gbps=float(c.allreduce_gbps), ttft_contention=float(c.ttft_contention),
+                           ttft_steps=float(c.ttft_steps), ttft_exponent=float(c.ttft_exponent))
+
+
+def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None, prior_weight: float = 1.0,
+        source: str = BUNDLED_SOURCE, as_of: str | None = None) -> Calibration:
+    """Fit each engine present in ``rows`` (queue-limited rows left out); engines absent keep ``prior``'s.
+
+    >>> import dataclasses
+    >>> rows = [m for m in bundled_measurements() if m.engine == "vllm" and m.model == "llama-3.1-70b"]
+    >>> cal = fit(rows[:40])
+    >>> 0.02 <= cal.constants("vllm").bandwidth_efficiency <= 1.0
+    True
+    """
+    usable = [r for r in rows if not queue_limited(r)]
+    if not usable:
+        raise InputError("no usable measurements to fit",
+                         hint="give load-test points whose concurrency fits the KV cache")
+    engines = dict(prior.engines) if prior is not None else {}
+    for engine in sorted({r.engine for r in usable}):
+        if engine not in ENGINES:
+            raise InputError(f"unknown engine {engine!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
+        base = prior.engines.get(engine) if prior is not None else None
+        engines[engine] = _as_floats(_fit_engine([r for r in usable if r.engine == engine], base, prior_weight))
+    return Calibration(engines=engines, source=source, as_of=as_of or dt.date.today().isoformat(), rows=len(usable))
+
+
+def predict(rows: Sequence[Measurement], calibration: Calibration) -> tuple[np.ndarray, np.ndarray]:
+    """Model TTFT and TPOT (ms) for each measurement's configuration, in order."""
+    ttft = np.empty(len(rows))
+    tpot = np.empty(len(rows))
+    for engine in {r.engine for r in rows}:
+        index = [i for i, r in enumerate(rows) if r.engine == engine]
+        subset = [rows[i] for i in index]
+        ttft[index], tpot[index] = _latency_ms(_physics(subset), calibration.constants(engine), _columns(subset))
+    return ttft, tpot
+
+
+@dataclass(frozen=True)
+class FoldReport:
+    """Held-out predictions for every usable row, from ``k`` fits that never saw that row."""
+
+    rows: tuple[Measurement, ...]
+    ttft_ms: np.ndarray
+    tpot_ms: np.ndarray
+    excluded: int
+
+    @property
+    def tpot_error(self) -> np.ndarray:
+        """Absolute relative TPOT error per row."""
+        return np.abs(self.tpot_ms / np.array([r.tpot_ms for r in self.rows]) - 1.0)
+
+    @property
+    def ttft_error(self) -> np.ndarray:
+        return np.abs(self.ttft_ms / np.array([r.ttft_ms for r in self.rows]) - 1.0)
+
+    def median_errors(self, keep: Sequence[bool] | None = None) -> tuple[float, float]:
+        """Median absolute relative (TPOT, TTFT) error over all rows or a boolean selection."""
+        mask = np.ones(len(self.rows), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
+        return float(np.median(self.tpot_error[mask])), float(np.median(self.ttft_error[mask]))
+
+
+def kfold(rows: Iterable[Measurement], *, k: int = 5, seed: int = 0) -> FoldReport:
+    """K-fold cross-validation: shuffle, split in ``k``, fit on ``k - 1`` parts, predict the held-out one."""
+    all_rows = list(rows)
+    usable = [r for r in all_rows if not queue_limited(r)]
+    if len(usable) < k:
+        raise InputError(f"k-fold needs at least {k} usable rows, got {len(usable)}")
+    order = np.random.default_rng(seed).permutation(len(usable))
+    ttft = np.empty(len(usable))
+    tpot = np.empty(len(usable))
+    for held in np.array_split(order, k):
+        held_set = set(held.tolist())
+        train = [usable[i] for i in range(len(usable)) if i not in held_set]
+        calibration = fit(train)
+        test = [usable[i] for i in held]
+        ttft[held], tpot[held] = predict(test, calibration)
+    return FoldReport(rows=tuple(usable), ttft_ms=ttft, tpot_ms=tpot, excluded=len(all_rows) - len(usable))
+
+
+def with_kfold(calibration: Calibration, report: FoldReport) -> Calibration:
+    """``calibration`` annotated with the k-fold median errors of ``report``."""
+    tpot, ttft = report.median_errors()
+    return replace(calibration, kfold_tpot_error=round(tpot, 4), kfold_ttft_error=round(ttft, 4))

@@ -1,0 +1,330 @@
+"""Latency and throughput of one serving replica (``tp`` GPUs) under continuous batching.
+
+The model is a roofline with the two terms roofline calculators leave out: a per-step engine overhead
+that grows with tensor parallelism, and the interference of prefills with decode steps. All times are
+seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-cache hit rate::
+
+    ctx      = isl + osl / 2                                    mean context while decoding
+    memory   = (W / tp + b x ctx x kv_gpu) / (BW x eta_bw)      weights + KV read once per step
+    compute  = b x (2 P + 4 L A ctx) / (tp x F x eta_c)         decode FLOPs (active params P)
+    step     = max(memory, compute) + L x o(tp) + allreduce(b, tp)
+    new      = isl x (1 - h)                                    prompt tokens not found in the cache
+    prefill  = (2 P new + 4 L A new (isl - new / 2)) / (tp x F x eta_c) + L x o(tp)
+    TPOT     = step + (b / osl) x prefill_compute               chunked prefills share decode steps
+    TTFT     = prefill x (1 + q (sqrt(b) - 1)) + a x step       prefills that collide, then one step
+
+``W`` weight bytes, ``kv_gpu`` KV bytes per token per GPU, ``BW`` memory bandwidth, ``F`` dense tensor
+throughput at the weight precision, ``L`` layers, ``A = heads x head_dim``, ``o(tp)`` the engine's
+per-layer step overhead at that TP (interpolated in log2 tp), ``allreduce = 2 L x b x hidden x 2 bytes
+x (tp - 1) / tp / ar_bandwidth``. Prefill is compute-bound and decode memory-bound (seed 003:
+inference MFU 10-30 %, decode limited by bandwidth). The constants ``eta_bw, eta_c, o(1..8), ar, q, a``
+are fitted per engine on NVIDIA AIConfigurator measurements (see :mod:`finops.sizing.calibration`
+and ``docs/performance.md``).
+
+>>> e = estimate("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, concurrency=16,
+...              engine="trtllm")
+>>> e.fits, 5 < e.tpot_ms < 15, 50 < e.ttft_ms < 400
+(True, True, True)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+import numpy as np
+
+from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
+from ..errors import InputError
+from ..registry import Registry
+from .memory import PRECISIONS, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
+
+__all__ = ["CALIBRATED_TPS", "ENGINES", "MAX_BATCH", "Calibration", "Engine", "EngineConstants", "Estimate",
+           "Latency", "ReplicaPhysics", "estimate", "replica_latency", "replica_physics"]
+
+Engine = Literal["trtllm", "vllm", "sglang"]
+ENGINES: tuple[str, ...] = get_args(Engine)
+#: The TP degrees the per-step overhead is calibrated at; other degrees interpolate (and clamp) in log2.
+CALIBRATED_TPS: tuple[int, ...] = (1, 2, 4, 8)
+#: Largest running batch the model answers for (the calibration data reaches 512).
+MAX_BATCH = 512
+
+
+@dataclass(frozen=True)
+class EngineConstants:
+    """The fitted constants of one serving engine (fields may also hold numpy arrays when fitting)."""
+
+    bandwidth_efficiency: float          # eta_bw: share of peak HBM bandwidth a decode step reaches
+    compute_efficiency: float            # eta_c: share of dense peak FLOPS prefill reaches
+    step_overhead_us_per_layer: tuple[float, float, float, float]  # o(tp) at TP 1, 2, 4, 8
+    allreduce_gbps: float                # effective all-reduce bandwidth per GPU
+    ttft_contention: float               # q: prefills colliding under concurrency
+    ttft_steps: float                    # a: decode steps a new request waits to be scheduled
+    ttft_exponent: float = 0.5           # p: how contention grows with the running batch, b^p
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: (list(getattr(self, f.name)) if f.name == "step_overhead_us_per_layer"
+                         else getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "EngineConstants":
+        try:
+            overhead = tuple(float(v) for v in data["step_overhead_us_per_layer"])
+            values = {f.name: float(data[f.name]) for f in fields(cls) if f.name != "step_overhead_us_per_layer" and f.name in data}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"calibration constants are incomplete or not numbers ({exc})",
+                             hint=f"each engine needs {', '.join(f.name for f in fields(cls))}") from None
+        if len(overhead) != len(CALIBRATED_TPS):
+            raise InputError("step_overhead_us_per_layer needs one value per TP 1, 2, 4, 8")
+        return cls(step_overhead_us_per_layer=overhead, **values)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Constants per engine, where they came from, and how well they predict held-out measurements."""
+
+    engines: Mapping[str, EngineConstants]
+    source: str
+    as_of: str
+    rows: int = 0
+    kfold_tpot_error: float | None = None   # median absolute relative error, k-fold, not in-sample
+    kfold_ttft_error: float | None = None
+
+    def constants(self, engine: str) -> EngineConstants:
+        """The constants of ``engine``; an unknown name lists the calibrated ones."""
+        return Registry("engine", dict(self.engines))[engine]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "as_of": self.as_of, "rows": self.rows,
+                "kfold_tpot_error": self.kfold_tpot_error, "kfold_ttft_error": self.kfold_ttft_error,
+                "engines": {name: c.to_dict() for name, c in self.engines.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Calibration":
+        if not isinstance(data, Mapping) or not isinstance(data.get("engines"), Mapping) or not data["engines"]:
+            raise InputError("a calibration file is a JSON object with an 'engines' object",
+                             hint="write one with `finops calibrate`")
+        return cls(engines={str(k): EngineConstants.from_dict(v) for k, v in data["engines"].items()},
+                   source=str(data.get("source", "")), as_of=str(data.get("as_of", "")),
+                   rows=int(data.get("rows") or 0), kfold_tpot_error=data.get("kfold_tpot_error"),
+                   kfold_ttft_error=data.get("kfold_ttft_error"))
+
+    @classmethod
+    def read(cls, path: str | Path) -> "Calibration":
+        """Read a calibration JSON file (as written by ``finops calibrate``)."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"calibration file {path} does not exist", hint="write one with `finops calibrate`")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"calibration file {path} is not JSON ({exc})") from None
+        return cls.from_dict(data)
+
+    def write(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+        return path
+
+    @staticmethod
+    @cache
+    def bundled() -> "Calibration":
+        """The constants shipped in ``finops/catalog/data/calibration.json``."""
+        text = resources.files("finops.catalog").joinpath("data", "calibration.json").read_text(encoding="utf-8")
+        return Calibration.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True)
+class ReplicaPhysics:
+    """What the latency model needs to know about a model on a TP group; fields broadcast as arrays."""
+
+    weight_bytes_per_gpu: Any
+    kv_bytes_per_token_per_gpu: Any
+    active_params: Any
+    layers: Any
+    hidden_size: Any
+    attention_width: Any      # query heads x head dim
+    bandwidth: Any            # bytes/s per GPU
+    flops: Any                # dense FLOP/s per GPU at the compute precision
+    tp: Any
+
+
+def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
+                    kv_precision: str | None = None) -> ReplicaPhysics:
+    """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision.
+
+    >>> from finops.catalog import get_model, get_accelerator
+    >>> p = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="fp8", tp=2)
+    >>> round(p.weight_bytes_per_gpu / 1e9, 2), p.kv_bytes_per_token_per_gpu, p.flops / 1e12
+    (4.54, 65536.0, 1979.0)
+    """
+    kv_p = kv_precision or ("fp32" if precision == "fp32" else "bf16")
+    return ReplicaPhysics(
+        weight_bytes_per_gpu=weight_bytes(model, precision) / tp,
+        kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p),
+        active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
+        attention_width=float(model.num_attention_heads * model.head_dim),
+        bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp))
+
+
+@dataclass(frozen=True)
+class Latency:
+    """Seconds, per replica: ``ttft`` and ``tpot`` at a running batch, plus their parts."""
+
+    ttft: Any
+    tpot: Any
+    prefill: Any            # one prompt alone: compute plus one step's overhead
+    prefill_compute: Any    # the compute part, which a chunked prefill adds to decode steps
+    step: Any
+
+
+def _overhead_per_layer_s(c: EngineConstants, tp: Any) -> Any:
+    x = np.log2(np.asarray(tp, dtype=float))
+    low = np.clip(np.floor(x), 0, len(CALIBRATED_TPS) - 2).astype(int)
+    frac = np.clip(x - low, 0.0, 1.0)
+    table = [np.asarray(v, dtype=float) for v in c.step_overhead_us_per_layer]
+    lo, hi = np.choose(low, table), np.choose(low + 1, table)
+    return (lo + (hi - lo) * frac) * 1e-6
+
+
+def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
+                    cache_hit_rate: Any = 0.0) -> Latency:
+    """The module formulas, vectorized: any argument may be a numpy array (they broadcast).
+
+    >>> from finops.catalog import get_model, get_accelerator
+    >>> phys = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="bf16", tp=1)
+    >>> lat = replica_latency(phys, Calibration.bundled().constants("vllm"), isl=1024, osl=256,
+    ...                       batch=np.array([1, 64]))
+    >>> bool(lat.tpot[1] > lat.tpot[0]), bool(lat.ttft[1] > lat.ttft[0])
+    (True, True)
+    """
+    b = np.asarray(batch, dtype=float)
+    isl = np.asarray(isl, dtype=float)
+    osl = np.asarray(osl, dtype=float)
+    ctx = isl + osl / 2.0
+    per_layer = _overhead_per_layer_s(c, p.tp)
+    overhead = p.layers * per_layer
+    memory = (p.weight_bytes_per_gpu + b * ctx * p.kv_bytes_per_token_per_gpu) / (p.bandwidth * c.bandwidth_efficiency)
+    group_flops = p.tp * p.flops * c.compute_efficiency
+    compute = b * (2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx) / group_flops
+    allreduce = np.where(np.asarray(p.tp) > 1, 2.0 * p.layers * b * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
+                         / (c.allreduce_gbps * 1e9), 0.0)
+    step = np.maximum(memory, compute) + overhead + allreduce
+    new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
+    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0)) \
+        / group_flops
+    prefill = prefill_compute + overhead
+    tpot = step + (b / osl) * prefill_compute
+    ttft = prefill * (1.0 + c.ttft_contention * (np.maximum(b, 1.0) ** c.ttft_exponent - 1.0)) + c.ttft_steps * step
+    return Latency(ttft=ttft, tpot=tpot, prefill=prefill, prefill_compute=prefill_compute, step=step)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """One configuration's answer; the fields mirror ``finops estimate --json``.
+
+    Latencies are ``None`` when the model does not fit (there is nothing to time).
+    """
+
+    model: str
+    gpu: str
+    precision: str
+    kv_precision: str
+    tp: int
+    engine: str
+    isl: int
+    osl: int
+    cache_hit_rate: float
+    fits: bool
+    shortfall_gib: float
+    weights_gib: float
+    kv_bytes_per_token: float
+    max_concurrency: int
+    concurrency: int
+    running_batch: int
+    ttft_ms: float | None
+    tpot_ms: float | None
+    prefill_ms: float | None
+    decode_step_ms: float | None
+    request_latency_ms: float | None
+    output_tokens_per_s: float | None
+    output_tokens_per_s_per_gpu: float | None
+    input_tokens_per_s: float | None
+    effective_bandwidth_efficiency: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check_engine(engine: str) -> str:
+    name = str(engine).strip().lower()
+    if name not in ENGINES:
+        raise InputError(f"unknown engine {engine!r}", hint=f"use one of: {', '.join(ENGINES)}")
+    return name
+
+
+def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
+             concurrency: int | Literal["max"] = "max", engine: str = "vllm", cache_hit_rate: float = 0.0,
+             kv_precision: str | None = None, calibration: Calibration | None = None) -> Estimate:
+    """Memory fit, TTFT, TPOT and throughput of one replica at a concurrency.
+
+    ``concurrency="max"`` is the offline maximum-throughput point: as many sequences as the KV cache
+    holds (at most :data:`MAX_BATCH`). Above the memory limit the engine runs ``max_concurrency``
+    sequences and the rest wait; by Little's law each waits ``(c - m) / completions per second``, which
+    is added to TTFT.
+
+    >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
+    >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
+    (False, True, None)
+    >>> e = estimate("llama-3.1-8b", "h100-sxm", precision="fp8", tp=1, isl=1024, osl=256)
+    >>> e.concurrency == e.running_batch == min(e.max_concurrency, MAX_BATCH)
+    True
+    """
+    spec = resolve_model(model) if isinstance(model, str) else model
+    device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
+    engine_name = _check_engine(engine)
+    precision = str(precision).strip().lower()
+    if precision not in PRECISIONS:
+        raise InputError(f"unknown precision {precision!r}", hint=f"use one of: {', '.join(PRECISIONS)}")
+    if not device.supports(precision):
+        device.tflops(precision)  # raises the catalog's explanation
+    if not 0.0 <= float(cache_hit_rate) <= 1.0:
+        raise InputError(f"cache hit rate must be between 0 and 1, got {cache_hit_rate}")
+    fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_precision)
+    kv_p = kv_precision or ("fp32" if precision == "fp32" else "bf16")
+    if concurrency == "max":
+        wanted = min(fit.max_concurrency, MAX_BATCH)
+    elif isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InputError(f"concurrency must be a whole number >= 1 or 'max', got {concurrency!r}")
+    else:
+        wanted = concurrency
+    common = dict(model=spec.id, gpu=device.id, precision=precision, kv_precision=kv_p, tp=tp, engine=engine_name,
+                  isl=isl, osl=osl, cache_hit_rate=float(cache_hit_rate), fits=fit.fits,
+                  shortfall_gib=fit.shortfall_gib, weights_gib=fit.weights_gib,
+                  kv_bytes_per_token=fit.kv_bytes_per_token, max_concurrency=fit.max_concurrency)
+    if not fit.fits:
+        return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
+                        decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
+                        output_tokens_per_s_per_gpu=None, input_tokens_per_s=None,
+                        effective_bandwidth_efficiency=None)
+    running = min(wanted, fit.max_concurrency, MAX_BATCH)
+    constants = (calibration or Calibration.bundled()).constants(engine_name)
+    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p)
+    lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
+    ttft, tpot = float(lat.ttft), float(lat.tpot)
+    cycle = ttft + (osl - 1) * tpot                      # one request's life in a running slot
+    output_rate = running * osl / cycle
+    ttft += (wanted - running) * cycle / running         # Little's law wait for a free KV slot
+    bytes_per_step = phys.weight_bytes_per_gpu + running * (isl + osl / 2) * phys.kv_bytes_per_token_per_gpu
+    return Estimate(**common, concurrency=wanted, running_batch=running, ttft_ms=ttft * 1e3, tpot_ms=tpot * 1e3,
+                    prefill_ms=float(lat.prefill) * 1e3, decode_step_ms=float(lat.step) * 1e3,
+                    request_latency_ms=(ttft + (osl - 1) * tpot) * 1e3, output_tokens_per_s=output_rate,
+                    output_tokens_per_s_per_gpu=output_rate / tp, input_tokens_per_s=output_rate * isl / osl,
+                    effective_bandwidth_efficiency=bytes_per_step / float(lat.step) / phys.bandwidth)
+

@@ -1,0 +1,154 @@
+"""Latency under an arrival rate: the prefill queue, TTFT percentiles and SLA attainment.
+
+A replica is treated as one prefill server (prompts are processed one after another, compute-bound)
+fed by the request stream, with decoding running alongside under continuous batching.
+
+* Mean queueing delay, **Kingman's G/G/1 approximation** (Allen-Cunneen form)::
+
+      W_q = rho / (1 - rho) x (c_a^2 + c_s^2) / 2 x S
+
+  ``S`` prefill time, ``rho = lambda x S``, ``c_a^2`` squared coefficient of variation of the
+  inter-arrival times (1 for Poisson arrivals), ``c_s^2`` that of the prefill time (0 for a fixed ISL,
+  which makes this the exact M/D/1 Pollaczek-Khinchine mean).
+* Percentiles, the **exponential tail approximation** of the G/G/1 waiting time: a request waits at
+  all with probability ``rho`` and then for an exponential time of mean ``W_q / rho``, so
+  ``P(W > t) = rho x exp(-rho t / W_q)`` and the ``p``-quantile is
+  ``(W_q / rho) x ln(rho / (1 - p))`` when ``rho > 1 - p``, else 0.
+* TTFT = ``prefill + a x step + W``; SLA attainment ``P_ok = P(TTFT <= target)`` (seed 003:
+  ``P_ok = N_within / N_total``, usually required >= 99 % at P99).
+
+The running batch follows from Little's law, ``b = lambda x (TTFT + (osl - 1) x TPOT(b))``, solved by
+fixed-point iteration (vectorized, so the search evaluates many configurations at once).
+
+>>> round(kingman_wait(0.5, 0.1) * 1e3, 1)       # M/D/1 at rho 0.5: rho S / (2 (1 - rho)) = 50 ms
+50.0
+>>> float(ttft_percentile(0.99, base_s=0.2, utilization=0.0, wait_mean_s=0.0))
+0.2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+from .performance import MAX_BATCH, EngineConstants, ReplicaPhysics, replica_latency
+
+__all__ = ["PREFILL_CHUNK_TOKENS", "OperatingPoint", "kingman_wait", "operating_point", "sla_attainment",
+           "sla_attainment_measured", "ttft_percentile"]
+
+#: A decode step shares its slot with at most this many prompt tokens (chunked prefill), which bounds
+#: the slowest inter-token gap (a common ``max_num_batched_tokens``).
+PREFILL_CHUNK_TOKENS = 2048
+_ITERATIONS = 40
+
+
+def kingman_wait(utilization: Any, service_s: Any, ca2: Any = 1.0, cs2: Any = 0.0) -> Any:
+    """Mean wait in queue, Kingman / Allen-Cunneen: ``rho/(1-rho) x (ca2+cs2)/2 x S``; inf when rho >= 1.
+
+    >>> kingman_wait(0.9, 1.0, ca2=1.0, cs2=1.0)     # M/M/1: rho S / (1 - rho)
+    9.000000000000002
+    """
+    rho = np.asarray(utilization, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wait = np.where(rho < 1.0, rho / (1.0 - rho) * (ca2 + cs2) / 2.0 * service_s, np.inf)
+    return wait if wait.ndim else float(wait)
+
+
+def ttft_percentile(p: float, *, base_s: Any, utilization: Any, wait_mean_s: Any) -> Any:
+    """TTFT at quantile ``p``: ``base + (W_q / rho) ln(rho / (1 - p))`` when ``rho > 1 - p``, else ``base``.
+
+    >>> round(float(ttft_percentile(0.99, base_s=0.1, utilization=0.5, wait_mean_s=0.05)), 4)
+    0.4912
+    """
+    if not 0.0 < p < 1.0:
+        raise InputError(f"percentile must be between 0 and 1, got {p}")
+    rho = np.asarray(utilization, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tail = np.where(rho > 1.0 - p, wait_mean_s / np.maximum(rho, 1e-12) * np.log(rho / (1.0 - p)), 0.0)
+    return np.where(rho < 1.0, base_s + tail, np.inf)
+
+
+def sla_attainment(target_s: Any, *, base_s: Any, utilization: Any, wait_mean_s: Any) -> Any:
+    """Modelled share of requests whose TTFT is within ``target_s``: ``1 - rho exp(-rho (T - base) / W_q)``.
+
+    >>> round(float(sla_attainment(0.4912, base_s=0.1, utilization=0.5, wait_mean_s=0.05)), 3)
+    0.99
+    """
+    rho = np.asarray(utilization, dtype=float)
+    slack = np.asarray(target_s, dtype=float) - base_s
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        waiting = np.where(np.asarray(wait_mean_s) > 0, rho * np.exp(-rho * slack / np.maximum(wait_mean_s, 1e-300)),
+                           0.0)
+    return np.where(rho >= 1.0, 0.0, np.where(slack < 0, 0.0, 1.0 - waiting))
+
+
+def sla_attainment_measured(latencies_ms: Sequence[float], target_ms: float) -> float:
+    """Seed 003's ``P_ok = N_within / N_total`` over measured latencies.
+
+    >>> sla_attainment_measured([80, 120, 95, 300], 150)
+    0.75
+    """
+    if not latencies_ms:
+        raise InputError("no latencies to measure SLA attainment on")
+    values = np.asarray(latencies_ms, dtype=float)
+    return float(np.mean(values <= target_ms))
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """Steady state of a replica at an arrival rate (fields are numpy arrays when inputs are)."""
+
+    stable: Any                  # the queue settles and the running batch stays within the limits
+    running_batch: Any
+    utilization: Any             # of the prefill server
+    wait_mean_s: Any
+    ttft_p50_s: Any
+    ttft_p99_s: Any
+    tpot_s: Any
+    itl_p99_s: Any               # a token that shares its step with a prefill chunk
+
+
+def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arrival_rate: Any, isl: Any, osl: Any,
+                    cache_hit_rate: Any = 0.0, max_batch: Any = MAX_BATCH, ca2: float = 1.0,
+                    cs2: float = 0.0) -> OperatingPoint:
+    """Solve ``b = lambda x (TTFT + (osl - 1) TPOT(b))`` and report TTFT P50/P99, TPOT and ITL P99.
+
+    ``max_batch`` is the memory limit (sequences the KV cache holds); beyond it, or with ``rho >= 1``,
+    the point is unstable (the queue grows without bound).
+
+    >>> from finops.catalog import get_model, get_accelerator
+    >>> from finops.sizing.performance import Calibration, replica_physics
+    >>> phys = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="bf16", tp=1)
+    >>> op = operating_point(phys, Calibration.bundled().constants("vllm"), arrival_rate=np.array([1.0, 5.0]),
+    ...                      isl=1024, osl=256)
+    >>> op.stable.tolist(), bool(op.ttft_p99_s[1] > op.ttft_p50_s[1] >= op.ttft_p50_s[0])
+    ([True, True], True)
+    """
+    lam = np.asarray(arrival_rate, dtype=float)
+    if np.any(lam < 0):
+        raise InputError("arrival rate must be >= 0")
+    osl_f = np.asarray(osl, dtype=float)
+    first = replica_latency(physics, constants, isl=isl, osl=osl, batch=1.0, cache_hit_rate=cache_hit_rate)
+    service = first.prefill
+    rho = lam * service
+    wait = kingman_wait(rho, service, ca2, cs2)
+    batch = np.maximum(lam * (first.ttft + (osl_f - 1.0) * first.tpot), 1.0)
+    for _ in range(_ITERATIONS):
+        lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=batch, cache_hit_rate=cache_hit_rate)
+        base = service + constants.ttft_steps * lat.step
+        with np.errstate(invalid="ignore"):
+            batch = np.maximum(np.minimum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 10.0 * MAX_BATCH), 1.0)
+    lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=batch, cache_hit_rate=cache_hit_rate)
+    base = service + constants.ttft_steps * lat.step
+    settled = np.isclose(batch, np.maximum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 1.0), rtol=1e-3)
+    stable = (rho < 1.0) & settled & (batch <= max_batch)
+    chunk = np.minimum(1.0, PREFILL_CHUNK_TOKENS / np.maximum(np.asarray(isl, dtype=float), 1.0))
+    itl_p99 = np.where(lam * lat.step >= 0.01, lat.step + lat.prefill_compute * chunk, lat.tpot)
+    return OperatingPoint(stable=stable, running_batch=batch, utilization=rho, wait_mean_s=wait,
+                          ttft_p50_s=ttft_percentile(0.5, base_s=base, utilization=rho, wait_mean_s=wait),
+                          ttft_p99_s=ttft_percentile(0.99, base_s=base, utilization=rho, wait_mean_s=wait),
+                          tpot_s=lat.tpot, itl_p99_s=np.maximum(itl_p99, lat.tpot))
