@@ -22,6 +22,7 @@ app = typer.Typer(name="finops", no_args_is_help=True, add_completion=False, pre
 _COMMAND_MODULES: tuple[str, ...] = (
     "prices",
     "template",
+    "mix",
 )
 
 for _name in _COMMAND_MODULES:

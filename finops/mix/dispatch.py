@@ -80,7 +80,8 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
             count = int(units.get(option.name, 0))
             cost = (Money(option.hourly_cost, currency) * count * hours_paid
                     + Money(option.variable_cost, currency) * to_decimal(energy))
-            outcomes.append(OptionOutcome(option.name, option.kind, count, energy, cost))
+            outcomes.append(OptionOutcome(option.name, option.kind, count, energy, cost,
+                                          Money(option.upfront, currency) * count))
         else:
             outcomes.append(OptionOutcome(option.name, option.kind, None, energy,
                                           Money(option.hourly_cost, currency) * to_decimal(energy)))

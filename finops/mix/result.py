@@ -35,6 +35,7 @@ class OptionOutcome:
     units: int | None
     unit_hours: float
     cost: Money
+    upfront: Money | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class MixResult:
     @property
     def total_cost(self) -> Money:
         return Money.total([o.cost for o in self.outcomes], self.currency)
+
+    @property
+    def upfront(self) -> Money:
+        """Cash paid at signing (units x upfront; already amortized inside the hourly costs)."""
+        return Money.total([o.upfront for o in self.outcomes if o.upfront is not None], self.currency)
 
     @property
     def savings(self) -> Money:
@@ -103,6 +109,7 @@ class MixResult:
             "savings_share": round(float(savings_share), 6),
             "cost_per_month": cents(self.cost_per_month),
             "cost_per_year": cents(self.cost_per_year),
+            "upfront": cents(self.upfront),
             "options": [{
                 "name": o.name, "kind": o.kind, "units": o.units, "unit_hours": round(o.unit_hours, 6),
                 "share": round(self.share[o.name], 6),

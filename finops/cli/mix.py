@@ -1,0 +1,157 @@
+"""``finops mix``: the cheapest commitment mix for an hourly demand profile, and the tools around it.
+
+    finops mix --demand demand.csv --options options.csv [--json]
+    finops mix generate --peak 40 --growth 0.5 --campaign 314:3:10 --out demand.csv
+    finops mix scenarios --demand demand.csv --options options.csv --low 0.7 --high 1.3
+    finops mix ladder --demand demand-3y.csv --options options.csv
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from ..errors import InputError
+from ..mix import (Campaign, MixResult, WorkloadShape, generate_profile, optimize_mix, read_demand_csv,
+                   read_options_csv, write_demand_csv)
+from ..mix.recommenders import compare_recommenders
+from ..mix.scenarios import Scenario, plan_scenarios, stress_test
+from ..money import quantize
+from ._console import console, print_json
+
+_DEMAND = typer.Option(None, "--demand", help="CSV with columns hour, units (one row per hour)")
+_OPTIONS = typer.Option(None, "--options", help="CSV with columns name, kind, hourly_cost [, max_share, max_units...]")
+_JSON = typer.Option(False, "--json", help="print JSON instead of tables")
+
+
+def register(app: typer.Typer) -> None:
+    mix = typer.Typer(help="Optimize the core + elastic commitment mix (owned, reserved, savings plan, "
+                           "on-demand, spot) for an hourly demand profile.", invoke_without_command=True)
+    app.add_typer(mix, name="mix")
+
+    @mix.callback()
+    def optimize(ctx: typer.Context, demand: Optional[Path] = _DEMAND, options: Optional[Path] = _OPTIONS,
+                 as_json: bool = _JSON,
+                 compare: bool = typer.Option(True, "--compare/--no-compare",
+                                              help="also cost the AWS/GCP recommenders' rules and a -30 %/+50 % "
+                                                   "stress test")) -> None:
+        """Units per option, cost per month and year, utilization, coverage and savings against on-demand."""
+        if ctx.invoked_subcommand is not None:
+            return
+        demand_path, options_path = _required(demand, options)
+        profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
+        result = optimize_mix(profile, choices)
+        rows = compare_recommenders(profile, choices) if compare else []
+        stress = stress_test(profile, choices, result.units) if compare else {}
+        if as_json:
+            payload = result.to_dict()
+            if compare:
+                payload["recommenders"] = [r.to_dict() for r in rows[1:]]
+                payload["stress"] = {f"{factor:g}": _brief(r) for factor, r in stress.items()}
+            print_json(payload)
+            return
+        _print_mix(result, f"mix for {demand_path.name} ({len(profile):,} hours)")
+        if compare:
+            table = Table("rule", "units", "total cost", "extra vs ours", title="cloud recommenders, whole horizon")
+            for row in rows:
+                table.add_row(row.name, _units(row.units), str(row.result.total_cost.rounded()),
+                              str(row.extra_cost.rounded()))
+            console.print(table)
+            for factor, r in stress.items():
+                console.print(f"demand x {factor:g}: this mix costs {r.total_cost.rounded()} "
+                              f"(all on-demand {r.on_demand_only_cost.rounded()})")
+
+    @mix.command("generate")
+    def generate(out: Path = typer.Option(..., "--out", help="demand CSV to write"),
+                 hours: int = typer.Option(8760, help="length of the profile"),
+                 peak: float = typer.Option(..., help="weekday peak units at the start"),
+                 trough: float = typer.Option(0.3, help="night level as a share of the peak"),
+                 peak_hour: int = typer.Option(14, "--peak-hour"),
+                 weekend: float = typer.Option(0.7, help="weekend level as a share of weekdays"),
+                 growth: float = typer.Option(0.0, help="compound growth per year (1.0 doubles)"),
+                 campaign: Optional[list[str]] = typer.Option(
+                     None, help="START_DAY:DAYS:MULTIPLIER, repeatable (seed 003's promotion: 314:3:10)"),
+                 batch_share: float = typer.Option(0.0, "--batch-share",
+                                                   help="share of each day's work shifted off-peak"),
+                 noise: float = typer.Option(0.0, help="std. dev. of multiplicative hourly noise"),
+                 seed: int = typer.Option(0)) -> None:
+        """Write an hourly demand profile built from a workload shape."""
+        shape = WorkloadShape(peak_units=peak, trough_ratio=trough, peak_hour=peak_hour, weekend_ratio=weekend,
+                              annual_growth=growth, campaigns=tuple(_campaign(c) for c in campaign or []),
+                              batch_share=batch_share, noise=noise, seed=seed)
+        profile = generate_profile(shape, hours)
+        write_demand_csv(out, profile)
+        console.print(f"wrote {hours:,} hours to {out}: peak {profile.max():.1f}, mean {profile.mean():.1f}, "
+                      f"min {profile.min():.1f} units")
+
+    @mix.command("scenarios")
+    def scenarios(demand: Optional[Path] = _DEMAND, options: Optional[Path] = _OPTIONS,
+                  low: float = typer.Option(0.7, help="low scenario = demand x this"),
+                  high: float = typer.Option(1.3, help="high scenario = demand x this"),
+                  weights: str = typer.Option("0.25,0.5,0.25", help="weights of low, base, high"),
+                  as_json: bool = _JSON) -> None:
+        """The expected-cost mix over low/base/high scenarios, and the commit-to-low alternative."""
+        demand_path, options_path = _required(demand, options)
+        profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
+        w = _weights(weights)
+        plan = plan_scenarios([Scenario("low", w[0], profile * low), Scenario("base", w[1], profile),
+                               Scenario("high", w[2], profile * high)], choices)
+        if as_json:
+            print_json(plan.to_dict())
+            return
+        _print_mix(plan.expected, "expected-cost mix over low/base/high")
+        table = Table("plan", "units", "expected cost", "low", "base", "high", title="cost under each scenario")
+        for name, result in (("expected", plan.expected), ("commit_to_low", plan.commit_to_low)):
+            costs = plan.per_scenario[name]
+            table.add_row(name, _units(result.units), str(result.total_cost.rounded()),
+                          *(str(costs[s].total_cost.rounded()) for s in ("low", "base", "high")))
+        console.print(table)
+
+
+def _required(demand: Path | None, options: Path | None) -> tuple[Path, Path]:
+    if demand is None or options is None:
+        missing = "--demand" if demand is None else "--options"
+        raise InputError(f"missing {missing}", hint="finops mix --demand demand.csv --options options.csv")
+    return demand, options
+
+
+def _campaign(text: str) -> Campaign:
+    try:
+        start, days, multiplier = text.split(":")
+        return Campaign(int(start), int(days), float(multiplier))
+    except ValueError:
+        raise InputError(f"--campaign {text!r} is not START_DAY:DAYS:MULTIPLIER", hint="e.g. 314:3:10") from None
+
+
+def _weights(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if len(values) != 3:
+        raise InputError(f"--weights {text!r} must be three numbers for low, base, high", hint="e.g. 0.25,0.5,0.25")
+    return values
+
+
+def _units(units: dict[str, int]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in units.items()) or "-"
+
+
+def _brief(result: MixResult) -> dict[str, object]:
+    return {"total_cost": quantize(result.total_cost.amount),
+            "on_demand_only_cost": quantize(result.on_demand_only_cost.amount),
+            "savings": quantize(result.savings.amount)}
+
+
+def _print_mix(result: MixResult, title: str) -> None:
+    table = Table("option", "kind", "units", "share served", "utilization", "cost", title=title)
+    for o in result.outcomes:
+        table.add_row(o.name, o.kind, "" if o.units is None else str(o.units), f"{result.share[o.name]:.1%}",
+                      "" if o.units is None else f"{result.utilization[o.name]:.1%}", str(o.cost.rounded()))
+    console.print(table)
+    console.print(f"total {result.total_cost.rounded()} ({result.cost_per_month.rounded()} per month, "
+                  f"{result.cost_per_year.rounded()} per year); all on-demand {result.on_demand_only_cost.rounded()}; "
+                  f"savings {result.savings.rounded()}")
