@@ -166,6 +166,7 @@ def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
 
     effective, billed = zero, zero
     by_line: dict[str, Money] = defaultdict(lambda: zero)
+    cash_by_line: dict[str, Money] = defaultdict(lambda: zero)
     invoices: dict[tuple[str, str], Money] = defaultdict(lambda: zero)
     providers: dict[str, list[Money]] = defaultdict(lambda: [zero, zero])
     unmapped: dict[tuple[str, ...], list[Money]] = defaultdict(lambda: [zero, zero])
@@ -180,6 +181,7 @@ def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
                         g.region_id, g.tags)
         line = mapper.plan_line(charge)
         by_line[line] += eff
+        cash_by_line[line] += bil
         if line == UNMAPPED:
             key = (provider, g.sub_account_name or g.sub_account_id or "", g.service_name or "",
                    g.instance_type or "", g.region_id or "", g.tags or "")
@@ -190,7 +192,8 @@ def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
     capex = Money.total([a.depreciation for a in assets], currency)
     for asset in assets:
         by_line[asset.plan_line] += asset.depreciation
-    lines = _line_variances(plan, month, by_line, zero, threshold_pct)
+        cash_by_line[asset.plan_line] += asset.purchase_cash
+    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct)
     planned = Money.total([b.amount for b in plan.budget_for(month)], currency)
     actual = effective + capex
     return Reconciliation(
@@ -230,8 +233,8 @@ def _flag(pct: Decimal | None, actual: Money, threshold_pct: Decimal) -> Flag:
     return ""
 
 
-def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], zero: Money,
-                    threshold_pct: Decimal) -> tuple[LineVariance, ...]:
+def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_by_line: Mapping[str, Money],
+                    zero: Money, threshold_pct: Decimal) -> tuple[LineVariance, ...]:
     planned: dict[str, Money] = {}
     category: dict[str, str] = {}
     tokens_planned: dict[str, Decimal] = {}
@@ -255,7 +258,7 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], zero: 
         p_tok, a_tok = tokens_planned.get(name), tokens_actual.get(name)
         result.append(LineVariance(
             plan_line=name, category=category.get(name, "CAPEX" if name in assets_lines else "OPEX"),
-            planned=plan_amount, actual=actual, variance=variance, variance_pct=pct,
+            planned=plan_amount, actual=actual, actual_cash=cash_by_line.get(name, zero), variance=variance, variance_pct=pct,
             flag=_flag(pct, actual, threshold_pct), planned_mtokens=p_tok, actual_mtokens=a_tok,
             planned_unit_cost=plan_amount / p_tok if p_tok else None,
             actual_unit_cost=actual / a_tok if a_tok else None))

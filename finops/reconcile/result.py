@@ -74,12 +74,17 @@ class AssetCharge:
 
 @dataclass(frozen=True)
 class LineVariance:
-    """A plan line: planned vs actual (P&L view), variance and unit cost per million tokens."""
+    """A plan line: planned vs actual (P&L view), variance and unit cost per million tokens.
+
+    ``actual_cash`` is the cash view of the same line: BilledCost mapped to it plus its assets bought
+    this month.
+    """
 
     plan_line: str
     category: str
     planned: Money
     actual: Money
+    actual_cash: Money
     variance: Money
     variance_pct: Decimal | None
     flag: Flag

@@ -1,0 +1,114 @@
+"""Past reconciled months, kept in an embedded DuckDB database file beside the outputs.
+
+Each run of a month replaces that month's rows and only them (one transaction), so the review can
+show the trend of earlier months and the forecast can use their actuals. Money is stored as
+``DECIMAL(38, 10)`` and comes back as exact :class:`~decimal.Decimal`.
+
+>>> import tempfile
+>>> db = Path(tempfile.mkdtemp()) / HISTORY_FILE
+>>> History(db).months()
+[]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+
+from ..errors import InputError, Location
+from .result import Reconciliation
+
+__all__ = ["HISTORY_FILE", "History", "MonthRecord"]
+
+#: The history database's file name inside the output folder.
+HISTORY_FILE = "reconcile-history.duckdb"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS months (
+    month VARCHAR PRIMARY KEY, currency VARCHAR NOT NULL, planned DECIMAL(38, 10) NOT NULL,
+    opex DECIMAL(38, 10) NOT NULL, capex DECIMAL(38, 10) NOT NULL, billed_cost DECIMAL(38, 10) NOT NULL,
+    unmapped DECIMAL(38, 10) NOT NULL, run_at TIMESTAMP NOT NULL);
+CREATE TABLE IF NOT EXISTS lines (
+    month VARCHAR NOT NULL, plan_line VARCHAR NOT NULL, category VARCHAR NOT NULL,
+    planned DECIMAL(38, 10) NOT NULL, actual DECIMAL(38, 10) NOT NULL, PRIMARY KEY (month, plan_line));
+"""
+
+
+@dataclass(frozen=True)
+class MonthRecord:
+    """One reconciled month as kept: P&L actual = opex + capex; ``lines`` maps plan line -> actual."""
+
+    month: str
+    currency: str
+    planned: Decimal
+    opex: Decimal
+    capex: Decimal
+    billed_cost: Decimal
+    unmapped: Decimal
+    lines: dict[str, Decimal]
+
+    @property
+    def actual(self) -> Decimal:
+        return self.opex + self.capex
+
+
+class History:
+    """The history database at ``path`` (created on first :meth:`record`)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        try:
+            con = duckdb.connect(str(self.path))
+            con.execute(_SCHEMA)
+        except duckdb.Error as exc:
+            raise InputError(f"cannot open the history database: {str(exc).splitlines()[0]}",
+                             where=Location(file=str(self.path)),
+                             hint="move the file away to start a new history") from exc
+        return con
+
+    def record(self, rec: Reconciliation, run_at: datetime) -> None:
+        """Keep ``rec``, replacing any earlier run of the same month (and only that month)."""
+        con = self._connect()
+        try:
+            con.execute("BEGIN TRANSACTION")
+            con.execute("DELETE FROM lines WHERE month = ?", [rec.month])
+            con.execute("DELETE FROM months WHERE month = ?", [rec.month])
+            con.execute("INSERT INTO months VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [rec.month, rec.currency, rec.planned.amount, rec.opex.amount, rec.capex.amount,
+                         rec.billed_cost.amount, rec.unmapped_effective_cost.amount, run_at])
+            con.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?)",
+                            [[rec.month, line.plan_line, line.category, line.planned.amount, line.actual.amount]
+                             for line in rec.lines])
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        finally:
+            con.close()
+
+    def months(self, currency: str | None = None) -> list[MonthRecord]:
+        """Every kept month in order (only those in ``currency`` when given)."""
+        if not self.path.exists():
+            return []
+        con = self._connect()
+        try:
+            heads = con.execute("SELECT month, currency, planned, opex, capex, billed_cost, unmapped FROM months"
+                                " ORDER BY month").fetchall()
+            lines: dict[str, dict[str, Decimal]] = {}
+            for month, plan_line, actual in con.execute(
+                    "SELECT month, plan_line, actual FROM lines ORDER BY month, plan_line").fetchall():
+                lines.setdefault(month, {})[plan_line] = actual
+        finally:
+            con.close()
+        return [MonthRecord(*head, lines=lines.get(head[0], {})) for head in heads
+                if currency is None or head[1] == currency]
+
+    def past_actuals(self, month: str, currency: str) -> dict[str, Decimal]:
+        """P&L actuals of the months before ``month`` in ``currency`` (the forecast's input)."""
+        return {m.month: m.actual for m in self.months(currency) if m.month < month}

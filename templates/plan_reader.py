@@ -1,0 +1,233 @@
+"""Read the planning workbook's tables by name into :mod:`finops.reconcile.plan` values (read-only).
+
+Tables are found by Excel table name (``tblBudget``, ``tblAssets``, ``tblMapping``, optional
+``tblUsage``), never by cell address; headers are the exact names of ``docs/design.md``. Loose cell
+values are normalized here, at the edge: months typed as dates become ``'YYYY-MM'``, blank mapping
+fields mean "any", numbers typed as text are parsed. Every error names the file, sheet, cell and
+column, with a hint.
+
+Before openpyxl sees the file, :func:`check_package` refuses what could exhaust memory: a member
+that inflates past :data:`MAX_PART_BYTES` or any XML part that declares a DTD or an entity (the
+"billion laughs" bomb). openpyxl itself parses through defusedxml. The workbook is opened read-only
+and never saved.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Callable, Iterator
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from finops.errors import InputError, Location
+from finops.money import Money, to_decimal
+from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine
+
+__all__ = ["ASSETS_HEADERS", "BUDGET_HEADERS", "MAPPING_HEADERS", "MAX_PART_BYTES", "USAGE_HEADERS", "check_package",
+           "read_plan"]
+
+#: Largest uncompressed size of one part of the workbook package (a plan is a few MB at most).
+MAX_PART_BYTES = 200 * 1024 * 1024
+_PROLOGUE_BYTES = 64 * 1024
+_DTD = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+#: Required headers of each table (``PlannedMTokens`` is optional), as in docs/design.md.
+BUDGET_HEADERS = ("Month", "PlanLine", "CostCentre", "Category", "Provider", "Amount", "Currency")
+ASSETS_HEADERS = ("AssetId", "Description", "PlanLine", "CostCentre", "GpuModel", "GpuCount", "PurchaseDate",
+                  "InServiceDate", "Cost", "ResidualValue", "LifeMonths", "Currency")
+MAPPING_HEADERS = ("Rule", "PlanLine", "ProviderName", "SubAccount", "ServiceName", "InstanceType", "RegionId",
+                   "TagKey", "TagValue")
+USAGE_HEADERS = ("Month", "PlanLine", "ActualMTokens")
+
+
+def check_package(path: Path) -> None:
+    """Refuse a workbook that is not an xlsx package, would inflate too far, or declares XML entities."""
+    where = Location(file=str(path))
+    if not zipfile.is_zipfile(path):
+        raise InputError("not an Excel workbook (.xlsx)", where=where, hint="save the plan as .xlsx")
+    with zipfile.ZipFile(path) as package:
+        for info in package.infolist():
+            if info.file_size > MAX_PART_BYTES:
+                raise InputError(f"workbook part {info.filename} inflates to {info.file_size:,} bytes",
+                                 where=where, hint="this is not a plan workbook (a zip bomb?)")
+            if info.filename.endswith((".xml", ".rels", ".vml")):
+                with package.open(info) as part:
+                    if _DTD.search(part.read(_PROLOGUE_BYTES)):
+                        raise InputError(f"workbook part {info.filename} declares a DTD or XML entities",
+                                         where=where, hint="Excel never writes these; the file was crafted or damaged")
+
+
+def read_plan(path: Path) -> Plan:
+    """The plan in the workbook at ``path`` (``tblUsage`` is optional)."""
+    import openpyxl
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("plan workbook not found", where=Location(file=str(path)),
+                         hint="create one with `finops template build`")
+    check_package(path)
+    try:
+        book = openpyxl.load_workbook(path, data_only=True)
+    except Exception as exc:  # openpyxl raises many types for damaged files; translate at the seam
+        raise InputError(f"cannot open the plan workbook: {exc}", where=Location(file=str(path)),
+                         hint="open and save it in Excel, then try again") from exc
+    try:
+        tables = _Tables(book, str(path))
+        return Plan(budget=tuple(tables.rows("tblBudget", _budget, BUDGET_HEADERS)),
+                    assets=tuple(tables.rows("tblAssets", _asset, ASSETS_HEADERS, required=False)),
+                    mapping=tuple(tables.rows("tblMapping", _rule, MAPPING_HEADERS, required=False)),
+                    usage=tuple(tables.rows("tblUsage", _usage, USAGE_HEADERS, required=False)),
+                    source=str(path))
+    finally:
+        book.close()
+
+
+class _Row:
+    """One data row of a table: typed getters that raise located errors."""
+
+    def __init__(self, file: str, sheet: str, row: int, cells: dict[str, Any], refs: dict[str, str]) -> None:
+        self.file, self.sheet, self.row, self.cells, self.refs = file, sheet, row, cells, refs
+
+    def where(self, column: str) -> Location:
+        return Location(file=self.file, sheet=self.sheet, cell=self.refs.get(column), column=column)
+
+    def text(self, column: str, *, required: bool = True) -> str | None:
+        value = self.cells.get(column)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if required:
+                raise InputError("a value is required here", where=self.where(column))
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        return str(value).strip()
+
+    def number(self, column: str, *, required: bool = True) -> Decimal | None:
+        value = self.cells.get(column)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if required:
+                raise InputError("a number is required here", where=self.where(column))
+            return None
+        return to_decimal(value, where=self.where(column))
+
+    def whole(self, column: str) -> int:
+        value = self.number(column)
+        if value is None or value != value.to_integral_value():
+            raise InputError(f"expected a whole number, got {self.cells.get(column)!r}", where=self.where(column))
+        return int(value)
+
+    def money(self, column: str, currency: str) -> Money:
+        amount = self.number(column)
+        assert amount is not None
+        return Money(amount, currency)
+
+    def currency(self) -> str:
+        code = (self.text("Currency") or "").upper()
+        if len(code) != 3 or not code.isalpha():
+            raise InputError(f"expected a 3-letter currency code, got {code!r}", where=self.where("Currency"),
+                             hint="for example USD")
+        return code
+
+    def month(self, column: str = "Month") -> str:
+        value = self.cells.get(column)
+        if isinstance(value, (datetime, date)):
+            return f"{value.year:04d}-{value.month:02d}"
+        text = self.text(column) or ""
+        if not _MONTH.match(text):
+            raise InputError(f"expected a month as text YYYY-MM, got {text!r}", where=self.where(column),
+                             hint="for example 2026-05")
+        return text
+
+    def day(self, column: str, *, required: bool = True) -> date | None:
+        value = self.cells.get(column)
+        if isinstance(value, datetime):
+            return value.date()
+        if isinstance(value, date):
+            return value
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if required:
+                raise InputError("a date is required here", where=self.where(column))
+            return None
+        try:
+            return date.fromisoformat(str(value).strip())
+        except ValueError:
+            raise InputError(f"expected a date, got {value!r}", where=self.where(column),
+                             hint="type a date, e.g. 2026-05-04") from None
+
+
+class _Tables:
+    def __init__(self, book: Any, file: str) -> None:
+        self.book, self.file = book, file
+        self.where: dict[str, tuple[Any, Any]] = {}
+        for sheet in book.worksheets:
+            for name, ref in sheet.tables.items():
+                self.where[name.lower()] = (sheet, ref.ref if hasattr(ref, "ref") else ref)
+
+    def rows(self, name: str, build: Callable[[_Row], Any], headers: tuple[str, ...], *,
+             required: bool = True) -> Iterator[Any]:
+        from openpyxl.utils.cell import get_column_letter, range_boundaries
+
+        found = self.where.get(name.lower())
+        if found is None:
+            if not required:
+                return
+            raise InputError(f"table {name} not found", where=Location(file=self.file),
+                             hint="use the planning template (`finops template build`); tables are found by name")
+        sheet, ref = found
+        min_col, min_row, max_col, max_row = range_boundaries(ref)
+        found_headers = [str(h).strip() if h is not None else ""
+                         for h in (sheet.cell(min_row, c).value for c in range(min_col, max_col + 1))]
+        missing = [h for h in headers if h not in found_headers]
+        if missing:
+            raise InputError(f"table {name} has no column {missing[0]}",
+                             where=Location(file=self.file, sheet=sheet.title, column=missing[0]),
+                             hint=f"{name} needs the columns {', '.join(headers)} (exact names)")
+        for r in range(min_row + 1, max_row + 1):
+            values = [sheet.cell(r, c).value for c in range(min_col, max_col + 1)]
+            if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
+                continue
+            refs = {h: f"{get_column_letter(min_col + i)}{r}" for i, h in enumerate(found_headers)}
+            yield build(_Row(self.file, sheet.title, r, dict(zip(found_headers, values)), refs))
+
+
+def _budget(row: _Row) -> BudgetLine:
+    category = (row.text("Category") or "").upper()
+    if category not in ("OPEX", "CAPEX"):
+        raise InputError(f"Category must be OPEX or CAPEX, got {category!r}", where=row.where("Category"))
+    return BudgetLine(month=row.month(), plan_line=row.text("PlanLine") or "",
+                      cost_centre=row.text("CostCentre", required=False) or "", category=category,  # type: ignore[arg-type]
+                      provider=row.text("Provider", required=False) or "",
+                      amount=row.money("Amount", row.currency()),
+                      planned_mtokens=row.number("PlannedMTokens", required=False), row=row.row)
+
+
+def _asset(row: _Row) -> Asset:
+    currency = row.currency()
+    purchased = row.day("PurchaseDate")
+    assert purchased is not None
+    return Asset(asset_id=row.text("AssetId") or "", description=row.text("Description", required=False) or "",
+                 plan_line=row.text("PlanLine") or "", cost_centre=row.text("CostCentre", required=False) or "",
+                 gpu_model=row.text("GpuModel", required=False) or "", gpu_count=row.whole("GpuCount"),
+                 purchase_date=purchased, in_service_date=row.day("InServiceDate", required=False) or purchased,
+                 cost=row.money("Cost", currency), residual_value=row.money("ResidualValue", currency),
+                 life_months=row.whole("LifeMonths"), row=row.row)
+
+
+def _rule(row: _Row) -> MappingRule:
+    return MappingRule(rule=row.whole("Rule"), plan_line=row.text("PlanLine") or "",
+                       provider_name=row.text("ProviderName", required=False),
+                       sub_account=row.text("SubAccount", required=False),
+                       service_name=row.text("ServiceName", required=False),
+                       instance_type=row.text("InstanceType", required=False),
+                       region_id=row.text("RegionId", required=False),
+                       tag_key=row.text("TagKey", required=False), tag_value=row.text("TagValue", required=False),
+                       row=row.row)
+
+
+def _usage(row: _Row) -> UsageLine:
+    tokens = row.number("ActualMTokens")
+    assert tokens is not None
+    return UsageLine(month=row.month(), plan_line=row.text("PlanLine") or "", actual_mtokens=tokens, row=row.row)
