@@ -2,16 +2,22 @@
 
 from .accelerators import Accelerator, accelerators, get_accelerator
 from .hf_config import count_params, load_hf_config, resolve_model, spec_from_config
+from .instances import PROVIDERS, InstanceType, instance, instances, instances_for_gpu
 from .models import AttentionKind, ModelSpec, get_model, models
 
 __all__ = [
+    "PROVIDERS",
     "Accelerator",
     "AttentionKind",
+    "InstanceType",
     "ModelSpec",
     "accelerators",
     "count_params",
     "get_accelerator",
     "get_model",
+    "instance",
+    "instances",
+    "instances_for_gpu",
     "load_hf_config",
     "models",
     "resolve_model",

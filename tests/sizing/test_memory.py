@@ -2,7 +2,7 @@
 
 import pytest
 
-from finops.catalog import get_model
+from finops.catalog import get_accelerator, get_model
 from finops.errors import InputError, UnknownNameError
 from finops.sizing import (
     bytes_per_param,
@@ -104,7 +104,7 @@ def test_shortfall_is_what_one_gpu_lacks():
     f = memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     weights = 70.55e9 * 2 / GIB
     needed = weights + 2.0 + f.kv_bytes_per_sequence_per_gpu / GIB
-    assert f.shortfall_gib == pytest.approx(needed - 79.6 * 0.9)
+    assert f.shortfall_gib == pytest.approx(needed - get_accelerator("h100-sxm").memory_gib_usable * 0.9)
     assert f.weights_gib == pytest.approx(weights)
 
 
@@ -115,7 +115,7 @@ def test_max_concurrency_counts_whole_kv_blocks():
     g = memory_fit("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1001, osl=1000,
                    runtime_overhead_gib=0)
     assert g.tokens_per_sequence == 2016
-    budget = 79.6 * 0.9 * GIB - 8.03e9 * 2
+    budget = get_accelerator("h100-sxm").memory_gib_usable * 0.9 * GIB - 8.03e9 * 2
     assert f.max_concurrency == int(budget // (2000 * 131072))
 
 
