@@ -1,0 +1,136 @@
+"""The real CloudCatalogClient (REST transport) against a local Cloud Billing Catalog server.
+
+Cross-check: machine prices composed from us-central1 component SKUs (prices cited in the fixture)
+agree with the bundled snapshot derived from the dated pricing dump.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+import connectors.gcp as gcp
+from connectors.gcp.catalog import CATALOG_ENDPOINT_ENV, RETRY_TIMEOUT_ENV, RetrySettings, make_client
+from connectors.gcp.compose import MachineShape
+from connectors.gcp.snapshot import snapshot
+from finops.cli import main
+from finops.errors import ProviderError, TransientProviderError
+
+from .catalog_server import CatalogServer, CatalogState
+
+FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "catalog_us_central1.json").read_text())
+FAST = RetrySettings(initial=0.01, maximum=0.05, timeout=5.0)
+# Machine compositions as published in "Accelerator-optimized machine family" (GPUs, vCPUs, GiB, local SSD GiB)
+MACHINES = [
+    MachineShape("a2-highgpu-1g", "a100-40gb", 1, 12, 85, 0),
+    MachineShape("a2-ultragpu-1g", "a100-80gb", 1, 12, 170, 375),
+    MachineShape("a3-highgpu-8g", "h100-sxm", 8, 208, 1872, 6000),
+    MachineShape("g2-standard-4", "l4", 1, 4, 16, 0),
+    MachineShape("g2-standard-8", "l4", 1, 8, 32, 0),
+]
+
+
+def state(**overrides: object) -> CatalogState:
+    base = CatalogState(services=copy.deepcopy(FIXTURE["services"]), skus=copy.deepcopy(FIXTURE["skus"]))
+    for key, value in overrides.items():
+        setattr(base, key, value)
+    return base
+
+
+def pull(catalog: CatalogState, retry: RetrySettings = FAST, **kwargs: object):
+    with CatalogServer(catalog) as endpoint:
+        return gcp.pull_prices(client=make_client(endpoint), machines=MACHINES, retry=retry, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def pulled():
+    return pull(state(), regions=["us-central1"])
+
+
+@pytest.mark.parametrize("machine, tolerance", [
+    ("a2-highgpu-1g", Decimal("0.01")),
+    ("a2-ultragpu-1g", Decimal("0.01")),
+    ("g2-standard-4", Decimal("0.01")),
+    ("g2-standard-8", Decimal("0.01")),
+    # the cited A3 host rates predate the dump; the H100 SKU dominates and keeps it within 3 %
+    ("a3-highgpu-8g", Decimal("0.03")),
+])
+def test_composed_on_demand_prices_agree_with_the_dump_snapshot(pulled, machine, tolerance):
+    composed = pulled.lookup("gcp", machine, "on_demand", "us-central1").hourly_cost
+    dumped = snapshot().lookup("gcp", machine, "on_demand", "us-central1").hourly_cost
+    assert abs(composed - dumped) / dumped < tolerance, (composed, dumped)
+
+
+def test_composition_is_exact_sum_of_components(pulled):
+    row = pulled.lookup("gcp", "a2-ultragpu-1g", "on_demand", "us-central1")
+    local_ssd = Decimal("0.08") / 730 * 375
+    assert row.hourly_cost == (Decimal("3.92808") + 12 * Decimal("0.031611") + 170 * Decimal("0.004237")
+                               + local_ssd).quantize(Decimal("1E-9"))
+    assert (row.gpu_model, row.gpu_count, row.currency, row.effective_date) == ("a100-80gb", 1, "USD", "2026-07-01")
+
+
+def test_a_machine_needs_every_component_under_the_pricing_model(pulled):
+    # only the H100 has a 1-year commitment SKU in the fixture, not A3 vCPU/RAM: no composed cud_1y row
+    assert not pulled.filter(pricing_model="cud_1y", instance_type="a3-highgpu-8g").rows
+    assert {r.pricing_model for r in pulled if r.instance_type.startswith(("a2", "a3", "g2"))} == {"on_demand"}
+
+
+@pytest.mark.parametrize("chip, model, price", [
+    ("tpu-v5e", "on_demand", "1.2"), ("tpu-v5p", "on_demand", "4.2"), ("tpu-v6e", "on_demand", "2.7"),
+    ("tpu-v5e", "cud_1y", "0.84"), ("tpu-v5e", "cud_3y", "0.54"),
+])
+def test_tpus_are_priced_per_chip_hour(pulled, chip, model, price):
+    row = pulled.lookup("gcp", chip, model, "us-central1")
+    assert (row.hourly_cost, row.gpu_count, row.gpu_model) == (Decimal(price), 1, chip)
+    assert row.payment_option == ("no_upfront" if model.startswith("cud") else "")
+
+
+def test_regions_filter_and_ignored_skus(pulled):
+    assert {r.region for r in pulled} == {"us-central1"}
+    everywhere = pull(state())
+    assert {r.region for r in everywhere} == {"us-central1", "us-east1", "us-west1", "us-west4", "us-east5"}
+    assert not any("n2" in r.instance_type for r in everywhere)
+
+
+def test_pages_are_followed_with_page_tokens():
+    catalog = state(page_size=3)
+    book = pull(catalog, regions=["us-central1"])
+    sku_calls = [q.get("pageToken", [""])[0] for path, q in catalog.requests if path.endswith("/skus")]
+    assert sku_calls.count("") == 2 and "page-3" in sku_calls and "page-15" in sku_calls
+    assert len(book) == len(pull(state(page_size=100), regions=["us-central1"]))
+
+
+@pytest.mark.parametrize("failures", [
+    [("/skus", "page-2", 503)],                      # interrupted pagination, resumed at the same page
+    [("/v1/services", None, 429), ("/skus", "page-4", 429), ("/skus", "page-4", 503)],
+])
+def test_throttling_and_unavailability_are_retried_by_the_client(pulled, failures):
+    catalog = state(failures=list(failures))
+    book = pull(catalog, regions=["us-central1"])
+    assert catalog.failures == []
+    assert [r.to_record() for r in book] == [r.to_record() for r in pulled]
+
+
+def test_persistent_unavailability_is_a_transient_provider_error():
+    with pytest.raises(TransientProviderError, match="kept failing"):
+        pull(state(always_fail=503), retry=RetrySettings(initial=0.01, maximum=0.05, timeout=0.5))
+
+
+def test_permission_denied_is_a_terminal_provider_error():
+    with pytest.raises(ProviderError) as info:
+        pull(state(always_fail=403))
+    assert not info.value.retryable and "credentials" in str(info.value)
+
+
+def test_cli_pull_honours_the_endpoint_and_writes_nothing_on_failure(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "prices.csv"
+    monkeypatch.setenv(RETRY_TIMEOUT_ENV, "0.3")
+    with CatalogServer(state(always_fail=503)) as endpoint:
+        monkeypatch.setenv(CATALOG_ENDPOINT_ENV, endpoint)
+        code = main(["prices", "pull", "--provider", "gcp", "--regions", "us-central1", "--out", str(out)])
+    assert code == 2 and not out.exists() and not list(tmp_path.iterdir())
+    assert "Cloud Billing Catalog" in capsys.readouterr().err
