@@ -1,9 +1,14 @@
 """Total cost of ownership: owned hardware, cloud pricing models, unit costs and what-if levers.
 
-One concept per module: :mod:`.owned` (CAPEX and OPEX of owned servers, seed 003's ``tco``),
-:mod:`.cloud` (on-demand, reserved, savings plans and CUDs, spot), :mod:`.unit_cost` (per GPU-hour,
-replica-month, million tokens), :mod:`.levers` (the seeds' cost levers as money per month),
-:mod:`.reference` (the cited reference case in ``finops/catalog/data/owned_reference.csv``).
+One concept per module:
+
+* :mod:`.owned`: CAPEX and OPEX of owned servers month by month, levelized cost, NPV, seed 003's ``tco``;
+* :mod:`.cloud`: on-demand, reserved with upfront, savings plans and CUDs, spot;
+* :mod:`.unit_cost`: per GPU-hour, per replica-month, per million input and output tokens;
+* :mod:`.levers`: the seeds' cost levers, each as money per month;
+* :mod:`.compare`: owned hardware against the price book for a steady fleet;
+* :mod:`.reference`: the cited reference case in ``finops/catalog/data/owned_reference.csv``.
+
 Straight-line depreciation lives in :mod:`finops.depreciation`.
 
 >>> from finops.money import Money
@@ -13,17 +18,19 @@ Money(amount=Decimal('4356000'), currency='CNY')
 
 from .cloud import (CloudMonth, CommitmentOutcome, amortized_hourly, blended_hourly, recurring_hourly,
                     reserved_schedule, resource_commitment_cost, spend_commitment_cost, spot_effective_hourly)
-from .levers import LeverEffect, load_shaping, prefix_cache, quantization, right_sizing, utilization
+from .compare import Comparison, OptionCost, OptionKind, SpotPolicy, cloud_rows, compare_options
+from .levers import LeverEffect, LeverName, load_shaping, prefix_cache, quantization, right_sizing, utilization
 from .owned import OwnedMonth, OwnedNode, OwnedTco, capital_recovery_factor, npv, owned_tco, tco
 from .reference import ReferenceCase, reference_case, reference_cases
 from .unit_cost import (TokenCosts, cost_per_gpu_hour, cost_per_million_tokens, cost_per_replica_month,
                         prefill_time_share, token_costs)
 
-__all__ = ["CloudMonth", "CommitmentOutcome", "LeverEffect", "OwnedMonth", "OwnedNode", "OwnedTco", "ReferenceCase",
-           "TokenCosts",
-           "amortized_hourly", "blended_hourly", "capital_recovery_factor", "cost_per_gpu_hour",
-           "cost_per_million_tokens", "cost_per_replica_month", "load_shaping", "npv", "owned_tco",
-           "prefill_time_share", "prefix_cache", "quantization", "recurring_hourly", "reference_case",
-           "reference_cases", "reserved_schedule",
-           "resource_commitment_cost", "right_sizing", "spend_commitment_cost", "spot_effective_hourly", "tco",
-           "token_costs", "utilization"]
+__all__ = [
+    "CloudMonth", "CommitmentOutcome", "Comparison", "LeverEffect", "LeverName", "OptionCost", "OptionKind",
+    "OwnedMonth", "OwnedNode", "OwnedTco", "ReferenceCase", "SpotPolicy", "TokenCosts", "amortized_hourly",
+    "blended_hourly", "capital_recovery_factor", "cloud_rows", "compare_options", "cost_per_gpu_hour",
+    "cost_per_million_tokens", "cost_per_replica_month", "load_shaping", "npv", "owned_tco",
+    "prefill_time_share", "prefix_cache", "quantization", "recurring_hourly", "reference_case",
+    "reference_cases", "reserved_schedule", "resource_commitment_cost", "right_sizing", "spend_commitment_cost",
+    "spot_effective_hourly", "tco", "token_costs", "utilization",
+]

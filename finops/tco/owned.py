@@ -29,7 +29,7 @@ from decimal import Decimal
 
 from ..depreciation import DEFAULT_LIFE_MONTHS, month_index, month_label, monthly_depreciation
 from ..errors import InputError
-from ..money import MONEY_CONTEXT, Money, Number, to_decimal
+from ..money import MONEY_CONTEXT, Money, Number, quantize, to_decimal
 from ._inputs import HOURS_PER_MONTH, money, positive, share, whole
 
 __all__ = ["OwnedMonth", "OwnedNode", "OwnedTco", "capital_recovery_factor", "npv", "owned_tco", "tco"]
@@ -204,6 +204,21 @@ class OwnedTco:
     @property
     def book_total(self) -> Money:
         return self.depreciation + self.opex
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain values for JSON, money rounded to the cent, with the monthly schedule."""
+        def cents(value: Money) -> Decimal:
+            return quantize(value.amount)
+
+        return {"nodes": self.nodes, "gpus": self.gpus, "capex": cents(self.capex), "opex": cents(self.opex),
+                "depreciation": cents(self.depreciation), "residual_recovery": cents(self.residual_recovery),
+                "closing_book_value": cents(self.closing_book_value), "cash_total": cents(self.cash_total),
+                "book_total": cents(self.book_total), "npv": None if self.npv is None else cents(self.npv),
+                "schedule": [{"month": m.month, "capex": cents(m.capex), "depreciation": cents(m.depreciation),
+                              "power": cents(m.power), "colocation": cents(m.colocation),
+                              "support": cents(m.support), "opex": cents(m.opex),
+                              "residual_recovery": cents(m.residual_recovery), "book_cost": cents(m.book_cost),
+                              "cash": cents(m.cash)} for m in self.schedule]}
 
 
 def owned_tco(node: OwnedNode, nodes: int, months: int, start: str = "2026-01",

@@ -13,11 +13,13 @@ GPU-hour straight-line and 1.9 USD with a 10 % cost of capital, against 6.88 USD
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cache
 
 from ..catalog._table import read_rows
 from ..errors import InputError, Location
 from ..money import Money, to_decimal
+from ..price_book import PriceRow
 from ..registry import Registry
 from .owned import OwnedNode
 
@@ -28,7 +30,7 @@ _MONEY = ("node_price", "electricity_per_kwh", "colocation_per_kw_month", "suppo
           "cloud_on_demand_per_gpu_hour", "published_per_gpu_hour", "published_per_gpu_hour_with_capital")
 _FLOAT = ("node_power_kw", "avg_power_share", "pue", "residual_share", "cost_of_capital")
 _INT = ("gpus_per_node", "life_months")
-_TEXT = ("gpu_model", "cloud_instance")
+_TEXT = ("gpu_model", "cloud_provider", "cloud_region", "cloud_instance")
 
 
 @dataclass(frozen=True)
@@ -38,11 +40,22 @@ class ReferenceCase:
     name: str
     gpu_model: str
     node: OwnedNode
+    cloud_provider: str
+    cloud_region: str
     cloud_instance: str
     cloud_on_demand_per_gpu_hour: Money
     published_per_gpu_hour: Money
     published_per_gpu_hour_with_capital: Money
     sources: dict[str, str]
+    as_of: dict[str, str]
+
+    def cloud_price_row(self) -> PriceRow:
+        """The cited on-demand price as a price-book row (for when the price book lacks the instance)."""
+        gpus = self.node.gpus_per_node
+        return PriceRow(self.cloud_provider, self.cloud_region, self.cloud_instance, self.gpu_model, gpus,
+                        "on_demand", "", self.cloud_on_demand_per_gpu_hour.amount * gpus, Decimal(0),
+                        self.cloud_on_demand_per_gpu_hour.currency,
+                        self.as_of["cloud_on_demand_per_gpu_hour"], self.sources["cloud_on_demand_per_gpu_hour"])
 
 
 def _parse(profile: str, rows: dict[str, tuple[int, dict[str, str]]]) -> ReferenceCase:
@@ -71,11 +84,13 @@ def _parse(profile: str, rows: dict[str, tuple[int, dict[str, str]]]) -> Referen
         "node_price", "gpus_per_node", "node_power_kw", "electricity_per_kwh", "colocation_per_kw_month",
         "avg_power_share", "pue", "support_per_node_month", "life_months", "residual_share", "cost_of_capital")})
     return ReferenceCase(
-        name=profile, gpu_model=str(values["gpu_model"]), node=node, cloud_instance=str(values["cloud_instance"]),
+        name=profile, gpu_model=str(values["gpu_model"]), node=node, cloud_provider=str(values["cloud_provider"]),
+        cloud_region=str(values["cloud_region"]), cloud_instance=str(values["cloud_instance"]),
         cloud_on_demand_per_gpu_hour=values["cloud_on_demand_per_gpu_hour"],  # type: ignore[arg-type]
         published_per_gpu_hour=values["published_per_gpu_hour"],  # type: ignore[arg-type]
         published_per_gpu_hour_with_capital=values["published_per_gpu_hour_with_capital"],  # type: ignore[arg-type]
-        sources={p: row["source"] for p, (_, row) in rows.items()})
+        sources={p: row["source"] for p, (_, row) in rows.items()},
+        as_of={p: row["as_of"] for p, (_, row) in rows.items()})
 
 
 @cache

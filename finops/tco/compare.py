@@ -1,0 +1,215 @@
+"""Owned hardware against the price book's cloud options, for one steady GPU fleet over a horizon.
+
+Each option runs ``gpus`` GPUs all the time for ``months`` months (730 hours each):
+
+* owned: ``ceil(gpus / GPUs per node)`` nodes (:mod:`.owned`); ``per_gpu_hour`` is the levelized cost
+  (straight-line when the cost of capital is 0); ``total`` = that rate x GPU-hours, ``capex`` the
+  purchases and ``opex`` the power, colocation and support paid inside the horizon.
+* on-demand, reserved, savings plan, CUD: ``ceil(gpus / GPUs per instance)`` instances at the row's
+  effective hourly cost (upfront amortized, FOCUS EffectiveCost). A commitment whose term outlasts the
+  horizon is still owed: ``total`` adds the months past the horizon and the note says so.
+* spot: at most ``max_share`` of the fleet on spot at its effective rate (interruptions redone,
+  fallback to on-demand, :func:`.cloud.spot_effective_hourly`), the rest on-demand.
+
+Variable demand belongs to the commitment mix optimizer (``finops.mix``); this is the steady case.
+
+>>> from finops.tco.reference import reference_case
+>>> case = reference_case()
+>>> result = compare_options(16, 36, case.node, [case.cloud_price_row()])
+>>> [(o.name, str(o.per_gpu_hour), str(o.total)) for o in result.options]
+[('owned', '1.91 USD', '802,679.41 USD'), ('aws p5.48xlarge on_demand', '6.88 USD', '2,892,902.40 USD')]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal
+
+from ..errors import CurrencyMismatchError, InputError
+from ..money import Money, Number, quantize
+from ..price_book import PriceRow
+from ..registry import normalize_key
+from ._inputs import HOURS_PER_MONTH, positive, share, whole
+from .cloud import spot_effective_hourly
+from .owned import OwnedNode, OwnedTco, owned_tco
+from .unit_cost import cost_per_million_tokens
+
+__all__ = ["Comparison", "OptionCost", "OptionKind", "SpotPolicy", "cloud_rows", "compare_options"]
+
+OptionKind = Literal["owned", "on_demand", "reserved", "savings_plan", "cud", "spot"]
+
+_KIND = {"on_demand": "on_demand", "spot": "spot", "reserved_1y": "reserved", "reserved_3y": "reserved",
+         "savings_plan_1y": "savings_plan", "savings_plan_3y": "savings_plan", "cud_1y": "cud", "cud_3y": "cud"}
+
+
+@dataclass(frozen=True)
+class SpotPolicy:
+    """How spot is used: redone work, fallback to on-demand, and the cap on the fleet's spot share."""
+
+    lost_work_share: float = 0.05
+    fallback_share: float = 0.10
+    max_share: float = 0.30
+
+    def __post_init__(self) -> None:
+        share(self.lost_work_share, "spot lost_work_share", below_one=True)
+        share(self.fallback_share, "spot fallback_share")
+        share(self.max_share, "spot max_share")
+
+
+@dataclass(frozen=True)
+class OptionCost:
+    """One way to run the fleet, costed over the horizon."""
+
+    name: str
+    kind: OptionKind
+    instance_type: str
+    units: int
+    gpus: int
+    per_gpu_hour: Money
+    monthly: Money
+    total: Money
+    capex: Money
+    opex: Money
+    upfront: Money
+    term_months: int
+    note: str
+
+    def per_million_tokens(self, tokens_per_s_per_gpu: float) -> Money:
+        """Cost of a million tokens at ``tokens_per_s_per_gpu`` served per GPU."""
+        return cost_per_million_tokens(self.per_gpu_hour, tokens_per_s_per_gpu)
+
+    def to_dict(self) -> dict[str, object]:
+        """Plain values for JSON: money rounded to the cent, the GPU-hour rate to 1/10,000."""
+        return {"name": self.name, "kind": self.kind, "instance_type": self.instance_type, "units": self.units,
+                "gpus": self.gpus, "per_gpu_hour": quantize(self.per_gpu_hour.amount, Decimal("0.0001")),
+                "monthly": _cents(self.monthly), "total": _cents(self.total), "capex": _cents(self.capex),
+                "opex": _cents(self.opex), "upfront": _cents(self.upfront), "term_months": self.term_months,
+                "note": self.note}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    gpus: int
+    months: int
+    owned: OwnedTco | None
+    options: tuple[OptionCost, ...]  # cheapest total first
+
+    @property
+    def cheapest(self) -> OptionCost:
+        return self.options[0]
+
+    def to_dict(self) -> dict[str, object]:
+        payload: dict[str, object] = {"gpus": self.gpus, "months": self.months,
+                                      "currency": self.options[0].total.currency, "cheapest": self.cheapest.name,
+                                      "options": [o.to_dict() for o in self.options]}
+        if self.owned is not None:
+            payload["owned"] = self.owned.to_dict()
+        return payload
+
+
+def _cents(value: Money) -> Decimal:
+    return quantize(value.amount)
+
+
+def cloud_rows(rows: Iterable[PriceRow], *, gpu_model: str | None = None, provider: str | None = None,
+               region: str | None = None, instance_type: str | None = None, gpus_per_instance: int = 8,
+               cited: PriceRow | None = None) -> list[PriceRow]:
+    """The price rows of one instance type and region per provider.
+
+    Without ``instance_type``, the type with ``gpus_per_instance`` GPUs of ``gpu_model`` (else the one
+    with the most GPUs); without ``region``, the region with the lowest on-demand price per GPU-hour.
+    ``cited`` (a reference case's sourced price) is added when it matches the filters and the rows
+    have no price for its provider and instance type.
+    """
+    wanted = {"provider": provider, "region": region, "instance_type": instance_type,
+              "gpu_model": None if instance_type else gpu_model}
+    keys = {k: normalize_key(v) for k, v in wanted.items() if v}
+    matching = [r for r in rows if all(normalize_key(getattr(r, k)) == v for k, v in keys.items())]
+    chosen: list[PriceRow] = []
+    for name in sorted({r.provider for r in matching}):
+        mine = [r for r in matching if r.provider == name]
+        best_type = min(mine, key=lambda r: (r.gpu_count != gpus_per_instance, -r.gpu_count, r.instance_type))
+        mine = [r for r in mine if r.instance_type == best_type.instance_type]
+        on_demand = [r for r in mine if r.pricing_model == "on_demand"] or mine
+        best_region = min(on_demand, key=lambda r: (r.per_gpu_hour, r.region)).region
+        chosen.extend(r for r in mine if r.region == best_region)
+    if cited is not None and all(normalize_key(getattr(cited, k)) == v for k, v in keys.items() if k != "gpu_model") \
+            and not any(r.provider == cited.provider and r.instance_type == cited.instance_type for r in chosen):
+        chosen.append(cited)
+    return chosen
+
+
+def _owned_option(node: OwnedNode, gpus: int, months: int, start: str, discount_rate: Number | None,
+                  name: str) -> tuple[OwnedTco, OptionCost]:
+    nodes = math.ceil(gpus / node.gpus_per_node)
+    result = owned_tco(node, nodes, months, start, discount_rate)
+    rate = node.cost_per_gpu_hour()
+    monthly = rate * (result.gpus * HOURS_PER_MONTH)
+    note = (f"{nodes} node{'s' if nodes > 1 else ''}, {node.life_months}-month life, "
+            + (f"{node.cost_of_capital:.0%} cost of capital" if node.cost_of_capital else "straight-line"))
+    return result, OptionCost(name, "owned", name, nodes, result.gpus, rate, monthly, monthly * months,
+                              result.capex, result.opex, Money.zero(node.currency), node.life_months, note)
+
+
+def _cloud_option(row: PriceRow, gpus: int, months: int, rate: Money, kind: OptionKind, name: str,
+                  note: str) -> OptionCost:
+    instances = math.ceil(gpus / max(row.gpu_count, 1))
+    monthly = rate * (instances * max(row.gpu_count, 1) * HOURS_PER_MONTH)
+    term = row.term_hours // HOURS_PER_MONTH
+    past = max(0, term - months)
+    if past:
+        note = f"{note}; includes {past} months of commitment past the horizon".lstrip("; ")
+    upfront = Money.of(row.upfront_cost, row.currency) * instances
+    return OptionCost(name, kind, row.instance_type, instances, instances * max(row.gpu_count, 1), rate, monthly,
+                      monthly * (months + past), Money.zero(row.currency), monthly * months, upfront, term, note)
+
+
+def compare_options(gpus: int, months: int, owned: OwnedNode | None, prices: Iterable[PriceRow], *,
+                    spot: SpotPolicy = SpotPolicy(), start: str = "2026-01", discount_rate: Number | None = None,
+                    owned_name: str = "owned") -> Comparison:
+    """Cost ``gpus`` GPUs for ``months`` months under each option; cheapest total first.
+
+    ``prices`` are the rows of the instance types to compare (see :func:`cloud_rows`); money must be in
+    the owned node's currency.
+    """
+    whole(gpus, "gpus")
+    whole(months, "months")
+    rows = list(prices)
+    if owned is None and not rows:
+        raise InputError("nothing to compare: no owned node and no cloud prices",
+                         hint="check the provider, region and instance type against `finops prices show`")
+    currency = owned.currency if owned else rows[0].currency
+    for row in rows:
+        if row.currency != currency:
+            raise CurrencyMismatchError(f"{row.provider} {row.instance_type} is priced in {row.currency}, "
+                                        f"the rest in {currency}", hint="convert one side explicitly first")
+    options: list[OptionCost] = []
+    owned_result = None
+    if owned is not None:
+        owned_result, option = _owned_option(owned, gpus, months, start, discount_rate, owned_name)
+        options.append(option)
+    for row in rows:
+        label = f"{row.provider} {row.instance_type} {row.pricing_model}"
+        label += f" {row.payment_option}" if row.payment_option and row.term_hours else ""
+        rate = Money.of(row.per_gpu_hour, row.currency)
+        if row.pricing_model != "spot":
+            options.append(_cloud_option(row, gpus, months, rate, _KIND[row.pricing_model], label, ""))
+            continue
+        on_demand = [r for r in rows if r.pricing_model == "on_demand" and r.provider == row.provider
+                     and r.instance_type == row.instance_type and r.region == row.region]
+        if not on_demand:
+            continue
+        od_rate = Money.of(on_demand[0].per_gpu_hour, row.currency)
+        effective = spot_effective_hourly(rate, od_rate, lost_work_share=spot.lost_work_share,
+                                          fallback_share=spot.fallback_share)
+        cap = positive(spot.max_share, "spot max_share", allow_zero=True)
+        blended = od_rate * (1 - cap) + effective * cap
+        options.append(_cloud_option(
+            row, gpus, months, blended, "spot", f"{label} {spot.max_share:.0%} + on_demand",
+            f"spot {row.per_gpu_hour:.2f}/GPU-h -> {effective.amount:.2f} effective "
+            f"({spot.lost_work_share:.0%} work redone, {spot.fallback_share:.0%} fallback)"))
+    options.sort(key=lambda o: (o.total.amount, o.name))
+    return Comparison(gpus, months, owned_result, tuple(options))

@@ -1,0 +1,82 @@
+"""``finops tco``: JSON figures, price-book options, the owned schedule, and bad input -> exit 2."""
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from finops.cli import main
+from finops.money import to_decimal
+from finops.price_book import PriceBook, PriceRow
+
+
+def run(capsys, *args):
+    code = main(["tco", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def _book(tmp_path):
+    def row(model, option, hourly, upfront=0):
+        return PriceRow("aws", "us-east-1", "p5.48xlarge", "h100-sxm", 8, model, option, to_decimal(hourly),
+                        to_decimal(upfront), "USD", "2026-11-01", "test fixture")
+    rows = [row("on_demand", "", "55.04"), row("spot", "", "24"),
+            row("reserved_3y", "all_upfront", "30", 30 * 26280), row("reserved_1y", "no_upfront", "40")]
+    return PriceBook(rows).write_csv(tmp_path / "prices.csv")
+
+
+def test_json_compares_owned_with_the_cited_p5_price(capsys):
+    code, out, _ = run(capsys, "--gpus", "16", "--months", "36", "--provider", "aws", "--json",
+                       "--tokens-per-s", "2000")
+    assert code == 0
+    payload = json.loads(out)
+    options = {o["name"]: o for o in payload["options"]}
+    owned = options["owned h100-sxm-8gpu"]
+    assert owned["units"] == 2 and owned["capex"] == 800_000
+    assert payload["owned"]["capex"] == 800_000 and len(payload["owned"]["schedule"]) == 36
+    on_demand = options["aws p5.48xlarge on_demand"]
+    assert on_demand["per_gpu_hour"] == 6.88
+    assert Decimal(str(on_demand["total"])) == Decimal("6.88") * 16 * 730 * 36
+    assert on_demand["per_million_tokens"] == pytest.approx(6.88 / 2000 / 3600 * 1e6, abs=0.005)
+    assert payload["cheapest"] == "owned h100-sxm-8gpu"
+
+
+def test_price_book_options_with_upfront_spot_and_commitment_past_the_horizon(capsys, tmp_path):
+    code, out, _ = run(capsys, "--gpus", "8", "--months", "12", "--no-owned", "--price-book",
+                       str(_book(tmp_path)), "--spot-lost-work", "0", "--spot-fallback", "0",
+                       "--spot-max-share", "0.5", "--json")
+    assert code == 0
+    options = {o["name"]: o for o in json.loads(out)["options"]}
+    assert "owned h100-sxm-8gpu" not in options
+    reserved = options["aws p5.48xlarge reserved_3y all_upfront"]
+    assert reserved["upfront"] == 30 * 26280 and reserved["term_months"] == 36
+    assert reserved["total"] == pytest.approx(30 * 730 * 36)          # the whole term is owed
+    assert "24 months of commitment past the horizon" in reserved["note"]
+    spot = options["aws p5.48xlarge spot 50% + on_demand"]
+    assert spot["per_gpu_hour"] == pytest.approx((55.04 + 24) / 2 / 8, abs=1e-4)
+    assert options["aws p5.48xlarge on_demand"]["opex"] == pytest.approx(55.04 * 730 * 12)
+
+
+def test_owned_overrides_and_schedule_table(capsys):
+    code, out, _ = run(capsys, "--gpus", "8", "--months", "3", "--start", "2026-11", "--cost-of-capital", "0",
+                       "--node-price", "300000", "--electricity", "0.12", "--schedule")
+    assert code == 0
+    assert "2026-11" in out and "2027-01" in out
+    assert "5,000.00" in out                         # 300,000 / 60 months straight-line
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--gpus", "0"], "gpus"),
+    (["--months", "0"], "months"),
+    (["--electricity", "abc"], "--electricity"),
+    (["--pue", "0.5"], "pue"),
+    (["--start", "2026-13"], "month"),
+    (["--reference", "h10x"], "reference case"),
+    (["--spot-max-share", "2"], "max_share"),
+    (["--provider", "aws", "--region", "mars-1"], "no prices"),
+    (["--price-book", "/nonexistent/prices.csv"], "does not exist"),
+])
+def test_bad_input_exits_2_with_a_message(capsys, args, message):
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert message in err and "Traceback" not in err
