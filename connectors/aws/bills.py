@@ -1,0 +1,87 @@
+"""``pull_bills``: AWS bills for one or more months -> one FOCUS 1.2 Parquet file (with the GPU columns).
+
+Sources:
+
+- ``s3://BUCKET/PREFIX``: an AWS Data Exports CUR 2.0 or FOCUS 1.2 export (Parquet or gzip CSV), read
+  through its manifest (:mod:`connectors.aws.exports`), mapped by :mod:`connectors.aws.cur` or
+  :mod:`connectors.aws.focus_export`;
+- a local folder holding a downloaded copy of such a prefix;
+- ``ce`` (or ``cost-explorer``): Cost Explorer, the light alternative (:mod:`connectors.aws.cost_explorer`).
+
+Every month is read and mapped in memory first; the Parquet file is written only when all succeeded,
+atomically, so a failure part-way writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from finops.errors import InputError
+
+from .cost_explorer import cost_explorer_rows, fetch_cost_and_usage
+from .cur import GpuOf, focus_rows_from_cur
+from .exports import find_delivery, open_store, read_records
+from .focus_export import focus_rows_from_focus
+from .focus_table import write_focus_parquet
+from .session import AwsSession
+
+__all__ = ["COST_EXPLORER_SOURCES", "months", "pull_bills"]
+
+COST_EXPLORER_SOURCES = ("ce", "cost-explorer")
+_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
+
+
+def _index(month: str) -> int:
+    match = _MONTH.match(month.strip())
+    if not match:
+        raise InputError(f"month must be YYYY-MM, got {month!r}", hint="e.g. --month 2026-05 or 2026-03..2026-05")
+    return int(match.group(1)) * 12 + int(match.group(2)) - 1
+
+
+def months(text: str) -> list[str]:
+    """The months of ``YYYY-MM``, ``YYYY-MM..YYYY-MM`` (inclusive) or a comma-separated list.
+
+    >>> months("2025-11..2026-02"), months("2026-05,2026-03")
+    (['2025-11', '2025-12', '2026-01', '2026-02'], ['2026-03', '2026-05'])
+    """
+    if ".." in text:
+        first, _, last = text.partition("..")
+        start, end = _index(first), _index(last)
+        if end < start:
+            raise InputError(f"month range {text!r} ends before it starts")
+        indexes = list(range(start, end + 1))
+    else:
+        indexes = sorted({_index(part) for part in text.split(",") if part.strip()})
+    if not indexes:
+        raise InputError("no month given", hint="e.g. --month 2026-05")
+    return [f"{i // 12:04d}-{i % 12 + 1:02d}" for i in indexes]
+
+
+def _export_rows(store: Any, month: str, gpu_of: GpuOf) -> list[dict[str, Any]]:
+    delivery = find_delivery(store, month)
+    rows: list[dict[str, Any]] = []
+    for key in delivery.data_keys:
+        records = read_records(store, key)
+        if delivery.kind == "cur2":
+            rows.extend(focus_rows_from_cur(records, gpu_of=gpu_of, file=key))
+        else:
+            rows.extend(focus_rows_from_focus(records, gpu_of=gpu_of))
+    return rows
+
+
+def pull_bills(source: str, month: str, out: str | Path, *, gpu_of: GpuOf, session: AwsSession | None = None) -> Path:
+    """Read ``month`` (or a range) from ``source`` and write FOCUS Parquet to ``out``; returns ``out``."""
+    session = session or AwsSession()
+    wanted = months(month)
+    rows: list[dict[str, Any]] = []
+    if source.strip().lower() in COST_EXPLORER_SOURCES:
+        client = session.client("ce", "us-east-1")
+        for m in wanted:
+            rows.extend(cost_explorer_rows(*fetch_cost_and_usage(client, m), gpu_of=gpu_of))
+    else:
+        store = open_store(source, session.client("s3") if source.startswith("s3://") else None)
+        for m in wanted:
+            rows.extend(_export_rows(store, m, gpu_of))
+    return write_focus_parquet(rows, out)

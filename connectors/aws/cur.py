@@ -1,0 +1,185 @@
+"""Normalize CUR 2.0 line items to FOCUS 1.2 records (pure: records in, records out).
+
+The rules are the tables of :mod:`connectors.aws.mapping`; the module docstring there shows them. A CUR
+record is a mapping of CUR 2.0 column names to cells as Parquet or CSV gives them (numbers or numeric
+text, datetimes or ISO text, the ``product`` / ``resource_tags`` maps as mappings, pairs or JSON text).
+
+>>> rows = focus_rows_from_cur([{"line_item_line_item_type": "Usage", "line_item_product_code": "AmazonEC2",
+...     "line_item_usage_type": "USE1-BoxUsage:p5.48xlarge", "product_instance_type": "p5.48xlarge",
+...     "line_item_usage_amount": "2", "pricing_unit": "Hrs", "line_item_unblended_cost": "110.08",
+...     "line_item_usage_start_date": "2026-05-01T00:00:00Z"}], gpu_of=lambda t: ("h100-sxm", 8))
+>>> rows[0]["BilledCost"], rows[0]["EffectiveCost"], rows[0]["x_GpuHours"], rows[0]["x_PurchaseOption"]
+(Decimal('110.08'), Decimal('110.08'), Decimal('16'), 'on_demand')
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from decimal import Decimal
+from typing import Any
+
+from finops.errors import InputError, Location
+from finops.money import MONEY_CONTEXT
+
+from .focus_table import decimal_or_none, gpu_columns, record, timestamp
+from .mapping import (COMMITMENT_KINDS, CUR_DECIMAL_COLUMNS, CUR_TEXT_COLUMNS, LEASE_TERMS, LINE_ITEM_TYPES,
+                      SERVICE_CATEGORIES, UNITS, USAGE_KINDS, LineItemRule)
+
+__all__ = ["GpuOf", "focus_rows_from_cur", "usage_kind"]
+
+#: instance type -> (GPU model, GPUs per instance), or ``None`` for an instance without GPUs / unknown.
+GpuOf = Callable[[str], "tuple[str, int] | None"]
+_ZERO = Decimal(0)
+
+
+def usage_kind(usage_type: str) -> str:
+    """The kind of a usage type, without region prefix and resource suffix.
+
+    >>> usage_kind("USE1-SpotUsage:p5.48xlarge"), usage_kind("BoxUsage:g6.xlarge"), usage_kind("")
+    ('SpotUsage', 'BoxUsage', '')
+    """
+    head = usage_type.partition(":")[0]
+    return head.rpartition("-")[2] if "-" in head else head
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _mapping(value: Any) -> dict[str, str]:
+    if value is None or value == "":
+        return {}
+    if isinstance(value, Mapping):
+        items = value.items()
+    elif isinstance(value, str):
+        parsed = json.loads(value)
+        items = parsed.items() if isinstance(parsed, Mapping) else []
+    else:  # Parquet map cells arrive as a list of (key, value) pairs
+        items = list(value)
+    return {str(k): str(v) for k, v in items if v not in (None, "")}
+
+
+def _money(rec: Mapping[str, Any], column: str) -> Decimal:
+    value = decimal_or_none(rec.get(column))
+    return _ZERO if value is None else value
+
+
+def _purchase_option(kind: str, rec: Mapping[str, Any], usage: str) -> str | None:
+    if kind:
+        _, _, _, term_column = COMMITMENT_KINDS[kind]
+        term = LEASE_TERMS.get(str(rec.get(term_column) or "").strip().lower())
+        return f"{kind.replace('reservation', 'reserved')}_{term}" if term else kind.replace("reservation", "reserved")
+    return USAGE_KINDS.get(usage)
+
+
+def _charge(rec: Mapping[str, Any], rule: LineItemRule, gpu_of: GpuOf) -> dict[str, Any]:
+    values: dict[str, Any] = {focus: _text(rec.get(cur)) for cur, focus in CUR_TEXT_COLUMNS.items()}
+    for column in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
+        values[column] = timestamp(values[column])
+    values.update({focus: decimal_or_none(rec.get(cur)) for cur, focus in CUR_DECIMAL_COLUMNS.items()})
+    values["PricingUnit"] = UNITS.get(values["PricingUnit"] or "", values["PricingUnit"])
+    arn_column = COMMITMENT_KINDS[rule.commitment][0] if rule.commitment else ""
+    commitment_id = _text(rec.get(arn_column)) if arn_column else None
+    kind = rule.commitment if commitment_id else ""
+    unblended = _money(rec, "line_item_unblended_cost")
+    billed = _ZERO if rule.billed_is_zero else unblended
+    effective = {
+        "net_unblended": decimal_or_none(rec.get("line_item_net_unblended_cost")),
+        "reservation": _money(rec, "reservation_effective_cost"),
+        "savings_plan": _money(rec, "savings_plan_savings_plan_effective_cost"),
+        "commitment_fee": _ZERO if commitment_id else billed,
+        "billed": billed,
+    }[rule.effective]
+    effective = billed if effective is None else effective
+    list_cost = values["ListCost"] if values["ListCost"] is not None else billed
+    is_usage = rule.charge_category == "Usage"
+    covered = is_usage and bool(kind)
+    usage = usage_kind(str(rec.get("line_item_usage_type") or ""))
+    product = _mapping(rec.get("product"))
+    instance_type = _text(rec.get("product_instance_type")) or product.get("instance_type")
+    option = _purchase_option(kind, rec, usage) if (usage in USAGE_KINDS or not is_usage) else None
+    quantity = values["PricingQuantity"]
+    hours = quantity if is_usage and usage in USAGE_KINDS and values["PricingUnit"] == "Hours" else None
+    if covered:
+        pricing: str | None = "Committed"
+    elif usage == "SpotUsage":
+        pricing = "Dynamic"
+    else:
+        pricing = "Standard" if rule.charge_category in ("Usage", "Purchase") else None
+    product_code = values["ServiceName"] or ""
+    details = {k: v for k, v in (("InstanceType", instance_type), ("UsageType", _text(rec.get("line_item_usage_type"))),
+                                 ("Operation", _text(rec.get("line_item_operation")))) if v}
+    tags = _mapping(rec.get("resource_tags"))
+    commitment = COMMITMENT_KINDS[kind] if kind else None
+    values.update(
+        ProviderName="AWS", PublisherName=values["PublisherName"] or "AWS",
+        InvoiceIssuerName=values["InvoiceIssuerName"] or "AWS",
+        BillingAccountType="Payer Account" if values["BillingAccountId"] else None,
+        SubAccountType="Linked Account" if values["SubAccountId"] else None,
+        ChargeCategory=rule.charge_category, ChargeClass=None, ChargeFrequency=rule.charge_frequency,
+        ChargeDescription=values["ChargeDescription"] or str(rec.get("line_item_line_item_type")),
+        BilledCost=billed, EffectiveCost=effective, ListCost=list_cost,
+        ContractedCost=list_cost if covered else unblended, PricingCategory=pricing,
+        PricingQuantity=quantity if quantity is not None else _ZERO, PricingUnit=values["PricingUnit"] or "Units",
+        PricingCurrency=values["PricingCurrency"] or values["BillingCurrency"],
+        ConsumedQuantity=quantity if is_usage else None, ConsumedUnit=values["PricingUnit"] if is_usage else None,
+        ServiceCategory=SERVICE_CATEGORIES.get(product_code, "Other"),
+        SkuPriceDetails=json.dumps(details, sort_keys=True) if details else None,
+        Tags=json.dumps(tags, sort_keys=True) if tags else None,
+        CommitmentDiscountId=commitment_id if kind else None,
+        CommitmentDiscountName=commitment_id.rpartition("/")[2] if kind and commitment_id else None,
+        CommitmentDiscountCategory=commitment[1] if commitment else None,
+        CommitmentDiscountType=commitment[2] if commitment else None,
+        CommitmentDiscountStatus="Used" if covered else None,
+    )
+    gpu = gpu_of(instance_type) if instance_type else None
+    return record(**values, **gpu_columns(instance_type, hours, option, gpu))
+
+
+def _unused(rec: Mapping[str, Any], charge: dict[str, Any]) -> dict[str, Any] | None:
+    """The Unused row of a commitment fee line item, or ``None`` when the whole commitment was used."""
+    if charge["CommitmentDiscountType"] == "Reserved Instance":
+        amount = MONEY_CONTEXT.add(_money(rec, "reservation_unused_amortized_upfront_fee_for_billing_period"),
+                                   _money(rec, "reservation_unused_recurring_fee"))
+        quantity = _money(rec, "reservation_unused_quantity")
+    elif charge["CommitmentDiscountType"] == "Savings Plan":
+        amount = MONEY_CONTEXT.subtract(_money(rec, "savings_plan_total_commitment_to_date"),
+                                        _money(rec, "savings_plan_used_commitment"))
+        quantity = amount
+    else:
+        return None
+    if amount <= 0:
+        return None
+    return {**charge, "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based",
+            "ChargeDescription": f"Unused {charge['CommitmentDiscountType']} commitment",
+            "BilledCost": _ZERO, "EffectiveCost": amount, "ListCost": _ZERO, "ContractedCost": _ZERO,
+            "PricingCategory": "Committed", "PricingQuantity": quantity, "ConsumedQuantity": None,
+            "ConsumedUnit": None, "CommitmentDiscountStatus": "Unused", "x_GpuHours": None}
+
+
+def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, file: str | None = None,
+                        ) -> list[dict[str, Any]]:
+    """FOCUS records for CUR 2.0 line items (dropped negations, added Unused commitment rows).
+
+    An unknown ``line_item_line_item_type`` fails with its file and row rather than being guessed."""
+    rows: list[dict[str, Any]] = []
+    for number, rec in enumerate(records, start=1):
+        kind = str(rec.get("line_item_line_item_type") or "")
+        if kind not in LINE_ITEM_TYPES:
+            raise InputError(f"unknown CUR line item type {kind!r}",
+                             where=Location(file=file, row=number, column="line_item_line_item_type"),
+                             hint=f"known: {', '.join(LINE_ITEM_TYPES)}")
+        rule = LINE_ITEM_TYPES[kind]
+        if rule is None:
+            continue
+        charge = _charge(rec, rule, gpu_of)
+        rows.append(charge)
+        if rule.emits_unused:
+            unused = _unused(rec, charge)
+            if unused is not None:
+                rows.append(unused)
+    return rows

@@ -1,0 +1,97 @@
+"""Normalize AWS's own FOCUS 1.2 Data Export rows: typed cells plus the ``x_`` GPU columns.
+
+AWS already maps CUR to FOCUS in this export, so the FOCUS columns are kept as they are (money as exact
+decimals, periods as UTC datetimes, ``Tags`` / ``SkuPriceDetails`` as JSON text); AWS's own ``x_``
+columns beyond this product's are dropped. The GPU columns are derived:
+
+- ``x_InstanceType``: ``SkuPriceDetails.InstanceType``, else the suffix of an instance usage type
+  (``x_UsageType = USE1-BoxUsage:p5.48xlarge``);
+- ``x_PurchaseOption``: ``PricingCategory`` Dynamic -> ``spot``; Committed -> ``reserved`` / ``savings_plan``
+  with the term (``_1y`` / ``_3y``) when ``CommitmentDiscountName`` or ``SkuPriceDetails.x_PurchaseTerm`` says
+  it; Standard instance usage -> ``on_demand``;
+- ``x_GpuHours`` = ``ConsumedQuantity`` in Hours x GPUs per instance, for used (not Unused) usage rows.
+
+>>> row, = focus_rows_from_focus([{"ChargeCategory": "Usage", "PricingCategory": "Committed",
+...     "CommitmentDiscountType": "Savings Plan", "CommitmentDiscountName": "ComputeSavingsPlan-3yr-NoUpfront",
+...     "ConsumedQuantity": "1.5", "ConsumedUnit": "Hours", "BilledCost": "0", "EffectiveCost": "41.2",
+...     "SkuPriceDetails": '{"InstanceType": "p5.48xlarge"}'}], gpu_of=lambda t: ("h100-sxm", 8))
+>>> row["x_PurchaseOption"], row["x_GpuHours"], row["EffectiveCost"]
+('savings_plan_3y', Decimal('12.0'), Decimal('41.2'))
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .cur import GpuOf, usage_kind
+from .focus_table import KINDS, NAMES, decimal_or_none, gpu_columns, record, timestamp
+from .mapping import LEASE_TERMS, USAGE_KINDS
+
+__all__ = ["focus_rows_from_focus"]
+
+#: FOCUS CommitmentDiscountType -> x_PurchaseOption kind
+COMMITMENT_TYPES: dict[str, str] = {"Reserved Instance": "reserved", "Savings Plan": "savings_plan"}
+_TERM = re.compile(r"(?<![0-9])([13])\s*-?\s*(yr|y|year)", re.IGNORECASE)
+
+
+def _json_text(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return value
+    pairs = value.items() if isinstance(value, Mapping) else value
+    return json.dumps({str(k): v for k, v in pairs}, sort_keys=True)
+
+
+def _cell(name: str, value: Any) -> Any:
+    kind = KINDS[name]
+    if kind == "decimal":
+        return decimal_or_none(value)
+    if kind == "timestamp":
+        return timestamp(value)
+    if kind == "json":
+        return _json_text(value)
+    if kind == "integer":
+        return None if value in (None, "") else int(value)
+    return None if value in (None, "") else str(value)
+
+
+def _term(*texts: str) -> str | None:
+    for text in texts:
+        match = _TERM.search(text or "")
+        if match:
+            return LEASE_TERMS.get(f"{match.group(1)}yr")
+    return None
+
+
+def _gpu_fields(row: Mapping[str, Any], raw: Mapping[str, Any], gpu_of: GpuOf) -> dict[str, Any]:
+    details = json.loads(row["SkuPriceDetails"]) if row["SkuPriceDetails"] else {}
+    usage = usage_kind(str(raw.get("x_UsageType") or ""))
+    instance_type = details.get("InstanceType") or (
+        str(raw["x_UsageType"]).rpartition(":")[2] if usage in USAGE_KINDS else None)
+    kind = COMMITMENT_TYPES.get(row["CommitmentDiscountType"] or "")
+    if row["PricingCategory"] == "Dynamic" or usage == "SpotUsage":
+        option: str | None = "spot"
+    elif kind:
+        term = _term(row["CommitmentDiscountName"] or "", str(details.get("x_PurchaseTerm", "")))
+        option = f"{kind}_{term}" if term else kind
+    elif instance_type and row["ChargeCategory"] == "Usage":
+        option = "on_demand"
+    else:
+        option = None
+    used = row["ChargeCategory"] == "Usage" and row["CommitmentDiscountStatus"] != "Unused"
+    hours = row["ConsumedQuantity"] if used and row["ConsumedUnit"] == "Hours" else None
+    gpu = gpu_of(instance_type) if instance_type else None
+    return gpu_columns(instance_type, hours, option, gpu)
+
+
+def focus_rows_from_focus(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf) -> list[dict[str, Any]]:
+    """Typed FOCUS records with the GPU columns, one per export row."""
+    rows = []
+    for raw in records:
+        row = {name: _cell(name, raw.get(name)) for name in NAMES if not name.startswith("x_")}
+        rows.append(record(**row, **_gpu_fields(row, raw, gpu_of)))
+    return rows

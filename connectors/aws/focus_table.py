@@ -1,0 +1,108 @@
+"""FOCUS rows as Python records, their cell conversions, and the atomic Parquet writer.
+
+A FOCUS record is a ``dict`` over :data:`NAMES` (the FOCUS 1.2 columns of :mod:`finops.focus`, then the
+``x_`` GPU columns): text as ``str``, money and quantities as exact :class:`~decimal.Decimal`, periods as
+naive UTC :class:`~datetime.datetime`, ``x_GpuCount`` as ``int``, unknown as ``None``.
+
+>>> timestamp("2026-05-01T01:00:00Z"), decimal_or_none(0.1), decimal_or_none("")
+(datetime.datetime(2026, 5, 1, 1, 0), Decimal('0.1'), None)
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from finops.focus import COLUMNS, GPU_COLUMNS
+from finops.money import MONEY_CONTEXT, to_decimal
+
+__all__ = ["KINDS", "NAMES", "decimal_or_none", "gpu_columns", "record", "timestamp", "write_focus_parquet"]
+
+NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS + GPU_COLUMNS)
+KINDS: dict[str, str] = {c.name: c.kind for c in COLUMNS + GPU_COLUMNS}
+_SCALE = Decimal("1e-10")  # DECIMAL(38, 10), as finops.focus declares money
+
+
+def timestamp(value: Any) -> datetime | None:
+    """A naive UTC datetime from ISO text (``Z`` or an offset allowed) or a datetime; ``None`` if empty."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    else:
+        parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+    return parsed
+
+
+def decimal_or_none(value: Any) -> Decimal | None:
+    """An exact decimal from a number or numeric text; ``None`` for an empty cell."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return to_decimal(value)
+
+
+def record(**values: Any) -> dict[str, Any]:
+    """A FOCUS record with every column, ``None`` where not given."""
+    unknown = set(values) - set(NAMES)
+    if unknown:
+        raise KeyError(f"not FOCUS columns: {sorted(unknown)}")
+    return {name: values.get(name) for name in NAMES}
+
+
+def gpu_columns(instance_type: str | None, hours: Decimal | None, purchase_option: str | None,
+                gpu: tuple[str, int] | None) -> dict[str, Any]:
+    """The ``x_`` columns: GPU-hours = instance-hours x GPUs per instance (``None`` without a GPU or hours).
+
+    >>> gpu_columns("p5.48xlarge", Decimal("10"), "on_demand", ("h100-sxm", 8))["x_GpuHours"]
+    Decimal('80')
+    """
+    gpu_hours = MONEY_CONTEXT.multiply(hours, Decimal(gpu[1])) if gpu and hours is not None else None
+    return {"x_InstanceType": instance_type or None, "x_GpuModel": gpu[0] if gpu else None,
+            "x_GpuCount": gpu[1] if gpu else None, "x_GpuHours": gpu_hours, "x_PurchaseOption": purchase_option or None}
+
+
+def _arrow_schema() -> Any:
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "json": pa.string(), "decimal": pa.decimal128(38, 10),
+             "timestamp": pa.timestamp("us"), "integer": pa.int32()}
+    return pa.schema([(name, types[KINDS[name]]) for name in NAMES])
+
+
+def _cell(name: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if KINDS[name] == "decimal":
+        return to_decimal(value).quantize(_SCALE, context=MONEY_CONTEXT)
+    return value
+
+
+def write_focus_parquet(rows: Iterable[Mapping[str, Any]], out: str | Path) -> Path:
+    """Write FOCUS records to ``out`` atomically: a temporary file in the same folder renamed into place,
+    so a reader sees the old file or the whole new one, never a part."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = Path(out)
+    columns: dict[str, list[Any]] = {name: [] for name in NAMES}
+    for row in rows:
+        for name in NAMES:
+            columns[name].append(_cell(name, row.get(name)))
+    table = pa.Table.from_pydict(columns, schema=_arrow_schema())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    os.close(handle)
+    try:
+        pq.write_table(table, temporary)
+        os.replace(temporary, out)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    return out

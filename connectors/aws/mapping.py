@@ -1,0 +1,153 @@
+"""Declarative tables: AWS bill vocabulary -> FOCUS 1.2 and the price book's pricing models.
+
+Everything AWS-specific about turning a bill into FOCUS rows is a table here; :mod:`connectors.aws.cur`
+only applies them. How each CUR 2.0 line item type becomes FOCUS (after AWS's own FOCUS export and the
+FOCUS 1.2 spec, "Commitment discounts" and "Amortization"):
+
+=========================  =========  ==========  ======================  ===========================================
+line_item_line_item_type   category   frequency   BilledCost              EffectiveCost
+=========================  =========  ==========  ======================  ===========================================
+Usage                      Usage      Usage-Based unblended               net unblended (else unblended)
+DiscountedUsage (RI)       Usage      Usage-Based unblended (0)           reservation_effective_cost (amortized)
+SavingsPlanCoveredUsage    Usage      Usage-Based 0                       savings_plan_savings_plan_effective_cost
+SavingsPlanNegation        (dropped: it only cancels the covered usage's unblended cost, never billed in FOCUS)
+Fee (RI/other upfront)     Purchase   One-Time    unblended               0 if a commitment ARN (amortized), else billed
+RIFee                      Purchase   Recurring   unblended               0 (amortized into usage) + an Unused row
+SavingsPlanUpfrontFee      Purchase   One-Time    unblended               0 (amortized into usage)
+SavingsPlanRecurringFee    Purchase   Recurring   unblended               0 (amortized into usage) + an Unused row
+Tax                        Tax        Usage-Based unblended               unblended
+Credit, Refund, discounts  Credit /   Usage-Based unblended               unblended
+                           Adjustment
+=========================  =========  ==========  ======================  ===========================================
+
+Unused commitment is made visible as its own ``Usage`` row with ``CommitmentDiscountStatus = Unused``,
+``BilledCost = 0`` and ``EffectiveCost`` = the unused part: for an RI
+``reservation_unused_amortized_upfront_fee_for_billing_period + reservation_unused_recurring_fee``, for a
+Savings Plan ``savings_plan_total_commitment_to_date - savings_plan_used_commitment``. So
+``sum(BilledCost)`` equals the CUR's unblended total and ``sum(EffectiveCost)`` its amortized total.
+
+Sources: CUR 2.0 data dictionary (https://docs.aws.amazon.com/cur/latest/userguide/table-dictionary-cur2.html),
+"Understanding Savings Plans / Reserved Instance line items" in the CUR user guide, and FOCUS 1.2
+(https://focus.finops.org/focus-specification/v1-2/).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+__all__ = ["CE_PURCHASE_TYPES", "CUR_DECIMAL_COLUMNS", "CUR_TEXT_COLUMNS", "COMMITMENT_KINDS", "LINE_ITEM_TYPES",
+           "LEASE_TERMS", "PURCHASE_OPTIONS", "PurchaseOption", "SERVICE_CATEGORIES", "UNITS", "USAGE_KINDS",
+           "LineItemRule"]
+
+#: x_PurchaseOption: the price book's pricing models where the term is known, the bare kind where not.
+PurchaseOption = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "savings_plan_1y", "savings_plan_3y",
+                         "reserved", "savings_plan"]
+PURCHASE_OPTIONS: tuple[str, ...] = get_args(PurchaseOption)
+
+CommitmentKind = Literal["", "reservation", "savings_plan"]
+#: Which effective cost a line item takes.
+EffectiveRule = Literal["net_unblended", "reservation", "savings_plan", "commitment_fee", "billed"]
+
+
+@dataclass(frozen=True)
+class LineItemRule:
+    """How one CUR ``line_item_line_item_type`` becomes a FOCUS row."""
+
+    charge_category: str
+    charge_frequency: str
+    billed_is_zero: bool
+    effective: EffectiveRule
+    commitment: CommitmentKind = ""
+    emits_unused: bool = False
+
+
+_USAGE, _PURCHASE = "Usage", "Purchase"
+#: ``line_item_line_item_type`` -> rule; ``None`` drops the line item.
+LINE_ITEM_TYPES: dict[str, LineItemRule | None] = {
+    "Usage": LineItemRule(_USAGE, "Usage-Based", False, "net_unblended"),
+    "DiscountedUsage": LineItemRule(_USAGE, "Usage-Based", False, "reservation", "reservation"),
+    "SavingsPlanCoveredUsage": LineItemRule(_USAGE, "Usage-Based", True, "savings_plan", "savings_plan"),
+    "SavingsPlanNegation": None,
+    "Fee": LineItemRule(_PURCHASE, "One-Time", False, "commitment_fee", "reservation"),
+    "RIFee": LineItemRule(_PURCHASE, "Recurring", False, "commitment_fee", "reservation", emits_unused=True),
+    "SavingsPlanUpfrontFee": LineItemRule(_PURCHASE, "One-Time", False, "commitment_fee", "savings_plan"),
+    "SavingsPlanRecurringFee": LineItemRule(_PURCHASE, "Recurring", False, "commitment_fee", "savings_plan",
+                                            emits_unused=True),
+    "Tax": LineItemRule("Tax", "Usage-Based", False, "billed"),
+    "Credit": LineItemRule("Credit", "Usage-Based", False, "billed"),
+    "Refund": LineItemRule("Adjustment", "Usage-Based", False, "billed"),
+    "EdpDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
+    "BundledDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
+    "PrivateRateDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
+    "DistributorDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
+    "RiVolumeDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
+    "SppDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
+}
+
+#: commitment kind -> (ARN column, FOCUS CommitmentDiscountCategory, CommitmentDiscountType, term column)
+COMMITMENT_KINDS: dict[str, tuple[str, str, str, str]] = {
+    "reservation": ("reservation_reservation_a_r_n", "Usage", "Reserved Instance", "pricing_lease_contract_length"),
+    "savings_plan": ("savings_plan_savings_plan_a_r_n", "Spend", "Savings Plan", "savings_plan_purchase_term"),
+}
+#: term text in CUR -> price-book term suffix
+LEASE_TERMS: dict[str, str] = {"1yr": "1y", "1 yr": "1y", "1y": "1y", "3yr": "3y", "3 yr": "3y", "3y": "3y"}
+
+#: CUR 2.0 text/timestamp column -> FOCUS column (copied as is).
+CUR_TEXT_COLUMNS: dict[str, str] = {
+    "bill_billing_entity": "PublisherName",
+    "bill_invoicing_entity": "InvoiceIssuerName",
+    "bill_invoice_id": "InvoiceId",
+    "bill_payer_account_id": "BillingAccountId",
+    "bill_payer_account_name": "BillingAccountName",
+    "line_item_usage_account_id": "SubAccountId",
+    "line_item_usage_account_name": "SubAccountName",
+    "bill_billing_period_start_date": "BillingPeriodStart",
+    "bill_billing_period_end_date": "BillingPeriodEnd",
+    "line_item_usage_start_date": "ChargePeriodStart",
+    "line_item_usage_end_date": "ChargePeriodEnd",
+    "line_item_line_item_description": "ChargeDescription",
+    "line_item_currency_code": "BillingCurrency",
+    "pricing_currency": "PricingCurrency",
+    "pricing_unit": "PricingUnit",
+    "line_item_product_code": "ServiceName",
+    "product_sku": "SkuId",
+    "pricing_rate_code": "SkuPriceId",
+    "line_item_resource_id": "ResourceId",
+    "product_region_code": "RegionId",
+    "product_location": "RegionName",
+    "line_item_availability_zone": "AvailabilityZone",
+}
+#: CUR 2.0 numeric column -> FOCUS decimal column (copied as exact decimals).
+CUR_DECIMAL_COLUMNS: dict[str, str] = {
+    "pricing_public_on_demand_cost": "ListCost",
+    "pricing_public_on_demand_rate": "ListUnitPrice",
+    "line_item_unblended_rate": "ContractedUnitPrice",
+    "line_item_usage_amount": "PricingQuantity",
+}
+
+#: AWS product code -> FOCUS ServiceCategory (unlisted codes are "Other").
+SERVICE_CATEGORIES: dict[str, str] = {
+    "AmazonEC2": "Compute", "AmazonECS": "Compute", "AmazonEKS": "Compute", "AWSLambda": "Compute",
+    "AmazonS3": "Storage", "AmazonEFS": "Storage", "AmazonFSx": "Storage", "AmazonRDS": "Databases",
+    "AmazonDynamoDB": "Databases", "AmazonVPC": "Networking", "AWSDataTransfer": "Networking",
+    "AmazonCloudFront": "Networking", "AmazonCloudWatch": "Management and Governance",
+    "AmazonSageMaker": "AI and Machine Learning", "AmazonBedrock": "AI and Machine Learning",
+    "AWSSupportBusiness": "Other", "AWSSupportEnterprise": "Other",
+}
+
+#: Cost Explorer PURCHASE_TYPE dimension value -> x_PurchaseOption (Cost Explorer gives no term).
+CE_PURCHASE_TYPES: dict[str, str] = {
+    "On Demand Instances": "on_demand", "Spot Instances": "spot", "Savings Plans": "savings_plan",
+    "Standard Reserved Instances": "reserved", "Convertible Reserved Instances": "reserved",
+    "Dedicated Reserved Instances": "reserved", "Dedicated Instances": "on_demand",
+    "Standard Reserved Instance": "reserved", "Convertible Reserved Instance": "reserved",
+}
+
+#: the usage-type kind of an EC2 instance-hour (``USE1-SpotUsage:p5.48xlarge`` -> ``SpotUsage``) -> x_PurchaseOption
+#: when no commitment covers it.
+USAGE_KINDS: dict[str, str] = {"BoxUsage": "on_demand", "DedicatedUsage": "on_demand", "HostBoxUsage": "on_demand",
+                               "SpotUsage": "spot"}
+
+#: CUR pricing units -> FOCUS 1.2 unit names (unlisted units are kept).
+UNITS: dict[str, str] = {"Hrs": "Hours", "Hour": "Hours", "hours": "Hours"}

@@ -1,0 +1,120 @@
+"""AWS bulk price-list offer files (JSON or CSV, optionally gzip) -> the Pricing API's product documents.
+
+A user without Pricing API access downloads an offer file, e.g.
+``https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv``, and
+loads it offline. Both formats are rebuilt into the documents ``get_products`` returns, so one mapper
+(:func:`connectors.aws.pricing.price_rows`) prices all three sources.
+
+- JSON: ``products`` (SKU -> ``{sku, productFamily, attributes}``) and ``terms`` (``OnDemand`` /
+  ``Reserved`` -> SKU -> offer term code -> term), plus ``publicationDate``.
+- CSV: five metadata lines (``FormatVersion``, ``Disclaimer``, ``Publication Date``, ``Version``,
+  ``OfferCode``), then one row per price dimension with the term columns (``TermType``, ``OfferTermCode``,
+  ``RateCode``, ``Unit``, ``PricePerUnit``, ``Currency``, ``LeaseContractLength``, ``PurchaseOption``,
+  ``OfferingClass``) and the product attributes under display names (``Instance Type``, ``Region Code``...).
+
+Source: "Reading the price list files" (https://docs.aws.amazon.com/awsaccountbilling/latest/aboutv2/reading-an-offer.html).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from finops.errors import InputError, Location
+
+__all__ = ["CSV_ATTRIBUTES", "OfferFile", "read_offer_file"]
+
+#: CSV display name -> Price List attribute name (the attributes the mapper reads).
+CSV_ATTRIBUTES: dict[str, str] = {
+    "Instance Type": "instanceType", "Region Code": "regionCode", "Location": "location",
+    "Operating System": "operatingSystem", "Tenancy": "tenancy", "Pre Installed S/W": "preInstalledSw",
+    "CapacityStatus": "capacitystatus", "vCPU": "vcpu", "Memory": "memory", "GPU": "gpu",
+    "Usage Type": "usagetype",
+}
+_TERM_ATTRIBUTES = ("LeaseContractLength", "OfferingClass", "PurchaseOption")
+_METADATA_LINES = 5
+
+
+@dataclass(frozen=True)
+class OfferFile:
+    """The product documents of an offer file and the date AWS published it."""
+
+    publication_date: str
+    documents: tuple[Mapping[str, Any], ...]
+
+
+def _text(path: Path) -> io.TextIOBase:
+    raw = path.open("rb")
+    head = raw.read(2)
+    raw.seek(0)
+    stream = gzip.open(raw) if head == b"\x1f\x8b" else raw
+    return io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
+
+
+def read_offer_file(path: str | Path, keep: Callable[[str], bool] = lambda instance_type: True) -> OfferFile:
+    """Read an EC2 offer file; ``keep(instance_type)`` picks the products to keep (the files are large).
+
+    JSON or CSV is told from the first character, so a renamed download still reads.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"offer file {path} does not exist",
+                         hint="download one from https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/index.json")
+    with _text(path) as stream:
+        first = stream.read(1)
+        stream.seek(0)
+        if first == "{":
+            return _from_json(json.load(stream), keep)
+        return _from_csv(stream, keep, path.name)
+
+
+def _from_json(offer: Mapping[str, Any], keep: Callable[[str], bool]) -> OfferFile:
+    if "products" not in offer or "terms" not in offer:
+        raise InputError("not an AWS offer file: no 'products' and 'terms'",
+                         hint="use a service offer file such as AmazonEC2 .../current/<region>/index.json")
+    terms = offer["terms"]
+    documents = []
+    for sku, product in offer["products"].items():
+        if not keep(product.get("attributes", {}).get("instanceType", "")):
+            continue
+        documents.append({"product": product, "serviceCode": offer.get("offerCode", "AmazonEC2"),
+                          "terms": {kind: terms.get(kind, {}).get(sku, {}) for kind in ("OnDemand", "Reserved")}})
+    return OfferFile(str(offer.get("publicationDate", ""))[:10], tuple(documents))
+
+
+def _from_csv(stream: io.TextIOBase, keep: Callable[[str], bool], name: str) -> OfferFile:
+    metadata = {}
+    for _ in range(_METADATA_LINES):
+        cells = next(csv.reader([stream.readline()]), [])
+        if len(cells) >= 2:
+            metadata[cells[0]] = cells[1]
+    if "OfferCode" not in metadata:
+        raise InputError("not an AWS offer CSV: the metadata lines (FormatVersion ... OfferCode) are missing",
+                         where=Location(file=name))
+    products: dict[str, dict[str, Any]] = {}
+    for line, row in enumerate(csv.DictReader(stream), start=_METADATA_LINES + 2):
+        if not keep(row.get("Instance Type", "")) or row.get("TermType") not in ("OnDemand", "Reserved"):
+            continue
+        sku = row["SKU"]
+        document = products.setdefault(sku, {
+            "product": {"sku": sku, "productFamily": row.get("Product Family", ""),
+                        "attributes": {attr: row.get(col, "") for col, attr in CSV_ATTRIBUTES.items()}},
+            "serviceCode": metadata["OfferCode"], "terms": {"OnDemand": {}, "Reserved": {}}})
+        code = f"{sku}.{row['OfferTermCode']}"
+        term = document["terms"][row["TermType"]].setdefault(code, {
+            "sku": sku, "offerTermCode": row["OfferTermCode"], "effectiveDate": row.get("EffectiveDate", ""),
+            "priceDimensions": {},
+            "termAttributes": {a: row[a] for a in _TERM_ATTRIBUTES if row.get(a)}})
+        if not row.get("PricePerUnit") or not row.get("Currency"):
+            raise InputError("price row without PricePerUnit or Currency", where=Location(file=name, row=line))
+        term["priceDimensions"][row["RateCode"]] = {
+            "rateCode": row["RateCode"], "unit": row["Unit"], "description": row.get("PriceDescription", ""),
+            "pricePerUnit": {row["Currency"]: row["PricePerUnit"]}}
+    return OfferFile(metadata.get("Publication Date", "")[:10], tuple(products.values()))
+

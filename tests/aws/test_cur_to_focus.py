@@ -1,0 +1,104 @@
+"""CUR 2.0 line items -> FOCUS 1.2 rows: one table of line item -> expected FOCUS figures, and the month's
+totals (BilledCost = the CUR's unblended total, EffectiveCost = its amortized total).
+
+The fixture ``data/cur2-2026-05.csv`` is a hand-built CUR 2.0 month (see ``data/README.md``) with
+on-demand, spot, an RI (upfront fee, monthly fee with unused hours, covered usage), a Compute Savings Plan
+(recurring fee with unused commitment, covered usage and its negations), tax and a credit.
+"""
+
+from __future__ import annotations
+
+import csv
+from decimal import Decimal
+
+import pytest
+
+from connectors.aws.cur import focus_rows_from_cur
+from finops.errors import InputError
+from finops.focus import MANDATORY
+
+D = Decimal
+
+
+@pytest.fixture
+def cur_rows(data):
+    with (data / "cur2-2026-05.csv").open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.fixture
+def focus(cur_rows, gpu_of):
+    return focus_rows_from_cur(cur_rows, gpu_of=gpu_of, file="cur2-2026-05.csv")
+
+
+def _by_description(rows, text, status=None):
+    return [r for r in rows if text in r["ChargeDescription"] and r["CommitmentDiscountStatus"] == status]
+
+
+def test_totals_tie_out_to_unblended_and_amortized(focus):
+    # unblended: 550.40 + 1.75 + 100000 + 8000 + 0 + 0 + 720 + 600 + 380 - 600 - 380 + 120 - 50
+    assert sum(r["BilledCost"] for r in focus) == D("109342.15")
+    # amortized: on-demand 550.40 + spot 1.75 + RI used 3000 + RI unused 900 + SP used 650 + SP unused 70 + tax 120
+    #            - credit 50
+    assert sum(r["EffectiveCost"] for r in focus) == D("5242.15")
+    assert len(focus) == 13  # 13 line items - 2 negations + 2 unused-commitment rows
+
+
+def test_every_mandatory_column_is_filled(focus):
+    for row in focus:  # FOCUS 1.2: ChargeClass is null unless the row corrects an earlier period
+        missing = [c for c in MANDATORY if row[c] is None and c != "ChargeClass"]
+        assert missing == [], (row["ChargeDescription"], missing)
+
+
+@pytest.mark.parametrize("text, status, expected", [
+    ("On Demand Linux p5.48xlarge", None,
+     dict(ChargeCategory="Usage", BilledCost=D("550.4"), EffectiveCost=D("550.4"), PricingCategory="Standard",
+          x_InstanceType="p5.48xlarge", x_GpuModel="h100-sxm", x_GpuCount=8, x_GpuHours=D("80"),
+          x_PurchaseOption="on_demand", PricingUnit="Hours", RegionId="us-east-1")),
+    ("g6.xlarge spot", None,
+     dict(ChargeCategory="Usage", BilledCost=D("1.75"), EffectiveCost=D("1.75"), PricingCategory="Dynamic",
+          x_PurchaseOption="spot", x_GpuHours=D("5"), ListCost=D("4.024"))),
+    ("Sign up charge", None,
+     dict(ChargeCategory="Purchase", ChargeFrequency="One-Time", BilledCost=D("100000"), EffectiveCost=D("0"),
+          CommitmentDiscountType="Reserved Instance", x_PurchaseOption="reserved_1y", x_GpuHours=None)),
+    ("hourly fee per Linux/UNIX (Amazon VPC), p4d.24xlarge instance", None,
+     dict(ChargeCategory="Purchase", ChargeFrequency="Recurring", BilledCost=D("8000"), EffectiveCost=D("0"))),
+    ("Unused Reserved Instance", "Unused",
+     dict(ChargeCategory="Usage", BilledCost=D("0"), EffectiveCost=D("900"), PricingQuantity=D("44"),
+          CommitmentDiscountCategory="Usage", x_GpuHours=None)),
+    ("USD 0.0 hourly fee", "Used",
+     dict(ChargeCategory="Usage", BilledCost=D("0"), EffectiveCost=D("1500"), ListCost=D("2196"),
+          ContractedCost=D("2196"), PricingCategory="Committed", x_PurchaseOption="reserved_1y",
+          x_GpuModel="a100-sxm-40gb", x_GpuHours=D("800"),
+          CommitmentDiscountId="arn:aws:ec2:us-east-1:222222222222:reserved-instances/4b2a1c3d-ri-p4d")),
+    ("No Upfront Compute Savings Plan", None,
+     dict(ChargeCategory="Purchase", ChargeFrequency="Recurring", BilledCost=D("720"), EffectiveCost=D("0"),
+          CommitmentDiscountCategory="Spend", x_PurchaseOption="savings_plan_1y")),
+    ("Unused Savings Plan", "Unused", dict(BilledCost=D("0"), EffectiveCost=D("70"))),
+    ("Compute Savings Plan covered g6e", "Used",
+     dict(BilledCost=D("0"), CommitmentDiscountType="Savings Plan", x_PurchaseOption="savings_plan_1y",
+          x_GpuModel="l40s", RegionId="us-east-2")),
+    ("Tax for product", None, dict(ChargeCategory="Tax", BilledCost=D("120"), EffectiveCost=D("120"),
+                                   PricingCategory=None, x_PurchaseOption=None)),
+    ("Activate credit", None, dict(ChargeCategory="Credit", BilledCost=D("-50"), EffectiveCost=D("-50"))),
+])
+def test_line_item_to_focus(focus, text, status, expected):
+    rows = _by_description(focus, text, status)
+    assert rows, f"no FOCUS row for {text!r}"
+    for row in rows:
+        assert {k: row[k] for k in expected} == expected
+
+
+def test_negations_are_dropped_and_tags_kept(focus):
+    assert not [r for r in focus if "Negation" in r["ChargeDescription"]]
+    on_demand, = _by_description(focus, "On Demand Linux p5.48xlarge")
+    assert on_demand["Tags"] == '{"user_cost_center": "cc-42", "user_team": "llm-serving"}'
+    assert on_demand["ChargePeriodStart"].isoformat() == "2026-05-01T00:00:00"
+
+
+def test_unknown_line_item_type_names_file_and_row(cur_rows, gpu_of):
+    cur_rows[2]["line_item_line_item_type"] = "MysteryFee"
+    with pytest.raises(InputError) as info:
+        focus_rows_from_cur(cur_rows, gpu_of=gpu_of, file="cur.csv")
+    assert "cur.csv, row 3, column line_item_line_item_type" in str(info.value)
+    assert "MysteryFee" in str(info.value)
