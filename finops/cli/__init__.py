@@ -23,6 +23,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "prices",
     "template",
     "mix",
+    "tco",
 )
 
 for _name in _COMMAND_MODULES:
