@@ -4,28 +4,31 @@ One module serves both free xlwings routes:
 
 * **classic Windows add-in**: list ``addin.udfs`` under "UDF Modules" (or ``UDF_MODULES`` in
   ``xlwings.conf``) and click "Import Functions"; xlwings writes one VBA wrapper per function.
-* **xlwings Lite** (Excel on the web, Mac, Windows): paste ``from addin.udfs import *`` in
-  ``main.py`` with ``llm-finops`` in ``requirements.txt``; prices come from the workbook's Prices
-  sheet, passed as a range (``PriceTable``), never from the network.
+* **xlwings Lite** (Excel on the web, Mac, Windows): ``from addin.udfs import *`` in ``main.py`` with
+  ``llm-finops`` in ``requirements.txt``; prices come from the workbook's Prices sheet, passed as a
+  range (``PriceTable``), never from the network.
 
 Outside Excel (Linux, tests, Pyodide without xlwings) the decorators leave plain callables.
 Every function accepts a cell or a one-cell range for each scalar argument, and answers bad input
-with a one-line ``#FINOPS: ...`` text, never a traceback.
-
->>> FINOPS_PRICE("gcp", "a3-highgpu-8g", "on_demand", "us-central1", [list(COLUMNS),
-...     ["gcp", "us-central1", "a3-highgpu-8g", "h100-sxm", 8, "on_demand", "", 88.25, 0, "USD", "2026-07-30", "x"]])
-88.25
->>> FINOPS_PRICE("gcp", "a3-highgpu-8g", "sometimes", "us-central1", [list(COLUMNS)])
-"#FINOPS: unknown pricing model 'sometimes'"
+with a one-line ``#FINOPS: ...`` text, never a traceback. Each function names the core function it
+delegates to; the formulas and their sources are documented there.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
+from finops.catalog import resolve_model
+from finops.errors import InputError
+from finops.mix import MixOption, optimize_mix
+from finops.money import Money
 from finops.price_book import COLUMNS, PriceBook
+from finops.sizing import concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
+from finops.sizing.performance import Estimate, estimate
+from finops.tco import cost_per_million_tokens, tco
 
-from ._cells import cell_errors, optional_text, text
+from ._cells import cell_errors, grid, number, optional_text, records, text, whole
 from ._price_range import price_book_from_range
 
 try:  # classic add-in and xlwings Lite both expose func/arg/ret on the top-level module
@@ -40,12 +43,140 @@ except ImportError:  # no xlwings (CI, plain Pyodide): identity decorators keep 
     def ret(*_args: Any, **_options: Any) -> Any:
         return lambda g: g
 
-__all__ = ["FINOPS_PRICE", "UDFS"]
+__all__ = ["FINOPS_COST_PER_MTOK", "FINOPS_MIX", "FINOPS_PRICE", "FINOPS_TCO", "LLM_CONCURRENCY", "LLM_DEVICES",
+           "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_TOKENS_PER_S", "LLM_TPOT_MS", "LLM_TTFT_MS", "LLM_WEIGHTS_GIB",
+           "UDFS"]
 
 #: A cell value, a range (list or list of lists) or an omitted optional argument.
 Cell = Any
+_GIB = 2.0 ** 30
 
 
+# ---- demand -------------------------------------------------------------------------------------------
+@func
+@cell_errors
+def LLM_CONCURRENCY(dau: Cell, online_share: Cell, requests_per_user_per_hour: Cell,
+                    seconds_per_request: Cell) -> Any:
+    """Peak concurrent requests, Little's law: ``dau x online_share x req/user/h / 3600 x seconds``.
+
+    Source: ``finops.sizing.concurrency`` (seed 000; its stated inputs give ~42, not the article's 7).
+
+    >>> round(LLM_CONCURRENCY(10000, 0.05, 60, 5), 1)
+    41.7
+    """
+    return concurrency(number(dau, "dau"), number(online_share, "online_share"),
+                       number(requests_per_user_per_hour, "requests_per_user_per_hour"),
+                       number(seconds_per_request, "seconds_per_request"))
+
+
+@func
+@cell_errors
+def LLM_DEVICES(required_tokens_per_s: Cell, per_device_tokens_per_s: Cell, spare: Cell = None,
+                redundancy: Cell = None) -> Any:
+    """Devices to deploy: ``ceil(ceil(R / T) x (1 + spare)) + redundancy`` (seed 003).
+
+    Source: ``finops.sizing.devices_needed``.
+
+    >>> LLM_DEVICES(5000, 800, 0.25)
+    9
+    """
+    return devices_needed(number(required_tokens_per_s, "required_tokens_per_s"),
+                          number(per_device_tokens_per_s, "per_device_tokens_per_s"),
+                          number(spare, "spare", default=0.0), whole(redundancy, "redundancy", default=0))
+
+
+# ---- memory -------------------------------------------------------------------------------------------
+@func
+@cell_errors
+def LLM_WEIGHTS_GIB(model: Cell, precision: Cell) -> Any:
+    """Weight memory of the whole model in GiB at a precision (embeddings stay 16-bit when quantized).
+
+    Source: ``finops.sizing.weight_bytes``.
+
+    >>> round(LLM_WEIGHTS_GIB("llama-3.1-8b", "bf16"), 2)
+    14.96
+    >>> LLM_WEIGHTS_GIB("llama-3.1-8b", "fp7").startswith("#FINOPS: unknown precision 'fp7'")
+    True
+    """
+    return weight_bytes(resolve_model(text(model, "model")), text(precision, "precision").lower()) / _GIB
+
+
+@func
+@cell_errors
+def LLM_KV_GIB(model: Cell, tokens: Cell, batch: Cell, kv_precision: Cell = None) -> Any:
+    """KV cache in GiB for ``batch`` sequences of ``tokens`` tokens (GQA/MLA/window aware), whole model.
+
+    Source: ``finops.sizing.kv_bytes``.
+
+    >>> LLM_KV_GIB("llama-3.1-8b", 2048, 16)
+    4.0
+    """
+    return kv_bytes(resolve_model(text(model, "model")), whole(tokens, "tokens"), whole(batch, "batch"),
+                    text(kv_precision, "kv_precision", default="bf16").lower()) / _GIB
+
+
+@func
+@cell_errors
+def LLM_MAX_CONCURRENCY(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell) -> Any:
+    """Sequences of ``isl + osl`` tokens that fit at once in one replica of ``tp`` GPUs (0 = does not fit).
+
+    Source: ``finops.sizing.memory_fit`` (vLLM accounting, 0.90 memory utilization).
+
+    >>> LLM_MAX_CONCURRENCY("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512)
+    0
+    """
+    return memory_fit(text(model, "model"), text(gpu, "gpu"), precision=text(precision, "precision").lower(),
+                      tp=whole(tp, "tp"), isl=whole(isl, "isl"), osl=whole(osl, "osl")).max_concurrency
+
+
+# ---- performance --------------------------------------------------------------------------------------
+def _estimate(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell, concurrency_: Cell,
+              engine: Cell, cache_hit_rate: Cell) -> Estimate:
+    wanted = optional_text(concurrency_, "concurrency")
+    result = estimate(text(model, "model"), text(gpu, "gpu"), precision=text(precision, "precision").lower(),
+                      tp=whole(tp, "tp"), isl=whole(isl, "isl"), osl=whole(osl, "osl"),
+                      concurrency="max" if wanted in (None, "max", "MAX") else whole(concurrency_, "concurrency"),
+                      engine=text(engine, "engine", default="vllm"),
+                      cache_hit_rate=number(cache_hit_rate, "cache_hit_rate", default=0.0))
+    if not result.fits:
+        raise InputError(f"does not fit: {result.shortfall_gib:.1f} GiB short per GPU")
+    return result
+
+
+@func
+@cell_errors
+def LLM_TTFT_MS(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell, concurrency: Cell = None,
+                engine: Cell = None, cache_hit_rate: Cell = None) -> Any:
+    """Time to first token in ms of one replica at ``concurrency`` (blank or "max": the KV-cache limit).
+
+    Source: ``finops.sizing.performance.estimate`` (calibrated prefill and per-step overhead model).
+    """
+    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate).ttft_ms
+
+
+@func
+@cell_errors
+def LLM_TPOT_MS(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell, concurrency: Cell = None,
+                engine: Cell = None, cache_hit_rate: Cell = None) -> Any:
+    """Time per output token (inter-token latency) in ms of one replica at ``concurrency``.
+
+    Source: ``finops.sizing.performance.estimate``.
+    """
+    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate).tpot_ms
+
+
+@func
+@cell_errors
+def LLM_TOKENS_PER_S(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell,
+                     concurrency: Cell = None, engine: Cell = None, cache_hit_rate: Cell = None) -> Any:
+    """Output tokens per second of one replica (``tp`` GPUs) at ``concurrency``.
+
+    Source: ``finops.sizing.performance.estimate``.
+    """
+    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate).output_tokens_per_s
+
+
+# ---- money --------------------------------------------------------------------------------------------
 def _book(prices: Cell) -> PriceBook:
     return PriceBook.current() if prices is None else price_book_from_range(prices)
 
@@ -59,10 +190,82 @@ def FINOPS_PRICE(provider: Cell, instance_type: Cell, pricing_model: Cell, regio
     ``prices`` is the Prices table range with its header (xlwings Lite: pass ``PriceTable``); omitted,
     the add-in's current price book is used (``FINOPS_PRICE_BOOK`` or the bundled snapshot).
     Source: ``finops.price_book.PriceBook.lookup``.
+
+    >>> FINOPS_PRICE("gcp", "a3-highgpu-8g", "on_demand", "us-central1", [list(COLUMNS),
+    ...     ["gcp", "us-central1", "a3-highgpu-8g", "h100-sxm", 8, "on_demand", "", 88.25, 0, "USD", "2026-07-30", "x"]])
+    88.25
+    >>> FINOPS_PRICE("gcp", "a3-highgpu-8g", "sometimes", "us-central1", [list(COLUMNS)])
+    "#FINOPS: unknown pricing model 'sometimes'"
     """
     row = _book(prices).lookup(text(provider, "provider"), text(instance_type, "instance_type"),
                                text(pricing_model, "pricing_model"), text(region, "region"))
     return float(row.hourly_cost)
+
+
+def _money(value: Cell, name: str, currency: Cell) -> Money:
+    return Money.of(Decimal(repr(number(value, name))), text(currency, "currency", default="USD"))
+
+
+@func
+@cell_errors
+def FINOPS_TCO(capex: Cell, opex_per_month: Cell, months: Cell, currency: Cell = None) -> Any:
+    """Total cost of ownership ``capex + opex_per_month x months`` (seed 003).
+
+    Source: ``finops.tco.tco``.
+
+    >>> FINOPS_TCO(9 * 160000, 9 * 9000, 36, "CNY")
+    4356000.0
+    """
+    return float(tco(_money(capex, "capex", currency), _money(opex_per_month, "opex_per_month", currency),
+                     whole(months, "months")).amount)
+
+
+@func
+@cell_errors
+def FINOPS_COST_PER_MTOK(hourly_cost: Cell, tokens_per_s: Cell, currency: Cell = None) -> Any:
+    """Cost of a million tokens: ``hourly_cost x 10^6 / (tokens_per_s x 3600)``.
+
+    Source: ``finops.tco.cost_per_million_tokens``.
+
+    >>> FINOPS_COST_PER_MTOK(36, 10000)
+    1.0
+    """
+    return float(cost_per_million_tokens(_money(hourly_cost, "hourly_cost", currency),
+                                         number(tokens_per_s, "tokens_per_s")).amount)
+
+
+# ---- commitment mix -----------------------------------------------------------------------------------
+_MIX_HEADER = ["option", "kind", "units", "share", "cost"]
+
+
+@func
+@cell_errors
+def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
+    """Recommended units per purchase option for an hourly demand profile (spills a table).
+
+    ``demand``: a column of units needed per hour. ``options``: a range whose first row is the header
+    ``name, kind, hourly_cost`` and optionally ``max_share, max_units`` (the ``finops mix`` options
+    file). Returns one row per option (units blank for on-demand and spot), then the total cost,
+    the all-on-demand cost and the savings over the profile. Source: ``finops.mix.optimize_mix``.
+
+    >>> FINOPS_MIX([[8], [8], [20]], [["name", "kind", "hourly_cost"], ["od", "on_demand", 6.88],
+    ...                                ["ri", "reserved", 4.3]])[:2]
+    [['option', 'kind', 'units', 'share', 'cost'], ['od', 'on_demand', '', 0.3333333333333333, 82.56]]
+    """
+    units = [number(v, "demand") for row in grid(demand) for v in row if v not in (None, "")]
+    choices = [MixOption(str(r["name"]), text(r["kind"], "kind").lower(), Decimal(repr(number(r["hourly_cost"], "hourly_cost"))),
+                         max_share=None if r.get("max_share") is None else number(r["max_share"], "max_share"),
+                         max_units=None if r.get("max_units") is None else whole(r["max_units"], "max_units"))
+               for r in records(options, "options", ("name", "kind", "hourly_cost"))]
+    result = optimize_mix(units, choices)
+    share = result.share
+    table: list[list[Any]] = [list(_MIX_HEADER)]
+    for o in result.outcomes:
+        table.append([o.name, o.kind, "" if o.units is None else o.units, share[o.name], float(o.cost.amount)])
+    for label, money in (("total", result.total_cost), ("all on-demand", result.on_demand_only_cost),
+                         ("savings", result.savings)):
+        table.append([label, "", "", "", float(money.amount)])
+    return table
 
 
 #: Every Excel function of the add-in, by the name a cell uses.

@@ -1,8 +1,9 @@
 """Build the planning workbook from the core: ``build_template(out) -> Path``.
 
+Sheets, in order: Start, Workloads, Sizing, TCO, Mix, Budget, Assets, Mapping, Usage, Catalog, Prices.
 The build is deterministic (fixed document dates, sheets and rows in a fixed order), so the committed
 ``templates/llm-finops-plan.xlsx`` equals a fresh build byte for byte. Every formula carries the
-value the core computed for it, so the file reads right before any add-in is installed.
+value the add-in computes for it (the builder calls ``addin.udfs`` itself), so the file reads right before any add-in is installed.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ import xlsxwriter
 from finops.price_book import PriceBook
 
 from .sheets.catalog import write_catalog, write_prices
+from .sheets.mix import write_mix
 from .sheets.plan import write_plan_sheets
+from .sheets.sizing import write_sizing
 from .sheets.start import write_start
+from .sheets.tco import write_tco
+from .sheets.workloads import workload_rows, write_workloads
 from .styles import Styles
 
 __all__ = ["BUILT_AT", "DEFAULT_TEMPLATE", "TEMPLATE_NAME", "build_template"]
@@ -41,9 +46,14 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
                        "comments": "Built by `finops template build`"})
     wb.set_calc_mode("auto")
     styles = Styles(wb)
+    rows = workload_rows(book)
     write_start(wb, styles)
+    workloads = write_workloads(wb, styles, rows)
+    sizing, sized = write_sizing(wb, styles, rows, workloads)
+    write_tco(wb, styles, rows, workloads, sizing, sized, book)
+    write_mix(wb, styles, rows, sized, book)
+    write_plan_sheets(wb, styles)
     write_catalog(wb, styles)
     write_prices(wb, styles, book)
-    write_plan_sheets(wb, styles)
     wb.close()
     return out

@@ -16,7 +16,7 @@ from finops.price_book import COLUMNS, PriceBook
 from ..styles import Styles
 from ._table import Column, TablePlace, write_table
 
-__all__ = ["write_catalog", "write_prices"]
+__all__ = ["prices_range", "write_catalog", "write_prices"]
 
 _MODEL_COLUMNS = (
     ("id", "text", 16), ("hf_id", "text", 30), ("attention", "text", 9), ("layers", "int", 7),
@@ -61,8 +61,14 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
                     "Refresh: `finops prices pull --provider aws|gcp --out book.csv`, then paste its rows here.",
                     styles.subtitle)
     ws.freeze_panes(3, 0)
-    rows = [[float(v) if c in ("hourly_cost", "upfront_cost") else v for c, v in r.to_record().items()] for r in book]
+    rows = prices_range(book)[1:]
     columns = [Column(c, _PRICE_KINDS.get(c, "text"), "input", 30 if c == "source" else 14) for c in COLUMNS]
     place = write_table(ws, styles, "tblPrices", columns, rows or [[""] * len(COLUMNS)], first_row=2)
     wb.define_name("PriceTable", "=" + place.whole_range())
     return place
+
+
+def prices_range(book: PriceBook) -> list[list[object]]:
+    """The price book as the Prices table holds it and ``FINOPS_PRICE`` receives it: header, then rows."""
+    return [list(COLUMNS)] + [[float(v) if c in ("hourly_cost", "upfront_cost") else v
+                               for c, v in r.to_record().items()] for r in book]

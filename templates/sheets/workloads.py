@@ -1,0 +1,101 @@
+"""The Workloads sheet: one input row per workload, pre-filled with the seed presets of ``finops.sizing``.
+
+Each preset brings its model, lengths, demand inputs and targets. The workbook needs one concrete
+configuration per row; the builder takes the preset's first precision and its first GPU that has a
+price in the price book (else H100 SXM), and the smallest tensor-parallel degree at which the model
+fits (``finops.sizing.memory_fit``). The planner changes any yellow cell; Sizing follows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlsxwriter.workbook import Workbook
+
+from finops.price_book import PriceBook
+from finops.sizing import PRECISIONS, Workload, memory_fit, presets
+from finops.sizing.performance import ENGINES
+
+from ..styles import Styles
+from ._table import Column, TablePlace, write_table
+
+__all__ = ["WORKLOAD_COLUMNS", "WorkloadRow", "workload_rows", "write_workloads"]
+
+WORKLOAD_COLUMNS = (
+    Column("Workload", width=30), Column("Model", width=16), Column("Precision", width=10), Column("Gpu", width=11),
+    Column("TP", "int", width=5), Column("Engine", width=8), Column("DAU", "int", width=10),
+    Column("OnlineShare", "percent", width=9), Column("RequestsPerUserPerHour", "number", width=12),
+    Column("SecondsPerRequest", "number", width=10), Column("PeakRequestsPerHour", "int", width=11),
+    Column("Concurrency", "number", width=11), Column("Growth", "number", width=8), Column("ISL", "int", width=8),
+    Column("OSL", "int", width=8), Column("CacheHitRate", "percent", width=9), Column("TtftTargetMs", "int", width=10),
+    Column("TpotTargetMs", "number", width=10), Column("Spare", "percent", width=8),
+    Column("Redundancy", "int", width=10), Column("Description", width=60), Column("Source", width=40),
+)
+_DEFAULT_GPU = "h100-sxm"
+_TPS = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True)
+class WorkloadRow:
+    """The concrete inputs of one Workloads row (what the yellow cells hold)."""
+
+    workload: Workload
+    precision: str
+    gpu: str
+    tp: int
+    engine: str = "vllm"
+
+    def values(self) -> list[object]:
+        w = self.workload
+        return [w.name, w.model, self.precision, self.gpu, self.tp, self.engine, w.dau, w.online_share,
+                w.requests_per_user_per_hour, w.seconds_per_request, w.peak_requests_per_hour, w.concurrency,
+                w.growth, w.isl, w.osl, w.cache_hit_rate, w.ttft_ms, w.itl_ms, w.spare, w.redundancy,
+                w.description, w.source]
+
+
+def _smallest_tp(w: Workload, gpu: str, precision: str) -> int:
+    for tp in _TPS:
+        if memory_fit(w.model, gpu, precision=precision, tp=tp, isl=w.isl, osl=w.osl).fits:
+            return tp
+    return _TPS[-1]
+
+
+def workload_rows(book: PriceBook) -> list[WorkloadRow]:
+    """One row per seed preset, with a concrete precision, GPU and TP (see the module docstring).
+
+    Presets stated per day are left out: the sheet's demand columns are per hour.
+    """
+    priced = {r.gpu_model for r in book}
+    rows = []
+    for w in presets().values():
+        if w.requests_per_user_per_day is not None:
+            continue
+        precision = w.precisions[0] if w.precisions else "bf16"
+        gpu = next((g for g in w.gpus if g in priced), _DEFAULT_GPU)
+        rows.append(WorkloadRow(w, precision, gpu, _smallest_tp(w, gpu, precision)))
+    return rows
+
+
+def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> TablePlace:
+    """The Workloads sheet with ``tblWorkloads`` and its validation lists."""
+    ws = wb.add_worksheet("Workloads")
+    ws.write_string(0, 0, "Workloads", styles.title)
+    ws.write_string(1, 0, "One row per workload. Demand: give Concurrency, or PeakRequestsPerHour with "
+                    "SecondsPerRequest, or DAU x OnlineShare (x RequestsPerUserPerHour x SecondsPerRequest; "
+                    "without them every online user is one streaming session). Pre-filled: the seed scenarios.",
+                    styles.subtitle)
+    ws.freeze_panes(3, 1)
+    place = write_table(ws, styles, "tblWorkloads", WORKLOAD_COLUMNS, [r.values() for r in rows], first_row=2)
+    lists = {"Model": "=ModelIds", "Gpu": "=GpuIds", "Precision": list(PRECISIONS), "Engine": list(ENGINES),
+             "TP": ["1", "2", "4", "8"]}
+    for header, source in lists.items():
+        col = place.col(header)
+        ws.data_validation(place.row(0), col, place.row(0) + 199, col, {
+            "validate": "list", "source": source, "error_title": header,
+            "error_message": f"pick a {header} from the list (Catalog sheet)"})
+    for header in ("OnlineShare", "CacheHitRate", "Spare"):
+        col = place.col(header)
+        ws.data_validation(place.row(0), col, place.row(0) + 199, col, {
+            "validate": "decimal", "criteria": "between", "minimum": 0, "maximum": 1,
+            "error_message": f"{header} is a share between 0 % and 100 %", "ignore_blank": True})
+    return place
