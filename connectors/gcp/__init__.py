@@ -64,9 +64,9 @@ def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] |
 
 
 def _catalog_machines() -> list[MachineSpec]:
-    from finops.catalog import instances  # the shared instance catalog (instances_gcp.csv)
+    from finops.catalog.instances import instances  # the shared instance catalog (instances_gcp.csv)
 
-    return [m for m in instances.instances("gcp")]
+    return list(instances("gcp"))
 
 
 def pull_bills(source: str, month: str, out: Path) -> Path:

@@ -15,7 +15,6 @@ import pytest
 
 import connectors.gcp as gcp
 from connectors.gcp.catalog import CATALOG_ENDPOINT_ENV, RETRY_TIMEOUT_ENV, RetrySettings, make_client
-from connectors.gcp.compose import MachineShape
 from connectors.gcp.snapshot import snapshot
 from finops.cli import main
 from finops.errors import ProviderError, TransientProviderError
@@ -24,14 +23,6 @@ from .catalog_server import CatalogServer, CatalogState
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "catalog_us_central1.json").read_text())
 FAST = RetrySettings(initial=0.01, maximum=0.05, timeout=5.0)
-# Machine compositions as published in "Accelerator-optimized machine family" (GPUs, vCPUs, GiB, local SSD GiB)
-MACHINES = [
-    MachineShape("a2-highgpu-1g", "a100-40gb", 1, 12, 85, 0),
-    MachineShape("a2-ultragpu-1g", "a100-80gb", 1, 12, 170, 375),
-    MachineShape("a3-highgpu-8g", "h100-sxm", 8, 208, 1872, 6000),
-    MachineShape("g2-standard-4", "l4", 1, 4, 16, 0),
-    MachineShape("g2-standard-8", "l4", 1, 8, 32, 0),
-]
 
 
 def state(**overrides: object) -> CatalogState:
@@ -43,7 +34,7 @@ def state(**overrides: object) -> CatalogState:
 
 def pull(catalog: CatalogState, retry: RetrySettings = FAST, **kwargs: object):
     with CatalogServer(catalog) as endpoint:
-        return gcp.pull_prices(client=make_client(endpoint), machines=MACHINES, retry=retry, **kwargs)
+        return gcp.pull_prices(client=make_client(endpoint), retry=retry, **kwargs)  # machines: the instance catalog
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +125,10 @@ def test_cli_pull_honours_the_endpoint_and_writes_nothing_on_failure(tmp_path, m
         code = main(["prices", "pull", "--provider", "gcp", "--regions", "us-central1", "--out", str(out)])
     assert code == 2 and not out.exists() and not list(tmp_path.iterdir())
     assert "Cloud Billing Catalog" in capsys.readouterr().err
+
+
+def test_instance_types_filter_keeps_machines_and_chips_asked_for():
+    book = pull(state(), regions=["us-central1"], instance_types=["G2-standard-4", "tpu-v6e"])
+    assert {r.instance_type for r in book} == {"g2-standard-4", "tpu-v6e"}
+    with pytest.raises(ProviderError, match="no price"):
+        pull(state(), regions=["us-central1"], instance_types=["a4-highgpu-8g"])
