@@ -111,6 +111,7 @@ def _summary(wb: Any, styles: Styles, rec: Reconciliation, run_at: datetime, pla
                 "depreciation of owned assets. Cash view: BilledCost plus assets bought this month.")
     info = [("Month", rec.month), ("Currency", rec.currency), ("Run at (UTC)", run_at.isoformat(timespec="seconds")),
             ("Plan workbook", plan_name), ("Bill files", ", ".join(bill_names)), ("Bill rows", rec.bill_rows),
+            ("Charges through (UTC)", rec.data_through.isoformat(sep=" ") if rec.data_through else ""),
             ("Variance threshold", float(rec.threshold_pct) / 100)]
     for i, (label, value) in enumerate(info):
         ws.write_string(3 + i, 0, label, styles.label)

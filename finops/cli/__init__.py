@@ -24,6 +24,9 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "template",
     "mix",
     "tco",
+    "sizing",
+    "calibrate",
+    "reconcile",
 )
 
 for _name in _COMMAND_MODULES:

@@ -9,6 +9,8 @@ source, written in DuckDB's dialect over a relation with the FOCUS 1.2 columns o
 
 A charge belongs to the month of its ``ChargePeriodStart`` (FOCUS: the period the charge applies to);
 the instance type is ``x_InstanceType`` when the connector filled it, else ``SkuPriceDetails.InstanceType``.
+Every mandatory FOCUS column with a type (money, quantities, timestamps) is read by the query, so a
+value that does not cast is found in the same single scan.
 
 >>> sql = aggregation_sql("focus_bills", "2026-05")
 >>> "ChargePeriodStart < TIMESTAMP '2026-06-01 00:00:00'" in sql
@@ -18,6 +20,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -30,6 +33,8 @@ DIMENSIONS: dict[str, str] = {
     "provider_name": "ProviderName",
     "billing_currency": "BillingCurrency",
     "invoice_id": "InvoiceId",
+    "billing_period_start": "BillingPeriodStart",
+    "billing_period_end": "BillingPeriodEnd",
     "sub_account_id": "SubAccountId",
     "sub_account_name": "SubAccountName",
     "service_name": "ServiceName",
@@ -50,8 +55,11 @@ MEASURES: dict[str, str] = {
     "billed_cost": "SUM(BilledCost)",
     "effective_cost": "SUM(EffectiveCost)",
     "list_cost": "SUM(ListCost)",
+    "contracted_cost": "SUM(ContractedCost)",
+    "pricing_quantity": "SUM(PricingQuantity)",
     "consumed_quantity": "SUM(ConsumedQuantity)",
     "gpu_hours": "SUM(x_GpuHours)",
+    "last_charge_end": "MAX(ChargePeriodEnd)",
     "row_count": "COUNT(*)",
 }
 
@@ -94,6 +102,8 @@ class ChargeGroup:
     provider_name: str | None
     billing_currency: str | None
     invoice_id: str | None
+    billing_period_start: datetime | None
+    billing_period_end: datetime | None
     sub_account_id: str | None
     sub_account_name: str | None
     service_name: str | None
@@ -110,21 +120,25 @@ class ChargeGroup:
     billed_cost: Decimal
     effective_cost: Decimal
     list_cost: Decimal
+    contracted_cost: Decimal
+    pricing_quantity: Decimal
     consumed_quantity: Decimal
     gpu_hours: Decimal | None
+    last_charge_end: datetime | None
     row_count: int
 
     @classmethod
     def from_row(cls, row: tuple[Any, ...]) -> "ChargeGroup":
         """Build from a result row in :data:`DIMENSIONS` + :data:`MEASURES` order (NULL sums -> 0).
 
-        >>> g = ChargeGroup.from_row(("AWS", "USD") + (None,) * 10 + (False,) + (None,) * 3
-        ...                          + (Decimal("1.5"), None, None, None, None, 2))
+        >>> g = ChargeGroup.from_row(("AWS", "USD") + (None,) * 12 + (False,) + (None,) * 3
+        ...                          + (Decimal("1.5"), None, None, None, None, None, None, None, 2))
         >>> g.billed_cost, g.effective_cost, g.gpu_hours, g.row_count
         (Decimal('1.5'), Decimal('0'), None, 2)
         """
         values = dict(zip(list(DIMENSIONS) + list(MEASURES), row, strict=True))
-        for name in ("billed_cost", "effective_cost", "list_cost", "consumed_quantity"):
+        for name in ("billed_cost", "effective_cost", "list_cost", "contracted_cost", "pricing_quantity",
+                     "consumed_quantity"):
             values[name] = _decimal(values[name])
         if values["gpu_hours"] is not None:
             values["gpu_hours"] = _decimal(values["gpu_hours"])

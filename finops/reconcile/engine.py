@@ -207,7 +207,8 @@ def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
         unmapped=tuple(UnmappedCharge(*key, v[0], v[1])
                        for key, v in sorted(unmapped.items(), key=lambda kv: (-kv[1][0].amount, kv[0]))),
         forecast=_forecast(plan, month, actual, past_actuals or {}),
-        threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups))
+        threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups),
+        data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None))
 
 
 def _asset_charges(plan: Plan, month: str, currency: str) -> tuple[AssetCharge, ...]:

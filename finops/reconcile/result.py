@@ -8,6 +8,7 @@ the denominator is zero. See :func:`finops.reconcile.engine.reconcile_month` for
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
@@ -125,7 +126,10 @@ class Forecast:
 
 @dataclass(frozen=True)
 class Reconciliation:
-    """A month of plan vs actual. ``opex`` is cloud EffectiveCost (amortized), ``capex`` depreciation."""
+    """A month of plan vs actual. ``opex`` is cloud EffectiveCost (amortized), ``capex`` depreciation.
+
+    ``data_through`` is the latest ChargePeriodEnd in the bills (how complete the month is).
+    """
 
     month: str
     currency: str
@@ -147,6 +151,7 @@ class Reconciliation:
     forecast: Forecast
     threshold_pct: Decimal
     bill_rows: int
+    data_through: datetime | None
 
     @property
     def actual(self) -> Money:

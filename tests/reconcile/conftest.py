@@ -1,0 +1,91 @@
+"""Builders for reconcile tests: small FOCUS bills and plan workbooks that follow the table contract."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import openpyxl
+import pytest
+from openpyxl.worksheet.table import Table
+
+from finops.focus import COLUMNS, GPU_COLUMNS
+
+BUDGET_HEADERS = ("Month", "PlanLine", "CostCentre", "Category", "Provider", "Amount", "Currency", "PlannedMTokens")
+ASSETS_HEADERS = ("AssetId", "Description", "PlanLine", "CostCentre", "GpuModel", "GpuCount", "PurchaseDate",
+                  "InServiceDate", "Cost", "ResidualValue", "LifeMonths", "Currency")
+MAPPING_HEADERS = ("Rule", "PlanLine", "ProviderName", "SubAccount", "ServiceName", "InstanceType", "RegionId",
+                   "TagKey", "TagValue")
+USAGE_HEADERS = ("Month", "PlanLine", "ActualMTokens")
+
+#: A usage charge of May 2026 with every mandatory FOCUS column filled.
+BASE_ROW: dict[str, Any] = {
+    "ProviderName": "AWS", "PublisherName": "AWS", "InvoiceIssuerName": "AWS", "InvoiceId": "INV-1",
+    "BillingAccountId": "111", "BillingAccountName": "payer", "SubAccountId": "222", "SubAccountName": "prod",
+    "BillingPeriodStart": "2026-05-01T00:00:00Z", "BillingPeriodEnd": "2026-06-01T00:00:00Z",
+    "ChargePeriodStart": "2026-05-03T00:00:00Z", "ChargePeriodEnd": "2026-05-03T01:00:00Z",
+    "ChargeCategory": "Usage", "ChargeClass": "", "ChargeDescription": "GPU instance hour",
+    "ChargeFrequency": "Usage-Based", "BilledCost": "10.00", "EffectiveCost": "10.00", "ListCost": "10.00",
+    "ContractedCost": "10.00", "PricingCategory": "Standard", "PricingQuantity": "1", "PricingUnit": "Hours",
+    "BillingCurrency": "USD", "ConsumedQuantity": "1", "ConsumedUnit": "Hours", "ServiceName": "AmazonEC2",
+    "ServiceCategory": "Compute", "RegionId": "us-east-1", "Tags": '{"team":"ml"}',
+}
+
+
+def write_bill(path: Path, rows: Sequence[dict[str, Any]], *, columns: Sequence[str] | None = None) -> Path:
+    """A FOCUS CSV (gzip when the name ends in .gz): every FOCUS column unless ``columns`` is given."""
+    names = list(columns) if columns is not None else [c.name for c in COLUMNS]
+    extra = sorted({k for r in rows for k in r if k not in names and k in {c.name for c in GPU_COLUMNS}})
+    names += extra
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", newline="") as handle:  # type: ignore[operator]
+        writer = csv.DictWriter(handle, fieldnames=names, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({**BASE_ROW, **row})
+    return path
+
+
+def _table(book: openpyxl.Workbook, sheet: str, name: str, headers: Sequence[str],
+           rows: Sequence[Sequence[Any]]) -> None:
+    ws = book.create_sheet(sheet)
+    ws.append([f"{sheet} sheet"])
+    ws.append(list(headers))
+    for row in rows:
+        ws.append(list(row))
+    last = openpyxl.utils.get_column_letter(len(headers))
+    ws.add_table(Table(displayName=name, ref=f"A2:{last}{2 + max(len(rows), 1)}"))
+
+
+def write_plan(path: Path, *, budget: Sequence[Sequence[Any]], assets: Sequence[Sequence[Any]] = (),
+               mapping: Sequence[Sequence[Any]] = (), usage: Sequence[Sequence[Any]] | None = None) -> Path:
+    """A plan workbook with tblBudget/tblAssets/tblMapping(/tblUsage), tables starting at row 2."""
+    book = openpyxl.Workbook()
+    book.remove(book.active)
+    _table(book, "Budget", "tblBudget", BUDGET_HEADERS, budget)
+    _table(book, "Assets", "tblAssets", ASSETS_HEADERS, assets)
+    _table(book, "Mapping", "tblMapping", MAPPING_HEADERS, mapping)
+    if usage is not None:
+        _table(book, "Usage", "tblUsage", USAGE_HEADERS, usage)
+    book.save(path)
+    return path
+
+
+@pytest.fixture
+def simple_plan(tmp_path: Path) -> Path:
+    """Two OPEX lines and a CAPEX line with one server (1,200 USD/month depreciation from 2026-01)."""
+    return write_plan(
+        tmp_path / "plan.xlsx",
+        budget=[("2026-05", "gpu", "cc-1", "OPEX", "AWS", 100, "USD", 10),
+                ("2026-05", "storage", "cc-1", "OPEX", "AWS", 50, "USD", None),
+                ("2026-05", "onprem", "cc-2", "CAPEX", "On-prem", 1000, "USD", None),
+                ("2026-06", "gpu", "cc-1", "OPEX", "AWS", 100, "USD", None)],
+        assets=[("SRV-1", "8x H100", "onprem", "cc-2", "h100-sxm", 8, date(2025, 12, 20), date(2026, 1, 2),
+                 73_000, 1_000, 60, "USD")],
+        mapping=[(1, "gpu", "AWS", "", "AmazonEC2", "p5.*", "", "", ""),
+                 (2, "storage", "", "", "AmazonS3", "", "", "", "")],
+        usage=[("2026-05", "gpu", 4)])
