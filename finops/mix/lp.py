@@ -1,0 +1,277 @@
+"""Pools coupled by a shared savings plan / flexible CUD or a capex budget: one LP through HiGHS.
+
+Each pool (an instance type in a region) has its own hourly demand and options; a spend-based
+savings plan of S per hour (paid every hour) covers, each hour, eligible usage in any pool at that
+pool's plan rate, sum_p rate_p u_p,t <= S; a capex budget caps sum of units x upfront. Pools without
+a coupling are solved one by one with the exact duration-curve DP. With a coupling the hourly model
+
+    min  sum_p,k c_p,k T x_p,k + T S + sum_t w_t sum_p [sum_k v_p,k y_p,k,t + sum_i q_p,i z_p,i,t + p_p o_p,t]
+    s.t. y_p,k,t <= x_p,k ;  sum_k y + sum_i z + u + o = d_p,t ;  z_p,i,t <= cap_p,i,t ;
+         sum_p rate_p u_p,t <= S ;  sum_p,k upfront_p,k x_p,k <= budget ;  x_p,k whole units
+
+has no link between hours, so only the distribution of hour vectors (d_1,t ... d_P,t) matters:
+identical hours merge exactly (weights add up), and ``representatives`` > 0 further clusters the
+hours into that many k-means centroids with their counts as weights (scipy's ``kmeans2``). The
+compressed MILP goes to HiGHS (``scipy.optimize.milp``); the chosen units and S are then re-costed
+exactly on every hour: per hour the plan is a fractional knapsack (cover the dearest unit-hours per
+plan dollar first), which is what the LP does.
+
+>>> import numpy as np
+>>> from decimal import Decimal
+>>> from finops.mix.options import MixOption
+>>> od = lambda price: MixOption("od", "on_demand", Decimal(price))
+>>> pools = [Pool("a", np.array([4.0, 0.0]), (od(10),), plan_rate=Decimal(6)),
+...          Pool("b", np.array([0.0, 4.0]), (od(10),), plan_rate=Decimal(6))]
+>>> r = optimize_pools(pools, shared_plan=True)   # a plan of 24/h covers a by day and b by night
+>>> r.plan_per_hour, str(r.total_cost), str(r.on_demand_only_cost)
+(Decimal('24.000'), '48.00 USD', '80.00 USD')
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_DOWN, Decimal
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import Bounds, LinearConstraint, milp
+
+from ..errors import InputError
+from ..money import Money, quantize
+from .dispatch import cost_mix
+from .duration_curve import flexible_tiers, merit_order
+from .optimize import optimize_mix
+from .options import MixOption, check_options
+from .result import MixResult
+
+__all__ = ["Pool", "PoolsResult", "compress_hours", "evaluate_pools", "optimize_pools"]
+
+PLAN_STEP = Decimal("0.001")  # savings plan commitments are bought in steps of 0.001 per hour
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One pool: hourly demand, its options, and its rate under the shared plan (None: not covered)."""
+
+    name: str
+    demand: np.ndarray
+    options: tuple[MixOption, ...]
+    plan_rate: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class PoolsResult:
+    """Units per pool, the shared plan per hour, and the exact cost over every hour."""
+
+    units: dict[str, dict[str, int]]
+    plan_per_hour: Decimal
+    plan_used: float  # share of the plan's dollars that displaced usage
+    total_cost: Money
+    on_demand_only_cost: Money
+    solved_hours: int  # hours in the (compressed) model that was solved
+
+    @property
+    def savings(self) -> Money:
+        return self.on_demand_only_cost - self.total_cost
+
+    def to_dict(self) -> dict[str, object]:
+        return {"units": self.units, "plan_per_hour": self.plan_per_hour, "plan_used": round(self.plan_used, 6),
+                "total_cost": quantize(self.total_cost.amount),
+                "on_demand_only_cost": quantize(self.on_demand_only_cost.amount),
+                "savings": quantize(self.savings.amount), "currency": self.total_cost.currency,
+                "solved_hours": self.solved_hours}
+
+
+def optimize_pools(pools: Sequence[Pool], *, shared_plan: bool = False, capex_budget: Money | None = None,
+                   representatives: int = 0) -> PoolsResult:
+    """Cheapest units per pool (and plan per hour when ``shared_plan``), exact on every hour.
+
+    Without a coupling each pool is solved exactly and independently; with one, the hourly MILP is
+    solved on merged (and, if ``representatives`` > 0, clustered) hours, then re-costed exactly.
+    """
+    demand, currency = _checked(pools)
+    if not shared_plan and capex_budget is None:
+        results = [optimize_mix(pool.demand, pool.options) for pool in pools]
+        return _summary(pools, {p.name: r.units for p, r in zip(pools, results)}, Decimal(0), results, 0.0,
+                        len(demand))
+    if capex_budget is not None and capex_budget.currency != currency:
+        raise InputError(f"capex budget in {capex_budget.currency}, options in {currency}")
+    hours, weights = compress_hours(demand, representatives)
+    units, plan = _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
+                         None if capex_budget is None else float(capex_budget.amount))
+    return evaluate_pools(pools, units, plan, solved_hours=len(hours))
+
+
+def compress_hours(demand: np.ndarray, representatives: int = 0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Hour vectors (rows) and weights: identical rows merged; then k-means centroids if asked.
+
+    >>> compress_hours(np.array([[1.0, 2.0], [1.0, 2.0], [3.0, 0.0]]))[1].tolist()
+    [2.0, 1.0]
+    """
+    rows, counts = np.unique(demand, axis=0, return_counts=True)
+    if representatives <= 0 or representatives >= len(rows):
+        return rows, counts.astype(float)
+    from scipy.cluster.vq import kmeans2
+
+    centroids, labels = kmeans2(demand, representatives, seed=seed, minit="++")
+    weights = np.bincount(labels, minlength=representatives).astype(float)
+    keep = weights > 0
+    return np.maximum(centroids[keep], 0.0), weights[keep]
+
+
+def evaluate_pools(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan_per_hour: Decimal,
+                   solved_hours: int | None = None) -> PoolsResult:
+    """Exact cost of given units and plan on every hour (the plan as a per-hour fractional knapsack)."""
+    demand, currency = _checked(pools)
+    results = [cost_mix(pool.demand, pool.options, units[pool.name]) for pool in pools]
+    if plan_per_hour == 0:
+        return _summary(pools, units, plan_per_hour, results, 0.0, solved_hours or len(demand))
+    # what the plan can displace in each pool, per hour: (pool, price per unit-hour, unit-hours)
+    pieces: list[tuple[int, float, np.ndarray]] = []
+    for p, pool in enumerate(pools):
+        if pool.plan_rate is not None:
+            pieces.extend((p, price, amount) for price, amount in _coverable_pieces(pool, units[pool.name]))
+    pieces.sort(key=lambda piece: -piece[1] / float(pools[piece[0]].plan_rate))  # type: ignore[arg-type]
+    budget = np.full(len(demand), float(plan_per_hour))
+    displaced = np.zeros(len(demand))
+    spent = np.zeros(len(demand))
+    for p, price, amount in pieces:
+        rate = float(pools[p].plan_rate)  # type: ignore[arg-type]
+        covered = np.minimum(amount, budget / rate)
+        budget -= covered * rate
+        spent += covered * rate
+        displaced += covered * price
+    total_plan = float(plan_per_hour) * len(demand)
+    return _summary(pools, units, plan_per_hour, results, math.fsum(displaced), solved_hours or len(demand),
+                    used=math.fsum(spent) / total_plan)
+
+
+def _coverable_pieces(pool: Pool, units: dict[str, int]) -> list[tuple[float, np.ndarray]]:
+    """Each hour's usage split by what it costs at the margin: on-demand, spot tiers, then committed
+    capacity with a variable cost (the plan displaces the dearest per plan dollar first)."""
+    pieces, level = [], np.zeros(len(pool.demand))
+    for option in merit_order(pool.options):
+        count = units.get(option.name, 0)
+        if option.variable_cost:
+            pieces.append((float(option.variable_cost), np.clip(pool.demand - level, 0.0, count)))
+        level = level + count
+    residual, served_below = np.maximum(pool.demand - level, 0.0), np.zeros(len(pool.demand))
+    for spot in flexible_tiers(pool.options):
+        take = np.minimum(residual - served_below, spot.spot_capacity(pool.demand))
+        pieces.append((float(spot.hourly_cost), take))
+        served_below = served_below + take
+    on_demand = min(float(o.hourly_cost) for o in pool.options if o.kind == "on_demand")
+    pieces.append((on_demand, residual - served_below))
+    return pieces
+
+
+def _summary(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan: Decimal, results: list[MixResult],
+             displaced: float, solved_hours: int, used: float = 0.0) -> PoolsResult:
+    currency = results[0].currency
+    hours = len(pools[0].demand)
+    total = Money.total([r.total_cost for r in results], currency) + Money(plan * hours, currency) \
+        - Money(Decimal(repr(displaced)), currency)
+    on_demand = Money.total([r.on_demand_only_cost for r in results], currency)
+    return PoolsResult(units, plan, used, total, on_demand, solved_hours)
+
+
+def _checked(pools: Sequence[Pool]) -> tuple[np.ndarray, str]:
+    if not pools:
+        raise InputError("no pools given")
+    lengths = {len(p.demand) for p in pools}
+    if len(lengths) != 1:
+        raise InputError("every pool needs a demand profile of the same length")
+    names = [p.name for p in pools]
+    if len(set(names)) != len(names):
+        raise InputError("pool names must be unique")
+    horizon = lengths.pop()
+    currencies = {check_options(p.options, hours=horizon) for p in pools}
+    if len(currencies) != 1:
+        raise InputError(f"pools priced in several currencies: {sorted(currencies)}")
+    return np.column_stack([np.asarray(p.demand, dtype=float) for p in pools]), currencies.pop()
+
+
+def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizon: float, shared_plan: bool,
+           budget: float | None) -> tuple[dict[str, dict[str, int]], Decimal]:
+    """Build and solve the compressed MILP; returns whole units per pool and the plan per hour."""
+    n = len(weights)
+    cost: list[np.ndarray] = []
+    upper: list[np.ndarray] = []
+    integral: list[np.ndarray] = []
+    rows: list[sparse.spmatrix] = []
+    blocks: list[tuple[str, int, object]] = []  # (what, first column, payload) for each variable block
+    column = 0
+
+    def add(what: str, c: np.ndarray, up: np.ndarray, whole: bool, payload: object = None) -> int:
+        nonlocal column
+        first = column
+        cost.append(c)
+        upper.append(up)
+        integral.append(np.full(len(c), 1.0 if whole else 0.0))
+        blocks.append((what, first, payload))
+        column += len(c)
+        return first
+
+    plan_col = add("plan", np.array([horizon]), np.array([np.inf]), False) if shared_plan else -1
+    served_rows: list[tuple[int, int]] = []  # (pool, first column of a K-block served under the demand)
+    coverage: list[tuple[float, int]] = []   # (plan rate, first column of a plan-coverage block)
+    budget_terms: list[tuple[int, float]] = []
+    capacity: list[tuple[int, int]] = []     # (x column, y block first column)
+    for p, pool in enumerate(pools):
+        on_demand = min(float(o.hourly_cost) for o in pool.options if o.kind == "on_demand")
+        d = hours[:, p]
+        for option in merit_order(pool.options):
+            cap = np.inf if option.max_units is None else float(option.max_units)
+            x = add("units", np.array([float(option.hourly_cost) * horizon]), np.array([cap]), True,
+                    (pool.name, option.name))
+            y = add("served", weights * (float(option.variable_cost) - on_demand), d.copy(), False)
+            capacity.append((x, y))
+            served_rows.append((p, y))
+            if option.upfront:
+                budget_terms.append((x, float(option.upfront)))
+        for spot in flexible_tiers(pool.options):
+            z = add("served", weights * (float(spot.hourly_cost) - on_demand), spot.spot_capacity(d), False)
+            served_rows.append((p, z))
+        if shared_plan and pool.plan_rate is not None:
+            u = add("served", weights * -on_demand, d.copy(), False)
+            served_rows.append((p, u))
+            coverage.append((float(pool.plan_rate), u))
+    size = column
+    # served under demand: for each pool, sum of its blocks <= d
+    data_r, data_c = [], []
+    for p, first in served_rows:
+        data_r.append(p * n + np.arange(n))
+        data_c.append(first + np.arange(n))
+    served = sparse.csr_matrix((np.ones(sum(len(r) for r in data_r)), (np.concatenate(data_r), np.concatenate(data_c))),
+                               shape=(len(pools) * n, size))
+    constraints = [LinearConstraint(served, -np.inf, hours.T.reshape(-1))]
+    if capacity:
+        cols = np.concatenate([np.concatenate([first + np.arange(n), np.full(n, x)]) for x, first in capacity])
+        rr = np.concatenate([np.concatenate([i * n + np.arange(n)] * 2) for i in range(len(capacity))])
+        vals = np.tile(np.concatenate([np.ones(n), -np.ones(n)]), len(capacity))
+        constraints.append(LinearConstraint(sparse.csr_matrix((vals, (rr, cols)), shape=(len(capacity) * n, size)),
+                                            -np.inf, 0))
+    if coverage:
+        rr = np.concatenate([np.arange(n) for _ in coverage] + [np.arange(n)])
+        cols = np.concatenate([first + np.arange(n) for _, first in coverage] + [np.full(n, plan_col)])
+        vals = np.concatenate([np.full(n, rate) for rate, _ in coverage] + [-np.ones(n)])
+        constraints.append(LinearConstraint(sparse.csr_matrix((vals, (rr, cols)), shape=(n, size)), -np.inf, 0))
+    if budget is not None and budget_terms:
+        row = np.zeros(size)
+        for x, upfront in budget_terms:
+            row[x] = upfront
+        constraints.append(LinearConstraint(sparse.csr_matrix(row), -np.inf, budget))
+    solution = milp(np.concatenate(cost), constraints=constraints, integrality=np.concatenate(integral),
+                    bounds=Bounds(np.zeros(size), np.concatenate(upper)), options={"mip_rel_gap": 1e-9})
+    if solution.x is None:
+        raise InputError(f"the coupled mix model has no solution: {solution.message}")
+    units: dict[str, dict[str, int]] = {pool.name: {} for pool in pools}
+    for what, first, payload in blocks:
+        if what == "units":
+            pool_name, option_name = payload  # type: ignore[misc]
+            units[pool_name][option_name] = int(round(solution.x[first]))
+    plan = Decimal(repr(float(solution.x[plan_col]))).quantize(PLAN_STEP, rounding=ROUND_DOWN) if shared_plan \
+        else Decimal(0)
+    return units, plan
