@@ -102,7 +102,7 @@ def test_llama_70b_bf16_fit(gpu, tp, utilization, fits):
 
 def test_shortfall_is_what_one_gpu_lacks():
     f = memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
-    weights = 70.55e9 * 2 / GIB
+    weights = get_model("llama-3.1-70b").total_params_b * 1e9 * 2 / GIB
     needed = weights + 2.0 + f.kv_bytes_per_sequence_per_gpu / GIB
     assert f.shortfall_gib == pytest.approx(needed - get_accelerator("h100-sxm").memory_gib_usable * 0.9)
     assert f.weights_gib == pytest.approx(weights)
