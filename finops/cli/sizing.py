@@ -1,0 +1,115 @@
+"""``finops estimate`` and ``finops size``: one configuration's numbers, and the ranked search."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from ..errors import InputError
+from ..sizing.performance import ENGINES, Calibration, estimate
+from ..sizing.search import search
+from ..sizing.workload import load_workload, presets
+from ._console import console, print_json
+
+_ENGINE_HELP = " | ".join(ENGINES)
+
+
+def _calibration(path: Optional[Path]) -> Calibration | None:
+    return Calibration.read(path) if path else None
+
+
+def _positive(name: str, value: int) -> int:
+    if value < 1:
+        raise InputError(f"--{name} must be a whole number >= 1, got {value}")
+    return value
+
+
+def _concurrency(text: str) -> int | str:
+    if text.strip().lower() == "max":
+        return "max"
+    try:
+        value = int(text)
+    except ValueError:
+        raise InputError(f"--concurrency must be a whole number or 'max', got {text!r}") from None
+    return _positive("concurrency", value)
+
+
+def _split(values: Optional[list[str]]) -> list[str] | None:
+    if not values:
+        return None
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("estimate")
+    def estimate_command(
+            model: str = typer.Option(..., help="catalog alias, Hugging Face id, or path to a config.json"),
+            gpu: str = typer.Option(..., help="a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, "
+                                              "h20, b200, mi300x, mi325x, tpu-v5e, tpu-v5p, tpu-v6e"),
+            precision: str = typer.Option(..., help="fp32 | bf16 | fp16 | fp8 | int8 | int4"),
+            tp: int = typer.Option(1, help="tensor-parallel GPUs per replica"),
+            isl: int = typer.Option(..., help="input tokens per request"),
+            osl: int = typer.Option(..., help="output tokens per request"),
+            concurrency: str = typer.Option("max", help="running requests, or 'max' (offline throughput point)"),
+            engine: str = typer.Option("vllm", help=_ENGINE_HELP),
+            cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
+            kv_precision: Optional[str] = typer.Option(None, "--kv-precision", help="KV cache precision"),
+            calibration: Optional[Path] = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+        """Memory fit, TTFT, TPOT and throughput of one replica (GPU x precision x TP) at a concurrency."""
+        result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
+                          osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
+                          cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
+                          calibration=_calibration(calibration))
+        if as_json:
+            print_json(result.to_dict())
+            return
+        table = Table("quantity", "value", title=f"{result.model} on {result.tp}x {result.gpu}, {result.precision}, "
+                                                 f"{result.engine}", show_header=False)
+        for key, value in result.to_dict().items():
+            table.add_row(key, f"{value:,.3f}" if isinstance(value, float) else str(value))
+        console.print(table)
+        if not result.fits:
+            console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
+                          "precision or a larger GPU")
+
+    @app.command("size")
+    def size_command(
+            preset: Optional[str] = typer.Option(None, help=f"a named workload: {', '.join(presets())}"),
+            workload: Optional[Path] = typer.Option(None, help="a workload file (TOML or JSON)"),
+            engine: str = typer.Option("vllm", help=_ENGINE_HELP),
+            pricing_model: str = typer.Option("on_demand", "--pricing-model",
+                                              help="on_demand, spot, reserved_1y, cud_1y, ..."),
+            gpus: Optional[list[str]] = typer.Option(None, "--gpus", help="limit the GPUs (repeat or comma-separate)"),
+            precisions: Optional[list[str]] = typer.Option(None, "--precisions", help="limit the precisions"),
+            top: int = typer.Option(10, help="how many options to print"),
+            calibration: Optional[Path] = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+        """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first."""
+        if (preset is None) == (workload is None):
+            raise InputError("give exactly one of --preset NAME or --workload FILE",
+                             hint=f"presets: {', '.join(presets())}")
+        chosen = presets()[preset] if preset else load_workload(workload)  # type: ignore[arg-type]
+        result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
+                        pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration))
+        if as_json:
+            print_json(result.to_dict())
+            return
+        if not result.options:
+            console.print(f"[bold]no feasible configuration[/] for {result.workload}: {result.infeasible_reason}")
+            return
+        pct = chosen.slo_percentile.upper()
+        table = Table("#", "config", "replicas", "instances", f"{result.pricing_model} / month",
+                      "per M out tok", f"TTFT {pct} ms", f"ITL {pct} ms",
+                      title=f"{result.workload}: {result.candidates:,} configurations searched ({result.engine})")
+        for rank, o in enumerate(result.options, start=1):
+            ttft, itl = (o.ttft_p99_ms, o.itl_p99_ms) if pct == "P99" else (o.ttft_p50_ms, o.tpot_ms)
+            table.add_row(str(rank), f"{o.gpu} {o.precision} TP{o.tp}", f"{o.replicas} ({o.gpus} GPUs)",
+                          f"{o.instances}x {o.instance_type} {o.region}", str(o.monthly_cost.rounded()),
+                          str(o.cost_per_million_output_tokens.rounded()), f"{ttft:,.0f}", f"{itl:.1f}")
+        console.print(table)
+        if result.unpriced:
+            console.print(f"feasible but without a {result.pricing_model} price: {', '.join(result.unpriced)}")
