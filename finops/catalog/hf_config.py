@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, Location
+from ..errors import InputError, Location, UnknownNameError
 from ..registry import normalize_key
 from .models import ModelSpec, get_model
 
@@ -224,4 +224,10 @@ def resolve_model(name_or_path: str | Path | ModelSpec) -> ModelSpec:
     text = str(name_or_path).strip()
     if isinstance(name_or_path, Path) or text.endswith(".json") or (Path(text).expanduser() / "config.json").is_file():
         return load_hf_config(text)
-    return get_model(text)
+    try:
+        return get_model(text)
+    except UnknownNameError as exc:
+        if "/" in text:  # a Hugging Face id the catalog lacks: nothing is downloaded at run time
+            exc.hint = "for a model outside the catalog, download its config.json and pass its path"
+            exc.args = (str(exc),)
+        raise

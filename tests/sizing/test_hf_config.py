@@ -110,9 +110,12 @@ def test_resolve_model_passes_a_spec_through():
     assert resolve_model(m) is m
 
 
-def test_unknown_hf_id_suggests_catalog_names():
-    with pytest.raises(UnknownNameError, match="did you mean"):
+def test_unknown_hf_id_suggests_catalog_names_and_the_config_route():
+    with pytest.raises(UnknownNameError, match="did you mean") as info:
         resolve_model("meta-llama/Llama-3.1-8B-Instruct-v2")
+    assert "download its config.json and pass its path" in str(info.value)
+    with pytest.raises(UnknownNameError, match="unknown model 'llama-9b'"):
+        resolve_model("llama-9b")
 
 
 @pytest.mark.parametrize("content, message", [
