@@ -12,15 +12,12 @@ DATA = Path(__file__).parent / "data"
 ACCESS_KEY = "AKIAFINOPSTESTKEY0001"
 SECRET_KEY = "finopsTestSecretKey/DoNotLeak+0123456789abc"
 
-#: An in-process GPU lookup implementing the connector's ``gpu_of`` interface for the fixtures.
-FIXTURE_GPUS = {"p5.48xlarge": ("h100-sxm", 8), "p4d.24xlarge": ("a100-sxm-40gb", 8), "g6.xlarge": ("l4", 1),
-                "g6e.xlarge": ("l40s", 1), "p5en.48xlarge": ("h200", 8)}
-
-
 @pytest.fixture
 def gpu_of():
-    """instance type -> (GPU model, count) or None, as the connector's ``gpu_of`` parameter expects."""
-    return FIXTURE_GPUS.get
+    """instance type -> (GPU model, count) or None: the instance catalog, as pull_bills uses it."""
+    from connectors.aws import catalog_gpu
+
+    return catalog_gpu
 
 
 @pytest.fixture
@@ -67,3 +64,55 @@ def moto(aws_env: None, moto_url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_url)
     urllib.request.urlopen(urllib.request.Request(f"{moto_url}/moto-api/reset", method="POST")).read()
     return moto_url
+
+
+class ScriptedAwsJsonServer:
+    """A tiny local HTTP server speaking the AWS JSON protocol (``X-Amz-Target`` + JSON body).
+
+    ``responses`` is consumed in order, one ``(status, body)`` per request; every request's target and
+    JSON body are recorded in ``requests`` (with the raw headers, to check what went over the wire)."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.responses: list[tuple[int, dict]] = []
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+                import json
+
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                server.requests.append({"target": self.headers.get("X-Amz-Target"), "body": body,
+                                        "headers": dict(self.headers)})
+                status, payload = server.responses.pop(0) if server.responses else (500, {"__type": "NoMore"})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/x-amz-json-1.1")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@pytest.fixture
+def json_server(aws_env: None, monkeypatch: pytest.MonkeyPatch) -> ScriptedAwsJsonServer:
+    """A scripted AWS JSON server, with ``AWS_ENDPOINT_URL`` pointing at it."""
+    server = ScriptedAwsJsonServer()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", server.url)
+    yield server
+    server.close()

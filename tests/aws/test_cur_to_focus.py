@@ -69,7 +69,7 @@ def test_every_mandatory_column_is_filled(focus):
     ("USD 0.0 hourly fee", "Used",
      dict(ChargeCategory="Usage", BilledCost=D("0"), EffectiveCost=D("1500"), ListCost=D("2196"),
           ContractedCost=D("2196"), PricingCategory="Committed", x_PurchaseOption="reserved_1y",
-          x_GpuModel="a100-sxm-40gb", x_GpuHours=D("800"),
+          x_GpuModel="a100-40gb", x_GpuHours=D("800"),
           CommitmentDiscountId="arn:aws:ec2:us-east-1:222222222222:reserved-instances/4b2a1c3d-ri-p4d")),
     ("No Upfront Compute Savings Plan", None,
      dict(ChargeCategory="Purchase", ChargeFrequency="Recurring", BilledCost=D("720"), EffectiveCost=D("0"),
