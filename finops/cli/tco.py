@@ -8,17 +8,25 @@
 from __future__ import annotations
 
 import dataclasses
+from decimal import Decimal
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Literal, NamedTuple, Optional
 
 import typer
 from rich.table import Table
 
 from ..errors import InputError
-from ..money import Money
+from ..money import Money, quantize
 from ..price_book import PriceBook
-from ..tco import Comparison, OwnedNode, SpotPolicy, cloud_rows, compare_options, reference_case
+from ..tco import (Comparison, LeverEffect, OptionCost, OwnedNode, SpotPolicy, cloud_rows, compare_options,
+                   load_shaping, reference_case)
+from ..tco import utilization as utilization_lever
 from ._console import console, print_json
+
+if TYPE_CHECKING:
+    from ..sizing.performance import Estimate
+
+_MILLI = Decimal("0.001")
 
 
 def register(app: typer.Typer) -> None:
@@ -59,6 +67,23 @@ def register(app: typer.Typer) -> None:
             spot_max_share: float = typer.Option(0.30, "--spot-max-share", help="cap on the fleet's spot share"),
             tokens_per_s: Optional[float] = typer.Option(None, "--tokens-per-s",
                                                          help="tokens per second served per GPU"),
+            model: Optional[str] = typer.Option(None, help="price tokens from the sizing engine for this model"),
+            precision: str = typer.Option("fp8", help="weight precision for --model"),
+            tp: int = typer.Option(1, help="GPUs per replica (tensor parallel) for --model"),
+            isl: int = typer.Option(2000, help="input tokens per request for --model"),
+            osl: int = typer.Option(500, help="output tokens per request for --model"),
+            engine: str = typer.Option("vllm", help="serving engine for --model: vllm, sglang, trtllm"),
+            concurrency: Optional[int] = typer.Option(None, help="running requests per replica (default: "
+                                                      "the most the KV cache holds)"),
+            cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate for --model"),
+            what_if_utilization: Optional[str] = typer.Option(
+                None, "--what-if-utilization", help="BEFORE:AFTER utilization, e.g. 0.4:0.8 (seed 000)"),
+            what_if_quantize: Optional[str] = typer.Option(
+                None, "--what-if-quantize", help="PRECISION[:TP], priced with --model against --precision"),
+            what_if_cache: Optional[float] = typer.Option(
+                None, "--what-if-cache", help="prefix-cache hit rate to reach, priced with --model"),
+            what_if_shift: Optional[str] = typer.Option(
+                None, "--what-if-shift", help="PEAK:OFFPEAK:SHIFTABLE GPUs of batch work moved off-peak"),
             schedule: bool = typer.Option(False, "--schedule", help="print the owned fleet month by month"),
             as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables")) -> None:
         """Owned CAPEX/OPEX against on-demand, reserved, savings plans/CUDs and spot: monthly, total,
@@ -80,17 +105,34 @@ def register(app: typer.Typer) -> None:
                              hint="see `finops prices show`, or pull prices with `finops prices pull`")
         result = compare_options(gpus, months, node, rows, start=start, owned_name=f"owned {case.name}",
                                  spot=SpotPolicy(spot_lost_work, spot_fallback, spot_max_share))
+        sizing = sized = None
+        if model is not None:
+            from ..sizing.performance import estimate
+
+            sizing = _Sizing(model, case.gpu_model, precision, tp, isl, osl, engine, concurrency or "max",
+                             cache_hit_rate)
+            sized = estimate(sizing.model, sizing.gpu, precision=sizing.precision, tp=sizing.tp, isl=sizing.isl,
+                             osl=sizing.osl, engine=sizing.engine, concurrency=sizing.concurrency,
+                             cache_hit_rate=sizing.cache_hit_rate)
+        levers = _levers(result, sizing, utilization=what_if_utilization, quantize_to=what_if_quantize,
+                         cache=what_if_cache, shift=what_if_shift)
+        token_rows = [_token_costs(o, tokens_per_s, sized) for o in result.options]
         if as_json:
             payload = result.to_dict()
-            if tokens_per_s is not None:
-                payload["tokens_per_s_per_gpu"] = tokens_per_s
-                for entry, option in zip(payload["options"], result.options):  # type: ignore[arg-type]
-                    entry["per_million_tokens"] = option.per_million_tokens(tokens_per_s).rounded().amount
+            for entry, tokens in zip(payload["options"], token_rows):  # type: ignore[arg-type]
+                entry.update(tokens)
+            if sized is not None:
+                payload["sizing"] = sized.to_dict()
+            if levers:
+                payload["what_if"] = {"option": result.cheapest.name,
+                                      "levers": [_lever_dict(effect) for effect in levers]}
             print_json(payload)
             return
-        _print_options(result, tokens_per_s, start)
+        _print_options(result, token_rows, start)
         if node is not None and result.owned is not None:
             _print_owned(node, result, schedule)
+        if levers:
+            _print_levers(result, levers)
 
 
 def _owned_node(base: OwnedNode, *, node_price: str | None, gpus_per_node: int | None, node_power_kw: float | None,
@@ -116,19 +158,114 @@ def _owned_node(base: OwnedNode, *, node_price: str | None, gpus_per_node: int |
     return dataclasses.replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
 
-def _print_options(result: Comparison, tokens_per_s: float | None, start: str) -> None:
-    currency = result.options[0].total.currency
-    columns = ["option", "units", "per GPU-h", "per month", f"total {result.months} mo", "CAPEX", "OPEX", "upfront"]
+def _token_costs(option: OptionCost, tokens_per_s: float | None, sized: Estimate | None) -> dict[str, Decimal]:
+    """Per-million-token costs of one option: from a per-GPU rate, and/or from a sizing estimate."""
+    costs: dict[str, Decimal] = {}
     if tokens_per_s is not None:
-        columns.append("per M tokens")
+        costs["per_million_tokens"] = quantize(option.per_million_tokens(tokens_per_s).amount, _MILLI)
+    if sized is not None:
+        from ..tco.from_sizing import replica_cost
+
+        replica = replica_cost(sized, option.per_gpu_hour)
+        costs["per_million_input"] = quantize(replica.tokens.per_million_input.amount, _MILLI)
+        costs["per_million_output"] = quantize(replica.tokens.per_million_output.amount, _MILLI)
+        costs["per_replica_month"] = quantize(replica.replica_month.amount)
+    return costs
+
+
+def _pair(text: str | None, option: str, parts: int) -> list[str] | None:
+    if text is None:
+        return None
+    values = text.split(":")
+    if len(values) != parts or not all(v.strip() for v in values):
+        raise InputError(f"{option} {text!r} needs {parts} values separated by ':'",
+                         hint={"--what-if-utilization": "e.g. 0.4:0.8", "--what-if-shift": "e.g. 40:10:8"}.get(option))
+    return values
+
+
+class _Sizing(NamedTuple):
+    """The sizing-engine settings of ``--model`` and its companions."""
+
+    model: str
+    gpu: str
+    precision: str
+    tp: int
+    isl: int
+    osl: int
+    engine: str
+    concurrency: int | Literal["max"]
+    cache_hit_rate: float
+
+
+def _levers(result: Comparison, sizing: _Sizing | None, *, utilization: str | None, quantize_to: str | None,
+            cache: float | None, shift: str | None) -> list[LeverEffect]:
+    """The what-if levers asked for, priced on the cheapest option."""
+    from ..tco.from_sizing import prefix_cache_from_sizing, quantization_from_sizing
+
+    base = result.cheapest
+    effects: list[LeverEffect] = []
+    if (quantize_to or cache is not None) and sizing is None:
+        raise InputError("--what-if-quantize and --what-if-cache need --model", hint="e.g. --model llama-3.1-70b")
+    pair = _pair(utilization, "--what-if-utilization", 2)
+    if pair:
+        effects.append(utilization_lever(base.monthly, _float(pair[0], "--what-if-utilization"),
+                                         _float(pair[1], "--what-if-utilization")))
+    if quantize_to and sizing is not None:
+        target, _, target_tp = quantize_to.partition(":")
+        effects.append(quantization_from_sizing(
+            sizing.model, sizing.gpu, gpus=base.gpus, cost_per_gpu_month=base.per_gpu_hour * 730, isl=sizing.isl,
+            osl=sizing.osl, before=sizing.precision, after=target, tp_before=sizing.tp,
+            tp_after=int(_float(target_tp, "--what-if-quantize")) if target_tp else sizing.tp,
+            engine=sizing.engine, concurrency=sizing.concurrency))
+    if cache is not None and sizing is not None:
+        effects.append(prefix_cache_from_sizing(
+            sizing.model, sizing.gpu, monthly_cost=base.monthly, precision=sizing.precision, tp=sizing.tp,
+            isl=sizing.isl, osl=sizing.osl, hit_rate_before=sizing.cache_hit_rate, hit_rate_after=cache,
+            engine=sizing.engine, concurrency=sizing.concurrency))
+    triple = _pair(shift, "--what-if-shift", 3)
+    if triple:
+        peak, offpeak, shiftable = (_float(v, "--what-if-shift") for v in triple)
+        effects.append(load_shaping(peak, offpeak, shiftable, cost_per_unit_month=base.per_gpu_hour * 730))
+    return effects
+
+
+def _float(text: str, option: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise InputError(f"{option}: expected a number, got {text!r}") from None
+
+
+def _lever_dict(effect: LeverEffect) -> dict[str, object]:
+    return {"lever": effect.lever, "before": quantize(effect.before.amount), "after": quantize(effect.after.amount),
+            "saved": quantize(effect.saved.amount), "saved_share": round(effect.saved_share, 4),
+            "detail": effect.detail}
+
+
+def _print_levers(result: Comparison, levers: list[LeverEffect]) -> None:
+    table = _table(f"what-if levers on {result.cheapest.name}, per month",
+                   ["lever", "before", "after", "saved", "detail"], text=("detail",))
+    for effect in levers:
+        table.add_row(effect.lever, _amount(effect.before), _amount(effect.after), _amount(effect.saved),
+                      effect.detail)
+    console.print(table)
+
+
+def _print_options(result: Comparison, token_rows: list[dict[str, Decimal]], start: str) -> None:
+    currency = result.options[0].total.currency
+    show_capex = any(o.capex.amount for o in result.options)
+    show_upfront = any(o.upfront.amount for o in result.options)
+    columns = ["option", "units", "per GPU-h", "per month", f"total {result.months} mo"]
+    columns += ["CAPEX"] * show_capex + ["OPEX"] + ["upfront"] * show_upfront
+    token_columns = list(token_rows[0]) if token_rows else []
+    columns += [c.replace("per_million_", "per M ").replace("per_replica_month", "per replica-month")
+                for c in token_columns]
     table = _table(f"{result.gpus} GPUs for {result.months} months from {start} ({currency}), cheapest first",
                    columns)
-    for o in result.options:
-        cells = [o.name, str(o.units), f"{o.per_gpu_hour.amount:.4f}", _amount(o.monthly), _amount(o.total),
-                 _amount(o.capex), _amount(o.opex), _amount(o.upfront)]
-        if tokens_per_s is not None:
-            cells.append(f"{o.per_million_tokens(tokens_per_s).amount:.4f}")
-        table.add_row(*cells)
+    for o, tokens in zip(result.options, token_rows):
+        cells = [o.name, str(o.units), f"{o.per_gpu_hour.amount:.4f}", _amount(o.monthly), _amount(o.total)]
+        cells += [_amount(o.capex)] * show_capex + [_amount(o.opex)] + [_amount(o.upfront)] * show_upfront
+        table.add_row(*cells, *(f"{tokens[c]:,}" for c in token_columns))
     console.print(table)
     for o in result.options:
         if o.note:
@@ -159,12 +296,12 @@ def _print_owned(node: OwnedNode, result: Comparison, schedule: bool) -> None:
     console.print(table)
 
 
-def _table(title: str, columns: list[str]) -> Table:
+def _table(title: str, columns: list[str], text: tuple[str, ...] = ()) -> Table:
     """Numbers fold onto a second line in a narrow terminal instead of being cut."""
     table = Table(title=title)
     table.add_column(columns[0], overflow="fold", min_width=7)
     for column in columns[1:]:
-        table.add_column(column, justify="right", overflow="fold")
+        table.add_column(column, justify="left" if column in text else "right", overflow="fold")
     return table
 
 

@@ -80,3 +80,31 @@ def test_bad_input_exits_2_with_a_message(capsys, args, message):
     code, out, err = run(capsys, *args)
     assert code == 2
     assert message in err and "Traceback" not in err
+
+
+def test_model_prices_input_and_output_tokens_and_levers(capsys):
+    code, out, _ = run(capsys, "--gpus", "16", "--provider", "aws", "--model", "llama-3.1-8b", "--precision", "fp8",
+                       "--isl", "2000", "--osl", "500", "--concurrency", "32", "--what-if-utilization", "0.4:0.8",
+                       "--what-if-shift", "16:6:4", "--what-if-cache", "0.5", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    owned = payload["options"][0]
+    assert payload["sizing"]["model"] == "llama-3.1-8b" and payload["sizing"]["fits"]
+    assert 0 < owned["per_million_input"] < owned["per_million_output"]
+    assert owned["per_replica_month"] == pytest.approx(owned["per_gpu_hour"] * 730, abs=0.05)  # rate shown to 1e-4
+    levers = {lever["lever"]: lever for lever in payload["what_if"]["levers"]}
+    assert payload["what_if"]["option"] == owned["name"]
+    assert levers["utilization"]["after"] == pytest.approx(owned["monthly"] / 2, abs=0.01)   # seed 000
+    assert levers["load_shaping"]["saved"] == pytest.approx(owned["monthly"] / 16 * 4, abs=0.05)  # 4 GPUs fewer
+    assert 0 < levers["prefix_cache"]["saved"] < owned["monthly"]
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--what-if-utilization", "0.4"], "--what-if-utilization"),
+    (["--what-if-utilization", "0.4:x"], "expected a number"),
+    (["--what-if-quantize", "fp8"], "need --model"),
+    (["--model", "llama-3.1-70b", "--precision", "bf16", "--tp", "1"], "does not fit"),
+])
+def test_bad_lever_and_sizing_input_exits_2(capsys, args, message):
+    code, _, err = run(capsys, *args)
+    assert code == 2 and message in err
