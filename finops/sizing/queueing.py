@@ -18,7 +18,9 @@ fed by the request stream, with decoding running alongside under continuous batc
   ``P_ok = N_within / N_total``, usually required >= 99 % at P99).
 
 The running batch follows from Little's law, ``b = lambda x (TTFT + (osl - 1) x TPOT(b))``, solved by
-fixed-point iteration (vectorized, so the search evaluates many configurations at once).
+fixed-point iteration (vectorized, so the search evaluates many configurations at once). ``b`` is a
+mean and may be below 1 (the replica idles between requests); latencies are those of a batch of
+``max(b, 1)``, since a running request always has itself.
 
 >>> round(kingman_wait(0.5, 0.1) * 1e3, 1)       # M/D/1 at rho 0.5: rho S / (2 (1 - rho)) = 50 ms
 50.0
@@ -136,15 +138,17 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     service = first.prefill
     rho = lam * service
     wait = kingman_wait(rho, service, ca2, cs2)
-    batch = np.maximum(lam * (first.ttft + (osl_f - 1.0) * first.tpot), 1.0)
+    batch = lam * (first.ttft + (osl_f - 1.0) * first.tpot)
     for _ in range(_ITERATIONS):
-        lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=batch, cache_hit_rate=cache_hit_rate)
+        lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=np.maximum(batch, 1.0),
+                              cache_hit_rate=cache_hit_rate)
         base = service + constants.ttft_steps * lat.step
         with np.errstate(invalid="ignore"):
-            batch = np.maximum(np.minimum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 10.0 * MAX_BATCH), 1.0)
-    lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=batch, cache_hit_rate=cache_hit_rate)
+            batch = np.minimum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 10.0 * MAX_BATCH)
+    lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=np.maximum(batch, 1.0),
+                          cache_hit_rate=cache_hit_rate)
     base = service + constants.ttft_steps * lat.step
-    settled = np.isclose(batch, np.maximum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 1.0), rtol=1e-3)
+    settled = np.isclose(batch, lam * (base + wait + (osl_f - 1.0) * lat.tpot), rtol=1e-3)
     stable = (rho < 1.0) & settled & (batch <= max_batch)
     chunk = np.minimum(1.0, PREFILL_CHUNK_TOKENS / np.maximum(np.asarray(isl, dtype=float), 1.0))
     itl_p99 = np.where(lam * lat.step >= 0.01, lat.step + lat.prefill_compute * chunk, lat.tpot)

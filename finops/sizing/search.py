@@ -17,8 +17,8 @@ tail of TTFT and the inter-token gap of a step that carries a prefill chunk). Th
 
 Prices come from the price book: GPU -> instance types (:mod:`finops.catalog.instances`) -> the
 cheapest price under the chosen pricing model; a TP group stays inside one instance, and whole
-instances are paid for. Options rank by monthly cost (730 hours), which for one workload is also the
-order of cost per million output tokens.
+instances are paid for (Cloud TPUs are priced per chip, so a slice is ``tp`` chips). Options rank
+by monthly cost (730 hours), which for one workload is also the order of cost per million output tokens.
 """
 
 from __future__ import annotations
@@ -143,11 +143,15 @@ def _price(gpu: str, tp: int, replicas: int, cheapest: dict[tuple[str, str], Pri
 
     best: tuple[Decimal, PriceRow, int] | None = None
     for inst in instances_for_gpu(gpu):
-        per_instance = inst.gpu_count // tp
         row = cheapest.get((normalize_key(inst.provider), normalize_key(inst.instance_type)))
-        if per_instance < 1 or row is None:
+        if row is None:
             continue
-        count = math.ceil(replicas / per_instance)
+        if inst.instance_type == inst.gpu_model:   # priced per chip (Cloud TPU): slices of any size
+            count = replicas * tp
+        elif inst.gpu_count >= tp:
+            count = math.ceil(replicas / (inst.gpu_count // tp))
+        else:
+            continue
         cost = row.hourly_cost * count
         if best is None or (cost, row.instance_type) < (best[0], best[1].instance_type):
             best = (cost, row, count)
@@ -259,8 +263,8 @@ def _evaluate(combos: list[_Combo], rows: list[Any], constants: Any, workload: W
         rate = need.peak_qps / replicas
     else:
         batch = need.concurrency / replicas
-        closed = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=batch,
-                                 cache_hit_rate=workload.cache_hit_rate)
+        closed = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl,
+                                 batch=np.maximum(batch, 1.0), cache_hit_rate=workload.cache_hit_rate)
         rate = batch / (closed.ttft + (workload.osl - 1) * closed.tpot)
     op = operating_point(phys, constants, arrival_rate=rate, isl=workload.isl, osl=workload.osl,
                          cache_hit_rate=workload.cache_hit_rate, max_batch=limit)
