@@ -222,11 +222,10 @@ def _capex_opex(wb: Any, styles: Styles, rec: Reconciliation, trend: Sequence[Mo
                 [(a.asset_id, a.plan_line, _num(a.depreciation), _num(a.purchase_cash)) for a in rec.assets],
                 first_row=top)
     top += max(len(rec.assets), 1) + 3
-    months = {m.month: m for m in trend if m.currency == rec.currency}
-    rows = [(m.month, _num(m.opex), _num(m.capex), _num(m.planned)) for m in sorted(months.values(),
-                                                                                   key=lambda m: m.month)]
-    if rec.month not in months:
-        rows = sorted(rows + [(rec.month, _num(rec.opex), _num(rec.capex), _num(rec.planned))])
+    months = {m.month: (m.month, _num(m.opex), _num(m.capex), _num(m.planned))
+              for m in trend if m.currency == rec.currency}
+    months[rec.month] = (rec.month, _num(rec.opex), _num(rec.capex), _num(rec.planned))  # this run wins
+    rows = [months[m] for m in sorted(months)]
     ws.write_string(top - 1, 0, "Monthly cost (history of reconciled months)", styles.label)
     trend_place = write_table(ws, styles, "tblTrend",
                               (Column("Month", width=34), Column("OPEX", "money", "computed", 18),

@@ -1,0 +1,106 @@
+"""The budget-review workbook: sheets, native formulas, charts, text-only bill strings, determinism."""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from datetime import datetime
+from decimal import Decimal
+
+import openpyxl
+import pytest
+
+from finops.cli.reconcile import reconcile_to_workbook
+from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+from templates.builder import build_template
+
+from .conftest import write_bill
+
+RUN_AT = datetime(2026, 6, 2, 7, 30, 0)
+HOSTILE = {"sub": "=HYPERLINK(\"http://evil.example\",\"x\")", "service": "+SUM(1,2)", "region": "-2+3",
+           "tag": "@cmd|' /C calc'!A0"}
+
+
+@pytest.fixture
+def review(tmp_path, simple_plan):
+    bill = write_bill(tmp_path / "may.csv", [
+        {"x_InstanceType": "p5.48xlarge", "EffectiveCost": "100", "BilledCost": "100"},
+        {"SubAccountName": HOSTILE["sub"], "ServiceName": HOSTILE["service"], "RegionId": HOSTILE["region"],
+         "Tags": '{"owner": "%s"}' % HOSTILE["tag"].replace("'", "'"), "EffectiveCost": "7.25",
+         "BilledCost": "7.25"}])
+    rec, path = reconcile_to_workbook(simple_plan, [bill], "2026-05", tmp_path / "out", run_at=RUN_AT)
+    return rec, path
+
+
+def sheet_xml(path, name):
+    with zipfile.ZipFile(path) as z:
+        book = z.read("xl/workbook.xml").decode()
+        rels = z.read("xl/_rels/workbook.xml.rels").decode()
+        rid = re.search(rf'<sheet name="{re.escape(name)}" sheetId="\d+" r:id="(rId\d+)"', book).group(1)
+        target = re.search(rf'Id="{rid}" Type="[^"]+" Target="([^"]+)"', rels).group(1)
+        return z.read("xl/" + target).decode()
+
+
+def test_sheets_charts_and_name(review):
+    rec, path = review
+    assert path.name == "budget-review-2026-05.xlsx"
+    book = openpyxl.load_workbook(path)
+    assert book.sheetnames == ["Summary", "Variance", "CAPEX-OPEX", "Commitments", "GPU usage", "Unmapped"]
+    with zipfile.ZipFile(path) as z:
+        charts = sorted(n for n in z.namelist() if n.startswith("xl/charts/chart"))
+        assert len(charts) == 2
+        kinds = " ".join(z.read(c).decode() for c in charts)
+    assert 'grouping val="stacked"' in kinds and 'grouping val="clustered"' in kinds
+
+
+def test_variance_rows_are_native_formulas_with_cached_values(review):
+    rec, path = review
+    values = openpyxl.load_workbook(path, data_only=True)["Variance"]
+    formulas = openpyxl.load_workbook(path)["Variance"]
+    header = [c.value for c in values[4]]
+    rows = {values.cell(r, 1).value: r for r in range(5, 5 + len(rec.lines))}
+    gpu = rows["gpu"]
+    col = {h: i + 1 for i, h in enumerate(header)}
+    assert formulas.cell(gpu, col["Variance"]).value == f"=$D${gpu}-$C${gpu}"
+    assert formulas.cell(gpu, col["VariancePct"]).value == f'=IF($C${gpu}=0,"",$F${gpu}/$C${gpu})'
+    assert values.cell(gpu, col["Planned"]).value == 100
+    assert values.cell(gpu, col["Actual"]).value == 100
+    assert values.cell(rows["onprem"], col["Variance"]).value == 200  # 1,200 depreciation vs 1,000 planned
+    assert values.cell(rows["onprem"], col["Flag"]).value == "over"
+    assert values.cell(rows["Unmapped"], col["Actual"]).value == 7.25
+
+
+def test_strings_from_bills_stay_text(review):
+    _, path = review
+    xml = sheet_xml(path, "Unmapped")
+    formulas = re.findall(r"<f>(.*?)</f>", xml)
+    assert formulas and all(f.startswith("SUM(") for f in formulas)
+    ws = openpyxl.load_workbook(path)["Unmapped"]
+    texts = {ws.cell(5, c).value: ws.cell(5, c).data_type for c in range(1, 7)}
+    for value in (HOSTILE["sub"], HOSTILE["service"], HOSTILE["region"]):
+        assert texts[value] == "s"
+    assert HOSTILE["tag"] in next(v for v in texts if v and v.startswith("{"))
+
+
+def test_two_runs_are_identical_apart_from_the_run_timestamp(tmp_path, simple_plan):
+    bill = write_bill(tmp_path / "may.csv", [{"x_InstanceType": "p5.48xlarge"}, {"ServiceName": "AmazonS3"}])
+    paths = [reconcile_to_workbook(simple_plan, [bill], "2026-05", tmp_path / f"out{i}", run_at=RUN_AT)[1]
+             for i in range(2)]
+    assert paths[0].read_bytes() == paths[1].read_bytes()
+    later = reconcile_to_workbook(simple_plan, [bill], "2026-05", tmp_path / "out2",
+                                  run_at=datetime(2026, 6, 3, 8, 0, 0))[1]
+    with zipfile.ZipFile(paths[0]) as a, zipfile.ZipFile(later) as b:
+        differ = [n for n in a.namelist() if a.read(n) != b.read(n)]
+    assert sorted(differ) == ["docProps/core.xml", "xl/sharedStrings.xml"]  # the run timestamp, nothing else
+
+
+def test_demo_template_and_sample_bills(tmp_path):
+    """The planning template as built by the workbook face, reconciled against both bundled samples."""
+    plan = build_template(tmp_path / "plan.xlsx")
+    rec, path = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, tmp_path / "out", run_at=RUN_AT)
+    assert rec.billed_cost.amount == Decimal("67941.200509") + Decimal("89655.530162")
+    assert sum((line.actual.amount for line in rec.lines), Decimal(0)) == rec.actual.amount
+    summary = openpyxl.load_workbook(path, data_only=True)["Summary"]
+    figures = {summary.cell(r, 1).value: summary.cell(r, 2).value for r in range(1, summary.max_row + 1)}
+    assert figures["Cloud BilledCost (cash)"] == pytest.approx(157596.730671, abs=1e-9)
+    assert figures["Actual (P&L)"] == pytest.approx(float(rec.actual.amount), abs=1e-9)
