@@ -4,7 +4,8 @@ Demand is given in one of five ways (``Workload.basis`` says which; :mod:`finops
 it into peak QPS and concurrency):
 
 ============================  ===========================================================================
-``users_per_hour``            ``dau``, ``online_share`` (at the peak), ``requests_per_user_per_hour``
+``users_per_hour``            ``dau``, ``online_share`` (at the peak; 1 if left out),
+                              ``requests_per_user_per_hour``
 ``users_per_day``             ``dau``, ``requests_per_user_per_day``, ``peak_to_average``
 ``requests_per_hour``         ``peak_requests_per_hour`` (the whole service at its peak)
 ``sessions``                  ``dau`` and ``online_share`` only: every online user holds one open
