@@ -1,0 +1,156 @@
+"""``finops estimate``, ``finops size`` and ``finops calibrate`` run in-process: exit codes and JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from finops.cli import main
+from finops.price_book import PRICE_BOOK_ENV
+
+FIXTURES = Path(__file__).parents[1] / "sizing" / "fixtures"
+ESTIMATE = ["estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "bf16", "--tp", "1",
+            "--isl", "1024", "--osl", "256"]
+REQUIRED_KEYS = {"fits", "weights_gib", "kv_bytes_per_token", "max_concurrency", "ttft_ms", "tpot_ms",
+                 "output_tokens_per_s", "output_tokens_per_s_per_gpu"}
+
+
+def _run(capsys, args):
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_estimate_json_has_the_contract_fields(capsys):
+    code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "16", "--engine", "trtllm", "--json"])
+    data = json.loads(out)
+    assert code == 0 and REQUIRED_KEYS <= set(data)
+    assert data["fits"] is True and data["concurrency"] == 16 and data["engine"] == "trtllm"
+    assert data["kv_bytes_per_token"] == 131072.0
+    assert data["output_tokens_per_s_per_gpu"] == data["output_tokens_per_s"]
+
+
+def test_estimate_max_is_the_memory_limit(capsys):
+    code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "max", "--cache-hit-rate", "0.5", "--json"])
+    data = json.loads(out)
+    assert code == 0 and data["concurrency"] == data["max_concurrency"] > 100
+
+
+def test_a_model_that_does_not_fit_is_reported_not_raised(capsys):
+    args = ["estimate", "--model", "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "h100", "--precision", "bf16",
+            "--tp", "1", "--isl", "2048", "--osl", "512", "--concurrency", "max", "--json"]
+    code, out, _ = _run(capsys, args)
+    data = json.loads(out)
+    assert code == 0 and data["fits"] is False and data["shortfall_gib"] > 60 and data["tpot_ms"] is None
+
+
+def test_estimate_prints_a_table_without_json(capsys):
+    code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "8"])
+    assert code == 0 and "tpot_ms" in out and "llama-3.1-8b" in out
+
+
+def test_estimate_reads_a_config_json(capsys, tmp_path):
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+              "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    code, out, _ = _run(capsys, ["estimate", "--model", str(path), "--gpu", "l40s", "--precision", "fp8",
+                                 "--isl", "512", "--osl", "128", "--concurrency", "4", "--json"])
+    assert code == 0 and json.loads(out)["fits"] is True
+
+
+@pytest.mark.parametrize("change, message", [
+    (["--model", "llama-9b"], "unknown model"),
+    (["--gpu", "h10"], "did you mean"),
+    (["--precision", "fp4"], "unknown precision 'fp4'"),
+    (["--tp", "0"], "--tp must be a whole number >= 1"),
+    (["--isl", "-5"], "--isl must be a whole number >= 1"),
+    (["--osl", "0"], "--osl must be a whole number >= 1"),
+    (["--concurrency", "lots"], "--concurrency must be a whole number or 'max'"),
+    (["--engine", "tgi"], "unknown engine"),
+    (["--cache-hit-rate", "2"], "cache hit rate must be between 0 and 1"),
+])
+def test_bad_estimate_input_exits_2_with_one_message(capsys, change, message):
+    args = list(ESTIMATE)
+    for i in range(0, len(change), 2):
+        if change[i] in args:
+            args[args.index(change[i]) + 1] = change[i + 1]
+        else:
+            args += change[i:i + 2]
+    code, out, err = _run(capsys, args)
+    assert code == 2 and message in err and "Traceback" not in err + out
+
+
+@pytest.fixture
+def small_price_book(tmp_path, monkeypatch):
+    path = tmp_path / "prices.csv"
+    path.write_text("provider,region,instance_type,gpu_model,gpu_count,pricing_model,payment_option,hourly_cost,"
+                    "upfront_cost,currency,effective_date,source\n"
+                    "gcp,us-central1,g2-standard-48,l4,4,on_demand,,4.00,0,USD,2026-07-30,test\n"
+                    "gcp,us-central1,a3-highgpu-8g,h100-sxm,8,on_demand,,88.25,0,USD,2026-07-30,test\n")
+    monkeypatch.setenv(PRICE_BOOK_ENV, str(path))
+    return path
+
+
+def test_size_preset_json_ranks_priced_options(capsys, small_price_book):
+    code, out, _ = _run(capsys, ["size", "--preset", "seed002-financial-copilot", "--json"])
+    data = json.loads(out)
+    assert code == 0 and data["options"] and data["infeasible_reason"] is None
+    costs = [o["monthly_cost"] for o in data["options"]]
+    assert costs == sorted(costs) and data["options"][0]["currency"] == "USD"
+    assert all(o["ttft_p99_ms"] <= 1000 for o in data["options"])
+
+
+def test_size_workload_file_and_table(capsys, small_price_book, tmp_path):
+    path = tmp_path / "w.toml"
+    path.write_text('extends = "seed002-marketing-content"\nconcurrency = 20\n')
+    code, out, _ = _run(capsys, ["size", "--workload", str(path)])
+    assert code == 0 and "configurations searched" in out
+
+
+def test_size_without_a_feasible_option_says_what_is_needed(capsys, small_price_book, tmp_path):
+    path = tmp_path / "w.json"
+    path.write_text(json.dumps({"name": "big", "model": "llama-3.1-405b", "isl": 2048, "osl": 512,
+                                "concurrency": 4, "precisions": ["bf16"], "gpus": ["l4"]}))
+    code, out, _ = _run(capsys, ["size", "--workload", str(path), "--json"])
+    data = json.loads(out)
+    assert code == 0 and data["options"] == [] and "more TP" in data["infeasible_reason"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["size"], "exactly one of --preset NAME or --workload FILE"),
+    (["size", "--preset", "seed002-financial-copilt"], "did you mean"),
+    (["size", "--preset", "seed002-translation", "--pricing-model", "free"], "unknown pricing model"),
+])
+def test_bad_size_input_exits_2(capsys, small_price_book, args, message):
+    code, out, err = _run(capsys, args)
+    assert code == 2 and message in err and "Traceback" not in err + out
+
+
+def test_calibrate_writes_a_file_that_estimate_accepts(capsys, tmp_path):
+    out_file = tmp_path / "cal.json"
+    files = [str(f) for f in sorted(FIXTURES.glob("*.json"))]
+    code, out, _ = _run(capsys, ["calibrate", *files, "--engine", "vllm", "--model", "llama-3.1-8b", "--gpu",
+                                 "h100-sxm", "--precision", "bf16", "--out", str(out_file), "--json"])
+    report = json.loads(out)
+    assert code == 0 and out_file.exists() and len(report["points"]) == 5
+    measured = next(p for p in report["points"] if p["concurrency"] == 16)
+    assert abs(measured["tpot_ms_after"] - measured["tpot_ms"]) < abs(measured["tpot_ms_before"] - measured["tpot_ms"])
+    code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "16", "--calibration", str(out_file), "--json"])
+    assert code == 0 and json.loads(out)["tpot_ms"] == pytest.approx(measured["tpot_ms_after"], rel=1e-6)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--engine", "tgi"], "unknown engine"),
+    (["--gpu", "h10"], "did you mean"),
+])
+def test_bad_calibrate_input_exits_2(capsys, tmp_path, args, message):
+    base = ["calibrate", str(FIXTURES / "vllm-bench-serve.json"), "--engine", "vllm", "--model", "llama-3.1-8b",
+            "--gpu", "h100-sxm", "--precision", "bf16", "--out", str(tmp_path / "c.json")]
+    for i in range(0, len(args), 2):
+        base[base.index(args[i]) + 1] = args[i + 1]
+    code, out, err = _run(capsys, base)
+    assert code == 2 and message in err
