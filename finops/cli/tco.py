@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, Optional
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import typer
 from rich.table import Table
@@ -18,8 +18,17 @@ from rich.table import Table
 from ..errors import InputError
 from ..money import Money, quantize
 from ..price_book import PriceBook
-from ..tco import (Comparison, LeverEffect, OptionCost, OwnedNode, SpotPolicy, cloud_rows, compare_options,
-                   load_shaping, reference_case)
+from ..tco import (
+    Comparison,
+    LeverEffect,
+    OptionCost,
+    OwnedNode,
+    SpotPolicy,
+    cloud_rows,
+    compare_options,
+    load_shaping,
+    reference_case,
+)
 from ..tco import utilization as utilization_lever
 from ._console import console, print_json
 
@@ -36,28 +45,28 @@ def register(app: typer.Typer) -> None:
             start: str = typer.Option("2026-01", help="first month, YYYY-MM"),
             reference: str = typer.Option("h100-sxm-8gpu", help="owned reference case to start from "
                                           "(finops/catalog/data/owned_reference.csv)"),
-            node_price: Optional[str] = typer.Option(None, "--node-price", help="all-in price of one node"),
-            gpus_per_node: Optional[int] = typer.Option(None, "--gpus-per-node"),
-            node_power_kw: Optional[float] = typer.Option(None, "--node-power-kw", help="maximum node power, kW"),
-            avg_power_share: Optional[float] = typer.Option(None, "--avg-power-share",
+            node_price: str | None = typer.Option(None, "--node-price", help="all-in price of one node"),
+            gpus_per_node: int | None = typer.Option(None, "--gpus-per-node"),
+            node_power_kw: float | None = typer.Option(None, "--node-power-kw", help="maximum node power, kW"),
+            avg_power_share: float | None = typer.Option(None, "--avg-power-share",
                                                             help="average draw as a share of the maximum"),
-            pue: Optional[float] = typer.Option(None, help="facility power / IT power"),
-            electricity: Optional[str] = typer.Option(None, help="price per kWh"),
-            colocation: Optional[str] = typer.Option(None, help="colocation price per kW-month"),
-            support: Optional[str] = typer.Option(None, help="support and operations per node-month"),
-            support_share: Optional[float] = typer.Option(None, "--support-share",
+            pue: float | None = typer.Option(None, help="facility power / IT power"),
+            electricity: str | None = typer.Option(None, help="price per kWh"),
+            colocation: str | None = typer.Option(None, help="colocation price per kW-month"),
+            support: str | None = typer.Option(None, help="support and operations per node-month"),
+            support_share: float | None = typer.Option(None, "--support-share",
                                                           help="support as a share of the node price per year"),
-            life_months: Optional[int] = typer.Option(None, "--life-months"),
-            residual_share: Optional[float] = typer.Option(None, "--residual-share",
+            life_months: int | None = typer.Option(None, "--life-months"),
+            residual_share: float | None = typer.Option(None, "--residual-share",
                                                            help="resale value as a share of the price"),
-            cost_of_capital: Optional[float] = typer.Option(None, "--cost-of-capital",
+            cost_of_capital: float | None = typer.Option(None, "--cost-of-capital",
                                                             help="annual rate, e.g. 0.10; 0 = straight-line"),
             no_owned: bool = typer.Option(False, "--no-owned", help="compare cloud options only"),
-            provider: Optional[str] = typer.Option(None, help="aws or gcp (default: every provider)"),
-            region: Optional[str] = typer.Option(None, help="default: the cheapest on-demand region"),
-            instance_type: Optional[str] = typer.Option(None, "--instance-type",
+            provider: str | None = typer.Option(None, help="aws or gcp (default: every provider)"),
+            region: str | None = typer.Option(None, help="default: the cheapest on-demand region"),
+            instance_type: str | None = typer.Option(None, "--instance-type",
                                                         help="default: the 8-GPU type of the reference GPU"),
-            price_book: Optional[Path] = typer.Option(None, "--price-book",
+            price_book: Path | None = typer.Option(None, "--price-book",
                                                       help="a pulled price book (default: FINOPS_PRICE_BOOK "
                                                            "or the bundled snapshot)"),
             spot_lost_work: float = typer.Option(0.05, "--spot-lost-work",
@@ -65,24 +74,24 @@ def register(app: typer.Typer) -> None:
             spot_fallback: float = typer.Option(0.10, "--spot-fallback",
                                                 help="share of spot hours that fall back to on-demand"),
             spot_max_share: float = typer.Option(0.30, "--spot-max-share", help="cap on the fleet's spot share"),
-            tokens_per_s: Optional[float] = typer.Option(None, "--tokens-per-s",
+            tokens_per_s: float | None = typer.Option(None, "--tokens-per-s",
                                                          help="tokens per second served per GPU"),
-            model: Optional[str] = typer.Option(None, help="price tokens from the sizing engine for this model"),
+            model: str | None = typer.Option(None, help="price tokens from the sizing engine for this model"),
             precision: str = typer.Option("fp8", help="weight precision for --model"),
             tp: int = typer.Option(1, help="GPUs per replica (tensor parallel) for --model"),
             isl: int = typer.Option(2000, help="input tokens per request for --model"),
             osl: int = typer.Option(500, help="output tokens per request for --model"),
             engine: str = typer.Option("vllm", help="serving engine for --model: vllm, sglang, trtllm"),
-            concurrency: Optional[int] = typer.Option(None, help="running requests per replica (default: "
+            concurrency: int | None = typer.Option(None, help="running requests per replica (default: "
                                                       "the most the KV cache holds)"),
             cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate for --model"),
-            what_if_utilization: Optional[str] = typer.Option(
+            what_if_utilization: str | None = typer.Option(
                 None, "--what-if-utilization", help="BEFORE:AFTER utilization, e.g. 0.4:0.8 (seed 000)"),
-            what_if_quantize: Optional[str] = typer.Option(
+            what_if_quantize: str | None = typer.Option(
                 None, "--what-if-quantize", help="PRECISION[:TP], priced with --model against --precision"),
-            what_if_cache: Optional[float] = typer.Option(
+            what_if_cache: float | None = typer.Option(
                 None, "--what-if-cache", help="prefix-cache hit rate to reach, priced with --model"),
-            what_if_shift: Optional[str] = typer.Option(
+            what_if_shift: str | None = typer.Option(
                 None, "--what-if-shift", help="PEAK:OFFPEAK:SHIFTABLE GPUs of batch work moved off-peak"),
             schedule: bool = typer.Option(False, "--schedule", help="print the owned fleet month by month"),
             as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables")) -> None:

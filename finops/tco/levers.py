@@ -32,8 +32,15 @@ from ..errors import InputError
 from ..money import Money, Number
 from ._inputs import money, positive, share, whole
 
-__all__ = ["LeverName", "LeverEffect", "load_shaping", "prefix_cache", "quantization", "right_sizing",
-           "utilization"]
+__all__ = [
+    "LeverEffect",
+    "LeverName",
+    "load_shaping",
+    "prefix_cache",
+    "quantization",
+    "right_sizing",
+    "utilization",
+]
 
 LeverName = Literal["quantization", "prefix_cache", "utilization", "load_shaping", "right_sizing"]
 

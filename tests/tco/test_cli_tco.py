@@ -78,7 +78,7 @@ def test_owned_overrides_and_schedule_table(capsys):
 ])
 def test_bad_input_exits_2_with_a_message(capsys, args, message):
     code, out, err = run(capsys, *args)
-    assert code == 2
+    assert code == 2 and out == ""
     assert message in err and "Traceback" not in err
 
 

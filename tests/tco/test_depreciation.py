@@ -5,8 +5,13 @@ from decimal import Decimal
 
 import pytest
 
-from finops.depreciation import (DEFAULT_LIFE_MONTHS, depreciation_schedule, month_index, monthly_depreciation,
-                                 net_book_value)
+from finops.depreciation import (
+    DEFAULT_LIFE_MONTHS,
+    depreciation_schedule,
+    month_index,
+    monthly_depreciation,
+    net_book_value,
+)
 from finops.errors import CurrencyMismatchError, InputError
 from finops.money import Money
 

@@ -7,11 +7,31 @@ import pytest
 from finops.errors import CurrencyMismatchError, InputError, UnknownNameError
 from finops.money import Money, to_decimal
 from finops.price_book import PriceRow
-from finops.tco import (OwnedNode, amortized_hourly, blended_hourly, capital_recovery_factor, cost_per_gpu_hour,
-                        cost_per_million_tokens, cost_per_replica_month, load_shaping, npv, owned_tco,
-                        prefill_time_share, prefix_cache, quantization, recurring_hourly, reference_case,
-                        reserved_schedule, resource_commitment_cost, right_sizing, spend_commitment_cost,
-                        spot_effective_hourly, tco, token_costs, utilization)
+from finops.tco import (
+    OwnedNode,
+    amortized_hourly,
+    blended_hourly,
+    capital_recovery_factor,
+    cost_per_gpu_hour,
+    cost_per_million_tokens,
+    cost_per_replica_month,
+    load_shaping,
+    npv,
+    owned_tco,
+    prefill_time_share,
+    prefix_cache,
+    quantization,
+    recurring_hourly,
+    reference_case,
+    reserved_schedule,
+    resource_commitment_cost,
+    right_sizing,
+    spend_commitment_cost,
+    spot_effective_hourly,
+    tco,
+    token_costs,
+    utilization,
+)
 
 
 def usd(x):
