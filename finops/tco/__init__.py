@@ -17,35 +17,35 @@ Money(amount=Decimal('4356000'), currency='CNY')
 """
 
 from .cloud import (
-                    CloudMonth,
-                    CommitmentOutcome,
-                    amortized_hourly,
-                    blended_hourly,
-                    recurring_hourly,
-                    reserved_schedule,
-                    resource_commitment_cost,
-                    spend_commitment_cost,
-                    spot_effective_hourly,
+    CloudMonth,
+    CommitmentOutcome,
+    amortized_hourly,
+    blended_hourly,
+    recurring_hourly,
+    reserved_schedule,
+    resource_commitment_cost,
+    spend_commitment_cost,
+    spot_effective_hourly,
 )
 from .compare import Comparison, OptionCost, OptionKind, SpotPolicy, cloud_rows, compare_options
 from .levers import (
-                    LeverEffect,
-                    LeverName,
-                    load_shaping,
-                    prefix_cache,
-                    quantization,
-                    right_sizing,
-                    utilization,
+    LeverEffect,
+    LeverName,
+    load_shaping,
+    prefix_cache,
+    quantization,
+    right_sizing,
+    utilization,
 )
 from .owned import OwnedMonth, OwnedNode, OwnedTco, capital_recovery_factor, npv, owned_tco, tco
 from .reference import ReferenceCase, reference_case, reference_cases
 from .unit_cost import (
-                    TokenCosts,
-                    cost_per_gpu_hour,
-                    cost_per_million_tokens,
-                    cost_per_replica_month,
-                    prefill_time_share,
-                    token_costs,
+    TokenCosts,
+    cost_per_gpu_hour,
+    cost_per_million_tokens,
+    cost_per_replica_month,
+    prefill_time_share,
+    token_costs,
 )
 
 __all__ = [
