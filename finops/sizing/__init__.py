@@ -15,6 +15,10 @@ from .memory import (
     weight_bytes,
 )
 from .workload import SLO_PERCENTILES, SloPercentile, Workload, load_workload, presets
+from .calibration import Measurement, bundled_measurements, fit, kfold, read_load_test
+from .performance import ENGINES, Calibration, Engine, EngineConstants, Estimate, estimate
+from .queueing import OperatingPoint, kingman_wait, operating_point, sla_attainment, ttft_percentile
+from .search import SearchResult, SizingOption, search
 
 __all__ = [
     "KV_PRECISIONS",
@@ -38,4 +42,23 @@ __all__ = [
     "naive_kv_bytes",
     "presets",
     "weight_bytes",
+    "ENGINES",
+    "Calibration",
+    "Engine",
+    "EngineConstants",
+    "Estimate",
+    "Measurement",
+    "OperatingPoint",
+    "SearchResult",
+    "SizingOption",
+    "bundled_measurements",
+    "estimate",
+    "fit",
+    "kfold",
+    "kingman_wait",
+    "operating_point",
+    "read_load_test",
+    "search",
+    "sla_attainment",
+    "ttft_percentile",
 ]
