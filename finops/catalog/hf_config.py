@@ -116,42 +116,44 @@ def _text_config(config: Mapping[str, Any]) -> Mapping[str, Any]:
 def _experts(cfg: Mapping[str, Any]) -> int:
     for key in ("num_local_experts", "n_routed_experts", "num_experts"):
         if cfg.get(key):
-            return int(cfg[key])
+            return _int(cfg, key) or 0
     return 0
 
 
 def _moe_layer_count(cfg: Mapping[str, Any], layers: int) -> int:
     if "first_k_dense_replace" in cfg:  # DeepSeek: the first k layers are dense, then every moe_layer_freq-th
-        first = int(cfg.get("first_k_dense_replace") or 0)
-        freq = int(cfg.get("moe_layer_freq") or 1)
+        first = _int(cfg, "first_k_dense_replace") or 0
+        freq = _int(cfg, "moe_layer_freq") or 1
         return sum(1 for i in range(first, layers) if i % freq == 0)
-    step = int(cfg.get("decoder_sparse_step") or 1)  # Qwen-MoE; Mixtral has neither key: every layer
-    dense = set(cfg.get("mlp_only_layers") or ())
+    step = _int(cfg, "decoder_sparse_step") or 1  # Qwen-MoE; Mixtral has neither key: every layer
+    dense = cfg.get("mlp_only_layers") or []
+    if not isinstance(dense, list) or not all(isinstance(i, int) for i in dense):
+        raise InputError(f"config key 'mlp_only_layers' must be a list of layer numbers, got {dense!r}")
     return sum(1 for i in range(layers) if i not in dense and (i + 1) % step == 0)
 
 
 def _shared_expert_params(cfg: Mapping[str, Any], hidden: int, expert_size: int) -> int:
     if cfg.get("n_shared_experts"):
-        return int(cfg["n_shared_experts"]) * expert_size
+        return (_int(cfg, "n_shared_experts") or 0) * expert_size
     if cfg.get("shared_expert_intermediate_size"):  # Qwen2-MoE: one wide shared expert plus its gate
-        return 3 * hidden * int(cfg["shared_expert_intermediate_size"]) + hidden
+        return 3 * hidden * (_int(cfg, "shared_expert_intermediate_size") or 0) + hidden
     return 0
 
 
 def _shared_experts(cfg: Mapping[str, Any]) -> int:
     if cfg.get("n_shared_experts"):
-        return int(cfg["n_shared_experts"])
+        return _int(cfg, "n_shared_experts") or 0
     return 1 if cfg.get("shared_expert_intermediate_size") else 0
 
 
 def _full_sliding_window(cfg: Mapping[str, Any], layers: int) -> int | None:
-    window = cfg.get("sliding_window")
+    window = _int(cfg, "sliding_window")
     if not window or cfg.get("use_sliding_window") is False:
         return None
-    max_window_layers = cfg.get("max_window_layers")
+    max_window_layers = _int(cfg, "max_window_layers")
     if cfg.get("use_sliding_window") and max_window_layers is not None and max_window_layers < layers:
         return None
-    return int(window)
+    return window
 
 
 def spec_from_config(config: Mapping[str, Any], *, name: str, source: str = "config.json",
@@ -168,9 +170,16 @@ def spec_from_config(config: Mapping[str, Any], *, name: str, source: str = "con
                          where=Location(file=file))
     kv_rank = _int(cfg, "kv_lora_rank", file=file)
     head_dim = (_int(cfg, "head_dim", file=file) or _int(cfg, "v_head_dim", file=file) or hidden // heads)
-    experts = _experts(cfg)
-    total, active = count_params(cfg)
+    try:
+        experts = _experts(cfg)
+        total, active = count_params(cfg)
+    except InputError as exc:
+        raise InputError(exc.message, hint=exc.hint, where=Location(file=file)) from exc
     attention = "mla" if kv_rank else ("mha" if kv_heads == heads else "gqa")
+    try:
+        window = _full_sliding_window(cfg, layers)
+    except InputError as exc:
+        raise InputError(exc.message, where=Location(file=file)) from exc
     moe_layers = _moe_layer_count(cfg, layers) if experts else 0
     return ModelSpec(
         id=normalize_key(name), hf_id=str(cfg.get("_name_or_path") or name), aliases=(),
@@ -186,7 +195,7 @@ def spec_from_config(config: Mapping[str, Any], *, name: str, source: str = "con
         vocab_size=vocab, tied_embeddings=bool(cfg.get("tie_word_embeddings", False)),
         total_params_b=total / 1e9, active_params_b=active / 1e9,
         kv_lora_rank=kv_rank, qk_rope_head_dim=_int(cfg, "qk_rope_head_dim", file=file) if kv_rank else None,
-        sliding_window=_full_sliding_window(cfg, layers),
+        sliding_window=window,
         max_context=_int(cfg, "max_position_embeddings", file=file) or 0,
         source=source, as_of=as_of or _dt.date.today().isoformat(),
     )

@@ -125,6 +125,9 @@ def test_unknown_hf_id_suggests_catalog_names_and_the_config_route():
     (json.dumps(BASE | {"num_key_value_heads": 5}), "not a multiple of num_key_value_heads 5"),
     (json.dumps(BASE | {"num_hidden_layers": -2}), "'num_hidden_layers' must be a whole number"),
     (json.dumps(BASE | {"vocab_size": "big"}), "'vocab_size' must be a whole number"),
+    (json.dumps(BASE | {"num_local_experts": "8"}), "'num_local_experts' must be a whole number"),
+    (json.dumps(BASE | {"num_experts": 8, "mlp_only_layers": "0,1"}), "'mlp_only_layers' must be a list"),
+    (json.dumps(BASE | {"sliding_window": [4096, None]}), "'sliding_window' must be a whole number"),
 ])
 def test_bad_configs_name_the_file(tmp_path, content, message):
     path = tmp_path / "config.json"
