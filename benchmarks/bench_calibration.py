@@ -1,0 +1,82 @@
+"""Accuracy of the performance model on the bundled AIConfigurator measurements, held out (k-fold).
+
+Prints the median absolute relative error of TPOT and TTFT from a 5-fold cross-validation (every row
+predicted by a fit that never saw it), overall and per engine, GPU, model and TP; and, for contrast,
+the error of a plain roofline (weights + KV at peak bandwidth, prefill FLOPs at peak compute, no
+per-step overhead, no interference) on the same rows. Goal (issue 2): <= 10 % TPOT, <= 20 % TTFT.
+
+Run: ``python benchmarks/bench_calibration.py``; ``--write`` also refits on every row and rewrites the
+shipped constants ``finops/catalog/data/calibration.json`` (with these k-fold errors in it).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from finops.catalog import get_accelerator, get_model
+from finops.sizing.calibration import FoldReport, Measurement, bundled_measurements, fit, kfold, with_kfold
+from finops.sizing.performance import replica_physics
+
+
+def roofline(m: Measurement) -> tuple[float, float]:
+    """(TTFT, TPOT) in ms from peak bandwidth and peak FLOPS only."""
+    p = replica_physics(get_model(m.model), get_accelerator(m.gpu), precision=m.precision, tp=m.tp)
+    ctx = m.isl + m.osl / 2
+    tpot = (p.weight_bytes_per_gpu + m.concurrency * ctx * p.kv_bytes_per_token_per_gpu) / p.bandwidth
+    flops = 2 * p.active_params * m.isl + 2 * p.layers * p.attention_width * m.isl ** 2
+    return flops / (p.tp * p.flops) * 1e3, tpot * 1e3
+
+
+def table(report: FoldReport, title: str, key: Callable[[Measurement], object]) -> None:
+    print(f"\n{title:24} {'rows':>5} {'TPOT err':>9} {'TTFT err':>9}")
+    for value in sorted({key(r) for r in report.rows}, key=str):
+        mask = [key(r) == value for r in report.rows]
+        tpot, ttft = report.median_errors(mask)
+        print(f"{str(value):24} {sum(mask):>5} {tpot:>9.1%} {ttft:>9.1%}")
+
+
+def main() -> FoldReport:
+    rows = bundled_measurements()
+    start = time.perf_counter()
+    report = kfold(rows, k=5, seed=0)
+    seconds = time.perf_counter() - start
+    tpot, ttft = report.median_errors()
+    print(f"5-fold cross-validation on {len(rows)} AIConfigurator rows ({report.excluded} left out: "
+          f"concurrency beyond the KV cache), {seconds:.1f} s")
+    print(f"median absolute error, held out: TPOT {tpot:.1%} (goal 10 %), TTFT {ttft:.1%} (goal 20 %)")
+    p90 = np.quantile(report.tpot_error, 0.9), np.quantile(report.ttft_error, 0.9)
+    print(f"90th percentile of the error:    TPOT {p90[0]:.1%}, TTFT {p90[1]:.1%}")
+    table(report, "engine", lambda r: r.engine)
+    table(report, "gpu", lambda r: r.gpu)
+    table(report, "model", lambda r: r.model)
+    table(report, "tp", lambda r: r.tp)
+    table(report, "engine / tp", lambda r: f"{r.engine} TP{r.tp}")
+
+    naive = np.array([roofline(r) for r in report.rows])
+    measured = np.array([(r.ttft_ms, r.tpot_ms) for r in report.rows])
+    under = 1 - naive / measured
+    print("\nplain roofline on the same rows (peak bandwidth and FLOPS, no overhead, no interference):")
+    print(f"median underestimate: TPOT {np.median(under[:, 1]):.1%}, TTFT {np.median(under[:, 0]):.1%}")
+    for tp in (1, 2, 4, 8):
+        mask = np.array([r.tp == tp for r in report.rows])
+        print(f"  TP{tp}: TPOT underestimated by {np.median(under[mask, 1]):.1%}")
+    return report
+
+
+def write_constants(report: FoldReport) -> None:
+    rows = bundled_measurements()
+    as_of = rows[0].source.rsplit(" ", 1)[-1]
+    target = Path(__file__).parents[1] / "finops" / "catalog" / "data" / "calibration.json"
+    with_kfold(fit(rows, as_of=as_of), report).write(target)
+    print(f"\nwrote {target}")
+
+
+if __name__ == "__main__":
+    fold_report = main()
+    if "--write" in sys.argv[1:]:
+        write_constants(fold_report)

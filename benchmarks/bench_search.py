@@ -1,0 +1,73 @@
+"""Speed of the sizing search: candidate configurations (GPU x precision x TP x replicas) per second.
+
+Goal (issue 2): at least 100,000 candidates per second on one core. Two figures:
+
+1. end to end, ``finops.sizing.search`` on every preset over all catalog GPUs (memory fits, the
+   vectorized latency/queueing pass, pricing and ranking), with the price book loaded once;
+2. the vectorized core alone, :func:`finops.sizing.queueing.operating_point` over a large grid.
+
+Run: ``python benchmarks/bench_search.py`` (BLAS threads are pinned to one).
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from finops.catalog import accelerators, get_model  # noqa: E402
+from finops.price_book import PriceBook  # noqa: E402
+from finops.sizing.performance import Calibration, ReplicaPhysics, replica_physics  # noqa: E402
+from finops.sizing.queueing import operating_point  # noqa: E402
+from finops.sizing.search import search  # noqa: E402
+from finops.sizing.workload import presets  # noqa: E402
+
+
+def _best_of(runs: int, fn):
+    best = float("inf")
+    result = None
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def end_to_end() -> None:
+    book = PriceBook.current()
+    print(f"{'preset':32} {'candidates':>10} {'seconds':>8} {'per second':>12} options")
+    total_candidates, total_seconds = 0, 0.0
+    for name in presets():
+        workload = presets()[name]
+        seconds, result = _best_of(3, lambda w=workload: search(w, gpus=list(accelerators()), price_book=book))
+        total_candidates += result.candidates
+        total_seconds += seconds
+        print(f"{name:32} {result.candidates:>10,} {seconds:>8.3f} {result.candidates / seconds:>12,.0f} "
+              f"{len(result.options)}")
+    print(f"{'all presets':32} {total_candidates:>10,} {total_seconds:>8.3f} "
+          f"{total_candidates / total_seconds:>12,.0f}")
+
+
+def core(replicas_per_combo: int = 2000) -> None:
+    model = get_model("llama-3.1-70b")
+    constants = Calibration.bundled().constants("vllm")
+    rows = [replica_physics(model, gpu, precision=p, tp=tp)
+            for gpu in accelerators().values() for p in ("bf16", "fp8", "int4") if gpu.supports(p)
+            for tp in (1, 2, 4, 8)]
+    n = len(rows) * replicas_per_combo
+    phys = ReplicaPhysics(**{f: np.repeat([getattr(r, f) for r in rows], replicas_per_combo)
+                             for f in ReplicaPhysics.__dataclass_fields__})
+    rate = np.tile(20.0 / np.arange(1, replicas_per_combo + 1), len(rows))
+    seconds, _ = _best_of(3, lambda: operating_point(phys, constants, arrival_rate=rate, isl=2048, osl=512,
+                                                     max_batch=256))
+    print(f"vectorized core: {n:,} candidates in {seconds:.3f} s = {n / seconds:,.0f} per second")
+
+
+if __name__ == "__main__":
+    end_to_end()
+    core()
