@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from ..sizing.performance import Estimate
 
 _MILLI = Decimal("0.001")
+_PRICE_BOOK = typer.Option(None, "--price-book",
+                           help="a pulled price book (default: FINOPS_PRICE_BOOK or the bundled snapshot)")
 
 
 def register(app: typer.Typer) -> None:
@@ -45,7 +47,11 @@ def register(app: typer.Typer) -> None:
             start: str = typer.Option("2026-01", help="first month, YYYY-MM"),
             reference: str = typer.Option("h100-sxm-8gpu", help="owned reference case to start from "
                                           "(finops/catalog/data/owned_reference.csv)"),
+            currency: str | None = typer.Option(None, help="currency of the owned prices (default: the "
+                                                "reference case's); cloud prices must be in the same one"),
             node_price: str | None = typer.Option(None, "--node-price", help="all-in price of one node"),
+            gpu_price: str | None = typer.Option(None, "--gpu-price",
+                                                 help="all-in price per GPU (node price = this x GPUs per node)"),
             gpus_per_node: int | None = typer.Option(None, "--gpus-per-node"),
             node_power_kw: float | None = typer.Option(None, "--node-power-kw", help="maximum node power, kW"),
             avg_power_share: float | None = typer.Option(None, "--avg-power-share",
@@ -62,13 +68,12 @@ def register(app: typer.Typer) -> None:
             cost_of_capital: float | None = typer.Option(None, "--cost-of-capital",
                                                             help="annual rate, e.g. 0.10; 0 = straight-line"),
             no_owned: bool = typer.Option(False, "--no-owned", help="compare cloud options only"),
+            no_cloud: bool = typer.Option(False, "--no-cloud", help="cost the owned fleet only"),
             provider: str | None = typer.Option(None, help="aws or gcp (default: every provider)"),
             region: str | None = typer.Option(None, help="default: the cheapest on-demand region"),
             instance_type: str | None = typer.Option(None, "--instance-type",
                                                         help="default: the 8-GPU type of the reference GPU"),
-            price_book: Path | None = typer.Option(None, "--price-book",
-                                                      help="a pulled price book (default: FINOPS_PRICE_BOOK "
-                                                           "or the bundled snapshot)"),
+            price_book: Path | None = _PRICE_BOOK,
             spot_lost_work: float = typer.Option(0.05, "--spot-lost-work",
                                                  help="share of spot work lost to interruptions and redone"),
             spot_fallback: float = typer.Option(0.10, "--spot-fallback",
@@ -98,21 +103,24 @@ def register(app: typer.Typer) -> None:
         """Owned CAPEX/OPEX against on-demand, reserved, savings plans/CUDs and spot: monthly, total,
         per GPU-hour and per million tokens."""
         case = reference_case(reference)
-        node = None if no_owned else _owned_node(case.node, node_price=node_price, gpus_per_node=gpus_per_node,
-                                                 node_power_kw=node_power_kw, avg_power_share=avg_power_share,
-                                                 pue=pue, electricity=electricity, colocation=colocation,
-                                                 support=support, support_share=support_share,
-                                                 life_months=life_months, residual_share=residual_share,
-                                                 cost_of_capital=cost_of_capital)
-        book = PriceBook.read(price_book) if price_book else PriceBook.current()
-        per_node = node.gpus_per_node if node else case.node.gpus_per_node
-        rows = cloud_rows(book, gpu_model=case.gpu_model, provider=provider, region=region,
-                          instance_type=instance_type, gpus_per_instance=per_node, cited=case.cloud_price_row())
-        if not rows and (provider or region or instance_type):
-            raise InputError(f"no prices for {provider or 'any provider'} {instance_type or case.gpu_model} "
-                             f"in {region or 'any region'}",
-                             hint="see `finops prices show`, or pull prices with `finops prices pull`")
-        result = compare_options(gpus, months, node, rows, start=start, owned_name=f"owned {case.name}",
+        if no_owned and no_cloud:
+            raise InputError("--no-owned and --no-cloud leave nothing to compare")
+        node = None if no_owned else _owned_node(
+            case.node, currency=currency, node_price=node_price, gpu_price=gpu_price, gpus_per_node=gpus_per_node,
+            node_power_kw=node_power_kw, avg_power_share=avg_power_share, pue=pue, electricity=electricity,
+            colocation=colocation, support=support, support_share=support_share, life_months=life_months,
+            residual_share=residual_share, cost_of_capital=cost_of_capital)
+        rows = []
+        if not no_cloud:
+            book = PriceBook.read(price_book) if price_book else PriceBook.current()
+            per_node = node.gpus_per_node if node else case.node.gpus_per_node
+            rows = cloud_rows(book, gpu_model=case.gpu_model, provider=provider, region=region,
+                              instance_type=instance_type, gpus_per_instance=per_node, cited=case.cloud_price_row())
+            if not rows and (provider or region or instance_type):
+                raise InputError(f"no prices for {provider or 'any provider'} {instance_type or case.gpu_model} "
+                                 f"in {region or 'any region'}",
+                                 hint="see `finops prices show`, or pull prices with `finops prices pull`")
+        result = compare_options(gpus, months, node, rows, start=start, owned_name=f"owned {case.name}" if node == case.node else f"owned (from {case.name})",
                                  spot=SpotPolicy(spot_lost_work, spot_fallback, spot_max_share))
         sizing = sized = None
         if model is not None:
@@ -144,25 +152,41 @@ def register(app: typer.Typer) -> None:
             _print_levers(result, levers)
 
 
-def _owned_node(base: OwnedNode, *, node_price: str | None, gpus_per_node: int | None, node_power_kw: float | None,
-                avg_power_share: float | None, pue: float | None, electricity: str | None, colocation: str | None,
-                support: str | None, support_share: float | None, life_months: int | None,
-                residual_share: float | None, cost_of_capital: float | None) -> OwnedNode:
-    currency = base.currency
+def _owned_node(base: OwnedNode, *, currency: str | None, node_price: str | None, gpu_price: str | None,
+                gpus_per_node: int | None, node_power_kw: float | None, avg_power_share: float | None,
+                pue: float | None, electricity: str | None, colocation: str | None, support: str | None,
+                support_share: float | None, life_months: int | None, residual_share: float | None,
+                cost_of_capital: float | None) -> OwnedNode:
+    """The reference node with the command line's overrides; another currency needs every money figure."""
+    code = (currency or base.currency).strip().upper()
+    if node_price is not None and gpu_price is not None:
+        raise InputError("give --node-price or --gpu-price, not both")
+    if code != base.currency:
+        missing = [name for name, value in (("--node-price or --gpu-price", node_price or gpu_price),
+                                            ("--electricity", electricity), ("--colocation", colocation))
+                   if value is None]
+        if missing:
+            raise InputError(f"--currency {code} needs {', '.join(missing)} in {code}",
+                             hint=f"the reference case is in {base.currency}; give every owned price in {code}")
 
     def cash(text: str | None, option: str) -> Money | None:
         if text is None:
             return None
         try:
-            return Money.of(text, currency)
+            return Money.of(text, code)
         except InputError as exc:
-            raise InputError(f"{option}: {exc.message}", hint=f"an amount in {currency}, e.g. 0.12") from None
+            raise InputError(f"{option}: {exc.message}", hint=f"an amount in {code}, e.g. 0.12") from None
 
-    overrides = {"node_price": cash(node_price, "--node-price"), "gpus_per_node": gpus_per_node,
+    per_node = gpus_per_node or base.gpus_per_node
+    price = cash(node_price, "--node-price") or (cash(gpu_price, "--gpu-price") * per_node if gpu_price else None)
+    fixed_support = cash(support, "--support")
+    if fixed_support is None and code != base.currency:
+        fixed_support = Money.zero(code)
+    overrides = {"node_price": price, "gpus_per_node": gpus_per_node,
                  "node_power_kw": node_power_kw, "avg_power_share": avg_power_share, "pue": pue,
                  "electricity_per_kwh": cash(electricity, "--electricity"),
                  "colocation_per_kw_month": cash(colocation, "--colocation"),
-                 "support_per_node_month": cash(support, "--support"), "support_share_per_year": support_share,
+                 "support_per_node_month": fixed_support, "support_share_per_year": support_share,
                  "life_months": life_months, "residual_share": residual_share, "cost_of_capital": cost_of_capital}
     return dataclasses.replace(base, **{k: v for k, v in overrides.items() if v is not None})
 

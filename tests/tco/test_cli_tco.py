@@ -57,6 +57,17 @@ def test_price_book_options_with_upfront_spot_and_commitment_past_the_horizon(ca
     assert options["aws p5.48xlarge on_demand"]["opex"] == pytest.approx(55.04 * 730 * 12)
 
 
+def test_seed_003_owned_fleet_in_cny(capsys):
+    code, out, _ = run(capsys, "--gpus", "9", "--gpus-per-node", "1", "--currency", "CNY", "--gpu-price", "160000",
+                       "--support", "9000", "--electricity", "0", "--colocation", "0", "--cost-of-capital", "0",
+                       "--life-months", "36", "--months", "36", "--no-cloud", "--json")
+    assert code == 0
+    payload = json.loads(out)
+    assert payload["currency"] == "CNY" and [o["name"] for o in payload["options"]] == ["owned (from h100-sxm-8gpu)"]
+    owned = payload["options"][0]
+    assert owned["total"] == 4_356_000 and owned["capex"] == 1_440_000 and owned["opex"] == 2_916_000
+
+
 def test_owned_overrides_and_schedule_table(capsys):
     code, out, _ = run(capsys, "--gpus", "8", "--months", "3", "--start", "2026-11", "--cost-of-capital", "0",
                        "--node-price", "300000", "--electricity", "0.12", "--schedule")
@@ -75,6 +86,10 @@ def test_owned_overrides_and_schedule_table(capsys):
     (["--spot-max-share", "2"], "max_share"),
     (["--provider", "aws", "--region", "mars-1"], "no prices"),
     (["--price-book", "/nonexistent/prices.csv"], "does not exist"),
+    (["--currency", "CNY", "--gpu-price", "100"], "--electricity, --colocation"),
+    (["--currency", "CNY", "--gpu-price", "100", "--electricity", "1", "--colocation", "1"], "priced in USD"),
+    (["--node-price", "1", "--gpu-price", "1"], "not both"),
+    (["--no-owned", "--no-cloud"], "nothing to compare"),
 ])
 def test_bad_input_exits_2_with_a_message(capsys, args, message):
     code, out, err = run(capsys, *args)
