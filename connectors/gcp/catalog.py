@@ -40,7 +40,7 @@ class RetrySettings:
     timeout: float = 120.0
 
     @classmethod
-    def from_env(cls) -> "RetrySettings":
+    def from_env(cls) -> RetrySettings:
         """Defaults, with the total retry budget from ``FINOPS_GCP_RETRY_TIMEOUT`` (seconds) if set."""
         budget = os.environ.get(RETRY_TIMEOUT_ENV)
         if not budget:
@@ -113,7 +113,7 @@ class _translated:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: Any) -> bool:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
         if exc is None or isinstance(exc, (ProviderError, GeneratorExit)):
             return False
         from google.api_core import exceptions

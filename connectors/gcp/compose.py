@@ -35,7 +35,7 @@ from finops.price_book import PaymentOption, PriceRow, PricingModel
 
 from .skus import PricedComponent
 
-__all__ = ["CPU_RAM_SERIES", "MachineShape", "MachineSpec", "TPU_CHIPS", "machine_prices", "tpu_prices"]
+__all__ = ["CPU_RAM_SERIES", "TPU_CHIPS", "MachineShape", "MachineSpec", "machine_prices", "tpu_prices"]
 
 #: Machine-type prefix -> the series whose vCPU and RAM SKUs it is billed on. A2 Ultra shares A2's.
 CPU_RAM_SERIES: dict[str, str] = {"a2-highgpu-": "A2", "a2-megagpu-": "A2", "a2-ultragpu-": "A2",
@@ -73,7 +73,7 @@ def _series(instance_type: str) -> str | None:
     return next((s for prefix, s in CPU_RAM_SERIES.items() if instance_type.startswith(prefix)), None)
 
 
-def _quantity(value: float | int) -> Decimal:
+def _quantity(value: float) -> Decimal:
     return Decimal(str(value))
 
 

@@ -121,8 +121,9 @@ def money(unit_price: Mapping[str, Any]) -> Decimal:
     return MONEY_CONTEXT.add(units, MONEY_CONTEXT.multiply(nanos, Decimal("1E-9")))
 
 
-def match_rule(description: str, resource_group: str) -> Rule | None:
-    """The first rule of :data:`RULES` that the SKU matches, or ``None``.
+def match_rule(description: str, resource_group: str | None) -> Rule | None:
+    """The first rule of :data:`RULES` that the SKU matches, or ``None``. A ``None`` resource group
+    (billing exports carry only the description) matches any rule's group.
 
     >>> match_rule("Commitment v1: Nvidia Tesla A100 80GB GPU in Americas for 3 Year", "GPU").name
     'a100-80gb'
@@ -130,7 +131,7 @@ def match_rule(description: str, resource_group: str) -> Rule | None:
     True
     """
     for rule in RULES:
-        if rule.resource_group in ("", resource_group) and rule.pattern.search(description):
+        if (resource_group is None or rule.resource_group in ("", resource_group)) and rule.pattern.search(description):
             return rule
     return None
 

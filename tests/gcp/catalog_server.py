@@ -60,7 +60,7 @@ class _Handler(BaseHTTPRequestHandler):
         name = _STATUS_NAMES.get(status, "UNKNOWN")
         self._send(status, {"error": {"code": status, "message": f"scripted {name}", "status": name}})
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+    def do_GET(self) -> None:
         url = urlparse(self.path)
         query = parse_qs(url.query)
         state = self.state

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import connectors.gcp as gcp
+from connectors import gcp
 from connectors.gcp.catalog import CATALOG_ENDPOINT_ENV, RETRY_TIMEOUT_ENV, RetrySettings, make_client
 from connectors.gcp.snapshot import snapshot
 from finops.cli import main

@@ -5,7 +5,8 @@ import importlib
 
 import pytest
 
-MODULES = ["connectors.gcp.skus", "connectors.gcp.compose", "connectors.gcp.snapshot"]
+MODULES = ["connectors.gcp.skus", "connectors.gcp.compose", "connectors.gcp.snapshot", "connectors.gcp.mapping",
+           "connectors.gcp.normalize", "connectors.gcp.bills"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -1,0 +1,173 @@
+"""GCP bills -> FOCUS Parquet: the billing export in BigQuery, or the same data in exported files.
+
+Sources:
+
+- ``bq://PROJECT.DATASET.TABLE``: the standard (``gcp_billing_export_v1_*``), detailed
+  (``gcp_billing_export_resource_v1_*``) or FOCUS (``gcp_billing_export_focus_*``) export table, read
+  with ``google-cloud-bigquery`` (Application Default Credentials) through a query scoped to one
+  invoice month (:func:`build_query`, a named query parameter, never string-pasted input).
+- a CSV, JSONL (``.json``/``.jsonl``/``.ndjson``) or Parquet file of one of those tables, read with
+  DuckDB. JSONL and Parquet keep the nested shape (``credits`` a list of records); CSV has one column per
+  leaf field named by its path (``service.description``) and the repeated records (``credits``,
+  ``labels``, ``system_labels``, ``tags``, ``project.labels``) as JSON text, as ``TO_JSON_STRING`` gives.
+  A file holding ``BilledCost`` is read as the FOCUS export.
+
+Rows are mapped by :mod:`connectors.gcp.normalize` and written atomically; on any failure nothing is
+written. BigQuery errors are translated into :class:`~finops.errors.ProviderError` (transient for
+throttling and 5xx).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from finops.errors import DependencyError, InputError, Location, ProviderError, TransientProviderError
+
+from . import mapping as m
+from .normalize import export_row, focus_export_row, nest
+
+__all__ = ["BillQuery", "build_query", "export_kind", "parse_month", "pull_bills", "read_file_rows"]
+
+_TABLE = re.compile(r"^bq://([a-z0-9][a-z0-9.:-]*[a-z0-9])\.([A-Za-z0-9_]+)\.([A-Za-z0-9_$-]+)$")
+_FILE_KINDS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
+
+
+class BillQuery:
+    """A parameterized BigQuery statement: ``sql`` plus ``(name, type, value)`` parameters."""
+
+    def __init__(self, sql: str, parameters: list[tuple[str, str, Any]]) -> None:
+        self.sql = sql
+        self.parameters = parameters
+
+
+def parse_month(month: str) -> tuple[str, datetime, datetime]:
+    """``YYYY-MM`` -> (invoice month ``YYYYMM``, period start, period end).
+
+    >>> parse_month("2026-05")[0]
+    '202605'
+    """
+    match = re.fullmatch(r"(\d{4})-(\d{2})", str(month).strip())
+    if not match or not 1 <= int(match.group(2)) <= 12:
+        raise InputError(f"month must be YYYY-MM, got {month!r}", hint="for example --month 2026-05")
+    year, number = int(match.group(1)), int(match.group(2))
+    start, end = datetime(year, number, 1), datetime(year + number // 12, number % 12 + 1, 1)
+    return f"{year:04d}{number:02d}", start, end
+
+
+def export_kind(table: str) -> m.ExportKind:
+    """The export a table name holds, from Google's naming; other names are read as standard exports.
+
+    >>> export_kind("gcp_billing_export_resource_v1_01A2B3_C4D5E6_F70819")
+    'detailed'
+    """
+    return next((kind for prefix, kind in m.TABLE_PREFIXES if table.startswith(prefix)), "standard")
+
+
+def build_query(source: str, month: str) -> BillQuery:
+    """The month's rows of an export table; ``source`` is ``bq://PROJECT.DATASET.TABLE``.
+
+    Standard and detailed exports are scoped by ``invoice.month`` (the invoice the cost lands on, which
+    also catches late-arriving usage); the FOCUS export by ``BillingPeriodStart``.
+
+    >>> q = build_query("bq://acme-billing.billing.gcp_billing_export_v1_01A2B3_C4D5E6_F70819", "2026-05")
+    >>> q.sql.splitlines()[-1], q.parameters
+    ('WHERE invoice.month = @invoice_month', [('invoice_month', 'STRING', '202605')])
+    """
+    match = _TABLE.match(source.strip())
+    if not match:
+        raise InputError(f"not a BigQuery table: {source!r}", hint="use bq://PROJECT.DATASET.TABLE")
+    project, dataset, table = match.groups()
+    invoice_month, start, _ = parse_month(month)
+    reference = f"`{project}.{dataset}.{table}`"
+    if export_kind(table) == "focus":
+        return BillQuery(f"SELECT *\nFROM {reference}\nWHERE BillingPeriodStart = @period_start",
+                         [("period_start", "TIMESTAMP", start)])
+    return BillQuery(f"SELECT *\nFROM {reference}\nWHERE invoice.month = @invoice_month",
+                     [("invoice_month", "STRING", invoice_month)])
+
+
+def _query_bigquery(query: BillQuery, project: str) -> list[dict[str, Any]]:
+    try:
+        from google.api_core import exceptions
+        from google.cloud import bigquery
+    except ImportError as exc:  # pragma: no cover - the gcp extra is installed in tests
+        raise DependencyError("google-cloud-bigquery", "gcp") from exc
+    parameters = [bigquery.ScalarQueryParameter(name, kind, value) for name, kind, value in query.parameters]
+    try:
+        client = bigquery.Client(project=project)
+        job = client.query(query.sql, job_config=bigquery.QueryJobConfig(query_parameters=parameters))
+        return [dict(row.items()) for row in job.result()]
+    except (exceptions.TooManyRequests, exceptions.ServerError, exceptions.RetryError) as exc:
+        raise TransientProviderError("BigQuery kept failing while reading the billing export",
+                                     hint="the client retried; try again later") from exc
+    except exceptions.GoogleAPICallError as exc:
+        reason = str(exc.message).split(": ", 1)[-1]
+        raise ProviderError(f"BigQuery refused the billing-export query ({exc.code}): {reason}",
+                            hint="check the table name and that the credentials may read it") from exc
+    except Exception as exc:  # google.auth.exceptions.DefaultCredentialsError and transport errors
+        if type(exc).__module__.startswith(("google.auth", "requests", "urllib3")) or isinstance(exc, OSError):
+            raise ProviderError("cannot query BigQuery for the billing export",
+                                hint="set up Application Default Credentials and check the network") from exc
+        raise
+
+
+def read_file_rows(path: Path) -> tuple[list[dict[str, Any]], bool]:
+    """Every row of an exported file as a nested export row (or a FOCUS row), and whether it is FOCUS."""
+    import duckdb
+
+    kind = _FILE_KINDS.get(path.suffix.lower())
+    if kind is None:
+        raise InputError(f"cannot read bills from {path.name}", where=Location(file=str(path)),
+                         hint="give a .csv, .json/.jsonl/.ndjson or .parquet export, or bq://PROJECT.DATASET.TABLE")
+    if not path.exists():
+        raise InputError(f"bill file {path} does not exist", where=Location(file=str(path)))
+    reader = {"csv": "read_csv(?, all_varchar = true, header = true)",
+              "json": "read_json(?, format = 'newline_delimited')", "parquet": "read_parquet(?)"}[kind]
+    try:
+        with duckdb.connect() as con:
+            result = con.execute(f"SELECT * FROM {reader}", [str(path)])
+            names = [d[0] for d in result.description]
+            rows = [dict(zip(names, values)) for values in result.fetchall()]
+    except duckdb.Error as exc:
+        raise InputError(f"cannot read {path.name}: {exc}", where=Location(file=str(path))) from exc
+    is_focus = "BilledCost" in names
+    if kind == "csv" and not is_focus:
+        rows = [nest(row) for row in rows]
+    return rows, is_focus
+
+
+def _month_rows(rows: Iterable[Mapping[str, Any]], is_focus: bool, month: str) -> list[Mapping[str, Any]]:
+    invoice_month, start, _ = parse_month(month)
+    if is_focus:
+        return [r for r in rows if str(r.get("BillingPeriodStart") or "")[:7].replace("-", "") == invoice_month
+                or r.get("BillingPeriodStart") == start]
+    return [r for r in rows if str((r.get("invoice") or {}).get("month") or "") == invoice_month]
+
+
+def to_focus(rows: Iterable[Mapping[str, Any]], is_focus: bool) -> list[dict[str, Any]]:
+    """Export rows -> FOCUS records (pure)."""
+    if is_focus:
+        return [focus_export_row(r) for r in rows]
+    return [record for r in rows for record in export_row(r)]
+
+
+def pull_bills(source: str, month: str, out: Path) -> Path:
+    """One invoice month of a GCP billing export as FOCUS Parquet at ``out`` (see the module docstring)."""
+    from connectors.aws.focus_table import write_focus_parquet  # provider-neutral atomic FOCUS writer
+
+    if source.startswith("bq://"):
+        query = build_query(source, month)
+        table = source.removeprefix("bq://").rsplit(".", 1)[-1]
+        rows: list[Mapping[str, Any]] = _query_bigquery(query, source.removeprefix("bq://").split(".", 1)[0])
+        is_focus = export_kind(table) == "focus"
+    else:
+        all_rows, is_focus = read_file_rows(Path(source))
+        rows = _month_rows(all_rows, is_focus, month)
+    if not rows:
+        raise InputError(f"no billing rows for {month} in {source}",
+                         hint="check --month against the export's invoice months")
+    return write_focus_parquet(to_focus(rows, is_focus), out)

@@ -1,0 +1,263 @@
+"""GCP billing-export rows -> FOCUS 1.2 records with the ``x_`` GPU columns (pure; tables in ``mapping``).
+
+An export row is a nested dict in the BigQuery shape (``service.description``, ``credits`` as a list
+of ``{name, amount, full_name, id, type}``, ``labels`` as ``{key, value}`` pairs); :func:`nest` builds
+it from a flat CSV row. :func:`export_row` turns one standard or detailed export row into its usage /
+purchase / tax / adjustment record plus one Credit record per credit; :func:`focus_export_row` completes
+a row of the FOCUS export with the GPU columns.
+
+GPU columns: ``x_InstanceType`` is the VM's machine type (system label
+``compute.googleapis.com/machine_spec``), ``x_GpuModel`` / ``x_GpuCount`` come from the instance
+catalog, and ``x_GpuHours`` is set only on GPU and TPU SKU rows (GCP bills every GPU-hour on its own
+SKU), so a VM's vCPU and RAM rows never count its GPU-hours twice.
+
+>>> row = nest({"cost": "10.0", "currency": "USD", "cost_type": "regular", "invoice.month": "202605",
+...             "sku.description": "Nvidia L4 GPU running in Americas", "usage.amount_in_pricing_units": "4",
+...             "usage.pricing_unit": "hour", "credits": '[{"name": "Sustained usage discount", "amount": -2.0,'
+...             ' "type": "SUSTAINED_USAGE_DISCOUNT", "id": "", "full_name": ""}]'})
+>>> [(r["ChargeCategory"], r["BilledCost"], r["EffectiveCost"], r["x_GpuHours"]) for r in export_row(row)]
+[('Usage', Decimal('10.0'), Decimal('8.0'), Decimal('4')), ('Credit', Decimal('-2.0'), Decimal('0'), None)]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from connectors.aws.focus_table import KINDS, NAMES  # provider-neutral FOCUS table
+from connectors.aws.focus_table import record as focus_record
+from finops.errors import InputError, UnknownNameError
+from finops.money import MONEY_CONTEXT, to_decimal
+
+from . import mapping as m
+from .skus import match_rule
+
+__all__ = ["billing_period", "export_row", "focus_export_row", "get", "nest"]
+
+_ZERO = Decimal(0)
+_HOUR_UNITS = ("hour", "hours", "h")
+
+
+def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat row (``service.description`` keys, repeated records as JSON text) as a nested export row."""
+    row: dict[str, Any] = {}
+    for key, value in flat.items():
+        target = row
+        *parents, leaf = key.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[leaf] = value
+    for field in m.REPEATED_FIELDS:
+        value = get(row, field)
+        if isinstance(value, str):
+            parent = get(row, field.rsplit(".", 1)[0]) if "." in field else row
+            parent[field.rsplit(".", 1)[-1]] = json.loads(value) if value.strip() else []
+    return row
+
+
+def get(row: Mapping[str, Any], path: str) -> Any:
+    """The value at a dotted path, ``None`` when any part is missing."""
+    value: Any = row
+    for part in path.split("."):
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(part)
+    return value
+
+
+def billing_period(invoice_month: str) -> tuple[datetime, datetime]:
+    """``YYYYMM`` (the export's ``invoice.month``) -> [first day, first day of the next month).
+
+    >>> billing_period("202612")
+    (datetime.datetime(2026, 12, 1, 0, 0), datetime.datetime(2027, 1, 1, 0, 0))
+    """
+    text = str(invoice_month).replace("-", "")
+    if len(text) != 6 or not text.isdigit() or not 1 <= int(text[4:]) <= 12:
+        raise InputError(f"invoice month must be YYYYMM, got {invoice_month!r}")
+    year, month = int(text[:4]), int(text[4:])
+    return datetime(year, month, 1), datetime(year + month // 12, month % 12 + 1, 1)
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=None) if value.tzinfo is None else value.astimezone(_utc()).replace(tzinfo=None)
+    text = str(value).strip().replace(" UTC", "+00:00").replace("Z", "+00:00")
+    parsed = datetime.fromisoformat(text)
+    return parsed.astimezone(_utc()).replace(tzinfo=None) if parsed.tzinfo else parsed
+
+
+def _utc() -> Any:
+
+    return UTC
+
+
+def _text(value: Any) -> Any:
+    return None if value is None or value == "" else value
+
+
+def _decimal(value: Any) -> Decimal | None:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    return to_decimal(value)
+
+
+def _pairs(value: Any) -> dict[str, str]:
+    return {str(p.get("key")): str(p.get("value") or "") for p in value or [] if isinstance(p, Mapping)}
+
+
+def _tags(row: Mapping[str, Any]) -> str | None:
+    tags = _pairs(get(row, "project.labels"))
+    tags.update(_pairs(row.get("labels")))
+    for tag in row.get("tags") or []:
+        if isinstance(tag, Mapping) and tag.get("key"):
+            namespace = f"{tag['namespace']}/" if tag.get("namespace") else ""
+            tags[f"{namespace}{tag['key']}"] = str(tag.get("value") or "")
+    return json.dumps(tags, sort_keys=True) if tags else None
+
+
+def _term(*texts: Any) -> str | None:
+    lowered = " ".join(str(t or "") for t in texts).lower()
+    return next((term for words, term in m.TERMS.items() if words in lowered), None)
+
+
+def _machine(row: Mapping[str, Any]) -> Any:
+    machine = _pairs(row.get("system_labels")).get(m.MACHINE_SPEC_LABEL)
+    if not machine:
+        return None
+    from finops.catalog.instances import instance
+
+    try:
+        return instance("gcp", machine)
+    except UnknownNameError:
+        return machine  # a machine type without accelerators: keep its name only
+
+
+def _gpu_columns(row: Mapping[str, Any], purchase: str, quantity: Decimal | None, usage: bool = True,
+                 ) -> dict[str, Any]:
+    machine = _machine(row)
+    known = machine if machine is not None and not isinstance(machine, str) else None
+    instance_type = known.instance_type if known else machine
+    rule = match_rule(str(get(row, "sku.description") or ""), None)
+    if rule is not None and rule.kind in ("gpu", "tpu"):
+        unit = str(get(row, "usage.pricing_unit") or "").lower()
+        hours = quantity if usage and unit in _HOUR_UNITS else None
+        model = m.ACCELERATOR_OF_COMPONENT.get(rule.name, rule.name)
+        return {"x_InstanceType": instance_type or (rule.name if rule.kind == "tpu" else None), "x_GpuModel": model,
+                "x_GpuCount": known.gpu_count if known else (1 if rule.kind == "tpu" else None),
+                "x_GpuHours": hours, "x_PurchaseOption": purchase or None}
+    return {"x_InstanceType": instance_type, "x_GpuModel": known.gpu_model if known else None,
+            "x_GpuCount": known.gpu_count if known else None, "x_GpuHours": None, "x_PurchaseOption": purchase or None}
+
+
+def _purchase_option(description: str, fee: bool, cud_credits: list[Mapping[str, Any]]) -> str:
+    if fee:
+        term = _term(description)
+        return f"cud_{term}" if term else "cud"
+    if cud_credits:
+        term = _term(*(f"{c.get('name')} {c.get('full_name')}" for c in cud_credits))
+        return f"cud_{term}" if term else "cud"
+    if "preemptible" in description.lower() or "spot" in description.lower():
+        return "spot"
+    return "on_demand"
+
+
+def export_row(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One standard / detailed export row -> its FOCUS records (the charge, then one per credit)."""
+    cost = _decimal(row.get("cost")) or _ZERO
+    description = str(get(row, "sku.description") or "")
+    cost_type = str(row.get("cost_type") or "regular")
+    category, charge_class = m.COST_TYPES.get(cost_type, ("Adjustment", None))
+    fee = category == "Usage" and description.startswith(m.COMMITMENT_FEE_PREFIXES)
+    credits = [c for c in row.get("credits") or [] if isinstance(c, Mapping)]
+    rules = [(c, m.CREDIT_TYPES.get(str(c.get("type") or ""), m.PROMOTION_LIKE)) for c in credits]
+    cud = [c for c, rule in rules if rule.commitment_category]
+    purchase = _purchase_option(description, fee, cud) if category == "Usage" else ""
+    folded = sum((_decimal(c.get("amount")) or _ZERO for c, rule in rules if rule.folds), _ZERO)
+    contracted = sum((_decimal(c.get("amount")) or _ZERO for c, rule in rules if rule.contracted), _ZERO)
+    start, end = billing_period(str(get(row, "invoice.month") or ""))
+    base = {column: _text(get(row, path)) for path, column in m.EXPORT_TEXT_COLUMNS.items()}
+    for column in ("ChargePeriodStart", "ChargePeriodEnd"):
+        base[column] = _timestamp(base[column])
+    base.update({column: _decimal(get(row, path)) for path, column in m.EXPORT_DECIMAL_COLUMNS.items()})
+    service = str(base.get("ServiceName") or "")
+    base.update({
+        "ProviderName": "Google Cloud", "PublisherName": base.get("PublisherName") or "Google",
+        "InvoiceIssuerName": "Google Cloud", "BillingAccountName": base.get("BillingAccountId"),
+        "BillingAccountType": "Billing Account", "SubAccountType": "Project", "BillingPeriodStart": start,
+        "BillingPeriodEnd": end, "ServiceCategory": m.SERVICE_CATEGORIES.get(service, "Other"),
+        "PricingCurrency": base.get("BillingCurrency"), "Tags": _tags(row),
+        "ResourceType": "Compute Instance" if get(row, "system_labels") and _machine(row) else None})
+    base.update(_gpu_columns(row, purchase, base.get("PricingQuantity"), usage=category == "Usage" and not fee))
+    commitment = _commitment_columns(cud[0] if cud else None, rules)
+    if fee:
+        commitment = {"CommitmentDiscountCategory": "Spend" if "dollar" in description.lower() else "Usage",
+                      "CommitmentDiscountType": "Committed Use Discount", "CommitmentDiscountName": description}
+    pricing = {"on_demand": "Standard", "spot": "Dynamic", "": None}.get(purchase, "Committed")
+    charge = {**base, **commitment, "ChargeCategory": "Purchase" if fee else category, "ChargeClass": charge_class,
+              "ChargeFrequency": "Recurring" if fee else "Usage-Based", "PricingCategory": pricing,
+              "BilledCost": cost, "EffectiveCost": MONEY_CONTEXT.add(cost, folded),
+              "ListCost": _decimal(row.get("cost_at_list")) if row.get("cost_at_list") not in (None, "") else cost,
+              "ContractedCost": MONEY_CONTEXT.add(cost, contracted)}
+    records = [charge]
+    for credit, rule in rules:
+        amount = _decimal(credit.get("amount")) or _ZERO
+        records.append({**base, **_commitment_columns(credit if rule.commitment_category else None, rules),
+                        "ChargeCategory": "Credit", "ChargeClass": charge_class, "ChargeFrequency": "Usage-Based",
+                        "ChargeDescription": str(credit.get("full_name") or credit.get("name") or "credit"),
+                        "PricingCategory": None, "PricingQuantity": None, "ConsumedQuantity": None,
+                        "ContractedUnitPrice": None, "x_GpuHours": None, "BilledCost": amount,
+                        "EffectiveCost": _ZERO if rule.folds else amount, "ListCost": _ZERO,
+                        "ContractedCost": _ZERO if rule.folds else amount})
+    return [focus_record(**r) for r in records]
+
+
+def _commitment_columns(credit: Mapping[str, Any] | None, rules: list[tuple[Mapping[str, Any], m.CreditRule]],
+                        ) -> dict[str, Any]:
+    if credit is None:
+        return {}
+    rule = next(r for c, r in rules if c is credit)
+    return {"CommitmentDiscountId": credit.get("id") or None,
+            "CommitmentDiscountName": credit.get("full_name") or credit.get("name") or None,
+            "CommitmentDiscountCategory": rule.commitment_category,
+            "CommitmentDiscountType": "Committed Use Discount", "CommitmentDiscountStatus": "Used"}
+
+
+def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added."""
+    record: dict[str, Any] = {}
+    for name in NAMES:
+        value = row.get(name)
+        kind = KINDS[name]
+        if kind == "decimal":
+            value = _decimal(value)
+        elif kind == "timestamp":
+            value = _timestamp(value)
+        elif kind == "json" and value is not None and not isinstance(value, str):
+            value = json.dumps(value, sort_keys=True)
+        elif kind == "string" and value is not None:
+            value = str(value) if str(value) != "" else None
+        record[name] = value
+    details = record.get("SkuPriceDetails")
+    parsed = json.loads(details) if isinstance(details, str) and details.strip().startswith("{") else {}
+    instance_type = parsed.get("InstanceType") or parsed.get("x_InstanceType")
+    system = [{"key": m.MACHINE_SPEC_LABEL, "value": instance_type}] if instance_type else []
+    shaped = {"system_labels": system, "sku": {"description": record.get("ChargeDescription") or ""},
+              "usage": {"pricing_unit": record.get("PricingUnit")}}
+    option = m.FOCUS_PURCHASE_OPTIONS.get(str(record.get("PricingCategory") or ""), None)
+    if record.get("CommitmentDiscountId") and record.get("ChargeCategory") in ("Usage", "Purchase"):
+        option = "cud"
+    if option == "cud":
+        term = _term(record.get("CommitmentDiscountName"), record.get("CommitmentDiscountType"))
+        option = f"cud_{term}" if term else "cud"  # type: ignore[assignment]
+    gpu = _gpu_columns(shaped, option or "", record.get("PricingQuantity"), usage=record.get("ChargeCategory") == "Usage")
+    if gpu["x_GpuHours"] is None and gpu["x_GpuCount"] and parsed.get("InstanceType"):
+        hours = record.get("ConsumedQuantity") if str(record.get("ConsumedUnit") or "").lower() in _HOUR_UNITS else None
+        if record.get("ChargeCategory") == "Usage" and hours is not None:
+            gpu["x_GpuHours"] = MONEY_CONTEXT.multiply(hours, Decimal(gpu["x_GpuCount"]))
+    record.update({k: v for k, v in gpu.items() if record.get(k) in (None, "")})
+    return record

@@ -1,0 +1,193 @@
+"""GCP billing exports -> FOCUS: the month-scoped BigQuery query, the three file formats, credits."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import sqlglot
+from sqlglot import exp
+
+import connectors
+from connectors.gcp.bills import build_query, pull_bills
+from connectors.gcp.normalize import export_row
+from finops.errors import InputError
+
+FIXTURES = Path(__file__).parent / "fixtures"
+JSONL = FIXTURES / "billing_export_detailed.jsonl"
+MAY = [json.loads(line) for line in JSONL.read_text().splitlines() if json.loads(line)["invoice"]["month"] == "202605"]
+
+
+# ---- the BigQuery query -------------------------------------------------------------------------------
+@pytest.mark.parametrize("table, column, parameter", [
+    ("gcp_billing_export_v1_01A2B3_C4D5E6_F70819", "invoice.month", ("invoice_month", "STRING", "202605")),
+    ("gcp_billing_export_resource_v1_01A2B3_C4D5E6_F70819", "invoice.month", ("invoice_month", "STRING", "202605")),
+    ("gcp_billing_export_focus_01A2B3_C4D5E6_F70819", "BillingPeriodStart", ("period_start", "TIMESTAMP", None)),
+])
+def test_query_is_scoped_to_the_invoice_month_and_parses_as_bigquery(table, column, parameter):
+    query = build_query(f"bq://acme-billing.billing_ds.{table}", "2026-05")
+    tree = sqlglot.parse_one(query.sql, read="bigquery")
+    assert tree.find(exp.Table).sql(dialect="bigquery") == f"`acme-billing.billing_ds.{table}`"
+    where = tree.find(exp.Where).this
+    assert isinstance(where, exp.EQ) and where.this.sql(dialect="bigquery") == column
+    assert where.expression.sql(dialect="bigquery") == f"@{parameter[0]}"
+    name, kind, value = query.parameters[0]
+    assert (name, kind) == parameter[:2] and (value == parameter[2] or str(value) == "2026-05-01 00:00:00")
+
+
+@pytest.mark.parametrize("source, month, message", [
+    ("bq://acme.billing", "2026-05", "not a BigQuery table"),
+    ("bq://acme.billing.t`; DROP TABLE x; --", "2026-05", "not a BigQuery table"),
+    ("bq://acme.billing.gcp_billing_export_v1_X", "2026-13", "YYYY-MM"),
+    ("bq://acme.billing.gcp_billing_export_v1_X", "May 2026", "YYYY-MM"),
+])
+def test_bad_sources_and_months_are_input_errors(source, month, message):
+    with pytest.raises(InputError, match=message):
+        build_query(source, month)
+
+
+# ---- files ----------------------------------------------------------------------------------------------
+_PAIRS = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
+BIGQUERY_SCHEMA = pa.schema([
+    ("billing_account_id", pa.string()),
+    ("service", pa.struct([("id", pa.string()), ("description", pa.string())])),
+    ("sku", pa.struct([("id", pa.string()), ("description", pa.string())])),
+    ("usage_start_time", pa.timestamp("us", tz="UTC")), ("usage_end_time", pa.timestamp("us", tz="UTC")),
+    ("project", pa.struct([("id", pa.string()), ("number", pa.string()), ("name", pa.string()), ("labels", _PAIRS),
+                           ("ancestry_numbers", pa.string())])),
+    ("labels", _PAIRS), ("system_labels", _PAIRS),
+    ("location", pa.struct([("location", pa.string()), ("country", pa.string()), ("region", pa.string()),
+                            ("zone", pa.string())])),
+    ("tags", pa.list_(pa.struct([("key", pa.string()), ("value", pa.string()), ("inherited", pa.bool_()),
+                                 ("namespace", pa.string())]))),
+    ("resource", pa.struct([("name", pa.string()), ("global_name", pa.string())])),
+    ("cost", pa.float64()), ("currency", pa.string()), ("currency_conversion_rate", pa.float64()),
+    ("cost_at_list", pa.float64()),
+    ("usage", pa.struct([("amount", pa.float64()), ("unit", pa.string()), ("amount_in_pricing_units", pa.float64()),
+                         ("pricing_unit", pa.string())])),
+    ("credits", pa.list_(pa.struct([("name", pa.string()), ("amount", pa.float64()), ("full_name", pa.string()),
+                                    ("id", pa.string()), ("type", pa.string())]))),
+    ("invoice", pa.struct([("month", pa.string()), ("publisher_type", pa.string())])),
+    ("cost_type", pa.string()),
+])
+
+
+def _parquet(tmp_path: Path) -> Path:
+    from datetime import datetime
+
+    rows = [json.loads(line) for line in JSONL.read_text().splitlines()]
+    for row in rows:
+        for key in ("usage_start_time", "usage_end_time"):
+            row[key] = datetime.fromisoformat(row[key].replace(" UTC", "+00:00"))
+    path = tmp_path / "export.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=BIGQUERY_SCHEMA), path)
+    return path
+
+
+def _source(kind: str, tmp_path: Path) -> Path:
+    return {"csv": FIXTURES / "billing_export_standard.csv", "jsonl": JSONL}.get(kind) or _parquet(tmp_path)
+
+
+def _read(path: Path) -> list[dict]:
+    return pq.read_table(path).to_pylist()
+
+
+@pytest.mark.parametrize("kind", ["csv", "jsonl", "parquet"])
+def test_each_file_format_gives_the_same_focus_rows(kind, tmp_path):
+    out = connectors.provider("gcp").pull_bills(str(_source(kind, tmp_path)), "2026-05", tmp_path / "focus.parquet")
+    rows = _read(out)
+    invoice_total = sum(Decimal(str(r["cost"])) + sum(Decimal(str(c["amount"])) for c in r["credits"]) for r in MAY)
+    assert len(rows) == len(MAY) + sum(len(r["credits"]) for r in MAY)
+    assert sum(r["BilledCost"] for r in rows) == invoice_total
+    assert sum(r["EffectiveCost"] for r in rows) == invoice_total
+    gpu_hours = {(r["x_GpuModel"], r["x_PurchaseOption"]): r["x_GpuHours"] for r in rows if r["x_GpuHours"]}
+    assert gpu_hours == {("h100-sxm", "cud"): Decimal(8), ("l4", "spot"): Decimal(1), ("tpu-v5e", "on_demand"): Decimal(4)}
+    assert {r["ChargeCategory"] for r in rows} == {"Usage", "Purchase", "Credit", "Tax"}
+    h100 = next(r for r in rows if r["ChargeDescription"].startswith("Nvidia H100") and r["ChargeCategory"] == "Usage")
+    assert json.loads(h100["Tags"]) == {"cost-center": "cc-42", "env": "prod", "team": "llm"}
+    assert (h100["x_InstanceType"], h100["x_GpuCount"], h100["SubAccountId"], h100["RegionId"]) == \
+        ("a3-highgpu-8g", 8, "acme-llm-prod", "us-central1")
+    assert str(h100["ChargePeriodStart"]) == "2026-05-03 10:00:00" and str(h100["BillingPeriodEnd"]) == "2026-06-01 00:00:00"
+
+
+def test_formats_agree_row_by_row(tmp_path):
+    results = []
+    for kind in ("csv", "jsonl", "parquet"):
+        out = pull_bills(str(_source(kind, tmp_path)), "2026-05", tmp_path / f"{kind}.parquet")
+        results.append([{k: v for k, v in r.items() if not k.startswith("Resource") and k != "ContractedUnitPrice"}
+                        for r in _read(out)])
+    assert results[0] == results[1] == results[2]
+
+
+def test_the_focus_export_gets_gpu_columns(tmp_path):
+    out = pull_bills(str(FIXTURES / "focus_export_sample.csv"), "2026-05", tmp_path / "focus.parquet")
+    rows = _read(out)
+    vm = next(r for r in rows if r["x_InstanceType"] == "a3-highgpu-8g")
+    assert (vm["x_GpuModel"], vm["x_GpuCount"], vm["x_GpuHours"], vm["x_PurchaseOption"]) == ("h100-sxm", 8, 8, "on_demand")
+    spot = next(r for r in rows if r["x_GpuModel"] == "l4")
+    assert (spot["x_GpuHours"], spot["x_PurchaseOption"]) == (2, "spot")
+    assert {r["x_PurchaseOption"] for r in rows if r["CommitmentDiscountId"]} == {"cud_1y"}
+    assert sum(r["BilledCost"] for r in rows) == sum(Decimal(line.split(",")[18]) for line in
+                                                     (FIXTURES / "focus_export_sample.csv").read_text().splitlines()[1:])
+
+
+def test_a_month_without_rows_or_a_broken_file_writes_nothing(tmp_path):
+    out = tmp_path / "focus.parquet"
+    out.write_bytes(b"previous")
+    with pytest.raises(InputError, match="no billing rows for 2026-03"):
+        pull_bills(str(JSONL), "2026-03", out)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"cost": 1.0, "invoice": {"month": "202605"}}\n{not json\n')
+    with pytest.raises(InputError, match="broken.jsonl"):
+        pull_bills(str(broken), "2026-05", out)
+    with pytest.raises(InputError, match="cannot read bills"):
+        pull_bills(str(tmp_path / "export.xlsx"), "2026-05", out)
+    assert out.read_bytes() == b"previous" and sorted(p.name for p in tmp_path.iterdir()) == ["broken.jsonl", "focus.parquet"]
+
+
+# ---- credits -> FOCUS ----------------------------------------------------------------------------------
+def _usage(cost: str, *credits: tuple[str, str], description: str = "Nvidia L4 GPU running in Americas") -> dict:
+    return {"cost": cost, "cost_type": "regular", "currency": "USD", "invoice": {"month": "202605"},
+            "sku": {"description": description}, "usage": {"amount_in_pricing_units": "1", "pricing_unit": "hour"},
+            "credits": [{"type": t, "amount": a, "name": t.title(), "id": f"id-{t}", "full_name": None}
+                        for t, a in credits]}
+
+
+@pytest.mark.parametrize("credit_type, usage_effective, credit_effective, commitment_category", [
+    ("COMMITTED_USAGE_DISCOUNT", "4", "0", "Usage"),
+    ("COMMITTED_USAGE_DISCOUNT_DOLLAR_BASE", "4", "0", "Spend"),
+    ("SUSTAINED_USAGE_DISCOUNT", "4", "0", None),
+    ("DISCOUNT", "4", "0", None),
+    ("FREE_TIER", "4", "0", None),
+    ("PROMOTION", "10", "-6", None),
+    ("SOME_FUTURE_CREDIT", "10", "-6", None),
+])
+def test_credit_types_map_to_focus(credit_type, usage_effective, credit_effective, commitment_category):
+    usage, credit = export_row(_usage("10", (credit_type, "-6")))
+    assert (usage["ChargeCategory"], usage["BilledCost"], usage["EffectiveCost"]) == ("Usage", 10, Decimal(usage_effective))
+    assert (credit["ChargeCategory"], credit["BilledCost"], credit["EffectiveCost"]) == \
+        ("Credit", Decimal(-6), Decimal(credit_effective))
+    assert usage["EffectiveCost"] + credit["EffectiveCost"] == usage["BilledCost"] + credit["BilledCost"]
+    assert credit["CommitmentDiscountCategory"] == commitment_category
+    assert (usage["x_GpuHours"], credit["x_GpuHours"]) == (1, None)
+    assert usage["x_PurchaseOption"] == ("cud" if commitment_category else "on_demand")
+
+
+@pytest.mark.parametrize("cost_type, description, category, charge_class, frequency", [
+    ("regular", "Nvidia L4 GPU running in Americas", "Usage", None, "Usage-Based"),
+    ("regular", "Commitment v1: Nvidia L4 GPU in Americas for 3 Years", "Purchase", None, "Recurring"),
+    ("tax", "Tax", "Tax", None, "Usage-Based"),
+    ("adjustment", "Billing adjustment", "Adjustment", "Correction", "Usage-Based"),
+    ("rounding_error", "Rounding", "Adjustment", None, "Usage-Based"),
+])
+def test_cost_types_map_to_charge_categories(cost_type, description, category, charge_class, frequency):
+    row = {**_usage("3", description=description), "cost_type": cost_type}
+    (record,) = export_row(row)
+    assert (record["ChargeCategory"], record["ChargeClass"], record["ChargeFrequency"]) == (category, charge_class, frequency)
+    assert record["x_GpuHours"] == (1 if category == "Usage" else None)
+    if category == "Purchase":
+        assert (record["x_PurchaseOption"], record["CommitmentDiscountCategory"]) == ("cud_3y", "Usage")
