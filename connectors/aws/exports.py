@@ -170,8 +170,10 @@ def find_delivery(store: ExportStore, month: str) -> Delivery:
     if not data_keys:
         raise ProviderError(f"manifest {newest.key} lists no data files")
     columns = [c.get("name", "") for c in manifest.get("columns", []) if isinstance(c, Mapping)]
-    kind = _kind(columns, newest.key) if columns else _kind(list(read_records(store, data_keys[0])[:1][0]),
-                                                            data_keys[0])
+    if not columns:  # an older or hand-made manifest: look at the first file's header instead
+        first = read_records(store, data_keys[0])
+        columns = list(first[0]) if first else []
+    kind = _kind(columns, newest.key)
     return Delivery(month, newest.key, tuple(data_keys), kind, str(manifest.get("executionId", "")))
 
 

@@ -8,6 +8,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
+from ..errors import InputError
 from ..price_book import PriceBook
 from ._console import console, print_json
 
@@ -40,13 +41,36 @@ def register(app: typer.Typer) -> None:
     def pull(provider: str = typer.Option(..., help="aws or gcp"),
              regions: Optional[list[str]] = typer.Option(None, "--regions", help="repeat or comma-separate"),
              instance_types: Optional[list[str]] = typer.Option(None, "--instance-types"),
-             out: Path = typer.Option(Path("price-book.parquet"), help="a .parquet or .csv file")) -> None:
+             out: Path = typer.Option(Path("price-book.parquet"),
+                                      help="a .parquet or .csv file (the other format is written beside it, the "
+                                           "CSV being the workbook's Prices sheet); a .csv.gz alone is a snapshot"),
+             offer_file: Optional[Path] = typer.Option(None, "--offer-file",
+                                                       help="price a downloaded bulk offer file instead of calling "
+                                                            "the API (aws)")) -> None:
         """Pull current prices from a provider's API into a price-book file (nothing written on failure)."""
         from connectors import provider as connector
 
-        book = connector(provider).pull_prices(regions=_split(regions), instance_types=_split(instance_types))
-        path = book.write_parquet(out) if out.suffix == ".parquet" else book.write_csv(out)
-        console.print(f"wrote {len(book)} prices to {path}; use it with FINOPS_PRICE_BOOK={path}")
+        module = connector(provider)
+        if offer_file is not None:
+            reader = getattr(module, "read_offer_file", None)
+            if reader is None:
+                raise InputError(f"--offer-file is not supported for provider {provider!r}", hint="use --provider aws")
+            book = reader(offer_file, instance_types=_split(instance_types))
+        else:
+            book = module.pull_prices(regions=_split(regions), instance_types=_split(instance_types))
+        written = [book.write_csv(path) if path.name.endswith((".csv", ".csv.gz")) else book.write_parquet(path)
+                   for path in _outputs(out)]
+        console.print(f"wrote {len(book)} prices to {', '.join(map(str, written))}; "
+                      f"use it with FINOPS_PRICE_BOOK={written[0]}")
+
+
+def _outputs(out: Path) -> list[Path]:
+    """``x.parquet`` -> x.parquet + x.csv; ``x.csv`` -> x.csv + x.parquet; ``x.csv.gz`` -> itself (a snapshot)."""
+    if out.name.endswith(".csv.gz"):
+        return [out]
+    if out.suffix == ".csv":
+        return [out, out.with_suffix(".parquet")]
+    return [out, out.with_suffix(".csv")]
 
 
 def _split(values: list[str] | None) -> list[str] | None:

@@ -1,0 +1,33 @@
+"""``finops bills pull``: a provider's bills for a month as FOCUS 1.2 Parquet (with the ``x_`` GPU columns)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._console import console
+
+
+def register(app: typer.Typer) -> None:
+    bills = typer.Typer(help="Pull cloud bills as FOCUS 1.2 rows.", no_args_is_help=True)
+    app.add_typer(bills, name="bills")
+
+    @bills.command("pull")
+    def pull(provider: str = typer.Option(..., help="aws or gcp"),
+             source: str = typer.Option(..., help="aws: s3://BUCKET/PREFIX of a CUR 2.0 / FOCUS 1.2 Data Export, "
+                                                  "a local copy of one, or 'ce' (Cost Explorer); "
+                                                  "gcp: bq://PROJECT.DATASET.TABLE or an exported file"),
+             month: str = typer.Option(..., help="YYYY-MM (aws also takes a range YYYY-MM..YYYY-MM)"),
+             out: Optional[Path] = typer.Option(None, help="the Parquet file to write "
+                                                           "(default focus-<provider>-<month>.parquet)")) -> None:
+        """Read a month of bills from the provider and write FOCUS 1.2 Parquet (nothing written on failure)."""
+        from connectors import provider as connector
+
+        target = out or Path(f"focus-{provider.strip().lower()}-{month.strip()}.parquet")
+        path = connector(provider).pull_bills(source, month, target)
+        import pyarrow.parquet as pq
+
+        rows = pq.read_metadata(path).num_rows
+        console.print(f"wrote {rows} FOCUS rows to {path}; reconcile with `finops reconcile --bills {path}`")

@@ -1,0 +1,78 @@
+"""Bulk offer files (JSON, CSV, gzip) price exactly like the API, and the CLI commands over them."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+import connectors.aws as aws
+from connectors.aws.pricing import price_rows
+from finops.cli import main
+from finops.errors import InputError
+from finops.price_book import COLUMNS, PriceBook
+
+
+def _key(row):
+    return (row.region, row.pricing_model, row.payment_option, row.hourly_cost, row.upfront_cost, row.gpu_model)
+
+
+@pytest.fixture
+def api_rows(data):
+    pages = json.loads((data / "get_products_p5.json").read_text())["pages"]
+    return sorted(_key(r) for page in pages for item in page["PriceList"]
+                  for r in price_rows(json.loads(item), gpu_of=aws.catalog_gpu, as_of="2025-11-01", source="api"))
+
+
+@pytest.mark.parametrize("name, compress", [("offer-AmazonEC2-excerpt.json", False),
+                                            ("offer-AmazonEC2-excerpt.csv", False),
+                                            ("offer-AmazonEC2-excerpt.csv", True)])
+def test_offer_file_prices_like_the_api(data, tmp_path, api_rows, name, compress):
+    path = data / name
+    if compress:
+        path = tmp_path / (name + ".gz")
+        path.write_bytes(gzip.compress((data / name).read_bytes()))
+    book = aws.read_offer_file(path)
+    assert sorted(_key(r) for r in book) == api_rows  # Windows and m7i.large variants are not priced
+    assert {r.effective_date for r in book} == {"2025-11-01"}
+    assert all("published 2025-11-01" in r.source for r in book)
+
+
+def test_offer_file_that_is_not_one(tmp_path):
+    path = tmp_path / "index.json"
+    path.write_text('{"hello": 1}')
+    with pytest.raises(InputError, match="not an AWS offer file"):
+        aws.read_offer_file(path)
+
+
+def test_cli_prices_pull_from_offer_file_writes_parquet_and_prices_sheet_csv(data, tmp_path, capsys):
+    out = tmp_path / "aws-book.parquet"
+    code = main(["prices", "pull", "--provider", "aws", "--offer-file", str(data / "offer-AmazonEC2-excerpt.csv"),
+                 "--instance-types", "p5.48xlarge", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    parquet, csv_book = PriceBook.read(out), PriceBook.read(tmp_path / "aws-book.csv")
+    assert len(parquet) == len(csv_book) == 8
+    assert (tmp_path / "aws-book.csv").read_text().splitlines()[0] == ",".join(COLUMNS)
+
+
+def test_cli_bills_pull_rejects_a_bad_month_with_exit_2(tmp_path, capsys):
+    code = main(["bills", "pull", "--provider", "aws", "--source", str(tmp_path), "--month", "May-2026",
+                 "--out", str(tmp_path / "x.parquet")])
+    assert code == 2
+    assert "month must be YYYY-MM" in capsys.readouterr().err
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_cli_bills_pull_from_a_local_export(data, tmp_path, capsys):
+    root = tmp_path / "exports"
+    (root / "gpu-focus/data/BILLING_PERIOD=2026-05").mkdir(parents=True)
+    (root / "gpu-focus/metadata/BILLING_PERIOD=2026-05").mkdir(parents=True)
+    (root / "gpu-focus/data/BILLING_PERIOD=2026-05/gpu-focus-00001.csv.gz").write_bytes(
+        gzip.compress((data / "focus-1.2-aws-sample-40.csv").read_bytes()))
+    (root / "gpu-focus/metadata/BILLING_PERIOD=2026-05/gpu-focus-Manifest.json").write_text(json.dumps(
+        {"dataFiles": ["s3://b/p/gpu-focus/data/BILLING_PERIOD=2026-05/gpu-focus-00001.csv.gz"]}))
+    out = tmp_path / "focus.parquet"
+    code = main(["bills", "pull", "--provider", "aws", "--source", str(root), "--month", "2026-05", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    assert "wrote 40 FOCUS rows" in capsys.readouterr().out
