@@ -27,6 +27,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "sizing",
     "calibrate",
     "reconcile",
+    "bills",
 )
 
 for _name in _COMMAND_MODULES:
