@@ -1,0 +1,228 @@
+"""The planning workbook: structure, contracts, cached values, and its formulas recomputed with the add-in."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import openpyxl
+import pytest
+from openpyxl.utils import get_column_letter, range_boundaries
+from openpyxl.worksheet.formula import ArrayFormula
+
+from addin import udfs
+from finops.catalog import resolve_model
+from finops.price_book import COLUMNS
+from finops.sizing import demand, devices_needed, memory_fit, presets, weight_bytes
+from finops.sizing.performance import estimate
+from templates.builder import DEFAULT_TEMPLATE
+
+CONTRACT = {  # docs/design.md, "The planning workbook contract"
+    "tblBudget": ["Month", "PlanLine", "CostCentre", "Category", "Provider", "Amount", "Currency", "PlannedMTokens"],
+    "tblAssets": ["AssetId", "Description", "PlanLine", "CostCentre", "GpuModel", "GpuCount", "PurchaseDate",
+                  "InServiceDate", "Cost", "ResidualValue", "LifeMonths", "Currency"],
+    "tblMapping": ["Rule", "PlanLine", "ProviderName", "SubAccount", "ServiceName", "InstanceType", "RegionId",
+                   "TagKey", "TagValue"],
+    "tblUsage": ["Month", "PlanLine", "ActualMTokens"],
+    "tblPrices": list(COLUMNS),
+}
+SHEETS = ["Start", "Workloads", "Sizing", "TCO", "Mix", "Budget", "Assets", "Mapping", "Usage", "Catalog", "Prices"]
+
+
+class Table:
+    """An Excel table located by name, its cells addressed by (data row, header)."""
+
+    def __init__(self, wb: openpyxl.Workbook, name: str) -> None:
+        for ws in wb.worksheets:
+            if name in ws.tables:
+                self.sheet = ws.title
+                self.ref = ws.tables[name].ref
+                break
+        else:
+            raise KeyError(name)
+        min_col, min_row, max_col, max_row = range_boundaries(self.ref)
+        ws = wb[self.sheet]
+        self.headers = [ws.cell(min_row, c).value for c in range(min_col, max_col + 1)]
+        self.min_col, self.min_row, self.rows = min_col, min_row, max_row - min_row
+
+    def cell(self, index: int, header: str) -> str:
+        return f"{get_column_letter(self.min_col + self.headers.index(header))}{self.min_row + 1 + index}"
+
+
+@pytest.fixture(scope="module")
+def formulas_book(built: Path) -> openpyxl.Workbook:
+    return openpyxl.load_workbook(built)
+
+
+@pytest.fixture(scope="module")
+def values_book(built: Path) -> openpyxl.Workbook:
+    return openpyxl.load_workbook(built, data_only=True)
+
+
+def test_the_committed_template_equals_a_fresh_build(built: Path):
+    assert DEFAULT_TEMPLATE.read_bytes() == built.read_bytes(), \
+        "rebuild it: finops template build --out templates/llm-finops-plan.xlsx"
+
+
+def test_two_builds_give_the_same_bytes(built: Path, tmp_path: Path):
+    from templates import build_template
+
+    assert build_template(tmp_path / "again.xlsx").read_bytes() == built.read_bytes()
+
+
+def test_sheets_in_order(formulas_book):
+    assert formulas_book.sheetnames == SHEETS
+
+
+@pytest.mark.parametrize("name", sorted(CONTRACT))
+def test_contract_tables_have_exact_headers(formulas_book, name):
+    assert Table(formulas_book, name).headers == CONTRACT[name]
+
+
+def test_every_defined_name_resolves_to_cells_on_a_sheet(formulas_book):
+    names = dict(formulas_book.defined_names.items())
+    assert {"PriceTable", "PlanLines", "ModelIds", "GpuIds", "MixDemand", "MixOptions", "TcoTotal"} <= set(names)
+    for name, definition in names.items():
+        destinations = list(definition.destinations)
+        assert destinations, name
+        for sheet, ref in destinations:
+            ws = formulas_book[sheet]
+            min_col, min_row, max_col, max_row = range_boundaries(ref.replace("$", ""))
+            assert ws.cell(min_row, min_col).value is not None or ws.cell(max_row, max_col).value is not None, name
+
+
+def _formula_cells(wb: openpyxl.Workbook):
+    for ws in wb.worksheets:
+        for row in ws.iter_rows():
+            for c in row:
+                text = c.value.text if isinstance(c.value, ArrayFormula) else c.value
+                if isinstance(text, str) and text.startswith("="):
+                    yield ws.title, c.coordinate, text
+
+
+def _calls(formula: str):
+    """(function name, argument count) for each LLM_/FINOPS_ call, counting top-level commas."""
+    for match in re.finditer(r"\b((?:LLM|FINOPS)_[A-Z_]+)\(", formula):
+        depth, args, i = 1, 1, match.end()
+        empty = formula[i] == ")"
+        while depth:
+            ch = formula[i]
+            depth += ch == "("
+            depth -= ch == ")"
+            args += ch == "," and depth == 1
+            i += 1
+        yield match.group(1), 0 if empty else args
+
+
+def test_every_udf_in_the_template_exists_with_a_matching_signature(formulas_book):
+    seen = set()
+    for sheet, cell, formula in _formula_cells(formulas_book):
+        for name, count in _calls(formula):
+            assert name in udfs.UDFS, f"{sheet}!{cell} calls unknown {name}"
+            params = inspect.signature(udfs.UDFS[name]).parameters.values()
+            required = sum(p.default is inspect.Parameter.empty for p in params)
+            assert required <= count <= len(params), f"{sheet}!{cell}: {name} with {count} arguments"
+            seen.add(name)
+    assert {"LLM_CONCURRENCY", "LLM_WEIGHTS_GIB", "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_TTFT_MS", "LLM_TPOT_MS",
+            "LLM_TOKENS_PER_S", "LLM_DEVICES", "FINOPS_TCO", "FINOPS_COST_PER_MTOK", "FINOPS_PRICE",
+            "FINOPS_MIX"} <= seen
+
+
+def test_no_cached_value_is_an_add_in_error(formulas_book, values_book):
+    errors = [f"{s}!{c}" for s, c, _ in _formula_cells(formulas_book)
+              if str(values_book[s][c].value).startswith("#")]
+    assert errors == []
+
+
+def test_inputs_are_styled_apart_from_computed_cells(formulas_book):
+    workloads, sizing = Table(formulas_book, "tblWorkloads"), Table(formulas_book, "tblSizing")
+    typed = formulas_book["Workloads"][workloads.cell(0, "DAU")].fill.fgColor.rgb
+    computed = formulas_book["Sizing"][sizing.cell(0, "Concurrency")].fill.fgColor.rgb
+    assert typed != computed
+
+
+def test_headers_are_frozen_and_lists_validated(formulas_book):
+    for sheet in ("Workloads", "Sizing", "Budget", "Assets", "Mapping", "Usage", "Prices"):
+        assert formulas_book[sheet].freeze_panes is not None, sheet
+    sources = {v.formula1 for v in formulas_book["Workloads"].data_validations.dataValidation}
+    assert {"ModelIds", "GpuIds"} <= {s.lstrip("=") for s in sources if s}
+
+
+def test_charts_are_present(formulas_book):
+    assert len(formulas_book["Mix"]._charts) == 2 and len(formulas_book["TCO"]._charts) == 1
+
+
+# ---- the formulas, recomputed in Python with the add-in, against the core --------------------------------
+def _sizing_rows(formulas_book):
+    workloads, sizing = Table(formulas_book, "tblWorkloads"), Table(formulas_book, "tblSizing")
+    ws = formulas_book["Workloads"]
+    for i in range(workloads.rows):
+        name = ws[workloads.cell(i, "Workload")].value
+        yield i, name, workloads, sizing
+
+
+def test_sizing_recomputed_matches_the_core_for_every_seed_scenario(formulas_book, evaluated):
+    ws = formulas_book["Workloads"]  # the evaluated build has the same Workloads rows (same presets)
+    checked = 0
+    for i, name, workloads, sizing in _sizing_rows(formulas_book):
+        preset = presets()[name]
+        gpu, precision, tp = (ws[workloads.cell(i, h)].value for h in ("Gpu", "Precision", "TP"))
+
+        def got(header):
+            return evaluated.value("Sizing", sizing.cell(i, header))
+
+        expected_demand = demand(preset)
+        assert got("Concurrency") == pytest.approx(expected_demand.concurrency, rel=1e-12), name
+        assert got("WeightsGiB") == pytest.approx(weight_bytes(resolve_model(preset.model), precision) / 2**30)
+        fit = memory_fit(preset.model, gpu, precision=precision, tp=tp, isl=preset.isl, osl=preset.osl)
+        assert got("MaxConcurrency") == fit.max_concurrency
+        running = got("ReplicaConcurrency")
+        est = estimate(preset.model, gpu, precision=precision, tp=tp, isl=preset.isl, osl=preset.osl,
+                       concurrency=int(running), cache_hit_rate=preset.cache_hit_rate)
+        assert got("TtftMs") == pytest.approx(est.ttft_ms, rel=1e-9)
+        assert got("TpotMs") == pytest.approx(est.tpot_ms, rel=1e-9)
+        assert got("ReplicaTokensPerS") == pytest.approx(est.output_tokens_per_s, rel=1e-9)
+        if expected_demand.output_tokens_per_s is not None:
+            assert got("RequiredTokensPerS") == pytest.approx(expected_demand.output_tokens_per_s, rel=1e-9), name
+        assert got("Gpus") == devices_needed(got("RequiredTokensPerS"), est.output_tokens_per_s / tp, preset.spare,
+                                             preset.redundancy)
+        checked += 1
+    assert checked == len(presets())
+
+
+def test_every_formula_caches_the_value_it_recomputes_to(formulas_book, values_book, evaluated):
+    """What a viewer shows before recalculation is what Excel shows after it (all sheets, spills included)."""
+    checked = 0
+    for sheet, cell, _ in _formula_cells(formulas_book):
+        cached, got = values_book[sheet][cell].value, evaluated.value(sheet, cell)
+        if isinstance(cached, float) or isinstance(got, float):
+            assert got == pytest.approx(cached, rel=1e-9), f"{sheet}!{cell}"
+        else:
+            assert (got if got != "" else None) == (cached if cached != "" else None), f"{sheet}!{cell}"
+        checked += 1
+    assert checked > 100
+
+
+def test_seed_003_tco_is_4356000(evaluated):
+    total = evaluated.solution[f"'[{evaluated.book}]'!TCOTOTAL"].value[0][0]
+    assert total == 4_356_000
+
+
+def test_changing_an_input_moves_its_dependents(formulas_book, evaluated):
+    workloads, sizing = Table(formulas_book, "tblWorkloads"), Table(formulas_book, "tblSizing")
+    ws = formulas_book["Workloads"]
+    row = next(i for i in range(workloads.rows) if ws[workloads.cell(i, "Workload")].value == "seed000-doc-qa")
+    dau = ws[workloads.cell(row, "DAU")].value
+    before = {h: evaluated.value("Sizing", sizing.cell(row, h)) for h in ("Concurrency", "KvGiB", "Gpus")}
+    after_solution = evaluated.recalculate({("Workloads", workloads.cell(row, "DAU")): dau * 3,
+                                            ("TCO", _name_cell(formulas_book, "TcoGpus")): 10})
+    after = {h: evaluated.value("Sizing", sizing.cell(row, h), after_solution) for h in before}
+    assert after["Concurrency"] == pytest.approx(before["Concurrency"] * 3)   # seed 000: DAU x3 -> x3
+    assert after["KvGiB"] > before["KvGiB"] and after["Gpus"] > before["Gpus"]
+    assert after_solution[f"'[{evaluated.book}]'!TCOTOTAL"].value[0][0] == 10 * 160_000 + 10 * 9_000 * 36
+
+
+def _name_cell(wb: openpyxl.Workbook, name: str) -> str:
+    (_, ref), = wb.defined_names[name].destinations
+    return ref.replace("$", "")

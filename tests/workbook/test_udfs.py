@@ -1,0 +1,145 @@
+"""The add-in's functions: seed figures, Excel-shaped arguments, and short errors instead of tracebacks."""
+
+from __future__ import annotations
+
+import doctest
+import inspect
+import subprocess
+import sys
+from decimal import Decimal
+
+import numpy as np
+import pytest
+
+import addin._cells
+import addin._price_range
+from addin import udfs
+from finops.mix import MixOption, optimize_mix
+from finops.price_book import COLUMNS, PriceBook
+
+SEED_CASES = [  # (function, arguments, expected, source)
+    ("LLM_DEVICES", (5000, 800, 0.25), 9, "seed 003: 5,000 tok/s, 800 per device, 25 % spare"),
+    ("LLM_DEVICES", (5000, 800, 0.25, 1), 10, "seed 003 with N+1 redundancy"),
+    ("FINOPS_TCO", (9 * 160_000, 9 * 9_000, 36, "CNY"), 4_356_000, "seed 003: 36-month TCO"),
+    ("LLM_CONCURRENCY", (10_000, 0.05, 60, 5), pytest.approx(41.667, abs=1e-3), "seed 000 stated inputs"),
+    ("LLM_CONCURRENCY", (5000, 1, 1, 5), pytest.approx(6.944, abs=1e-3), "seed 000 as printed: 5,000 req/h"),
+    ("LLM_CONCURRENCY", (30_000, 0.05, 60, 5), pytest.approx(125.0), "seed 000, DAU x3"),
+    ("LLM_KV_GIB", ("llama-3.1-8b", 2048, 16), 4.0, "GQA-correct: a quarter of seed 003's naive 16 GiB"),
+    ("LLM_WEIGHTS_GIB", ("llama-3.1-8b", "fp8"), pytest.approx(9.08e9 / 2**30, rel=2e-3), "seed 002: 9.08 GB"),
+    ("LLM_WEIGHTS_GIB", ("llama-3.1-8b", "bf16"), pytest.approx(16.06e9 / 2**30, rel=2e-3), "seed 002: 16.06 GB"),
+    ("FINOPS_COST_PER_MTOK", (36, 10_000), 1.0, "36 per hour at 10,000 tok/s = 1 per million"),
+    ("LLM_MAX_CONCURRENCY", ("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512), 0, "70B BF16 does not fit 80 GB"),
+]
+
+
+@pytest.mark.parametrize("name, args, expected, source", SEED_CASES, ids=[c[3] for c in SEED_CASES])
+def test_seed_figures(name, args, expected, source):
+    assert udfs.UDFS[name](*args) == expected
+
+
+SHAPES = [  # the same value as Excel, xlwings Lite or the formulas evaluator may hand it over
+    pytest.param(lambda v: v, id="scalar"),
+    pytest.param(lambda v: [v], id="one-cell row"),
+    pytest.param(lambda v: [[v]], id="one-cell block"),
+    pytest.param(lambda v: np.array([[v]], dtype=object), id="numpy block"),
+    pytest.param(lambda v: str(v) if isinstance(v, (int, float)) else v, id="numeric text"),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_ranges_and_scalars_are_accepted_alike(shape):
+    assert udfs.LLM_DEVICES(shape(5000), shape(800), shape(0.25)) == 9
+    assert udfs.LLM_WEIGHTS_GIB(shape("llama-3.1-8b"), shape("BF16")) == udfs.LLM_WEIGHTS_GIB("llama-3.1-8b", "bf16")
+    assert udfs.LLM_MAX_CONCURRENCY(*(shape(v) for v in ("llama-3.1-8b", "h100-sxm", "bf16", 1.0, 1024, 256))) \
+        == udfs.LLM_MAX_CONCURRENCY("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256)
+
+
+BAD_INPUT = [  # (function, arguments, what the message must say)
+    ("LLM_DEVICES", ("lots", 800, 0.25), "required_tokens_per_s: expected a number"),
+    ("LLM_DEVICES", (5000, 0, 0.25), "per_device"),
+    ("LLM_DEVICES", (None, 800, 0.25), "a number is required"),
+    ("LLM_CONCURRENCY", (10_000, 1.5, 60, 5), "online_share"),
+    ("LLM_WEIGHTS_GIB", ("llama-3.1-8", "bf16"), "did you mean"),
+    ("LLM_WEIGHTS_GIB", ("llama-3.1-8b", "fp7"), "precision"),
+    ("LLM_MAX_CONCURRENCY", ("llama-3.1-8b", "h10", "bf16", 1, 1024, 256), "unknown GPU 'h10'"),
+    ("LLM_MAX_CONCURRENCY", ("llama-3.1-8b", "h100-sxm", "bf16", 1.5, 1024, 256), "tp: expected a whole number"),
+    ("LLM_KV_GIB", ("llama-3.1-8b", [[1024, 2048]], 4), "tokens: expected one cell"),
+    ("LLM_TTFT_MS", ("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512), "does not fit"),
+    ("LLM_TOKENS_PER_S", ("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256, 8, "ollama"), "unknown engine"),
+    ("FINOPS_TCO", (1000, 10, 12, "dollars"), "currency"),
+    ("FINOPS_COST_PER_MTOK", (10, 0), "tokens_per_s"),
+    ("FINOPS_PRICE", ("gcp", "a3-highgpu-8g", "forever", "us-central1", [list(COLUMNS)]), "pricing model"),
+    ("FINOPS_PRICE", ("gcp", "a3-highgpu-8g", "on_demand", "us-central1", [["provider"], ["gcp"]]), "header"),
+    ("FINOPS_MIX", ([[1], [2]], [["name", "kind"], ["od", "on_demand"]]), "hourly_cost"),
+    ("FINOPS_MIX", ([[1], [-2]], [["name", "kind", "hourly_cost"], ["od", "on_demand", 1]]), ""),
+]
+
+
+@pytest.mark.parametrize("name, args, says", BAD_INPUT, ids=[f"{c[0]}-{c[2] or 'negative'}" for c in BAD_INPUT])
+def test_bad_input_gives_one_short_line_in_the_cell(name, args, says):
+    answer = udfs.UDFS[name](*args)
+    assert isinstance(answer, str) and answer.startswith("#FINOPS: "), answer
+    assert says.lower() in answer.lower()
+    assert "\n" not in answer and "Traceback" not in answer and len(answer) < 200
+
+
+def test_every_udf_is_exported_documented_and_excel_callable():
+    assert sorted(udfs.UDFS) == sorted(n for n in udfs.__all__ if n != "UDFS")
+    for name, function in udfs.UDFS.items():
+        assert function.__doc__ and "Source:" in function.__doc__, name
+        kinds = {p.kind for p in inspect.signature(function).parameters.values()}
+        assert kinds <= {inspect.Parameter.POSITIONAL_OR_KEYWORD}, f"{name}: xlwings needs plain positional args"
+
+
+def test_price_from_the_workbook_range_equals_the_price_book():
+    book = PriceBook.bundled()
+    row = book.filter(region="us-central1", pricing_model="on_demand").rows[0]
+    prices = [list(COLUMNS)] + [[float(v) if isinstance(v, Decimal) else v for v in r.to_record().values()]
+                                for r in book.filter(region="us-central1")]
+    expected = float(book.lookup(row.provider, row.instance_type, "on_demand", row.region).hourly_cost)
+    assert udfs.FINOPS_PRICE(row.provider, row.instance_type, "on_demand", row.region, prices) == expected
+    assert udfs.FINOPS_PRICE(row.provider, row.instance_type, "on_demand", row.region) == expected
+
+
+def test_mix_spills_the_optimizer_result():
+    demand = [8.0] * 60 + [20.0] * 28
+    options = [["name", "kind", "hourly_cost", "max_share"], ["od", "on_demand", 6.88, None],
+               ["ri", "reserved", 4.30, None], ["spot", "spot", 2.75, 0.3]]
+    table = udfs.FINOPS_MIX([[d] for d in demand], options)
+    expected = optimize_mix(demand, [MixOption("od", "on_demand", Decimal("6.88")),
+                                     MixOption("ri", "reserved", Decimal("4.3")),
+                                     MixOption("spot", "spot", Decimal("2.75"), max_share=0.3)])
+    assert table[0] == ["option", "kind", "units", "share", "cost"]
+    assert {r[0]: r[2] for r in table[1:4] if r[2] != ""} == expected.units
+    totals = {r[0]: r[4] for r in table[4:]}
+    assert totals == {"total": float(expected.total_cost.amount),
+                      "all on-demand": float(expected.on_demand_only_cost.amount),
+                      "savings": float(expected.savings.amount)}
+
+
+@pytest.mark.parametrize("module", [udfs, addin._cells, addin._price_range])
+def test_doctests(module):
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
+
+
+IMPORT_CHECK = (
+    "import sys\n"
+    "{block}"
+    "import addin.udfs as u\n"
+    "assert u.LLM_DEVICES(5000, 800, 0.25) == 9\n"
+    "bad = sorted({{n.split('.')[0] for n, m in sys.modules.items() if m is not None}} & set({forbidden!r}))\n"
+    "print(','.join(bad))\n"
+)
+NATIVE_ONLY = ("boto3", "botocore", "google", "openpyxl", "xlsxwriter", "typer", "rich", "click", "duckdb_engine")
+
+
+@pytest.mark.parametrize("without_xlwings", [False, True], ids=["with xlwings", "without xlwings (Pyodide)"])
+def test_the_udfs_import_path_loads_nothing_native_only(without_xlwings):
+    # Without xlwings (plain Pyodide, CI) the decorators fall back to identity and pandas stays out too;
+    # with it, xlwings itself imports pandas when present, which Pyodide has.
+    forbidden = NATIVE_ONLY + (("xlwings", "pandas", "pyarrow") if without_xlwings else ())
+    block = "sys.modules['xlwings'] = None\n" if without_xlwings else ""
+    result = subprocess.run([sys.executable, "-c", IMPORT_CHECK.format(block=block, forbidden=forbidden)],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""
