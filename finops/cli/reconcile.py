@@ -52,18 +52,24 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     Everything that can fail on bad input fails before anything is written.
     """
     from templates.plan_reader import read_plan
-    from templates.review_writer import write_review
 
     plan = read_plan(Path(plan_path))
     history = History(Path(out_dir) / HISTORY_FILE)
-    currency = plan.currency()
     rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
-                          past_actuals=history.past_actuals(month, currency), on_progress=on_progress)
+                          past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress)
+    return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), [Path(b).name for b in bills], run_at)
+
+
+def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_dir: Path, bill_names: list[str],
+                    run_at: datetime | None) -> Path:
+    """Write the review (atomically), then keep the month in the history."""
+    from templates.review_writer import write_review
+
     run_at = run_at or datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
-    path = write_review(rec, Path(out_dir), run_at=run_at, trend=history.months(currency),
-                        plan_name=Path(plan_path).name, bill_names=[Path(b).name for b in bills])
+    path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency), plan_name=plan_path.name,
+                        bill_names=bill_names)
     history.record(rec, run_at)
-    return rec, path
+    return path
 
 
 def _pull(sources: Sequence[str], month: str, folder: Path) -> list[Path]:
@@ -102,22 +108,32 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("."), "--out", help="folder for the review workbook and the history"),
         sources: Optional[list[str]] = typer.Option(None, "--from",
                                                     help="pull bills with a connector: aws:s3://... or gcp:bq://..."),
-        engine: str = typer.Option("duckdb", "--engine", help="duckdb (local files)"),
+        engine: str = typer.Option("duckdb", "--engine",
+                                   help="duckdb (local files), or bigquery/athena to aggregate where the bills live"),
+        table: Optional[str] = typer.Option(None, "--table",
+                                            help="with --engine bigquery|athena: the FOCUS table (project.dataset.table)"),
+        table_lacks: Optional[list[str]] = typer.Option(None, "--table-lacks",
+                                                        help="FOCUS columns the remote table does not have; repeat"),
         rate: Optional[list[str]] = typer.Option(None, "--rate", help="CODE=RATE into the plan currency; repeat"),
         threshold: float = typer.Option(10.0, "--threshold", help="flag lines more than PCT over or under plan"),
         fail_on_variance: Optional[float] = typer.Option(None, "--fail-on-variance",
                                                          help="exit 1 when a line is more than PCT over plan"),
         as_json: bool = typer.Option(False, "--json", help="print the totals as JSON"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
+        more_bills: Optional[list[Path]] = typer.Argument(None, hidden=True,
+                                                          help="further bill files, as in --bills a.csv b.csv"),
     ) -> None:
         """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
         if engine.lower() != "duckdb":
-            raise InputError(f"engine {engine!r} is not available in this build",
-                             hint="use --engine duckdb with local files or --from")
+            rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, month, out,
+                                          rates=parse_rates(rate), threshold_pct=to_decimal(threshold))
+            _report(rec, path, as_json=as_json, quiet=quiet, fail_on_variance=fail_on_variance)
+            return
+        bills = list(bills or []) + list(more_bills or [])
         if not bills and not sources:
             raise InputError("no bills given", hint="pass --bills FILE ... or --from aws:s3://... gcp:bq://...")
         with tempfile.TemporaryDirectory(prefix="finops-bills-") as pulled:
-            paths = list(bills or []) + _pull(sources or [], month, Path(pulled))
+            paths = bills + _pull(sources or [], month, Path(pulled))
             show = not quiet and not as_json and err_console.is_terminal
             with Progress(TextColumn("reading bills"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                           TimeElapsedColumn(), console=err_console, transient=True, disable=not show) as bar:
@@ -125,14 +141,46 @@ def register(app: typer.Typer) -> None:
                 rec, path = reconcile_to_workbook(
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
                     on_progress=lambda pct: bar.update(task, completed=pct))
-        if as_json:
-            print_json(rec.totals())
-        elif not quiet:
-            _print_summary(rec, path)
-        if fail_on_variance is not None:
-            over = rec.lines_over(to_decimal(fail_on_variance))
-            if over:
-                if not quiet:
-                    err_console.print(f"over plan by more than {fail_on_variance}%: "
-                                      + ", ".join(line.plan_line for line in over), highlight=False)
-                raise SystemExit(1)  # finops.cli.main turns it into exit code 1
+        _report(rec, path, as_json=as_json, quiet=quiet, fail_on_variance=fail_on_variance)
+
+
+def _report(rec: Reconciliation, path: Path, *, as_json: bool, quiet: bool, fail_on_variance: float | None) -> None:
+    if as_json:
+        print_json(rec.totals())
+    elif not quiet:
+        _print_summary(rec, path)
+    if fail_on_variance is not None:
+        over = rec.lines_over(to_decimal(fail_on_variance))
+        if over:
+            if not quiet:
+                err_console.print(f"over plan by more than {fail_on_variance}%: "
+                                  + ", ".join(line.plan_line for line in over), highlight=False)
+            raise SystemExit(1)  # finops.cli.main turns it into exit code 1
+
+
+#: Remote engine -> the connector whose client runs its queries.
+_ENGINE_CONNECTOR = {"bigquery": "gcp", "athena": "aws"}
+
+
+def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, month: str, out: Path, *,
+                      rates: dict[str, Decimal], threshold_pct: Decimal) -> tuple[Reconciliation, Path]:
+    """Run the aggregation on BigQuery or Athena through the connector's query client."""
+    from connectors import provider as connector
+    from templates.plan_reader import read_plan
+
+    from ..reconcile.dialects import _DIALECTS, reconcile_remote
+
+    name = _DIALECTS.canonical(engine)
+    if name not in _ENGINE_CONNECTOR:
+        raise InputError(f"--engine {engine} reads no remote table", hint="use --engine bigquery or athena")
+    if not table:
+        raise InputError(f"--engine {name} needs --table", hint="the FOCUS table, e.g. --table project.dataset.focus")
+    run_query = getattr(connector(_ENGINE_CONNECTOR[name]), "run_query", None)
+    if run_query is None:
+        raise InputError(f"the {_ENGINE_CONNECTOR[name]} connector offers no query client for {name} in this build",
+                         hint="pull the month to a file instead: --from gcp:bq://... or --from aws:s3://...")
+    plan = read_plan(plan_path)
+    history = History(Path(out) / HISTORY_FILE)
+    rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
+                           threshold_pct=threshold_pct, past_actuals=history.past_actuals(month, plan.currency()))
+    return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], None)

@@ -142,9 +142,22 @@ class ChargeGroup:
             values[name] = _decimal(values[name])
         if values["gpu_hours"] is not None:
             values["gpu_hours"] = _decimal(values["gpu_hours"])
-        values["committed"] = bool(values["committed"])
+        values["committed"] = _flag(values["committed"])
         values["row_count"] = int(values["row_count"])
+        for name in ("billing_period_start", "billing_period_end", "last_charge_end"):
+            values[name] = _timestamp(values[name])
         return cls(**values)
+
+
+def _flag(value: Any) -> bool:
+    """Booleans as engines return them: ``True``, ``1`` or the text ``'true'`` (Athena's result rows)."""
+    return value.strip().lower() == "true" if isinstance(value, str) else bool(value)
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value).replace(" UTC", "").replace("Z", ""))
 
 
 def _decimal(value: Any) -> Decimal:

@@ -1,0 +1,84 @@
+"""The FOCUS aggregation for engines that already hold the bills: BigQuery and Athena.
+
+There is one SQL source, :func:`finops.reconcile.aggregation.aggregation_sql` (DuckDB's dialect);
+:func:`remote_sql` transpiles it with sqlglot (a declarative dialect table, no per-engine branches),
+points it at the engine's table and replaces the columns that table lacks by NULL. The engine runs
+it and only the charge groups (a few thousand rows at most) come back; :func:`reconcile_remote`
+turns them into a reconciliation exactly as for local files.
+
+A runner is any callable ``sql -> rows`` (rows as tuples in the query's column order); the cloud
+clients that run queries live in the connectors.
+
+>>> [line for line in remote_sql("athena", "focus.bills_2026", "2026-05").splitlines() if "FROM" in line]
+['FROM focus.bills_2026']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any, Literal, get_args
+
+from ..errors import InputError
+from ..registry import Registry
+from .aggregation import ChargeGroup, aggregation_sql
+from .engine import InstanceGpus, reconcile_groups
+from .plan import Plan
+from .result import Reconciliation
+
+__all__ = ["ENGINES", "Engine", "QueryRunner", "reconcile_remote", "remote_sql"]
+
+Engine = Literal["duckdb", "bigquery", "athena"]
+ENGINES: tuple[str, ...] = get_args(Engine)
+
+#: Engine -> sqlglot dialect name (Athena's SQL engine is Trino/Presto).
+_DIALECTS = Registry("engine", {"duckdb": "duckdb", "bigquery": "bigquery", "athena": "athena"},
+                     aliases={"trino": "athena", "presto": "athena", "bq": "bigquery"})
+
+#: ``sql -> rows``: runs a query on a remote engine and returns its result rows.
+QueryRunner = Callable[[str], Sequence[Sequence[Any]]]
+
+_PLACEHOLDER = "focus_bills"
+
+
+def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = ()) -> str:
+    """The aggregation of ``month`` over ``relation`` in ``engine``'s dialect.
+
+    ``missing`` names FOCUS columns the table does not have (optional ones, or the ``x_`` GPU
+    columns in a provider's own export); they read as NULL.
+
+    >>> "NULL AS gpu_model" in remote_sql("bigquery", "proj.billing.focus", "2026-05", missing=["x_GpuModel"])
+    True
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    dialect = _DIALECTS[engine]
+    absent = {name.lower() for name in missing}
+    tree = sqlglot.parse_one(aggregation_sql(_PLACEHOLDER, month), read="duckdb")
+
+    def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Column) and node.name.lower() in absent:
+            return exp.Null()
+        if isinstance(node, exp.Table) and node.name == _PLACEHOLDER:
+            return exp.to_table(relation, dialect=dialect)
+        return node
+
+    try:
+        return tree.transform(rewrite).sql(dialect=dialect, pretty=True)
+    except sqlglot.errors.SqlglotError as exc:
+        raise InputError(f"cannot write the aggregation for {engine}: {exc}",
+                         hint="check the table name (e.g. project.dataset.table)") from exc
+
+
+def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str, month: str, *,
+                     missing: Iterable[str] = (), rates: Mapping[str, Decimal] | None = None,
+                     threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
+                     instance_gpus: InstanceGpus | None = None) -> Reconciliation:
+    """Reconcile ``month`` with the aggregation run by ``runner`` on ``engine`` over ``relation``."""
+    rows = runner(remote_sql(engine, relation, month, missing=missing))
+    groups = [ChargeGroup.from_row(tuple(row)) for row in rows]
+    if not groups:
+        raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
+    return reconcile_groups(plan, groups, month, rates=rates, threshold_pct=threshold_pct, past_actuals=past_actuals,
+                            instance_gpus=instance_gpus, source=f"{engine}:{relation}")
