@@ -71,5 +71,5 @@ def test_cost_explorer_month_as_focus(ce_results, tmp_path, capsys, secrets):
         (ec2, None, None, d("300.00"), d("300.00"), None, "Usage"),  # EC2 not attributed to an instance type
         ("Tax", None, None, d("310.00"), d("310.00"), None, "Tax"),
     }
-    billed, effective = duckdb.sql(f"SELECT sum(BilledCost), sum(EffectiveCost) FROM '{out}'").fetchone()
+    (billed, effective), = duckdb.sql(f"SELECT sum(BilledCost), sum(EffectiveCost) FROM '{out}'").fetchall()
     assert (billed, effective) == (d("4930.25"), d("4530.75"))  # the by-service totals, exactly
