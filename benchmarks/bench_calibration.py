@@ -37,7 +37,7 @@ def table(report: FoldReport, title: str, key: Callable[[Measurement], object]) 
     for value in sorted({key(r) for r in report.rows}, key=str):
         mask = [key(r) == value for r in report.rows]
         tpot, ttft = report.median_errors(mask)
-        print(f"{str(value):24} {sum(mask):>5} {tpot:>9.1%} {ttft:>9.1%}")
+        print(f"{value!s:24} {sum(mask):>5} {tpot:>9.1%} {ttft:>9.1%}")
 
 
 def main() -> FoldReport:

@@ -16,16 +16,16 @@ import os
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
-import time  # noqa: E402
+import time
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from finops.catalog import accelerators, get_model  # noqa: E402
-from finops.price_book import PriceBook  # noqa: E402
-from finops.sizing.performance import Calibration, ReplicaPhysics, replica_physics  # noqa: E402
-from finops.sizing.queueing import operating_point  # noqa: E402
-from finops.sizing.search import search  # noqa: E402
-from finops.sizing.workload import presets  # noqa: E402
+from finops.catalog import accelerators, get_model
+from finops.price_book import PriceBook
+from finops.sizing.performance import Calibration, ReplicaPhysics, replica_physics
+from finops.sizing.queueing import operating_point
+from finops.sizing.search import search
+from finops.sizing.workload import presets
 
 
 def _best_of(runs: int, fn):

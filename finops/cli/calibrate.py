@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 import typer
@@ -24,8 +23,8 @@ def register(app: typer.Typer) -> None:
             gpu: str = typer.Option(..., help="the GPU it ran on"),
             precision: str = typer.Option(..., help="weight precision served"),
             tp: int = typer.Option(1, help="tensor-parallel GPUs per replica"),
-            concurrency: Optional[int] = typer.Option(None, help="override the concurrency the files state"),
-            base: Optional[Path] = typer.Option(None, help="calibration to start from (default: the bundled one)"),
+            concurrency: int | None = typer.Option(None, help="override the concurrency the files state"),
+            base: Path | None = typer.Option(None, help="calibration to start from (default: the bundled one)"),
             prior_weight: float = typer.Option(1.0, "--prior-weight",
                                                help="how strongly constants stay near the base (0 = free fit)"),
             out: Path = typer.Option(Path("calibration.json"), help="where to write the new calibration"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -17,7 +16,7 @@ from ._console import console, print_json
 _ENGINE_HELP = " | ".join(ENGINES)
 
 
-def _calibration(path: Optional[Path]) -> Calibration | None:
+def _calibration(path: Path | None) -> Calibration | None:
     return Calibration.read(path) if path else None
 
 
@@ -37,7 +36,7 @@ def _concurrency(text: str) -> int | str:
     return _positive("concurrency", value)
 
 
-def _split(values: Optional[list[str]]) -> list[str] | None:
+def _split(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
@@ -56,8 +55,8 @@ def register(app: typer.Typer) -> None:
             concurrency: str = typer.Option("max", help="running requests, or 'max' (offline throughput point)"),
             engine: str = typer.Option("vllm", help=_ENGINE_HELP),
             cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
-            kv_precision: Optional[str] = typer.Option(None, "--kv-precision", help="KV cache precision"),
-            calibration: Optional[Path] = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            kv_precision: str | None = typer.Option(None, "--kv-precision", help="KV cache precision"),
+            calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
             as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
         """Memory fit, TTFT, TPOT and throughput of one replica (GPU x precision x TP) at a concurrency."""
         result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
@@ -78,15 +77,16 @@ def register(app: typer.Typer) -> None:
 
     @app.command("size")
     def size_command(
-            preset: Optional[str] = typer.Option(None, help=f"a named workload: {', '.join(presets())}"),
-            workload: Optional[Path] = typer.Option(None, help="a workload file (TOML or JSON)"),
+            preset: str | None = typer.Option(None, help=f"a named workload: {', '.join(presets())}"),
+            workload: Path | None = typer.Option(None, help="a workload file (TOML or JSON)"),
             engine: str = typer.Option("vllm", help=_ENGINE_HELP),
             pricing_model: str = typer.Option("on_demand", "--pricing-model",
                                               help="on_demand, spot, reserved_1y, cud_1y, ..."),
-            gpus: Optional[list[str]] = typer.Option(None, "--gpus", help="limit the GPUs (repeat or comma-separate)"),
-            precisions: Optional[list[str]] = typer.Option(None, "--precisions", help="limit the precisions"),
+            gpus: list[str] | None = typer.Option(None, "--gpus", help="limit the GPUs (repeat or comma-separate)"),
+            precisions: list[str] | None = typer.Option(None, "--precisions", help="limit the precisions"),
             top: int = typer.Option(10, help="how many options to print"),
-            calibration: Optional[Path] = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            rank_by: str = typer.Option("monthly_cost", "--rank-by", help="monthly_cost | cost_per_million"),
+            calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
             as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
         """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first."""
         if (preset is None) == (workload is None):
@@ -94,7 +94,8 @@ def register(app: typer.Typer) -> None:
                              hint=f"presets: {', '.join(presets())}")
         chosen = presets()[preset] if preset else load_workload(workload)  # type: ignore[arg-type]
         result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
-                        pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration))
+                        pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration),
+                        rank_by=rank_by)  # type: ignore[arg-type]
         if as_json:
             print_json(result.to_dict())
             return

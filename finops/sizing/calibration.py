@@ -40,8 +40,14 @@ import numpy as np
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError, Location
 from .memory import memory_fit
-from .performance import (ENGINES, Calibration, EngineConstants, ReplicaPhysics, replica_latency,
-                          replica_physics)
+from .performance import (
+    ENGINES,
+    Calibration,
+    EngineConstants,
+    ReplicaPhysics,
+    replica_latency,
+    replica_physics,
+)
 
 __all__ = ["BUNDLED_SOURCE", "FoldReport", "LoadTestFormat", "Measurement", "bundled_measurements", "fit", "kfold",
            "load_test_format", "predict", "queue_limited", "read_load_test", "with_kfold"]

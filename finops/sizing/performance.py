@@ -72,7 +72,7 @@ class EngineConstants:
                          else getattr(self, f.name)) for f in fields(self)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "EngineConstants":
+    def from_dict(cls, data: Mapping[str, Any]) -> EngineConstants:
         try:
             overhead = tuple(float(v) for v in data["step_overhead_us_per_layer"])
             values = {f.name: float(data[f.name]) for f in fields(cls) if f.name != "step_overhead_us_per_layer" and f.name in data}
@@ -105,7 +105,7 @@ class Calibration:
                 "engines": {name: c.to_dict() for name, c in self.engines.items()}}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Calibration":
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
         if not isinstance(data, Mapping) or not isinstance(data.get("engines"), Mapping) or not data["engines"]:
             raise InputError("a calibration file is a JSON object with an 'engines' object",
                              hint="write one with `finops calibrate`")
@@ -115,7 +115,7 @@ class Calibration:
                    kfold_ttft_error=data.get("kfold_ttft_error"))
 
     @classmethod
-    def read(cls, path: str | Path) -> "Calibration":
+    def read(cls, path: str | Path) -> Calibration:
         """Read a calibration JSON file (as written by ``finops calibrate``)."""
         path = Path(path)
         if not path.is_file():
@@ -134,7 +134,7 @@ class Calibration:
 
     @staticmethod
     @cache
-    def bundled() -> "Calibration":
+    def bundled() -> Calibration:
         """The constants shipped in ``finops/catalog/data/calibration.json``."""
         text = resources.files("finops.catalog").joinpath("data", "calibration.json").read_text(encoding="utf-8")
         return Calibration.from_dict(json.loads(text))
@@ -304,10 +304,11 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         raise InputError(f"concurrency must be a whole number >= 1 or 'max', got {concurrency!r}")
     else:
         wanted = concurrency
-    common = dict(model=spec.id, gpu=device.id, precision=precision, kv_precision=kv_p, tp=tp, engine=engine_name,
-                  isl=isl, osl=osl, cache_hit_rate=float(cache_hit_rate), fits=fit.fits,
-                  shortfall_gib=fit.shortfall_gib, weights_gib=fit.weights_gib,
-                  kv_bytes_per_token=fit.kv_bytes_per_token, max_concurrency=fit.max_concurrency)
+    common: dict[str, Any] = {
+        "model": spec.id, "gpu": device.id, "precision": precision, "kv_precision": kv_p, "tp": tp,
+        "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate), "fits": fit.fits,
+        "shortfall_gib": fit.shortfall_gib, "weights_gib": fit.weights_gib,
+        "kv_bytes_per_token": fit.kv_bytes_per_token, "max_concurrency": fit.max_concurrency}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,

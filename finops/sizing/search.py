@@ -18,7 +18,10 @@ tail of TTFT and the inter-token gap of a step that carries a prefill chunk). Th
 Prices come from the price book: GPU -> instance types (:mod:`finops.catalog.instances`) -> the
 cheapest price under the chosen pricing model; a TP group stays inside one instance, and whole
 instances are paid for (Cloud TPUs are priced per chip, so a slice is ``tp`` chips). Options rank
-by monthly cost (730 hours), which for one workload is also the order of cost per million output tokens.
+by monthly cost (730 hours) or by cost per million output tokens served at the peak. The two orders
+agree for a workload stated as a request rate; for one stated as concurrency a faster configuration
+serves more tokens from the same concurrency, so its cost per million can be lower at a higher monthly
+cost.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -38,13 +41,22 @@ from ..price_book import PRICING_MODELS, PriceBook, PriceRow
 from ..registry import normalize_key
 from .demand import demand, devices_needed
 from .memory import PRECISIONS, memory_fit
-from .performance import CALIBRATED_TPS, MAX_BATCH, Calibration, ReplicaPhysics, replica_latency, replica_physics
+from .performance import (
+    CALIBRATED_TPS,
+    MAX_BATCH,
+    Calibration,
+    ReplicaPhysics,
+    replica_latency,
+    replica_physics,
+)
 from .queueing import operating_point
 from .workload import Workload
 
-__all__ = ["HOURS_PER_MONTH", "SearchResult", "SizingOption", "search"]
+__all__ = ["HOURS_PER_MONTH", "RANKINGS", "RankBy", "SearchResult", "SizingOption", "search"]
 
 HOURS_PER_MONTH = 730
+RankBy = Literal["monthly_cost", "cost_per_million"]
+RANKINGS: tuple[str, ...] = get_args(RankBy)
 DEFAULT_PRECISIONS: tuple[str, ...] = tuple(p for p in PRECISIONS if p != "fp32")
 _GROWTH = 1.15           # geometric step of the replica grid beyond the first 32 counts
 _GRID_STEPS = 60
@@ -93,6 +105,7 @@ class SearchResult:
     workload: str
     engine: str
     pricing_model: str
+    rank_by: str
     options: list[SizingOption]
     infeasible_reason: str | None
     candidates: int               # configurations evaluated (GPU x precision x TP x replicas)
@@ -100,6 +113,7 @@ class SearchResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"workload": self.workload, "engine": self.engine, "pricing_model": self.pricing_model,
+                "rank_by": self.rank_by,
                 "candidates": self.candidates, "infeasible_reason": self.infeasible_reason,
                 "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options]}
 
@@ -160,7 +174,8 @@ def _price(gpu: str, tp: int, replicas: int, cheapest: dict[tuple[str, str], Pri
 
 def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
            tps: Sequence[int] | None = None, engine: str = "vllm", pricing_model: str = "on_demand",
-           price_book: PriceBook | None = None, top: int = 10, calibration: Calibration | None = None) -> SearchResult:
+           price_book: PriceBook | None = None, top: int = 10, calibration: Calibration | None = None,
+           rank_by: RankBy = "monthly_cost") -> SearchResult:
     """Rank the configurations that serve ``workload`` within its SLOs, cheapest first.
 
     >>> from finops.sizing.workload import presets
@@ -172,6 +187,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
         raise InputError(f"unknown pricing model {pricing_model!r}", hint=f"use one of: {', '.join(PRICING_MODELS)}")
     if top < 1:
         raise InputError(f"top must be >= 1, got {top}")
+    if rank_by not in RANKINGS:
+        raise InputError(f"unknown ranking {rank_by!r}", hint=f"use one of: {', '.join(RANKINGS)}")
     constants = (calibration or Calibration.bundled()).constants(engine)
     model = workload.model_spec()
     gpu_ids = [get_accelerator(g).id for g in (gpus or workload.gpus or _all_gpus())]
@@ -208,7 +225,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
                 phys_rows.append((phys, limit, len(combo.replicas)))
 
     if not combos:
-        return SearchResult(workload.name, engine, pricing_model, [], _memory_advice(memory_gaps, model.id),
+        return SearchResult(workload.name, engine, pricing_model, rank_by, [], _memory_advice(memory_gaps, model.id),
                             candidates=len(memory_gaps))
     flat = _evaluate(combos, phys_rows, constants, workload, need)
     candidates = int(flat["replicas"].size) + len(memory_gaps)
@@ -231,11 +248,13 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
             unpriced.add(combo.gpu)
         else:
             options.append(option)
-    options.sort(key=lambda o: (o.monthly_cost.amount, o.gpus, o.gpu, o.precision, o.tp))
+    first = "monthly_cost" if rank_by == "monthly_cost" else "cost_per_million_output_tokens"
+    options.sort(key=lambda o: (getattr(o, first).amount, o.gpus, o.gpu, o.precision, o.tp))
     reason = None
     if not options:
         reason = _slo_advice(workload, best_miss, unpriced, pricing_model)
-    return SearchResult(workload.name, engine, pricing_model, options[:top], reason, candidates, sorted(unpriced))
+    return SearchResult(workload.name, engine, pricing_model, rank_by, options[:top], reason, candidates,
+                        sorted(unpriced))
 
 
 def _all_gpus() -> list[str]:

@@ -152,5 +152,5 @@ def test_bad_calibrate_input_exits_2(capsys, tmp_path, args, message):
             "--gpu", "h100-sxm", "--precision", "bf16", "--out", str(tmp_path / "c.json")]
     for i in range(0, len(args), 2):
         base[base.index(args[i]) + 1] = args[i + 1]
-    code, out, err = _run(capsys, base)
+    code, _, err = _run(capsys, base)
     assert code == 2 and message in err

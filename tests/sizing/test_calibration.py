@@ -10,12 +10,19 @@ import numpy as np
 import pytest
 
 from finops.errors import InputError
-from finops.sizing.calibration import (bundled_measurements, fit, kfold, load_test_format, predict, queue_limited,
-                                       read_load_test)
+from finops.sizing.calibration import (
+    bundled_measurements,
+    fit,
+    kfold,
+    load_test_format,
+    predict,
+    queue_limited,
+    read_load_test,
+)
 from finops.sizing.performance import Calibration, EngineConstants
 
 FIXTURES = Path(__file__).parent / "fixtures"
-HARDWARE = dict(engine="vllm", model="llama-3.1-8b", gpu="h100-sxm", precision="bf16", tp=1)
+HARDWARE = {"engine": "vllm", "model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1}
 
 
 @pytest.fixture(scope="module")

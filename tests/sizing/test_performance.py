@@ -11,7 +11,7 @@ from finops.errors import InputError, UnknownNameError
 from finops.sizing.memory import memory_fit
 from finops.sizing.performance import ENGINES, MAX_BATCH, Calibration, EngineConstants, estimate
 
-H100_8B = dict(model="llama-3.1-8b", gpu="h100-sxm", precision="bf16", tp=1, isl=1024, osl=256)
+H100_8B = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256}
 
 
 @pytest.mark.parametrize("engine", ENGINES)

@@ -8,8 +8,13 @@ import pytest
 from finops.catalog import get_accelerator, get_model
 from finops.errors import InputError
 from finops.sizing.performance import Calibration, replica_latency, replica_physics
-from finops.sizing.queueing import (kingman_wait, operating_point, sla_attainment, sla_attainment_measured,
-                                    ttft_percentile)
+from finops.sizing.queueing import (
+    kingman_wait,
+    operating_point,
+    sla_attainment,
+    sla_attainment_measured,
+    ttft_percentile,
+)
 
 
 def _simulate_wait(rho: float, service: float, n: int = 200_000, seed: int = 1) -> np.ndarray:

@@ -59,6 +59,12 @@ def test_cost_is_whole_instances_at_the_cheapest_region(copilot):
         assert o.cost_per_million_output_tokens.amount == pytest.approx(per_million, rel=Decimal("1e-9"))
 
 
+def test_ranking_by_cost_per_million():
+    result = search(presets()["seed002-translation"], price_book=BOOK, rank_by="cost_per_million", top=50)
+    per_million = [o.cost_per_million_output_tokens.amount for o in result.options]
+    assert result.options and per_million == sorted(per_million)
+
+
 def test_fp16_is_not_listed_twice_beside_bf16(copilot):
     assert {o.precision for o in copilot.options} == {"bf16"}
 
@@ -121,7 +127,7 @@ def test_candidates_cover_the_whole_grid(copilot):
 
 
 @pytest.mark.parametrize("kwargs", [{"pricing_model": "free"}, {"precisions": ["fp4"]}, {"top": 0},
-                                    {"engine": "tgi"}])
+                                    {"engine": "tgi"}, {"rank_by": "speed"}])
 def test_bad_search_arguments_fail_clearly(kwargs):
     from finops.errors import InputError
 
