@@ -22,13 +22,19 @@ from finops.price_book import COLUMNS, PriceBook
 
 from ._cells import grid
 
-__all__ = ["price_book_from_range"]
+__all__ = ["hourly_cost", "price_book_from_range"]
 
 
 def price_book_from_range(value: Any) -> PriceBook:
     """Parse a header + rows range into a :class:`PriceBook` (cached on the range's content)."""
-    rows = tuple(tuple(_plain(v) for v in row) for row in grid(value))
-    return _parse(rows)
+    return _parse(tuple(map(tuple, grid(value))))
+
+
+@lru_cache(maxsize=1024)
+def hourly_cost(book: PriceBook, provider: str, instance_type: str, pricing_model: str, region: str) -> float:
+    """``PriceBook.lookup(...).hourly_cost`` remembered per book and keys: a workbook asks the same
+    question on every recalculation, and a lookup scans the whole book."""
+    return float(book.lookup(provider, instance_type, pricing_model, region).hourly_cost)
 
 
 def _plain(value: Any) -> Any:
@@ -39,7 +45,8 @@ def _plain(value: Any) -> Any:
 
 
 @lru_cache(maxsize=8)
-def _parse(rows: tuple[tuple[Any, ...], ...]) -> PriceBook:
+def _parse(cells: tuple[tuple[Any, ...], ...]) -> PriceBook:
+    rows = [[_plain(v) for v in row] for row in cells]
     header = [str(h).strip() for h in rows[0]]
     if header != list(COLUMNS):
         raise InputError("prices: the range must start with the Prices table header",

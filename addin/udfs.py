@@ -29,7 +29,7 @@ from finops.sizing.performance import Estimate, estimate
 from finops.tco import cost_per_million_tokens, tco
 
 from ._cells import cell_errors, grid, number, optional_text, records, text, whole
-from ._price_range import price_book_from_range
+from ._price_range import hourly_cost, price_book_from_range
 
 try:  # classic add-in and xlwings Lite both expose func/arg/ret on the top-level module
     from xlwings import arg, func, ret  # noqa: F401  (arg/ret kept for users extending the module)
@@ -197,9 +197,8 @@ def FINOPS_PRICE(provider: Cell, instance_type: Cell, pricing_model: Cell, regio
     >>> FINOPS_PRICE("gcp", "a3-highgpu-8g", "sometimes", "us-central1", [list(COLUMNS)])
     "#FINOPS: unknown pricing model 'sometimes'"
     """
-    row = _book(prices).lookup(text(provider, "provider"), text(instance_type, "instance_type"),
-                               text(pricing_model, "pricing_model"), text(region, "region"))
-    return float(row.hourly_cost)
+    return hourly_cost(_book(prices), text(provider, "provider"), text(instance_type, "instance_type"),
+                       text(pricing_model, "pricing_model"), text(region, "region"))
 
 
 def _money(value: Cell, name: str, currency: Cell) -> Money:

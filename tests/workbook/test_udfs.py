@@ -6,6 +6,7 @@ import doctest
 import inspect
 import subprocess
 import sys
+import typing
 from decimal import Decimal
 
 import numpy as np
@@ -89,6 +90,8 @@ def test_every_udf_is_exported_documented_and_excel_callable():
         assert function.__doc__ and "Source:" in function.__doc__, name
         kinds = {p.kind for p in inspect.signature(function).parameters.values()}
         assert kinds <= {inspect.Parameter.POSITIONAL_OR_KEYWORD}, f"{name}: xlwings needs plain positional args"
+        # xlwings (classic and Lite) reads type hints as converters: every hint must resolve, to Any
+        assert set(typing.get_type_hints(function).values()) == {typing.Any}, name
 
 
 def test_price_from_the_workbook_range_equals_the_price_book():

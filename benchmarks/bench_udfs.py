@@ -1,0 +1,75 @@
+"""Time one call of each Excel function of the add-in (goal: about a millisecond) and one template build.
+
+Run: ``python benchmarks/bench_udfs.py``. Prints the median and 90th-percentile wall time per call over
+repeated calls with the arguments the template uses (warm caches, as in a recalculating workbook),
+plus the first (cold) FINOPS_PRICE call on the full bundled Prices table.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from addin import udfs  # noqa: E402
+from addin._price_range import _parse  # noqa: E402
+from finops.mix import WorkloadShape, generate_profile  # noqa: E402
+from finops.price_book import PriceBook  # noqa: E402
+from templates import build_template  # noqa: E402
+from templates.sheets.catalog import prices_range  # noqa: E402
+
+PERF = ("llama-3.1-8b", "h100-sxm", "bf16", 1, 5000, 500, 50)
+PRICES = prices_range(PriceBook.bundled())
+DEMAND = [[float(u)] for u in generate_profile(WorkloadShape(peak_units=24, noise=0.05, seed=7), hours=672)]
+OPTIONS = [["name", "kind", "hourly_cost", "max_share", "max_units"], ["owned", "owned", 1.91, None, 16],
+           ["cud-3y", "reserved", 4.86, None, None], ["od", "on_demand", 11.06, None, None],
+           ["spot", "spot", 6.33, 0.3, None]]
+CALLS = {
+    "LLM_CONCURRENCY": (10_000, 0.05, 60, 5),
+    "LLM_DEVICES": (5000, 800, 0.25),
+    "LLM_WEIGHTS_GIB": ("llama-3.1-8b", "bf16"),
+    "LLM_KV_GIB": ("llama-3.1-8b", 5500, 50),
+    "LLM_MAX_CONCURRENCY": PERF[:6],
+    "LLM_TTFT_MS": PERF,
+    "LLM_TPOT_MS": PERF,
+    "LLM_TOKENS_PER_S": PERF,
+    "FINOPS_TCO": (1_440_000, 81_000, 36, "CNY"),
+    "FINOPS_COST_PER_MTOK": (11.06, 1566.7),
+    "FINOPS_PRICE": ("gcp", "a3-highgpu-1g", "on_demand", "us-central1", PRICES),
+    "FINOPS_MIX": (DEMAND, OPTIONS),
+}
+
+
+def timed(function, args, repeat: int) -> list[float]:
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        function(*args)
+        samples.append(time.perf_counter() - start)
+    return samples
+
+
+def main() -> None:
+    _parse.cache_clear()
+    cold = timed(udfs.FINOPS_PRICE, CALLS["FINOPS_PRICE"], 1)[0]
+    print(f"{'function':24s} {'median ms':>10s} {'p90 ms':>10s}  calls")
+    for name, args in CALLS.items():
+        answer = udfs.UDFS[name](*args)
+        assert not (isinstance(answer, str) and answer.startswith("#FINOPS")), (name, answer)
+        repeat = 20 if name == "FINOPS_MIX" else 300
+        samples = sorted(timed(udfs.UDFS[name], args, repeat))
+        print(f"{name:24s} {statistics.median(samples) * 1e3:10.3f} {samples[int(0.9 * len(samples))] * 1e3:10.3f}"
+              f"  {repeat}")
+    print(f"FINOPS_PRICE, first call on the {len(PRICES) - 1}-row Prices table (parse): {cold * 1e3:.1f} ms")
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
+        build_template(Path(folder) / "plan.xlsx")
+        print(f"template build: {time.perf_counter() - start:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
