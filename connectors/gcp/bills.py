@@ -4,8 +4,9 @@ Sources:
 
 - ``bq://PROJECT.DATASET.TABLE``: the standard (``gcp_billing_export_v1_*``), detailed
   (``gcp_billing_export_resource_v1_*``) or FOCUS (``gcp_billing_export_focus_*``) export table, read
-  with ``google-cloud-bigquery`` (Application Default Credentials) through a query scoped to one
-  invoice month (:func:`build_query`, a named query parameter, never string-pasted input).
+  with ``google-cloud-bigquery`` (Application Default Credentials; ``FINOPS_GCP_BIGQUERY_ENDPOINT``
+  overrides the API endpoint) through a query scoped to one invoice month (:func:`build_query`, a
+  named query parameter, never string-pasted input), run with ``jobs.query``.
 - a CSV, JSONL (``.json``/``.jsonl``/``.ndjson``) or Parquet file of one of those tables, read with
   DuckDB. JSONL and Parquet keep the nested shape (``credits`` a list of records); CSV has one column per
   leaf field named by its path (``service.description``) and the repeated records (``credits``,
@@ -19,18 +20,25 @@ throttling and 5xx).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from finops.errors import DependencyError, InputError, Location, ProviderError, TransientProviderError
 
 from . import mapping as m
 from .normalize import export_row, focus_export_row, nest
 
-__all__ = ["BillQuery", "build_query", "export_kind", "parse_month", "pull_bills", "read_file_rows"]
+__all__ = ["BIGQUERY_ENDPOINT_ENV", "BillQuery", "build_query", "export_kind", "parse_month", "pull_bills",
+           "read_file_rows", "to_focus"]
+
+#: Optional BigQuery API endpoint (a proxy or a local server); a local one is called anonymously.
+BIGQUERY_ENDPOINT_ENV = "FINOPS_GCP_BIGQUERY_ENDPOINT"
+_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 _TABLE = re.compile(r"^bq://([a-z0-9][a-z0-9.:-]*[a-z0-9])\.([A-Za-z0-9_]+)\.([A-Za-z0-9_$-]+)$")
 _FILE_KINDS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
@@ -90,7 +98,22 @@ def build_query(source: str, month: str) -> BillQuery:
                      [("invoice_month", "STRING", invoice_month)])
 
 
+def _bigquery_client(project: str) -> Any:
+    from google.cloud import bigquery
+
+    endpoint = os.environ.get(BIGQUERY_ENDPOINT_ENV) or None
+    if not endpoint:
+        return bigquery.Client(project=project)
+    credentials = None
+    if (urlparse(endpoint if "://" in endpoint else f"//{endpoint}").hostname or "") in _LOCAL_HOSTS:
+        from google.auth.credentials import AnonymousCredentials
+
+        credentials = AnonymousCredentials()
+    return bigquery.Client(project=project, credentials=credentials, client_options={"api_endpoint": endpoint})
+
+
 def _query_bigquery(query: BillQuery, project: str) -> list[dict[str, Any]]:
+    """Run ``query`` with ``jobs.query`` (the client's own retries) and return every row as a dict."""
     try:
         from google.api_core import exceptions
         from google.cloud import bigquery
@@ -98,9 +121,9 @@ def _query_bigquery(query: BillQuery, project: str) -> list[dict[str, Any]]:
         raise DependencyError("google-cloud-bigquery", "gcp") from exc
     parameters = [bigquery.ScalarQueryParameter(name, kind, value) for name, kind, value in query.parameters]
     try:
-        client = bigquery.Client(project=project)
-        job = client.query(query.sql, job_config=bigquery.QueryJobConfig(query_parameters=parameters))
-        return [dict(row.items()) for row in job.result()]
+        client = _bigquery_client(project)
+        result = client.query_and_wait(query.sql, job_config=bigquery.QueryJobConfig(query_parameters=parameters))
+        return [dict(row.items()) for row in result]
     except (exceptions.TooManyRequests, exceptions.ServerError, exceptions.RetryError) as exc:
         raise TransientProviderError("BigQuery kept failing while reading the billing export",
                                      hint="the client retried; try again later") from exc

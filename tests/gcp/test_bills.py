@@ -191,3 +191,35 @@ def test_cost_types_map_to_charge_categories(cost_type, description, category, c
     assert record["x_GpuHours"] == (1 if category == "Usage" else None)
     if category == "Purchase":
         assert (record["x_PurchaseOption"], record["CommitmentDiscountCategory"]) == ("cud_3y", "Usage")
+
+
+# ---- BigQuery ------------------------------------------------------------------------------------------
+def test_bigquery_export_is_read_with_the_month_parameter(tmp_path, monkeypatch):
+    from .bigquery_server import BigQueryServer
+
+    every_row = [json.loads(line) for line in JSONL.read_text().splitlines()]
+    server = BigQueryServer(every_row)
+    with server as endpoint:
+        monkeypatch.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+        out = pull_bills("bq://acme-billing.billing_ds.gcp_billing_export_resource_v1_01A2B3_C4D5E6_F70819",
+                         "2026-05", tmp_path / "focus.parquet")
+    (request,) = server.requests
+    assert request["path"].startswith("/bigquery/v2/projects/acme-billing/queries")
+    assert request["body"]["useLegacySql"] is False and "@invoice_month" in request["body"]["query"]
+    assert request["body"]["queryParameters"] == [
+        {"name": "invoice_month", "parameterType": {"type": "STRING"}, "parameterValue": {"value": "202605"}}]
+    from_bigquery = _read(out)
+    from_file = _read(pull_bills(str(JSONL), "2026-05", tmp_path / "file.parquet"))
+    assert from_bigquery == from_file
+
+
+def test_bigquery_refusal_is_a_provider_error_and_writes_nothing(tmp_path, monkeypatch):
+    from finops.errors import ProviderError
+
+    from .bigquery_server import BigQueryServer
+
+    with BigQueryServer([], fail_with=403) as endpoint:
+        monkeypatch.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+        with pytest.raises(ProviderError, match="BigQuery refused"):
+            pull_bills("bq://acme-billing.billing_ds.gcp_billing_export_v1_X", "2026-05", tmp_path / "f.parquet")
+    assert not list(tmp_path.iterdir())
