@@ -1,0 +1,50 @@
+"""The bundled GCP snapshot: GPU machines from the 2026-07-30 dump, dated and sourced, in the price book."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from connectors.gcp.snapshot import snapshot, snapshot_name
+from finops.cli import main
+from finops.price_book import PriceBook
+
+
+def test_every_row_is_dated_and_sourced_and_gpu_only():
+    book = snapshot()
+    assert snapshot_name() == "gcp-2026-07-30.csv.gz"
+    assert len(book) > 1000
+    assert {r.effective_date for r in book} == {"2026-07-30"}
+    assert all("Cyclenerd/google-cloud-pricing-cost-calculator" in r.source for r in book)
+    assert {r.instance_type.split("-")[0] for r in book} == {"a2", "a3", "g2"}
+    assert {r.pricing_model for r in book} == {"on_demand", "spot", "cud_1y", "cud_3y"}
+    assert {r.payment_option for r in book if r.pricing_model.startswith("cud")} == {"no_upfront"}
+
+
+# (machine, model, hourly) with hourly taken from the dump's us-central1 entry: hour, hour_spot, month_1y / 730
+@pytest.mark.parametrize("machine, model, hourly", [
+    ("a3-highgpu-8g", "on_demand", Decimal("88.4899999025753")),
+    ("a3-highgpu-8g", "spot", Decimal("50.6095408219178")),
+    ("a3-highgpu-8g", "cud_1y", Decimal("44810.08066464") / 730),
+    ("a3-highgpu-8g", "cud_3y", Decimal("28370.99821392") / 730),
+    ("g2-standard-4", "on_demand", Decimal("0.706832255")),
+    ("a2-highgpu-1g", "cud_3y", Decimal("938.56707798") / 730),
+])
+def test_hourly_prices_follow_the_dump_with_730_hours_a_month(machine, model, hourly):
+    row = snapshot().lookup("gcp", machine, model, "us-central1")
+    assert abs(row.hourly_cost - hourly) < Decimal("0.000000001")
+
+
+def test_a2_ultra_has_no_commitment_price_because_the_dump_has_none():
+    assert not snapshot().filter(instance_type="a2-ultragpu-1g", pricing_model="cud_1y").rows
+
+
+def test_the_snapshot_is_part_of_the_bundled_price_book_and_the_cli(capsys):
+    assert len(PriceBook.bundled().filter(provider="gcp")) == len(snapshot())
+    code = main(["prices", "show", "--provider", "gcp", "--instance-type", "a3-highgpu-8g", "--region", "us-central1",
+                 "--json"])
+    rows = json.loads(capsys.readouterr().out)
+    assert code == 0 and sorted(r["pricing_model"] for r in rows) == ["cud_1y", "cud_3y", "on_demand", "spot"]
+    assert {(r["gpu_model"], r["gpu_count"]) for r in rows} == {("h100-sxm", 8)}
