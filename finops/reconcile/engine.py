@@ -16,7 +16,7 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 * Spot share = EffectiveCost of usage at ``PricingCategory = 'Dynamic'`` (or ``x_PurchaseOption``
   spot/preemptible) / EffectiveCost of all usage.
 * GPU-hours: ``x_GpuHours`` by ``x_GpuModel`` where the bill has them, else hours of usage x GPUs
-  per instance from an ``instance_gpus`` lookup (the instance catalog).
+  per instance from the instance catalog (``finops/catalog/data/instances_*.csv``).
 * Forecast: see :class:`~finops.reconcile.result.Forecast` (the capacity-planning loop of seed 003:
   review monthly against plan).
 
@@ -40,7 +40,7 @@ from pathlib import Path
 import duckdb
 
 from ..depreciation import month_index, monthly_depreciation
-from ..errors import CurrencyMismatchError, InputError, Location
+from ..errors import CurrencyMismatchError, InputError, Location, UnknownNameError
 from ..money import MONEY_CONTEXT, Money
 from .aggregation import ChargeGroup, aggregation_sql
 from .bills import VIEW, BillFile, locate_bad_value, locate_currency, open_bills
@@ -49,12 +49,33 @@ from .plan import Plan
 from .result import (AssetCharge, CommitmentSummary, Flag, Forecast, GpuHours, InvoiceTotal, LineVariance,
                      ProviderTotal, Reconciliation, UnmappedCharge)
 
-__all__ = ["InstanceGpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
+__all__ = ["InstanceGpus", "catalog_gpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
 
 #: ``(provider, instance_type) -> (gpu_model, gpus per instance)`` or ``None`` when not a GPU instance.
 InstanceGpus = Callable[[str, str], "tuple[str, int] | None"]
 
+#: FOCUS ProviderName -> instance catalog provider.
+_CATALOG_PROVIDERS = {"aws": "aws", "amazon web services": "aws", "google cloud": "gcp", "gcp": "gcp",
+                      "google cloud platform": "gcp"}
 _SPOT = {"spot", "preemptible"}
+
+
+def catalog_gpus(provider_name: str, instance_type: str) -> tuple[str, int] | None:
+    """(GPU model, GPUs per instance) from the instance catalog; ``None`` for other instances or providers.
+
+    >>> catalog_gpus("AWS", "p5.48xlarge"), catalog_gpus("AWS", "m6i.large"), catalog_gpus("Oracle", "x")
+    (('h100-sxm', 8), None, None)
+    """
+    from ..catalog.instances import instance
+
+    provider = _CATALOG_PROVIDERS.get(provider_name.strip().lower())
+    if provider is None:
+        return None
+    try:
+        item = instance(provider, instance_type)
+    except UnknownNameError:
+        return None
+    return item.gpu_model, item.gpu_count
 _HOUR_UNITS = {"hours", "hour", "hrs", "h"}
 
 
@@ -110,7 +131,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     """Reconcile ``month`` (``'YYYY-MM'``) of ``plan`` against FOCUS bill files, with DuckDB.
 
     ``rates`` converts other billing currencies into the plan currency (1 unit = rate units of the
-    plan currency); ``past_actuals`` holds earlier months' P&L actuals (from the history) for the forecast.
+    plan currency); ``past_actuals`` holds earlier months' P&L actuals (from the history) for the forecast;
+    ``instance_gpus`` defaults to the instance catalog (:func:`catalog_gpus`).
     """
     month_index(month)
     currency = plan.currency()
@@ -158,8 +180,9 @@ def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
                      rates: Mapping[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
                      past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None, source: str = "bills") -> Reconciliation:
-    """Turn charge groups and the plan into a reconciliation (pure: no I/O)."""
+    """Turn charge groups and the plan into a reconciliation (no I/O but the bundled instance catalog)."""
     currency = plan.currency()
+    instance_gpus = catalog_gpus if instance_gpus is None else instance_gpus
     money = _Converter(currency, rates, source)
     zero = Money.zero(currency)
     mapper = Mapper(plan.mapping)
@@ -299,14 +322,14 @@ def _spot_share(groups: list[ChargeGroup], money: _Converter, zero: Money) -> De
     return _ratio(spot.amount, usage.amount)
 
 
-def _gpu_hours(groups: list[ChargeGroup], instance_gpus: InstanceGpus | None) -> tuple[GpuHours, ...]:
+def _gpu_hours(groups: list[ChargeGroup], instance_gpus: InstanceGpus) -> tuple[GpuHours, ...]:
     hours: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
     for g in groups:
         if g.charge_category != "Usage":
             continue
         if g.gpu_hours is not None:
             hours[(g.gpu_model or "unknown", "bill")] += g.gpu_hours
-        elif instance_gpus is not None and g.instance_type and (g.consumed_unit or "").lower() in _HOUR_UNITS:
+        elif g.instance_type and (g.consumed_unit or "").lower() in _HOUR_UNITS:
             gpus = instance_gpus(g.provider_name or "", g.instance_type)
             if gpus is not None:
                 hours[(gpus[0], "catalog")] += g.consumed_quantity * gpus[1]

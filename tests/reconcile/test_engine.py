@@ -93,10 +93,11 @@ def test_instance_catalog_gives_gpu_hours_when_the_bill_has_none(tmp_path, simpl
     bill = write_bill(tmp_path / "may.csv", [
         {"SkuPriceDetails": '{"InstanceType":"p5.48xlarge"}', "ConsumedQuantity": "3"},
         {"SkuPriceDetails": '{"InstanceType":"m6i.large"}', "ConsumedQuantity": "5"}])
-    gpus = {"p5.48xlarge": ("h100-sxm", 8)}
-    rec = reconcile_month(read_plan(simple_plan), [bill], "2026-05",
-                          instance_gpus=lambda provider, itype: gpus.get(itype))
+    rec = reconcile_month(read_plan(simple_plan), [bill], "2026-05")  # the bundled instance catalog
     assert [(g.gpu_model, g.hours, g.source) for g in rec.gpu_hours] == [("h100-sxm", usd(24), "catalog")]
+    own = reconcile_month(read_plan(simple_plan), [bill], "2026-05",
+                          instance_gpus=lambda provider, itype: ("l4", 1) if itype == "m6i.large" else None)
+    assert [(g.gpu_model, g.hours) for g in own.gpu_hours] == [("l4", usd(5))]
 
 
 def test_second_currency_without_rate_names_file_row_and_column(tmp_path, simple_plan):
