@@ -236,6 +236,9 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     if not 0.0 < gpu_memory_utilization <= 1.0:
         raise InputError(f"gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization}",
                          hint="vLLM's default is 0.90")
+    if spec.max_context and isl + osl > spec.max_context:
+        raise InputError(f"isl + osl = {isl + osl} tokens exceed {spec.id}'s context of {spec.max_context}",
+                         hint="shorten the requests or choose a longer-context model")
     overhead = DEFAULT_RUNTIME_OVERHEAD_GIB if runtime_overhead_gib is None else float(runtime_overhead_gib)
     if overhead < 0:
         raise InputError(f"runtime_overhead_gib must be >= 0, got {overhead}")

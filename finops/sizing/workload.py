@@ -294,7 +294,10 @@ def load_workload(path: str | Path) -> Workload:
             workload = presets()[str(base)].with_changes(**data)
         else:
             workload = Workload(**{k: _coerce(k, v) for k, v in data.items()})
-        workload.model_spec()
+        spec = workload.model_spec()
+        if spec.max_context and workload.isl + workload.osl > spec.max_context:
+            _fail("isl", f"+ osl = {workload.isl + workload.osl} tokens exceed {spec.id}'s context of "
+                         f"{spec.max_context}")
     except InputError as exc:
         if not exc.where or not str(exc.where):
             exc.where = where

@@ -31,8 +31,9 @@ def test_preset_names_forgive_case_and_suggest():
         presets()["seed002-translaton"]
 
 
-def test_drug_discovery_context_fits_its_model():
-    w = presets()["seed002-drug-discovery-agent"]
+@pytest.mark.parametrize("name", sorted(presets()))
+def test_preset_requests_fit_their_model_context(name):
+    w = presets()[name]
     assert w.isl + w.osl <= w.model_spec().max_context
 
 
@@ -129,6 +130,8 @@ def test_model_may_be_a_config_json_beside_the_workload(tmp_path):
     ("w.toml", TOML.replace("osl = 300", "osls = 300"), InputError, "w.toml: unknown key 'osls'; did you mean 'osl'"),
     ("w.toml", TOML.replace('"llama-3.1-8b"', '"llama-3.1-8c"'), UnknownNameError, "w.toml: unknown model"),
     ("w.toml", TOML.replace("osl = 300\n", ""), InputError, "w.toml: missing key 'osl'"),
+    ("w.toml", TOML.replace("isl = 1500", "isl = 131000"), InputError,
+     "w.toml: key 'isl' + osl = 131300 tokens exceed llama-3.1-8b's context of 131072"),
     ("w.toml", "name = [", InputError, "w.toml: not valid TOML"),
     ("w.json", "{", InputError, "w.json: not valid JSON"),
     ("w.json", "[1]", InputError, "w.json: a workload file holds one object"),
