@@ -223,3 +223,29 @@ def test_bigquery_refusal_is_a_provider_error_and_writes_nothing(tmp_path, monke
         with pytest.raises(ProviderError, match="BigQuery refused"):
             pull_bills("bq://acme-billing.billing_ds.gcp_billing_export_v1_X", "2026-05", tmp_path / "f.parquet")
     assert not list(tmp_path.iterdir())
+
+
+def test_cli_pull_writes_focus_that_reconcile_aggregates(tmp_path, capsys):
+    import duckdb
+
+    from finops.cli import main
+    from finops.reconcile.bills import open_bills
+    from finops.reconcile.engine import run_aggregation
+
+    out = tmp_path / "gcp-2026-05.parquet"
+    code = main(["bills", "pull", "--provider", "gcp", "--source", str(JSONL), "--month", "2026-05", "--out", str(out)])
+    assert code == 0 and "wrote 11 FOCUS rows" in capsys.readouterr().out
+    with duckdb.connect() as con:
+        groups = run_aggregation(con, open_bills(con, [out]), "2026-05")
+    invoice_total = sum(Decimal(str(r["cost"])) + sum(Decimal(str(c["amount"])) for c in r["credits"]) for r in MAY)
+    assert sum(g.billed_cost for g in groups) == sum(g.effective_cost for g in groups) == invoice_total
+    assert sum(g.gpu_hours or 0 for g in groups) == 13
+    assert {g.purchase_option for g in groups if g.gpu_hours} == {"cud", "spot", "on_demand"}
+
+
+def test_cli_pull_of_a_missing_month_fails_cleanly(tmp_path, capsys):
+    from finops.cli import main
+
+    out = tmp_path / "x.parquet"
+    code = main(["bills", "pull", "--provider", "gcp", "--source", str(JSONL), "--month", "2025-01", "--out", str(out)])
+    assert code == 2 and not out.exists() and "no billing rows for 2025-01" in capsys.readouterr().err
