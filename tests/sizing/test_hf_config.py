@@ -146,3 +146,14 @@ def test_spec_is_a_plain_model_spec():
     spec = load_hf_config(FIXTURES / "DeepSeek-V3")
     assert dataclasses.replace(spec, id="x").kv_lora_rank == 512
     assert spec.source.endswith("config.json") and spec.as_of[:2] == "20"
+
+
+def test_seed_002_pruned_qwen3_8b_is_about_6b():
+    """Seed 002: pruning Qwen3-8B from 36 to 24 layers leaves about 6 B parameters."""
+    qwen3_8b = dict(model_type="qwen3", hidden_size=4096, num_hidden_layers=36, num_attention_heads=32,
+                    num_key_value_heads=8, head_dim=128, intermediate_size=12288, vocab_size=151936)
+    full = spec_from_config(qwen3_8b, name="qwen3-8b")
+    pruned = spec_from_config(qwen3_8b | {"num_hidden_layers": 24}, name="qwen3-8b-pruned")
+    assert full.total_params_b == pytest.approx(get_model("qwen3-8b").total_params_b, abs=5e-4)
+    assert round(pruned.total_params_b, 1) == 5.9
+    assert kv_bytes_per_token(pruned) == kv_bytes_per_token(full) * 24 / 36
