@@ -30,6 +30,7 @@ TEMPLATE_NAME = "llm-finops-plan.xlsx"
 DEFAULT_TEMPLATE = Path(__file__).with_name(TEMPLATE_NAME)
 #: The document properties' creation date: fixed, so two builds give the same bytes.
 BUILT_AT = datetime(2026, 11, 30, 0, 0, 0)
+_CALC_ENGINE_ID = 191029
 
 
 def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = None) -> Path:
@@ -44,7 +45,11 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
     wb = xlsxwriter.Workbook(str(out), {"strings_to_formulas": False, "strings_to_urls": False})
     wb.set_properties({"title": "llm-finops planning workbook", "author": "llm-finops", "created": BUILT_AT,
                        "comments": "Built by `finops template build`"})
-    wb.set_calc_mode("auto")
+    # Open with the stored values: no full recalculation on load (which would turn every add-in cell into
+    # #NAME? where the add-in is missing), and the calc engine id of current Excel (191029), since Excel
+    # recalculates a file saved by an older engine. Ctrl+Alt+F9 recalculates once the add-in is there.
+    wb.set_calc_mode("auto", calc_id=_CALC_ENGINE_ID)
+    wb.calc_on_load = False
     styles = Styles(wb)
     rows = workload_rows(book)
     write_start(wb, styles)

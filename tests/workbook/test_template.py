@@ -71,6 +71,14 @@ def test_two_builds_give_the_same_bytes(built: Path, tmp_path: Path):
     assert build_template(tmp_path / "again.xlsx").read_bytes() == built.read_bytes()
 
 
+def test_excel_opens_it_with_the_stored_values(built: Path):
+    """No full recalculation on load, so cells read right where the add-in is not installed."""
+    import zipfile
+
+    calc = re.search(r"<calcPr[^>]*>", zipfile.ZipFile(built).read("xl/workbook.xml").decode()).group(0)
+    assert "fullCalcOnLoad" not in calc and 'calcId="191029"' in calc
+
+
 def test_sheets_in_order(formulas_book):
     assert formulas_book.sheetnames == SHEETS
 
