@@ -1,8 +1,10 @@
 """Memory model: seed figures, GQA/MLA/sliding-window KV, and what fits on which GPU."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from finops.catalog import get_accelerator, get_model
+from finops.catalog import accelerators, get_accelerator, get_model, models
 from finops.errors import InputError, UnknownNameError
 from finops.sizing import (
     bytes_per_param,
@@ -163,3 +165,17 @@ def test_bad_input_is_an_input_error(kwargs, error, text):
 def test_helpers_reject_bad_input(call):
     with pytest.raises(InputError):
         call()
+
+
+@settings(max_examples=200, deadline=None)
+@given(model=st.sampled_from(sorted(models())), gpu=st.sampled_from(sorted(accelerators())),
+       precision=st.sampled_from(["bf16", "fp8", "int4"]), tp=st.sampled_from([1, 2, 4, 8]),
+       isl=st.integers(1, 3000), osl=st.integers(1, 1000), extra=st.integers(1, 500))
+def test_max_concurrency_fills_the_budget_and_falls_with_length(model, gpu, precision, tp, isl, osl, extra):
+    f = memory_fit(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl)
+    budget = f.kv_budget_gib * GIB
+    assert f.max_concurrency * f.kv_bytes_per_sequence_per_gpu <= max(budget, 0) + 1e-3
+    assert (f.max_concurrency + 1) * f.kv_bytes_per_sequence_per_gpu > budget
+    assert f.fits == (f.shortfall_gib == 0) == (f.max_concurrency >= 1)
+    longer = memory_fit(model, gpu, precision=precision, tp=tp, isl=isl + extra, osl=osl)
+    assert longer.max_concurrency <= f.max_concurrency
