@@ -21,7 +21,8 @@ from urllib.parse import urlparse
 
 from finops.errors import DependencyError, InputError, ProviderError, TransientProviderError
 
-__all__ = ["CATALOG_ENDPOINT_ENV", "RETRY_TIMEOUT_ENV", "RetrySettings", "find_services", "iter_skus", "make_client"]
+__all__ = ["CATALOG_ENDPOINT_ENV", "RETRY_TIMEOUT_ENV", "RetrySettings", "find_services", "iter_skus", "make_client",
+           "translate_errors"]
 
 CATALOG_ENDPOINT_ENV = "FINOPS_GCP_CATALOG_ENDPOINT"
 RETRY_TIMEOUT_ENV = "FINOPS_GCP_RETRY_TIMEOUT"
@@ -86,7 +87,7 @@ def find_services(client: Any, display_names: tuple[str, ...], settings: RetrySe
     from google.cloud import billing_v1
 
     found: dict[str, str] = {}
-    with _translated("listing Cloud Billing services"):
+    with translate_errors("listing Cloud Billing services"):
         for service in client.list_services(request=billing_v1.ListServicesRequest(page_size=5000),
                                             retry=settings.retry()):
             if service.display_name in display_names:
@@ -99,12 +100,12 @@ def iter_skus(client: Any, service: str, settings: RetrySettings, currency: str 
     from google.cloud import billing_v1
 
     request = billing_v1.ListSkusRequest(parent=service, currency_code=currency, page_size=5000)
-    with _translated(f"listing SKUs of {service}"):
+    with translate_errors(f"listing SKUs of {service}"):
         for sku in client.list_skus(request=request, retry=settings.retry()):
             yield billing_v1.Sku.to_dict(sku, preserving_proto_field_name=False, use_integers_for_enums=False)
 
 
-class _translated:
+class translate_errors:
     """Turn google-api-core / transport errors into the product's error tree, keeping the cause."""
 
     def __init__(self, doing: str) -> None:
