@@ -1,5 +1,6 @@
 """Sizing: from a workload to GPUs. Demand, memory and workloads here; performance and search beside them."""
 
+from .calibration import Measurement, bundled_measurements, fit, kfold, read_load_test
 from .demand import Demand, concurrency, concurrency_from_rate, demand, devices_needed
 from .memory import (
     KV_PRECISIONS,
@@ -14,51 +15,50 @@ from .memory import (
     naive_kv_bytes,
     weight_bytes,
 )
-from .workload import SLO_PERCENTILES, SloPercentile, Workload, load_workload, presets
-from .calibration import Measurement, bundled_measurements, fit, kfold, read_load_test
 from .performance import ENGINES, Calibration, Engine, EngineConstants, Estimate, estimate
 from .queueing import OperatingPoint, kingman_wait, operating_point, sla_attainment, ttft_percentile
 from .search import SearchResult, SizingOption, search
+from .workload import SLO_PERCENTILES, SloPercentile, Workload, load_workload, presets
 
 __all__ = [
+    "ENGINES",
     "KV_PRECISIONS",
     "PRECISIONS",
     "SLO_PERCENTILES",
+    "Calibration",
     "Demand",
+    "Engine",
+    "EngineConstants",
+    "Estimate",
+    "Measurement",
     "MemoryFit",
+    "OperatingPoint",
     "Precision",
+    "SearchResult",
+    "SizingOption",
     "SloPercentile",
     "Workload",
+    "bundled_measurements",
     "bytes_per_param",
     "concurrency",
     "concurrency_from_rate",
     "demand",
     "devices_needed",
+    "estimate",
+    "fit",
+    "kfold",
+    "kingman_wait",
     "kv_bytes",
     "kv_bytes_per_token",
     "kv_bytes_per_token_per_gpu",
     "load_workload",
     "memory_fit",
     "naive_kv_bytes",
-    "presets",
-    "weight_bytes",
-    "ENGINES",
-    "Calibration",
-    "Engine",
-    "EngineConstants",
-    "Estimate",
-    "Measurement",
-    "OperatingPoint",
-    "SearchResult",
-    "SizingOption",
-    "bundled_measurements",
-    "estimate",
-    "fit",
-    "kfold",
-    "kingman_wait",
     "operating_point",
+    "presets",
     "read_load_test",
     "search",
     "sla_attainment",
     "ttft_percentile",
+    "weight_bytes",
 ]

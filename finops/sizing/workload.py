@@ -44,7 +44,7 @@ from ..errors import InputError, Location
 from ..registry import Registry
 from .memory import KV_PRECISIONS, PRECISIONS
 
-__all__ = ["DemandBasis", "SLO_PERCENTILES", "SloPercentile", "Workload", "load_workload", "presets"]
+__all__ = ["SLO_PERCENTILES", "DemandBasis", "SloPercentile", "Workload", "load_workload", "presets"]
 
 SloPercentile = Literal["p50", "p99"]
 SLO_PERCENTILES: tuple[str, ...] = get_args(SloPercentile)

@@ -127,7 +127,8 @@ def test_model_may_be_a_config_json_beside_the_workload(tmp_path):
 
 @pytest.mark.parametrize("filename, text, error, message", [
     ("w.toml", TOML.replace("isl = 1500", "isl = -3"), InputError, "w.toml: key 'isl'"),
-    ("w.toml", TOML.replace("osl = 300", "osls = 300"), InputError, "w.toml: unknown key 'osls'; did you mean 'osl'"),
+    ("w.toml", TOML.replace("osl = 300", "osls = 300"), InputError,
+     "w.toml: unknown key 'osls'; did you mean 'osl'"),
     ("w.toml", TOML.replace('"llama-3.1-8b"', '"llama-3.1-8c"'), UnknownNameError, "w.toml: unknown model"),
     ("w.toml", TOML.replace("osl = 300\n", ""), InputError, "w.toml: missing key 'osl'"),
     ("w.toml", TOML.replace("isl = 1500", "isl = 131000"), InputError,
@@ -135,7 +136,8 @@ def test_model_may_be_a_config_json_beside_the_workload(tmp_path):
     ("w.toml", "name = [", InputError, "w.toml: not valid TOML"),
     ("w.json", "{", InputError, "w.json: not valid JSON"),
     ("w.json", "[1]", InputError, "w.json: a workload file holds one object"),
-    ("w.json", json.dumps({"extends": "seed00-doc-qa", "name": "x"}), UnknownNameError, "w.json: unknown preset"),
+    ("w.json", json.dumps({"extends": "seed00-doc-qa", "name": "x"}), UnknownNameError,
+     "w.json: unknown preset"),
 ])
 def test_file_errors_name_the_file_and_key(tmp_path, filename, text, error, message):
     path = tmp_path / filename
