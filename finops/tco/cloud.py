@@ -117,8 +117,10 @@ class CommitmentOutcome:
 
 
 def _usage(units: float | Sequence[float], hours: int | None) -> list[float]:
-    profile = [float(units)] * whole(hours or 0, "hours") if isinstance(units, (int, float, Decimal)) \
-        else [float(u) for u in units]
+    if isinstance(units, (int, float, Decimal)):
+        profile = [float(units)] * whole(hours, "hours")  # type: ignore[arg-type]
+    else:
+        profile = [float(u) for u in units]
     if not profile:
         raise InputError("the usage profile is empty", hint="give hourly units, or units and hours")
     for h, u in enumerate(profile):
@@ -127,14 +129,16 @@ def _usage(units: float | Sequence[float], hours: int | None) -> list[float]:
     return profile
 
 
-def _outcome(fee: Money, overflow_units: float, covered_units: float, capacity_units: float, total_units: float,
-             on_demand_rate: Money) -> CommitmentOutcome:
+def _outcome(profile: list[float], capacity: float, fee: Money, on_demand_rate: Money) -> CommitmentOutcome:
+    """Cost a profile against ``capacity`` units committed each hour for ``fee`` in total."""
+    covered = math.fsum(min(u, capacity) for u in profile)
+    overflow_units = math.fsum(max(0.0, u - capacity) for u in profile)
+    total_units = math.fsum(profile)
     overflow = on_demand_rate * repr(overflow_units)
     return CommitmentOutcome(
-        cost=fee + overflow, commitment=fee, overflow=overflow,
-        on_demand_only=on_demand_rate * repr(total_units),
-        utilization=covered_units / capacity_units if capacity_units else 0.0,
-        coverage=covered_units / total_units if total_units else 1.0)
+        cost=fee + overflow, commitment=fee, overflow=overflow, on_demand_only=on_demand_rate * repr(total_units),
+        utilization=covered / (capacity * len(profile)) if capacity else 0.0,
+        coverage=covered / total_units if total_units else 1.0)
 
 
 def resource_commitment_cost(usage_units: float | Sequence[float], committed_units: Number, committed_rate: Money,
@@ -149,17 +153,16 @@ def resource_commitment_cost(usage_units: float | Sequence[float], committed_uni
     """
     money(committed_rate, "committed_rate")
     money(on_demand_rate, "on_demand_rate", committed_rate.currency)
-    units = float(positive(committed_units, "committed_units", allow_zero=True))
+    units = positive(committed_units, "committed_units", allow_zero=True)
     profile = _usage(usage_units, hours)
-    covered = math.fsum(min(u, units) for u in profile)
-    overflow = math.fsum(max(0.0, u - units) for u in profile)
-    fee = committed_rate * repr(units * len(profile))
-    return _outcome(fee, overflow, covered, units * len(profile), math.fsum(profile), on_demand_rate)
+    return _outcome(profile, float(units), committed_rate * units * len(profile), on_demand_rate)
 
 
 def spend_commitment_cost(usage_units: float | Sequence[float], commit_per_hour: Money, discounted_rate: Money,
                           on_demand_rate: Money, *, hours: int | None = None) -> CommitmentOutcome:
     """Cost of a spend commitment (``commit_per_hour`` of discounted-rate usage) with on-demand overflow.
+
+    The commitment covers ``commit_per_hour / discounted_rate`` units each hour and is paid in full.
 
     >>> out = spend_commitment_cost([1, 3], Money.of(4, "USD"), Money.of(2, "USD"), Money.of(5, "USD"))
     >>> str(out.cost), out.utilization, out.coverage
@@ -170,9 +173,9 @@ def spend_commitment_cost(usage_units: float | Sequence[float], commit_per_hour:
     money(on_demand_rate, "on_demand_rate", commit_per_hour.currency)
     if discounted_rate.amount <= 0:
         raise InputError(f"discounted_rate must be > 0, got {discounted_rate}")
-    covered_units_per_hour = float(MONEY_CONTEXT.divide(commit_per_hour.amount, discounted_rate.amount))
-    return resource_commitment_cost(usage_units, covered_units_per_hour, discounted_rate, on_demand_rate,
-                                    hours=hours)
+    profile = _usage(usage_units, hours)
+    capacity = float(MONEY_CONTEXT.divide(commit_per_hour.amount, discounted_rate.amount))
+    return _outcome(profile, capacity, commit_per_hour * len(profile), on_demand_rate)
 
 
 def spot_effective_hourly(spot_rate: Money, on_demand_rate: Money, *, lost_work_share: Number = 0,

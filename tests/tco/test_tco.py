@@ -182,6 +182,13 @@ def test_resource_commitment(usage, committed, cost, utilization, coverage):
     assert out.on_demand_only == usd(5 * sum(usage)) and out.savings == out.on_demand_only - out.cost
 
 
+def test_spend_commitment_fee_is_exact_and_steady_usage_needs_hours():
+    out = spend_commitment_cost([0.0] * 3, usd(10), usd(3), usd(5))   # covers 3.33... units an hour
+    assert out.cost == out.commitment == usd(30) and out.utilization == 0.0
+    with pytest.raises(InputError, match="hours"):
+        spend_commitment_cost(10, usd(20), usd("2.5"), usd(5))
+
+
 def test_spend_commitment_steady_usage():
     # 10 units all year; commit 20 USD/h at the 2.5 USD discounted rate covers 8 units, 2 overflow at 5 USD
     out = spend_commitment_cost(10, usd(20), usd("2.5"), usd(5), hours=8760)
