@@ -9,9 +9,12 @@ from finops.money import Money, to_decimal
 from finops.price_book import PriceRow
 from finops.tco import (
     OwnedNode,
+    SpotPolicy,
     amortized_hourly,
     blended_hourly,
     capital_recovery_factor,
+    cloud_rows,
+    compare_options,
     cost_per_gpu_hour,
     cost_per_million_tokens,
     cost_per_replica_month,
@@ -263,3 +266,51 @@ def test_bad_input_names_the_field(call, field):
     with pytest.raises(InputError) as caught:
         call()
     assert field in str(caught.value)
+
+
+# ---- option selection and comparison -----------------------------------------------------------------
+
+def _price(provider, region, instance, gpus, model, hourly, upfront=0, option=""):
+    return PriceRow(provider, region, instance, "h100-sxm", gpus, model, option, to_decimal(hourly),
+                    to_decimal(upfront), "USD", "2026-07-01", "test")
+
+
+_ROWS = [
+    _price("gcp", "us-central1", "a3-highgpu-1g", 1, "on_demand", "11"),
+    _price("gcp", "us-central1", "a3-highgpu-8g", 8, "on_demand", "88"),
+    _price("gcp", "us-central1", "a3-highgpu-8g", 8, "spot", "48"),
+    _price("gcp", "europe-west4", "a3-highgpu-8g", 8, "on_demand", "96"),
+    _price("gcp", "europe-west4", "a3-highgpu-8g", 8, "cud_3y", "40", option="no_upfront"),
+]
+
+
+@pytest.mark.parametrize("filters,expected", [
+    ({}, {("a3-highgpu-8g", "us-central1", "on_demand"), ("a3-highgpu-8g", "us-central1", "spot"),
+          ("p5.48xlarge", "us-east-1", "on_demand")}),                    # 8-GPU type, cheapest region, cited
+    ({"region": "europe-west4"}, {("a3-highgpu-8g", "europe-west4", "on_demand"),
+                                  ("a3-highgpu-8g", "europe-west4", "cud_3y")}),
+    ({"instance_type": "a3-highgpu-1g"}, {("a3-highgpu-1g", "us-central1", "on_demand")}),
+    ({"provider": "aws"}, {("p5.48xlarge", "us-east-1", "on_demand")}),
+    ({"provider": "azure"}, set()),
+])
+def test_cloud_rows_choose_one_type_and_region_per_provider(filters, expected):
+    rows = cloud_rows(_ROWS, gpu_model="h100-sxm", cited=reference_case().cloud_price_row(), **filters)
+    assert {(r.instance_type, r.region, r.pricing_model) for r in rows} == expected
+
+
+def test_comparison_is_sorted_and_spot_is_capped_and_blended_with_on_demand():
+    rows = cloud_rows(_ROWS, gpu_model="h100-sxm")
+    result = compare_options(12, 24, reference_case().node, rows, spot=SpotPolicy(0, 0, 0.25))
+    totals = [o.total.amount for o in result.options]
+    assert totals == sorted(totals) and result.cheapest.kind == "owned"
+    spot = next(o for o in result.options if o.kind == "spot")
+    assert spot.units == 2 and spot.gpus == 16                       # 12 GPUs need two 8-GPU instances
+    assert spot.per_gpu_hour == usd(88) / 8 * Decimal("0.75") + usd(48) / 8 * Decimal("0.25")
+    assert spot.monthly == spot.per_gpu_hour * (16 * 730)
+
+
+def test_cloud_prices_in_another_currency_do_not_mix():
+    row = PriceRow("gcp", "x", "y", "h100-sxm", 8, "on_demand", "", to_decimal(1), to_decimal(0), "EUR", "2026-01-01",
+                   "t")
+    with pytest.raises(CurrencyMismatchError):
+        compare_options(8, 12, reference_case().node, [row])
