@@ -194,7 +194,13 @@ def naive_kv_bytes(layers: int, d_model: int, tokens: int, batch: int, bytes_per
 
 @dataclass(frozen=True)
 class MemoryFit:
-    """How a model fits a TP group of one GPU type. Per-GPU figures unless the name says otherwise."""
+    """How a model fits a TP group of one GPU type.
+
+    Per GPU: ``weights_gib``, ``kv_budget_gib`` (negative when the weights alone overflow),
+    ``shortfall_gib``, ``gpu_memory_gib``, ``runtime_overhead_gib``, ``kv_bytes_per_sequence_per_gpu``.
+    Whole model: ``kv_bytes_per_token``. Whole replica: ``max_concurrency`` (sequences of
+    ``tokens_per_sequence`` cached tokens, block-rounded and window-capped).
+    """
 
     fits: bool
     weights_gib: float
