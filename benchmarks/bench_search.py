@@ -6,7 +6,8 @@ Goal (issue 2): at least 100,000 candidates per second on one core. Two figures:
    vectorized latency/queueing pass, pricing and ranking), with the price book loaded once;
 2. the vectorized core alone, :func:`finops.sizing.queueing.operating_point` over a large grid.
 
-Run: ``python benchmarks/bench_search.py`` (BLAS threads are pinned to one).
+Run: ``python benchmarks/bench_search.py`` (BLAS threads are pinned to one; times are CPU seconds of
+this process, best of three).
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ def _best_of(runs: int, fn):
     best = float("inf")
     result = None
     for _ in range(runs):
-        start = time.perf_counter()
+        start = time.process_time()     # CPU time of this process: robust to other load on the machine
         result = fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best, result
 
 

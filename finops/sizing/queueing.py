@@ -144,7 +144,9 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
                               cache_hit_rate=cache_hit_rate)
         base = service + constants.ttft_steps * lat.step
         with np.errstate(invalid="ignore"):
-            batch = np.minimum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 10.0 * MAX_BATCH)
+            previous, batch = batch, np.minimum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 10.0 * MAX_BATCH)
+        if np.allclose(batch, previous, rtol=1e-6, atol=1e-9, equal_nan=True):
+            break
     lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=np.maximum(batch, 1.0),
                           cache_hit_rate=cache_hit_rate)
     base = service + constants.ttft_steps * lat.step

@@ -38,7 +38,6 @@ from ..catalog import accelerators, get_accelerator
 from ..errors import InputError
 from ..money import Money
 from ..price_book import PRICING_MODELS, PriceBook, PriceRow
-from ..registry import normalize_key
 from .demand import demand, devices_needed
 from .memory import PRECISIONS, memory_fit
 from .performance import (
@@ -143,8 +142,10 @@ def _replica_grid(lower: int) -> np.ndarray:
 def _cheapest_rows(book: PriceBook, pricing_model: str) -> dict[tuple[str, str], PriceRow]:
     """The cheapest row per (provider, instance type) under ``pricing_model``, over regions and payments."""
     cheapest: dict[tuple[str, str], PriceRow] = {}
-    for row in book.filter(pricing_model=pricing_model):
-        key = (normalize_key(row.provider), normalize_key(row.instance_type))
+    for row in book:
+        if row.pricing_model != pricing_model:
+            continue
+        key = (row.provider.lower(), row.instance_type.lower())
         held = cheapest.get(key)
         if held is None or (row.hourly_cost, row.region) < (held.hourly_cost, held.region):
             cheapest[key] = row
@@ -157,7 +158,7 @@ def _price(gpu: str, tp: int, replicas: int, cheapest: dict[tuple[str, str], Pri
 
     best: tuple[Decimal, PriceRow, int] | None = None
     for inst in instances_for_gpu(gpu):
-        row = cheapest.get((normalize_key(inst.provider), normalize_key(inst.instance_type)))
+        row = cheapest.get((inst.provider.lower(), inst.instance_type.lower()))
         if row is None:
             continue
         if inst.instance_type == inst.gpu_model:   # priced per chip (Cloud TPU): slices of any size
@@ -204,7 +205,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
 
     combos: list[_Combo] = []
     memory_gaps: list[tuple[float, str]] = []
-    phys_rows: list[Any] = []
+    physics: list[ReplicaPhysics] = []
     for gpu_id in gpu_ids:
         device = get_accelerator(gpu_id)
         for precision in wanted_precisions:
@@ -216,18 +217,21 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
                 if not fit.fits:
                     memory_gaps.append((fit.shortfall_gib, f"{gpu_id} {precision} TP{tp}"))
                     continue
-                phys = replica_physics(model, device, precision=precision, tp=tp, kv_precision=workload.kv_precision)
-                limit = min(fit.max_concurrency, MAX_BATCH)
-                lower = _lower_bound(need, phys, constants, workload, limit)
-                combo = _Combo(gpu_id, precision, tp, fit.max_concurrency, fit.weights_gib, _replica_grid(lower))
-                combo.start = sum(len(c.replicas) for c in combos)
-                combos.append(combo)
-                phys_rows.append((phys, limit, len(combo.replicas)))
+                physics.append(replica_physics(model, device, precision=precision, tp=tp,
+                                               kv_precision=workload.kv_precision))
+                combos.append(_Combo(gpu_id, precision, tp, fit.max_concurrency, fit.weights_gib,
+                                     np.empty(0, dtype=int)))
 
     if not combos:
         return SearchResult(workload.name, engine, pricing_model, rank_by, [], _memory_advice(memory_gaps, model.id),
                             candidates=len(memory_gaps))
-    flat = _evaluate(combos, phys_rows, constants, workload, need)
+    stacked = _stack(physics)
+    limits = np.minimum([c.max_concurrency for c in combos], MAX_BATCH).astype(float)
+    start = 0
+    for combo, lower in zip(combos, _lower_bounds(need, stacked, constants, workload, limits)):
+        combo.replicas, combo.start = _replica_grid(int(lower)), start
+        start += len(combo.replicas)
+    flat = _evaluate(combos, stacked, limits, constants, workload, need)
     candidates = int(flat["replicas"].size) + len(memory_gaps)
 
     options: list[SizingOption] = []
@@ -261,22 +265,27 @@ def _all_gpus() -> list[str]:
     return list(accelerators())
 
 
-def _lower_bound(need: Any, phys: Any, constants: Any, workload: Workload, limit: int) -> int:
-    """Replicas needed at the very least: demand over one replica's maximum throughput (memory-bound batch)."""
-    lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=float(limit),
-                          cache_hit_rate=workload.cache_hit_rate)
-    cycle = float(lat.ttft) + (workload.osl - 1) * float(lat.tpot)
-    if need.peak_qps is not None:
-        return max(1, math.floor(need.peak_qps * cycle / limit))
-    return max(1, math.floor(need.concurrency / limit))
-
-
-def _evaluate(combos: list[_Combo], rows: list[Any], constants: Any, workload: Workload, need: Any) -> dict[str, Any]:
-    """One vectorized pass over every (combo, replica count)."""
-    counts = [n for _, _, n in rows]
-    phys = ReplicaPhysics(**{f.name: np.repeat([getattr(p, f.name) for p, _, _ in rows], counts)
+def _stack(physics: list[ReplicaPhysics]) -> ReplicaPhysics:
+    return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in physics], dtype=float)
                              for f in fields(ReplicaPhysics)})
-    limit = np.repeat([lim for _, lim, _ in rows], counts).astype(float)
+
+
+def _lower_bounds(need: Any, phys: ReplicaPhysics, constants: Any, workload: Workload, limits: np.ndarray) -> Any:
+    """Replicas needed at the very least: demand over one replica's maximum throughput (memory-bound batch)."""
+    if need.peak_qps is None:
+        return np.maximum(1, np.floor(need.concurrency / limits))
+    lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=limits,
+                          cache_hit_rate=workload.cache_hit_rate)
+    cycle = lat.ttft + (workload.osl - 1) * lat.tpot
+    return np.maximum(1, np.floor(need.peak_qps * cycle / limits))
+
+
+def _evaluate(combos: list[_Combo], stacked: ReplicaPhysics, limits: np.ndarray, constants: Any,
+              workload: Workload, need: Any) -> dict[str, Any]:
+    """One vectorized pass over every (combo, replica count)."""
+    counts = [len(c.replicas) for c in combos]
+    phys = ReplicaPhysics(**{f.name: np.repeat(getattr(stacked, f.name), counts) for f in fields(ReplicaPhysics)})
+    limit = np.repeat(limits, counts)
     replicas = np.concatenate([c.replicas for c in combos]).astype(float)
     if need.peak_qps is not None:
         rate = need.peak_qps / replicas
