@@ -47,7 +47,7 @@ def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] |
         raise ProviderError("the Cloud Billing Catalog lists no Compute Engine service",
                             hint="check FINOPS_GCP_CATALOG_ENDPOINT and the credentials' access")
     components = [component for name in CATALOG_SERVICES if name in services
-                  for sku in catalog.iter_skus(client, services[name], settings)
+                  for sku in catalog.iter_skus(client, services[name], settings, keep=skus.is_component)
                   for component in skus.priced_components(sku, regions)]
     shapes = list(machines) if machines is not None else _catalog_machines()
     if instance_types:

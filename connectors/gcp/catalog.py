@@ -14,7 +14,7 @@ SKUs are yielded as plain dicts in the REST JSON shape, so :mod:`connectors.gcp.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -95,14 +95,20 @@ def find_services(client: Any, display_names: tuple[str, ...], settings: RetrySe
     return found
 
 
-def iter_skus(client: Any, service: str, settings: RetrySettings, currency: str = "USD") -> Iterator[dict[str, Any]]:
-    """Every public SKU of ``service`` (all pages), each as a REST-shaped dict with camelCase keys."""
+def iter_skus(client: Any, service: str, settings: RetrySettings, currency: str = "USD",
+              keep: Callable[[str, str], bool] | None = None) -> Iterator[dict[str, Any]]:
+    """The public SKUs of ``service`` (all pages), each as a REST-shaped dict with camelCase keys.
+
+    ``keep(description, resource_group)`` selects SKUs before they are converted (most of a
+    catalog's tens of thousands of SKUs are not wanted, and conversion is the costly part).
+    """
     from google.cloud import billing_v1
 
     request = billing_v1.ListSkusRequest(parent=service, currency_code=currency, page_size=5000)
     with translate_errors(f"listing SKUs of {service}"):
         for sku in client.list_skus(request=request, retry=settings.retry()):
-            yield billing_v1.Sku.to_dict(sku, preserving_proto_field_name=False, use_integers_for_enums=False)
+            if keep is None or keep(sku.description, sku.category.resource_group):
+                yield billing_v1.Sku.to_dict(sku, preserving_proto_field_name=False, use_integers_for_enums=False)
 
 
 class translate_errors:

@@ -35,8 +35,8 @@ from typing import Any, Literal
 from finops.money import MONEY_CONTEXT, to_decimal
 from finops.price_book import PricingModel
 
-__all__ = ["HOURS_PER_MONTH", "RULES", "USAGE_TYPES", "ComponentKind", "PricedComponent", "Rule", "match_rule",
-           "money", "priced_components"]
+__all__ = ["HOURS_PER_MONTH", "RULES", "USAGE_TYPES", "ComponentKind", "PricedComponent", "Rule", "is_component",
+           "match_rule", "money", "priced_components"]
 
 ComponentKind = Literal["gpu", "cpu", "ram", "local_ssd", "tpu"]
 
@@ -134,6 +134,11 @@ def match_rule(description: str, resource_group: str | None) -> Rule | None:
         if (resource_group is None or rule.resource_group in ("", resource_group)) and rule.pattern.search(description):
             return rule
     return None
+
+
+def is_component(description: str, resource_group: str) -> bool:
+    """Whether a SKU is one of :data:`RULES`' components (a cheap test before converting it)."""
+    return match_rule(description, resource_group) is not None
 
 
 def _rate(expression: Mapping[str, Any]) -> tuple[Decimal, str] | None:
