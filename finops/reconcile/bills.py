@@ -115,6 +115,8 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
                              hint="check the path; bills are FOCUS .parquet, .csv or .csv.gz files")
     _refuse_duplicates(paths)
     con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET enable_progress_bar = true")  # query_progress() for the caller's bar...
+    con.execute("SET enable_progress_bar_print = false")  # ...but never DuckDB's own bar on stdout
     files = []
     for path in paths:
         fmt = bill_format(path)
