@@ -16,11 +16,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from finops.catalog.instances import InstanceType
 from finops.errors import ProviderError
 from finops.price_book import PriceBook
 
 from .catalog import RetrySettings
-from .compose import MachineSpec, machine_prices, tpu_prices
+from .compose import machine_prices, tpu_prices
 
 __all__ = ["CATALOG_SERVICES", "pull_bills", "pull_prices"]
 
@@ -30,7 +31,7 @@ _SOURCE = "Cloud Billing Catalog API (cloudbilling v1 services.skus), composed G
 
 
 def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] | None = None,
-                client: Any = None, machines: Iterable[MachineSpec] | None = None,
+                client: Any = None, machines: Iterable[InstanceType] | None = None,
                 retry: RetrySettings | None = None) -> PriceBook:
     """Current GCP prices: machine types composed from their SKUs, plus TPU chip-hours.
 
@@ -63,7 +64,7 @@ def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] |
     return book
 
 
-def _catalog_machines() -> list[MachineSpec]:
+def _catalog_machines() -> list[InstanceType]:
     from finops.catalog.instances import instances  # the shared instance catalog (instances_gcp.csv)
 
     return list(instances("gcp"))

@@ -14,11 +14,12 @@ accelerator-optimized machine types for their attached GPUs, predefined vCPU, me
 Local SSD".
 
 >>> from decimal import Decimal as D
+>>> from finops.catalog.instances import instance
 >>> from connectors.gcp.skus import PricedComponent as P
 >>> parts = [P("gpu", "l4", "on_demand", "us-central1", D("0.560040239"), "USD", "s1", "2026-07-01"),
 ...          P("cpu", "G2", "on_demand", "us-central1", D("0.024988"), "USD", "s2", "2026-07-01"),
 ...          P("ram", "G2", "on_demand", "us-central1", D("0.002927"), "USD", "s3", "2026-07-01")]
->>> g2 = MachineShape("g2-standard-4", "l4", 1, 4, 16, 0)
+>>> g2 = instance("gcp", "g2-standard-4")  # 1 L4, 4 vCPUs, 16 GiB
 >>> [(r.instance_type, r.pricing_model, r.hourly_cost) for r in machine_prices([g2], parts, source="example")]
 [('g2-standard-4', 'on_demand', Decimal('0.706824239'))]
 """
@@ -26,16 +27,15 @@ Local SSD".
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from decimal import Decimal
-from typing import Protocol
 
+from finops.catalog.instances import InstanceType
 from finops.money import MONEY_CONTEXT
 from finops.price_book import PaymentOption, PriceRow, PricingModel
 
 from .skus import PricedComponent
 
-__all__ = ["CPU_RAM_SERIES", "TPU_CHIPS", "MachineShape", "MachineSpec", "machine_prices", "tpu_prices"]
+__all__ = ["CPU_RAM_SERIES", "TPU_CHIPS", "machine_prices", "tpu_prices"]
 
 #: Machine-type prefix -> the series whose vCPU and RAM SKUs it is billed on. A2 Ultra shares A2's.
 CPU_RAM_SERIES: dict[str, str] = {"a2-highgpu-": "A2", "a2-megagpu-": "A2", "a2-ultragpu-": "A2",
@@ -46,29 +46,6 @@ TPU_CHIPS: tuple[str, ...] = ("tpu-v5e", "tpu-v5p", "tpu-v6e")
 _PAYMENT: dict[str, PaymentOption] = {"on_demand": "", "spot": "", "cud_1y": "no_upfront", "cud_3y": "no_upfront"}
 
 
-class MachineSpec(Protocol):
-    """What composition needs of a machine type (the GCP instance catalog's rows provide it)."""
-
-    instance_type: str
-    gpu_model: str
-    gpu_count: int
-    vcpu: int
-    memory_gib: float
-    local_ssd_gb: float
-
-
-@dataclass(frozen=True)
-class MachineShape:
-    """A plain :class:`MachineSpec` (for callers holding the numbers themselves)."""
-
-    instance_type: str
-    gpu_model: str
-    gpu_count: int
-    vcpu: int
-    memory_gib: float
-    local_ssd_gb: float
-
-
 def _series(instance_type: str) -> str | None:
     return next((s for prefix, s in CPU_RAM_SERIES.items() if instance_type.startswith(prefix)), None)
 
@@ -77,7 +54,7 @@ def _quantity(value: float) -> Decimal:
     return Decimal(str(value))
 
 
-def machine_prices(machines: Iterable[MachineSpec], components: Iterable[PricedComponent], *,
+def machine_prices(machines: Iterable[InstanceType], components: Iterable[PricedComponent], *,
                    source: str) -> list[PriceRow]:
     """Price rows for every machine x region x pricing model whose components are all priced."""
     index: dict[tuple[str, str, str, str], PricedComponent] = {}

@@ -11,10 +11,10 @@ asks). It evaluates only what the connector sends: rows whose ``invoice.month`` 
 from __future__ import annotations
 
 import json
-import threading
 from datetime import datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from .local_server import JsonHandler, LocalServer
 
 _PAIRS = [{"name": "key", "type": "STRING"}, {"name": "value", "type": "STRING"}]
 #: The detailed export's schema, as far as the fixture rows go (BigQuery JSON schema).
@@ -66,47 +66,27 @@ def _cell(field: dict[str, Any], value: Any) -> Any:
     return str(value)
 
 
-class BigQueryServer:
+class BigQueryServer(LocalServer):
     """``with BigQueryServer(rows) as endpoint:``; ``requests`` holds the JSON bodies received."""
 
     def __init__(self, rows: list[dict[str, Any]], fail_with: int | None = None) -> None:
         self.requests: list[dict[str, Any]] = []
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
+        class Handler(JsonHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
                 server.requests.append({"path": self.path, "body": body})
                 if fail_with:
-                    return self._send(fail_with, {"error": {"code": fail_with, "message": "scripted failure",
+                    return self.send_json(fail_with, {"error": {"code": fail_with, "message": "scripted failure",
                                                             "errors": [{"reason": "accessDenied"}]}})
                 project = self.path.split("/projects/")[1].split("/")[0]
                 wanted = {p["name"]: p["parameterValue"]["value"] for p in body.get("queryParameters", [])}
                 chosen = [r for r in rows if r["invoice"]["month"] == wanted.get("invoice_month")]
                 encoded = [{"f": [{"v": _cell(f, r.get(f["name"]))} for f in SCHEMA]} for r in chosen]
-                self._send(200, {"kind": "bigquery#queryResponse", "schema": {"fields": SCHEMA},
+                self.send_json(200, {"kind": "bigquery#queryResponse", "schema": {"fields": SCHEMA},
                                  "jobReference": {"projectId": project, "jobId": "job_local_1", "location": "US"},
                                  "totalRows": str(len(encoded)), "rows": encoded, "jobComplete": True,
                                  "cacheHit": False, "totalBytesProcessed": "0"})
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)

@@ -14,12 +14,11 @@ answered with Google's JSON error body. ``always_fail`` answers every request wi
 
 from __future__ import annotations
 
-import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
+
+from .local_server import JsonHandler, LocalServer
 
 _STATUS_NAMES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 429: "RESOURCE_EXHAUSTED",
                  500: "INTERNAL", 503: "UNAVAILABLE"}
@@ -42,23 +41,12 @@ def _page(items: list[dict[str, Any]], token: str, size: int, key: str) -> dict[
     return body
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     state: CatalogState
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-        return None
-
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode("utf-8")
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=UTF-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def _error(self, status: int) -> None:
         name = _STATUS_NAMES.get(status, "UNKNOWN")
-        self._send(status, {"error": {"code": status, "message": f"scripted {name}", "status": name}})
+        self.send_json(status, {"error": {"code": status, "message": f"scripted {name}", "status": name}})
 
     def do_GET(self) -> None:
         url = urlparse(self.path)
@@ -74,27 +62,17 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._error(status)
         parts = url.path.strip("/").split("/")
         if parts == ["v1", "services"]:
-            return self._send(200, _page(state.services, token, state.page_size, "services"))
+            return self.send_json(200, _page(state.services, token, state.page_size, "services"))
         if len(parts) == 4 and parts[:2] == ["v1", "services"] and parts[3] == "skus":
             skus = state.skus.get(f"services/{parts[2]}")
             if skus is None:
                 return self._error(404)
-            return self._send(200, _page(skus, token, state.page_size, "skus"))
+            return self.send_json(200, _page(skus, token, state.page_size, "skus"))
         return self._error(404)
 
 
-class CatalogServer:
+class CatalogServer(LocalServer):
     """Context manager: ``with CatalogServer(state) as endpoint:`` gives ``http://127.0.0.1:PORT``."""
 
     def __init__(self, state: CatalogState) -> None:
-        handler = type("Handler", (_Handler,), {"state": state})
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(type("Handler", (_Handler,), {"state": state}))
