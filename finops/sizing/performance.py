@@ -11,14 +11,15 @@ seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-
     new      = isl x (1 - h)                                    prompt tokens not found in the cache
     prefill  = (2 P new + 4 L A new (isl - new / 2)) / (tp x F x eta_c) + L x o(tp)
     TPOT     = step + (b / osl) x prefill_compute               chunked prefills share decode steps
-    TTFT     = prefill x (1 + q (sqrt(b) - 1)) + a x step       prefills that collide, then one step
+    TTFT     = prefill x (1 + q (b^p - 1)) + a x step + f       prefills that collide, steps to schedule,
+                                                                and f outside the GPU (HTTP, tokenizer)
 
 ``W`` weight bytes, ``kv_gpu`` KV bytes per token per GPU, ``BW`` memory bandwidth, ``F`` dense tensor
 throughput at the weight precision, ``L`` layers, ``A = heads x head_dim``, ``o(tp)`` the engine's
 per-layer step overhead at that TP (interpolated in log2 tp), ``allreduce = 2 L x b x hidden x 2 bytes
 x (tp - 1) / tp / ar_bandwidth``. Prefill is compute-bound and decode memory-bound (seed 003:
-inference MFU 10-30 %, decode limited by bandwidth). The constants ``eta_bw, eta_c, o(1..8), ar, q, a``
-are fitted per engine on NVIDIA AIConfigurator measurements (see :mod:`finops.sizing.calibration`
+inference MFU 10-30 %, decode limited by bandwidth). The constants ``eta_bw, eta_c, o(1..8), ar, q, a,
+p, f`` are fitted per engine on NVIDIA AIConfigurator measurements (see :mod:`finops.sizing.calibration`
 and ``docs/performance.md``).
 
 >>> e = estimate("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, concurrency=16,
@@ -45,7 +46,8 @@ from ..registry import Registry
 from .memory import PRECISIONS, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 
 __all__ = ["CALIBRATED_TPS", "ENGINES", "MAX_BATCH", "Calibration", "Engine", "EngineConstants", "Estimate",
-           "Latency", "ReplicaPhysics", "estimate", "replica_latency", "replica_physics"]
+           "Latency", "ReplicaPhysics", "estimate", "replica_latency", "replica_physics",
+           "scheduling_delay"]
 
 Engine = Literal["trtllm", "vllm", "sglang"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -66,6 +68,7 @@ class EngineConstants:
     ttft_contention: float               # q: prefills colliding under concurrency
     ttft_steps: float                    # a: decode steps a new request waits to be scheduled
     ttft_exponent: float = 0.5           # p: how contention grows with the running batch, b^p
+    ttft_fixed_ms: float = 0.0           # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(getattr(self, f.name)) if f.name == "step_overhead_us_per_layer"
@@ -193,6 +196,16 @@ def _overhead_per_layer_s(c: EngineConstants, tp: Any) -> Any:
     return (lo + (hi - lo) * frac) * 1e-6
 
 
+def scheduling_delay(c: EngineConstants, step: Any) -> Any:
+    """Seconds between a prompt's prefill and its first token reaching the client: ``a x step + f``.
+
+    >>> c = Calibration.bundled().constants("vllm")
+    >>> scheduling_delay(c, 0.0) == c.ttft_fixed_ms / 1e3
+    True
+    """
+    return c.ttft_steps * step + c.ttft_fixed_ms * 1e-3
+
+
 def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
                     cache_hit_rate: Any = 0.0) -> Latency:
     """The module formulas, vectorized: any argument may be a numpy array (they broadcast).
@@ -221,7 +234,8 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
         / group_flops
     prefill = prefill_compute + overhead
     tpot = step + (b / osl) * prefill_compute
-    ttft = prefill * (1.0 + c.ttft_contention * (np.maximum(b, 1.0) ** c.ttft_exponent - 1.0)) + c.ttft_steps * step
+    ttft = prefill * (1.0 + c.ttft_contention * (np.maximum(b, 1.0) ** c.ttft_exponent - 1.0)) \
+        + scheduling_delay(c, step)
     return Latency(ttft=ttft, tpot=tpot, prefill=prefill, prefill_compute=prefill_compute, step=step)
 
 

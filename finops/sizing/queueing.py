@@ -14,8 +14,9 @@ fed by the request stream, with decoding running alongside under continuous batc
   all with probability ``rho`` and then for an exponential time of mean ``W_q / rho``, so
   ``P(W > t) = rho x exp(-rho t / W_q)`` and the ``p``-quantile is
   ``(W_q / rho) x ln(rho / (1 - p))`` when ``rho > 1 - p``, else 0.
-* TTFT = ``prefill + a x step + W``; SLA attainment ``P_ok = P(TTFT <= target)`` (seed 003:
-  ``P_ok = N_within / N_total``, usually required >= 99 % at P99).
+* TTFT = ``prefill + a x step + f + W`` (the scheduling delay ``a x step + f`` is
+  :func:`~finops.sizing.performance.scheduling_delay`); SLA attainment ``P_ok = P(TTFT <= target)``
+  (seed 003: ``P_ok = N_within / N_total``, usually required >= 99 % at P99).
 
 The running batch follows from Little's law, ``b = lambda x (TTFT + (osl - 1) x TPOT(b))``, solved by
 fixed-point iteration (vectorized, so the search evaluates many configurations at once). ``b`` is a
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .performance import MAX_BATCH, EngineConstants, ReplicaPhysics, replica_latency
+from .performance import MAX_BATCH, EngineConstants, ReplicaPhysics, replica_latency, scheduling_delay
 
 __all__ = ["PREFILL_CHUNK_TOKENS", "OperatingPoint", "kingman_wait", "operating_point", "sla_attainment",
            "sla_attainment_measured", "ttft_percentile"]
@@ -142,14 +143,14 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     for _ in range(_ITERATIONS):
         lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=np.maximum(batch, 1.0),
                               cache_hit_rate=cache_hit_rate)
-        base = service + constants.ttft_steps * lat.step
+        base = service + scheduling_delay(constants, lat.step)
         with np.errstate(invalid="ignore"):
             previous, batch = batch, np.minimum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 10.0 * MAX_BATCH)
         if np.allclose(batch, previous, rtol=1e-6, atol=1e-9, equal_nan=True):
             break
     lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=np.maximum(batch, 1.0),
                           cache_hit_rate=cache_hit_rate)
-    base = service + constants.ttft_steps * lat.step
+    base = service + scheduling_delay(constants, lat.step)
     settled = np.isclose(batch, lam * (base + wait + (osl_f - 1.0) * lat.tpot), rtol=1e-3)
     stable = (rho < 1.0) & settled & (batch <= max_batch)
     chunk = np.minimum(1.0, PREFILL_CHUNK_TOKENS / np.maximum(np.asarray(isl, dtype=float), 1.0))

@@ -45,12 +45,12 @@ def test_rows_beyond_the_kv_cache_are_left_out(rows):
 
 
 def test_kfold_error_meets_the_goals(rows):
-    """Held-out (5-fold) median absolute error. Goals: <= 10 % TPOT, <= 20 % TTFT. Measured 9.5 % and
-    20.9 % (docs/performance.md): the TPOT goal holds, the TTFT goal is missed; these bounds guard both."""
+    """Held-out (5-fold) median absolute error. Goals: <= 10 % TPOT, <= 20 % TTFT. Measured 8.6 % and
+    19.9 % (docs/performance.md; other fold splits give 19.3-20.5 % TTFT)."""
     report = kfold(rows, k=5, seed=0)
     tpot, ttft = report.median_errors()
-    assert tpot <= 0.105
-    assert ttft <= 0.23
+    assert tpot <= 0.10
+    assert ttft <= 0.205
     assert report.excluded == sum(queue_limited(r) for r in rows)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from finops.catalog import get_accelerator, get_model
 from finops.errors import InputError
-from finops.sizing.performance import Calibration, replica_latency, replica_physics
+from finops.sizing.performance import Calibration, replica_latency, replica_physics, scheduling_delay
 from finops.sizing.queueing import (
     kingman_wait,
     operating_point,
@@ -96,7 +96,7 @@ def test_operating_point_obeys_littles_law(replica):
     op = operating_point(phys, c, arrival_rate=rates, isl=1024, osl=256)
     assert op.stable.all()
     lat = replica_latency(phys, c, isl=1024, osl=256, batch=np.maximum(op.running_batch, 1.0))
-    base = lat.prefill + c.ttft_steps * lat.step
+    base = lat.prefill + scheduling_delay(c, lat.step)
     in_system = rates * (base + op.wait_mean_s + 255 * lat.tpot)
     np.testing.assert_allclose(op.running_batch, in_system, rtol=1e-3)
     assert np.all(np.diff(op.running_batch) > 0) and np.all(np.diff(op.tpot_s) > 0)
