@@ -132,3 +132,15 @@ def test_instance_types_filter_keeps_machines_and_chips_asked_for():
     assert {r.instance_type for r in book} == {"g2-standard-4", "tpu-v6e"}
     with pytest.raises(ProviderError, match="no price"):
         pull(state(), regions=["us-central1"], instance_types=["a4-highgpu-8g"])
+
+
+def test_cli_pull_writes_a_price_book_the_cli_can_show(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "gcp-prices.parquet"
+    with CatalogServer(state()) as endpoint:
+        monkeypatch.setenv(CATALOG_ENDPOINT_ENV, endpoint)
+        code = main(["prices", "pull", "--provider", "gcp", "--regions", "us-central1", "--out", str(out)])
+    assert code == 0 and capsys.readouterr().out.startswith("wrote 26 prices")
+    monkeypatch.setenv("FINOPS_PRICE_BOOK", str(out))
+    assert main(["prices", "show", "--provider", "gcp", "--instance-type", "g2-standard-4", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["pricing_model"], row["hourly_cost"], row["region"]) == ("on_demand", 0.706824239, "us-central1")
