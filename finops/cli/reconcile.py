@@ -120,14 +120,23 @@ def register(app: typer.Typer) -> None:
                                                          help="exit 1 when a line is more than PCT over plan"),
         as_json: bool = typer.Option(False, "--json", help="print the totals as JSON"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
+        in_place: bool = typer.Option(False, "--in-place",
+                                      help="also write Actuals and Variance sheets into the plan (backup kept)"),
         more_bills: Optional[list[Path]] = typer.Argument(None, hidden=True,
                                                           help="further bill files, as in --bills a.csv b.csv"),
     ) -> None:
         """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
+        run_at = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+        if in_place:
+            from templates.plan_actuals import check_in_place
+
+            check_in_place(plan)  # refuse before anything is written
         if engine.lower() != "duckdb":
             rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, month, out,
-                                          rates=parse_rates(rate), threshold_pct=to_decimal(threshold))
-            _report(rec, path, as_json=as_json, quiet=quiet, fail_on_variance=fail_on_variance)
+                                          rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
+                                          run_at=run_at)
+            _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
+                    fail_on_variance=fail_on_variance)
             return
         bills = list(bills or []) + list(more_bills or [])
         if not bills and not sources:
@@ -140,11 +149,20 @@ def register(app: typer.Typer) -> None:
                 task = bar.add_task("scan", total=100)
                 rec, path = reconcile_to_workbook(
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
-                    on_progress=lambda pct: bar.update(task, completed=pct))
-        _report(rec, path, as_json=as_json, quiet=quiet, fail_on_variance=fail_on_variance)
+                    run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct))
+        _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
+                fail_on_variance=fail_on_variance)
 
 
-def _report(rec: Reconciliation, path: Path, *, as_json: bool, quiet: bool, fail_on_variance: float | None) -> None:
+def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: datetime, *, in_place: bool,
+            as_json: bool, quiet: bool, fail_on_variance: float | None) -> None:
+    """Optionally update the plan in place, print, and exit 1 when a line is over ``fail_on_variance``."""
+    if in_place:
+        from templates.plan_actuals import write_in_place
+
+        backup = write_in_place(plan, rec, History(Path(out) / HISTORY_FILE).months(rec.currency), run_at)
+        if not quiet and not as_json:
+            console.print(f"updated Actuals and Variance in {plan} (backup: {backup})")
     if as_json:
         print_json(rec.totals())
     elif not quiet:
@@ -163,7 +181,8 @@ _ENGINE_CONNECTOR = {"bigquery": "gcp", "athena": "aws"}
 
 
 def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, month: str, out: Path, *,
-                      rates: dict[str, Decimal], threshold_pct: Decimal) -> tuple[Reconciliation, Path]:
+                      rates: dict[str, Decimal], threshold_pct: Decimal,
+                      run_at: datetime) -> tuple[Reconciliation, Path]:
     """Run the aggregation on BigQuery or Athena through the connector's query client."""
     from connectors import provider as connector
     from templates.plan_reader import read_plan
@@ -183,4 +202,4 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     history = History(Path(out) / HISTORY_FILE)
     rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
                            threshold_pct=threshold_pct, past_actuals=history.past_actuals(month, plan.currency()))
-    return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], None)
+    return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)
