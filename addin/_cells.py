@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from finops.errors import FinopsError, InputError
 
-__all__ = ["cell_errors", "grid", "number", "optional_text", "records", "scalar", "text", "whole"]
+__all__ = ["cell_errors", "grid", "names", "number", "optional_text", "records", "scalar", "text", "whole"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _MISSING = object()
@@ -102,6 +102,16 @@ def text(value: Any, name: str, *, default: Any = _MISSING) -> str:
 def optional_text(value: Any, name: str) -> str | None:
     """Text, or ``None`` for a blank cell or an omitted argument."""
     return text(value, name, default=None)
+
+
+def names(value: Any) -> tuple[str, ...]:
+    """Non-blank texts from a range, or from one cell holding a comma-separated list.
+
+    >>> names("h100-sxm, l40s"), names([["a100-80gb"], [None]]), names(None)
+    (('h100-sxm', 'l40s'), ('a100-80gb',), ())
+    """
+    cells = [v for row in grid(value) for v in row if not _is_blank(v)]
+    return tuple(part.strip() for v in cells for part in str(v).split(",") if part.strip())
 
 
 def records(value: Any, name: str, required: Sequence[str]) -> list[dict[str, Any]]:

@@ -24,11 +24,12 @@ from finops.errors import InputError
 from finops.mix import MixOption, optimize_mix
 from finops.money import Money
 from finops.price_book import COLUMNS, PriceBook
-from finops.sizing import concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
+from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
 from finops.sizing.performance import Estimate, estimate
+from finops.sizing.search import search
 from finops.tco import cost_per_million_tokens, tco
 
-from ._cells import cell_errors, grid, number, optional_text, records, text, whole
+from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import hourly_cost, price_book_from_range
 
 try:  # classic add-in and xlwings Lite both expose func/arg/ret on the top-level module
@@ -44,7 +45,7 @@ except ImportError:  # no xlwings (CI, plain Pyodide): identity decorators keep 
         return lambda g: g
 
 __all__ = ["FINOPS_COST_PER_MTOK", "FINOPS_MIX", "FINOPS_PRICE", "FINOPS_TCO", "LLM_CONCURRENCY", "LLM_DEVICES",
-           "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_TOKENS_PER_S", "LLM_TPOT_MS", "LLM_TTFT_MS", "LLM_WEIGHTS_GIB",
+           "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_SIZE", "LLM_TOKENS_PER_S", "LLM_TPOT_MS", "LLM_TTFT_MS", "LLM_WEIGHTS_GIB",
            "UDFS"]
 
 #: A cell value, a range (list or list of lists) or an omitted optional argument.
@@ -174,6 +175,41 @@ def LLM_TOKENS_PER_S(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cel
     Source: ``finops.sizing.performance.estimate``.
     """
     return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate).output_tokens_per_s
+
+
+# ---- search -------------------------------------------------------------------------------------------
+_SIZE_HEADER = ["gpu", "precision", "tp", "replicas", "gpus", "provider", "instance_type", "instances",
+                "monthly_cost", "cost_per_mtok", "ttft_p99_ms", "itl_p99_ms"]
+
+
+@func
+@cell_errors
+def LLM_SIZE(model: Cell, isl: Cell, osl: Cell, concurrency: Cell, ttft_ms: Cell = None, tpot_ms: Cell = None,
+             gpus: Cell = None, precisions: Cell = None, pricing_model: Cell = None, top: Cell = None,
+             prices: Cell = None) -> Any:
+    """Ranked configurations (cheapest per month first) that serve ``concurrency`` within the targets (spills).
+
+    ``ttft_ms``/``tpot_ms`` are P99 targets (blank: none); ``gpus`` and ``precisions`` are a range or a
+    comma-separated list (blank: every catalog GPU / precision); ``prices`` is ``PriceTable`` (blank: the
+    add-in's price book). One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
+    cost per million output tokens, TTFT and ITL at P99. Source: ``finops.sizing.search.search``.
+
+    >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
+    >>> table[0][:5], table[1][:3]
+    (['gpu', 'precision', 'tp', 'replicas', 'gpus'], ['h100-sxm', 'bf16', 1])
+    """
+    workload = Workload(name="LLM_SIZE", model=text(model, "model"), isl=whole(isl, "isl"), osl=whole(osl, "osl"),
+                        concurrency=number(concurrency, "concurrency"), ttft_ms=number(ttft_ms, "ttft_ms", default=None),
+                        itl_ms=number(tpot_ms, "tpot_ms", default=None), gpus=names(gpus),
+                        precisions=tuple(p.lower() for p in names(precisions)))
+    result = search(workload, pricing_model=text(pricing_model, "pricing_model", default="on_demand"),
+                    price_book=_book(prices), top=whole(top, "top", default=5))
+    if not result.options:
+        raise InputError(result.infeasible_reason or "no priced configuration meets the targets")
+    return [list(_SIZE_HEADER)] + [
+        [o.gpu, o.precision, o.tp, o.replicas, o.gpus, o.provider, o.instance_type, o.instances,
+         float(o.monthly_cost.amount), float(o.cost_per_million_output_tokens.amount), o.ttft_p99_ms, o.itl_p99_ms]
+        for o in result.options]
 
 
 # ---- money --------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ CALLS = {
     "FINOPS_COST_PER_MTOK": (11.06, 1566.7),
     "FINOPS_PRICE": ("gcp", "a3-highgpu-1g", "on_demand", "us-central1", PRICES),
     "FINOPS_MIX": (DEMAND, OPTIONS),
+    "LLM_SIZE": ("llama-3.1-8b", 5000, 500, 50, 1000, None, None, None, "on_demand", 5, PRICES),
 }
 
 
@@ -60,7 +61,7 @@ def main() -> None:
     for name, args in CALLS.items():
         answer = udfs.UDFS[name](*args)
         assert not (isinstance(answer, str) and answer.startswith("#FINOPS")), (name, answer)
-        repeat = 20 if name == "FINOPS_MIX" else 300
+        repeat = {"FINOPS_MIX": 20, "LLM_SIZE": 5}.get(name, 300)
         samples = sorted(timed(udfs.UDFS[name], args, repeat))
         print(f"{name:24s} {statistics.median(samples) * 1e3:10.3f} {samples[int(0.9 * len(samples))] * 1e3:10.3f}"
               f"  {repeat}")

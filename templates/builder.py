@@ -54,7 +54,7 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
     rows = workload_rows(book)
     write_start(wb, styles)
     workloads = write_workloads(wb, styles, rows)
-    sizing, sized = write_sizing(wb, styles, rows, workloads)
+    sizing, sized = write_sizing(wb, styles, rows, workloads, book)
     write_tco(wb, styles, rows, workloads, sizing, sized, book)
     write_mix(wb, styles, rows, sized, book)
     write_plan_sheets(wb, styles)

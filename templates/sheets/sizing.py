@@ -15,6 +15,9 @@ Column by column (``W`` = the workload's row on the Workloads sheet)::
     Gpus               = LLM_DEVICES(RequiredTokensPerS, ReplicaTokensPerS / TP, Spare, Redundancy)
     Replicas           = ROUNDUP(Gpus / TP)
 
+Below the table, ``LLM_SIZE`` spills the cheapest configurations for the first workload (its model,
+lengths, concurrency and targets; every catalog GPU and precision; prices from ``PriceTable``).
+
 Every formula is stored with the value the add-in computes for it, by calling the add-in's own
 functions at build time, so a cell reads the same before and after recalculation.
 """
@@ -28,9 +31,11 @@ from typing import Any
 from xlsxwriter.workbook import Workbook
 
 from addin import udfs
+from finops.price_book import PriceBook
 
 from ..styles import Styles
-from ._table import Column, Formula, TablePlace, write_table
+from ._table import Column, Formula, TablePlace, write_cell, write_table
+from .catalog import prices_range
 from .workloads import WorkloadRow
 
 __all__ = ["SIZING_COLUMNS", "SizingValues", "write_sizing"]
@@ -136,8 +141,35 @@ def _row(i: int, row: WorkloadRow, w: TablePlace, s: TablePlace) -> tuple[list[A
     return cells, SizingValues(conc, tps, gpus, replicas)
 
 
-def write_sizing(wb: Workbook, styles: Styles, rows: list[WorkloadRow],
-                 workloads: TablePlace) -> tuple[TablePlace, list[SizingValues]]:
+def _cheapest(ws: Any, styles: Styles, rows: list[WorkloadRow], workloads: TablePlace, place: TablePlace,
+              sized: list[SizingValues], book: PriceBook) -> None:
+    """``LLM_SIZE`` for the first workload, spilled below the table, with its cached values."""
+    top = place.row(place.rows) + 2
+    wl = rows[0].workload
+    ws.write_string(top, 0, f"Cheapest configurations for {wl.name} (every catalog GPU and precision, on-demand)",
+                    styles.label)
+    def ref(header: str) -> str:
+        return workloads.cell(0, header, sheet=True)
+
+    formula = (f"=LLM_SIZE({ref('Model')},{ref('ISL')},{ref('OSL')},{place.cell(0, 'Concurrency')},"
+               f"{ref('TtftTargetMs')},{ref('TpotTargetMs')},\"\",\"\",\"on_demand\",5,PriceTable)")
+    result = udfs.LLM_SIZE(wl.model, wl.isl, wl.osl, sized[0].concurrency, wl.ttft_ms, wl.itl_ms, None, None,
+                           "on_demand", 5, prices_range(book))
+    anchor = top + 1
+    if isinstance(result, str):
+        ws.write_formula(anchor, 0, formula, styles.bad, result)
+        return
+    ws.write_dynamic_array_formula(anchor, 0, anchor + len(result) - 1, len(result[0]) - 1, formula,
+                                   styles.computed("text"), result[0][0])
+    for i, values in enumerate(result):
+        for j, value in enumerate(values):
+            if i or j:
+                write_cell(ws, anchor + i, j, value, styles.computed("money" if j in (8, 9) else "text"
+                                                                     if isinstance(value, str) else "number"))
+
+
+def write_sizing(wb: Workbook, styles: Styles, rows: list[WorkloadRow], workloads: TablePlace,
+                 book: PriceBook) -> tuple[TablePlace, list[SizingValues]]:
     """The Sizing sheet (``tblSizing``), one row per Workloads row, same order."""
     ws = wb.add_worksheet("Sizing")
     ws.write_string(0, 0, "Sizing", styles.title)
@@ -153,4 +185,6 @@ def write_sizing(wb: Workbook, styles: Styles, rows: list[WorkloadRow],
         for text, fmt in (("yes", styles.ok), ("no", styles.bad)):
             ws.conditional_format(place.row(0), col, place.row(place.rows - 1), col, {
                 "type": "cell", "criteria": "==", "value": f'"{text}"', "format": fmt})
-    return place, [values for _, values in built]
+    sized = [values for _, values in built]
+    _cheapest(ws, styles, rows, workloads, place, sized, book)
+    return place, sized

@@ -10,8 +10,8 @@ Per workload (``tblTco``)::
     CloudMonthly   = Gpus x CloudGpuHour x 730            OwnedMonthly = Gpus x OwnedGpuHour x 730
     CloudPerMTok   = FINOPS_COST_PER_MTOK(CloudGpuHour x TP, ReplicaTokensPerS)   (owned likewise)
 
-The cloud instance is the price book's instance with that GPU in us-central1 (the fewest GPUs that
-still hold one replica); the owned GPU-hour is the cited H100 reference node of ``finops.tco.reference``
+The cloud instance is the one ``finops.sizing.search`` priced for the workload's GPU and TP (the
+cheapest in the price book); the owned GPU-hour is the cited H100 reference node of ``finops.tco.reference``
 with its cost of capital (other GPUs: type your own).
 """
 
@@ -35,7 +35,6 @@ from .workloads import WorkloadRow
 __all__ = ["TCO_COLUMNS", "write_tco"]
 
 HOURS_PER_MONTH = 730
-_REGION = "us-central1"
 _SEED003 = (("GPUs", "TcoGpus", 9, "int"), ("Price per GPU", "TcoPricePerGpu", 160_000, "money"),
             ("OPEX per GPU-month", "TcoOpexPerGpuMonth", 9_000, "money"), ("Months", "TcoMonths", 36, "int"),
             ("Currency", "TcoCurrency", "CNY", "text"))
@@ -55,10 +54,13 @@ def _num(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _instance(book: PriceBook, gpu: str, tp: int) -> PriceRow | None:
-    rows = [r for r in book.filter(gpu_model=gpu, region=_REGION, pricing_model="on_demand")]
-    holding = sorted((r for r in rows if r.gpu_count >= tp), key=lambda r: (r.gpu_count, r.instance_type))
-    return holding[0] if holding else None
+def _instance(book: PriceBook, row: WorkloadRow) -> PriceRow | None:
+    """The on-demand price row of the instance the search chose for this workload, if any."""
+    if row.instance is None:
+        return None
+    provider, region, instance_type = row.instance
+    found = book.filter(provider=provider, region=region, instance_type=instance_type, pricing_model="on_demand")
+    return min(found, key=lambda r: r.hourly_cost) if len(found) else None
 
 
 def _seed003(ws: Any, wb: Workbook, styles: Styles, top: int) -> None:
@@ -98,7 +100,7 @@ def write_tco(wb: Workbook, styles: Styles, rows: list[WorkloadRow], workloads: 
         def own(header: str, i: int = i) -> str:
             return place.cell(i, header, absolute=False)
 
-        instance = _instance(book, row.gpu, row.tp)
+        instance = _instance(book, row)
         provider, region, itype, count, model = (
             (instance.provider, instance.region, instance.instance_type, instance.gpu_count, "on_demand")
             if instance else ("", "", "", None, "on_demand"))

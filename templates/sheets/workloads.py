@@ -2,8 +2,9 @@
 
 Each preset brings its model, lengths, demand inputs and targets. The workbook needs one concrete
 configuration per row; the builder takes the preset's first precision and its first GPU that has a
-price in the price book (else H100 SXM), and the smallest tensor-parallel degree at which the model
-fits (``finops.sizing.memory_fit``). The planner changes any yellow cell; Sizing follows.
+price in the price book (else H100 SXM), and the tensor-parallel degree of the cheapest configuration
+``finops.sizing.search`` finds for that GPU and precision (when it finds none: the smallest TP at which
+the model fits, ``finops.sizing.memory_fit``). The planner changes any yellow cell; Sizing follows.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from xlsxwriter.workbook import Workbook
 from finops.price_book import PriceBook
 from finops.sizing import PRECISIONS, Workload, memory_fit, presets
 from finops.sizing.performance import ENGINES
+from finops.sizing.search import search
 
 from ..styles import Styles
 from ._table import Column, TablePlace, write_table
@@ -44,6 +46,8 @@ class WorkloadRow:
     gpu: str
     tp: int
     engine: str = "vllm"
+    #: the cheapest instance the search found for this GPU and TP: (provider, region, instance type)
+    instance: tuple[str, str, str] | None = None
 
     def values(self) -> list[object]:
         w = self.workload
@@ -53,11 +57,15 @@ class WorkloadRow:
                 w.description, w.source]
 
 
-def _smallest_tp(w: Workload, gpu: str, precision: str) -> int:
-    for tp in _TPS:
-        if memory_fit(w.model, gpu, precision=precision, tp=tp, isl=w.isl, osl=w.osl).fits:
-            return tp
-    return _TPS[-1]
+def _row(w: Workload, gpu: str, precision: str, book: PriceBook) -> WorkloadRow:
+    best = search(w, gpus=[gpu], precisions=[precision], price_book=book, top=1).options
+    if best:
+        option = best[0]
+        return WorkloadRow(w, precision, gpu, option.tp, instance=(option.provider, option.region,
+                                                                   option.instance_type))
+    tp = next((tp for tp in _TPS if memory_fit(w.model, gpu, precision=precision, tp=tp, isl=w.isl,
+                                               osl=w.osl).fits), _TPS[-1])
+    return WorkloadRow(w, precision, gpu, tp)
 
 
 def workload_rows(book: PriceBook) -> list[WorkloadRow]:
@@ -72,7 +80,7 @@ def workload_rows(book: PriceBook) -> list[WorkloadRow]:
             continue
         precision = w.precisions[0] if w.precisions else "bf16"
         gpu = next((g for g in w.gpus if g in priced), _DEFAULT_GPU)
-        rows.append(WorkloadRow(w, precision, gpu, _smallest_tp(w, gpu, precision)))
+        rows.append(_row(w, gpu, precision, book))
     return rows
 
 

@@ -59,6 +59,7 @@ class Evaluated:
 
     def __init__(self, path: Path) -> None:
         register_udfs()
+        self.path = path
         self.book = path.name
         self.model = formulas.ExcelModel().loads(str(path)).finish()
         self.solution = self.model.calculate()

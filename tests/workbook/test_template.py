@@ -134,7 +134,7 @@ def test_every_udf_in_the_template_exists_with_a_matching_signature(formulas_boo
             seen.add(name)
     assert {"LLM_CONCURRENCY", "LLM_WEIGHTS_GIB", "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_TTFT_MS", "LLM_TPOT_MS",
             "LLM_TOKENS_PER_S", "LLM_DEVICES", "FINOPS_TCO", "FINOPS_COST_PER_MTOK", "FINOPS_PRICE",
-            "FINOPS_MIX"} <= seen
+            "FINOPS_MIX", "LLM_SIZE"} <= seen
 
 
 def test_no_cached_value_is_an_add_in_error(formulas_book, values_book):
@@ -171,11 +171,10 @@ def _sizing_rows(formulas_book):
 
 
 def test_sizing_recomputed_matches_the_core_for_every_seed_scenario(formulas_book, evaluated):
-    ws = formulas_book["Workloads"]  # the evaluated build has the same Workloads rows (same presets)
     checked = 0
-    for i, name, workloads, sizing in _sizing_rows(formulas_book):
+    for i, name, workloads, sizing in _sizing_rows(formulas_book):  # same rows and places in both builds
         preset = presets()[name]
-        gpu, precision, tp = (ws[workloads.cell(i, h)].value for h in ("Gpu", "Precision", "TP"))
+        gpu, precision, tp = (evaluated.value("Workloads", workloads.cell(i, h)) for h in ("Gpu", "Precision", "TP"))
 
         def got(header):
             return evaluated.value("Sizing", sizing.cell(i, header))
@@ -199,8 +198,10 @@ def test_sizing_recomputed_matches_the_core_for_every_seed_scenario(formulas_boo
     assert checked == len(presets())
 
 
-def test_every_formula_caches_the_value_it_recomputes_to(formulas_book, values_book, evaluated):
+def test_every_formula_caches_the_value_it_recomputes_to(evaluated):
     """What a viewer shows before recalculation is what Excel shows after it (all sheets, spills included)."""
+    formulas_book = openpyxl.load_workbook(evaluated.path)
+    values_book = openpyxl.load_workbook(evaluated.path, data_only=True)
     checked = 0
     for sheet, cell, _ in _formula_cells(formulas_book):
         cached, got = values_book[sheet][cell].value, evaluated.value(sheet, cell)

@@ -17,6 +17,8 @@ import addin._price_range
 from addin import udfs
 from finops.mix import MixOption, optimize_mix
 from finops.price_book import COLUMNS, PriceBook
+from finops.sizing import Workload
+from finops.sizing.search import search
 
 SEED_CASES = [  # (function, arguments, expected, source)
     ("LLM_DEVICES", (5000, 800, 0.25), 9, "seed 003: 5,000 tok/s, 800 per device, 25 % spare"),
@@ -72,6 +74,7 @@ BAD_INPUT = [  # (function, arguments, what the message must say)
     ("FINOPS_PRICE", ("gcp", "a3-highgpu-8g", "forever", "us-central1", [list(COLUMNS)]), "pricing model"),
     ("FINOPS_PRICE", ("gcp", "a3-highgpu-8g", "on_demand", "us-central1", [["provider"], ["gcp"]]), "header"),
     ("FINOPS_MIX", ([[1], [2]], [["name", "kind"], ["od", "on_demand"]]), "hourly_cost"),
+    ("LLM_SIZE", ("qwen3-32b", 20_000, 2000, 30, 2, None, "l4"), "no configuration meets"),
     ("FINOPS_MIX", ([[1], [-2]], [["name", "kind", "hourly_cost"], ["od", "on_demand", 1]]), ""),
 ]
 
@@ -102,6 +105,14 @@ def test_price_from_the_workbook_range_equals_the_price_book():
     expected = float(book.lookup(row.provider, row.instance_type, "on_demand", row.region).hourly_cost)
     assert udfs.FINOPS_PRICE(row.provider, row.instance_type, "on_demand", row.region, prices) == expected
     assert udfs.FINOPS_PRICE(row.provider, row.instance_type, "on_demand", row.region) == expected
+
+
+def test_size_spills_the_search_ranking():
+    table = udfs.LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm, l40s", [["bf16"], ["fp8"]], None, 3)
+    expected = search(Workload(name="x", model="llama-3.1-8b", isl=5000, osl=500, concurrency=50, ttft_ms=1000,
+                               gpus=("h100-sxm", "l40s"), precisions=("bf16", "fp8")), top=3).options
+    assert [row[:5] for row in table[1:]] == [[o.gpu, o.precision, o.tp, o.replicas, o.gpus] for o in expected]
+    assert [row[8] for row in table[1:]] == [float(o.monthly_cost.amount) for o in expected]
 
 
 def test_mix_spills_the_optimizer_result():
