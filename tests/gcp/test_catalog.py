@@ -143,4 +143,5 @@ def test_cli_pull_writes_a_price_book_the_cli_can_show(tmp_path, monkeypatch, ca
     monkeypatch.setenv("FINOPS_PRICE_BOOK", str(out))
     assert main(["prices", "show", "--provider", "gcp", "--instance-type", "g2-standard-4", "--json"]) == 0
     (row,) = json.loads(capsys.readouterr().out)
-    assert (row["pricing_model"], row["hourly_cost"], row["region"]) == ("on_demand", 0.706824239, "us-central1")
+    # the Parquet price book keeps money to a micro-unit (decimal128(18, 6))
+    assert (row["pricing_model"], row["hourly_cost"], row["region"]) == ("on_demand", 0.706824, "us-central1")
