@@ -9,6 +9,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from ..sizing.performance import ENGINES, Calibration, estimate
+from ..sizing.queueing import serve
 from ..sizing.search import search
 from ..sizing.workload import load_workload, presets
 from ._console import console, print_json
@@ -57,18 +58,35 @@ def register(app: typer.Typer) -> None:
             cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
             kv_precision: str | None = typer.Option(None, "--kv-precision", help="KV cache precision"),
             calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            arrival_rate: float | None = typer.Option(None, "--arrival-rate",
+                                                      help="requests/s: add queueing delay, TTFT P50/P99"),
+            ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",
+                                                        help="with --arrival-rate: SLA attainment P_ok"),
             as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
-        """Memory fit, TTFT, TPOT and throughput of one replica (GPU x precision x TP) at a concurrency."""
+        """Memory fit, TTFT, TPOT and throughput of one replica (GPU x precision x TP) at a concurrency.
+
+        With --arrival-rate, also the replica under that Poisson load ("under_load"): queueing delay,
+        TTFT P50/P99, ITL P99 and, with --ttft-target-ms, the share of requests within the target."""
         result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
                           osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
                           cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
                           calibration=_calibration(calibration))
+        payload = result.to_dict()
+        if ttft_target_ms is not None and arrival_rate is None:
+            raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")
+        if arrival_rate is not None and result.fits:
+            payload["under_load"] = serve(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl,
+                                          arrival_rate=arrival_rate, engine=engine, cache_hit_rate=cache_hit_rate,
+                                          kv_precision=kv_precision, ttft_target_ms=ttft_target_ms,
+                                          calibration=_calibration(calibration)).to_dict()
         if as_json:
-            print_json(result.to_dict())
+            print_json(payload)
             return
         table = Table("quantity", "value", title=f"{result.model} on {result.tp}x {result.gpu}, {result.precision}, "
                                                  f"{result.engine}", show_header=False)
-        for key, value in result.to_dict().items():
+        loaded = payload.pop("under_load", {})
+        rows = list(payload.items()) + [(f"under_load.{k}", v) for k, v in loaded.items()]
+        for key, value in rows:
             table.add_row(key, f"{value:,.3f}" if isinstance(value, float) else str(value))
         console.print(table)
         if not result.fits:

@@ -16,7 +16,8 @@ from .memory import (
     weight_bytes,
 )
 from .performance import ENGINES, Calibration, Engine, EngineConstants, Estimate, estimate
-from .queueing import OperatingPoint, kingman_wait, operating_point, sla_attainment, ttft_percentile
+from .queueing import (OperatingPoint, ServicePoint, kingman_wait, operating_point, serve, sla_attainment,
+                       ttft_percentile)
 from .search import SearchResult, SizingOption, search
 from .workload import SLO_PERCENTILES, SloPercentile, Workload, load_workload, presets
 
@@ -35,6 +36,7 @@ __all__ = [
     "OperatingPoint",
     "Precision",
     "SearchResult",
+    "ServicePoint",
     "SizingOption",
     "SloPercentile",
     "Workload",
@@ -58,6 +60,7 @@ __all__ = [
     "presets",
     "read_load_test",
     "search",
+    "serve",
     "sla_attainment",
     "ttft_percentile",
     "weight_bytes",

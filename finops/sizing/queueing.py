@@ -37,11 +37,21 @@ from typing import Any
 
 import numpy as np
 
+from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
-from .performance import MAX_BATCH, EngineConstants, ReplicaPhysics, replica_latency, scheduling_delay
+from .performance import (
+    MAX_BATCH,
+    Calibration,
+    EngineConstants,
+    ReplicaPhysics,
+    estimate,
+    replica_latency,
+    replica_physics,
+    scheduling_delay,
+)
 
-__all__ = ["PREFILL_CHUNK_TOKENS", "OperatingPoint", "kingman_wait", "operating_point", "sla_attainment",
-           "sla_attainment_measured", "ttft_percentile"]
+__all__ = ["PREFILL_CHUNK_TOKENS", "OperatingPoint", "ServicePoint", "kingman_wait", "operating_point", "serve",
+           "sla_attainment", "sla_attainment_measured", "ttft_percentile"]
 
 #: A decode step shares its slot with at most this many prompt tokens (chunked prefill), which bounds
 #: the slowest inter-token gap (a common ``max_num_batched_tokens``).
@@ -159,3 +169,67 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
                           ttft_p50_s=ttft_percentile(0.5, base_s=base, utilization=rho, wait_mean_s=wait),
                           ttft_p99_s=ttft_percentile(0.99, base_s=base, utilization=rho, wait_mean_s=wait),
                           tpot_s=lat.tpot, itl_p99_s=np.maximum(itl_p99, lat.tpot))
+
+
+@dataclass(frozen=True)
+class ServicePoint:
+    """One replica under a Poisson arrival rate (the JSON of ``finops estimate --arrival-rate``)."""
+
+    arrival_rate: float
+    stable: bool
+    running_batch: float
+    utilization: float
+    queue_wait_ms: float
+    ttft_p50_ms: float
+    ttft_p99_ms: float
+    tpot_ms: float
+    itl_p99_ms: float
+    output_tokens_per_s: float
+    ttft_target_ms: float | None
+    sla_attainment: float | None     # modelled share of requests with TTFT within the target
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
+          arrival_rate: float, engine: str = "vllm", cache_hit_rate: float = 0.0, kv_precision: str | None = None,
+          ttft_target_ms: float | None = None, calibration: Calibration | None = None) -> ServicePoint:
+    """Queueing delay, TTFT P50/P99, ITL and SLA attainment of one replica at ``arrival_rate`` requests/s.
+
+    >>> p = serve("llama-3.1-8b", "h100-sxm", precision="fp8", tp=1, isl=1024, osl=256, arrival_rate=4.0,
+    ...           ttft_target_ms=500)
+    >>> p.stable, p.ttft_p99_ms >= p.ttft_p50_ms, 0.9 < p.sla_attainment <= 1.0
+    (True, True, True)
+    """
+    if isinstance(arrival_rate, bool) or not arrival_rate > 0:
+        raise InputError(f"arrival rate must be > 0 requests per second, got {arrival_rate!r}")
+    if ttft_target_ms is not None and not ttft_target_ms > 0:
+        raise InputError(f"TTFT target must be > 0 ms, got {ttft_target_ms!r}")
+    base = estimate(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl, concurrency=1, engine=engine,
+                    cache_hit_rate=cache_hit_rate, kv_precision=kv_precision, calibration=calibration)
+    if not base.fits:
+        raise InputError(f"{base.model} does not fit {tp}x {base.gpu} at {precision} (short "
+                         f"{base.shortfall_gib:.1f} GiB per GPU)", hint="more TP, a lower precision or a larger GPU")
+    constants = (calibration or Calibration.bundled()).constants(base.engine)
+    phys = replica_physics(resolve_model(model) if isinstance(model, str) else model,
+                           get_accelerator(gpu) if isinstance(gpu, str) else gpu, precision=base.precision, tp=tp,
+                           kv_precision=base.kv_precision)
+    op = operating_point(phys, constants, arrival_rate=float(arrival_rate), isl=isl, osl=osl,
+                         cache_hit_rate=cache_hit_rate, max_batch=min(base.max_concurrency, MAX_BATCH))
+    stable = bool(op.stable)
+    attainment = None
+    if ttft_target_ms is not None and not stable:
+        attainment = 0.0
+    elif ttft_target_ms is not None:
+        lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=max(float(op.running_batch), 1.0),
+                              cache_hit_rate=cache_hit_rate)
+        base_s = lat.prefill + scheduling_delay(constants, lat.step)
+        attainment = float(sla_attainment(ttft_target_ms / 1e3, base_s=base_s, utilization=op.utilization,
+                                          wait_mean_s=op.wait_mean_s))
+    return ServicePoint(arrival_rate=float(arrival_rate), stable=stable, running_batch=float(op.running_batch),
+                        utilization=float(op.utilization), queue_wait_ms=float(op.wait_mean_s) * 1e3,
+                        ttft_p50_ms=float(op.ttft_p50_s) * 1e3, ttft_p99_ms=float(op.ttft_p99_s) * 1e3,
+                        tpot_ms=float(op.tpot_s) * 1e3, itl_p99_ms=float(op.itl_p99_s) * 1e3,
+                        output_tokens_per_s=float(arrival_rate) * osl if stable else 0.0,
+                        ttft_target_ms=ttft_target_ms, sla_attainment=attainment)

@@ -47,8 +47,9 @@ from .performance import (
     ReplicaPhysics,
     replica_latency,
     replica_physics,
+    scheduling_delay,
 )
-from .queueing import operating_point
+from .queueing import operating_point, sla_attainment
 from .workload import Workload
 
 __all__ = ["HOURS_PER_MONTH", "RANKINGS", "RankBy", "SearchResult", "SizingOption", "search"]
@@ -83,6 +84,7 @@ class SizingOption:
     ttft_p99_ms: float
     tpot_ms: float
     itl_p99_ms: float
+    ttft_sla_attainment: float | None   # modelled share of requests within the TTFT target (P_ok)
     running_batch: float
     max_concurrency: int
     weights_gib: float
@@ -305,7 +307,13 @@ def _evaluate(combos: list[_Combo], stacked: ReplicaPhysics, limits: np.ndarray,
     if workload.itl_ms:
         ratios.append(itl * 1e3 / workload.itl_ms)
     miss = np.max(np.vstack(ratios), axis=0)     # <= 1 meets every target; how far off otherwise
-    return {"replicas": replicas, "ok": miss <= 1.0, "miss": miss, "op": op, "rate": rate}
+    attainment = None
+    if workload.ttft_ms:
+        lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl,
+                              batch=np.maximum(op.running_batch, 1.0), cache_hit_rate=workload.cache_hit_rate)
+        attainment = sla_attainment(workload.ttft_ms / 1e3, base_s=lat.prefill + scheduling_delay(constants, lat.step),
+                                    utilization=op.utilization, wait_mean_s=op.wait_mean_s)
+    return {"replicas": replicas, "ok": miss <= 1.0, "miss": miss, "op": op, "rate": rate, "p_ok": attainment}
 
 
 def _priced_option(combo: _Combo, i: int, flat: dict[str, Any], workload: Workload,
@@ -327,6 +335,7 @@ def _priced_option(combo: _Combo, i: int, flat: dict[str, Any], workload: Worklo
         cost_per_million_output_tokens=hourly / million_per_hour,
         ttft_p50_ms=float(op.ttft_p50_s[i]) * 1e3, ttft_p99_ms=float(op.ttft_p99_s[i]) * 1e3,
         tpot_ms=float(op.tpot_s[i]) * 1e3, itl_p99_ms=float(op.itl_p99_s[i]) * 1e3,
+        ttft_sla_attainment=None if flat["p_ok"] is None else float(flat["p_ok"][i]),
         running_batch=float(op.running_batch[i]), max_concurrency=combo.max_concurrency,
         weights_gib=combo.weights_gib, output_tokens_per_s=out_tps)
 

@@ -46,6 +46,14 @@ def test_a_model_that_does_not_fit_is_reported_not_raised(capsys):
     assert code == 0 and data["fits"] is False and data["shortfall_gib"] > 60 and data["tpot_ms"] is None
 
 
+def test_estimate_under_an_arrival_rate(capsys):
+    code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "8", "--arrival-rate", "5", "--ttft-target-ms", "400",
+                                            "--json"])
+    loaded = json.loads(out)["under_load"]
+    assert code == 0 and loaded["stable"] is True and loaded["ttft_p99_ms"] >= loaded["ttft_p50_ms"]
+    assert 0.99 <= loaded["sla_attainment"] <= 1.0 and loaded["output_tokens_per_s"] == 5 * 256
+
+
 def test_estimate_prints_a_table_without_json(capsys):
     code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "8"])
     assert code == 0 and "tpot_ms" in out and "llama-3.1-8b" in out
@@ -72,6 +80,8 @@ def test_estimate_reads_a_config_json(capsys, tmp_path):
     (["--concurrency", "lots"], "--concurrency must be a whole number or 'max'"),
     (["--engine", "tgi"], "unknown engine"),
     (["--cache-hit-rate", "2"], "cache hit rate must be between 0 and 1"),
+    (["--ttft-target-ms", "300"], "--ttft-target-ms needs --arrival-rate"),
+    (["--arrival-rate", "-1"], "arrival rate must be > 0"),
 ])
 def test_bad_estimate_input_exits_2_with_one_message(capsys, change, message):
     args = list(ESTIMATE)

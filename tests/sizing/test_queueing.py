@@ -11,6 +11,7 @@ from finops.sizing.performance import Calibration, replica_latency, replica_phys
 from finops.sizing.queueing import (
     kingman_wait,
     operating_point,
+    serve,
     sla_attainment,
     sla_attainment_measured,
     ttft_percentile,
@@ -115,3 +116,32 @@ def test_negative_arrival_rate_is_rejected(replica):
     phys, c = replica
     with pytest.raises(InputError):
         operating_point(phys, c, arrival_rate=-1.0, isl=1024, osl=256)
+
+
+@pytest.mark.parametrize("rate, stable", [(2.0, True), (8.0, True), (1e4, False)])
+def test_serve_reports_the_replica_under_load(rate, stable):
+    point = serve("llama-3.1-8b", "h100-sxm", precision="fp8", tp=1, isl=1024, osl=256, arrival_rate=rate,
+                  ttft_target_ms=300)
+    assert point.stable is stable
+    if stable:
+        assert point.ttft_p99_ms >= point.ttft_p50_ms > 0 and point.output_tokens_per_s == rate * 256
+        assert 0.0 < point.sla_attainment <= 1.0
+    else:
+        assert point.sla_attainment == 0.0 and point.output_tokens_per_s == 0.0
+
+
+def test_attainment_falls_as_the_target_tightens():
+    def p_ok(target):
+        return serve("llama-3.1-70b", "h100-sxm", precision="fp8", tp=2, isl=4096, osl=256, arrival_rate=1.5,
+                     ttft_target_ms=target).sla_attainment
+    loose, tight, impossible = p_ok(5000), p_ok(600), p_ok(1)
+    assert loose >= tight >= impossible == 0.0 and loose > 0.99
+
+
+@pytest.mark.parametrize("kwargs", [{"arrival_rate": 0}, {"arrival_rate": 2, "ttft_target_ms": -5},
+                                    {"arrival_rate": 2, "model": "llama-3.1-405b"}])
+def test_serve_rejects_what_it_cannot_answer(kwargs):
+    args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256,
+            **kwargs}
+    with pytest.raises(InputError):
+        serve(**args)

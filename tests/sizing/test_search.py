@@ -40,6 +40,7 @@ def test_every_option_meets_the_slo_and_ranks_by_cost(copilot):
     assert costs == sorted(costs)
     for o in copilot.options:
         assert o.ttft_p99_ms <= w.ttft_ms
+        assert o.ttft_sla_attainment >= 0.99         # P99 within target <=> P_ok >= 99 %
         assert o.gpu in ("a100-40gb", "h100-sxm", "l4")
         assert o.gpus == o.replicas * o.tp
         assert o.running_batch <= o.max_concurrency
