@@ -8,6 +8,7 @@
   committed use, on-demand and spot (at most 30 % of each hour) for one H100, priced from ``PriceTable``.
 * ``FINOPS_MIX(MixDemand, MixOptions)`` spills units per option, the share of demand each serves and
   its cost over the profile, then the total, the all-on-demand cost and the savings.
+* A demand summary (hours, peak, average, GPU-hours, peak/average) in native formulas.
 * Charts: the load-duration curve (hours sorted by demand) with the committed tiers stacked in
   merit order, and the monthly cost stack of the recommended mix against all on-demand.
 """
@@ -101,12 +102,29 @@ def write_mix(wb: Workbook, styles: Styles, rows: list[WorkloadRow], sized: list
         for j, value in enumerate(values):
             if i or j:
                 write_cell(ws, spill_top + i, 4 + j, value, styles.computed("money" if j == 4 else "number"))
-    _charts(wb, ws, styles, result, spill_top, first, last)
+    summary_top = _charts(wb, ws, styles, result, spill_top, first, last)
+    _summary(ws, styles, demand, summary_top)
     return place
 
 
+def _summary(ws: Any, styles: Styles, demand: np.ndarray, top: int) -> None:
+    """Demand summary: native formulas over ``MixDemand``."""
+    ws.write_string(top, 4, "Demand summary", styles.label)
+    peak, mean = float(demand.max()), float(demand.mean())
+    for i, (label, formula, value, kind) in enumerate((
+            ("Hours", "=COUNT(MixDemand)", len(demand), "int"),
+            ("Peak GPUs", "=MAX(MixDemand)", peak, "number"),
+            ("Average GPUs", "=AVERAGE(MixDemand)", mean, "number"),
+            ("GPU-hours", "=SUM(MixDemand)", float(demand.sum()), "number"),
+            ("Peak / average", f"={xl_rowcol_to_cell(top + 2, 5)}/{xl_rowcol_to_cell(top + 3, 5)}", peak / mean,
+             "number")), start=1):
+        ws.write_string(top + i, 4, label)
+        ws.write_formula(top + i, 5, formula, styles.computed(kind), value)
+
+
 def _charts(wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], spill_top: int, first: int,
-            last: int) -> None:
+            last: int) -> int:
+    """The tier levels, the monthly cost stack table and both charts; returns the first free row below."""
     outcome_rows = [i for i, r in enumerate(result) if i and r[1]]
     committed = [i for i in outcome_rows if result[i][1] in _COMMITTED]
     # Tier levels: cumulative committed units, native SUMs over the spilled units column.
@@ -157,3 +175,4 @@ def _charts(wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], spil
     stack.set_y_axis({"name": "USD per month", "num_format": "#,##0"})
     stack.set_size({"width": 720, "height": 360})
     ws.insert_chart(23, 11, stack)
+    return stack_top + len(outcome_rows) + 3
