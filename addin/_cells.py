@@ -61,12 +61,18 @@ def _is_blank(value: Any) -> bool:
     return value is None or (isinstance(value, str) and not value.strip()) or type(value).__name__ == "XlError"
 
 
+def _filled(value: Any, name: str, default: Any, what: str) -> Any:
+    """The cell's value, or ``None`` for a blank cell that has a default; a blank without one is an error."""
+    found = scalar(value, name)
+    if found is None and default is _MISSING:
+        raise InputError(f"{name}: {what} is required")
+    return found
+
+
 def number(value: Any, name: str, *, default: Any = _MISSING) -> float:
     """A finite number from a cell (numeric text allowed); blank gives ``default`` or an error."""
-    found = scalar(value, name)
+    found = _filled(value, name, default, "a number")
     if found is None:
-        if default is _MISSING:
-            raise InputError(f"{name}: a number is required")
         return default
     if isinstance(found, bool):
         raise InputError(f"{name}: expected a number, got {found!r}")
@@ -82,6 +88,8 @@ def number(value: Any, name: str, *, default: Any = _MISSING) -> float:
 def whole(value: Any, name: str, *, default: Any = _MISSING) -> int:
     """A whole number (Excel sends ``8.0`` for 8); ``8.5`` is an error."""
     result = number(value, name, default=default)
+    if result is None or result is default:
+        return result
     if result != int(result):
         raise InputError(f"{name}: expected a whole number, got {result:g}")
     return int(result)
@@ -89,10 +97,8 @@ def whole(value: Any, name: str, *, default: Any = _MISSING) -> int:
 
 def text(value: Any, name: str, *, default: Any = _MISSING) -> str:
     """Stripped text from a cell; blank gives ``default`` or an error. ``8`` becomes ``'8'``."""
-    found = scalar(value, name)
+    found = _filled(value, name, default, "a value")
     if found is None:
-        if default is _MISSING:
-            raise InputError(f"{name}: a value is required")
         return default
     if isinstance(found, float) and found.is_integer():
         found = int(found)
