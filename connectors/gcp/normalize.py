@@ -9,7 +9,9 @@ a row of the FOCUS export with the GPU columns.
 GPU columns: ``x_InstanceType`` is the VM's machine type (system label
 ``compute.googleapis.com/machine_spec``), ``x_GpuModel`` / ``x_GpuCount`` come from the instance
 catalog, and ``x_GpuHours`` is set only on GPU and TPU SKU rows (GCP bills every GPU-hour on its own
-SKU), so a VM's vCPU and RAM rows never count its GPU-hours twice.
+SKU), so a VM's vCPU and RAM rows never count its GPU-hours twice. A FOCUS-export row priced per VM
+(its ``SkuPriceDetails.InstanceType`` set and its description no component SKU) gets
+``hours x GPUs per VM``.
 
 >>> row = nest({"cost": "10.0", "currency": "USD", "cost_type": "regular", "invoice.month": "202605",
 ...             "sku.description": "Nvidia L4 GPU running in Americas", "usage.amount_in_pricing_units": "4",
@@ -238,12 +240,15 @@ def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
         elif kind == "timestamp":
             value = _timestamp(value)
         elif kind == "json" and value is not None and not isinstance(value, str):
-            value = json.dumps(value, sort_keys=True)
+            if isinstance(value, list):  # BigQuery ARRAY<STRUCT<key, value>> -> one JSON object
+                value = _pairs(value)
+            value = json.dumps(value, sort_keys=True, default=str)
         elif kind == "string" and value is not None:
             value = str(value) if str(value) != "" else None
         record[name] = value
     details = record.get("SkuPriceDetails")
     parsed = json.loads(details) if isinstance(details, str) and details.strip().startswith("{") else {}
+    parsed = parsed if isinstance(parsed, dict) else {}
     instance_type = parsed.get("InstanceType") or parsed.get("x_InstanceType")
     system = [{"key": m.MACHINE_SPEC_LABEL, "value": instance_type}] if instance_type else []
     shaped = {"system_labels": system, "sku": {"description": record.get("ChargeDescription") or ""},
@@ -255,7 +260,8 @@ def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
         term = _term(record.get("CommitmentDiscountName"), record.get("CommitmentDiscountType"))
         option = f"cud_{term}" if term else "cud"  # type: ignore[assignment]
     gpu = _gpu_columns(shaped, option or "", record.get("PricingQuantity"), usage=record.get("ChargeCategory") == "Usage")
-    if gpu["x_GpuHours"] is None and gpu["x_GpuCount"] and parsed.get("InstanceType"):
+    vm_level = match_rule(str(record.get("ChargeDescription") or ""), None) is None  # not a vCPU/RAM/GPU SKU row
+    if gpu["x_GpuHours"] is None and gpu["x_GpuCount"] and parsed.get("InstanceType") and vm_level:
         hours = record.get("ConsumedQuantity") if str(record.get("ConsumedUnit") or "").lower() in _HOUR_UNITS else None
         if record.get("ChargeCategory") == "Usage" and hours is not None:
             gpu["x_GpuHours"] = MONEY_CONTEXT.multiply(hours, Decimal(gpu["x_GpuCount"]))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from decimal import Decimal
 from pathlib import Path
 
@@ -249,3 +250,22 @@ def test_cli_pull_of_a_missing_month_fails_cleanly(tmp_path, capsys):
     out = tmp_path / "x.parquet"
     code = main(["bills", "pull", "--provider", "gcp", "--source", str(JSONL), "--month", "2025-01", "--out", str(out)])
     assert code == 2 and not out.exists() and "no billing rows for 2025-01" in capsys.readouterr().err
+
+
+def test_focus_rows_from_bigquery_types_are_normalized():
+    from datetime import datetime
+
+    from connectors.gcp.normalize import focus_export_row
+
+    row = {"ProviderName": "Google Cloud", "ChargeCategory": "Usage", "BilledCost": 1.25, "PricingCategory": "Dynamic",
+           "ChargePeriodStart": datetime(2026, 5, 2, 3, tzinfo=UTC),
+           "Tags": [{"key": "team", "value": "llm"}], "SkuPriceDetails": {"InstanceType": "g2-standard-4"},
+           "ConsumedQuantity": 2.0, "ConsumedUnit": "Hours", "ChargeDescription": "G2 Instance Core running in Americas"}
+    record = focus_export_row(row)
+    assert (record["BilledCost"], record["Tags"], record["ChargePeriodStart"]) == \
+        (Decimal("1.25"), '{"team": "llm"}', datetime(2026, 5, 2, 3))
+    # a vCPU SKU row of a GPU VM carries the VM's GPU but not its GPU-hours (those are on the GPU SKU row)
+    assert (record["x_InstanceType"], record["x_GpuModel"], record["x_GpuHours"], record["x_PurchaseOption"]) == \
+        ("g2-standard-4", "l4", None, "spot")
+    vm_row = focus_export_row({**row, "ChargeDescription": "g2-standard-4 VM running in Americas"})
+    assert vm_row["x_GpuHours"] == Decimal("2.0")
