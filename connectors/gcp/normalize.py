@@ -87,15 +87,10 @@ def _timestamp(value: Any) -> datetime | None:
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
-        return value.replace(tzinfo=None) if value.tzinfo is None else value.astimezone(_utc()).replace(tzinfo=None)
+        return value.replace(tzinfo=None) if value.tzinfo is None else value.astimezone(UTC).replace(tzinfo=None)
     text = str(value).strip().replace(" UTC", "+00:00").replace("Z", "+00:00")
     parsed = datetime.fromisoformat(text)
-    return parsed.astimezone(_utc()).replace(tzinfo=None) if parsed.tzinfo else parsed
-
-
-def _utc() -> Any:
-
-    return UTC
+    return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
 
 
 def _text(value: Any) -> Any:
