@@ -152,7 +152,7 @@ def cell_errors(function: F) -> F:
             return function(*args, **kwargs)
         except FinopsError as exc:
             return exc.short()
-        except Exception as exc:  # a cell must never show a traceback
+        except Exception as exc:  # noqa: BLE001  (a cell must never show a traceback)
             return f"#FINOPS: {type(exc).__name__}: {exc}".splitlines()[0]
 
     return guarded  # type: ignore[return-value]

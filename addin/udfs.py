@@ -23,7 +23,7 @@ from finops.catalog import resolve_model
 from finops.errors import InputError
 from finops.mix import MixOption, optimize_mix
 from finops.money import Money
-from finops.price_book import COLUMNS, PriceBook
+from finops.price_book import PriceBook
 from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
 from finops.sizing.performance import Estimate, estimate
 from finops.sizing.search import search
@@ -33,7 +33,7 @@ from ._cells import cell_errors, grid, names, number, optional_text, records, te
 from ._price_range import hourly_cost, price_book_from_range
 
 try:  # classic add-in and xlwings Lite both expose func/arg/ret on the top-level module
-    from xlwings import arg, func, ret  # noqa: F401  (arg/ret kept for users extending the module)
+    from xlwings import arg, func, ret  # arg/ret: for users who extend the module
 except ImportError:  # no xlwings (CI, plain Pyodide): identity decorators keep plain callables
     def func(f: Any = None, **_options: Any) -> Any:
         return f if f is not None else (lambda g: g)
@@ -227,6 +227,7 @@ def FINOPS_PRICE(provider: Cell, instance_type: Cell, pricing_model: Cell, regio
     the add-in's current price book is used (``FINOPS_PRICE_BOOK`` or the bundled snapshot).
     Source: ``finops.price_book.PriceBook.lookup``.
 
+    >>> from finops.price_book import COLUMNS
     >>> FINOPS_PRICE("gcp", "a3-highgpu-8g", "on_demand", "us-central1", [list(COLUMNS),
     ...     ["gcp", "us-central1", "a3-highgpu-8g", "h100-sxm", 8, "on_demand", "", 88.25, 0, "USD", "2026-07-30", "x"]])
     88.25

@@ -15,12 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from addin import udfs  # noqa: E402
-from addin._price_range import _parse  # noqa: E402
-from finops.mix import WorkloadShape, generate_profile  # noqa: E402
-from finops.price_book import PriceBook  # noqa: E402
-from templates import build_template  # noqa: E402
-from templates.sheets.catalog import prices_range  # noqa: E402
+from addin import udfs
+from addin._price_range import _parse
+from finops.mix import WorkloadShape, generate_profile
+from finops.price_book import PriceBook
+from templates import build_template
+from templates.sheets.catalog import prices_range
 
 PERF = ("llama-3.1-8b", "h100-sxm", "bf16", 1, 5000, 500, 50)
 PRICES = prices_range(PriceBook.bundled())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated
 
 import typer
 
@@ -14,7 +15,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(template, name="template")
 
     @template.command("build")
-    def build(out: Path = typer.Option(Path("llm-finops-plan.xlsx"), "--out", help="the .xlsx file to write")) -> None:
+    def build(out: Annotated[Path, typer.Option("--out", help="the .xlsx file to write")] = Path(
+            "llm-finops-plan.xlsx")) -> None:
         """Write the planning workbook (sheets, tables, add-in formulas with their computed values)."""
         from templates import build_template
 

@@ -9,20 +9,20 @@ from ..styles import Styles
 __all__ = ["STEPS", "write_start"]
 
 STEPS: tuple[tuple[str, str], ...] = (
-    ("Workloads", "Describe each workload: model, precision, users, request lengths, latency targets. "
-                  "Yellow cells are yours; the dropdowns list the catalog."),
-    ("Sizing", "Read the concurrency, memory fit, TTFT / TPOT and the number of GPUs per workload "
-               "(add-in functions LLM_*)."),
+    ("Workloads", ("Describe each workload: model, precision, users, request lengths, latency targets. "
+                   "Yellow cells are yours; the dropdowns list the catalog.")),
+    ("Sizing", ("Read the concurrency, memory fit, TTFT / TPOT and the number of GPUs per workload "
+                "(add-in functions LLM_*).")),
     ("TCO", "Compare owned hardware with cloud prices: total cost over the term and cost per million tokens."),
-    ("Mix", "See the recommended units per purchase option (owned, reserved, on-demand, spot) for the demand "
-            "profile, and the savings against all on-demand."),
+    ("Mix", ("See the recommended units per purchase option (owned, reserved, on-demand, spot) for the demand "
+             "profile, and the savings against all on-demand.")),
     ("Prices", "Check the price snapshot (date and source on every row); refresh it with `finops prices pull`."),
     ("Budget", "Enter the monthly plan lines (OPEX / CAPEX) per cost centre and provider."),
     ("Assets", "Register owned hardware (purchase date, cost, life, residual) for the CAPEX depreciation."),
     ("Mapping", "Map bill rows to plan lines (first matching rule wins)."),
     ("Usage", "Optionally record the million tokens served per plan line, for unit costs."),
-    ("Reconcile", "Each month run `finops reconcile --plan this-file.xlsx --month YYYY-MM --bills ...` "
-                  "to get the budget-review workbook."),
+    ("Reconcile", ("Each month run `finops reconcile --plan this-file.xlsx --month YYYY-MM --bills ...` "
+                   "to get the budget-review workbook.")),
 )
 
 

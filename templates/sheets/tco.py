@@ -27,8 +27,8 @@ from finops.price_book import PriceBook, PriceRow
 from finops.tco.reference import reference_case
 
 from ..styles import Styles
-from .catalog import prices_range
 from ._table import Column, Formula, TablePlace, write_cell, write_table
+from .catalog import prices_range
 from .sizing import SizingValues
 from .workloads import WorkloadRow
 

@@ -176,7 +176,7 @@ def test_sizing_recomputed_matches_the_core_for_every_seed_scenario(formulas_boo
         preset = presets()[name]
         gpu, precision, tp = (evaluated.value("Workloads", workloads.cell(i, h)) for h in ("Gpu", "Precision", "TP"))
 
-        def got(header):
+        def got(header, i=i, sizing=sizing):
             return evaluated.value("Sizing", sizing.cell(i, header))
 
         expected_demand = demand(preset)
