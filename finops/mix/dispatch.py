@@ -2,7 +2,7 @@
 
 Each hour, committed units serve from the bottom in increasing variable cost (zero-variable-cost
 reservations first, owned servers with a power cost above them), then spot tiers cheapest first up to
-their hourly cap, then on-demand takes the rest. Unit-hours are summed with ``math.fsum`` (floats are
+their hourly cap, then on-demand takes the rest. Unit-hours are summed in floats (pairwise; they are
 physics); money is ``Decimal``: units x hourly_cost x hours + variable_cost x unit-hours for committed
 options, hourly_cost x unit-hours for flexible ones.
 
@@ -51,7 +51,7 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
              weights: Sequence[float] | np.ndarray | None = None) -> MixResult:
     """The exact cost and usage of buying ``units`` of each committed option (missing names = 0)."""
     values, w = as_demand(demand, weights)
-    hours = math.fsum(w)
+    hours = float(np.sum(w))
     currency = check_options(options, hours=math.ceil(hours))
     unknown = set(units) - {o.name for o in options if o.committed}
     if unknown:
@@ -63,15 +63,15 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
         count = int(units.get(option.name, 0))
         if count < 0:
             raise InputError(f"negative units for {option.name!r}")
-        served[option.name] = math.fsum(w * np.clip(values - level, 0.0, count))
+        served[option.name] = float(np.sum(w * np.clip(values - level, 0.0, count)))
         level = level + count
     residual = np.maximum(values - level, 0.0)
     for spot in flexible_tiers(options):
         take = np.minimum(residual, spot.spot_capacity(values))
-        served[spot.name] = math.fsum(w * take)
+        served[spot.name] = float(np.sum(w * take))
         residual = residual - take
     on_demand = min((o for o in options if o.kind == "on_demand"), key=lambda o: o.hourly_cost)
-    served[on_demand.name] = math.fsum(w * residual)
+    served[on_demand.name] = float(np.sum(w * residual))
 
     outcomes = []
     for option in options:
@@ -85,6 +85,6 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
         else:
             outcomes.append(OptionOutcome(option.name, option.kind, None, energy,
                                           Money(option.hourly_cost, currency) * to_decimal(energy)))
-    demand_unit_hours = math.fsum(w * values)
+    demand_unit_hours = float(np.sum(w * values))
     return MixResult(currency, hours, demand_unit_hours, tuple(outcomes),
                      Money(on_demand.hourly_cost, currency) * to_decimal(demand_unit_hours))

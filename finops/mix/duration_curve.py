@@ -52,7 +52,7 @@ def area_above(values: np.ndarray, weights: np.ndarray, levels: np.ndarray) -> n
     >>> area_above(np.array([1.0, 3.0]), np.ones(2), np.array([0, 1, 2, 3])).tolist()
     [4.0, 2.0, 1.0, 0.0]
     """
-    order = np.argsort(values, kind="stable")
+    order = np.argsort(values)
     ordered, w = values[order], weights[order]
     top_weight = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
     top_area = np.concatenate([np.cumsum((w * ordered)[::-1])[::-1], [0.0]])
@@ -61,16 +61,18 @@ def area_above(values: np.ndarray, weights: np.ndarray, levels: np.ndarray) -> n
 
 
 def flexible_cost_curve(demand: np.ndarray, weights: np.ndarray, options: Sequence[MixOption],
-                        levels: np.ndarray) -> np.ndarray:
+                        levels: np.ndarray, demand_area: np.ndarray | None = None) -> np.ndarray:
     """g(L): cost of serving the demand above level L with spot tiers and on-demand (see module doc)."""
     on_demand = min(float(o.hourly_cost) for o in options if o.kind == "on_demand")
+    below = area_above(demand, weights, levels) if demand_area is None else demand_area
     cost = np.zeros(len(levels))
     residual = demand
     for spot in flexible_tiers(options):
-        after = residual - spot.spot_capacity(demand)
-        cost += float(spot.hourly_cost) * (area_above(residual, weights, levels) - area_above(after, weights, levels))
-        residual = after
-    return cost + on_demand * area_above(residual, weights, levels)
+        residual = residual - spot.spot_capacity(demand)
+        above = area_above(residual, weights, levels)
+        cost += float(spot.hourly_cost) * (below - above)
+        below = above
+    return cost + on_demand * below
 
 
 def flexible_tiers(options: Sequence[MixOption]) -> list[MixOption]:
@@ -93,7 +95,7 @@ class LayerValues:
         levels = np.arange(top + 1, dtype=float)
         self.hours = float(weights.sum())
         self.area = area_above(demand, weights, levels)
-        self.flexible = flexible_cost_curve(demand, weights, options, levels)
+        self.flexible = flexible_cost_curve(demand, weights, options, levels, self.area)
         self.prefix_energy = self.area[0] - self.area       # S_E(L)
         self.prefix_saving = self.flexible[0] - self.flexible  # S_G(L)
 

@@ -46,7 +46,7 @@ from .optimize import optimize_mix
 from .options import MixOption, check_options
 from .result import MixResult
 
-__all__ = ["Pool", "PoolsResult", "compress_hours", "evaluate_pools", "optimize_pools"]
+__all__ = ["Pool", "PoolsResult", "compress_hours", "evaluate_pools", "hourly_lp_bound", "optimize_pools"]
 
 PLAN_STEP = Decimal("0.001")  # savings plan commitments are bought in steps of 0.001 per hour
 
@@ -99,9 +99,22 @@ def optimize_pools(pools: Sequence[Pool], *, shared_plan: bool = False, capex_bu
     if capex_budget is not None and capex_budget.currency != currency:
         raise InputError(f"capex budget in {capex_budget.currency}, options in {currency}")
     hours, weights = compress_hours(demand, representatives)
-    units, plan = _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
-                         None if capex_budget is None else float(capex_budget.amount))
+    solution = _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
+                      None if capex_budget is None else float(capex_budget.amount), whole_units=True)
+    units = {pool: {name: int(round(x)) for name, x in row.items()} for pool, row in solution.units.items()}
+    plan = Decimal(repr(solution.plan)).quantize(PLAN_STEP, rounding=ROUND_DOWN)
     return evaluate_pools(pools, units, plan, solved_hours=len(hours))
+
+
+def hourly_lp_bound(pools: Sequence[Pool], *, shared_plan: bool = False, capex_budget: Money | None = None) -> float:
+    """The LP relaxation over every hour (fractional units): a lower bound on any mix's cost.
+
+    The benchmark measures the compressed answer against it; the gap bounds its distance from optimal.
+    """
+    demand, _ = _checked(pools)
+    hours, weights = compress_hours(demand)
+    return _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
+                  None if capex_budget is None else float(capex_budget.amount), whole_units=False).objective
 
 
 def compress_hours(demand: np.ndarray, representatives: int = 0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -193,85 +206,111 @@ def _checked(pools: Sequence[Pool]) -> tuple[np.ndarray, str]:
     return np.column_stack([np.asarray(p.demand, dtype=float) for p in pools]), currencies.pop()
 
 
+@dataclass(frozen=True)
+class _Solution:
+    units: dict[str, dict[str, float]]
+    plan: float
+    objective: float
+
+
 def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizon: float, shared_plan: bool,
-           budget: float | None) -> tuple[dict[str, dict[str, int]], Decimal]:
-    """Build and solve the compressed MILP; returns whole units per pool and the plan per hour."""
+           budget: float | None, whole_units: bool) -> _Solution:
+    """Build and solve the (compressed) hourly model as a MILP, or its LP relaxation.
+
+    Lean form: per pool and hour, sum_k x_k (zero-variable-cost commitments) + sum_k y_k (those with a
+    variable cost, y_k <= x_k) + sum_i z_i + u + o >= d. Over-serving never pays, so it is the model
+    of the module docstring.
+    """
     n = len(weights)
-    cost: list[np.ndarray] = []
-    upper: list[np.ndarray] = []
-    integral: list[np.ndarray] = []
-    rows: list[sparse.spmatrix] = []
-    blocks: list[tuple[str, int, object]] = []  # (what, first column, payload) for each variable block
-    column = 0
-
-    def add(what: str, c: np.ndarray, up: np.ndarray, whole: bool, payload: object = None) -> int:
-        nonlocal column
-        first = column
-        cost.append(c)
-        upper.append(up)
-        integral.append(np.full(len(c), 1.0 if whole else 0.0))
-        blocks.append((what, first, payload))
-        column += len(c)
-        return first
-
-    plan_col = add("plan", np.array([horizon]), np.array([np.inf]), False) if shared_plan else -1
-    served_rows: list[tuple[int, int]] = []  # (pool, first column of a K-block served under the demand)
-    coverage: list[tuple[float, int]] = []   # (plan rate, first column of a plan-coverage block)
+    builder = _Columns()
+    plan = builder.add(np.array([horizon]), np.array([np.inf])) if shared_plan else -1
+    demand_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (pool, columns, row offsets 0..n-1)
+    linking: list[tuple[int, int]] = []                        # (x column, y block)
+    coverage: list[tuple[float, int]] = []                     # (plan rate, u block)
     budget_terms: list[tuple[int, float]] = []
-    capacity: list[tuple[int, int]] = []     # (x column, y block first column)
+    units_at: list[tuple[str, str, int]] = []
+    every_hour = np.arange(n)
     for p, pool in enumerate(pools):
-        on_demand = min(float(o.hourly_cost) for o in pool.options if o.kind == "on_demand")
         d = hours[:, p]
         for option in merit_order(pool.options):
             cap = np.inf if option.max_units is None else float(option.max_units)
-            x = add("units", np.array([float(option.hourly_cost) * horizon]), np.array([cap]), True,
-                    (pool.name, option.name))
-            y = add("served", weights * (float(option.variable_cost) - on_demand), d.copy(), False)
-            capacity.append((x, y))
-            served_rows.append((p, y))
+            x = builder.add(np.array([float(option.hourly_cost) * horizon]), np.array([cap]), whole=whole_units)
+            units_at.append((pool.name, option.name, x))
             if option.upfront:
                 budget_terms.append((x, float(option.upfront)))
+            if option.variable_cost:
+                y = builder.add(weights * float(option.variable_cost), np.full(n, np.inf))
+                linking.append((x, y))
+                demand_rows.append((p, y + every_hour, every_hour))
+            else:
+                demand_rows.append((p, np.full(n, x), every_hour))
         for spot in flexible_tiers(pool.options):
-            z = add("served", weights * (float(spot.hourly_cost) - on_demand), spot.spot_capacity(d), False)
-            served_rows.append((p, z))
+            z = builder.add(weights * float(spot.hourly_cost), spot.spot_capacity(d))
+            demand_rows.append((p, z + every_hour, every_hour))
+        on_demand = min(float(o.hourly_cost) for o in pool.options if o.kind == "on_demand")
+        o = builder.add(weights * on_demand, np.full(n, np.inf))
+        demand_rows.append((p, o + every_hour, every_hour))
         if shared_plan and pool.plan_rate is not None:
-            u = add("served", weights * -on_demand, d.copy(), False)
-            served_rows.append((p, u))
+            u = builder.add(np.zeros(n), np.full(n, np.inf))
+            demand_rows.append((p, u + every_hour, every_hour))
             coverage.append((float(pool.plan_rate), u))
-    size = column
-    # served under demand: for each pool, sum of its blocks <= d
-    data_r, data_c = [], []
-    for p, first in served_rows:
-        data_r.append(p * n + np.arange(n))
-        data_c.append(first + np.arange(n))
-    served = sparse.csr_matrix((np.ones(sum(len(r) for r in data_r)), (np.concatenate(data_r), np.concatenate(data_c))),
-                               shape=(len(pools) * n, size))
-    constraints = [LinearConstraint(served, -np.inf, hours.T.reshape(-1))]
-    if capacity:
-        cols = np.concatenate([np.concatenate([first + np.arange(n), np.full(n, x)]) for x, first in capacity])
-        rr = np.concatenate([np.concatenate([i * n + np.arange(n)] * 2) for i in range(len(capacity))])
-        vals = np.tile(np.concatenate([np.ones(n), -np.ones(n)]), len(capacity))
-        constraints.append(LinearConstraint(sparse.csr_matrix((vals, (rr, cols)), shape=(len(capacity) * n, size)),
+    size = builder.size
+    meets = sparse.csr_matrix((np.ones(n * len(demand_rows)),
+                               (np.concatenate([p * n + r for p, _, r in demand_rows]),
+                                np.concatenate([c for _, c, _ in demand_rows]))), shape=(len(pools) * n, size))
+    constraints = [LinearConstraint(meets, hours.T.reshape(-1), np.inf)]
+    if linking:
+        rows = np.concatenate([np.r_[i * n + every_hour, i * n + every_hour] for i in range(len(linking))])
+        cols = np.concatenate([np.r_[y + every_hour, np.full(n, x)] for x, y in linking])
+        vals = np.tile(np.r_[np.ones(n), -np.ones(n)], len(linking))
+        constraints.append(LinearConstraint(sparse.csr_matrix((vals, (rows, cols)), shape=(len(linking) * n, size)),
                                             -np.inf, 0))
     if coverage:
-        rr = np.concatenate([np.arange(n) for _ in coverage] + [np.arange(n)])
-        cols = np.concatenate([first + np.arange(n) for _, first in coverage] + [np.full(n, plan_col)])
+        rows = np.concatenate([every_hour] * (len(coverage) + 1))
+        cols = np.concatenate([u + every_hour for _, u in coverage] + [np.full(n, plan)])
         vals = np.concatenate([np.full(n, rate) for rate, _ in coverage] + [-np.ones(n)])
-        constraints.append(LinearConstraint(sparse.csr_matrix((vals, (rr, cols)), shape=(n, size)), -np.inf, 0))
+        constraints.append(LinearConstraint(sparse.csr_matrix((vals, (rows, cols)), shape=(n, size)), -np.inf, 0))
     if budget is not None and budget_terms:
         row = np.zeros(size)
         for x, upfront in budget_terms:
             row[x] = upfront
         constraints.append(LinearConstraint(sparse.csr_matrix(row), -np.inf, budget))
-    solution = milp(np.concatenate(cost), constraints=constraints, integrality=np.concatenate(integral),
-                    bounds=Bounds(np.zeros(size), np.concatenate(upper)), options={"mip_rel_gap": 1e-9})
+    solution = milp(builder.cost, constraints=constraints, integrality=builder.integrality,
+                    bounds=Bounds(np.zeros(size), builder.upper), options={"mip_rel_gap": 1e-5})
     if solution.x is None:
         raise InputError(f"the coupled mix model has no solution: {solution.message}")
-    units: dict[str, dict[str, int]] = {pool.name: {} for pool in pools}
-    for what, first, payload in blocks:
-        if what == "units":
-            pool_name, option_name = payload  # type: ignore[misc]
-            units[pool_name][option_name] = int(round(solution.x[first]))
-    plan = Decimal(repr(float(solution.x[plan_col]))).quantize(PLAN_STEP, rounding=ROUND_DOWN) if shared_plan \
-        else Decimal(0)
-    return units, plan
+    units: dict[str, dict[str, float]] = {pool.name: {} for pool in pools}
+    for pool_name, option_name, x in units_at:
+        units[pool_name][option_name] = float(solution.x[x])
+    return _Solution(units, float(solution.x[plan]) if shared_plan else 0.0, float(solution.fun))
+
+
+class _Columns:
+    """Variable blocks of the model: cost, upper bound and integrality, appended block by block."""
+
+    def __init__(self) -> None:
+        self._cost: list[np.ndarray] = []
+        self._upper: list[np.ndarray] = []
+        self._whole: list[np.ndarray] = []
+        self.size = 0
+
+    def add(self, cost: np.ndarray, upper: np.ndarray, whole: bool = False) -> int:
+        """Append a block; returns its first column."""
+        first = self.size
+        self._cost.append(cost)
+        self._upper.append(upper)
+        self._whole.append(np.full(len(cost), 1.0 if whole else 0.0))
+        self.size += len(cost)
+        return first
+
+    @property
+    def cost(self) -> np.ndarray:
+        return np.concatenate(self._cost)
+
+    @property
+    def upper(self) -> np.ndarray:
+        return np.concatenate(self._upper)
+
+    @property
+    def integrality(self) -> np.ndarray:
+        return np.concatenate(self._whole)

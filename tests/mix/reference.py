@@ -52,3 +52,74 @@ def hourly_milp(demand, options, weights=None, integral=True):
                options={"mip_rel_gap": 1e-12})
     assert res.success, res.message
     return res.fun, {o.name: int(round(res.x[j])) for j, o in enumerate(committed)}
+
+
+def coupled_milp(pools, shared_plan=True, budget=None, integral=True):
+    """Reference for coupled pools, written out hour by hour with explicit on-demand variables.
+
+    Per pool p and hour t: y (one per committed option), z (one per spot option), u (plan coverage,
+    if the pool has a plan rate), o (on-demand); y <= x, z <= cap, y + z + u + o = d, and per hour
+    sum_p rate_p u <= S. Returns (objective, units per pool, S).
+    """
+    n = len(pools[0].demand)
+    names, c, lower, upper, integrality = [], [], [], [], []
+
+    def var(name, cost, up=np.inf, whole=False):
+        names.append(name)
+        c.append(cost)
+        lower.append(0.0)
+        upper.append(up)
+        integrality.append(1 if whole and integral else 0)
+        return len(names) - 1
+
+    rows, cols, vals, lo, hi = [], [], [], [], []
+    row = 0
+
+    def constraint(entries, low, high):
+        nonlocal row
+        for col, val in entries:
+            rows.append(row)
+            cols.append(col)
+            vals.append(val)
+        lo.append(low)
+        hi.append(high)
+        row += 1
+
+    s = var("S", float(n)) if shared_plan else None
+    xs = {}
+    plan_terms = [[] for _ in range(n)]
+    for pool in pools:
+        od = min(float(o.hourly_cost) for o in pool.options if o.kind == "on_demand")
+        committed = [o for o in pool.options if o.committed]
+        spots = [o for o in pool.options if o.kind == "spot"]
+        for o in committed:
+            xs[(pool.name, o.name)] = var(("x", pool.name, o.name), float(o.hourly_cost) * n,
+                                          np.inf if o.max_units is None else o.max_units, whole=True)
+        for t in range(n):
+            d = float(pool.demand[t])
+            entries = []
+            for o in committed:
+                y = var("y", float(o.variable_cost))
+                constraint([(y, 1.0), (xs[(pool.name, o.name)], -1.0)], -np.inf, 0.0)
+                entries.append((y, 1.0))
+            for o in spots:
+                entries.append((var("z", float(o.hourly_cost), float(o.spot_capacity(np.array([d]))[0])), 1.0))
+            if shared_plan and pool.plan_rate is not None:
+                u = var("u", 0.0)
+                entries.append((u, 1.0))
+                plan_terms[t].append((u, float(pool.plan_rate)))
+            entries.append((var("o", od), 1.0))
+            constraint(entries, d, d)
+    if shared_plan:
+        for t in range(n):
+            constraint(plan_terms[t] + [(s, -1.0)], -np.inf, 0.0)
+    if budget is not None:
+        constraint([(xs[(p.name, o.name)], float(o.upfront)) for p in pools for o in p.options
+                    if o.committed and o.upfront], -np.inf, budget)
+    a = sparse.csr_matrix((vals, (rows, cols)), shape=(row, len(names)))
+    res = milp(np.array(c), constraints=[LinearConstraint(a, lo, hi)], integrality=np.array(integrality),
+               bounds=Bounds(np.array(lower), np.array(upper)), options={"mip_rel_gap": 1e-12})
+    assert res.success, res.message
+    units = {p.name: {o.name: int(round(res.x[xs[(p.name, o.name)]])) for o in p.options if o.committed}
+             for p in pools}
+    return res.fun, units, (res.x[s] if shared_plan else 0.0)
