@@ -95,23 +95,26 @@ class _Row:
     def where(self, column: str) -> Location:
         return Location(file=self.file, sheet=self.sheet, cell=self.refs.get(column), column=column)
 
-    def text(self, column: str, *, required: bool = True) -> str | None:
+    def value(self, column: str, what: str, required: bool) -> Any:
+        """The cell's value, ``None`` when blank (an error when ``required``)."""
         value = self.cells.get(column)
         if value is None or (isinstance(value, str) and not value.strip()):
             if required:
-                raise InputError("a value is required here", where=self.where(column))
+                raise InputError(f"{what} is required here", where=self.where(column))
+            return None
+        return value
+
+    def text(self, column: str, *, required: bool = True) -> str | None:
+        value = self.value(column, "a value", required)
+        if value is None:
             return None
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         return str(value).strip()
 
     def number(self, column: str, *, required: bool = True) -> Decimal | None:
-        value = self.cells.get(column)
-        if value is None or (isinstance(value, str) and not value.strip()):
-            if required:
-                raise InputError("a number is required here", where=self.where(column))
-            return None
-        return to_decimal(value, where=self.where(column))
+        value = self.value(column, "a number", required)
+        return None if value is None else to_decimal(value, where=self.where(column))
 
     def whole(self, column: str) -> int:
         value = self.number(column)
@@ -142,15 +145,11 @@ class _Row:
         return text
 
     def day(self, column: str, *, required: bool = True) -> date | None:
-        value = self.cells.get(column)
-        if isinstance(value, datetime):
-            return value.date()
+        value = self.value(column, "a date", required)
+        if value is None or isinstance(value, datetime):
+            return None if value is None else value.date()
         if isinstance(value, date):
             return value
-        if value is None or (isinstance(value, str) and not value.strip()):
-            if required:
-                raise InputError("a date is required here", where=self.where(column))
-            return None
         try:
             return date.fromisoformat(str(value).strip())
         except ValueError:

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
@@ -65,7 +64,7 @@ def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_
     """Write the review (atomically), then keep the month in the history."""
     from templates.review_writer import write_review
 
-    run_at = run_at or datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+    run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
     path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency), plan_name=plan_path.name,
                         bill_names=bill_names)
     history.record(rec, run_at)
@@ -104,29 +103,29 @@ def register(app: typer.Typer) -> None:
     def reconcile(
         plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
         month: str = typer.Option(..., "--month", help="YYYY-MM"),
-        bills: Optional[list[Path]] = typer.Option(None, "--bills", help="FOCUS files (.parquet, .csv, .csv.gz); repeat"),
+        bills: list[Path] | None = typer.Option(None, "--bills", help="FOCUS files (.parquet, .csv, .csv.gz); repeat"),
         out: Path = typer.Option(Path("."), "--out", help="folder for the review workbook and the history"),
-        sources: Optional[list[str]] = typer.Option(None, "--from",
+        sources: list[str] | None = typer.Option(None, "--from",
                                                     help="pull bills with a connector: aws:s3://... or gcp:bq://..."),
         engine: str = typer.Option("duckdb", "--engine",
                                    help="duckdb (local files), or bigquery/athena to aggregate where the bills live"),
-        table: Optional[str] = typer.Option(None, "--table",
+        table: str | None = typer.Option(None, "--table",
                                             help="with --engine bigquery|athena: the FOCUS table (project.dataset.table)"),
-        table_lacks: Optional[list[str]] = typer.Option(None, "--table-lacks",
+        table_lacks: list[str] | None = typer.Option(None, "--table-lacks",
                                                         help="FOCUS columns the remote table does not have; repeat"),
-        rate: Optional[list[str]] = typer.Option(None, "--rate", help="CODE=RATE into the plan currency; repeat"),
+        rate: list[str] | None = typer.Option(None, "--rate", help="CODE=RATE into the plan currency; repeat"),
         threshold: float = typer.Option(10.0, "--threshold", help="flag lines more than PCT over or under plan"),
-        fail_on_variance: Optional[float] = typer.Option(None, "--fail-on-variance",
+        fail_on_variance: float | None = typer.Option(None, "--fail-on-variance",
                                                          help="exit 1 when a line is more than PCT over plan"),
         as_json: bool = typer.Option(False, "--json", help="print the totals as JSON"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
         in_place: bool = typer.Option(False, "--in-place",
                                       help="also write Actuals and Variance sheets into the plan (backup kept)"),
-        more_bills: Optional[list[Path]] = typer.Argument(None, hidden=True,
+        more_bills: list[Path] | None = typer.Argument(None, hidden=True,
                                                           help="further bill files, as in --bills a.csv b.csv"),
     ) -> None:
         """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
-        run_at = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)
+        run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         if in_place:
             from templates.plan_actuals import check_in_place
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..depreciation import month_index, month_label
 
-__all__ = ["ChargeGroup", "DIMENSIONS", "MEASURES", "aggregation_sql", "month_bounds"]
+__all__ = ["DIMENSIONS", "MEASURES", "ChargeGroup", "aggregation_sql", "month_bounds"]
 
 #: Group-by dimensions: result name -> expression over FOCUS columns.
 DIMENSIONS: dict[str, str] = {
@@ -128,7 +128,7 @@ class ChargeGroup:
     row_count: int
 
     @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> "ChargeGroup":
+    def from_row(cls, row: tuple[Any, ...]) -> ChargeGroup:
         """Build from a result row in :data:`DIMENSIONS` + :data:`MEASURES` order (NULL sums -> 0).
 
         >>> g = ChargeGroup.from_row(("AWS", "USD") + (None,) * 12 + (False,) + (None,) * 3

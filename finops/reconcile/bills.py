@@ -30,7 +30,7 @@ import duckdb
 from ..errors import InputError, Location
 from ..focus import MANDATORY, duckdb_schema
 
-__all__ = ["BillFile", "BillFormat", "VIEW", "bill_format", "locate_bad_value", "locate_currency", "open_bills"]
+__all__ = ["VIEW", "BillFile", "BillFormat", "bill_format", "locate_bad_value", "locate_currency", "open_bills"]
 
 BillFormat = Literal["parquet", "csv"]
 

@@ -46,8 +46,18 @@ from .aggregation import ChargeGroup, aggregation_sql
 from .bills import VIEW, BillFile, locate_bad_value, locate_currency, open_bills
 from .mapping import UNMAPPED, Charge, Mapper
 from .plan import Plan
-from .result import (AssetCharge, CommitmentSummary, Flag, Forecast, GpuHours, InvoiceTotal, LineVariance,
-                     ProviderTotal, Reconciliation, UnmappedCharge)
+from .result import (
+    AssetCharge,
+    CommitmentSummary,
+    Flag,
+    Forecast,
+    GpuHours,
+    InvoiceTotal,
+    LineVariance,
+    ProviderTotal,
+    Reconciliation,
+    UnmappedCharge,
+)
 
 __all__ = ["InstanceGpus", "catalog_gpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
 

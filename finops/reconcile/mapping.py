@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from .plan import MappingRule
 
-__all__ = ["Charge", "Mapper", "UNMAPPED"]
+__all__ = ["UNMAPPED", "Charge", "Mapper"]
 
 #: The plan line of charges that match no rule.
 UNMAPPED = "Unmapped"

@@ -6,14 +6,14 @@ import duckdb
 import pytest
 import sqlglot
 
+from finops.money import Money
+from finops.reconcile import BudgetLine
 from finops.reconcile.aggregation import ChargeGroup, aggregation_sql
 from finops.reconcile.bills import VIEW, open_bills
 from finops.reconcile.dialects import reconcile_remote, remote_sql
 from finops.reconcile.engine import reconcile_month
 from finops.reconcile.plan import MappingRule, Plan
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
-from finops.reconcile import BudgetLine
-from finops.money import Money
 
 from .conftest import write_bill
 

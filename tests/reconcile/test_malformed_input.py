@@ -67,17 +67,17 @@ def test_bad_bill_exits_2_with_location_and_writes_nothing(case, tmp_path, simpl
 
 
 PLAN_CASES = {
-    "amount is text": (dict(budget=[("2026-05", "gpu", "cc", "OPEX", "AWS", "lots", "USD", None)]),
+    "amount is text": ({"budget": [("2026-05", "gpu", "cc", "OPEX", "AWS", "lots", "USD", None)]},
                        ["sheet Budget", "cell F3", "column Amount", "'lots'"]),
-    "month is not YYYY-MM": (dict(budget=[("May", "gpu", "cc", "OPEX", "AWS", 1, "USD", None)]),
+    "month is not YYYY-MM": ({"budget": [("May", "gpu", "cc", "OPEX", "AWS", 1, "USD", None)]},
                              ["sheet Budget", "cell A3", "column Month"]),
-    "category unknown": (dict(budget=[("2026-05", "gpu", "cc", "Cloud", "AWS", 1, "USD", None)]),
+    "category unknown": ({"budget": [("2026-05", "gpu", "cc", "Cloud", "AWS", 1, "USD", None)]},
                          ["sheet Budget", "cell D3", "OPEX or CAPEX"]),
-    "two plan currencies": (dict(budget=[("2026-05", "a", "cc", "OPEX", "AWS", 1, "USD", None),
-                                         ("2026-05", "b", "cc", "OPEX", "AWS", 1, "EUR", None)]),
+    "two plan currencies": ({"budget": [("2026-05", "a", "cc", "OPEX", "AWS", 1, "USD", None),
+                                        ("2026-05", "b", "cc", "OPEX", "AWS", 1, "EUR", None)]},
                             ["sheet Budget", "row 4", "column Currency", "mixes USD and EUR"]),
-    "asset life not whole": (dict(budget=[("2026-05", "a", "cc", "OPEX", "AWS", 1, "USD", None)],
-                                  assets=[("S", "d", "a", "cc", "h100", 8, "2026-01-01", None, 10, 0, 12.5, "USD")]),
+    "asset life not whole": ({"budget": [("2026-05", "a", "cc", "OPEX", "AWS", 1, "USD", None)],
+                               "assets": [("S", "d", "a", "cc", "h100", 8, "2026-01-01", None, 10, 0, 12.5, "USD")]},
                              ["sheet Assets", "cell K3", "column LifeMonths"]),
 }
 

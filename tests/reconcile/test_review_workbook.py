@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 from datetime import datetime
@@ -26,7 +27,7 @@ def review(tmp_path, simple_plan):
     bill = write_bill(tmp_path / "may.csv", [
         {"x_InstanceType": "p5.48xlarge", "EffectiveCost": "100", "BilledCost": "100"},
         {"SubAccountName": HOSTILE["sub"], "ServiceName": HOSTILE["service"], "RegionId": HOSTILE["region"],
-         "Tags": '{"owner": "%s"}' % HOSTILE["tag"].replace("'", "'"), "EffectiveCost": "7.25",
+         "Tags": json.dumps({"owner": HOSTILE["tag"]}), "EffectiveCost": "7.25",
          "BilledCost": "7.25"}])
     rec, path = reconcile_to_workbook(simple_plan, [bill], "2026-05", tmp_path / "out", run_at=RUN_AT)
     return rec, path
@@ -42,7 +43,7 @@ def sheet_xml(path, name):
 
 
 def test_sheets_charts_and_name(review):
-    rec, path = review
+    _, path = review
     assert path.name == "budget-review-2026-05.xlsx"
     book = openpyxl.load_workbook(path)
     assert book.sheetnames == ["Summary", "Variance", "CAPEX-OPEX", "Commitments", "GPU usage", "Unmapped"]

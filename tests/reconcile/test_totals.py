@@ -11,9 +11,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from finops.money import quantize
+from finops.money import Money, quantize
 from finops.reconcile import BudgetLine, MappingRule, Plan, reconcile_month
-from finops.money import Money
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 
 PLAN = Plan(budget=(BudgetLine(SAMPLE_MONTH, "all", "cc", "OPEX", "", Money.of(1000, "USD")),),
