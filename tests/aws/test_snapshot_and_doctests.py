@@ -1,0 +1,55 @@
+"""The bundled AWS snapshot: every row dated and sourced, and exactly what the connector's own mappers make
+of the recorded observations (so it cannot drift from the code path). Plus the modules' docstring examples,
+which pytest collects only under finops/."""
+
+from __future__ import annotations
+
+import doctest
+import gzip
+import importlib
+from decimal import Decimal
+from importlib import resources
+
+import pytest
+
+import connectors.aws as aws
+from connectors.aws.snapshot import build_snapshot, recorded_observations
+from finops.errors import InputError
+from finops.price_book import PriceBook
+
+MODULES = ["connectors.aws.session", "connectors.aws.regions", "connectors.aws.pricing", "connectors.aws.spot",
+           "connectors.aws.savings_plans", "connectors.aws.cur", "connectors.aws.focus_export",
+           "connectors.aws.focus_table", "connectors.aws.cost_explorer", "connectors.aws.bills",
+           "connectors.aws.snapshot"]
+
+
+def _bundled_aws_files():
+    folder = resources.files("finops").joinpath("data", "prices")
+    return sorted(e for e in folder.iterdir() if e.name.startswith("aws-") and e.name.endswith(".csv.gz"))
+
+
+def test_the_bundled_snapshot_is_the_mappers_output_of_the_recorded_observations():
+    newest = _bundled_aws_files()[-1]
+    bundled = PriceBook.read_csv(newest.name, text=gzip.decompress(newest.read_bytes()).decode())
+    rebuilt = build_snapshot(recorded_observations(), gpu_of=aws._required_gpu)
+    assert [r.to_record() for r in bundled] == [r.to_record() for r in rebuilt]
+
+
+def test_every_bundled_aws_row_has_a_source_and_a_date():
+    book = PriceBook.bundled().filter(provider="aws")
+    assert len(book) >= 50
+    assert all(r.source and len(r.effective_date) == 10 for r in book)
+    p5 = book.lookup("aws", "p5.48xlarge", "on_demand", "us-east-1")
+    assert (p5.per_gpu_hour, p5.effective_date) == (Decimal("6.88"), "2025-06-05")
+
+
+def test_a_recorded_row_without_a_source_is_refused():
+    text = "instance_type,region,pricing_model,zone,price,source,as_of\ng6.xlarge,us-east-1,on_demand,,0.8048,,2026-11-30\n"
+    with pytest.raises(InputError, match="without source"):
+        recorded_observations(text)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples(name):
+    failed, attempted = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert failed == 0
