@@ -67,8 +67,8 @@ class EngineConstants:
     allreduce_gbps: float                # effective all-reduce bandwidth per GPU
     ttft_contention: float               # q: prefills colliding under concurrency
     ttft_steps: float                    # a: decode steps a new request waits to be scheduled
-    ttft_exponent: float = 0.5           # p: how contention grows with the running batch, b^p
-    ttft_fixed_ms: float = 0.0           # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
+    ttft_exponent: float                 # p: how contention grows with the running batch, b^p
+    ttft_fixed_ms: float                 # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(getattr(self, f.name)) if f.name == "step_overhead_us_per_layer"
@@ -78,7 +78,7 @@ class EngineConstants:
     def from_dict(cls, data: Mapping[str, Any]) -> EngineConstants:
         try:
             overhead = tuple(float(v) for v in data["step_overhead_us_per_layer"])
-            values = {f.name: float(data[f.name]) for f in fields(cls) if f.name != "step_overhead_us_per_layer" and f.name in data}
+            values = {f.name: float(data[f.name]) for f in fields(cls) if f.name != "step_overhead_us_per_layer"}
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"calibration constants are incomplete or not numbers ({exc})",
                              hint=f"each engine needs {', '.join(f.name for f in fields(cls))}") from None

@@ -57,7 +57,7 @@ def test_kfold_error_meets_the_goals(rows):
 def test_fit_recovers_constants_from_synthetic_measurements(rows):
     truth = replace(Calibration.bundled(), engines={"vllm": EngineConstants(
         bandwidth_efficiency=0.55, compute_efficiency=0.45, step_overhead_us_per_layer=(10.0, 30.0, 50.0, 90.0),
-        allreduce_gbps=40.0, ttft_contention=0.6, ttft_steps=2.0, ttft_exponent=0.6)})
+        allreduce_gbps=40.0, ttft_contention=0.6, ttft_steps=2.0, ttft_exponent=0.6, ttft_fixed_ms=30.0)})
     sample = [r for r in rows if r.engine == "vllm" and not queue_limited(r)]
     ttft, tpot = predict(sample, truth)
     synthetic = [replace(r, ttft_ms=float(a), tpot_ms=float(b)) for r, a, b in zip(sample, ttft, tpot)]

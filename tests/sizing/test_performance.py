@@ -118,7 +118,12 @@ def test_calibration_file_round_trip_and_use(tmp_path):
     assert estimate(**H100_8B, concurrency=1, calibration=again).tpot_ms > estimate(**H100_8B, concurrency=1).tpot_ms
 
 
-@pytest.mark.parametrize("text", ["not json", json.dumps({"engines": {}}), json.dumps({"engines": {"vllm": {}}})])
+_PARTIAL = {"step_overhead_us_per_layer": [1, 2, 3, 4], "bandwidth_efficiency": 0.7}
+
+
+@pytest.mark.parametrize("text", ["not json", json.dumps({"engines": {}}), json.dumps({"engines": {"vllm": {}}}),
+                                  json.dumps({"engines": {"vllm": _PARTIAL}}),
+                                  json.dumps({"engines": {"vllm": {**_PARTIAL, "step_overhead_us_per_layer": [1]}}})])
 def test_a_broken_calibration_file_is_an_input_error(tmp_path, text):
     path = tmp_path / "cal.json"
     path.write_text(text)
