@@ -23,8 +23,17 @@ from finops.errors import InputError, Location
 from finops.money import MONEY_CONTEXT
 
 from .focus_table import decimal_or_none, gpu_columns, record, timestamp
-from .mapping import (COMMITMENT_KINDS, CUR_DECIMAL_COLUMNS, CUR_TEXT_COLUMNS, LEASE_TERMS, LINE_ITEM_TYPES,
-                      SERVICE_CATEGORIES, UNITS, USAGE_KINDS, LineItemRule)
+from .mapping import (
+    COMMITMENT_KINDS,
+    CUR_DECIMAL_COLUMNS,
+    CUR_TEXT_COLUMNS,
+    LEASE_TERMS,
+    LINE_ITEM_TYPES,
+    SERVICE_CATEGORIES,
+    UNITS,
+    USAGE_KINDS,
+    LineItemRule,
+)
 
 __all__ = ["GpuOf", "focus_rows_from_cur", "usage_kind"]
 

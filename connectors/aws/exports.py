@@ -24,7 +24,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -96,7 +96,7 @@ class LocalExportStore:
             raise InputError(f"export folder {self.root} does not exist",
                              hint="pass s3://BUCKET/PREFIX or a folder with a downloaded export")
         return [StoredObject(p.relative_to(self.root).as_posix(),
-                             datetime.fromtimestamp(p.stat().st_mtime, tz=timezone.utc))
+                             datetime.fromtimestamp(p.stat().st_mtime, tz=UTC))
                 for p in sorted(self.root.rglob("*")) if p.is_file()]
 
     def read(self, key: str) -> bytes:

@@ -36,9 +36,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-__all__ = ["CE_PURCHASE_TYPES", "CUR_DECIMAL_COLUMNS", "CUR_TEXT_COLUMNS", "COMMITMENT_KINDS", "LINE_ITEM_TYPES",
-           "LEASE_TERMS", "PURCHASE_OPTIONS", "PurchaseOption", "SERVICE_CATEGORIES", "UNITS", "USAGE_KINDS",
-           "LineItemRule"]
+__all__ = [
+    "CE_PURCHASE_TYPES",
+    "COMMITMENT_KINDS",
+    "CUR_DECIMAL_COLUMNS",
+    "CUR_TEXT_COLUMNS",
+    "LEASE_TERMS",
+    "LINE_ITEM_TYPES",
+    "PURCHASE_OPTIONS",
+    "SERVICE_CATEGORIES",
+    "UNITS",
+    "USAGE_KINDS",
+    "LineItemRule",
+    "PurchaseOption",
+]
 
 #: x_PurchaseOption: the price book's pricing models where the term is known, the bare kind where not.
 PurchaseOption = Literal["on_demand", "spot", "reserved_1y", "reserved_3y", "savings_plan_1y", "savings_plan_3y",

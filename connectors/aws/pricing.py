@@ -32,8 +32,15 @@ from finops.price_book import PriceRow
 
 from .regions import location_of, region_of
 
-__all__ = ["GPU_FAMILIES", "PRODUCT_FILTERS", "GpuLookup", "in_gpu_families", "price_rows", "product_documents",
-           "fetch_product_documents"]
+__all__ = [
+    "GPU_FAMILIES",
+    "PRODUCT_FILTERS",
+    "GpuLookup",
+    "fetch_product_documents",
+    "in_gpu_families",
+    "price_rows",
+    "product_documents",
+]
 
 #: The EC2 GPU / accelerator families priced by default (plus whatever the instance catalog lists).
 GPU_FAMILIES: tuple[str, ...] = ("p4d", "p4de", "p5", "p5e", "p5en", "p6", "g5", "g6", "g6e", "inf2", "trn1")

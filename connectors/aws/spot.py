@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -97,7 +97,7 @@ def fetch_spot_history(client: Any, region: str, instance_types: Iterable[str], 
     """Read the whole window's Linux/UNIX spot history for a region (every page), then summarize it."""
     from .session import pages
 
-    end = end or datetime.now(timezone.utc)
+    end = end or datetime.now(UTC)
     start = end - window
     records: list[Mapping[str, Any]] = []
     for page in pages(client, "ec2", "describe_spot_price_history", InstanceTypes=sorted(set(instance_types)),

@@ -81,7 +81,7 @@ class ScriptedAwsJsonServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+            def do_POST(self) -> None:
                 import json
 
                 length = int(self.headers.get("Content-Length", 0))

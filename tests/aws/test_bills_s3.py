@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-import connectors.aws as aws
+from connectors import aws
 from finops.errors import InputError, ProviderError
 from finops.reconcile.bills import open_bills
 

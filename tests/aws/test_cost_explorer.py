@@ -12,7 +12,6 @@ from decimal import Decimal
 import duckdb
 import pytest
 
-import connectors.aws as aws
 from finops.cli import main
 
 PERIOD = {"Start": "2026-05-01", "End": "2026-06-01"}

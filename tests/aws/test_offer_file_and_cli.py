@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-import connectors.aws as aws
+from connectors import aws
 from connectors.aws.pricing import price_rows
 from finops.cli import main
 from finops.errors import InputError

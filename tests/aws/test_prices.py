@@ -4,21 +4,21 @@ responses in the shapes AWS documents, then the whole ``pull_prices`` through re
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 
-import connectors.aws as aws
+from connectors import aws
 from connectors.aws.pricing import fetch_product_documents, price_rows
 from connectors.aws.spot import percentile, summarize
 from finops.errors import InputError, UnknownNameError
 from finops.money import MONEY_CONTEXT
 
 D = Decimal
-NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
 
 class StubbedSession:

@@ -12,7 +12,7 @@ from importlib import resources
 
 import pytest
 
-import connectors.aws as aws
+from connectors import aws
 from connectors.aws.snapshot import build_snapshot, recorded_observations
 from finops.errors import InputError
 from finops.price_book import PriceBook
@@ -51,5 +51,5 @@ def test_a_recorded_row_without_a_source_is_refused():
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    failed, attempted = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    failed, _attempted = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert failed == 0
