@@ -3,16 +3,22 @@
 Sheets, in order: Start, Workloads, Sizing, TCO, Mix, Budget, Assets, Mapping, Usage, Catalog, Prices.
 The build is deterministic (fixed document dates, sheets and rows in a fixed order), so the committed
 ``templates/llm-finops-plan.xlsx`` equals a fresh build byte for byte. Every formula carries the
-value the add-in computes for it (the builder calls ``addin.udfs`` itself), so the file reads right before any add-in is installed.
+value the add-in computes for it (the builder calls ``addin.udfs`` itself), so the file reads right
+before any add-in is installed. The file is written whole or not at all (built in memory, then renamed
+into place).
 """
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
 from datetime import datetime
 from pathlib import Path
 
 import xlsxwriter
 
+from finops.errors import InputError, Location
 from finops.price_book import PriceBook
 
 from .sheets.catalog import write_catalog, write_prices
@@ -40,9 +46,12 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
     template does not depend on the machine that built it.
     """
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix.lower() != ".xlsx":
+        raise InputError(f"the template is written as .xlsx, got {out.name!r}", where=Location(file=str(out)),
+                         hint="use --out plan.xlsx; for the classic add-in save it as .xlsm in Excel (docs/excel.md)")
     book = PriceBook.bundled() if prices is None else prices
-    wb = xlsxwriter.Workbook(str(out), {"strings_to_formulas": False, "strings_to_urls": False})
+    buffer = io.BytesIO()
+    wb = xlsxwriter.Workbook(buffer, {"strings_to_formulas": False, "strings_to_urls": False, "in_memory": True})
     wb.set_properties({"title": "llm-finops planning workbook", "author": "llm-finops", "created": BUILT_AT,
                        "comments": "Built by `finops template build`"})
     # Open with the stored values: no full recalculation on load (which would turn every add-in cell into
@@ -61,4 +70,19 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
     write_catalog(wb, styles)
     write_prices(wb, styles, book)
     wb.close()
+    return _write_whole(out, buffer.getvalue())
+
+
+def _write_whole(out: Path, data: bytes) -> Path:
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data)
+        os.replace(tmp, out)
+    except OSError as exc:
+        raise InputError(f"cannot write {out}: {exc.strerror or exc}", where=Location(file=str(out)),
+                         hint="choose a folder you can write to") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
     return out
