@@ -17,6 +17,7 @@ from rich.table import Table
 from ..errors import InputError
 from ..mix import (Campaign, MixResult, WorkloadShape, generate_profile, optimize_mix, read_demand_csv,
                    read_options_csv, write_demand_csv)
+from ..mix.ladder import plan_ladder
 from ..mix.recommenders import compare_recommenders
 from ..mix.scenarios import Scenario, plan_scenarios, stress_test
 from ..money import quantize
@@ -109,6 +110,25 @@ def register(app: typer.Typer) -> None:
             table.add_row(name, _units(result.units), str(result.total_cost.rounded()),
                           *(str(costs[s].total_cost.rounded()) for s in ("low", "base", "high")))
         console.print(table)
+
+    @mix.command("ladder")
+    def ladder(demand: Optional[Path] = _DEMAND, options: Optional[Path] = _OPTIONS, as_json: bool = _JSON) -> None:
+        """A staggered ladder of term commitments (term_hours per option) for a multi-year, growing profile."""
+        demand_path, options_path = _required(demand, options)
+        plan = plan_ladder(read_demand_csv(demand_path), read_options_csv(options_path))
+        if as_json:
+            print_json(plan.to_dict())
+            return
+        names = list(plan.purchases)
+        table = Table("month", *(f"buy {n}" for n in names), *(f"active {n}" for n in names), "cost",
+                      title=f"commitment ladder over {plan.months} months (months with a purchase)")
+        for month in range(plan.months):
+            if any(plan.purchases[n][month] for n in names):
+                table.add_row(str(month), *(str(plan.purchases[n][month]) for n in names),
+                              *(str(plan.active[n][month]) for n in names), str(plan.monthly_cost[month].rounded()))
+        console.print(table)
+        console.print(f"total {plan.total_cost.rounded()}; all on-demand {plan.on_demand_only_cost.rounded()}; "
+                      f"savings {plan.savings.rounded()}; still owed after the horizon {plan.outstanding.rounded()}")
 
 
 def _required(demand: Path | None, options: Path | None) -> tuple[Path, Path]:

@@ -30,7 +30,7 @@ from typing import Literal, get_args
 
 import numpy as np
 
-from ..errors import CurrencyMismatchError, InputError, Location
+from ..errors import CurrencyMismatchError, InputError, Location, UnknownNameError
 from ..money import to_decimal
 from ..registry import Registry
 
@@ -186,8 +186,10 @@ def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:
         raise InputError("empty name", where=where("name"))
     try:
         kind = _KINDS.canonical(row.get("kind", ""))
-    except InputError as exc:
-        raise InputError(exc.message, where=where("kind"), hint=exc.hint) from None
+    except UnknownNameError as exc:
+        close = list(dict.fromkeys(_KINDS.canonical(s).replace("-", "_") for s in exc.suggestions))
+        raise UnknownNameError("option kind", exc.name, close, known=list(get_args(OptionKind)),
+                               where=where("kind")) from None
     hourly = number("hourly_cost")
     if hourly is None:
         raise InputError("empty hourly_cost", where=where("hourly_cost"))
