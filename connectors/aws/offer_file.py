@@ -49,14 +49,6 @@ class OfferFile:
     documents: tuple[Mapping[str, Any], ...]
 
 
-def _text(path: Path) -> io.TextIOBase:
-    raw = path.open("rb")
-    head = raw.read(2)
-    raw.seek(0)
-    stream = gzip.open(raw) if head == b"\x1f\x8b" else raw
-    return io.TextIOWrapper(stream, encoding="utf-8-sig", newline="")
-
-
 def read_offer_file(path: str | Path, keep: Callable[[str], bool] = lambda instance_type: True) -> OfferFile:
     """Read an EC2 offer file; ``keep(instance_type)`` picks the products to keep (the files are large).
 
@@ -66,7 +58,11 @@ def read_offer_file(path: str | Path, keep: Callable[[str], bool] = lambda insta
     if not path.exists():
         raise InputError(f"offer file {path} does not exist",
                          hint="download one from https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/index.json")
-    with _text(path) as stream:
+    with path.open("rb") as raw:
+        compressed = raw.read(2) == b"\x1f\x8b"
+        raw.seek(0)
+        stream = io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if compressed else raw, encoding="utf-8-sig",
+                                  newline="")
         first = stream.read(1)
         stream.seek(0)
         if first == "{":

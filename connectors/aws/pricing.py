@@ -34,7 +34,9 @@ from .regions import location_of, region_of
 
 __all__ = [
     "GPU_FAMILIES",
+    "LEASE_TERMS",
     "PRODUCT_FILTERS",
+    "PURCHASE_OPTIONS",
     "GpuLookup",
     "fetch_product_documents",
     "in_gpu_families",
