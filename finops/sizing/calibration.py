@@ -341,7 +341,11 @@ def read_load_test(path: str | Path, *, engine: str, model: str, gpu: str, preci
     reader = {"vllm-bench-serve": _points_vllm, "aiperf": _points_aiperf, "guidellm": _points_guidellm}[kind]
     spec, device = resolve_model(model), get_accelerator(gpu)
     out = []
-    for point in reader(data, where):
+    try:
+        points = reader(data, where)
+    except (TypeError, KeyError, AttributeError) as exc:
+        raise InputError(f"unexpected {kind} result layout ({exc})", where=where) from None
+    for point in points:
         if concurrency is not None:
             point["concurrency"] = concurrency
         if point["concurrency"] is None:

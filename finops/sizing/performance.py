@@ -112,10 +112,14 @@ class Calibration:
         if not isinstance(data, Mapping) or not isinstance(data.get("engines"), Mapping) or not data["engines"]:
             raise InputError("a calibration file is a JSON object with an 'engines' object",
                              hint="write one with `finops calibrate`")
+        try:
+            rows = int(data.get("rows") or 0)
+            errors = [None if data.get(k) is None else float(data[k]) for k in ("kfold_tpot_error", "kfold_ttft_error")]
+        except (TypeError, ValueError):
+            raise InputError("calibration 'rows' and k-fold errors must be numbers") from None
         return cls(engines={str(k): EngineConstants.from_dict(v) for k, v in data["engines"].items()},
-                   source=str(data.get("source", "")), as_of=str(data.get("as_of", "")),
-                   rows=int(data.get("rows") or 0), kfold_tpot_error=data.get("kfold_tpot_error"),
-                   kfold_ttft_error=data.get("kfold_ttft_error"))
+                   source=str(data.get("source", "")), as_of=str(data.get("as_of", "")), rows=rows,
+                   kfold_tpot_error=errors[0], kfold_ttft_error=errors[1])
 
     @classmethod
     def read(cls, path: str | Path) -> Calibration:

@@ -96,6 +96,10 @@ def test_little_law_gives_the_concurrency_of_a_rate_run(tmp_path):
       "total_output_tokens": 100, "max_concurrency": None}, "concurrency"),
     ({"mean_ttft_ms": -1, "mean_tpot_ms": 5, "completed": 10, "total_input_tokens": 100,
       "total_output_tokens": 100, "max_concurrency": 4}, "ttft_ms must be a positive number"),
+    ({"mean_ttft_ms": 10, "mean_tpot_ms": 5, "completed": 10, "total_input_tokens": "many",
+      "total_output_tokens": 100, "max_concurrency": 4}, "unexpected vllm-bench-serve result layout"),
+    ({"benchmarks": [{"metrics": {"time_to_first_token_ms": {"successful": {"mean": 50.0}}}}]},
+     "does not say the concurrency"),
 ])
 def test_bad_load_test_files_fail_clearly(tmp_path, payload, message):
     path = tmp_path / "bad.json"
