@@ -14,20 +14,32 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from functools import lru_cache
 from typing import Any
 
 from finops.errors import InputError
-from finops.price_book import COLUMNS, PriceBook
+from finops.price_book import COLUMNS, PRICE_BOOK_ENV, PriceBook
 
 from ._cells import grid
 
-__all__ = ["hourly_cost", "price_book_from_range"]
+__all__ = ["current_book", "hourly_cost", "price_book_from_range"]
 
 
 def price_book_from_range(value: Any) -> PriceBook:
     """Parse a header + rows range into a :class:`PriceBook` (cached on the range's content)."""
     return _parse(tuple(map(tuple, grid(value))))
+
+
+def current_book() -> PriceBook:
+    """The add-in's own price book when no range is given: ``FINOPS_PRICE_BOOK``'s file or the bundled
+    snapshot, read once per setting (not on every call)."""
+    return _current(os.environ.get(PRICE_BOOK_ENV))
+
+
+@lru_cache(maxsize=4)
+def _current(_setting: str | None) -> PriceBook:
+    return PriceBook.current()
 
 
 @lru_cache(maxsize=1024)

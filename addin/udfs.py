@@ -30,7 +30,7 @@ from finops.sizing.search import search
 from finops.tco import cost_per_million_tokens, tco
 
 from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
-from ._price_range import hourly_cost, price_book_from_range
+from ._price_range import current_book, hourly_cost, price_book_from_range
 
 try:  # classic add-in and xlwings Lite both expose func/arg/ret on the top-level module
     from xlwings import arg, func, ret  # arg/ret: for users who extend the module
@@ -214,7 +214,7 @@ def LLM_SIZE(model: Cell, isl: Cell, osl: Cell, concurrency: Cell, ttft_ms: Cell
 
 # ---- money --------------------------------------------------------------------------------------------
 def _book(prices: Cell) -> PriceBook:
-    return PriceBook.current() if prices is None else price_book_from_range(prices)
+    return current_book() if prices is None else price_book_from_range(prices)
 
 
 @func

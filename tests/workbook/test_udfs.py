@@ -157,3 +157,13 @@ def test_the_udfs_import_path_loads_nothing_native_only(without_xlwings):
     result = subprocess.run([sys.executable, "-c", IMPORT_CHECK.format(block=block, forbidden=forbidden)],
                             capture_output=True, text=True, check=True)
     assert result.stdout.strip() == ""
+
+
+def test_price_without_a_range_uses_the_configured_price_book(tmp_path, monkeypatch):
+    from finops.money import to_decimal
+    from finops.price_book import PRICE_BOOK_ENV, PriceRow
+
+    path = PriceBook([PriceRow("aws", "us-east-1", "p5.48xlarge", "h100-sxm", 8, "on_demand", "", to_decimal("55.04"),
+                               to_decimal(0), "USD", "2025-06-05", "test")]).write_csv(tmp_path / "book.csv")
+    monkeypatch.setenv(PRICE_BOOK_ENV, str(path))
+    assert udfs.FINOPS_PRICE("aws", "p5.48xlarge", "on_demand", "us-east-1") == 55.04
