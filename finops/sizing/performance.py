@@ -5,7 +5,7 @@ that grows with tensor parallelism, and the interference of prefills with decode
 seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-cache hit rate::
 
     ctx      = isl + osl / 2                                    mean context while decoding
-    memory   = (W / tp + b x ctx x kv_gpu) / (BW x eta_bw)      weights + KV read once per step
+    memory   = (W / tp - X (1 - cover(b)) + b x ctx x kv_gpu) / (BW x eta_bw)   weights + KV read per step
     compute  = b x (2 P + 4 L A ctx) / (tp x F x eta_c)         decode FLOPs (active params P)
     step     = max(memory, compute) + L x o(tp) + allreduce(b, tp)
     new      = isl x (1 - h)                                    prompt tokens not found in the cache
@@ -14,6 +14,9 @@ seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-
     TTFT     = prefill x (1 + q (b^p - 1)) + a x step + f       prefills that collide, steps to schedule,
                                                                 and f outside the GPU (HTTP, tokenizer)
 
+``X`` routed-expert weight bytes per GPU of a mixture-of-experts model (0 for dense), of which a step
+reads the share its tokens route to: ``cover(b) = 1 - (1 - k / E)^b`` (``b`` tokens each picking
+``k`` of ``E`` experts, independently and uniformly; the shared experts are always read).
 ``W`` weight bytes, ``kv_gpu`` KV bytes per token per GPU, ``BW`` memory bandwidth, ``F`` dense tensor
 throughput at the weight precision, ``L`` layers, ``A = heads x head_dim``, ``o(tp)`` the engine's
 per-layer step overhead at that TP (interpolated in log2 tp), ``allreduce = 2 L x b x hidden x 2 bytes
@@ -43,7 +46,7 @@ import numpy as np
 from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
 from ..registry import Registry
-from .memory import PRECISIONS, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
+from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 
 __all__ = ["CALIBRATED_TPS", "ENGINES", "MAX_BATCH", "Calibration", "Engine", "EngineConstants", "Estimate",
            "Latency", "ReplicaPhysics", "estimate", "replica_latency", "replica_physics",
@@ -160,6 +163,8 @@ class ReplicaPhysics:
     bandwidth: Any            # bytes/s per GPU
     flops: Any                # dense FLOP/s per GPU at the compute precision
     tp: Any
+    expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
+    expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
 
 
 def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
@@ -172,7 +177,14 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
     (4.54, 65536.0, 1979.0)
     """
     kv_p = kv_precision or ("fp32" if precision == "fp32" else "bf16")
+    experts = 0.0
+    if model.is_moe and model.experts_per_token:
+        moe_layers = model.layers - (model.first_dense_layers or 0)
+        width = model.moe_intermediate_size or model.intermediate_size
+        experts = moe_layers * model.num_experts * 3 * model.hidden_size * width * bytes_per_param(precision)
     return ReplicaPhysics(
+        expert_weight_bytes_per_gpu=experts / tp,
+        expert_share_per_token=(model.experts_per_token / model.num_experts) if experts else 0.0,
         weight_bytes_per_gpu=weight_bytes(model, precision) / tp,
         kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p),
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
@@ -189,6 +201,7 @@ class Latency:
     prefill: Any            # one prompt alone: compute plus one step's overhead
     prefill_compute: Any    # the compute part, which a chunked prefill adds to decode steps
     step: Any
+    step_bytes: Any         # bytes one decode step reads per GPU (weights touched + KV)
 
 
 def _overhead_per_layer_s(c: EngineConstants, tp: Any) -> Any:
@@ -227,7 +240,9 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     ctx = isl + osl / 2.0
     per_layer = _overhead_per_layer_s(c, p.tp)
     overhead = p.layers * per_layer
-    memory = (p.weight_bytes_per_gpu + b * ctx * p.kv_bytes_per_token_per_gpu) / (p.bandwidth * c.bandwidth_efficiency)
+    untouched = p.expert_weight_bytes_per_gpu * (1.0 - p.expert_share_per_token) ** np.maximum(b, 1.0)
+    step_bytes = p.weight_bytes_per_gpu - untouched + b * ctx * p.kv_bytes_per_token_per_gpu
+    memory = step_bytes / (p.bandwidth * c.bandwidth_efficiency)
     group_flops = p.tp * p.flops * c.compute_efficiency
     compute = b * (2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx) / group_flops
     allreduce = np.where(np.asarray(p.tp) > 1, 2.0 * p.layers * b * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
@@ -240,7 +255,8 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     tpot = step + (b / osl) * prefill_compute
     ttft = prefill * (1.0 + c.ttft_contention * (np.maximum(b, 1.0) ** c.ttft_exponent - 1.0)) \
         + scheduling_delay(c, step)
-    return Latency(ttft=ttft, tpot=tpot, prefill=prefill, prefill_compute=prefill_compute, step=step)
+    return Latency(ttft=ttft, tpot=tpot, prefill=prefill, prefill_compute=prefill_compute, step=step,
+                   step_bytes=step_bytes)
 
 
 @dataclass(frozen=True)
@@ -340,10 +356,9 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     cycle = ttft + (osl - 1) * tpot                      # one request's life in a running slot
     output_rate = running * osl / cycle
     ttft += (wanted - running) * cycle / running         # Little's law wait for a free KV slot
-    bytes_per_step = phys.weight_bytes_per_gpu + running * (isl + osl / 2) * phys.kv_bytes_per_token_per_gpu
     return Estimate(**common, concurrency=wanted, running_batch=running, ttft_ms=ttft * 1e3, tpot_ms=tpot * 1e3,
                     prefill_ms=float(lat.prefill) * 1e3, decode_step_ms=float(lat.step) * 1e3,
                     request_latency_ms=(ttft + (osl - 1) * tpot) * 1e3, output_tokens_per_s=output_rate,
                     output_tokens_per_s_per_gpu=output_rate / tp, input_tokens_per_s=output_rate * isl / osl,
-                    effective_bandwidth_efficiency=bytes_per_step / float(lat.step) / phys.bandwidth)
+                    effective_bandwidth_efficiency=float(lat.step_bytes) / float(lat.step) / phys.bandwidth)
 

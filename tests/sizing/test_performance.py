@@ -62,6 +62,23 @@ def test_vllm_decodes_slower_than_trtllm(tp):
     assert vllm.tpot_ms > trt.tpot_ms
 
 
+def test_moe_decode_reads_only_the_experts_its_tokens_route_to():
+    """Qwen3-30B-A3B routes each token to 8 of 128 experts: batch 1 reads a small share of the weights,
+    a large batch nearly all of them (coverage 1 - (1 - 8/128)^b)."""
+    from finops.catalog import get_accelerator, get_model
+    from finops.sizing.performance import replica_latency, replica_physics
+
+    phys = replica_physics(get_model("qwen3-30b-a3b"), get_accelerator("h100-sxm"), precision="bf16", tp=1)
+    c = Calibration.bundled().constants("vllm")
+    one, many = (float(replica_latency(phys, c, isl=16, osl=16, batch=b).step_bytes) for b in (1, 256))
+    kv = (16 + 16 / 2) * phys.kv_bytes_per_token_per_gpu      # mean context isl + osl / 2
+    dense = phys.weight_bytes_per_gpu - phys.expert_weight_bytes_per_gpu
+    assert one - kv == pytest.approx(dense + phys.expert_weight_bytes_per_gpu * 8 / 128)
+    assert many - 256 * kv == pytest.approx(phys.weight_bytes_per_gpu, rel=1e-6)
+    dense_model = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="bf16", tp=1)
+    assert dense_model.expert_weight_bytes_per_gpu == 0.0
+
+
 def test_a_model_that_does_not_fit_is_an_answer():
     e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     fit = memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
