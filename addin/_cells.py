@@ -58,7 +58,9 @@ def scalar(value: Any, name: str) -> Any:
 
 
 def _is_blank(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and not value.strip()) or type(value).__name__ == "XlError"
+    return (
+        value is None or (isinstance(value, str) and not value.strip()) or type(value).__name__ == "XlError"
+    )
 
 
 def _filled(value: Any, name: str, default: Any, what: str) -> Any:

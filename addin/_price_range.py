@@ -61,8 +61,9 @@ def _parse(cells: tuple[tuple[Any, ...], ...]) -> PriceBook:
     rows = [[_plain(v) for v in row] for row in cells]
     header = [str(h).strip() for h in rows[0]]
     if header != list(COLUMNS):
-        raise InputError("prices: the range must start with the Prices table header",
-                         hint=f"columns {', '.join(COLUMNS)}")
+        raise InputError(
+            "prices: the range must start with the Prices table header", hint=f"columns {', '.join(COLUMNS)}"
+        )
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)

@@ -32,32 +32,42 @@ from finops.tco import cost_per_million_tokens, tco
 from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import current_book, hourly_cost, price_book_from_range
 
-try:  # classic add-in and xlwings Lite both expose func/arg/ret on the top-level module
-    from xlwings import arg, func, ret  # arg/ret: for users who extend the module
-except ImportError:  # no xlwings (CI, plain Pyodide): identity decorators keep plain callables
+try:  # the classic add-in and xlwings Lite both expose ``func`` on the top-level ``xlwings`` module
+    from xlwings import func
+except ImportError:  # no xlwings (CI, plain Pyodide): an identity decorator keeps plain callables
+
     def func(f: Any = None, **_options: Any) -> Any:
         return f if f is not None else (lambda g: g)
 
-    def arg(*_args: Any, **_options: Any) -> Any:
-        return lambda g: g
 
-    def ret(*_args: Any, **_options: Any) -> Any:
-        return lambda g: g
-
-__all__ = ["FINOPS_COST_PER_MTOK", "FINOPS_MIX", "FINOPS_PRICE", "FINOPS_TCO", "LLM_CONCURRENCY", "LLM_DEVICES",
-           "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_SIZE", "LLM_TOKENS_PER_S", "LLM_TPOT_MS", "LLM_TTFT_MS", "LLM_WEIGHTS_GIB",
-           "UDFS"]
+__all__ = [
+    "FINOPS_COST_PER_MTOK",
+    "FINOPS_MIX",
+    "FINOPS_PRICE",
+    "FINOPS_TCO",
+    "LLM_CONCURRENCY",
+    "LLM_DEVICES",
+    "LLM_KV_GIB",
+    "LLM_MAX_CONCURRENCY",
+    "LLM_SIZE",
+    "LLM_TOKENS_PER_S",
+    "LLM_TPOT_MS",
+    "LLM_TTFT_MS",
+    "LLM_WEIGHTS_GIB",
+    "UDFS",
+]
 
 #: A cell value, a range (list or list of lists) or an omitted optional argument.
 Cell = Any
-_GIB = 2.0 ** 30
+_GIB = 2.0**30
 
 
 # ---- demand -------------------------------------------------------------------------------------------
 @func
 @cell_errors
-def LLM_CONCURRENCY(dau: Cell, online_share: Cell, requests_per_user_per_hour: Cell,
-                    seconds_per_request: Cell) -> Any:
+def LLM_CONCURRENCY(
+    dau: Cell, online_share: Cell, requests_per_user_per_hour: Cell, seconds_per_request: Cell
+) -> Any:
     """Peak concurrent requests, Little's law: ``dau x online_share x req/user/h / 3600 x seconds``.
 
     Source: ``finops.sizing.concurrency`` (seed 000; its stated inputs give ~42, not the article's 7).
@@ -65,15 +75,19 @@ def LLM_CONCURRENCY(dau: Cell, online_share: Cell, requests_per_user_per_hour: C
     >>> round(LLM_CONCURRENCY(10000, 0.05, 60, 5), 1)
     41.7
     """
-    return concurrency(number(dau, "dau"), number(online_share, "online_share"),
-                       number(requests_per_user_per_hour, "requests_per_user_per_hour"),
-                       number(seconds_per_request, "seconds_per_request"))
+    return concurrency(
+        number(dau, "dau"),
+        number(online_share, "online_share"),
+        number(requests_per_user_per_hour, "requests_per_user_per_hour"),
+        number(seconds_per_request, "seconds_per_request"),
+    )
 
 
 @func
 @cell_errors
-def LLM_DEVICES(required_tokens_per_s: Cell, per_device_tokens_per_s: Cell, spare: Cell = None,
-                redundancy: Cell = None) -> Any:
+def LLM_DEVICES(
+    required_tokens_per_s: Cell, per_device_tokens_per_s: Cell, spare: Cell = None, redundancy: Cell = None
+) -> Any:
     """Devices to deploy: ``ceil(ceil(R / T) x (1 + spare)) + redundancy`` (seed 003).
 
     Source: ``finops.sizing.devices_needed``.
@@ -81,9 +95,12 @@ def LLM_DEVICES(required_tokens_per_s: Cell, per_device_tokens_per_s: Cell, spar
     >>> LLM_DEVICES(5000, 800, 0.25)
     9
     """
-    return devices_needed(number(required_tokens_per_s, "required_tokens_per_s"),
-                          number(per_device_tokens_per_s, "per_device_tokens_per_s"),
-                          number(spare, "spare", default=0.0), whole(redundancy, "redundancy", default=0))
+    return devices_needed(
+        number(required_tokens_per_s, "required_tokens_per_s"),
+        number(per_device_tokens_per_s, "per_device_tokens_per_s"),
+        number(spare, "spare", default=0.0),
+        whole(redundancy, "redundancy", default=0),
+    )
 
 
 # ---- memory -------------------------------------------------------------------------------------------
@@ -112,8 +129,15 @@ def LLM_KV_GIB(model: Cell, tokens: Cell, batch: Cell, kv_precision: Cell = None
     >>> LLM_KV_GIB("llama-3.1-8b", 2048, 16)
     4.0
     """
-    return kv_bytes(resolve_model(text(model, "model")), whole(tokens, "tokens"), whole(batch, "batch"),
-                    text(kv_precision, "kv_precision", default="bf16").lower()) / _GIB
+    return (
+        kv_bytes(
+            resolve_model(text(model, "model")),
+            whole(tokens, "tokens"),
+            whole(batch, "batch"),
+            text(kv_precision, "kv_precision", default="bf16").lower(),
+        )
+        / _GIB
+    )
 
 
 @func
@@ -126,19 +150,40 @@ def LLM_MAX_CONCURRENCY(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: 
     >>> LLM_MAX_CONCURRENCY("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512)
     0
     """
-    return memory_fit(text(model, "model"), text(gpu, "gpu"), precision=text(precision, "precision").lower(),
-                      tp=whole(tp, "tp"), isl=whole(isl, "isl"), osl=whole(osl, "osl")).max_concurrency
+    return memory_fit(
+        text(model, "model"),
+        text(gpu, "gpu"),
+        precision=text(precision, "precision").lower(),
+        tp=whole(tp, "tp"),
+        isl=whole(isl, "isl"),
+        osl=whole(osl, "osl"),
+    ).max_concurrency
 
 
 # ---- performance --------------------------------------------------------------------------------------
-def _estimate(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell, concurrency_: Cell,
-              engine: Cell, cache_hit_rate: Cell) -> Estimate:
+def _estimate(
+    model: Cell,
+    gpu: Cell,
+    precision: Cell,
+    tp: Cell,
+    isl: Cell,
+    osl: Cell,
+    concurrency_: Cell,
+    engine: Cell,
+    cache_hit_rate: Cell,
+) -> Estimate:
     wanted = optional_text(concurrency_, "concurrency")
-    result = estimate(text(model, "model"), text(gpu, "gpu"), precision=text(precision, "precision").lower(),
-                      tp=whole(tp, "tp"), isl=whole(isl, "isl"), osl=whole(osl, "osl"),
-                      concurrency="max" if wanted in (None, "max", "MAX") else whole(concurrency_, "concurrency"),
-                      engine=text(engine, "engine", default="vllm"),
-                      cache_hit_rate=number(cache_hit_rate, "cache_hit_rate", default=0.0))
+    result = estimate(
+        text(model, "model"),
+        text(gpu, "gpu"),
+        precision=text(precision, "precision").lower(),
+        tp=whole(tp, "tp"),
+        isl=whole(isl, "isl"),
+        osl=whole(osl, "osl"),
+        concurrency="max" if wanted in (None, "max", "MAX") else whole(concurrency_, "concurrency"),
+        engine=text(engine, "engine", default="vllm"),
+        cache_hit_rate=number(cache_hit_rate, "cache_hit_rate", default=0.0),
+    )
     if not result.fits:
         raise InputError(f"does not fit: {result.shortfall_gib:.1f} GiB short per GPU")
     return result
@@ -146,8 +191,17 @@ def _estimate(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl:
 
 @func
 @cell_errors
-def LLM_TTFT_MS(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell, concurrency: Cell = None,
-                engine: Cell = None, cache_hit_rate: Cell = None) -> Any:
+def LLM_TTFT_MS(
+    model: Cell,
+    gpu: Cell,
+    precision: Cell,
+    tp: Cell,
+    isl: Cell,
+    osl: Cell,
+    concurrency: Cell = None,
+    engine: Cell = None,
+    cache_hit_rate: Cell = None,
+) -> Any:
     """Time to first token in ms of one replica at ``concurrency`` (blank or "max": the KV-cache limit).
 
     Source: ``finops.sizing.performance.estimate`` (calibrated prefill and per-step overhead model).
@@ -157,8 +211,17 @@ def LLM_TTFT_MS(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, os
 
 @func
 @cell_errors
-def LLM_TPOT_MS(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell, concurrency: Cell = None,
-                engine: Cell = None, cache_hit_rate: Cell = None) -> Any:
+def LLM_TPOT_MS(
+    model: Cell,
+    gpu: Cell,
+    precision: Cell,
+    tp: Cell,
+    isl: Cell,
+    osl: Cell,
+    concurrency: Cell = None,
+    engine: Cell = None,
+    cache_hit_rate: Cell = None,
+) -> Any:
     """Time per output token (inter-token latency) in ms of one replica at ``concurrency``.
 
     Source: ``finops.sizing.performance.estimate``.
@@ -168,26 +231,59 @@ def LLM_TPOT_MS(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, os
 
 @func
 @cell_errors
-def LLM_TOKENS_PER_S(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell,
-                     concurrency: Cell = None, engine: Cell = None, cache_hit_rate: Cell = None) -> Any:
+def LLM_TOKENS_PER_S(
+    model: Cell,
+    gpu: Cell,
+    precision: Cell,
+    tp: Cell,
+    isl: Cell,
+    osl: Cell,
+    concurrency: Cell = None,
+    engine: Cell = None,
+    cache_hit_rate: Cell = None,
+) -> Any:
     """Output tokens per second of one replica (``tp`` GPUs) at ``concurrency``.
 
     Source: ``finops.sizing.performance.estimate``.
     """
-    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate).output_tokens_per_s
+    return _estimate(
+        model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate
+    ).output_tokens_per_s
 
 
 # ---- search -------------------------------------------------------------------------------------------
-_SIZE_HEADER = ["gpu", "precision", "tp", "replicas", "gpus", "provider", "instance_type", "instances",
-                "monthly_cost", "cost_per_mtok", "ttft_p99_ms", "itl_p99_ms"]
+_SIZE_HEADER = [
+    "gpu",
+    "precision",
+    "tp",
+    "replicas",
+    "gpus",
+    "provider",
+    "instance_type",
+    "instances",
+    "monthly_cost",
+    "cost_per_mtok",
+    "ttft_p99_ms",
+    "itl_p99_ms",
+]
 
 
 @func
 @cell_errors
-def LLM_SIZE(model: Cell, isl: Cell, osl: Cell, concurrency: Cell, ttft_ms: Cell = None, tpot_ms: Cell = None,
-             gpus: Cell = None, precisions: Cell = None, pricing_model: Cell = None, top: Cell = None,
-             prices: Cell = None) -> Any:
-    """Ranked configurations (cheapest per month first) that serve ``concurrency`` within the targets (spills).
+def LLM_SIZE(
+    model: Cell,
+    isl: Cell,
+    osl: Cell,
+    concurrency: Cell,
+    ttft_ms: Cell = None,
+    tpot_ms: Cell = None,
+    gpus: Cell = None,
+    precisions: Cell = None,
+    pricing_model: Cell = None,
+    top: Cell = None,
+    prices: Cell = None,
+) -> Any:
+    """Ranked configurations, cheapest per month first, serving ``concurrency`` within the targets (spills).
 
     ``ttft_ms``/``tpot_ms`` are P99 targets (blank: none); ``gpus`` and ``precisions`` are a range or a
     comma-separated list (blank: every catalog GPU / precision); ``prices`` is ``PriceTable`` (blank: the
@@ -198,18 +294,42 @@ def LLM_SIZE(model: Cell, isl: Cell, osl: Cell, concurrency: Cell, ttft_ms: Cell
     >>> table[0][:5], table[1][:3]
     (['gpu', 'precision', 'tp', 'replicas', 'gpus'], ['h100-sxm', 'bf16', 1])
     """
-    workload = Workload(name="LLM_SIZE", model=text(model, "model"), isl=whole(isl, "isl"), osl=whole(osl, "osl"),
-                        concurrency=number(concurrency, "concurrency"), ttft_ms=number(ttft_ms, "ttft_ms", default=None),
-                        itl_ms=number(tpot_ms, "tpot_ms", default=None), gpus=names(gpus),
-                        precisions=tuple(p.lower() for p in names(precisions)))
-    result = search(workload, pricing_model=text(pricing_model, "pricing_model", default="on_demand"),
-                    price_book=_book(prices), top=whole(top, "top", default=5))
+    workload = Workload(
+        name="LLM_SIZE",
+        model=text(model, "model"),
+        isl=whole(isl, "isl"),
+        osl=whole(osl, "osl"),
+        concurrency=number(concurrency, "concurrency"),
+        ttft_ms=number(ttft_ms, "ttft_ms", default=None),
+        itl_ms=number(tpot_ms, "tpot_ms", default=None),
+        gpus=names(gpus),
+        precisions=tuple(p.lower() for p in names(precisions)),
+    )
+    result = search(
+        workload,
+        pricing_model=text(pricing_model, "pricing_model", default="on_demand"),
+        price_book=_book(prices),
+        top=whole(top, "top", default=5),
+    )
     if not result.options:
         raise InputError(result.infeasible_reason or "no priced configuration meets the targets")
     return [list(_SIZE_HEADER)] + [
-        [o.gpu, o.precision, o.tp, o.replicas, o.gpus, o.provider, o.instance_type, o.instances,
-         float(o.monthly_cost.amount), float(o.cost_per_million_output_tokens.amount), o.ttft_p99_ms, o.itl_p99_ms]
-        for o in result.options]
+        [
+            o.gpu,
+            o.precision,
+            o.tp,
+            o.replicas,
+            o.gpus,
+            o.provider,
+            o.instance_type,
+            o.instances,
+            float(o.monthly_cost.amount),
+            float(o.cost_per_million_output_tokens.amount),
+            o.ttft_p99_ms,
+            o.itl_p99_ms,
+        ]
+        for o in result.options
+    ]
 
 
 # ---- money --------------------------------------------------------------------------------------------
@@ -219,8 +339,9 @@ def _book(prices: Cell) -> PriceBook:
 
 @func
 @cell_errors
-def FINOPS_PRICE(provider: Cell, instance_type: Cell, pricing_model: Cell, region: Cell,
-                 prices: Cell = None) -> Any:
+def FINOPS_PRICE(
+    provider: Cell, instance_type: Cell, pricing_model: Cell, region: Cell, prices: Cell = None
+) -> Any:
     """Effective hourly cost of one instance from the price book (upfront amortized, cheapest payment option).
 
     ``prices`` is the Prices table range with its header (xlwings Lite: pass ``PriceTable``); omitted,
@@ -234,8 +355,13 @@ def FINOPS_PRICE(provider: Cell, instance_type: Cell, pricing_model: Cell, regio
     >>> FINOPS_PRICE("gcp", "a3-highgpu-8g", "sometimes", "us-central1", [list(COLUMNS)])
     "#FINOPS: unknown pricing model 'sometimes'"
     """
-    return hourly_cost(_book(prices), text(provider, "provider"), text(instance_type, "instance_type"),
-                       text(pricing_model, "pricing_model"), text(region, "region"))
+    return hourly_cost(
+        _book(prices),
+        text(provider, "provider"),
+        text(instance_type, "instance_type"),
+        text(pricing_model, "pricing_model"),
+        text(region, "region"),
+    )
 
 
 def _money(value: Cell, name: str, currency: Cell) -> Money:
@@ -252,8 +378,13 @@ def FINOPS_TCO(capex: Cell, opex_per_month: Cell, months: Cell, currency: Cell =
     >>> FINOPS_TCO(9 * 160000, 9 * 9000, 36, "CNY")
     4356000.0
     """
-    return float(tco(_money(capex, "capex", currency), _money(opex_per_month, "opex_per_month", currency),
-                     whole(months, "months")).amount)
+    return float(
+        tco(
+            _money(capex, "capex", currency),
+            _money(opex_per_month, "opex_per_month", currency),
+            whole(months, "months"),
+        ).amount
+    )
 
 
 @func
@@ -266,8 +397,11 @@ def FINOPS_COST_PER_MTOK(hourly_cost: Cell, tokens_per_s: Cell, currency: Cell =
     >>> FINOPS_COST_PER_MTOK(36, 10000)
     1.0
     """
-    return float(cost_per_million_tokens(_money(hourly_cost, "hourly_cost", currency),
-                                         number(tokens_per_s, "tokens_per_s")).amount)
+    return float(
+        cost_per_million_tokens(
+            _money(hourly_cost, "hourly_cost", currency), number(tokens_per_s, "tokens_per_s")
+        ).amount
+    )
 
 
 # ---- commitment mix -----------------------------------------------------------------------------------
@@ -289,21 +423,35 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     [['option', 'kind', 'units', 'share', 'cost'], ['od', 'on_demand', '', 0.3333333333333333, 82.56]]
     """
     units = [number(v, "demand") for row in grid(demand) for v in row if v not in (None, "")]
-    choices = [MixOption(str(r["name"]), text(r["kind"], "kind").lower(), Decimal(repr(number(r["hourly_cost"], "hourly_cost"))),
-                         max_share=None if r.get("max_share") is None else number(r["max_share"], "max_share"),
-                         max_units=None if r.get("max_units") is None else whole(r["max_units"], "max_units"))
-               for r in records(options, "options", ("name", "kind", "hourly_cost"))]
+    choices = [
+        MixOption(
+            str(r["name"]),
+            text(r["kind"], "kind").lower(),
+            Decimal(repr(number(r["hourly_cost"], "hourly_cost"))),
+            max_share=None if r.get("max_share") is None else number(r["max_share"], "max_share"),
+            max_units=None if r.get("max_units") is None else whole(r["max_units"], "max_units"),
+        )
+        for r in records(options, "options", ("name", "kind", "hourly_cost"))
+    ]
     result = optimize_mix(units, choices)
     share = result.share
     table: list[list[Any]] = [list(_MIX_HEADER)]
     for o in result.outcomes:
-        table.append([o.name, o.kind, "" if o.units is None else o.units, share[o.name], float(o.cost.amount)])
-    for label, money in (("total", result.total_cost), ("all on-demand", result.on_demand_only_cost),
-                         ("savings", result.savings)):
+        table.append(
+            [o.name, o.kind, "" if o.units is None else o.units, share[o.name], float(o.cost.amount)]
+        )
+    for label, money in (
+        ("total", result.total_cost),
+        ("all on-demand", result.on_demand_only_cost),
+        ("savings", result.savings),
+    ):
         table.append([label, "", "", "", float(money.amount)])
     return table
 
 
 #: Every Excel function of the add-in, by the name a cell uses.
-UDFS: dict[str, Any] = {name: obj for name, obj in list(globals().items())
-                        if name.isupper() and callable(obj) and name.startswith(("LLM_", "FINOPS_"))}
+UDFS: dict[str, Any] = {
+    name: obj
+    for name, obj in list(globals().items())
+    if name.isupper() and callable(obj) and name.startswith(("LLM_", "FINOPS_"))
+}

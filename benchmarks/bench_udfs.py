@@ -25,9 +25,13 @@ from templates.sheets.catalog import prices_range
 PERF = ("llama-3.1-8b", "h100-sxm", "bf16", 1, 5000, 500, 50)
 PRICES = prices_range(PriceBook.bundled())
 DEMAND = [[float(u)] for u in generate_profile(WorkloadShape(peak_units=24, noise=0.05, seed=7), hours=672)]
-OPTIONS = [["name", "kind", "hourly_cost", "max_share", "max_units"], ["owned", "owned", 1.91, None, 16],
-           ["cud-3y", "reserved", 4.86, None, None], ["od", "on_demand", 11.06, None, None],
-           ["spot", "spot", 6.33, 0.3, None]]
+OPTIONS = [
+    ["name", "kind", "hourly_cost", "max_share", "max_units"],
+    ["owned", "owned", 1.91, None, 16],
+    ["cud-3y", "reserved", 4.86, None, None],
+    ["od", "on_demand", 11.06, None, None],
+    ["spot", "spot", 6.33, 0.3, None],
+]
 CALLS = {
     "LLM_CONCURRENCY": (10_000, 0.05, 60, 5),
     "LLM_DEVICES": (5000, 800, 0.25),
@@ -63,8 +67,10 @@ def main() -> None:
         assert not (isinstance(answer, str) and answer.startswith("#FINOPS")), (name, answer)
         repeat = {"FINOPS_MIX": 20, "LLM_SIZE": 5}.get(name, 300)
         samples = sorted(timed(udfs.UDFS[name], args, repeat))
-        print(f"{name:24s} {statistics.median(samples) * 1e3:10.3f} {samples[int(0.9 * len(samples))] * 1e3:10.3f}"
-              f"  {repeat}")
+        print(
+            f"{name:24s} {statistics.median(samples) * 1e3:10.3f} {samples[int(0.9 * len(samples))] * 1e3:10.3f}"
+            f"  {repeat}"
+        )
     print(f"FINOPS_PRICE, first call on the {len(PRICES) - 1}-row Prices table (parse): {cold * 1e3:.1f} ms")
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()

@@ -47,13 +47,24 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
     """
     out = Path(out)
     if out.suffix.lower() != ".xlsx":
-        raise InputError(f"the template is written as .xlsx, got {out.name!r}", where=Location(file=str(out)),
-                         hint="use --out plan.xlsx; for the classic add-in save it as .xlsm in Excel (docs/excel.md)")
+        raise InputError(
+            f"the template is written as .xlsx, got {out.name!r}",
+            where=Location(file=str(out)),
+            hint="use --out plan.xlsx; for the classic add-in save it as .xlsm in Excel (docs/excel.md)",
+        )
     book = PriceBook.bundled() if prices is None else prices
     buffer = io.BytesIO()
-    wb = xlsxwriter.Workbook(buffer, {"strings_to_formulas": False, "strings_to_urls": False, "in_memory": True})
-    wb.set_properties({"title": "llm-finops planning workbook", "author": "llm-finops", "created": BUILT_AT,
-                       "comments": "Built by `finops template build`"})
+    wb = xlsxwriter.Workbook(
+        buffer, {"strings_to_formulas": False, "strings_to_urls": False, "in_memory": True}
+    )
+    wb.set_properties(
+        {
+            "title": "llm-finops planning workbook",
+            "author": "llm-finops",
+            "created": BUILT_AT,
+            "comments": "Built by `finops template build`",
+        }
+    )
     # Open with the stored values: no full recalculation on load (which would turn every add-in cell into
     # #NAME? where the add-in is missing), and the calc engine id of current Excel (191029), since Excel
     # recalculates a file saved by an older engine. Ctrl+Alt+F9 recalculates once the add-in is there.
@@ -80,8 +91,11 @@ def _write_whole(out: Path, data: bytes) -> Path:
         tmp.write_bytes(data)
         os.replace(tmp, out)
     except OSError as exc:
-        raise InputError(f"cannot write {out}: {exc.strerror or exc}", where=Location(file=str(out)),
-                         hint="choose a folder you can write to") from exc
+        raise InputError(
+            f"cannot write {out}: {exc.strerror or exc}",
+            where=Location(file=str(out)),
+            hint="choose a folder you can write to",
+        ) from exc
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)

@@ -19,8 +19,14 @@ __all__ = ["Kind", "Styles"]
 Kind = Literal["text", "int", "number", "rate", "money", "percent", "date", "month"]
 
 _NUMBER_FORMATS: dict[str, str] = {
-    "text": "@", "int": "#,##0", "number": "#,##0.00", "rate": "#,##0.0000", "money": "#,##0.00", "percent": "0.0%",
-    "date": "yyyy-mm-dd", "month": "@",
+    "text": "@",
+    "int": "#,##0",
+    "number": "#,##0.00",
+    "rate": "#,##0.0000",
+    "money": "#,##0.00",
+    "percent": "0.0%",
+    "date": "yyyy-mm-dd",
+    "month": "@",
 }
 _INPUT = {"font_color": "#1F4E9A", "bg_color": "#FFF7D6", "border": 1, "border_color": "#D9D9D9"}
 _COMPUTED = {"font_color": "#000000", "border": 1, "border_color": "#D9D9D9"}
@@ -36,8 +42,16 @@ class Styles:
         wb = self.workbook
         self.title = wb.add_format({"bold": True, "font_size": 16, "font_color": "#1F3864"})
         self.subtitle = wb.add_format({"italic": True, "font_color": "#595959"})
-        self.header = wb.add_format({"bold": True, "font_color": "#FFFFFF", "bg_color": "#1F3864", "border": 1,
-                                     "text_wrap": True, "valign": "top"})
+        self.header = wb.add_format(
+            {
+                "bold": True,
+                "font_color": "#FFFFFF",
+                "bg_color": "#1F3864",
+                "border": 1,
+                "text_wrap": True,
+                "valign": "top",
+            }
+        )
         self.note = wb.add_format({"font_color": "#595959", "text_wrap": True, "valign": "top"})
         self.label = wb.add_format({"bold": True})
         self.ok = wb.add_format({"font_color": "#006100", "bg_color": "#C6EFCE"})

@@ -15,8 +15,11 @@ def register(app: typer.Typer) -> None:
     app.add_typer(template, name="template")
 
     @template.command("build")
-    def build(out: Annotated[Path, typer.Option("--out", help="the .xlsx file to write")] = Path(
-            "llm-finops-plan.xlsx")) -> None:
+    def build(
+        out: Annotated[Path, typer.Option("--out", help="the .xlsx file to write")] = Path(
+            "llm-finops-plan.xlsx"
+        ),
+    ) -> None:
         """Write the planning workbook (sheets, tables, add-in formulas with their computed values)."""
         from templates import build_template
 

@@ -76,8 +76,9 @@ class TablePlace:
     def whole_range(self) -> str:
         """Header and data, as the add-in's range arguments expect (first row = header)."""
         top = xl_rowcol_to_cell(self.first_row, self.first_col, row_abs=True, col_abs=True)
-        bottom = xl_rowcol_to_cell(self.row(self.rows - 1), self.first_col + len(self.headers) - 1,
-                                   row_abs=True, col_abs=True)
+        bottom = xl_rowcol_to_cell(
+            self.row(self.rows - 1), self.first_col + len(self.headers) - 1, row_abs=True, col_abs=True
+        )
         return f"{quote_sheet(self.sheet)}!{top}:{bottom}"
 
 
@@ -95,16 +96,34 @@ def write_cell(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> None:
         ws.write_number(row, col, value, fmt)
 
 
-def write_table(ws: Worksheet, styles: Styles, name: str, columns: Sequence[Column], rows: Sequence[Sequence[Any]],
-                *, first_row: int = 0, first_col: int = 0, style: str = "Table Style Light 9") -> TablePlace:
+def write_table(
+    ws: Worksheet,
+    styles: Styles,
+    name: str,
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[Any]],
+    *,
+    first_row: int = 0,
+    first_col: int = 0,
+    style: str = "Table Style Light 9",
+) -> TablePlace:
     """Write ``rows`` as the Excel table ``name`` with its header at ``(first_row, first_col)``."""
-    place = TablePlace(ws.name, name, tuple(c.header for c in columns), first_row, first_col, max(len(rows), 1))
+    place = TablePlace(
+        ws.name, name, tuple(c.header for c in columns), first_row, first_col, max(len(rows), 1)
+    )
     last_row = place.row(place.rows - 1)
     last_col = first_col + len(columns) - 1
-    ws.add_table(first_row, first_col, last_row, last_col, {
-        "name": name, "style": style,
-        "columns": [{"header": c.header, "header_format": styles.header} for c in columns],
-    })
+    ws.add_table(
+        first_row,
+        first_col,
+        last_row,
+        last_col,
+        {
+            "name": name,
+            "style": style,
+            "columns": [{"header": c.header, "header_format": styles.header} for c in columns],
+        },
+    )
     formats = [styles.input(c.kind) if c.role == "input" else styles.computed(c.kind) for c in columns]
     for i, values in enumerate(rows):
         for j, value in enumerate(values):

@@ -19,15 +19,30 @@ from ._table import Column, TablePlace, write_table
 __all__ = ["prices_range", "write_catalog", "write_prices"]
 
 _MODEL_COLUMNS = (
-    ("id", "text", 16), ("hf_id", "text", 30), ("attention", "text", 9), ("layers", "int", 7),
-    ("hidden_size", "int", 10), ("num_kv_heads", "int", 10), ("head_dim", "int", 9),
-    ("total_params_b", "number", 12), ("active_params_b", "number", 12), ("max_context", "int", 11),
-    ("source", "text", 40), ("as_of", "text", 11),
+    ("id", "text", 16),
+    ("hf_id", "text", 30),
+    ("attention", "text", 9),
+    ("layers", "int", 7),
+    ("hidden_size", "int", 10),
+    ("num_kv_heads", "int", 10),
+    ("head_dim", "int", 9),
+    ("total_params_b", "number", 12),
+    ("active_params_b", "number", 12),
+    ("max_context", "int", 11),
+    ("source", "text", 40),
+    ("as_of", "text", 11),
 )
 _GPU_COLUMNS = (
-    ("id", "text", 12), ("name", "text", 22), ("memory_gb", "number", 10), ("memory_bandwidth_gbps", "number", 12),
-    ("bf16_tflops", "number", 10), ("fp8_tflops", "number", 10), ("tdp_w", "number", 8),
-    ("interconnect", "text", 14), ("source", "text", 40), ("as_of", "text", 11),
+    ("id", "text", 12),
+    ("name", "text", 22),
+    ("memory_gb", "number", 10),
+    ("memory_bandwidth_gbps", "number", 12),
+    ("bf16_tflops", "number", 10),
+    ("fp8_tflops", "number", 10),
+    ("tdp_w", "number", 8),
+    ("interconnect", "text", 14),
+    ("source", "text", 40),
+    ("as_of", "text", 11),
 )
 _PRICE_KINDS = {"gpu_count": "int", "hourly_cost": "rate", "upfront_cost": "money"}
 
@@ -36,16 +51,33 @@ def write_catalog(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
     """Models (``tblModels``, names ``ModelIds``) and accelerators (``tblAccelerators``, ``GpuIds``)."""
     ws = wb.add_worksheet("Catalog")
     ws.write_string(0, 0, "Catalog", styles.title)
-    ws.write_string(1, 0, "Models and accelerators known to the add-in (read-only snapshot; sizes from each "
-                    "model's config.json, dense tensor rates from the vendors' datasheets).", styles.subtitle)
+    ws.write_string(
+        1,
+        0,
+        "Models and accelerators known to the add-in (read-only snapshot; sizes from each "
+        "model's config.json, dense tensor rates from the vendors' datasheets).",
+        styles.subtitle,
+    )
     ws.freeze_panes(3, 1)
     model_rows = [[getattr(m, c) for c, _, _ in _MODEL_COLUMNS] for m in models().values()]
-    model_place = write_table(ws, styles, "tblModels",
-                              [Column(c, k, "computed", w) for c, k, w in _MODEL_COLUMNS], model_rows, first_row=2)
+    model_place = write_table(
+        ws,
+        styles,
+        "tblModels",
+        [Column(c, k, "computed", w) for c, k, w in _MODEL_COLUMNS],
+        model_rows,
+        first_row=2,
+    )
     gpu_top = model_place.row(model_place.rows) + 2
     gpu_rows = [[getattr(g, c) for c, _, _ in _GPU_COLUMNS] for g in accelerators().values()]
-    gpu_place = write_table(ws, styles, "tblAccelerators",
-                            [Column(c, k, "computed", w) for c, k, w in _GPU_COLUMNS], gpu_rows, first_row=gpu_top)
+    gpu_place = write_table(
+        ws,
+        styles,
+        "tblAccelerators",
+        [Column(c, k, "computed", w) for c, k, w in _GPU_COLUMNS],
+        gpu_rows,
+        first_row=gpu_top,
+    )
     wb.define_name("ModelIds", "=" + model_place.column_range("id"))
     wb.define_name("GpuIds", "=" + gpu_place.column_range("id"))
     return {"tblModels": model_place, "tblAccelerators": gpu_place}
@@ -57,9 +89,13 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
     ws.write_string(0, 0, "Prices", styles.title)
     dates = sorted({r.effective_date for r in book})
     span = f"{dates[0]} to {dates[-1]}" if dates else "none"
-    ws.write_string(1, 0, f"Price book snapshot ({len(book)} rows, effective {span}; source per row). "
-                    "Refresh: `finops prices pull --provider aws|gcp --out book.csv`, then paste its rows here.",
-                    styles.subtitle)
+    ws.write_string(
+        1,
+        0,
+        f"Price book snapshot ({len(book)} rows, effective {span}; source per row). "
+        "Refresh: `finops prices pull --provider aws|gcp --out book.csv`, then paste its rows here.",
+        styles.subtitle,
+    )
     ws.freeze_panes(3, 0)
     rows = prices_range(book)[1:]
     columns = [Column(c, _PRICE_KINDS.get(c, "text"), "input", 30 if c == "source" else 14) for c in COLUMNS]
@@ -70,5 +106,7 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
 
 def prices_range(book: PriceBook) -> list[list[object]]:
     """The price book as the Prices table holds it and ``FINOPS_PRICE`` receives it: header, then rows."""
-    return [list(COLUMNS)] + [[float(v) if c in ("hourly_cost", "upfront_cost") else v
-                               for c, v in r.to_record().items()] for r in book]
+    return [list(COLUMNS)] + [
+        [float(v) if c in ("hourly_cost", "upfront_cost") else v for c, v in r.to_record().items()]
+        for r in book
+    ]

@@ -37,14 +37,25 @@ __all__ = ["HOURS", "write_mix"]
 HOURS = 4 * 7 * 24
 HOURS_PER_MONTH = 730
 _INSTANCE, _REGION, _GPUS = "a3-highgpu-1g", "us-central1", 1
-_OPTION_COLUMNS = (Column("name", width=16), Column("kind", width=12), Column("hourly_cost", "rate", width=12),
-                   Column("max_share", "percent", width=10), Column("max_units", "int", width=10))
+_OPTION_COLUMNS = (
+    Column("name", width=16),
+    Column("kind", width=12),
+    Column("hourly_cost", "rate", width=12),
+    Column("max_share", "percent", width=10),
+    Column("max_units", "int", width=10),
+)
 _COMMITTED = ("owned", "reserved", "savings_plan")
 
 
 def _profile(peak: float) -> np.ndarray:
-    shape = WorkloadShape(peak_units=peak, trough_ratio=0.3, weekend_ratio=0.7, noise=0.05, seed=7,
-                          campaigns=(Campaign(start_day=15, days=3, multiplier=2.0),))
+    shape = WorkloadShape(
+        peak_units=peak,
+        trough_ratio=0.3,
+        weekend_ratio=0.7,
+        noise=0.05,
+        seed=7,
+        campaigns=(Campaign(start_day=15, days=3, multiplier=2.0),),
+    )
     return np.round(generate_profile(shape, hours=HOURS), 2)
 
 
@@ -52,24 +63,40 @@ def _options(book: PriceBook) -> list[list[Any]]:
     prices = prices_range(book)
     owned = float(reference_case("h100").node.cost_per_gpu_hour(cost_of_capital=True).amount)
     rows: list[list[Any]] = [["owned-h100", "owned", owned, None, 16]]
-    for name, kind, model, share in (("gcp-cud-3y", "reserved", "cud_3y", None),
-                                     ("gcp-cud-1y", "reserved", "cud_1y", None),
-                                     ("gcp-on-demand", "on_demand", "on_demand", None),
-                                     ("gcp-spot", "spot", "spot", 0.3)):
+    for name, kind, model, share in (
+        ("gcp-cud-3y", "reserved", "cud_3y", None),
+        ("gcp-cud-1y", "reserved", "cud_1y", None),
+        ("gcp-on-demand", "on_demand", "on_demand", None),
+        ("gcp-spot", "spot", "spot", 0.3),
+    ):
         hourly = udfs.FINOPS_PRICE("gcp", _INSTANCE, model, _REGION, prices)
         value = hourly / _GPUS if isinstance(hourly, float) else hourly
-        rows.append([name, kind, Formula(f'=FINOPS_PRICE("gcp","{_INSTANCE}","{model}","{_REGION}",PriceTable)'
-                                         f"/{_GPUS}", value), share, None])
+        rows.append(
+            [
+                name,
+                kind,
+                Formula(
+                    f'=FINOPS_PRICE("gcp","{_INSTANCE}","{model}","{_REGION}",PriceTable)/{_GPUS}', value
+                ),
+                share,
+                None,
+            ]
+        )
     return rows
 
 
-def write_mix(wb: Workbook, styles: Styles, rows: list[WorkloadRow], sized: list[SizingValues],
-              book: PriceBook) -> TablePlace:
+def write_mix(
+    wb: Workbook, styles: Styles, rows: list[WorkloadRow], sized: list[SizingValues], book: PriceBook
+) -> TablePlace:
     ws = wb.add_worksheet("Mix")
     ws.write_string(0, 0, "Mix", styles.title)
-    ws.write_string(1, 0, "How much to own, commit and leave to on-demand and spot for the hourly demand in "
-                    "column B (GPUs per hour). Edit the options or paste your own profile; FINOPS_MIX recomputes.",
-                    styles.subtitle)
+    ws.write_string(
+        1,
+        0,
+        "How much to own, commit and leave to on-demand and spot for the hourly demand in "
+        "column B (GPUs per hour). Edit the options or paste your own profile; FINOPS_MIX recomputes.",
+        styles.subtitle,
+    )
     peaks = [v.gpus for r, v in zip(rows, sized) if r.gpu == "h100-sxm" and isinstance(v.gpus, int)]
     demand = _profile(float(max(peaks) if peaks else 16))
     top = 3
@@ -89,15 +116,26 @@ def write_mix(wb: Workbook, styles: Styles, rows: list[WorkloadRow], sized: list
     place = write_table(ws, styles, "tblMixOptions", _OPTION_COLUMNS, options, first_row=top, first_col=4)
     wb.define_name("MixOptions", "=" + place.whole_range())
 
-    option_values = [[r[0], r[1], r[2].value if isinstance(r[2], Formula) else r[2], r[3], r[4]] for r in options]
-    result = udfs.FINOPS_MIX([[float(u)] for u in demand], [[c.header for c in _OPTION_COLUMNS]] + option_values)
+    option_values = [
+        [r[0], r[1], r[2].value if isinstance(r[2], Formula) else r[2], r[3], r[4]] for r in options
+    ]
+    result = udfs.FINOPS_MIX(
+        [[float(u)] for u in demand], [[c.header for c in _OPTION_COLUMNS]] + option_values
+    )
     spill_top = place.row(place.rows) + 2
     ws.write_string(spill_top - 1, 4, "Recommendation: =FINOPS_MIX(MixDemand, MixOptions)", styles.label)
     if isinstance(result, str):  # the add-in rejected the inputs: show its message in the anchor cell
         ws.write_formula(spill_top, 4, "=FINOPS_MIX(MixDemand,MixOptions)", styles.bad, result)
         return place
-    ws.write_dynamic_array_formula(spill_top, 4, spill_top + len(result) - 1, 8, "=FINOPS_MIX(MixDemand,MixOptions)",
-                                   styles.computed("money"), result[0][0])
+    ws.write_dynamic_array_formula(
+        spill_top,
+        4,
+        spill_top + len(result) - 1,
+        8,
+        "=FINOPS_MIX(MixDemand,MixOptions)",
+        styles.computed("money"),
+        result[0][0],
+    )
     for i, values in enumerate(result):
         for j, value in enumerate(values):
             if i or j:
@@ -111,19 +149,28 @@ def _summary(ws: Any, styles: Styles, demand: np.ndarray, top: int) -> None:
     """Demand summary: native formulas over ``MixDemand``."""
     ws.write_string(top, 4, "Demand summary", styles.label)
     peak, mean = float(demand.max()), float(demand.mean())
-    for i, (label, formula, value, kind) in enumerate((
+    for i, (label, formula, value, kind) in enumerate(
+        (
             ("Hours", "=COUNT(MixDemand)", len(demand), "int"),
             ("Peak GPUs", "=MAX(MixDemand)", peak, "number"),
             ("Average GPUs", "=AVERAGE(MixDemand)", mean, "number"),
             ("GPU-hours", "=SUM(MixDemand)", float(demand.sum()), "number"),
-            ("Peak / average", f"={xl_rowcol_to_cell(top + 2, 5)}/{xl_rowcol_to_cell(top + 3, 5)}", peak / mean,
-             "number")), start=1):
+            (
+                "Peak / average",
+                f"={xl_rowcol_to_cell(top + 2, 5)}/{xl_rowcol_to_cell(top + 3, 5)}",
+                peak / mean,
+                "number",
+            ),
+        ),
+        start=1,
+    ):
         ws.write_string(top + i, 4, label)
         ws.write_formula(top + i, 5, formula, styles.computed(kind), value)
 
 
-def _charts(wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], spill_top: int, first: int,
-            last: int) -> int:
+def _charts(
+    wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], spill_top: int, first: int, last: int
+) -> int:
     """The tier levels, the monthly cost stack table and both charts; returns the first free row below."""
     outcome_rows = [i for i, r in enumerate(result) if i and r[1]]
     committed = [i for i in outcome_rows if result[i][1] in _COMMITTED]
@@ -132,21 +179,38 @@ def _charts(wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], spil
     ws.write_row(tiers_top, 4, ["Tier", "Hour", "Level (GPUs)"], styles.header)
     level = 0.0
     curve = wb.add_chart({"type": "scatter", "subtype": "straight"})
-    curve.add_series({"name": "GPUs needed (sorted)", "categories": ["Mix", first, 0, last, 0],
-                      "values": ["Mix", first, 2, last, 2], "line": {"color": "#1F3864", "width": 1.5}})
+    curve.add_series(
+        {
+            "name": "GPUs needed (sorted)",
+            "categories": ["Mix", first, 0, last, 0],
+            "values": ["Mix", first, 2, last, 2],
+            "line": {"color": "#1F3864", "width": 1.5},
+        }
+    )
     units_col = 6
     for k, i in enumerate(committed):
         row = tiers_top + 1 + 2 * k  # two points per tier: (1, level) and (HOURS, level)
         level += float(result[i][2] or 0)
-        cells = [xl_rowcol_to_cell(spill_top + j, units_col, True, True) for j in committed[:k + 1]]
-        ws.write_formula(row, 4, f"={xl_rowcol_to_cell(spill_top + i, 4, True, True)}", styles.computed("text"),
-                         result[i][0])
+        cells = [xl_rowcol_to_cell(spill_top + j, units_col, True, True) for j in committed[: k + 1]]
+        ws.write_formula(
+            row,
+            4,
+            f"={xl_rowcol_to_cell(spill_top + i, 4, True, True)}",
+            styles.computed("text"),
+            result[i][0],
+        )
         ws.write_number(row, 5, 1)
         ws.write_number(row + 1, 5, HOURS)
         ws.write_formula(row, 6, f"=SUM({','.join(cells)})", styles.computed("number"), level)
         ws.write_formula(row + 1, 6, f"={xl_rowcol_to_cell(row, 6)}", styles.computed("number"), level)
-        curve.add_series({"name": f"top of {result[i][0]}", "categories": ["Mix", row, 5, row + 1, 5],
-                          "values": ["Mix", row, 6, row + 1, 6], "line": {"dash_type": "dash"}})
+        curve.add_series(
+            {
+                "name": f"top of {result[i][0]}",
+                "categories": ["Mix", row, 5, row + 1, 5],
+                "values": ["Mix", row, 6, row + 1, 6],
+                "line": {"dash_type": "dash"},
+            }
+        )
     curve.set_title({"name": "Load-duration curve and committed tiers"})
     curve.set_x_axis({"name": "hours, sorted by demand", "min": 0, "max": HOURS})
     curve.set_y_axis({"name": "GPUs"})
@@ -158,19 +222,39 @@ def _charts(wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], spil
     total_row = next(i for i, r in enumerate(result) if r[0] == "all on-demand")
     for k, i in enumerate(outcome_rows):
         row = stack_top + 1 + k
-        ws.write_formula(row, 4, f"={xl_rowcol_to_cell(spill_top + i, 4, True, True)}", styles.computed("text"),
-                         result[i][0])
-        ws.write_formula(row, 5, f"={xl_rowcol_to_cell(spill_top + i, 8, True, True)}*{HOURS_PER_MONTH}/{HOURS}",
-                         styles.computed("money"), result[i][4] * HOURS_PER_MONTH / HOURS)
-        on_demand_only = result[total_row][4] * HOURS_PER_MONTH / HOURS if result[i][1] == "on_demand" else 0.0
-        formula = (f"={xl_rowcol_to_cell(spill_top + total_row, 8, True, True)}*{HOURS_PER_MONTH}/{HOURS}"
-                   if result[i][1] == "on_demand" else "=0")
+        ws.write_formula(
+            row,
+            4,
+            f"={xl_rowcol_to_cell(spill_top + i, 4, True, True)}",
+            styles.computed("text"),
+            result[i][0],
+        )
+        ws.write_formula(
+            row,
+            5,
+            f"={xl_rowcol_to_cell(spill_top + i, 8, True, True)}*{HOURS_PER_MONTH}/{HOURS}",
+            styles.computed("money"),
+            result[i][4] * HOURS_PER_MONTH / HOURS,
+        )
+        on_demand_only = (
+            result[total_row][4] * HOURS_PER_MONTH / HOURS if result[i][1] == "on_demand" else 0.0
+        )
+        formula = (
+            f"={xl_rowcol_to_cell(spill_top + total_row, 8, True, True)}*{HOURS_PER_MONTH}/{HOURS}"
+            if result[i][1] == "on_demand"
+            else "=0"
+        )
         ws.write_formula(row, 6, formula, styles.computed("money"), on_demand_only)
     stack = wb.add_chart({"type": "column", "subtype": "stacked"})
     for k, i in enumerate(outcome_rows):
         row = stack_top + 1 + k
-        stack.add_series({"name": ["Mix", row, 4], "categories": ["Mix", stack_top, 5, stack_top, 6],
-                          "values": ["Mix", row, 5, row, 6]})
+        stack.add_series(
+            {
+                "name": ["Mix", row, 4],
+                "categories": ["Mix", stack_top, 5, stack_top, 6],
+                "values": ["Mix", row, 5, row, 6],
+            }
+        )
     stack.set_title({"name": "Monthly cost stack: recommended mix vs all on-demand"})
     stack.set_y_axis({"name": "USD per month", "num_format": "#,##0"})
     stack.set_size({"width": 720, "height": 360})

@@ -18,24 +18,45 @@ from ._table import Column, TablePlace, write_table
 __all__ = ["ASSETS_COLUMNS", "BUDGET_COLUMNS", "MAPPING_COLUMNS", "USAGE_COLUMNS", "write_plan_sheets"]
 
 BUDGET_COLUMNS = (
-    Column("Month", "month", width=10), Column("PlanLine", width=24), Column("CostCentre", width=12),
-    Column("Category", width=10), Column("Provider", width=14), Column("Amount", "money", width=14),
-    Column("Currency", width=9), Column("PlannedMTokens", "number", width=15),
+    Column("Month", "month", width=10),
+    Column("PlanLine", width=24),
+    Column("CostCentre", width=12),
+    Column("Category", width=10),
+    Column("Provider", width=14),
+    Column("Amount", "money", width=14),
+    Column("Currency", width=9),
+    Column("PlannedMTokens", "number", width=15),
 )
 ASSETS_COLUMNS = (
-    Column("AssetId", width=13), Column("Description", width=36), Column("PlanLine", width=20),
-    Column("CostCentre", width=11), Column("GpuModel", width=11), Column("GpuCount", "int", width=9),
-    Column("PurchaseDate", "date", width=13), Column("InServiceDate", "date", width=13),
-    Column("Cost", "money", width=13), Column("ResidualValue", "money", width=13),
-    Column("LifeMonths", "int", width=10), Column("Currency", width=9),
+    Column("AssetId", width=13),
+    Column("Description", width=36),
+    Column("PlanLine", width=20),
+    Column("CostCentre", width=11),
+    Column("GpuModel", width=11),
+    Column("GpuCount", "int", width=9),
+    Column("PurchaseDate", "date", width=13),
+    Column("InServiceDate", "date", width=13),
+    Column("Cost", "money", width=13),
+    Column("ResidualValue", "money", width=13),
+    Column("LifeMonths", "int", width=10),
+    Column("Currency", width=9),
 )
 MAPPING_COLUMNS = (
-    Column("Rule", "int", width=6), Column("PlanLine", width=24), Column("ProviderName", width=14),
-    Column("SubAccount", width=22), Column("ServiceName", width=18), Column("InstanceType", width=14),
-    Column("RegionId", width=14), Column("TagKey", width=12), Column("TagValue", width=16),
+    Column("Rule", "int", width=6),
+    Column("PlanLine", width=24),
+    Column("ProviderName", width=14),
+    Column("SubAccount", width=22),
+    Column("ServiceName", width=18),
+    Column("InstanceType", width=14),
+    Column("RegionId", width=14),
+    Column("TagKey", width=12),
+    Column("TagValue", width=16),
 )
-USAGE_COLUMNS = (Column("Month", "month", width=10), Column("PlanLine", width=24),
-                 Column("ActualMTokens", "number", width=15))
+USAGE_COLUMNS = (
+    Column("Month", "month", width=10),
+    Column("PlanLine", width=24),
+    Column("ActualMTokens", "number", width=15),
+)
 
 PROVIDERS = ("AWS", "Google Cloud", "On-prem")
 CURRENCIES = ("USD", "EUR", "GBP", "CNY", "JPY")
@@ -52,50 +73,88 @@ def _sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
 
 def _list(ws: Worksheet, place: TablePlace, header: str, source: Sequence[str] | str, message: str) -> None:
     col = place.col(header)
-    ws.data_validation(place.row(0), col, place.row(0) + 499, col, {
-        "validate": "list", "source": source if isinstance(source, str) else list(source),
-        "error_title": header, "error_message": message,
-    })
+    ws.data_validation(
+        place.row(0),
+        col,
+        place.row(0) + 499,
+        col,
+        {
+            "validate": "list",
+            "source": source if isinstance(source, str) else list(source),
+            "error_title": header,
+            "error_message": message,
+        },
+    )
 
 
 def _months(ws: Worksheet, place: TablePlace) -> None:
     col = place.col("Month")
-    ws.data_validation(place.row(0), col, place.row(0) + 499, col, {
-        "validate": "length", "criteria": "==", "value": 7, "input_title": "Month",
-        "input_message": "Text YYYY-MM, e.g. 2026-05", "error_message": "Type the month as text YYYY-MM"})
+    ws.data_validation(
+        place.row(0),
+        col,
+        place.row(0) + 499,
+        col,
+        {
+            "validate": "length",
+            "criteria": "==",
+            "value": 7,
+            "input_title": "Month",
+            "input_message": "Text YYYY-MM, e.g. 2026-05",
+            "error_message": "Type the month as text YYYY-MM",
+        },
+    )
 
 
 def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
     """Budget, Assets, Mapping and Usage with the demo plan; returns their table places by table name."""
     places: dict[str, TablePlace] = {}
 
-    ws = _sheet(wb, styles, "Budget", "Monthly plan lines. Category OPEX or CAPEX; Amount in Currency; "
-                "PlannedMTokens (optional) gives the planned unit cost. " + demo_plan.SOURCE)
-    budget = places["tblBudget"] = write_table(ws, styles, "tblBudget", BUDGET_COLUMNS, demo_plan.BUDGET,
-                                               first_row=_TABLE_TOP)
+    ws = _sheet(
+        wb,
+        styles,
+        "Budget",
+        "Monthly plan lines. Category OPEX or CAPEX; Amount in Currency; "
+        "PlannedMTokens (optional) gives the planned unit cost. " + demo_plan.SOURCE,
+    )
+    budget = places["tblBudget"] = write_table(
+        ws, styles, "tblBudget", BUDGET_COLUMNS, demo_plan.BUDGET, first_row=_TABLE_TOP
+    )
     _months(ws, budget)
     _list(ws, budget, "Category", ("OPEX", "CAPEX"), "OPEX or CAPEX")
     _list(ws, budget, "Provider", PROVIDERS, "one of " + ", ".join(PROVIDERS))
     _list(ws, budget, "Currency", CURRENCIES, "an ISO 4217 code from the list")
     wb.define_name("PlanLines", "=" + budget.column_range("PlanLine"))
 
-    ws = _sheet(wb, styles, "Assets", "Owned hardware register, depreciated straight-line from InServiceDate "
-                "(blank = PurchaseDate) over LifeMonths down to ResidualValue.")
-    assets = places["tblAssets"] = write_table(ws, styles, "tblAssets", ASSETS_COLUMNS, demo_plan.ASSETS,
-                                               first_row=_TABLE_TOP)
+    ws = _sheet(
+        wb,
+        styles,
+        "Assets",
+        "Owned hardware register, depreciated straight-line from InServiceDate "
+        "(blank = PurchaseDate) over LifeMonths down to ResidualValue.",
+    )
+    assets = places["tblAssets"] = write_table(
+        ws, styles, "tblAssets", ASSETS_COLUMNS, demo_plan.ASSETS, first_row=_TABLE_TOP
+    )
     _list(ws, assets, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")
     _list(ws, assets, "GpuModel", "=GpuIds", "a GPU id of the Catalog sheet")
     _list(ws, assets, "Currency", CURRENCIES, "an ISO 4217 code from the list")
 
-    ws = _sheet(wb, styles, "Mapping", "Rules from bill rows to plan lines, in Rule order; the first match wins. "
-                "Blank = any; * and ? are wildcards; case-insensitive. SubAccount matches the id or the name.")
-    mapping = places["tblMapping"] = write_table(ws, styles, "tblMapping", MAPPING_COLUMNS, demo_plan.MAPPING,
-                                                 first_row=_TABLE_TOP)
+    ws = _sheet(
+        wb,
+        styles,
+        "Mapping",
+        "Rules from bill rows to plan lines, in Rule order; the first match wins. "
+        "Blank = any; * and ? are wildcards; case-insensitive. SubAccount matches the id or the name.",
+    )
+    mapping = places["tblMapping"] = write_table(
+        ws, styles, "tblMapping", MAPPING_COLUMNS, demo_plan.MAPPING, first_row=_TABLE_TOP
+    )
     _list(ws, mapping, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")
 
     ws = _sheet(wb, styles, "Usage", "Actual million tokens served per plan line and month (optional).")
-    usage = places["tblUsage"] = write_table(ws, styles, "tblUsage", USAGE_COLUMNS, demo_plan.USAGE,
-                                             first_row=_TABLE_TOP)
+    usage = places["tblUsage"] = write_table(
+        ws, styles, "tblUsage", USAGE_COLUMNS, demo_plan.USAGE, first_row=_TABLE_TOP
+    )
     _months(ws, usage)
     _list(ws, usage, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")
     return places

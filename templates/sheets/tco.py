@@ -35,18 +35,32 @@ from .workloads import WorkloadRow
 __all__ = ["TCO_COLUMNS", "write_tco"]
 
 HOURS_PER_MONTH = 730
-_SEED003 = (("GPUs", "TcoGpus", 9, "int"), ("Price per GPU", "TcoPricePerGpu", 160_000, "money"),
-            ("OPEX per GPU-month", "TcoOpexPerGpuMonth", 9_000, "money"), ("Months", "TcoMonths", 36, "int"),
-            ("Currency", "TcoCurrency", "CNY", "text"))
+_SEED003 = (
+    ("GPUs", "TcoGpus", 9, "int"),
+    ("Price per GPU", "TcoPricePerGpu", 160_000, "money"),
+    ("OPEX per GPU-month", "TcoOpexPerGpuMonth", 9_000, "money"),
+    ("Months", "TcoMonths", 36, "int"),
+    ("Currency", "TcoCurrency", "CNY", "text"),
+)
 TCO_COLUMNS = (
-    Column("Workload", role="computed", width=30), Column("Gpu", role="computed", width=11),
-    Column("Gpus", "int", "computed", 7), Column("TP", "int", "computed", 5),
-    Column("ReplicaTokensPerS", "number", "computed", 12), Column("Provider", width=9), Column("Region", width=13),
-    Column("InstanceType", width=16), Column("GpusPerInstance", "int", width=10), Column("PricingModel", width=12),
-    Column("InstanceHourly", "rate", "computed", 12), Column("CloudGpuHour", "rate", "computed", 11),
-    Column("CloudMonthly", "money", "computed", 13), Column("CloudPerMTok", "rate", "computed", 12),
-    Column("OwnedGpuHour", "rate", width=11), Column("OwnedMonthly", "money", "computed", 13),
-    Column("OwnedPerMTok", "rate", "computed", 12), Column("Cheaper", role="computed", width=9),
+    Column("Workload", role="computed", width=30),
+    Column("Gpu", role="computed", width=11),
+    Column("Gpus", "int", "computed", 7),
+    Column("TP", "int", "computed", 5),
+    Column("ReplicaTokensPerS", "number", "computed", 12),
+    Column("Provider", width=9),
+    Column("Region", width=13),
+    Column("InstanceType", width=16),
+    Column("GpusPerInstance", "int", width=10),
+    Column("PricingModel", width=12),
+    Column("InstanceHourly", "rate", "computed", 12),
+    Column("CloudGpuHour", "rate", "computed", 11),
+    Column("CloudMonthly", "money", "computed", 13),
+    Column("CloudPerMTok", "rate", "computed", 12),
+    Column("OwnedGpuHour", "rate", width=11),
+    Column("OwnedMonthly", "money", "computed", 13),
+    Column("OwnedPerMTok", "rate", "computed", 12),
+    Column("Cheaper", role="computed", width=9),
 )
 
 
@@ -59,7 +73,9 @@ def _instance(book: PriceBook, row: WorkloadRow) -> PriceRow | None:
     if row.instance is None:
         return None
     provider, region, instance_type = row.instance
-    found = book.filter(provider=provider, region=region, instance_type=instance_type, pricing_model="on_demand")
+    found = book.filter(
+        provider=provider, region=region, instance_type=instance_type, pricing_model="on_demand"
+    )
     return min(found, key=lambda r: r.hourly_cost) if len(found) else None
 
 
@@ -71,10 +87,18 @@ def _seed003(ws: Any, wb: Workbook, styles: Styles, top: int) -> None:
         wb.define_name(name, f"=TCO!{xl_rowcol_to_cell(top + i, 1, True, True)}")
     gpus, price, opex, months, currency = (v for _, _, v, _ in _SEED003)
     capex, opex_month = gpus * price, gpus * opex
-    derived = (("CAPEX", "TcoCapex", Formula("=TcoGpus*TcoPricePerGpu", capex)),
-               ("OPEX per month", "TcoOpexPerMonth", Formula("=TcoGpus*TcoOpexPerGpuMonth", opex_month)),
-               ("TCO", "TcoTotal", Formula("=FINOPS_TCO(TcoCapex,TcoOpexPerMonth,TcoMonths,TcoCurrency)",
-                                           udfs.FINOPS_TCO(capex, opex_month, months, currency))))
+    derived = (
+        ("CAPEX", "TcoCapex", Formula("=TcoGpus*TcoPricePerGpu", capex)),
+        ("OPEX per month", "TcoOpexPerMonth", Formula("=TcoGpus*TcoOpexPerGpuMonth", opex_month)),
+        (
+            "TCO",
+            "TcoTotal",
+            Formula(
+                "=FINOPS_TCO(TcoCapex,TcoOpexPerMonth,TcoMonths,TcoCurrency)",
+                udfs.FINOPS_TCO(capex, opex_month, months, currency),
+            ),
+        ),
+    )
     first = top + len(_SEED003) + 1
     for i, (label, name, formula) in enumerate(derived):
         ws.write_string(first + i, 0, label, styles.label)
@@ -82,13 +106,24 @@ def _seed003(ws: Any, wb: Workbook, styles: Styles, top: int) -> None:
         wb.define_name(name, f"=TCO!{xl_rowcol_to_cell(first + i, 1, True, True)}")
 
 
-def write_tco(wb: Workbook, styles: Styles, rows: list[WorkloadRow], workloads: TablePlace, sizing: TablePlace,
-              sized: list[SizingValues], book: PriceBook) -> TablePlace:
+def write_tco(
+    wb: Workbook,
+    styles: Styles,
+    rows: list[WorkloadRow],
+    workloads: TablePlace,
+    sizing: TablePlace,
+    sized: list[SizingValues],
+    book: PriceBook,
+) -> TablePlace:
     ws = wb.add_worksheet("TCO")
     ws.write_string(0, 0, "TCO", styles.title)
-    ws.write_string(1, 0, "Owned vs cloud per workload, per month and per million output tokens. Cloud prices "
-                    "come from the Prices sheet (PriceTable); yellow cells are choices you can change.",
-                    styles.subtitle)
+    ws.write_string(
+        1,
+        0,
+        "Owned vs cloud per workload, per month and per million output tokens. Cloud prices "
+        "come from the Prices sheet (PriceTable); yellow cells are choices you can change.",
+        styles.subtitle,
+    )
     ws.set_column(0, 0, 30)
     _seed003(ws, wb, styles, 3)
     top = 3 + len(_SEED003) + 5
@@ -97,14 +132,21 @@ def write_tco(wb: Workbook, styles: Styles, rows: list[WorkloadRow], workloads: 
     table = []
     price_cells = prices_range(book)
     for i, (row, values) in enumerate(zip(rows, sized)):
+
         def own(header: str, i: int = i) -> str:
             return place.cell(i, header, absolute=False)
 
         instance = _instance(book, row)
         provider, region, itype, count, model = (
             (instance.provider, instance.region, instance.instance_type, instance.gpu_count, "on_demand")
-            if instance else ("", "", "", None, "on_demand"))
-        hourly = udfs.FINOPS_PRICE(provider, itype, model, region, price_cells) if instance else "#FINOPS: no price"
+            if instance
+            else ("", "", "", None, "on_demand")
+        )
+        hourly = (
+            udfs.FINOPS_PRICE(provider, itype, model, region, price_cells)
+            if instance
+            else "#FINOPS: no price"
+        )
         gpu_hour = hourly / count if _num(hourly) and count else hourly
         gpus, tps = values.gpus, values.replica_tokens_per_s
         cloud_month = gpus * gpu_hour * HOURS_PER_MONTH if _num(gpus) and _num(gpu_hour) else ""
@@ -112,42 +154,73 @@ def write_tco(wb: Workbook, styles: Styles, rows: list[WorkloadRow], workloads: 
         owned_hour = owned if row.gpu == "h100-sxm" else None
         owned_month = gpus * owned_hour * HOURS_PER_MONTH if owned_hour and _num(gpus) else ""
         owned_mtok = udfs.FINOPS_COST_PER_MTOK(owned_hour * row.tp, tps) if owned_hour and _num(tps) else ""
-        cheaper = ("owned" if owned_month < cloud_month else "cloud") if _num(owned_month) and _num(cloud_month) \
+        cheaper = (
+            ("owned" if owned_month < cloud_month else "cloud")
+            if _num(owned_month) and _num(cloud_month)
             else ""
-        table.append([
-            Formula(f"={sizing.cell(i, 'Workload', sheet=True)}", row.workload.name),
-            Formula(f"={workloads.cell(i, 'Gpu', sheet=True)}", row.gpu),
-            Formula(f"={sizing.cell(i, 'Gpus', sheet=True)}", gpus),
-            Formula(f"={workloads.cell(i, 'TP', sheet=True)}", row.tp),
-            Formula(f"={sizing.cell(i, 'ReplicaTokensPerS', sheet=True)}", tps),
-            provider, region, itype, count, model,
-            Formula(f"=FINOPS_PRICE({own('Provider')},{own('InstanceType')},{own('PricingModel')},{own('Region')},"
-                    "PriceTable)", hourly),
-            Formula(f"={own('InstanceHourly')}/{own('GpusPerInstance')}", gpu_hour),
-            Formula(f"={own('Gpus')}*{own('CloudGpuHour')}*{HOURS_PER_MONTH}", cloud_month),
-            Formula(f"=FINOPS_COST_PER_MTOK({own('CloudGpuHour')}*{own('TP')},{own('ReplicaTokensPerS')})",
-                    cloud_mtok),
-            owned_hour,
-            Formula(f'=IF(ISNUMBER({own("OwnedGpuHour")}),{own("Gpus")}*{own("OwnedGpuHour")}*{HOURS_PER_MONTH},"")',
-                    owned_month),
-            Formula(f'=IF(ISNUMBER({own("OwnedGpuHour")}),FINOPS_COST_PER_MTOK({own("OwnedGpuHour")}*{own("TP")},'
-                    f'{own("ReplicaTokensPerS")}),"")', owned_mtok),
-            Formula(f'=IF(AND(ISNUMBER({own("OwnedMonthly")}),ISNUMBER({own("CloudMonthly")})),'
-                    f'IF({own("OwnedMonthly")}<{own("CloudMonthly")},"owned","cloud"),"")', cheaper),
-        ])
-    ws.write_string(top - 1, 0, f"Per workload (owned GPU-hour: {reference_case('h100').name}, "
-                    "cited in finops/catalog/data/owned_reference.csv, with its 10 % cost of capital)", styles.label)
+        )
+        table.append(
+            [
+                Formula(f"={sizing.cell(i, 'Workload', sheet=True)}", row.workload.name),
+                Formula(f"={workloads.cell(i, 'Gpu', sheet=True)}", row.gpu),
+                Formula(f"={sizing.cell(i, 'Gpus', sheet=True)}", gpus),
+                Formula(f"={workloads.cell(i, 'TP', sheet=True)}", row.tp),
+                Formula(f"={sizing.cell(i, 'ReplicaTokensPerS', sheet=True)}", tps),
+                provider,
+                region,
+                itype,
+                count,
+                model,
+                Formula(
+                    f"=FINOPS_PRICE({own('Provider')},{own('InstanceType')},{own('PricingModel')},{own('Region')},"
+                    "PriceTable)",
+                    hourly,
+                ),
+                Formula(f"={own('InstanceHourly')}/{own('GpusPerInstance')}", gpu_hour),
+                Formula(f"={own('Gpus')}*{own('CloudGpuHour')}*{HOURS_PER_MONTH}", cloud_month),
+                Formula(
+                    f"=FINOPS_COST_PER_MTOK({own('CloudGpuHour')}*{own('TP')},{own('ReplicaTokensPerS')})",
+                    cloud_mtok,
+                ),
+                owned_hour,
+                Formula(
+                    f'=IF(ISNUMBER({own("OwnedGpuHour")}),{own("Gpus")}*{own("OwnedGpuHour")}*{HOURS_PER_MONTH},"")',
+                    owned_month,
+                ),
+                Formula(
+                    f"=IF(ISNUMBER({own('OwnedGpuHour')}),FINOPS_COST_PER_MTOK({own('OwnedGpuHour')}*{own('TP')},"
+                    f'{own("ReplicaTokensPerS")}),"")',
+                    owned_mtok,
+                ),
+                Formula(
+                    f"=IF(AND(ISNUMBER({own('OwnedMonthly')}),ISNUMBER({own('CloudMonthly')})),"
+                    f'IF({own("OwnedMonthly")}<{own("CloudMonthly")},"owned","cloud"),"")',
+                    cheaper,
+                ),
+            ]
+        )
+    ws.write_string(
+        top - 1,
+        0,
+        f"Per workload (owned GPU-hour: {reference_case('h100').name}, "
+        "cited in finops/catalog/data/owned_reference.csv, with its 10 % cost of capital)",
+        styles.label,
+    )
     write_table(ws, styles, "tblTco", TCO_COLUMNS, table, first_row=top)
     ws.freeze_panes(top + 1, 1)
     chart = wb.add_chart({"type": "column"})
     for header, colour in (("CloudMonthly", "#4472C4"), ("OwnedMonthly", "#ED7D31")):
         col = place.col(header)
-        chart.add_series({"name": header, "categories": ["TCO", place.row(0), 0, place.row(place.rows - 1), 0],
-                          "values": ["TCO", place.row(0), col, place.row(place.rows - 1), col],
-                          "fill": {"color": colour}})
+        chart.add_series(
+            {
+                "name": header,
+                "categories": ["TCO", place.row(0), 0, place.row(place.rows - 1), 0],
+                "values": ["TCO", place.row(0), col, place.row(place.rows - 1), col],
+                "fill": {"color": colour},
+            }
+        )
     chart.set_title({"name": "Monthly cost per workload: cloud vs owned"})
     chart.set_y_axis({"name": "USD per month", "num_format": "#,##0"})
     chart.set_size({"width": 900, "height": 360})
     ws.insert_chart(place.row(place.rows) + 2, 0, chart)
     return place
-

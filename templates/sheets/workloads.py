@@ -24,14 +24,28 @@ from ._table import Column, TablePlace, write_table
 __all__ = ["WORKLOAD_COLUMNS", "WorkloadRow", "workload_rows", "write_workloads"]
 
 WORKLOAD_COLUMNS = (
-    Column("Workload", width=30), Column("Model", width=16), Column("Precision", width=10), Column("Gpu", width=11),
-    Column("TP", "int", width=5), Column("Engine", width=8), Column("DAU", "int", width=10),
-    Column("OnlineShare", "percent", width=9), Column("RequestsPerUserPerHour", "number", width=12),
-    Column("SecondsPerRequest", "number", width=10), Column("PeakRequestsPerHour", "int", width=11),
-    Column("Concurrency", "number", width=11), Column("Growth", "number", width=8), Column("ISL", "int", width=8),
-    Column("OSL", "int", width=8), Column("CacheHitRate", "percent", width=9), Column("TtftTargetMs", "int", width=10),
-    Column("TpotTargetMs", "number", width=10), Column("Spare", "percent", width=8),
-    Column("Redundancy", "int", width=10), Column("Description", width=60), Column("Source", width=40),
+    Column("Workload", width=30),
+    Column("Model", width=16),
+    Column("Precision", width=10),
+    Column("Gpu", width=11),
+    Column("TP", "int", width=5),
+    Column("Engine", width=8),
+    Column("DAU", "int", width=10),
+    Column("OnlineShare", "percent", width=9),
+    Column("RequestsPerUserPerHour", "number", width=12),
+    Column("SecondsPerRequest", "number", width=10),
+    Column("PeakRequestsPerHour", "int", width=11),
+    Column("Concurrency", "number", width=11),
+    Column("Growth", "number", width=8),
+    Column("ISL", "int", width=8),
+    Column("OSL", "int", width=8),
+    Column("CacheHitRate", "percent", width=9),
+    Column("TtftTargetMs", "int", width=10),
+    Column("TpotTargetMs", "number", width=10),
+    Column("Spare", "percent", width=8),
+    Column("Redundancy", "int", width=10),
+    Column("Description", width=60),
+    Column("Source", width=40),
 )
 _DEFAULT_GPU = "h100-sxm"
 _TPS = (1, 2, 4, 8)
@@ -51,20 +65,47 @@ class WorkloadRow:
 
     def values(self) -> list[object]:
         w = self.workload
-        return [w.name, w.model, self.precision, self.gpu, self.tp, self.engine, w.dau, w.online_share,
-                w.requests_per_user_per_hour, w.seconds_per_request, w.peak_requests_per_hour, w.concurrency,
-                w.growth, w.isl, w.osl, w.cache_hit_rate, w.ttft_ms, w.itl_ms, w.spare, w.redundancy,
-                w.description, w.source]
+        return [
+            w.name,
+            w.model,
+            self.precision,
+            self.gpu,
+            self.tp,
+            self.engine,
+            w.dau,
+            w.online_share,
+            w.requests_per_user_per_hour,
+            w.seconds_per_request,
+            w.peak_requests_per_hour,
+            w.concurrency,
+            w.growth,
+            w.isl,
+            w.osl,
+            w.cache_hit_rate,
+            w.ttft_ms,
+            w.itl_ms,
+            w.spare,
+            w.redundancy,
+            w.description,
+            w.source,
+        ]
 
 
 def _row(w: Workload, gpu: str, precision: str, book: PriceBook) -> WorkloadRow:
     best = search(w, gpus=[gpu], precisions=[precision], price_book=book, top=1).options
     if best:
         option = best[0]
-        return WorkloadRow(w, precision, gpu, option.tp, instance=(option.provider, option.region,
-                                                                   option.instance_type))
-    tp = next((tp for tp in _TPS if memory_fit(w.model, gpu, precision=precision, tp=tp, isl=w.isl,
-                                               osl=w.osl).fits), _TPS[-1])
+        return WorkloadRow(
+            w, precision, gpu, option.tp, instance=(option.provider, option.region, option.instance_type)
+        )
+    tp = next(
+        (
+            tp
+            for tp in _TPS
+            if memory_fit(w.model, gpu, precision=precision, tp=tp, isl=w.isl, osl=w.osl).fits
+        ),
+        _TPS[-1],
+    )
     return WorkloadRow(w, precision, gpu, tp)
 
 
@@ -88,22 +129,51 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
     """The Workloads sheet with ``tblWorkloads`` and its validation lists."""
     ws = wb.add_worksheet("Workloads")
     ws.write_string(0, 0, "Workloads", styles.title)
-    ws.write_string(1, 0, "One row per workload. Demand: give Concurrency, or PeakRequestsPerHour with "
-                    "SecondsPerRequest, or DAU x OnlineShare (x RequestsPerUserPerHour x SecondsPerRequest; "
-                    "without them every online user is one streaming session). Pre-filled: the seed scenarios.",
-                    styles.subtitle)
+    ws.write_string(
+        1,
+        0,
+        "One row per workload. Demand: give Concurrency, or PeakRequestsPerHour with "
+        "SecondsPerRequest, or DAU x OnlineShare (x RequestsPerUserPerHour x SecondsPerRequest; "
+        "without them every online user is one streaming session). Pre-filled: the seed scenarios.",
+        styles.subtitle,
+    )
     ws.freeze_panes(3, 1)
     place = write_table(ws, styles, "tblWorkloads", WORKLOAD_COLUMNS, [r.values() for r in rows], first_row=2)
-    lists = {"Model": "=ModelIds", "Gpu": "=GpuIds", "Precision": list(PRECISIONS), "Engine": list(ENGINES),
-             "TP": ["1", "2", "4", "8"]}
+    lists = {
+        "Model": "=ModelIds",
+        "Gpu": "=GpuIds",
+        "Precision": list(PRECISIONS),
+        "Engine": list(ENGINES),
+        "TP": ["1", "2", "4", "8"],
+    }
     for header, source in lists.items():
         col = place.col(header)
-        ws.data_validation(place.row(0), col, place.row(0) + 199, col, {
-            "validate": "list", "source": source, "error_title": header,
-            "error_message": f"pick a {header} from the list (Catalog sheet)"})
+        ws.data_validation(
+            place.row(0),
+            col,
+            place.row(0) + 199,
+            col,
+            {
+                "validate": "list",
+                "source": source,
+                "error_title": header,
+                "error_message": f"pick a {header} from the list (Catalog sheet)",
+            },
+        )
     for header in ("OnlineShare", "CacheHitRate", "Spare"):
         col = place.col(header)
-        ws.data_validation(place.row(0), col, place.row(0) + 199, col, {
-            "validate": "decimal", "criteria": "between", "minimum": 0, "maximum": 1,
-            "error_message": f"{header} is a share between 0 % and 100 %", "ignore_blank": True})
+        ws.data_validation(
+            place.row(0),
+            col,
+            place.row(0) + 199,
+            col,
+            {
+                "validate": "decimal",
+                "criteria": "between",
+                "minimum": 0,
+                "maximum": 1,
+                "error_message": f"{header} is a share between 0 % and 100 %",
+                "ignore_blank": True,
+            },
+        )
     return place

@@ -1,4 +1,4 @@
-"""The template's demo plan is coherent with the bundled FOCUS samples: reconcile reads it and maps most rows."""
+"""The template's demo plan fits the bundled FOCUS samples: reconcile reads it and maps most rows."""
 
 from __future__ import annotations
 
@@ -50,13 +50,19 @@ def test_mapping_covers_most_but_not_all_of_the_bills(reconciled):
     unmapped = sum((u.billed_cost.amount for u in reconciled.unmapped), Decimal(0))
     assert Decimal("0.01") < unmapped / billed < Decimal("0.15")
     mapped_lines = {line.plan_line for line in reconciled.lines if line.actual.amount > 0}
-    assert {row[1] for row in demo_plan.MAPPING} <= mapped_lines   # every rule catches something
+    assert {row[1] for row in demo_plan.MAPPING} <= mapped_lines  # every rule catches something
 
 
 def test_capex_is_the_assets_depreciation_for_the_month(reconciled):
-    expected = sum((monthly_depreciation(Money.of(cost, cur), Money.of(residual, cur), life, in_service or bought,
-                                         demo_plan.DEMO_MONTH).amount
-                    for *_, bought, in_service, cost, residual, life, cur in demo_plan.ASSETS), Decimal(0))
+    expected = sum(
+        (
+            monthly_depreciation(
+                Money.of(cost, cur), Money.of(residual, cur), life, in_service or bought, demo_plan.DEMO_MONTH
+            ).amount
+            for *_, bought, in_service, cost, residual, life, cur in demo_plan.ASSETS
+        ),
+        Decimal(0),
+    )
     assert reconciled.capex.amount == expected
     capex_budget = next(row[5] for row in demo_plan.BUDGET if row[3] == "CAPEX")
     assert Decimal(capex_budget) == expected

@@ -19,15 +19,57 @@ from finops.sizing.performance import estimate
 from templates.builder import DEFAULT_TEMPLATE
 
 CONTRACT = {  # docs/design.md, "The planning workbook contract"
-    "tblBudget": ["Month", "PlanLine", "CostCentre", "Category", "Provider", "Amount", "Currency", "PlannedMTokens"],
-    "tblAssets": ["AssetId", "Description", "PlanLine", "CostCentre", "GpuModel", "GpuCount", "PurchaseDate",
-                  "InServiceDate", "Cost", "ResidualValue", "LifeMonths", "Currency"],
-    "tblMapping": ["Rule", "PlanLine", "ProviderName", "SubAccount", "ServiceName", "InstanceType", "RegionId",
-                   "TagKey", "TagValue"],
+    "tblBudget": [
+        "Month",
+        "PlanLine",
+        "CostCentre",
+        "Category",
+        "Provider",
+        "Amount",
+        "Currency",
+        "PlannedMTokens",
+    ],
+    "tblAssets": [
+        "AssetId",
+        "Description",
+        "PlanLine",
+        "CostCentre",
+        "GpuModel",
+        "GpuCount",
+        "PurchaseDate",
+        "InServiceDate",
+        "Cost",
+        "ResidualValue",
+        "LifeMonths",
+        "Currency",
+    ],
+    "tblMapping": [
+        "Rule",
+        "PlanLine",
+        "ProviderName",
+        "SubAccount",
+        "ServiceName",
+        "InstanceType",
+        "RegionId",
+        "TagKey",
+        "TagValue",
+    ],
     "tblUsage": ["Month", "PlanLine", "ActualMTokens"],
     "tblPrices": list(COLUMNS),
 }
-SHEETS = ["Start", "Workloads", "Sizing", "TCO", "Mix", "Budget", "Assets", "Mapping", "Usage", "Catalog", "Prices"]
+SHEETS = [
+    "Start",
+    "Workloads",
+    "Sizing",
+    "TCO",
+    "Mix",
+    "Budget",
+    "Assets",
+    "Mapping",
+    "Usage",
+    "Catalog",
+    "Prices",
+]
 
 
 class Table:
@@ -61,8 +103,9 @@ def values_book(built: Path) -> openpyxl.Workbook:
 
 
 def test_the_committed_template_equals_a_fresh_build(built: Path):
-    assert DEFAULT_TEMPLATE.read_bytes() == built.read_bytes(), \
+    assert DEFAULT_TEMPLATE.read_bytes() == built.read_bytes(), (
         "rebuild it: finops template build --out templates/llm-finops-plan.xlsx"
+    )
 
 
 def test_two_builds_give_the_same_bytes(built: Path, tmp_path: Path):
@@ -90,14 +133,18 @@ def test_contract_tables_have_exact_headers(formulas_book, name):
 
 def test_every_defined_name_resolves_to_cells_on_a_sheet(formulas_book):
     names = dict(formulas_book.defined_names.items())
-    assert {"PriceTable", "PlanLines", "ModelIds", "GpuIds", "MixDemand", "MixOptions", "TcoTotal"} <= set(names)
+    assert {"PriceTable", "PlanLines", "ModelIds", "GpuIds", "MixDemand", "MixOptions", "TcoTotal"} <= set(
+        names
+    )
     for name, definition in names.items():
         destinations = list(definition.destinations)
         assert destinations, name
         for sheet, ref in destinations:
             ws = formulas_book[sheet]
             min_col, min_row, max_col, max_row = range_boundaries(ref.replace("$", ""))
-            assert ws.cell(min_row, min_col).value is not None or ws.cell(max_row, max_col).value is not None, name
+            assert (
+                ws.cell(min_row, min_col).value is not None or ws.cell(max_row, max_col).value is not None
+            ), name
 
 
 def _formula_cells(wb: openpyxl.Workbook):
@@ -132,14 +179,29 @@ def test_every_udf_in_the_template_exists_with_a_matching_signature(formulas_boo
             required = sum(p.default is inspect.Parameter.empty for p in params)
             assert required <= count <= len(params), f"{sheet}!{cell}: {name} with {count} arguments"
             seen.add(name)
-    assert {"LLM_CONCURRENCY", "LLM_WEIGHTS_GIB", "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_TTFT_MS", "LLM_TPOT_MS",
-            "LLM_TOKENS_PER_S", "LLM_DEVICES", "FINOPS_TCO", "FINOPS_COST_PER_MTOK", "FINOPS_PRICE",
-            "FINOPS_MIX", "LLM_SIZE"} <= seen
+    assert {
+        "LLM_CONCURRENCY",
+        "LLM_WEIGHTS_GIB",
+        "LLM_KV_GIB",
+        "LLM_MAX_CONCURRENCY",
+        "LLM_TTFT_MS",
+        "LLM_TPOT_MS",
+        "LLM_TOKENS_PER_S",
+        "LLM_DEVICES",
+        "FINOPS_TCO",
+        "FINOPS_COST_PER_MTOK",
+        "FINOPS_PRICE",
+        "FINOPS_MIX",
+        "LLM_SIZE",
+    } <= seen
 
 
 def test_no_cached_value_is_an_add_in_error(formulas_book, values_book):
-    errors = [f"{s}!{c}" for s, c, _ in _formula_cells(formulas_book)
-              if str(values_book[s][c].value).startswith("#")]
+    errors = [
+        f"{s}!{c}"
+        for s, c, _ in _formula_cells(formulas_book)
+        if str(values_book[s][c].value).startswith("#")
+    ]
     assert errors == []
 
 
@@ -174,26 +236,41 @@ def test_sizing_recomputed_matches_the_core_for_every_seed_scenario(formulas_boo
     checked = 0
     for i, name, workloads, sizing in _sizing_rows(formulas_book):  # same rows and places in both builds
         preset = presets()[name]
-        gpu, precision, tp = (evaluated.value("Workloads", workloads.cell(i, h)) for h in ("Gpu", "Precision", "TP"))
+        gpu, precision, tp = (
+            evaluated.value("Workloads", workloads.cell(i, h)) for h in ("Gpu", "Precision", "TP")
+        )
 
         def got(header, i=i, sizing=sizing):
             return evaluated.value("Sizing", sizing.cell(i, header))
 
         expected_demand = demand(preset)
         assert got("Concurrency") == pytest.approx(expected_demand.concurrency, rel=1e-12), name
-        assert got("WeightsGiB") == pytest.approx(weight_bytes(resolve_model(preset.model), precision) / 2**30)
+        assert got("WeightsGiB") == pytest.approx(
+            weight_bytes(resolve_model(preset.model), precision) / 2**30
+        )
         fit = memory_fit(preset.model, gpu, precision=precision, tp=tp, isl=preset.isl, osl=preset.osl)
         assert got("MaxConcurrency") == fit.max_concurrency
         running = got("ReplicaConcurrency")
-        est = estimate(preset.model, gpu, precision=precision, tp=tp, isl=preset.isl, osl=preset.osl,
-                       concurrency=int(running), cache_hit_rate=preset.cache_hit_rate)
+        est = estimate(
+            preset.model,
+            gpu,
+            precision=precision,
+            tp=tp,
+            isl=preset.isl,
+            osl=preset.osl,
+            concurrency=int(running),
+            cache_hit_rate=preset.cache_hit_rate,
+        )
         assert got("TtftMs") == pytest.approx(est.ttft_ms, rel=1e-9)
         assert got("TpotMs") == pytest.approx(est.tpot_ms, rel=1e-9)
         assert got("ReplicaTokensPerS") == pytest.approx(est.output_tokens_per_s, rel=1e-9)
         if expected_demand.output_tokens_per_s is not None:
-            assert got("RequiredTokensPerS") == pytest.approx(expected_demand.output_tokens_per_s, rel=1e-9), name
-        assert got("Gpus") == devices_needed(got("RequiredTokensPerS"), est.output_tokens_per_s / tp, preset.spare,
-                                             preset.redundancy)
+            assert got("RequiredTokensPerS") == pytest.approx(
+                expected_demand.output_tokens_per_s, rel=1e-9
+            ), name
+        assert got("Gpus") == devices_needed(
+            got("RequiredTokensPerS"), est.output_tokens_per_s / tp, preset.spare, preset.redundancy
+        )
         checked += 1
     assert checked == len(presets())
 
@@ -221,17 +298,23 @@ def test_seed_003_tco_is_4356000(evaluated):
 def test_changing_an_input_moves_its_dependents(formulas_book, evaluated):
     workloads, sizing = Table(formulas_book, "tblWorkloads"), Table(formulas_book, "tblSizing")
     ws = formulas_book["Workloads"]
-    row = next(i for i in range(workloads.rows) if ws[workloads.cell(i, "Workload")].value == "seed000-doc-qa")
+    row = next(
+        i for i in range(workloads.rows) if ws[workloads.cell(i, "Workload")].value == "seed000-doc-qa"
+    )
     dau = ws[workloads.cell(row, "DAU")].value
     before = {h: evaluated.value("Sizing", sizing.cell(row, h)) for h in ("Concurrency", "KvGiB", "Gpus")}
-    after_solution = evaluated.recalculate({("Workloads", workloads.cell(row, "DAU")): dau * 3,
-                                            ("TCO", _name_cell(formulas_book, "TcoGpus")): 10})
+    after_solution = evaluated.recalculate(
+        {
+            ("Workloads", workloads.cell(row, "DAU")): dau * 3,
+            ("TCO", _name_cell(formulas_book, "TcoGpus")): 10,
+        }
+    )
     after = {h: evaluated.value("Sizing", sizing.cell(row, h), after_solution) for h in before}
-    assert after["Concurrency"] == pytest.approx(before["Concurrency"] * 3)   # seed 000: DAU x3 -> x3
+    assert after["Concurrency"] == pytest.approx(before["Concurrency"] * 3)  # seed 000: DAU x3 -> x3
     assert after["KvGiB"] > before["KvGiB"] and after["Gpus"] > before["Gpus"]
     assert after_solution[f"'[{evaluated.book}]'!TCOTOTAL"].value[0][0] == 10 * 160_000 + 10 * 9_000 * 36
 
 
 def _name_cell(wb: openpyxl.Workbook, name: str) -> str:
-    (_, ref), = wb.defined_names[name].destinations
+    ((_, ref),) = wb.defined_names[name].destinations
     return ref.replace("$", "")

@@ -28,10 +28,25 @@ SEED_CASES = [  # (function, arguments, expected, source)
     ("LLM_CONCURRENCY", (5000, 1, 1, 5), pytest.approx(6.944, abs=1e-3), "seed 000 as printed: 5,000 req/h"),
     ("LLM_CONCURRENCY", (30_000, 0.05, 60, 5), pytest.approx(125.0), "seed 000, DAU x3"),
     ("LLM_KV_GIB", ("llama-3.1-8b", 2048, 16), 4.0, "GQA-correct: a quarter of seed 003's naive 16 GiB"),
-    ("LLM_WEIGHTS_GIB", ("llama-3.1-8b", "fp8"), pytest.approx(9.08e9 / 2**30, rel=2e-3), "seed 002: 9.08 GB"),
-    ("LLM_WEIGHTS_GIB", ("llama-3.1-8b", "bf16"), pytest.approx(16.06e9 / 2**30, rel=2e-3), "seed 002: 16.06 GB"),
+    (
+        "LLM_WEIGHTS_GIB",
+        ("llama-3.1-8b", "fp8"),
+        pytest.approx(9.08e9 / 2**30, rel=2e-3),
+        "seed 002: 9.08 GB",
+    ),
+    (
+        "LLM_WEIGHTS_GIB",
+        ("llama-3.1-8b", "bf16"),
+        pytest.approx(16.06e9 / 2**30, rel=2e-3),
+        "seed 002: 16.06 GB",
+    ),
     ("FINOPS_COST_PER_MTOK", (36, 10_000), 1.0, "36 per hour at 10,000 tok/s = 1 per million"),
-    ("LLM_MAX_CONCURRENCY", ("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512), 0, "70B BF16 does not fit 80 GB"),
+    (
+        "LLM_MAX_CONCURRENCY",
+        ("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512),
+        0,
+        "70B BF16 does not fit 80 GB",
+    ),
 ]
 
 
@@ -52,9 +67,12 @@ SHAPES = [  # the same value as Excel, xlwings Lite or the formulas evaluator ma
 @pytest.mark.parametrize("shape", SHAPES)
 def test_ranges_and_scalars_are_accepted_alike(shape):
     assert udfs.LLM_DEVICES(shape(5000), shape(800), shape(0.25)) == 9
-    assert udfs.LLM_WEIGHTS_GIB(shape("llama-3.1-8b"), shape("BF16")) == udfs.LLM_WEIGHTS_GIB("llama-3.1-8b", "bf16")
-    assert udfs.LLM_MAX_CONCURRENCY(*(shape(v) for v in ("llama-3.1-8b", "h100-sxm", "bf16", 1.0, 1024, 256))) \
-        == udfs.LLM_MAX_CONCURRENCY("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256)
+    assert udfs.LLM_WEIGHTS_GIB(shape("llama-3.1-8b"), shape("BF16")) == udfs.LLM_WEIGHTS_GIB(
+        "llama-3.1-8b", "bf16"
+    )
+    assert udfs.LLM_MAX_CONCURRENCY(
+        *(shape(v) for v in ("llama-3.1-8b", "h100-sxm", "bf16", 1.0, 1024, 256))
+    ) == udfs.LLM_MAX_CONCURRENCY("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256)
 
 
 BAD_INPUT = [  # (function, arguments, what the message must say)
@@ -65,7 +83,11 @@ BAD_INPUT = [  # (function, arguments, what the message must say)
     ("LLM_WEIGHTS_GIB", ("llama-3.1-8", "bf16"), "did you mean"),
     ("LLM_WEIGHTS_GIB", ("llama-3.1-8b", "fp7"), "precision"),
     ("LLM_MAX_CONCURRENCY", ("llama-3.1-8b", "h10", "bf16", 1, 1024, 256), "unknown GPU 'h10'"),
-    ("LLM_MAX_CONCURRENCY", ("llama-3.1-8b", "h100-sxm", "bf16", 1.5, 1024, 256), "tp: expected a whole number"),
+    (
+        "LLM_MAX_CONCURRENCY",
+        ("llama-3.1-8b", "h100-sxm", "bf16", 1.5, 1024, 256),
+        "tp: expected a whole number",
+    ),
     ("LLM_KV_GIB", ("llama-3.1-8b", [[1024, 2048]], 4), "tokens: expected one cell"),
     ("LLM_TTFT_MS", ("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512), "does not fit"),
     ("LLM_TOKENS_PER_S", ("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256, 8, "ollama"), "unknown engine"),
@@ -79,7 +101,9 @@ BAD_INPUT = [  # (function, arguments, what the message must say)
 ]
 
 
-@pytest.mark.parametrize("name, args, says", BAD_INPUT, ids=[f"{c[0]}-{c[2] or 'negative'}" for c in BAD_INPUT])
+@pytest.mark.parametrize(
+    "name, args, says", BAD_INPUT, ids=[f"{c[0]}-{c[2] or 'negative'}" for c in BAD_INPUT]
+)
 def test_bad_input_gives_one_short_line_in_the_cell(name, args, says):
     answer = udfs.UDFS[name](*args)
     assert isinstance(answer, str) and answer.startswith("#FINOPS: "), answer
@@ -92,7 +116,9 @@ def test_every_udf_is_exported_documented_and_excel_callable():
     for name, function in udfs.UDFS.items():
         assert function.__doc__ and "Source:" in function.__doc__, name
         kinds = {p.kind for p in inspect.signature(function).parameters.values()}
-        assert kinds <= {inspect.Parameter.POSITIONAL_OR_KEYWORD}, f"{name}: xlwings needs plain positional args"
+        assert kinds <= {inspect.Parameter.POSITIONAL_OR_KEYWORD}, (
+            f"{name}: xlwings needs plain positional args"
+        )
         # xlwings (classic and Lite) reads type hints as converters: every hint must resolve, to Any
         assert set(typing.get_type_hints(function).values()) == {typing.Any}, name
 
@@ -100,35 +126,63 @@ def test_every_udf_is_exported_documented_and_excel_callable():
 def test_price_from_the_workbook_range_equals_the_price_book():
     book = PriceBook.bundled()
     row = book.filter(region="us-central1", pricing_model="on_demand").rows[0]
-    prices = [list(COLUMNS)] + [[float(v) if isinstance(v, Decimal) else v for v in r.to_record().values()]
-                                for r in book.filter(region="us-central1")]
+    prices = [list(COLUMNS)] + [
+        [float(v) if isinstance(v, Decimal) else v for v in r.to_record().values()]
+        for r in book.filter(region="us-central1")
+    ]
     expected = float(book.lookup(row.provider, row.instance_type, "on_demand", row.region).hourly_cost)
     assert udfs.FINOPS_PRICE(row.provider, row.instance_type, "on_demand", row.region, prices) == expected
     assert udfs.FINOPS_PRICE(row.provider, row.instance_type, "on_demand", row.region) == expected
 
 
 def test_size_spills_the_search_ranking():
-    table = udfs.LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm, l40s", [["bf16"], ["fp8"]], None, 3)
-    expected = search(Workload(name="x", model="llama-3.1-8b", isl=5000, osl=500, concurrency=50, ttft_ms=1000,
-                               gpus=("h100-sxm", "l40s"), precisions=("bf16", "fp8")), top=3).options
-    assert [row[:5] for row in table[1:]] == [[o.gpu, o.precision, o.tp, o.replicas, o.gpus] for o in expected]
+    table = udfs.LLM_SIZE(
+        "llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm, l40s", [["bf16"], ["fp8"]], None, 3
+    )
+    expected = search(
+        Workload(
+            name="x",
+            model="llama-3.1-8b",
+            isl=5000,
+            osl=500,
+            concurrency=50,
+            ttft_ms=1000,
+            gpus=("h100-sxm", "l40s"),
+            precisions=("bf16", "fp8"),
+        ),
+        top=3,
+    ).options
+    assert [row[:5] for row in table[1:]] == [
+        [o.gpu, o.precision, o.tp, o.replicas, o.gpus] for o in expected
+    ]
     assert [row[8] for row in table[1:]] == [float(o.monthly_cost.amount) for o in expected]
 
 
 def test_mix_spills_the_optimizer_result():
     demand = [8.0] * 60 + [20.0] * 28
-    options = [["name", "kind", "hourly_cost", "max_share"], ["od", "on_demand", 6.88, None],
-               ["ri", "reserved", 4.30, None], ["spot", "spot", 2.75, 0.3]]
+    options = [
+        ["name", "kind", "hourly_cost", "max_share"],
+        ["od", "on_demand", 6.88, None],
+        ["ri", "reserved", 4.30, None],
+        ["spot", "spot", 2.75, 0.3],
+    ]
     table = udfs.FINOPS_MIX([[d] for d in demand], options)
-    expected = optimize_mix(demand, [MixOption("od", "on_demand", Decimal("6.88")),
-                                     MixOption("ri", "reserved", Decimal("4.3")),
-                                     MixOption("spot", "spot", Decimal("2.75"), max_share=0.3)])
+    expected = optimize_mix(
+        demand,
+        [
+            MixOption("od", "on_demand", Decimal("6.88")),
+            MixOption("ri", "reserved", Decimal("4.3")),
+            MixOption("spot", "spot", Decimal("2.75"), max_share=0.3),
+        ],
+    )
     assert table[0] == ["option", "kind", "units", "share", "cost"]
     assert {r[0]: r[2] for r in table[1:4] if r[2] != ""} == expected.units
     totals = {r[0]: r[4] for r in table[4:]}
-    assert totals == {"total": float(expected.total_cost.amount),
-                      "all on-demand": float(expected.on_demand_only_cost.amount),
-                      "savings": float(expected.savings.amount)}
+    assert totals == {
+        "total": float(expected.total_cost.amount),
+        "all on-demand": float(expected.on_demand_only_cost.amount),
+        "savings": float(expected.savings.amount),
+    }
 
 
 @pytest.mark.parametrize("module", [udfs, addin._cells, addin._price_range])
@@ -145,7 +199,17 @@ IMPORT_CHECK = (
     "bad = sorted({{n.split('.')[0] for n, m in sys.modules.items() if m is not None}} & set({forbidden!r}))\n"
     "print(','.join(bad))\n"
 )
-NATIVE_ONLY = ("boto3", "botocore", "google", "openpyxl", "xlsxwriter", "typer", "rich", "click", "duckdb_engine")
+NATIVE_ONLY = (
+    "boto3",
+    "botocore",
+    "google",
+    "openpyxl",
+    "xlsxwriter",
+    "typer",
+    "rich",
+    "click",
+    "duckdb_engine",
+)
 
 
 @pytest.mark.parametrize("without_xlwings", [False, True], ids=["with xlwings", "without xlwings (Pyodide)"])
@@ -154,8 +218,12 @@ def test_the_udfs_import_path_loads_nothing_native_only(without_xlwings):
     # with it, xlwings itself imports pandas when present, which Pyodide has.
     forbidden = NATIVE_ONLY + (("xlwings", "pandas", "pyarrow") if without_xlwings else ())
     block = "sys.modules['xlwings'] = None\n" if without_xlwings else ""
-    result = subprocess.run([sys.executable, "-c", IMPORT_CHECK.format(block=block, forbidden=forbidden)],
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_CHECK.format(block=block, forbidden=forbidden)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert result.stdout.strip() == ""
 
 
@@ -163,7 +231,23 @@ def test_price_without_a_range_uses_the_configured_price_book(tmp_path, monkeypa
     from finops.money import to_decimal
     from finops.price_book import PRICE_BOOK_ENV, PriceRow
 
-    path = PriceBook([PriceRow("aws", "us-east-1", "p5.48xlarge", "h100-sxm", 8, "on_demand", "", to_decimal("55.04"),
-                               to_decimal(0), "USD", "2025-06-05", "test")]).write_csv(tmp_path / "book.csv")
+    path = PriceBook(
+        [
+            PriceRow(
+                "aws",
+                "us-east-1",
+                "p5.48xlarge",
+                "h100-sxm",
+                8,
+                "on_demand",
+                "",
+                to_decimal("55.04"),
+                to_decimal(0),
+                "USD",
+                "2025-06-05",
+                "test",
+            )
+        ]
+    ).write_csv(tmp_path / "book.csv")
     monkeypatch.setenv(PRICE_BOOK_ENV, str(path))
     assert udfs.FINOPS_PRICE("aws", "p5.48xlarge", "on_demand", "us-east-1") == 55.04

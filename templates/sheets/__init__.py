@@ -1,0 +1,1 @@
+"""One module per sheet (or group of sheets) of the planning workbook; ``_table`` writes Excel tables."""
