@@ -49,20 +49,25 @@ __all__ = ["LayerValues", "area_above", "flexible_cost_curve", "flexible_tiers",
 def area_above(values: np.ndarray, weights: np.ndarray, levels: np.ndarray) -> np.ndarray:
     """A(L) = sum_t w_t max(values_t - L, 0) for every level L (the area of the duration curve above L).
 
-    >>> area_above(np.array([1.0, 3.0]), np.ones(2), np.array([0, 1, 2, 3])).tolist()
+    >>> area_above(np.array([3.0, 1.0]), np.ones(2), np.array([0, 1, 2, 3])).tolist()
     [4.0, 2.0, 1.0, 0.0]
     """
-    order = np.argsort(values)
-    ordered, w = values[order], weights[order]
-    top_weight = np.concatenate([np.cumsum(w[::-1])[::-1], [0.0]])
-    top_area = np.concatenate([np.cumsum((w * ordered)[::-1])[::-1], [0.0]])
-    first_above = np.searchsorted(ordered, levels, side="right")
+    if np.any(np.diff(values) < 0):
+        order = np.argsort(values)
+        values, weights = values[order], weights[order]
+    top_weight = np.concatenate([np.cumsum(weights[::-1])[::-1], [0.0]])
+    top_area = np.concatenate([np.cumsum((weights * values)[::-1])[::-1], [0.0]])
+    first_above = np.searchsorted(values, levels, side="right")
     return np.maximum(top_area[first_above] - levels * top_weight[first_above], 0.0)
 
 
 def flexible_cost_curve(demand: np.ndarray, weights: np.ndarray, options: Sequence[MixOption],
                         levels: np.ndarray, demand_area: np.ndarray | None = None) -> np.ndarray:
-    """g(L): cost of serving the demand above level L with spot tiers and on-demand (see module doc)."""
+    """g(L): cost of serving the demand above level L with spot tiers and on-demand (see module doc).
+
+    Sorting ``demand`` first (with its weights) saves the sorts: each residual a_i is a non-decreasing
+    function of d while the spot shares sum to at most 1.
+    """
     on_demand = min(float(o.hourly_cost) for o in options if o.kind == "on_demand")
     below = area_above(demand, weights, levels) if demand_area is None else demand_area
     cost = np.zeros(len(levels))
@@ -93,6 +98,8 @@ class LayerValues:
     def __init__(self, demand: np.ndarray, weights: np.ndarray, options: Sequence[MixOption]) -> None:
         top = int(np.ceil(demand.max())) if len(demand) else 0
         levels = np.arange(top + 1, dtype=float)
+        order = np.argsort(demand)
+        demand, weights = demand[order], weights[order]
         self.hours = float(weights.sum())
         self.area = area_above(demand, weights, levels)
         self.flexible = flexible_cost_curve(demand, weights, options, levels, self.area)
