@@ -35,13 +35,15 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 
 import duckdb
 
 from ..depreciation import month_index, monthly_depreciation
-from ..errors import CurrencyMismatchError, InputError, Location, UnknownNameError
+from ..errors import CurrencyMismatchError, InputError, Location
 from ..money import MONEY_CONTEXT, Money
+from ..registry import normalize_key
 from .aggregation import ChargeGroup, aggregation_sql
 from .bills import VIEW, BillFile, locate_bad_value, locate_currency, open_bills
 from .mapping import UNMAPPED, Charge, Mapper
@@ -68,6 +70,7 @@ InstanceGpus = Callable[[str, str], "tuple[str, int] | None"]
 _CATALOG_PROVIDERS = {"aws": "aws", "amazon web services": "aws", "google cloud": "gcp", "gcp": "gcp",
                       "google cloud platform": "gcp"}
 _SPOT = {"spot", "preemptible"}
+_HOUR_UNITS = {"hours", "hour", "hrs", "h"}
 
 
 def catalog_gpus(provider_name: str, instance_type: str) -> tuple[str, int] | None:
@@ -76,17 +79,18 @@ def catalog_gpus(provider_name: str, instance_type: str) -> tuple[str, int] | No
     >>> catalog_gpus("AWS", "p5.48xlarge"), catalog_gpus("AWS", "m6i.large"), catalog_gpus("Oracle", "x")
     (('h100-sxm', 8), None, None)
     """
-    from ..catalog.instances import instance
-
     provider = _CATALOG_PROVIDERS.get(provider_name.strip().lower())
     if provider is None:
         return None
-    try:
-        item = instance(provider, instance_type)
-    except UnknownNameError:
-        return None
-    return item.gpu_model, item.gpu_count
-_HOUR_UNITS = {"hours", "hour", "hrs", "h"}
+    return _gpu_table(provider).get(normalize_key(instance_type))
+
+
+@cache
+def _gpu_table(provider: str) -> dict[str, tuple[str, int]]:
+    """Instance type (normalized) -> (GPU model, GPUs) for one provider; bills hold many non-GPU types."""
+    from ..catalog.instances import instances
+
+    return {normalize_key(i.instance_type): (i.gpu_model, i.gpu_count) for i in instances(provider)}
 
 
 def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month: str,
@@ -159,7 +163,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     finally:
         con.close()
     return reconcile_groups(plan, groups, month, rates=rates, threshold_pct=threshold_pct,
-                            past_actuals=past_actuals, instance_gpus=instance_gpus)
+                            past_actuals=past_actuals, instance_gpus=instance_gpus,
+                            source=", ".join(str(f.path) for f in files))
 
 
 def _rates_cover(currencies: list[str], target: str, rates: Mapping[str, Decimal] | None) -> bool:

@@ -89,3 +89,11 @@ def simple_plan(tmp_path: Path) -> Path:
         mapping=[(1, "gpu", "AWS", "", "AmazonEC2", "p5.*", "", "", ""),
                  (2, "storage", "", "", "AmazonS3", "", "", "", "")],
         usage=[("2026-05", "gpu", 4)])
+
+
+@pytest.fixture(scope="session")
+def template_plan(tmp_path_factory) -> Path:
+    """The planning template as the workbook face builds it (built once; tests must not change it)."""
+    from templates.builder import build_template
+
+    return build_template(tmp_path_factory.mktemp("template") / "plan.xlsx")

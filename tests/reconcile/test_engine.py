@@ -116,5 +116,13 @@ def test_rates_convert_into_the_plan_currency(tmp_path, simple_plan):
 
 def test_bills_in_another_currency_than_the_plan_need_a_rate(tmp_path, simple_plan):
     bill = write_bill(tmp_path / "eur.csv", [{"BillingCurrency": "EUR"}])
-    with pytest.raises(CurrencyMismatchError, match="bills are in EUR but the plan is in USD"):
+    with pytest.raises(CurrencyMismatchError, match="bills are in EUR but the plan is in USD") as err:
         reconcile_month(read_plan(simple_plan), [bill], "2026-05")
+    assert (err.value.where.file, err.value.where.column) == (str(bill), "BillingCurrency")
+
+
+def test_progress_is_reported_up_to_100_percent(tmp_path, simple_plan):
+    seen: list[float] = []
+    reconcile_month(read_plan(simple_plan), [write_bill(tmp_path / "may.csv", [{}])], "2026-05",
+                    on_progress=seen.append)
+    assert seen and seen[-1] == 100.0 and all(0 <= p <= 100 for p in seen)

@@ -12,7 +12,6 @@ import pytest
 
 from finops.errors import InputError
 from templates import demo_plan, plan_reader
-from templates.builder import build_template
 from templates.plan_reader import read_plan
 
 from .conftest import write_plan
@@ -26,8 +25,8 @@ BILLION_LAUGHS = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def test_reads_the_template_built_by_the_workbook_face(tmp_path):
-    plan = read_plan(build_template(tmp_path / "plan.xlsx"))
+def test_reads_the_template_built_by_the_workbook_face(template_plan):
+    plan = read_plan(template_plan)
     assert len(plan.budget) == len(demo_plan.BUDGET)
     assert len(plan.assets) == len(demo_plan.ASSETS)
     assert len(plan.mapping) == len(demo_plan.MAPPING)
@@ -70,21 +69,19 @@ def _rewrite(src, dst, part, content):
             zout.writestr(item, content if item.filename == part else zin.read(item.filename))
 
 
-def test_xml_bomb_is_rejected_quickly(tmp_path):
-    plan = build_template(tmp_path / "plan.xlsx")
+def test_xml_bomb_is_rejected_quickly(tmp_path, template_plan):
     bomb = tmp_path / "bomb.xlsx"
-    _rewrite(plan, bomb, "xl/sharedStrings.xml", BILLION_LAUGHS)
+    _rewrite(template_plan, bomb, "xl/sharedStrings.xml", BILLION_LAUGHS)
     start = time.perf_counter()
     with pytest.raises(InputError, match="declares a DTD or XML entities"):
         read_plan(bomb)
     assert time.perf_counter() - start < 2.0
 
 
-def test_oversized_part_is_rejected_before_parsing(tmp_path, monkeypatch):
-    plan = build_template(tmp_path / "plan.xlsx")
+def test_oversized_part_is_rejected_before_parsing(template_plan, monkeypatch):
     monkeypatch.setattr(plan_reader, "MAX_PART_BYTES", 10_000)
     with pytest.raises(InputError, match="inflates to"):
-        read_plan(plan)
+        read_plan(template_plan)
 
 
 def test_not_a_workbook(tmp_path):
@@ -94,8 +91,8 @@ def test_not_a_workbook(tmp_path):
         read_plan(fake)
 
 
-def test_the_plan_is_never_modified(tmp_path):
-    plan = build_template(tmp_path / "plan.xlsx")
+def test_the_plan_is_never_modified(simple_plan):
+    plan = simple_plan
     before = plan.read_bytes(), plan.stat().st_mtime_ns
     read_plan(plan)
     assert (plan.read_bytes(), plan.stat().st_mtime_ns) == before

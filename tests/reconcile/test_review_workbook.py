@@ -13,7 +13,6 @@ import pytest
 
 from finops.cli.reconcile import reconcile_to_workbook
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
-from templates.builder import build_template
 
 from .conftest import write_bill
 
@@ -95,10 +94,9 @@ def test_two_runs_are_identical_apart_from_the_run_timestamp(tmp_path, simple_pl
     assert sorted(differ) == ["docProps/core.xml", "xl/sharedStrings.xml"]  # the run timestamp, nothing else
 
 
-def test_demo_template_and_sample_bills(tmp_path):
+def test_demo_template_and_sample_bills(tmp_path, template_plan):
     """The planning template as built by the workbook face, reconciled against both bundled samples."""
-    plan = build_template(tmp_path / "plan.xlsx")
-    rec, path = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, tmp_path / "out", run_at=RUN_AT)
+    rec, path = reconcile_to_workbook(template_plan, sample_bill_paths(), SAMPLE_MONTH, tmp_path / "out", run_at=RUN_AT)
     assert rec.billed_cost.amount == Decimal("67941.200509") + Decimal("89655.530162")
     assert sum((line.actual.amount for line in rec.lines), Decimal(0)) == rec.actual.amount
     summary = openpyxl.load_workbook(path, data_only=True)["Summary"]
