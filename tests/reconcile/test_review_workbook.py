@@ -103,3 +103,24 @@ def test_demo_template_and_sample_bills(tmp_path, template_plan):
     figures = {summary.cell(r, 1).value: summary.cell(r, 2).value for r in range(1, summary.max_row + 1)}
     assert figures["Cloud BilledCost (cash)"] == pytest.approx(157596.730671, abs=1e-9)
     assert figures["Actual (P&L)"] == pytest.approx(float(rec.actual.amount), abs=1e-9)
+
+
+def test_every_formula_recomputes_to_its_cached_value(review):
+    """An independent engine (the `formulas` package) recalculates the review: nothing depends on the add-in."""
+    formulas = pytest.importorskip("formulas")
+    _, path = review
+    solution = formulas.ExcelModel().loads(str(path)).finish().calculate()
+    book, cached = openpyxl.load_workbook(path), openpyxl.load_workbook(path, data_only=True)
+    checked = 0
+    for ws in book.worksheets:
+        for row in ws.iter_rows():
+            for cell in row:
+                if isinstance(cell.value, str) and cell.value.startswith("="):
+                    value = solution[f"'[{path.name}]{ws.title.upper()}'!{cell.coordinate}"].value[0, 0]
+                    expected = cached[ws.title][cell.coordinate].value
+                    if expected is None:
+                        assert value == "", (ws.title, cell.coordinate)
+                    else:
+                        assert value == pytest.approx(expected, abs=1e-9), (ws.title, cell.coordinate)
+                    checked += 1
+    assert checked >= 15
