@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date, timedelta
+from functools import lru_cache
 from pathlib import Path
 
 from finops.errors import InputError, ProviderError, UnknownNameError
@@ -33,6 +34,7 @@ SAVINGS_PLANS_SOURCE = "AWS Savings Plans API describe_savings_plans_offering_ra
 SPOT_SOURCE = "EC2 describe_spot_price_history (Linux/UNIX)"
 
 
+@lru_cache(maxsize=4096)
 def catalog_gpu(instance_type: str) -> tuple[str, int] | None:
     """(GPU model, GPUs per instance) of an AWS instance type from the instance catalog; ``None`` if it is
     not a catalogued accelerator instance (a bill's ``m6i.large``)."""

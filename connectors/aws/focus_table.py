@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +33,15 @@ def timestamp(value: Any) -> datetime | None:
     """A naive UTC datetime from ISO text (``Z`` or an offset allowed) or a datetime; ``None`` if empty."""
     if value is None or value == "":
         return None
-    if isinstance(value, datetime):
-        parsed = value
-    else:
-        parsed = datetime.fromisoformat(str(value).strip())
+    parsed = value if isinstance(value, datetime) else _parse_iso(str(value).strip())
     if parsed.tzinfo is not None:
         parsed = parsed.astimezone(UTC).replace(tzinfo=None)
     return parsed
+
+
+@lru_cache(maxsize=65536)
+def _parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text)  # bills repeat the same few hours: parse each once
 
 
 def decimal_or_none(value: Any) -> Decimal | None:
@@ -76,12 +79,19 @@ def _arrow_schema() -> Any:
     return pa.schema([(name, types[KINDS[name]]) for name in NAMES])
 
 
-def _cell(name: str, value: Any) -> Any:
-    if value is None:
-        return None
-    if KINDS[name] == "decimal":
-        return to_decimal(value).quantize(_SCALE, context=MONEY_CONTEXT)
-    return value
+def _column(name: str, values: list[Any]) -> Any:
+    """One Arrow column; decimals rounded to the 10 places of ``DECIMAL(38, 10)`` only when they have more."""
+    import pyarrow as pa
+
+    kind = KINDS[name]
+    if kind != "decimal":
+        return values
+    decimals = [None if v is None else to_decimal(v) for v in values]
+    try:
+        return pa.array(decimals, pa.decimal128(38, 10))
+    except pa.ArrowInvalid:  # more than 10 decimal places somewhere: round half-up, as money.quantize does
+        return pa.array([None if d is None else d.quantize(_SCALE, context=MONEY_CONTEXT) for d in decimals],
+                        pa.decimal128(38, 10))
 
 
 def write_focus_parquet(rows: Iterable[Mapping[str, Any]], out: str | Path) -> Path:
@@ -91,10 +101,8 @@ def write_focus_parquet(rows: Iterable[Mapping[str, Any]], out: str | Path) -> P
     import pyarrow.parquet as pq
 
     out = Path(out)
-    columns: dict[str, list[Any]] = {name: [] for name in NAMES}
-    for row in rows:
-        for name in NAMES:
-            columns[name].append(_cell(name, row.get(name)))
+    rows = list(rows)
+    columns = {name: _column(name, [row.get(name) for row in rows]) for name in NAMES}
     table = pa.Table.from_pydict(columns, schema=_arrow_schema())
     out.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
