@@ -1,6 +1,7 @@
 """``finops mix``: the cheapest commitment mix for an hourly demand profile, and the tools around it.
 
     finops mix --demand demand.csv --options options.csv [--json]
+    finops mix --demand demand.csv --provider gcp --instance-type a3-highgpu-8g --region us-central1
     finops mix generate --peak 40 --growth 0.5 --campaign 314:3:10 --out demand.csv
     finops mix scenarios --demand demand.csv --options options.csv --low 0.7 --high 1.3
     finops mix ladder --demand demand-3y.csv --options options.csv
@@ -18,9 +19,11 @@ from ..errors import InputError
 from ..mix import (Campaign, MixResult, WorkloadShape, generate_profile, optimize_mix, read_demand_csv,
                    read_options_csv, write_demand_csv)
 from ..mix.ladder import plan_ladder
+from ..mix.price_options import options_from_prices
 from ..mix.recommenders import compare_recommenders
 from ..mix.scenarios import Scenario, plan_scenarios, stress_test
 from ..money import quantize
+from ..price_book import PriceBook
 from ._console import console, print_json
 
 _DEMAND = typer.Option(None, "--demand", help="CSV with columns hour, units (one row per hour)")
@@ -35,6 +38,11 @@ def register(app: typer.Typer) -> None:
 
     @mix.callback()
     def optimize(ctx: typer.Context, demand: Optional[Path] = _DEMAND, options: Optional[Path] = _OPTIONS,
+                 provider: Optional[str] = typer.Option(None, help="instead of --options: prices from the price "
+                                                                   "book for this provider (aws or gcp)"),
+                 instance_type: Optional[str] = typer.Option(None, "--instance-type"),
+                 region: Optional[str] = typer.Option(None),
+                 spot_share: float = typer.Option(0.3, "--spot-share", help="with the price book: spot cap"),
                  as_json: bool = _JSON,
                  compare: bool = typer.Option(True, "--compare/--no-compare",
                                               help="also cost the AWS/GCP recommenders' rules and a -30 %/+50 % "
@@ -42,8 +50,14 @@ def register(app: typer.Typer) -> None:
         """Units per option, cost per month and year, utilization, coverage and savings against on-demand."""
         if ctx.invoked_subcommand is not None:
             return
-        demand_path, options_path = _required(demand, options)
-        profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
+        if options is None and provider and instance_type and region and demand is not None:
+            profile = read_demand_csv(demand)
+            choices = options_from_prices(PriceBook.current(), provider, instance_type, region,
+                                          horizon_hours=len(profile), spot_share=spot_share)
+            demand_path = demand
+        else:
+            demand_path, options_path = _required(demand, options)
+            profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
         result = optimize_mix(profile, choices)
         rows = compare_recommenders(profile, choices) if compare else []
         stress = stress_test(profile, choices, result.units) if compare else {}
@@ -134,7 +148,8 @@ def register(app: typer.Typer) -> None:
 def _required(demand: Path | None, options: Path | None) -> tuple[Path, Path]:
     if demand is None or options is None:
         missing = "--demand" if demand is None else "--options"
-        raise InputError(f"missing {missing}", hint="finops mix --demand demand.csv --options options.csv")
+        raise InputError(f"missing {missing}", hint="finops mix --demand demand.csv --options options.csv, or "
+                                                    "--provider, --instance-type and --region instead of --options")
     return demand, options
 
 

@@ -105,3 +105,20 @@ def test_ladder_command(capsys, tmp_path):
     bought = {name: {m: n for m, n in enumerate(months) if n} for name, months in payload["purchases"].items()}
     assert bought == {"ri-1y": {}, "ri-3y": {0: 10, 12: 10, 24: 10}}
     assert payload["months"] == 36 and payload["savings"] > 0
+
+
+def test_options_from_a_price_book_file(capsys, files, tmp_path, monkeypatch):
+    from finops.price_book import PriceBook, PriceRow
+    from finops.money import to_decimal
+
+    def row(model, hourly, payment=""):
+        return PriceRow("aws", "us-east-1", "p5.48xlarge", "h100-sxm", 8, model, payment, to_decimal(hourly),
+                        to_decimal(0), "USD", "2026-11-01", "test fixture")
+    book = PriceBook([row("on_demand", "10"), row("spot", "4"), row("reserved_1y", "4.9", "no_upfront"),
+                      row("reserved_3y", "3", "no_upfront")]).write_csv(tmp_path / "prices.csv")
+    monkeypatch.setenv("FINOPS_PRICE_BOOK", str(book))
+    code, out, _ = run(capsys, "--demand", str(files[0]), "--provider", "aws", "--instance-type", "p5.48xlarge",
+                       "--region", "us-east-1", "--json", "--no-compare")
+    assert code == 0
+    # the 3-year price is left out of a 10-hour profile; the rest is the file-based answer
+    assert json.loads(out)["units"] == {"reserved_1y-no_upfront": 4}
