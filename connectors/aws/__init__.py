@@ -101,8 +101,10 @@ def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] |
     return PriceBook(rows)
 
 
-def read_offer_file(path: str | Path, *, instance_types: list[str] | None = None) -> PriceBook:
-    """The price book of a downloaded AmazonEC2 bulk offer file (JSON or CSV, optionally gzip)."""
+def read_offer_file(path: str | Path, *, instance_types: list[str] | None = None,
+                    regions: list[str] | None = None) -> PriceBook:
+    """The price book of a downloaded AmazonEC2 bulk offer file (JSON or CSV, optionally gzip), optionally
+    only for some regions."""
     from .offer_file import read_offer_file as read
     from .pricing import price_rows
 
@@ -111,7 +113,8 @@ def read_offer_file(path: str | Path, *, instance_types: list[str] | None = None
     source = f"AWS bulk price-list offer file {Path(path).name}, published {offer.publication_date}"
     as_of = offer.publication_date or date.today().isoformat()
     rows = [row for doc in offer.documents for row in price_rows(doc, gpu_of=_required_gpu, as_of=as_of,
-                                                                    source=source)]
+                                                                    source=source)
+            if not regions or row.region in regions]
     if not rows:
         raise InputError(f"offer file {Path(path).name} has no Linux shared-tenancy price for the instance types",
                          hint="use the AmazonEC2 offer file of a region that offers them")

@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
             reader = getattr(module, "read_offer_file", None)
             if reader is None:
                 raise InputError(f"--offer-file is not supported for provider {provider!r}", hint="use --provider aws")
-            book = reader(offer_file, instance_types=_split(instance_types))
+            book = reader(offer_file, instance_types=_split(instance_types), regions=_split(regions))
         else:
             book = module.pull_prices(regions=_split(regions), instance_types=_split(instance_types))
         written = [book.write_csv(path) if path.name.endswith((".csv", ".csv.gz")) else book.write_parquet(path)
