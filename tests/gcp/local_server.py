@@ -28,7 +28,7 @@ class LocalServer:
 
     def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
 
     def __enter__(self) -> str:
         self.thread.start()
