@@ -2,7 +2,8 @@
 
 Inputs (what a planner types) are blue text on pale yellow, as financial-modelling conventions have
 it; computed cells (native formulas and add-in functions) are black on white; headers are bold on
-dark blue. Number formats: money with a thousands separator and two decimals, percentages, ISO dates.
+dark blue. Number formats: money with a thousands separator and two decimals (with the $ sign where the
+currency is known to be USD: cloud prices), percentages, ISO dates.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from xlsxwriter.workbook import Workbook
 __all__ = ["Kind", "Styles"]
 
 #: What a cell holds, which decides its number format.
-Kind = Literal["text", "int", "number", "rate", "money", "percent", "date", "month"]
+Kind = Literal["text", "int", "number", "rate", "money", "usd", "usd_rate", "percent", "date", "month"]
 
 _NUMBER_FORMATS: dict[str, str] = {
     "text": "@",
     "int": "#,##0",
     "number": "#,##0.00",
+    "usd": "$#,##0.00",
+    "usd_rate": "$#,##0.0000",
     "rate": "#,##0.0000",
     "money": "#,##0.00",
     "percent": "0.0%",

@@ -40,7 +40,7 @@ _INSTANCE, _REGION, _GPUS = "a3-highgpu-1g", "us-central1", 1
 _OPTION_COLUMNS = (
     Column("name", width=16),
     Column("kind", width=12),
-    Column("hourly_cost", "rate", width=12),
+    Column("hourly_cost", "usd_rate", width=12),
     Column("max_share", "percent", width=10),
     Column("max_units", "int", width=10),
 )
@@ -133,13 +133,13 @@ def write_mix(
         spill_top + len(result) - 1,
         8,
         "=FINOPS_MIX(MixDemand,MixOptions)",
-        styles.computed("money"),
+        styles.computed("usd"),
         result[0][0],
     )
     for i, values in enumerate(result):
         for j, value in enumerate(values):
             if i or j:
-                write_cell(ws, spill_top + i, 4 + j, value, styles.computed("money" if j == 4 else "number"))
+                write_cell(ws, spill_top + i, 4 + j, value, styles.computed("usd" if j == 4 else "number"))
     summary_top = _charts(wb, ws, styles, result, spill_top, first, last)
     _summary(ws, styles, demand, summary_top)
     return place
@@ -233,7 +233,7 @@ def _charts(
             row,
             5,
             f"={xl_rowcol_to_cell(spill_top + i, 8, True, True)}*{HOURS_PER_MONTH}/{HOURS}",
-            styles.computed("money"),
+            styles.computed("usd"),
             result[i][4] * HOURS_PER_MONTH / HOURS,
         )
         on_demand_only = (
@@ -244,7 +244,7 @@ def _charts(
             if result[i][1] == "on_demand"
             else "=0"
         )
-        ws.write_formula(row, 6, formula, styles.computed("money"), on_demand_only)
+        ws.write_formula(row, 6, formula, styles.computed("usd"), on_demand_only)
     stack = wb.add_chart({"type": "column", "subtype": "stacked"})
     for k, i in enumerate(outcome_rows):
         row = stack_top + 1 + k

@@ -229,9 +229,7 @@ def _cheapest(
                     anchor + i,
                     j,
                     value,
-                    styles.computed(
-                        "money" if j in (8, 9) else "text" if isinstance(value, str) else "number"
-                    ),
+                    styles.computed("usd" if j in (8, 9) else "text" if isinstance(value, str) else "number"),
                 )
 
 

@@ -212,6 +212,21 @@ def test_inputs_are_styled_apart_from_computed_cells(formulas_book):
     assert typed != computed
 
 
+@pytest.mark.parametrize(
+    "table, header, shows",
+    [
+        ("tblTco", "CloudMonthly", "$"),
+        ("tblTco", "CloudPerMTok", "$"),
+        ("tblWorkloads", "OnlineShare", "%"),
+        ("tblBudget", "Amount", "#,##0.00"),
+        ("tblAssets", "PurchaseDate", "yyyy-mm-dd"),
+    ],
+)
+def test_number_formats(formulas_book, table, header, shows):
+    place = Table(formulas_book, table)
+    assert shows in formulas_book[place.sheet][place.cell(0, header)].number_format
+
+
 def test_headers_are_frozen_and_lists_validated(formulas_book):
     for sheet in ("Workloads", "Sizing", "Budget", "Assets", "Mapping", "Usage", "Prices"):
         assert formulas_book[sheet].freeze_panes is not None, sheet
