@@ -72,3 +72,25 @@ def test_cost_explorer_month_as_focus(ce_results, tmp_path, capsys, secrets):
     }
     (billed, effective), = duckdb.sql(f"SELECT sum(BilledCost), sum(EffectiveCost) FROM '{out}'").fetchall()
     assert (billed, effective) == (d("4930.25"), d("4530.75"))  # the by-service totals, exactly
+
+
+def test_cost_explorer_pages_are_all_read():
+    import boto3
+    from botocore.stub import ANY, Stubber
+
+    from connectors.aws.cost_explorer import fetch_cost_and_usage
+
+    client = boto3.client("ce", region_name="us-east-1", aws_access_key_id="AKIAEXAMPLE",
+                          aws_secret_access_key="example")
+    stubber = Stubber(client)
+    first = {"ResultsByTime": BY_SERVICE["ResultsByTime"], "NextPageToken": "page-2",
+             "DimensionValueAttributes": []}
+    stubber.add_response("get_cost_and_usage", first)
+    stubber.add_response("get_cost_and_usage", BY_SERVICE,
+                         {"TimePeriod": PERIOD, "Granularity": "MONTHLY", "Metrics": ANY, "GroupBy": ANY,
+                          "NextPageToken": "page-2"})
+    stubber.add_response("get_cost_and_usage", BY_INSTANCE)
+    with stubber:
+        by_service, by_instance = fetch_cost_and_usage(client, "2026-05")
+    stubber.assert_no_pending_responses()
+    assert (len(by_service), len(by_instance)) == (2, 1)
