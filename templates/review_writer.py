@@ -259,9 +259,13 @@ def _gpu_usage(wb: Any, styles: Styles, rec: Reconciliation) -> None:
     ws = _sheet(wb, styles, "GPU usage", f"GPU-hours by GPU model, {rec.month}",
                 "From the bill's x_GpuHours where present (source 'bill'), else usage hours x GPUs per instance from "
                 "the instance catalog (source 'catalog').")
-    write_table(ws, styles, "tblGpuHours",
-                (Column("GpuModel", width=20), Column("GpuHours", "number", "computed", 16), Column("Source", width=10)),
-                [(g.gpu_model, _num(g.hours), g.source) for g in rec.gpu_hours], first_row=3)
+    place = write_table(ws, styles, "tblGpuHours",
+                        (Column("GpuModel", width=20), Column("GpuHours", "number", "computed", 16),
+                         Column("Source", width=10)),
+                        [(g.gpu_model, _num(g.hours), g.source) for g in rec.gpu_hours], first_row=3)
+    if not rec.gpu_hours:
+        ws.write_string(place.row(0) + 2, 0, "No GPU usage in these bills: no x_GpuHours, and no usage hours of "
+                        "an instance type the instance catalog knows as a GPU instance.", styles.note)
 
 
 def _unmapped(wb: Any, styles: Styles, rec: Reconciliation) -> None:

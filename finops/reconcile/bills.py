@@ -42,11 +42,12 @@ _SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".c
 
 @dataclass(frozen=True)
 class BillFile:
-    """One checked bill file: where it is, how to read it, which FOCUS columns it has."""
+    """One checked bill file: where it is, how to read it, its columns and their types in the file."""
 
     path: Path
     format: BillFormat
     columns: tuple[str, ...]
+    types: tuple[str, ...] = ()
 
     def reader(self) -> str:
         """The DuckDB table function reading this file (CSV as text, cast later, to locate bad values)."""
@@ -90,14 +91,15 @@ def _refuse_duplicates(paths: list[Path]) -> None:
             seen[digest] = path
 
 
-def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> tuple[str, ...]:
+def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list[tuple[str, str]]:
+    """(name, DuckDB type) of each column of the file."""
     probe = BillFile(path, fmt, ())
     try:
         rows = con.execute(f"DESCRIBE SELECT * FROM {probe.reader()}").fetchall()
     except duckdb.Error as exc:
         raise InputError(f"cannot read bill file: {str(exc).splitlines()[0]}", where=Location(file=str(path)),
                          hint="check that the file is a FOCUS export in Parquet or CSV") from exc
-    return tuple(row[0] for row in rows)
+    return [(row[0], str(row[1])) for row in rows]
 
 
 def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFile]:
@@ -120,22 +122,31 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
     files = []
     for path in paths:
         fmt = bill_format(path)
-        columns = _header(con, path, fmt)
+        header = _header(con, path, fmt)
+        columns = tuple(name for name, _ in header)
         missing = [name for name in MANDATORY if name not in columns]
         if missing:
             raise InputError(f"missing mandatory FOCUS column {missing[0]}"
                              + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
                              where=Location(file=str(path), column=missing[0]),
                              hint="export the bill as FOCUS 1.2; mandatory columns are listed in docs/reconcile.md")
-        files.append(BillFile(path, fmt, columns))
+        files.append(BillFile(path, fmt, columns, tuple(kind for _, kind in header)))
     con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS " + " UNION ALL ".join(_select(f) for f in files))
     return files
 
 
 def _select(bill: BillFile) -> str:
-    schema = duckdb_schema()
-    parts = [f'CAST("{name}" AS {kind}) AS "{name}"' if name in bill.columns else f'CAST(NULL AS {kind}) AS "{name}"'
-             for name, kind in schema.items()]
+    """The file's columns cast to FOCUS types; JSON columns stored as MAP or STRUCT (as in Parquet
+    exports that keep ``Tags`` as a map) become JSON text, so tag rules see ``{"key": "value"}``."""
+    found = dict(zip(bill.columns, bill.types, strict=False))
+    parts = []
+    for name, kind in duckdb_schema().items():
+        if name not in found:
+            parts.append(f'CAST(NULL AS {kind}) AS "{name}"')
+        elif found[name].upper().startswith(("MAP", "STRUCT")):
+            parts.append(f'CAST(to_json("{name}") AS VARCHAR) AS "{name}"')
+        else:
+            parts.append(f'CAST("{name}" AS {kind}) AS "{name}"')
     return f"SELECT {', '.join(parts)} FROM {bill.reader()}"
 
 

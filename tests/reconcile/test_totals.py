@@ -67,3 +67,25 @@ def test_parquet_plain_csv_and_gzip_give_the_same_answer(tmp_path):
                 f"TO '{parquet}' (FORMAT parquet)")
     answers = {p.suffix: reconcile_month(PLAN, [p], SAMPLE_MONTH) for p in (aws_gz, plain, parquet)}
     assert len({(r.billed_cost, r.effective_cost, r.unmapped_effective_cost, r.invoices) for r in answers.values()}) == 1
+
+
+def test_tags_stored_as_a_parquet_map_match_tag_rules(tmp_path):
+    """Some Parquet exports keep Tags as MAP(VARCHAR, VARCHAR); rules must see the same tags as in JSON text."""
+    plain = tmp_path / "aws.csv"
+    plain.write_bytes(gzip.decompress(sample_bill_paths()[0].read_bytes()))
+    as_map = tmp_path / "aws-map.parquet"
+    duckdb.connect().execute(
+        f"COPY (SELECT * REPLACE (CAST(json_transform(Tags, '{{\"Owner\": \"VARCHAR\"}}') AS STRUCT(Owner VARCHAR)) "
+        f"AS Tags) FROM read_csv('{plain}', all_varchar=true)) TO '{tmp_path / 'struct.parquet'}' (FORMAT parquet)")
+    duckdb.connect().execute(
+        f"COPY (SELECT * REPLACE (CASE WHEN Tags IS NULL THEN NULL ELSE MAP {{'Owner': json_extract_string(Tags, "
+        f"'$.Owner')}} END AS Tags) FROM read_csv('{plain}', all_varchar=true)) TO '{as_map}' (FORMAT parquet)")
+    plan = Plan(budget=PLAN.budget, mapping=(MappingRule(1, "payments", tag_key="owner", tag_value="team-payments"),))
+    expected = Decimal(0)
+    with gzip.open(sample_bill_paths()[0], "rt", newline="") as handle:
+        for row in csv.DictReader(handle):
+            if '"Owner":"team-payments"' in row["Tags"]:
+                expected += Decimal(row["EffectiveCost"])
+    for path in (plain, as_map, tmp_path / "struct.parquet"):
+        rec = reconcile_month(plan, [path], SAMPLE_MONTH)
+        assert next(line.actual.amount for line in rec.lines if line.plan_line == "payments") == expected, path.name
