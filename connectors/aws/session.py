@@ -131,9 +131,11 @@ def _translate(exc: Exception, service: str, operation: str, secrets: list[str])
         return TransientProviderError(f"{what}: cannot reach the AWS endpoint ({type(exc).__name__})",
                                       hint="check the network and AWS_ENDPOINT_URL, then try again")
     if isinstance(exc, bex.ParamValidationError):
-        return InputError(f"{what}: invalid parameters: {redact(str(exc), secrets)}")
+        return InputError(f"{what}: invalid parameters: {redact(str(exc), secrets)}",
+                          hint="check the values given to --regions, --instance-types, --source and --month")
     if isinstance(exc, bex.BotoCoreError):
-        return ProviderError(f"{what}: {type(exc).__name__}: {redact(str(exc), secrets)}")
+        return ProviderError(f"{what}: {type(exc).__name__}: {redact(str(exc), secrets)}",
+                             hint="check the AWS configuration (region, endpoint, credentials) and try again")
     return None
 
 
