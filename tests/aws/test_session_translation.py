@@ -28,15 +28,13 @@ def _client_error(code: str, status: int) -> bex.ClientError:
     (bex.ParamValidationError(report="bad"), InputError, "invalid parameters"),
 ])
 def test_botocore_errors_become_finops_errors(foreign, expected, text):
-    with pytest.raises(expected) as info:
-        with translated("pricing", "get_products"):
-            raise foreign
+    with pytest.raises(expected) as info, translated("pricing", "get_products"):
+        raise foreign
     assert type(info.value) is expected and text in str(info.value)
     assert info.value.__cause__ is foreign
     assert info.value.hint
 
 
 def test_other_errors_pass_through():
-    with pytest.raises(KeyError):
-        with translated("pricing", "get_products"):
-            raise KeyError("not ours")
+    with pytest.raises(KeyError), translated("pricing", "get_products"):
+        raise KeyError("not ours")
