@@ -10,14 +10,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
 
 from ..errors import InputError
-from ..mix import (Campaign, MixResult, WorkloadShape, generate_profile, optimize_mix, read_demand_csv,
-                   read_options_csv, write_demand_csv)
+from ..mix import (
+    Campaign,
+    MixResult,
+    WorkloadShape,
+    generate_profile,
+    optimize_mix,
+    read_demand_csv,
+    read_options_csv,
+    write_demand_csv,
+)
 from ..mix.ladder import plan_ladder
 from ..mix.price_options import options_from_prices
 from ..mix.recommenders import compare_recommenders
@@ -37,11 +44,11 @@ def register(app: typer.Typer) -> None:
     app.add_typer(mix, name="mix")
 
     @mix.callback()
-    def optimize(ctx: typer.Context, demand: Optional[Path] = _DEMAND, options: Optional[Path] = _OPTIONS,
-                 provider: Optional[str] = typer.Option(None, help="instead of --options: prices from the price "
+    def optimize(ctx: typer.Context, demand: Path | None = _DEMAND, options: Path | None = _OPTIONS,
+                 provider: str | None = typer.Option(None, help="instead of --options: prices from the price "
                                                                    "book for this provider (aws or gcp)"),
-                 instance_type: Optional[str] = typer.Option(None, "--instance-type"),
-                 region: Optional[str] = typer.Option(None),
+                 instance_type: str | None = typer.Option(None, "--instance-type"),
+                 region: str | None = typer.Option(None),
                  spot_share: float = typer.Option(0.3, "--spot-share", help="with the price book: spot cap"),
                  as_json: bool = _JSON,
                  compare: bool = typer.Option(True, "--compare/--no-compare",
@@ -87,7 +94,7 @@ def register(app: typer.Typer) -> None:
                  peak_hour: int = typer.Option(14, "--peak-hour"),
                  weekend: float = typer.Option(0.7, help="weekend level as a share of weekdays"),
                  growth: float = typer.Option(0.0, help="compound growth per year (1.0 doubles)"),
-                 campaign: Optional[list[str]] = typer.Option(
+                 campaign: list[str] | None = typer.Option(
                      None, help="START_DAY:DAYS:MULTIPLIER, repeatable (seed 003's promotion: 314:3:10)"),
                  batch_share: float = typer.Option(0.0, "--batch-share",
                                                    help="share of each day's work shifted off-peak"),
@@ -103,7 +110,7 @@ def register(app: typer.Typer) -> None:
                       f"min {profile.min():.1f} units")
 
     @mix.command("scenarios")
-    def scenarios(demand: Optional[Path] = _DEMAND, options: Optional[Path] = _OPTIONS,
+    def scenarios(demand: Path | None = _DEMAND, options: Path | None = _OPTIONS,
                   low: float = typer.Option(0.7, help="low scenario = demand x this"),
                   high: float = typer.Option(1.3, help="high scenario = demand x this"),
                   weights: str = typer.Option("0.25,0.5,0.25", help="weights of low, base, high"),
@@ -126,7 +133,7 @@ def register(app: typer.Typer) -> None:
         console.print(table)
 
     @mix.command("ladder")
-    def ladder(demand: Optional[Path] = _DEMAND, options: Optional[Path] = _OPTIONS, as_json: bool = _JSON) -> None:
+    def ladder(demand: Path | None = _DEMAND, options: Path | None = _OPTIONS, as_json: bool = _JSON) -> None:
         """A staggered ladder of term commitments (term_hours per option) for a multi-year, growing profile."""
         demand_path, options_path = _required(demand, options)
         plan = plan_ladder(read_demand_csv(demand_path), read_options_csv(options_path))

@@ -101,7 +101,7 @@ def optimize_pools(pools: Sequence[Pool], *, shared_plan: bool = False, capex_bu
     hours, weights = compress_hours(demand, representatives)
     solution = _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
                       None if capex_budget is None else float(capex_budget.amount), whole_units=True)
-    units = {pool: {name: int(round(x)) for name, x in row.items()} for pool, row in solution.units.items()}
+    units = {pool: {name: round(x) for name, x in row.items()} for pool, row in solution.units.items()}
     plan = Decimal(repr(solution.plan)).quantize(PLAN_STEP, rounding=ROUND_DOWN)
     return evaluate_pools(pools, units, plan, solved_hours=len(hours))
 
@@ -137,7 +137,7 @@ def compress_hours(demand: np.ndarray, representatives: int = 0, seed: int = 0) 
 def evaluate_pools(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan_per_hour: Decimal,
                    solved_hours: int | None = None) -> PoolsResult:
     """Exact cost of given units and plan on every hour (the plan as a per-hour fractional knapsack)."""
-    demand, currency = _checked(pools)
+    demand, _ = _checked(pools)
     results = [cost_mix(pool.demand, pool.options, units[pool.name]) for pool in pools]
     if plan_per_hour == 0:
         return _summary(pools, units, plan_per_hour, results, 0.0, solved_hours or len(demand))

@@ -21,7 +21,6 @@ optional ``max_share``, ``max_units``, ``variable_cost``, ``upfront``, ``term_ho
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -33,6 +32,7 @@ import numpy as np
 from ..errors import CurrencyMismatchError, InputError, Location, UnknownNameError
 from ..money import to_decimal
 from ..registry import Registry
+from ._csv import read_table
 
 __all__ = ["COMMITTED_KINDS", "MixOption", "OptionKind", "check_options", "read_options_csv"]
 
@@ -150,22 +150,7 @@ def read_options_csv(path: str | Path) -> list[MixOption]:
     [('od', 'on_demand', Decimal('6.88'), None), ('spot', 'spot', Decimal('2.5'), 0.3)]
     """
     path = Path(path)
-    try:
-        handle = path.open(newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read options file: {exc.strerror}", where=Location(file=str(path))) from None
-    with handle:
-        reader = csv.DictReader(handle)
-        header = [h.strip() for h in reader.fieldnames or []]
-        missing = [c for c in _REQUIRED if c not in header]
-        if missing:
-            raise InputError(f"missing column {missing[0]!r}", where=Location(file=str(path), row=1, column=missing[0]),
-                             hint=f"the options CSV needs columns {', '.join(_REQUIRED)}")
-        options = [_option(path, line, {k.strip(): (v or "").strip() for k, v in row.items() if k})
-                   for line, row in enumerate(reader, start=2)]
-    if not options:
-        raise InputError("options file has no rows", where=Location(file=str(path)))
-    return options
+    return [_option(path, line, row) for line, row in read_table(path, "options", _REQUIRED)]
 
 
 def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, Location
+from ._csv import read_table
 
 __all__ = ["Campaign", "WorkloadShape", "generate_profile", "read_demand_csv", "shift_batch_off_peak",
            "write_demand_csv"]
@@ -136,29 +137,11 @@ def read_demand_csv(path: str | Path) -> np.ndarray:
     [3.0, 4.5]
     """
     path = Path(path)
-    try:
-        handle = path.open(newline="", encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"cannot read demand file: {exc.strerror}", where=Location(file=str(path))) from None
-    with handle:
-        reader = csv.reader(handle)
-        header = [h.strip() for h in next(reader, [])]
-        for column in ("hour", "units"):
-            if column not in header:
-                raise InputError(f"missing column {column!r}", where=Location(file=str(path), row=1, column=column),
-                                 hint="the demand CSV needs columns hour, units")
-        hour_at, units_at = header.index("hour"), header.index("units")
-        units: list[float] = []
-        previous: int | datetime | None = None
-        for line, row in enumerate(reader, start=2):
-            if not any(cell.strip() for cell in row):
-                continue
-            cells = row + [""] * (len(header) - len(row))
-            hour = _hour(cells[hour_at].strip(), Location(file=str(path), row=line, column="hour"), previous)
-            units.append(_units(cells[units_at].strip(), Location(file=str(path), row=line, column="units")))
-            previous = hour
-    if not units:
-        raise InputError("demand file has no rows", where=Location(file=str(path)))
+    units: list[float] = []
+    previous: int | datetime | None = None
+    for line, row in read_table(path, "demand", ("hour", "units")):
+        previous = _hour(row["hour"], Location(file=str(path), row=line, column="hour"), previous)
+        units.append(_units(row["units"], Location(file=str(path), row=line, column="units")))
     return np.asarray(units, dtype=float)
 
 

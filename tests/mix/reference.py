@@ -51,7 +51,7 @@ def hourly_milp(demand, options, weights=None, integral=True):
     res = milp(c, constraints=constraints, integrality=integrality, bounds=Bounds(lower, upper),
                options={"mip_rel_gap": 1e-12})
     assert res.success, res.message
-    return res.fun, {o.name: int(round(res.x[j])) for j, o in enumerate(committed)}
+    return res.fun, {o.name: round(res.x[j]) for j, o in enumerate(committed)}
 
 
 def coupled_milp(pools, shared_plan=True, budget=None, integral=True):
@@ -120,6 +120,6 @@ def coupled_milp(pools, shared_plan=True, budget=None, integral=True):
     res = milp(np.array(c), constraints=[LinearConstraint(a, lo, hi)], integrality=np.array(integrality),
                bounds=Bounds(np.array(lower), np.array(upper)), options={"mip_rel_gap": 1e-12})
     assert res.success, res.message
-    units = {p.name: {o.name: int(round(res.x[xs[(p.name, o.name)]])) for o in p.options if o.committed}
+    units = {p.name: {o.name: round(res.x[xs[(p.name, o.name)]]) for o in p.options if o.committed}
              for p in pools}
     return res.fun, units, (res.x[s] if shared_plan else 0.0)

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from finops.cli import main
-from finops.mix import MixOption, optimize_mix, read_demand_csv, read_options_csv
+from finops.mix import optimize_mix, read_demand_csv, read_options_csv
 
 OPTIONS = "name,kind,hourly_cost,max_share,max_units\nod,on_demand,10,,\nri,reserved,4.9,,\nspot,spot,4,0.3,\n"
 
@@ -108,8 +108,8 @@ def test_ladder_command(capsys, tmp_path):
 
 
 def test_options_from_a_price_book_file(capsys, files, tmp_path, monkeypatch):
-    from finops.price_book import PriceBook, PriceRow
     from finops.money import to_decimal
+    from finops.price_book import PriceBook, PriceRow
 
     def row(model, hourly, payment=""):
         return PriceRow("aws", "us-east-1", "p5.48xlarge", "h100-sxm", 8, model, payment, to_decimal(hourly),

@@ -4,10 +4,10 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
+from reference import hourly_milp
 
 from finops.mix import MixOption, cost_mix, optimize_mix
 from finops.mix.duration_curve import area_above, sliding_min
-from reference import hourly_milp
 
 OD = MixOption("od", "on_demand", Decimal(10))
 
@@ -41,7 +41,7 @@ def test_layers_follow_the_break_even_rule(options, expected):
 def test_result_costs_are_exact_decimals_from_the_units():
     result = optimize_mix(STEPPED, [OD, ri(4.9)])
     # 6 units x 4.9 x 10 h + on-demand (4 + 4) unit-hours x 10
-    assert result.total_cost.amount == Decimal("294.0") + Decimal("80")
+    assert result.total_cost.amount == Decimal("294.0") + Decimal(80)
     assert result.on_demand_only_cost.amount == Decimal(10) * Decimal(int(STEPPED.sum()))
     assert result.savings.amount == result.on_demand_only_cost.amount - result.total_cost.amount
     assert result.share == pytest.approx({"ri": 40 / 48, "od": 8 / 48})

@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 
 from finops.errors import CurrencyMismatchError, InputError, UnknownNameError
-from finops.mix import (Campaign, MixOption, WorkloadShape, check_options, generate_profile, read_demand_csv,
-                        read_options_csv, write_demand_csv)
+from finops.mix import (
+    Campaign,
+    MixOption,
+    WorkloadShape,
+    check_options,
+    generate_profile,
+    read_demand_csv,
+    read_options_csv,
+    write_demand_csv,
+)
 from finops.mix.profile import shift_batch_off_peak
 
 

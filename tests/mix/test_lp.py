@@ -4,12 +4,12 @@ from decimal import Decimal
 
 import numpy as np
 import pytest
+from reference import coupled_milp
 
 from finops.errors import InputError
 from finops.mix import MixOption, optimize_mix
 from finops.mix.lp import Pool, compress_hours, evaluate_pools, hourly_lp_bound, optimize_pools
 from finops.money import Money
-from reference import coupled_milp
 
 
 def random_pool(rng, name, hours):
