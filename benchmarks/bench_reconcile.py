@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from decimal import Decimal
 from pathlib import Path
 
 GENERATE = """
@@ -82,6 +83,7 @@ con.execute("SET enable_progress_bar = false")
 start = time.perf_counter()
 rows = con.execute(sql).fetchall()
 print(json.dumps({"seconds": time.perf_counter() - start, "rows": len(rows),
+                  "sums": [str(v) for v in rows[0]] if mode == "sum" else None,
                   "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 """
 
@@ -142,7 +144,10 @@ def main() -> None:
     print(f"reconcile / bare GROUP BY = {ratio:.2f}x (goal <= 1.5x: {'met' if ratio <= 1.5 else 'NOT met'})")
     print(f"reconcile / bare SUM      = {runs['reconcile_month']['seconds'] / runs['bare SUM']['seconds']:.2f}x")
     print(f"peak memory {peak:.0f} MiB (goal < 2048 MiB: {'met' if peak < 2048 else 'NOT met'})")
-    print(f"totals: BilledCost {runs['reconcile_month']['billed']}, EffectiveCost {runs['reconcile_month']['effective']}")
+    rec = runs["reconcile_month"]
+    same = [Decimal(rec["billed"]), Decimal(rec["effective"])] == [Decimal(v) for v in runs["bare SUM"]["sums"]]
+    print(f"totals: BilledCost {rec['billed']}, EffectiveCost {rec['effective']} "
+          f"({'equal to' if same else 'DIFFERENT from'} DuckDB's bare SUM, exactly)")
     if not args.keep:
         path.unlink()
         folder.rmdir()
