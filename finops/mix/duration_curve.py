@@ -40,7 +40,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import InputError
 from .options import MixOption
+
+MAX_LAYERS = 2_000_000
 
 __all__ = ["LayerValues", "area_above", "flexible_cost_curve", "flexible_tiers", "layer_values", "merit_order",
            "sliding_min", "solve_units", "solver_cost"]
@@ -97,6 +100,9 @@ class LayerValues:
 
     def __init__(self, demand: np.ndarray, weights: np.ndarray, options: Sequence[MixOption]) -> None:
         top = int(np.ceil(demand.max())) if len(demand) else 0
+        if top > MAX_LAYERS:
+            raise InputError(f"demand peaks at {top:,} units; the optimizer works in whole units up to "
+                             f"{MAX_LAYERS:,}", hint="count demand in larger units (servers rather than GPUs)")
         levels = np.arange(top + 1, dtype=float)
         order = np.argsort(demand)
         demand, weights = demand[order], weights[order]
