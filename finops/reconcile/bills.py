@@ -20,10 +20,12 @@ and column (rows are counted like a spreadsheet: the header is row 1), and
 
 from __future__ import annotations
 
+import csv
+import gzip
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TextIO
 
 import duckdb
 
@@ -50,11 +52,18 @@ class BillFile:
     types: tuple[str, ...] = ()
 
     def reader(self) -> str:
-        """The DuckDB table function reading this file (CSV as text, cast later, to locate bad values)."""
+        """The DuckDB table function reading this file.
+
+        CSV is read with a fixed dialect (RFC 4180: comma, double quotes) and the header's names, every
+        column as text (cast afterwards, so a bad value can be located), never sniffed: one odd row
+        cannot change how the whole file is read.
+        """
         quoted = str(self.path).replace("'", "''")
         if self.format == "parquet":
             return f"read_parquet('{quoted}')"
-        return f"read_csv('{quoted}', header = true, all_varchar = true, auto_detect = true)"
+        columns = ", ".join("'{}': 'VARCHAR'".format(name.replace("'", "''")) for name in self.columns)
+        return (f"read_csv('{quoted}', header = true, auto_detect = false, delim = ',', quote = '\"', "
+                f"escape = '\"', columns = {{{columns}}})")
 
 
 def bill_format(path: Path) -> BillFormat:
@@ -91,14 +100,26 @@ def _refuse_duplicates(paths: list[Path]) -> None:
             seen[digest] = path
 
 
+def _open_text(path: Path) -> TextIO:
+    opener = gzip.open if path.suffix.lower() == ".gz" else open
+    return opener(path, "rt", encoding="utf-8-sig", newline="")  # type: ignore[operator]
+
+
 def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list[tuple[str, str]]:
-    """(name, DuckDB type) of each column of the file."""
-    probe = BillFile(path, fmt, ())
+    """(name, DuckDB type) of each column of the file (every CSV column is text until cast)."""
+    unreadable = InputError("cannot read the bill file's header", where=Location(file=str(path), row=1),
+                            hint="check that the file is a FOCUS export in Parquet or CSV")
+    if fmt == "csv":
+        try:
+            with _open_text(path) as handle:
+                names = next(csv.reader(handle), [])
+        except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+            raise unreadable from exc
+        return [(name.strip(), "VARCHAR") for name in names]
     try:
-        rows = con.execute(f"DESCRIBE SELECT * FROM {probe.reader()}").fetchall()
+        rows = con.execute(f"DESCRIBE SELECT * FROM {BillFile(path, fmt, ()).reader()}").fetchall()
     except duckdb.Error as exc:
-        raise InputError(f"cannot read bill file: {str(exc).splitlines()[0]}", where=Location(file=str(path)),
-                         hint="check that the file is a FOCUS export in Parquet or CSV") from exc
+        raise unreadable from exc
     return [(row[0], str(row[1])) for row in rows]
 
 
@@ -182,6 +203,24 @@ def locate_bad_value(files: list[BillFile]) -> InputError | None:
                 return InputError(f"value {value[:60]!r} is not a {word}",
                                   where=Location(file=str(bill.path), row=row, column=name),
                                   hint=f"FOCUS column {name} must hold a {word}")
+    return None
+
+
+def locate_malformed_row(files: list[BillFile]) -> InputError | None:
+    """The first CSV record whose number of fields differs from the header's (Python's csv reader)."""
+    for bill in files:
+        if bill.format != "csv":
+            continue
+        number = 1
+        with _open_text(bill.path) as handle:
+            try:
+                for number, record in enumerate(csv.reader(handle), start=1):
+                    if number > 1 and len(record) != len(bill.columns):
+                        return InputError(f"this row has {len(record)} fields, the header has {len(bill.columns)}",
+                                          where=Location(file=str(bill.path), row=number),
+                                          hint="a field with a comma or a line break must be in double quotes")
+            except csv.Error as exc:
+                return InputError(f"malformed CSV: {exc}", where=Location(file=str(bill.path), row=number + 1))
     return None
 
 

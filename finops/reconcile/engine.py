@@ -45,7 +45,7 @@ from ..errors import CurrencyMismatchError, InputError, Location
 from ..money import MONEY_CONTEXT, Money
 from ..registry import normalize_key
 from .aggregation import ChargeGroup, aggregation_sql
-from .bills import VIEW, BillFile, locate_bad_value, locate_currency, open_bills
+from .bills import VIEW, BillFile, locate_bad_value, locate_currency, locate_malformed_row, open_bills
 from .mapping import UNMAPPED, Charge, Mapper
 from .plan import Plan
 from .result import (
@@ -120,7 +120,7 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
                 on_progress(progress)
     error = outcome.get("error")
     if isinstance(error, duckdb.Error):
-        located = locate_bad_value(files)
+        located = locate_malformed_row(files) or locate_bad_value(files)
         if located is not None:
             raise located from error
         raise InputError(f"cannot read the bills: {str(error).splitlines()[0]}",

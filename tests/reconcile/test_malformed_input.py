@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import shutil
 from pathlib import Path
 
@@ -40,12 +41,27 @@ def bad_bills(tmp: Path) -> dict[str, tuple[list[Path], list[str]]]:
             [write_bill(tmp / "june.csv", [{"ChargePeriodStart": "2026-06-01T00:00:00Z"}])],
             ["june.csv", "column ChargePeriodStart", "no charges in 2026-05", "2026-06"]),
         "duplicated file": ([good, copy], ["copy-of-good.csv", "duplicated bill file", "good.csv"]),
+        "row with extra fields": ([_edit(write_bill(tmp / "ragged.csv", [{}, {}, {}]), 3, ",x,y")],
+                                  ["ragged.csv", "row 3", "59 fields, the header has"]),
+        "truncated row": ([_edit(write_bill(tmp / "cut.csv.gz", [{}, {}]), 2, None)],
+                          ["cut.csv.gz", "row 2", "2 fields, the header has"]),
         "missing file": ([tmp / "nowhere.csv"], ["nowhere.csv", "not found"]),
         "unknown format": ([tmp / "bill.xlsx"], ["bill.xlsx", ".parquet, .csv or .csv.gz"]),
     }
 
 
-CASES = ["missing mandatory column", "text in a money column", "text in a timestamp column, gzip",
+def _edit(path: Path, row: int, append: str | None) -> Path:
+    """Row ``row`` (spreadsheet numbering) gets ``append`` added, or is cut to its first two fields."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as handle:
+        lines = handle.read().splitlines()
+    lines[row - 1] = lines[row - 1] + append if append else "AWS,AWS"
+    with opener(path, "wt") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return path
+
+
+CASES = ["row with extra fields", "truncated row", "missing mandatory column", "text in a money column", "text in a timestamp column, gzip",
          "bad value in the second file", "two currencies, no rate", "month with no data", "duplicated file",
          "missing file", "unknown format"]
 
