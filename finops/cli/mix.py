@@ -26,6 +26,7 @@ from ..mix import (
     write_demand_csv,
 )
 from ..mix.ladder import plan_ladder
+from ..mix.levers import load_shaping
 from ..mix.price_options import options_from_prices
 from ..mix.recommenders import compare_recommenders
 from ..mix.scenarios import Scenario, plan_scenarios, stress_test
@@ -51,6 +52,9 @@ def register(app: typer.Typer) -> None:
                  region: str | None = typer.Option(None),
                  spot_share: float = typer.Option(0.3, "--spot-share", help="with the price book: spot cap"),
                  as_json: bool = _JSON,
+                 shift_batch: float = typer.Option(0.0, "--shift-batch",
+                                                   help="also price moving this share of each day's work "
+                                                        "off-peak (load shaping)"),
                  compare: bool = typer.Option(True, "--compare/--no-compare",
                                               help="also cost the AWS/GCP recommenders' rules and a -30 %/+50 % "
                                                    "stress test")) -> None:
@@ -68,11 +72,14 @@ def register(app: typer.Typer) -> None:
         result = optimize_mix(profile, choices)
         rows = compare_recommenders(profile, choices) if compare else []
         stress = stress_test(profile, choices, result.units) if compare else {}
+        shaping = load_shaping(profile, choices, shift_batch) if shift_batch else None
         if as_json:
             payload = result.to_dict()
             if compare:
                 payload["recommenders"] = [r.to_dict() for r in rows[1:]]
                 payload["stress"] = {f"{factor:g}": _brief(r) for factor, r in stress.items()}
+            if shaping:
+                payload["load_shaping"] = shaping.to_dict()
             print_json(payload)
             return
         _print_mix(result, f"mix for {demand_path.name} ({len(profile):,} hours)")
@@ -85,6 +92,10 @@ def register(app: typer.Typer) -> None:
             for factor, r in stress.items():
                 console.print(f"demand x {factor:g}: this mix costs {r.total_cost.rounded()} "
                               f"(all on-demand {r.on_demand_only_cost.rounded()})")
+        if shaping:
+            console.print(f"shifting {shaping.batch_share:.0%} of each day's work off-peak: units "
+                          f"{_units(shaping.after.units)}, cost {shaping.after.total_cost.rounded()}, "
+                          f"saves {shaping.saved.rounded()}")
 
     @mix.command("generate")
     def generate(out: Path = typer.Option(..., "--out", help="demand CSV to write"),

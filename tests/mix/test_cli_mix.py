@@ -40,6 +40,15 @@ def test_json_has_the_contract_keys(capsys, files):
     assert set(payload["stress"]) == {"0.7", "1.5"}
 
 
+def test_shift_batch_adds_the_load_shaping_lever(capsys, files):
+    demand, options = files
+    code, out, _ = run(capsys, "--demand", str(demand), "--options", str(options), "--json", "--no-compare",
+                       "--shift-batch", "0.2")
+    assert code == 0
+    lever = json.loads(out)["load_shaping"]
+    assert lever["batch_share"] == 0.2 and lever["saved"] == pytest.approx(lever["cost_before"] - lever["cost_after"])
+
+
 def test_table_output_names_each_option(capsys, files):
     demand, options = files
     code, out, _ = run(capsys, "--demand", str(demand), "--options", str(options), "--no-compare")

@@ -104,3 +104,17 @@ def test_stress_recosts_the_chosen_mix():
         assert result.units == chosen.units
         assert result.total_cost == cost_mix(demand * factor, [OD, RI], chosen.units).total_cost
     assert stressed[0.7].utilization["ri"] < chosen.utilization["ri"]
+
+
+def test_load_shaping_lever_is_the_difference_of_two_optima():
+    from finops.mix.levers import load_shaping
+    from finops.mix.profile import shift_batch_off_peak
+
+    demand = daily(2, 10, 28)
+    effect = load_shaping(demand, [OD, RI], 0.3)
+    assert effect.before == optimize_mix(demand, [OD, RI])
+    assert effect.after == optimize_mix(shift_batch_off_peak(demand, 0.3), [OD, RI])
+    assert effect.after.units["ri"] > effect.before.units["ri"] and effect.saved.amount > 0
+    assert load_shaping(demand, [OD, RI], 0.0).saved.amount == 0
+    with pytest.raises(InputError):
+        load_shaping(demand, [OD, RI], 1.0)
