@@ -11,7 +11,7 @@ from finops.money import Money
 from finops.reconcile import BudgetLine, MappingRule, Plan, reconcile_groups
 from finops.reconcile.aggregation import DIMENSIONS, MEASURES, ChargeGroup
 
-money = st.decimals(min_value=Decimal("-1000"), max_value=Decimal("100000"), places=6, allow_nan=False,
+money = st.decimals(min_value=Decimal(-1000), max_value=Decimal(100000), places=6, allow_nan=False,
                     allow_infinity=False)
 group = st.builds(
     lambda provider, service, itype, invoice, category, status, billed, effective: ChargeGroup.from_row(tuple({
