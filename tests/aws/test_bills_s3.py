@@ -206,3 +206,40 @@ def test_local_copy_of_an_export(cur_rows, tmp_path):
             f"s3://{BUCKET}/exports/gpu-cur/data/BILLING_PERIOD=2026-05/gpu-cur-00001.csv.gz"]}))
     out = aws.pull_bills(str(root), "2026-05", tmp_path / "may.parquet")
     assert totals(out)[:2] == (MAY_BILLED, MAY_EFFECTIVE)
+
+
+def test_focus_export_parquet_with_map_columns(data, tmp_path):
+    """AWS writes Tags and SkuPriceDetails as map columns, money as doubles, periods as timestamps."""
+    with (data / "focus-1.2-aws-sample-40.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    money = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "ConsumedQuantity", "PricingQuantity")
+    periods = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
+    columns = {}
+    for name in rows[0]:
+        values = [r[name] for r in rows]
+        if name in money:
+            columns[name] = pa.array([float(v) if v else None for v in values], pa.float64())
+        elif name in periods:
+            columns[name] = pa.array([_ts(v) for v in values], pa.timestamp("ms"))
+        elif name in ("Tags", "SkuPriceDetails"):
+            columns[name] = pa.array([[(k, str(x)) for k, x in json.loads(v).items()] if v else None for v in values],
+                                     pa.map_(pa.string(), pa.string()))
+        else:
+            columns[name] = pa.array([v or None for v in values], pa.string())
+    sink = io.BytesIO()
+    pq.write_table(pa.table(columns), sink)
+    root = tmp_path / "exports"
+    folder = root / "gpu-focus/data/BILLING_PERIOD=2026-05"
+    folder.mkdir(parents=True)
+    (folder / "gpu-focus-00001.snappy.parquet").write_bytes(sink.getvalue())
+    (root / "gpu-focus/metadata/BILLING_PERIOD=2026-05").mkdir(parents=True)
+    (root / "gpu-focus/metadata/BILLING_PERIOD=2026-05/gpu-focus-Manifest.json").write_text(json.dumps(
+        {"columns": [{"name": "BilledCost", "type": "decimal"}],
+         "dataFiles": ["s3://b/p/gpu-focus/data/BILLING_PERIOD=2026-05/gpu-focus-00001.snappy.parquet"]}))
+    out = aws.pull_bills(str(root), "2026-05", tmp_path / "focus.parquet")
+    expected = sum(Decimal(r["BilledCost"]) for r in rows)
+    assert totals(out)[0] == expected
+    tags, = duckdb.sql(f"SELECT Tags FROM '{out}' WHERE Tags IS NOT NULL LIMIT 1").fetchall()[0]
+    assert json.loads(tags)["CostCenter"].startswith("cc-")
+    instance_types = {t for (t,) in duckdb.sql(f"SELECT DISTINCT x_InstanceType FROM '{out}'").fetchall()}
+    assert "m6i.large" in instance_types
