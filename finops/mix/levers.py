@@ -12,7 +12,7 @@ peak. Both sides are exact mix optima; the lever is the difference.
 >>> options = [MixOption("od", "on_demand", Decimal(10)), MixOption("ri", "reserved", Decimal(6))]
 >>> shaped = load_shaping(np.tile(day, 7), options, batch_share=0.3)
 >>> shaped.before.units, shaped.after.units, str(shaped.saved)
-({'ri': 10}, {'ri': 7}, '2,688.00 USD')
+({'ri': 2}, {'ri': 5}, '2,016.00 USD')
 """
 
 from __future__ import annotations
