@@ -112,12 +112,17 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
 
     worker = threading.Thread(target=work, name="finops-reconcile-scan")
     worker.start()
-    while worker.is_alive():
-        worker.join(0.1)
-        if on_progress is not None and worker.is_alive():
-            progress = con.query_progress()
-            if progress >= 0:
-                on_progress(progress)
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+            if on_progress is not None and worker.is_alive():
+                progress = con.query_progress()
+                if progress >= 0:
+                    on_progress(progress)
+    except BaseException:  # Ctrl-C or a failing callback: stop the scan too
+        con.interrupt()
+        worker.join()
+        raise
     error = outcome.get("error")
     if isinstance(error, duckdb.Error):
         located = locate_malformed_row(files) or locate_bad_value(files)
