@@ -8,8 +8,8 @@ Sources:
 - a local folder holding a downloaded copy of such a prefix;
 - ``ce`` (or ``cost-explorer``): Cost Explorer, the light alternative (:mod:`connectors.aws.cost_explorer`).
 
-Every month is read and mapped in memory first; the Parquet file is written only when all succeeded,
-atomically, so a failure part-way writes nothing.
+Export files are read, mapped and written in batches into a temporary file that replaces ``out`` only
+when every month succeeded, so a failure part-way writes nothing and memory stays bounded.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from finops.errors import InputError
 
 from .cost_explorer import cost_explorer_rows, fetch_cost_and_usage
 from .cur import GpuOf, focus_rows_from_cur
-from .exports import find_delivery, open_store, read_records
+from .exports import find_delivery, iter_record_batches, open_store
 from .focus_export import focus_rows_from_focus
-from .focus_table import write_focus_parquet
+from .focus_table import FocusParquetWriter
 from .session import AwsSession
 
 __all__ = ["COST_EXPLORER_SOURCES", "months", "pull_bills"]
@@ -59,29 +59,32 @@ def months(text: str) -> list[str]:
     return [f"{i // 12:04d}-{i % 12 + 1:02d}" for i in indexes]
 
 
-def _export_rows(store: Any, month: str, gpu_of: GpuOf) -> list[dict[str, Any]]:
+def _write_export_month(store: Any, month: str, gpu_of: GpuOf, writer: FocusParquetWriter) -> None:
     delivery = find_delivery(store, month)
-    rows: list[dict[str, Any]] = []
     for key in delivery.data_keys:
-        records = read_records(store, key)
-        if delivery.kind == "cur2":
-            rows.extend(focus_rows_from_cur(records, gpu_of=gpu_of, file=key))
-        else:
-            rows.extend(focus_rows_from_focus(records, gpu_of=gpu_of))
-    return rows
+        first_row = 1
+        for batch in iter_record_batches(store, key):
+            if delivery.kind == "cur2":
+                writer.write(focus_rows_from_cur(batch, gpu_of=gpu_of, file=key, first_row=first_row))
+            else:
+                writer.write(focus_rows_from_focus(batch, gpu_of=gpu_of))
+            first_row += len(batch)
 
 
 def pull_bills(source: str, month: str, out: str | Path, *, gpu_of: GpuOf, session: AwsSession | None = None) -> Path:
-    """Read ``month`` (or a range) from ``source`` and write FOCUS Parquet to ``out``; returns ``out``."""
+    """Read ``month`` (or a range) from ``source`` and write FOCUS Parquet to ``out``; returns ``out``.
+
+    Export files are read and written in batches (bounded memory); the output appears only when every
+    month is complete."""
     session = session or AwsSession()
     wanted = months(month)
-    rows: list[dict[str, Any]] = []
-    if source.strip().lower() in COST_EXPLORER_SOURCES:
-        client = session.client("ce", "us-east-1")
-        for m in wanted:
-            rows.extend(cost_explorer_rows(*fetch_cost_and_usage(client, m), gpu_of=gpu_of))
-    else:
-        store = open_store(source, session.client("s3") if source.startswith("s3://") else None)
-        for m in wanted:
-            rows.extend(_export_rows(store, m, gpu_of))
-    return write_focus_parquet(rows, out)
+    with FocusParquetWriter(out) as writer:
+        if source.strip().lower() in COST_EXPLORER_SOURCES:
+            client = session.client("ce", "us-east-1")
+            for m in wanted:
+                writer.write(cost_explorer_rows(*fetch_cost_and_usage(client, m), gpu_of=gpu_of))
+        else:
+            store = open_store(source, session.client("s3") if source.startswith("s3://") else None)
+            for m in wanted:
+                _write_export_month(store, m, gpu_of, writer)
+    return writer.out

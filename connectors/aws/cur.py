@@ -171,12 +171,13 @@ def _unused(rec: Mapping[str, Any], charge: dict[str, Any]) -> dict[str, Any] | 
 
 
 def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, file: str | None = None,
-                        ) -> list[dict[str, Any]]:
+                        first_row: int = 1) -> list[dict[str, Any]]:
     """FOCUS records for CUR 2.0 line items (dropped negations, added Unused commitment rows).
 
-    An unknown ``line_item_line_item_type`` fails with its file and row rather than being guessed."""
+    An unknown ``line_item_line_item_type`` fails with its file and row (counting from ``first_row``, for
+    a file read in batches) rather than being guessed."""
     rows: list[dict[str, Any]] = []
-    for number, rec in enumerate(records, start=1):
+    for number, rec in enumerate(records, start=first_row):
         kind = str(rec.get("line_item_line_item_type") or "")
         if kind not in LINE_ITEM_TYPES:
             raise InputError(f"unknown CUR line item type {kind!r}",

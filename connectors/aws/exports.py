@@ -22,7 +22,7 @@ import gzip
 import io
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,7 +31,7 @@ from typing import Any, Literal, Protocol
 from finops.errors import InputError, Location, ProviderError
 
 __all__ = ["Delivery", "ExportKind", "ExportStore", "LocalExportStore", "S3ExportStore", "find_delivery",
-           "open_store", "read_records"]
+           "iter_record_batches", "open_store", "read_records"]
 
 ExportKind = Literal["cur2", "focus"]
 #: a column that only one export kind has -> that kind
@@ -178,16 +178,30 @@ def find_delivery(store: ExportStore, month: str) -> Delivery:
 
 
 def read_records(store: ExportStore, key: str) -> list[dict[str, Any]]:
-    """The rows of one data file (Parquet, gzip CSV or CSV) as dicts."""
+    """All rows of one data file (Parquet, gzip CSV or CSV) as dicts."""
+    return [row for batch in iter_record_batches(store, key) for row in batch]
+
+
+def iter_record_batches(store: ExportStore, key: str, batch_size: int = 50_000) -> Iterator[list[dict[str, Any]]]:
+    """The rows of one data file in batches of at most ``batch_size`` dicts, so a large export is never
+    held in memory as Python objects all at once (the compressed file itself is)."""
     data = store.read(key)
     if data[:4] == b"PAR1":
         import pyarrow.parquet as pq
 
-        return pq.read_table(io.BytesIO(data)).to_pylist()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+        for batch in pq.ParquetFile(io.BytesIO(data)).iter_batches(batch_size=batch_size):
+            yield batch.to_pylist()
+        return
+    raw = gzip.GzipFile(fileobj=io.BytesIO(data)) if data[:2] == b"\x1f\x8b" else io.BytesIO(data)
+    text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
+    batch: list[dict[str, Any]] = []
     try:
-        text = data.decode("utf-8-sig")
+        for row in csv.DictReader(text):
+            batch.append(row)
+            if len(batch) == batch_size:
+                yield batch
+                batch = []
     except UnicodeDecodeError:
         raise InputError("data file is neither Parquet nor UTF-8 CSV", where=Location(file=key)) from None
-    return list(csv.DictReader(io.StringIO(text)))
+    if batch:
+        yield batch

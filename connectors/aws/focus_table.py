@@ -17,12 +17,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from finops.focus import COLUMNS, GPU_COLUMNS
 from finops.money import MONEY_CONTEXT, to_decimal
 
-__all__ = ["KINDS", "NAMES", "decimal_or_none", "gpu_columns", "record", "timestamp", "write_focus_parquet"]
+__all__ = ["KINDS", "NAMES", "FocusParquetWriter", "decimal_or_none", "gpu_columns", "record", "timestamp",
+           "write_focus_parquet"]
 
 NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS + GPU_COLUMNS)
 KINDS: dict[str, str] = {c.name: c.kind for c in COLUMNS + GPU_COLUMNS}
@@ -94,23 +95,61 @@ def _column(name: str, values: list[Any]) -> Any:
                         pa.decimal128(38, 10))
 
 
-def write_focus_parquet(rows: Iterable[Mapping[str, Any]], out: str | Path) -> Path:
-    """Write FOCUS records to ``out`` atomically: a temporary file in the same folder renamed into place,
-    so a reader sees the old file or the whole new one, never a part."""
+def _table(rows: list[Mapping[str, Any]]) -> Any:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    out = Path(out)
-    rows = list(rows)
     columns = {name: _column(name, [row.get(name) for row in rows]) for name in NAMES}
-    table = pa.Table.from_pydict(columns, schema=_arrow_schema())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
-    os.close(handle)
-    try:
-        pq.write_table(table, temporary)
-        os.replace(temporary, out)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-    return out
+    return pa.Table.from_pydict(columns, schema=_arrow_schema())
+
+
+class FocusParquetWriter:
+    """Write FOCUS records to ``out`` chunk by chunk, atomically: into a temporary file in the same folder,
+    renamed into place only when the ``with`` block ends without an error (else deleted), so a reader
+    sees the old file or the whole new one, never a part.
+
+    >>> import tempfile, pyarrow.parquet as pq
+    >>> folder = tempfile.mkdtemp()
+    >>> with FocusParquetWriter(Path(folder) / "bills.parquet") as writer:
+    ...     writer.write([record(BilledCost=Decimal("1.5"))])
+    ...     writer.write([record(BilledCost=Decimal("2.5"))])
+    >>> pq.read_table(Path(folder) / "bills.parquet").column("BilledCost").to_pylist()
+    [Decimal('1.5000000000'), Decimal('2.5000000000')]
+    """
+
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+        self.rows = 0
+        self._writer: Any = None
+        self._temporary = ""
+
+    def __enter__(self) -> Self:
+        import pyarrow.parquet as pq
+
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        handle, self._temporary = tempfile.mkstemp(prefix=f".{self.out.name}.", suffix=".tmp", dir=self.out.parent)
+        os.close(handle)
+        self._writer = pq.ParquetWriter(self._temporary, _arrow_schema())
+        return self
+
+    def write(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        """Append a chunk of records (an empty chunk writes nothing)."""
+        chunk = list(rows)
+        if chunk:
+            self._writer.write_table(_table(chunk))
+            self.rows += len(chunk)
+
+    def __exit__(self, kind: object, error: object, trace: object) -> None:
+        try:
+            self._writer.close()
+            if error is None:
+                os.replace(self._temporary, self.out)
+        finally:
+            if os.path.exists(self._temporary):
+                os.unlink(self._temporary)
+
+
+def write_focus_parquet(rows: Iterable[Mapping[str, Any]], out: str | Path) -> Path:
+    """Write FOCUS records to ``out`` atomically in one go (see :class:`FocusParquetWriter`)."""
+    with FocusParquetWriter(out) as writer:
+        writer.write(rows)
+    return writer.out

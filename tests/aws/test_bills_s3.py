@@ -243,3 +243,31 @@ def test_focus_export_parquet_with_map_columns(data, tmp_path):
     assert json.loads(tags)["CostCenter"].startswith("cc-")
     instance_types = {t for (t,) in duckdb.sql(f"SELECT DISTINCT x_InstanceType FROM '{out}'").fetchall()}
     assert "m6i.large" in instance_types
+
+
+def test_a_failed_pull_leaves_the_previous_file_untouched(cur_rows, tmp_path):
+    root = tmp_path / "exports"
+    (root / "x/data/BILLING_PERIOD=2026-05").mkdir(parents=True)
+    (root / "x/metadata/BILLING_PERIOD=2026-05").mkdir(parents=True)
+    cur_rows[11]["line_item_line_item_type"] = "MysteryFee"  # the 12th line item of the file
+    (root / "x/data/BILLING_PERIOD=2026-05/x-00001.csv.gz").write_bytes(csv_gz_bytes(cur_rows))
+    (root / "x/metadata/BILLING_PERIOD=2026-05/x-Manifest.json").write_text(json.dumps(
+        {"dataFiles": ["s3://b/x/data/BILLING_PERIOD=2026-05/x-00001.csv.gz"]}))
+    out = tmp_path / "may.parquet"
+    out.write_bytes(b"previous pull")
+    with pytest.raises(InputError, match="row 12, column line_item_line_item_type"):
+        aws.pull_bills(str(root), "2026-05", out)
+    assert out.read_bytes() == b"previous pull"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exports", "may.parquet"]
+
+
+def test_export_files_are_read_in_batches(cur_rows, tmp_path):
+    from connectors.aws.exports import LocalExportStore, iter_record_batches
+
+    (tmp_path / "part.csv.gz").write_bytes(csv_gz_bytes(cur_rows))
+    (tmp_path / "part.parquet").write_bytes(parquet_bytes(cur_rows))
+    store = LocalExportStore(tmp_path)
+    for key in ("part.csv.gz", "part.parquet"):
+        batches = list(iter_record_batches(store, key, batch_size=5))
+        assert [len(b) for b in batches] == [5, 5, 3]
+        assert [b[0]["identity_line_item_id"] for b in batches] == ["li-001", "li-006", "li-011"]
