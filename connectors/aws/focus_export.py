@@ -38,7 +38,7 @@ _TERM = re.compile(r"(?<![0-9])([13])\s*-?\s*(yr|y|year)", re.IGNORECASE)
 
 
 def _json_text(value: Any) -> str | None:
-    if value is None or value == "":
+    if value is None or value == "" or (not isinstance(value, str) and len(value) == 0):
         return None
     if isinstance(value, str):
         return value

@@ -55,17 +55,17 @@ def _next(month):
     return f"{year + number // 12:04d}-{number % 12 + 1:02d}"
 
 
-def parquet_bytes(rows):
-    """CUR 2.0 Parquet as AWS writes it: doubles, timestamps, map columns."""
+def parquet_bytes(rows, numeric=_NUMERIC, times=_TIMES, maps=("product", "resource_tags")):
+    """Export Parquet as AWS writes it: doubles, timestamps, map columns (CUR 2.0 names by default)."""
     columns = {}
     for name in rows[0]:
         values = [r[name] for r in rows]
-        if name in _NUMERIC:
+        if name in numeric:
             columns[name] = pa.array([float(v) if v else None for v in values], pa.float64())
-        elif name in _TIMES:
+        elif name in times:
             columns[name] = pa.array([_ts(v) for v in values], pa.timestamp("ms"))
-        elif name in ("product", "resource_tags"):
-            columns[name] = pa.array([list(json.loads(v).items()) if v else [] for v in values],
+        elif name in maps:
+            columns[name] = pa.array([[(k, str(x)) for k, x in json.loads(v).items()] if v else [] for v in values],
                                      pa.map_(pa.string(), pa.string()))
         else:
             columns[name] = pa.array([v or None for v in values], pa.string())
@@ -214,24 +214,11 @@ def test_focus_export_parquet_with_map_columns(data, tmp_path):
         rows = list(csv.DictReader(handle))
     money = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "ConsumedQuantity", "PricingQuantity")
     periods = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
-    columns = {}
-    for name in rows[0]:
-        values = [r[name] for r in rows]
-        if name in money:
-            columns[name] = pa.array([float(v) if v else None for v in values], pa.float64())
-        elif name in periods:
-            columns[name] = pa.array([_ts(v) for v in values], pa.timestamp("ms"))
-        elif name in ("Tags", "SkuPriceDetails"):
-            columns[name] = pa.array([[(k, str(x)) for k, x in json.loads(v).items()] if v else None for v in values],
-                                     pa.map_(pa.string(), pa.string()))
-        else:
-            columns[name] = pa.array([v or None for v in values], pa.string())
-    sink = io.BytesIO()
-    pq.write_table(pa.table(columns), sink)
+    data_file = parquet_bytes(rows, numeric=money, times=periods, maps=("Tags", "SkuPriceDetails"))
     root = tmp_path / "exports"
     folder = root / "gpu-focus/data/BILLING_PERIOD=2026-05"
     folder.mkdir(parents=True)
-    (folder / "gpu-focus-00001.snappy.parquet").write_bytes(sink.getvalue())
+    (folder / "gpu-focus-00001.snappy.parquet").write_bytes(data_file)
     (root / "gpu-focus/metadata/BILLING_PERIOD=2026-05").mkdir(parents=True)
     (root / "gpu-focus/metadata/BILLING_PERIOD=2026-05/gpu-focus-Manifest.json").write_text(json.dumps(
         {"columns": [{"name": "BilledCost", "type": "decimal"}],
