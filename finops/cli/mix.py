@@ -30,6 +30,7 @@ from ..mix.levers import load_shaping
 from ..mix.price_options import options_from_prices
 from ..mix.recommenders import compare_recommenders
 from ..mix.scenarios import Scenario, plan_scenarios, stress_test
+from ..mix.usage import profile_from_bills
 from ..money import quantize
 from ..price_book import PriceBook
 from ._console import console, print_json
@@ -119,6 +120,20 @@ def register(app: typer.Typer) -> None:
         write_demand_csv(out, profile)
         console.print(f"wrote {hours:,} hours to {out}: peak {profile.max():.1f}, mean {profile.mean():.1f}, "
                       f"min {profile.min():.1f} units")
+
+    @mix.command("profile")
+    def profile(bills: list[Path] = typer.Option(..., "--bills", help="FOCUS bill files (repeatable)"),
+                out: Path = typer.Option(..., "--out", help="demand CSV to write"),
+                instance_type: str | None = typer.Option(None, "--instance-type"),
+                region: str | None = typer.Option(None)) -> None:
+        """Write the hourly GPUs in use, from FOCUS bills (x_GpuHours), as a demand CSV."""
+        usage = profile_from_bills(bills, instance_type=instance_type, region=region)
+        if not usage.units.size:
+            raise InputError("the bills hold no GPU usage (x_GpuHours) for this selection",
+                             hint="check --instance-type and --region, or pull bills with the connectors")
+        write_demand_csv(out, usage.units, hours=usage.hours())
+        console.print(f"wrote {usage.units.size:,} hours to {out}: peak {usage.units.max():.1f}, "
+                      f"mean {usage.units.mean():.1f} GPUs")
 
     @mix.command("scenarios")
     def scenarios(demand: Path | None = _DEMAND, options: Path | None = _OPTIONS,

@@ -182,12 +182,14 @@ def _units(text: str, where: Location) -> float:
     return value
 
 
-def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, decimals: int = 3) -> Path:
-    """Write ``units`` as a demand CSV with an hour index; returns the path."""
+def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, decimals: int = 3,
+                     hours: Sequence[datetime] | None = None) -> Path:
+    """Write ``units`` as a demand CSV, hours as an index or the given timestamps; returns the path."""
     path = Path(path)
+    labels = [h.isoformat() for h in hours] if hours is not None else range(len(units))
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["hour", "units"])
-        for hour, value in enumerate(np.asarray(units, dtype=float)):
+        for hour, value in zip(labels, np.asarray(units, dtype=float)):
             writer.writerow([hour, f"{float(value):.{decimals}f}".rstrip("0").rstrip(".")])
     return path

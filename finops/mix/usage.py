@@ -1,0 +1,69 @@
+"""Demand profiles from actual usage: GPU-hours per hour from FOCUS bills.
+
+Each FOCUS usage row with ``x_GpuHours`` (the connectors fill it: consumed instance-hours x GPUs per
+instance) is spread evenly over the hours of its charge period; the profile is the sum per hour, in
+GPUs, from the first to the last hour any row covers (hours no row covers count as zero). Committed
+and on-demand usage count alike: the profile is what was used, whatever paid for it. Filters keep
+one instance type and/or region (a pool).
+
+>>> from finops.reconcile.sample_bills import sample_bill_paths
+>>> profile_from_bills(sample_bill_paths()).units.size    # the samples carry no GPU-hours
+0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from ..reconcile.bills import VIEW, open_bills
+
+__all__ = ["UsageProfile", "profile_from_bills"]
+
+
+@dataclass(frozen=True)
+class UsageProfile:
+    """GPUs in use each hour from ``start`` (UTC), one value per hour."""
+
+    start: datetime | None
+    units: np.ndarray
+
+    def hours(self) -> list[datetime]:
+        """The timestamp of each hour (for a demand CSV with ISO hours)."""
+        if self.start is None:
+            return []
+        return [self.start + timedelta(hours=h) for h in range(len(self.units))]
+
+
+def profile_from_bills(paths: Sequence[str | Path], *, instance_type: str | None = None,
+                       region: str | None = None) -> UsageProfile:
+    """Hourly GPUs in use, from the FOCUS bill files ``paths`` (Parquet, CSV or gzip CSV)."""
+    con = duckdb.connect()
+    open_bills(con, [Path(p) for p in paths])
+    filters, parameters = [], []
+    for column, value in (("x_InstanceType", instance_type), ("RegionId", region)):
+        if value:
+            filters.append(f"AND lower({column}) = lower(?)")
+            parameters.append(value)
+    rows = con.execute(f"""
+        WITH used AS (
+            SELECT date_trunc('hour', ChargePeriodStart) AS first_hour,
+                   greatest(date_diff('hour', date_trunc('hour', ChargePeriodStart), ChargePeriodEnd), 1) AS hours,
+                   CAST(x_GpuHours AS DOUBLE) AS gpu_hours
+            FROM {VIEW}
+            WHERE ChargeCategory = 'Usage' AND x_GpuHours > 0 {' '.join(filters)})
+        SELECT first_hour + to_hours(h) AS hour, sum(gpu_hours / hours) AS gpus
+        FROM used, range(hours) AS r(h)
+        GROUP BY ALL ORDER BY hour""", parameters).fetchall()
+    if not rows:
+        return UsageProfile(None, np.zeros(0))
+    start = rows[0][0]
+    units = np.zeros(int((rows[-1][0] - start) / timedelta(hours=1)) + 1)
+    for hour, gpus in rows:
+        units[int((hour - start) / timedelta(hours=1))] = gpus
+    return UsageProfile(start, units)

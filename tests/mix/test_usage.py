@@ -1,0 +1,54 @@
+"""Demand profiles from FOCUS bills: GPU-hours spread over each charge period, summed per hour."""
+
+import csv
+import gzip
+
+import pytest
+
+from finops.cli import main
+from finops.mix import read_demand_csv
+from finops.mix.usage import profile_from_bills
+from finops.reconcile.sample_bills import sample_bill_paths
+
+
+@pytest.fixture
+def bill(tmp_path):
+    source = next(p for p in sample_bill_paths() if "aws" in p.name)
+    with gzip.open(source, "rt", newline="") as handle:
+        reader = csv.DictReader(handle)
+        usage = next(r for r in reader if r["ChargeCategory"] == "Usage")
+        header = list(reader.fieldnames) + [c for c in ("x_InstanceType", "x_GpuHours") if c not in reader.fieldnames]
+    rows = []
+    for start, end, gpu_hours, instance in [("2026-05-01T00:00:00Z", "2026-05-01T01:00:00Z", "8", "p5.48xlarge"),
+                                            ("2026-05-01T00:00:00Z", "2026-05-01T03:00:00Z", "24", "p5.48xlarge"),
+                                            ("2026-05-01T05:00:00Z", "2026-05-01T06:00:00Z", "16", "p4d.24xlarge")]:
+        rows.append({**usage, "ChargePeriodStart": start, "ChargePeriodEnd": end, "x_GpuHours": gpu_hours,
+                     "x_InstanceType": instance})
+    path = tmp_path / "bill.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, header)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize("instance_type, expected", [
+    (None, [16.0, 8.0, 8.0, 0.0, 0.0, 16.0]),
+    ("p5.48xlarge", [16.0, 8.0, 8.0]),
+    ("P4D.24XLARGE", [16.0]),
+    ("g5.xlarge", []),
+])
+def test_profile_from_bills(bill, instance_type, expected):
+    profile = profile_from_bills([bill], instance_type=instance_type)
+    assert profile.units.tolist() == expected
+    if expected:
+        assert profile.hours()[0].isoformat().startswith("2026-05-01T0")
+
+
+def test_profile_command_writes_a_demand_csv(bill, tmp_path, capsys):
+    out = tmp_path / "demand.csv"
+    assert main(["mix", "profile", "--bills", str(bill), "--instance-type", "p5.48xlarge", "--out", str(out)]) == 0
+    assert read_demand_csv(out).tolist() == [16.0, 8.0, 8.0]
+    assert out.read_text().splitlines()[1].startswith("2026-05-01T00:00:00")
+    assert main(["mix", "profile", "--bills", str(bill), "--instance-type", "g5.xlarge", "--out", str(out)]) == 2
+    assert "no GPU usage" in capsys.readouterr().err
