@@ -125,15 +125,18 @@ def register(app: typer.Typer) -> None:
     def profile(bills: list[Path] = typer.Option(..., "--bills", help="FOCUS bill files (repeatable)"),
                 out: Path = typer.Option(..., "--out", help="demand CSV to write"),
                 instance_type: str | None = typer.Option(None, "--instance-type"),
-                region: str | None = typer.Option(None)) -> None:
-        """Write the hourly GPUs in use, from FOCUS bills (x_GpuHours), as a demand CSV."""
-        usage = profile_from_bills(bills, instance_type=instance_type, region=region)
+                region: str | None = typer.Option(None),
+                gpus_per_unit: int = typer.Option(1, "--gpus-per-unit",
+                                                  help="count units of this many GPUs (8: p5.48xlarge instances, "
+                                                       "to match price-book options)")) -> None:
+        """Write the hourly GPUs (or units) in use, from FOCUS bills (x_GpuHours), as a demand CSV."""
+        usage = profile_from_bills(bills, instance_type=instance_type, region=region, gpus_per_unit=gpus_per_unit)
         if not usage.units.size:
             raise InputError("the bills hold no GPU usage (x_GpuHours) for this selection",
                              hint="check --instance-type and --region, or pull bills with the connectors")
         write_demand_csv(out, usage.units, hours=usage.hours())
         console.print(f"wrote {usage.units.size:,} hours to {out}: peak {usage.units.max():.1f}, "
-                      f"mean {usage.units.mean():.1f} GPUs")
+                      f"mean {usage.units.mean():.1f} units of {gpus_per_unit} GPU(s)")
 
     @mix.command("scenarios")
     def scenarios(demand: Path | None = _DEMAND, options: Path | None = _OPTIONS,

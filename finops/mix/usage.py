@@ -21,6 +21,7 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from ..errors import InputError
 from ..reconcile.bills import VIEW, open_bills
 
 __all__ = ["UsageProfile", "profile_from_bills"]
@@ -41,8 +42,11 @@ class UsageProfile:
 
 
 def profile_from_bills(paths: Sequence[str | Path], *, instance_type: str | None = None,
-                       region: str | None = None) -> UsageProfile:
-    """Hourly GPUs in use, from the FOCUS bill files ``paths`` (Parquet, CSV or gzip CSV)."""
+                       region: str | None = None, gpus_per_unit: int = 1) -> UsageProfile:
+    """Hourly units in use (GPUs / ``gpus_per_unit``: 8 counts p5.48xlarge instances), from the FOCUS
+    bill files ``paths`` (Parquet, CSV or gzip CSV)."""
+    if gpus_per_unit < 1:
+        raise InputError(f"gpus per unit must be at least 1, got {gpus_per_unit}")
     con = duckdb.connect()
     open_bills(con, [Path(p) for p in paths])
     filters, parameters = [], []
@@ -65,5 +69,5 @@ def profile_from_bills(paths: Sequence[str | Path], *, instance_type: str | None
     start = rows[0][0]
     units = np.zeros(int((rows[-1][0] - start) / timedelta(hours=1)) + 1)
     for hour, gpus in rows:
-        units[int((hour - start) / timedelta(hours=1))] = gpus
+        units[int((hour - start) / timedelta(hours=1))] = gpus / gpus_per_unit
     return UsageProfile(start, units)

@@ -49,6 +49,9 @@ def test_profile_command_writes_a_demand_csv(bill, tmp_path, capsys):
     out = tmp_path / "demand.csv"
     assert main(["mix", "profile", "--bills", str(bill), "--instance-type", "p5.48xlarge", "--out", str(out)]) == 0
     assert read_demand_csv(out).tolist() == [16.0, 8.0, 8.0]
+    assert main(["mix", "profile", "--bills", str(bill), "--instance-type", "p5.48xlarge", "--out", str(out),
+                 "--gpus-per-unit", "8"]) == 0
+    assert read_demand_csv(out).tolist() == [2.0, 1.0, 1.0]
     assert out.read_text().splitlines()[1].startswith("2026-05-01T00:00:00")
     assert main(["mix", "profile", "--bills", str(bill), "--instance-type", "g5.xlarge", "--out", str(out)]) == 2
     assert "no GPU usage" in capsys.readouterr().err
