@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -20,8 +21,9 @@ from rich.table import Table
 
 from ..errors import InputError
 from ..money import to_decimal
-from ..reconcile import Reconciliation, reconcile_month
+from ..reconcile import Plan, Reconciliation, reconcile_month
 from ..reconcile.history import HISTORY_FILE, History
+from ..reconcile.plan import usage_from_csv
 from ._console import console, err_console, print_json
 
 __all__ = ["parse_rates", "reconcile_to_workbook", "register"]
@@ -44,19 +46,25 @@ def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
 
 def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, out_dir: Path, *,
                           rates: dict[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
-                          run_at: datetime | None = None,
+                          usage: Path | None = None, run_at: datetime | None = None,
                           on_progress: Callable[[float], None] | None = None) -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
-    Everything that can fail on bad input fails before anything is written.
+    ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
+    plan's Usage table. Everything that can fail on bad input fails before anything is written.
     """
-    from templates.plan_reader import read_plan
-
-    plan = read_plan(Path(plan_path))
+    plan = _read_plan(Path(plan_path), usage)
     history = History(Path(out_dir) / HISTORY_FILE)
     rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
                           past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress)
     return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), [Path(b).name for b in bills], run_at)
+
+
+def _read_plan(plan_path: Path, usage: Path | None) -> Plan:
+    from templates.plan_reader import read_plan
+
+    plan = read_plan(plan_path)
+    return plan if usage is None else replace(plan, usage=plan.usage + usage_from_csv(usage))
 
 
 def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_dir: Path, bill_names: list[str],
@@ -114,6 +122,8 @@ def register(app: typer.Typer) -> None:
         table_lacks: list[str] | None = typer.Option(None, "--table-lacks",
                                                         help="FOCUS columns the remote table does not have; repeat"),
         rate: list[str] | None = typer.Option(None, "--rate", help="CODE=RATE into the plan currency; repeat"),
+        usage: Path | None = typer.Option(None, "--usage",
+                                             help="CSV of token counts: Month, PlanLine, ActualMTokens"),
         threshold: float = typer.Option(10.0, "--threshold", help="flag lines more than PCT over or under plan"),
         fail_on_variance: float | None = typer.Option(None, "--fail-on-variance",
                                                          help="exit 1 when a line is more than PCT over plan"),
@@ -131,7 +141,7 @@ def register(app: typer.Typer) -> None:
 
             check_in_place(plan)  # refuse before anything is written
         if engine.lower() != "duckdb":
-            rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, month, out,
+            rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
                                           rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
                                           run_at=run_at)
             _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
@@ -148,7 +158,7 @@ def register(app: typer.Typer) -> None:
                 task = bar.add_task("scan", total=100)
                 rec, path = reconcile_to_workbook(
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
-                    run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct))
+                    usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct))
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_on_variance)
 
@@ -179,12 +189,12 @@ def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: date
 _ENGINE_CONNECTOR = {"bigquery": "gcp", "athena": "aws"}
 
 
-def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, month: str, out: Path, *,
+def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, usage: Path | None,
+                      month: str, out: Path, *,
                       rates: dict[str, Decimal], threshold_pct: Decimal,
                       run_at: datetime) -> tuple[Reconciliation, Path]:
     """Run the aggregation on BigQuery or Athena through the connector's query client."""
     from connectors import provider as connector
-    from templates.plan_reader import read_plan
 
     from ..reconcile.dialects import _DIALECTS, reconcile_remote
 
@@ -197,7 +207,7 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     if run_query is None:
         raise InputError(f"the {_ENGINE_CONNECTOR[name]} connector offers no query client for {name} in this build",
                          hint="pull the month to a file instead: --from gcp:bq://... or --from aws:s3://...")
-    plan = read_plan(plan_path)
+    plan = _read_plan(Path(plan_path), usage)
     history = History(Path(out) / HISTORY_FILE)
     rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
                            threshold_pct=threshold_pct, past_actuals=history.past_actuals(month, plan.currency()))

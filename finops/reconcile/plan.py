@@ -13,17 +13,24 @@ are ``'YYYY-MM'`` text. ``row`` keeps the workbook row each value came from, so 
 
 from __future__ import annotations
 
+import csv
+import re
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 from typing import Literal
 
 from ..errors import CurrencyMismatchError, InputError, Location
-from ..money import Money
+from ..money import Money, to_decimal
 
-__all__ = ["Asset", "BudgetLine", "Category", "MappingRule", "Plan", "UsageLine"]
+__all__ = ["USAGE_COLUMNS", "Asset", "BudgetLine", "Category", "MappingRule", "Plan", "UsageLine", "usage_from_csv"]
 
 Category = Literal["OPEX", "CAPEX"]
+
+#: Columns of the Usage table and of a usage CSV.
+USAGE_COLUMNS = ("Month", "PlanLine", "ActualMTokens")
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 
 @dataclass(frozen=True)
@@ -132,3 +139,38 @@ class Plan:
     def usage_for(self, month: str) -> list[UsageLine]:
         """Usage rows of ``month``."""
         return [u for u in self.usage if u.month == month]
+
+
+def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
+    """Token counts from a CSV with the Usage table's columns ``Month, PlanLine, ActualMTokens``.
+
+    For token counts that come from serving logs rather than the workbook. Errors name file, row
+    (header = row 1) and column.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "usage.csv"
+    >>> _ = path.write_text("Month,PlanLine,ActualMTokens\\n2026-05,gpu,1250.5\\n")
+    >>> usage_from_csv(path)[0].actual_mtokens
+    Decimal('1250.5')
+    """
+    path = Path(path)
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            rows = list(csv.DictReader(handle))
+            header = rows[0].keys() if rows else []
+    except OSError as exc:
+        raise InputError(f"cannot read the usage file: {exc.strerror}", where=Location(file=str(path))) from exc
+    for column in USAGE_COLUMNS:
+        if column not in header:
+            raise InputError(f"the usage file has no column {column}", where=Location(file=str(path), column=column),
+                             hint=f"columns: {', '.join(USAGE_COLUMNS)}")
+    lines = []
+    for number, row in enumerate(rows, start=2):
+        month = (row["Month"] or "").strip()
+        if not _MONTH.match(month):
+            raise InputError(f"expected a month as YYYY-MM, got {month!r}",
+                             where=Location(file=str(path), row=number, column="Month"))
+        tokens = to_decimal(row["ActualMTokens"] or "", where=Location(file=str(path), row=number,
+                                                                       column="ActualMTokens"))
+        lines.append(UsageLine(month, (row["PlanLine"] or "").strip(), tokens, row=number))
+    return tuple(lines)

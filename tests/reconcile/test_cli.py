@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from decimal import Decimal
 
 import pytest
 
@@ -89,3 +90,24 @@ def test_from_the_aws_connector_with_a_local_copy_of_a_focus_export(tmp_path, si
 def test_remote_engine_without_a_table_is_refused(tmp_path, simple_plan, capsys):
     code, _, err = run(capsys, "--plan", simple_plan, "--month", "2026-05", "--engine", "athena", "--out", tmp_path)
     assert code == 2 and "needs --table" in err
+
+
+def test_token_counts_from_a_usage_csv(tmp_path, simple_plan, may):
+    from finops.cli.reconcile import reconcile_to_workbook
+
+    usage = tmp_path / "usage.csv"
+    usage.write_text("Month,PlanLine,ActualMTokens\n2026-05,storage,12.5\n2026-04,storage,99\n")
+    rec, _ = reconcile_to_workbook(simple_plan, [may], "2026-05", tmp_path / "o", usage=usage)
+    lines = {line.plan_line: line for line in rec.lines}
+    assert lines["storage"].actual_unit_cost.amount == 4  # 50 / 12.5
+    assert lines["gpu"].actual_unit_cost.amount == Decimal("26.125")  # 104.5 / 4 from the workbook's Usage sheet
+
+
+def test_bad_usage_csv_exits_2_naming_row_and_column(tmp_path, simple_plan, may, capsys):
+    usage = tmp_path / "usage.csv"
+    usage.write_text("Month,PlanLine,ActualMTokens\n2026-05,gpu,many\n")
+    code, _, err = run(capsys, "--plan", simple_plan, "--month", "2026-05", "--bills", may, "--out", tmp_path / "o",
+                       "--usage", usage)
+    assert code == 2
+    assert all(f in err.replace("\n", "") for f in ("usage.csv", "row 2", "column ActualMTokens"))
+    assert not (tmp_path / "o").exists()
