@@ -19,7 +19,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..errors import InputError
+from ..errors import InputError, Location
 from ..money import to_decimal
 from ..reconcile import Plan, Reconciliation, reconcile_month
 from ..reconcile.history import HISTORY_FILE, History
@@ -53,6 +53,7 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
     plan's Usage table. Everything that can fail on bad input fails before anything is written.
     """
+    _check_out(Path(out_dir))
     plan = _read_plan(Path(plan_path), usage)
     history = History(Path(out_dir) / HISTORY_FILE)
     rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
@@ -67,14 +68,24 @@ def _read_plan(plan_path: Path, usage: Path | None) -> Plan:
     return plan if usage is None else replace(plan, usage=plan.usage + usage_from_csv(usage))
 
 
+def _check_out(out_dir: Path) -> None:
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError("--out must be a folder, not a file", where=Location(file=str(out_dir)),
+                         hint="the review and the history database are written into this folder")
+
+
 def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_dir: Path, bill_names: list[str],
                     run_at: datetime | None) -> Path:
     """Write the review (atomically), then keep the month in the history."""
     from templates.review_writer import write_review
 
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-    path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency), plan_name=plan_path.name,
-                        bill_names=bill_names)
+    try:
+        path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
+                            plan_name=plan_path.name, bill_names=bill_names)
+    except OSError as exc:
+        raise InputError(f"cannot write the review: {exc.strerror or exc}", where=Location(file=str(out_dir)),
+                         hint="check that the folder exists or can be created, and is writable") from exc
     history.record(rec, run_at)
     return path
 
@@ -207,6 +218,7 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     if run_query is None:
         raise InputError(f"the {_ENGINE_CONNECTOR[name]} connector offers no query client for {name} in this build",
                          hint="pull the month to a file instead: --from gcp:bq://... or --from aws:s3://...")
+    _check_out(Path(out))
     plan = _read_plan(Path(plan_path), usage)
     history = History(Path(out) / HISTORY_FILE)
     rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,

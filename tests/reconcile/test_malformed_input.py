@@ -122,3 +122,12 @@ def test_bad_options_exit_2(args, fragment, tmp_path, simple_plan, capsys):
     assert main(["reconcile", "--plan", str(simple_plan), "--bills", str(bill), "--out", str(tmp_path / "o"),
                  "--quiet", *args]) == 2
     assert fragment in capsys.readouterr().err.replace("\n", "")
+
+
+def test_out_that_is_a_file_exits_2(tmp_path, simple_plan, capsys):
+    bill = write_bill(tmp_path / "may.csv", [{}])
+    out = tmp_path / "out.txt"
+    out.write_text("not a folder")
+    assert main(["reconcile", "--plan", str(simple_plan), "--bills", str(bill), "--month", "2026-05",
+                 "--out", str(out), "--quiet"]) == 2
+    assert "--out must be a folder" in capsys.readouterr().err
