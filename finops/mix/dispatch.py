@@ -29,7 +29,7 @@ from .duration_curve import flexible_tiers, merit_order
 from .options import MixOption, check_options
 from .result import MixResult, OptionOutcome
 
-__all__ = ["as_demand", "cost_mix"]
+__all__ = ["as_demand", "cheapest_on_demand", "cost_mix", "hourly_dispatch"]
 
 
 def as_demand(demand: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray | None = None
@@ -57,21 +57,10 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
     if unknown:
         raise InputError(f"units given for {sorted(unknown)}, which are not committed options")
     hours_paid = to_decimal(hours)
-    served: dict[str, float] = {}
-    level = np.zeros(len(values))
-    for option in merit_order(options):
-        count = int(units.get(option.name, 0))
-        if count < 0:
+    for option in options:
+        if option.committed and int(units.get(option.name, 0)) < 0:
             raise InputError(f"negative units for {option.name!r}")
-        served[option.name] = float(np.sum(w * np.clip(values - level, 0.0, count)))
-        level = level + count
-    residual = np.maximum(values - level, 0.0)
-    for spot in flexible_tiers(options):
-        take = np.minimum(residual, spot.spot_capacity(values))
-        served[spot.name] = float(np.sum(w * take))
-        residual = residual - take
-    on_demand = min((o for o in options if o.kind == "on_demand"), key=lambda o: o.hourly_cost)
-    served[on_demand.name] = float(np.sum(w * residual))
+    served = {name: float(np.sum(w * amount)) for name, amount in hourly_dispatch(values, options, units).items()}
 
     outcomes = []
     for option in options:
@@ -86,5 +75,29 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
             outcomes.append(OptionOutcome(option.name, option.kind, None, energy,
                                           Money(option.hourly_cost, currency) * to_decimal(energy)))
     demand_unit_hours = float(np.sum(w * values))
+    on_demand = cheapest_on_demand(options)
     return MixResult(currency, hours, demand_unit_hours, tuple(outcomes),
                      Money(on_demand.hourly_cost, currency) * to_decimal(demand_unit_hours))
+
+
+def cheapest_on_demand(options: Sequence[MixOption]) -> MixOption:
+    """The on-demand option that serves what nothing else covers."""
+    return min((o for o in options if o.kind == "on_demand"), key=lambda o: o.hourly_cost)
+
+
+def hourly_dispatch(values: np.ndarray, options: Sequence[MixOption], units: Mapping[str, int]
+                    ) -> dict[str, np.ndarray]:
+    """Unit-hours each option serves in each hour: committed units bottom-up in merit order, then spot
+    tiers cheapest first up to their caps, then the cheapest on-demand option."""
+    served: dict[str, np.ndarray] = {}
+    level = np.zeros(len(values))
+    for option in merit_order(options):
+        count = int(units.get(option.name, 0))
+        served[option.name] = np.clip(values - level, 0.0, count)
+        level = level + count
+    residual = np.maximum(values - level, 0.0)
+    for spot in flexible_tiers(options):
+        served[spot.name] = np.minimum(residual, spot.spot_capacity(values))
+        residual = residual - served[spot.name]
+    served[cheapest_on_demand(options).name] = residual
+    return served

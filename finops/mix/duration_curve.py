@@ -46,7 +46,7 @@ from .options import MixOption
 MAX_LAYERS = 2_000_000
 
 __all__ = ["LayerValues", "area_above", "flexible_cost_curve", "flexible_tiers", "layer_values", "merit_order",
-           "sliding_min", "solve_units", "solver_cost"]
+           "sliding_min", "solve_units"]
 
 
 def area_above(values: np.ndarray, weights: np.ndarray, levels: np.ndarray) -> np.ndarray:
@@ -163,18 +163,3 @@ def solve_units(demand: np.ndarray, options: Sequence[MixOption], weights: np.nd
         units[option.name] = level - start
         level = start
     return {o.name: units[o.name] for o in options if o.committed}
-
-
-def solver_cost(units: dict[str, int], options: Sequence[MixOption], layers: LayerValues) -> float:
-    """The model's total cost of ``units`` in floats (the objective the DP minimizes)."""
-    cost, level = float(layers.flexible[0]), 0
-    for option in merit_order(options):
-        count = units.get(option.name, 0)
-        if count:
-            top = level + count
-            clipped = min(top, layers.top)
-            cost += (float(option.hourly_cost) * layers.hours * count
-                     + float(option.variable_cost) * (layers.prefix_energy[clipped] - layers.prefix_energy[min(level, layers.top)])
-                     - (layers.prefix_saving[clipped] - layers.prefix_saving[min(level, layers.top)]))
-            level = top
-    return cost

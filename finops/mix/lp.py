@@ -40,7 +40,7 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ..errors import InputError
 from ..money import Money, quantize
-from .dispatch import cost_mix
+from .dispatch import cheapest_on_demand, cost_mix, hourly_dispatch
 from .duration_curve import flexible_tiers, merit_order
 from .optimize import optimize_mix
 from .options import MixOption, check_options
@@ -165,22 +165,13 @@ def evaluate_pools(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan
 
 
 def _coverable_pieces(pool: Pool, units: dict[str, int]) -> list[tuple[float, np.ndarray]]:
-    """Each hour's usage split by what it costs at the margin: on-demand, spot tiers, then committed
-    capacity with a variable cost (the plan displaces the dearest per plan dollar first)."""
-    pieces, level = [], np.zeros(len(pool.demand))
-    for option in merit_order(pool.options):
-        count = units.get(option.name, 0)
-        if option.variable_cost:
-            pieces.append((float(option.variable_cost), np.clip(pool.demand - level, 0.0, count)))
-        level = level + count
-    residual, served_below = np.maximum(pool.demand - level, 0.0), np.zeros(len(pool.demand))
-    for spot in flexible_tiers(pool.options):
-        take = np.minimum(residual - served_below, spot.spot_capacity(pool.demand))
-        pieces.append((float(spot.hourly_cost), take))
-        served_below = served_below + take
-    on_demand = min(float(o.hourly_cost) for o in pool.options if o.kind == "on_demand")
-    pieces.append((on_demand, residual - served_below))
-    return pieces
+    """Each hour's usage by what it costs at the margin: on-demand, spot tiers, committed capacity with
+    a variable cost (the plan displaces the dearest per plan dollar first, i.e. from the top down)."""
+    served = hourly_dispatch(pool.demand, pool.options, units)
+    on_demand = cheapest_on_demand(pool.options)
+    pieces = [(float(o.variable_cost), served[o.name]) for o in merit_order(pool.options) if o.variable_cost]
+    pieces += [(float(spot.hourly_cost), served[spot.name]) for spot in flexible_tiers(pool.options)]
+    return [*pieces, (float(on_demand.hourly_cost), served[on_demand.name])]
 
 
 def _summary(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan: Decimal, results: list[MixResult],
@@ -250,8 +241,7 @@ def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizo
         for spot in flexible_tiers(pool.options):
             z = builder.add(weights * float(spot.hourly_cost), spot.spot_capacity(d))
             demand_rows.append((p, z + every_hour, every_hour))
-        on_demand = min(float(o.hourly_cost) for o in pool.options if o.kind == "on_demand")
-        o = builder.add(weights * on_demand, np.full(n, np.inf))
+        o = builder.add(weights * float(cheapest_on_demand(pool.options).hourly_cost), np.full(n, np.inf))
         demand_rows.append((p, o + every_hour, every_hour))
         if shared_plan and pool.plan_rate is not None:
             u = builder.add(np.zeros(n), np.full(n, np.inf))
