@@ -122,29 +122,23 @@ def _summary(wb: Any, styles: Styles, rec: Reconciliation, run_at: datetime, pla
         else:
             ws.write_number(3 + i, 1, value, styles.computed("int"))
     top = 3 + len(info) + 1
+    place = TablePlace(ws.name, "tblSummary", ("Figure", "Value"), top, 0, 12)
+    planned, opex, capex, actual, variance = (place.cell(i, "Value") for i in range(5))
+    pct = "" if rec.planned.amount == 0 else float(rec.variance.amount / rec.planned.amount)
     rows: list[tuple[str, Any, str]] = [
         ("Planned", _num(rec.planned), "money"),
         ("OPEX: cloud EffectiveCost (amortized)", _num(rec.opex), "money"),
         ("CAPEX: depreciation", _num(rec.capex), "money"),
+        ("Actual (P&L)", Formula(f"={opex}+{capex}", _num(rec.actual)), "money"),
+        ("Variance", Formula(f"={actual}-{planned}", _num(rec.variance)), "money"),
+        ("Variance %", Formula(f'=IF({planned}=0,"",{variance}/{planned})', pct), "percent"),
+        ("Cloud BilledCost (cash)", _num(rec.billed_cost), "money"),
+        ("Assets bought this month (cash)", _num(rec.capex_cash), "money"),
+        ("Unmapped EffectiveCost", _num(rec.unmapped_effective_cost), "money"),
+        ("Run-rate per month", _num(rec.forecast.run_rate), "money"),
+        ("Forecast to year end", _num(rec.forecast.year_end), "money"),
+        ("Plan for the year", _num(rec.forecast.year_plan), "money"),
     ]
-    place_rows = len(rows)
-    rows.append(("Actual (P&L)", None, "money"))
-    rows.append(("Variance", None, "money"))
-    rows.append(("Variance %", None, "percent"))
-    rows += [("Cloud BilledCost (cash)", _num(rec.billed_cost), "money"),
-             ("Assets bought this month (cash)", _num(rec.capex_cash), "money"),
-             ("Unmapped EffectiveCost", _num(rec.unmapped_effective_cost), "money"),
-             ("Run-rate per month", _num(rec.forecast.run_rate), "money"),
-             ("Forecast to year end", _num(rec.forecast.year_end), "money"),
-             ("Plan for the year", _num(rec.forecast.year_plan), "money")]
-    place = TablePlace(ws.name, "tblSummary", ("Figure", "Value"), top, 0, len(rows))
-    planned, opex, capex = (place.cell(i, "Value") for i in range(place_rows))
-    actual_cell, variance_cell = place.cell(3, "Value"), place.cell(4, "Value")
-    rows[3] = ("Actual (P&L)", Formula(f"={opex}+{capex}", _num(rec.actual)), "money")
-    rows[4] = ("Variance", Formula(f"={actual_cell}-{planned}", _num(rec.variance)), "money")
-    pct = None if rec.planned.amount == 0 else float(rec.variance.amount / rec.planned.amount)
-    rows[5] = ("Variance %", Formula(f'=IF({planned}=0,"",{variance_cell}/{planned})', "" if pct is None else pct),
-               "percent")
     _key_values(ws, styles, "tblSummary", rows, top)
     nxt = top + len(rows) + 3
     ws.write_string(nxt - 1, 0, "By provider", styles.label)
