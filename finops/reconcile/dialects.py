@@ -40,6 +40,11 @@ QueryRunner = Callable[[str], Sequence[Sequence[Any]]]
 
 _PLACEHOLDER = "focus_bills"
 
+#: Engines whose FOCUS timestamp columns are absolute instants (BigQuery's TIMESTAMP; its DATETIME,
+#: which sqlglot writes for DuckDB's TIMESTAMP, is civil time and does not compare with them): the
+#: month's bounds are written there as UTC instants.
+_INSTANT_TIME = {"bigquery"}
+
 
 def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = ()) -> str:
     """The aggregation of ``month`` over ``relation`` in ``engine``'s dialect.
@@ -60,6 +65,8 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.name.lower() in absent:
             return exp.Null()
+        if isinstance(node, exp.Cast) and dialect in _INSTANT_TIME and node.to.is_type("timestamp", "timestampntz"):
+            return exp.cast(node.this, exp.DataType.build("TIMESTAMPTZ"))
         if isinstance(node, exp.Table) and node.name == _PLACEHOLDER:
             return exp.to_table(relation, dialect=dialect)
         return node

@@ -78,3 +78,10 @@ def test_remote_reconciliation_equals_the_local_one(local):
     assert remote.totals() == here.totals()
     assert remote.lines == here.lines and remote.commitments == here.commitments
     assert remote.invoices == here.invoices
+
+
+def test_bigquery_compares_timestamps_with_utc_instants():
+    """BigQuery's FOCUS columns are TIMESTAMP (instants): a DATETIME bound would not compare with them."""
+    sql = remote_sql("bigquery", "p.d.t", "2026-05")
+    assert "CAST('2026-05-01 00:00:00' AS TIMESTAMP)" in sql and "DATETIME" not in sql
+    assert "CAST('2026-06-01 00:00:00' AS TIMESTAMP)" in remote_sql("athena", "d.t", "2026-05")
