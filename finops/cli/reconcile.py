@@ -207,9 +207,9 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     """Run the aggregation on BigQuery or Athena through the connector's query client."""
     from connectors import provider as connector
 
-    from ..reconcile.dialects import _DIALECTS, reconcile_remote
+    from ..reconcile.dialects import canonical_engine, reconcile_remote
 
-    name = _DIALECTS.canonical(engine)
+    name = canonical_engine(engine)
     if name not in _ENGINE_CONNECTOR:
         raise InputError(f"--engine {engine} reads no remote table", hint="use --engine bigquery or athena")
     if not table:

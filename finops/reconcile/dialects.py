@@ -26,7 +26,7 @@ from .engine import InstanceGpus, reconcile_groups
 from .plan import Plan
 from .result import Reconciliation
 
-__all__ = ["ENGINES", "Engine", "QueryRunner", "reconcile_remote", "remote_sql"]
+__all__ = ["ENGINES", "Engine", "QueryRunner", "canonical_engine", "reconcile_remote", "remote_sql"]
 
 Engine = Literal["duckdb", "bigquery", "athena"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -44,6 +44,15 @@ _PLACEHOLDER = "focus_bills"
 #: which sqlglot writes for DuckDB's TIMESTAMP, is civil time and does not compare with them): the
 #: month's bounds are written there as UTC instants.
 _INSTANT_TIME = {"bigquery"}
+
+
+def canonical_engine(name: str) -> str:
+    """The engine a name means (aliases: ``bq``, ``trino``, ``presto``); a typo gets suggestions.
+
+    >>> canonical_engine("Trino"), canonical_engine("bq")
+    ('athena', 'bigquery')
+    """
+    return _DIALECTS[name]
 
 
 def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = ()) -> str:
