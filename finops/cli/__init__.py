@@ -37,7 +37,8 @@ for _name in _COMMAND_MODULES:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     try:
-        app(args=argv, standalone_mode=False)
+        # Without standalone mode click returns what a command returns, and typer.Exit(n)'s code.
+        result = app(args=argv, standalone_mode=False)
     except FinopsError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
         return exc.exit_code
@@ -54,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, click.exceptions.Abort):
             return 130
         raise
-    return 0
+    return result if isinstance(result, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -193,7 +193,7 @@ def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: date
             if not quiet:
                 err_console.print(f"over plan by more than {fail_on_variance}%: "
                                   + ", ".join(line.plan_line for line in over), highlight=False)
-            raise SystemExit(1)  # finops.cli.main turns it into exit code 1
+            raise typer.Exit(1)
 
 
 #: Remote engine -> the connector whose client runs its queries.
