@@ -5,7 +5,11 @@ Foundation ``FOCUS-Sample-Data``, synthetic, month 2026-05, USD). Their BilledCo
 67,941.20 (AWS) and 89,655.53 (Google Cloud). The mapping rules below assign about nine in ten rows
 to a plan line by sub-account and service (one rule by tag, one by sub-account id glob); network,
 monitoring, database and tax rows outside those lines stay unmapped on purpose, so the review shows
-an Unmapped line. Budgets sit near each line's actual BilledCost, with a few deliberate variances.
+an Unmapped line. Budgets are in the P&L view that reconcile compares against (amortized cost,
+FOCUS EffectiveCost), near each line's actual with a few deliberate variances past the 10 % flag.
+The samples are synthetic: most of their BilledCost (157,596.73 USD) is upfront commitment
+purchases whose amortization is not spread over the usage rows, so the amortized actuals are small
+(16,314.85 USD); the review's cash view shows the purchases.
 The owned H100/L40S servers give the CAPEX line through straight-line depreciation.
 """
 
@@ -20,18 +24,18 @@ SOURCE = "demo plan matching the bundled FOCUS 1.2 samples (finops/data/bills), 
 
 #: Month, PlanLine, CostCentre, Category, Provider, Amount, Currency, PlannedMTokens
 BUDGET: tuple[tuple[object, ...], ...] = (
-    (DEMO_MONTH, "aws-inference-prod", "cc-1042", "OPEX", "AWS", 15_000, "USD", 1_200),
-    (DEMO_MONTH, "aws-inference-staging", "cc-1042", "OPEX", "AWS", 14_500, "USD", 150),
-    (DEMO_MONTH, "aws-sandbox", "cc-2087", "OPEX", "AWS", 13_000, "USD", None),
-    (DEMO_MONTH, "aws-data-platform", "cc-3110", "OPEX", "AWS", 15_500, "USD", None),
-    (DEMO_MONTH, "aws-serverless", "cc-3110", "OPEX", "AWS", 2_500, "USD", None),
-    (DEMO_MONTH, "aws-storage", "cc-3110", "OPEX", "AWS", 2_000, "USD", None),
-    (DEMO_MONTH, "gcp-inference-prod", "cc-1042", "OPEX", "Google Cloud", 21_000, "USD", 1_800),
-    (DEMO_MONTH, "gcp-inference-staging", "cc-1042", "OPEX", "Google Cloud", 11_500, "USD", 120),
-    (DEMO_MONTH, "gcp-sandbox", "cc-2087", "OPEX", "Google Cloud", 22_000, "USD", None),
-    (DEMO_MONTH, "gcp-data-platform", "cc-3110", "OPEX", "Google Cloud", 18_500, "USD", None),
-    (DEMO_MONTH, "gcp-analytics", "cc-3110", "OPEX", "Google Cloud", 5_000, "USD", None),
-    (DEMO_MONTH, "gcp-platform-services", "cc-1042", "OPEX", "Google Cloud", 6_500, "USD", None),
+    (DEMO_MONTH, "aws-inference-prod", "cc-1042", "OPEX", "AWS", 10, "USD", 1_200),
+    (DEMO_MONTH, "aws-inference-staging", "cc-1042", "OPEX", "AWS", 40, "USD", 150),
+    (DEMO_MONTH, "aws-sandbox", "cc-2087", "OPEX", "AWS", 30, "USD", None),
+    (DEMO_MONTH, "aws-data-platform", "cc-3110", "OPEX", "AWS", 1_800, "USD", None),
+    (DEMO_MONTH, "aws-serverless", "cc-3110", "OPEX", "AWS", 900, "USD", None),
+    (DEMO_MONTH, "aws-storage", "cc-3110", "OPEX", "AWS", 1_500, "USD", None),
+    (DEMO_MONTH, "gcp-inference-prod", "cc-1042", "OPEX", "Google Cloud", 60, "USD", 1_800),
+    (DEMO_MONTH, "gcp-inference-staging", "cc-1042", "OPEX", "Google Cloud", 10, "USD", 120),
+    (DEMO_MONTH, "gcp-sandbox", "cc-2087", "OPEX", "Google Cloud", 120, "USD", None),
+    (DEMO_MONTH, "gcp-data-platform", "cc-3110", "OPEX", "Google Cloud", 2_700, "USD", None),
+    (DEMO_MONTH, "gcp-analytics", "cc-3110", "OPEX", "Google Cloud", 3_000, "USD", None),
+    (DEMO_MONTH, "gcp-platform-services", "cc-1042", "OPEX", "Google Cloud", 2_600, "USD", None),
     (DEMO_MONTH, "onprem-inference", "cc-1042", "CAPEX", "On-prem", 11_475, "USD", 2_600),
 )
 
