@@ -28,6 +28,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "calibrate",
     "reconcile",
     "bills",
+    "demo",
 )
 
 for _name in _COMMAND_MODULES:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -18,6 +19,12 @@ def _default(value: Any) -> Any:
     if hasattr(value, "isoformat"):
         return value.isoformat()
     raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+
+def write_json(path: Path, payload: Any) -> Path:
+    """Write ``payload`` as JSON to ``path`` (Decimals become numbers) and return the path."""
+    path.write_text(json.dumps(payload, default=_default, indent=2) + "\n", encoding="utf-8")
+    return path
 
 
 def print_json(payload: Any) -> None:

@@ -1,0 +1,116 @@
+"""``finops demo``: the main job end to end on the bundled, dated snapshots, with no cloud credentials.
+
+1. sizes every seed scenario (presets) and ranks priced GPU configurations;
+2. costs the seed-003 TCO case and owned H100s against the price book's cloud options;
+3. optimizes the commitment mix for a year of hourly demand on GCP a3-highgpu-8g;
+4. builds the planning workbook;
+5. reconciles the bundled FOCUS 1.2 sample bills (2026-05) against that workbook's plan.
+
+Every step writes its result into ``--out`` (JSON beside the workbooks) and prints a short table.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+import typer
+from rich.table import Table
+
+from ..money import Money
+from ..price_book import PriceBook
+from ._console import console, write_json
+
+#: The mix step's instance type and the shape of its year of demand (instances per hour).
+MIX_PROVIDER, MIX_INSTANCE, MIX_REGION = "gcp", "a3-highgpu-8g", "us-central1"
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("demo")
+    def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo's outputs"),
+             quiet: bool = typer.Option(False, "--quiet", help="print only the list of files written")) -> None:
+        """Run the main job on bundled defaults: size, cost, mix, build the workbook, reconcile."""
+        out.mkdir(parents=True, exist_ok=True)
+        book = PriceBook.current()
+        written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
+        written += _workbooks(out, book, quiet)
+        console.print("\n[bold]wrote[/]\n" + "\n".join(f"  {p}" for p in written))
+
+
+def _size(out: Path, book: PriceBook, quiet: bool) -> Path:
+    from ..sizing import presets, search
+
+    table = Table("scenario", "cheapest configuration meeting the SLOs", "GPUs", "per month", "per M out tok",
+                  title="1. Sizing the seed scenarios")
+    results = []
+    for name, workload in presets().items():
+        result = search(workload, price_book=book, top=3)
+        results.append(result.to_dict())
+        if result.options:
+            best = result.options[0]
+            table.add_row(f"{name}\n[dim]{workload.model}[/]",
+                          f"{best.gpu} {best.precision} TP{best.tp} x{best.replicas}\n"
+                          f"[dim]{best.provider} {best.instance_type} x{best.instances}[/]",
+                          str(best.gpus), f"{best.monthly_cost.rounded().amount:,.0f}",
+                          f"{best.cost_per_million_output_tokens.rounded().amount:,.2f}")
+        else:
+            table.add_row(name, f"none: {result.infeasible_reason}", "", "", "")
+    if not quiet:
+        console.print(table)
+    return write_json(out / "sizing.json", results)
+
+
+def _tco(out: Path, book: PriceBook, quiet: bool) -> Path:
+    from ..tco import cloud_rows, compare_options, reference_case, tco
+
+    seed = tco(Money.of(160_000, "CNY") * 9, Money.of(9_000, "CNY") * 9, 36)
+    case = reference_case()
+    rows = cloud_rows(book, gpu_model=case.gpu_model, cited=case.cloud_price_row())
+    comparison = compare_options(16, 36, case.node, rows)
+    if not quiet:
+        table = Table("option", "36-month total", "per GPU-hour",
+                      title=f"2. TCO: 16 {case.gpu_model} GPUs for 36 months (seed 003 check: {seed})")
+        for option in comparison.options[:8]:
+            table.add_row(option.name, str(option.total), str(option.per_gpu_hour))
+        console.print(table)
+    return write_json(out / "tco.json", {"seed003_tco": seed.amount, "seed003_currency": seed.currency,
+                                          "comparison": comparison.to_dict()})
+
+
+def _mix(out: Path, book: PriceBook, quiet: bool) -> Path:
+    from ..mix import Campaign, WorkloadShape, generate_profile, optimize_mix
+    from ..mix.price_options import options_from_prices
+
+    shape = WorkloadShape(peak_units=12, trough_ratio=0.35, annual_growth=0.3, noise=0.05,
+                          campaigns=(Campaign(start_day=318, days=3, multiplier=3.0),))
+    demand = generate_profile(shape, hours=8760)
+    options = options_from_prices(book, MIX_PROVIDER, MIX_INSTANCE, MIX_REGION, horizon_hours=len(demand))
+    result = optimize_mix(demand, options)
+    if not quiet:
+        table = Table("option", "units", "share served",
+                      title=f"3. Commitment mix: a year of {MIX_INSTANCE} demand in {MIX_REGION} "
+                            f"(peak {demand.max():.1f}, mean {demand.mean():.1f} instances)")
+        for outcome in result.outcomes:
+            table.add_row(outcome.name, "" if outcome.units is None else str(outcome.units),
+                          f"{result.share.get(outcome.name, 0.0):.1%}")
+        console.print(table)
+        console.print(f"   total {result.total_cost} vs all on-demand {result.on_demand_only_cost}: "
+                      f"saves {result.savings}")
+    return write_json(out / "mix.json", result.to_dict())
+
+
+def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
+    from templates.builder import build_template
+
+    from ..reconcile.history import HISTORY_FILE
+    from ..reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+    from .reconcile import reconcile_to_workbook
+
+    plan = build_template(out / "llm-finops-plan.xlsx", prices=book)
+    rec, review = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, out,
+                                        run_at=datetime.now(timezone.utc))
+    if not quiet:
+        console.print(f"[bold]4. Planning workbook[/] {plan}")
+        console.print(f"[bold]5. Reconcile {SAMPLE_MONTH}[/] (bundled FOCUS 1.2 samples, AWS + GCP): "
+                      f"P&L actual {rec.actual} (OPEX {rec.opex}, CAPEX {rec.capex}) vs planned {rec.planned}; "
+                      f"cash billed {rec.billed_cost}; unmapped {rec.unmapped_effective_cost}")
+    return [plan, review, out / HISTORY_FILE]
