@@ -2,7 +2,7 @@
 
 Replicates the hand-built CUR 2.0 month of ``tests/aws/data`` (13 line items covering every line item type
 the mapping handles) to N rows, then times :func:`connectors.aws.cur.focus_rows_from_cur` and
-:func:`connectors.aws.focus_table.write_focus_parquet`, and checks the totals still tie out exactly
+:func:`connectors.focus_table.write_focus_parquet`, and checks the totals still tie out exactly
 (BilledCost = unblended, EffectiveCost = amortized, times the number of copies). Also times pricing the
 offer-file excerpt through the JSON and CSV readers.
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from connectors.aws import catalog_gpu, read_offer_file
 from connectors.aws.cur import focus_rows_from_cur
-from connectors.aws.focus_table import write_focus_parquet
+from connectors.focus_table import write_focus_parquet
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "aws" / "data"
 UNBLENDED, AMORTIZED = Decimal("109342.15"), Decimal("5242.15")

@@ -7,6 +7,8 @@
   without API access.
 - :func:`pull_bills`: one or more months of a Data Exports delivery in S3 or a Cost Explorer query as
   FOCUS 1.2 Parquet with the ``x_`` GPU columns (``bills``).
+- :func:`run_query`: one SQL query on Athena, rows typed back from text (``athena``), for ``finops
+  reconcile --engine athena``.
 
 All network I/O goes through ``session`` (botocore retries, errors translated into
 :mod:`finops.errors`, credentials never shown); boto3 is imported only when a client is made. Every
@@ -24,10 +26,12 @@ from pathlib import Path
 from finops.errors import InputError, ProviderError, UnknownNameError
 from finops.price_book import PriceBook, PriceRow
 
+from .athena import run_query
 from .pricing import GPU_FAMILIES, in_gpu_families
 from .session import AwsSession
 
-__all__ = ["AwsSession", "catalog_gpu", "default_instance_types", "pull_bills", "pull_prices", "read_offer_file"]
+__all__ = ["AwsSession", "catalog_gpu", "default_instance_types", "pull_bills", "pull_prices", "read_offer_file",
+           "run_query"]
 
 PRICE_LIST_SOURCE = "AWS Price List API get_products (AmazonEC2, Linux, Shared, capacitystatus Used)"
 SAVINGS_PLANS_SOURCE = "AWS Savings Plans API describe_savings_plans_offering_rates"

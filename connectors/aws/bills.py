@@ -18,13 +18,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from connectors.focus_table import FocusParquetWriter
 from finops.errors import InputError
 
 from .cost_explorer import cost_explorer_rows, fetch_cost_and_usage
 from .cur import GpuOf, focus_rows_from_cur
 from .exports import find_delivery, iter_record_batches, open_store
 from .focus_export import focus_rows_from_focus
-from .focus_table import FocusParquetWriter
 from .session import AwsSession
 
 __all__ = ["COST_EXPLORER_SOURCES", "months", "pull_bills"]

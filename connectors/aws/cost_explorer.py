@@ -24,10 +24,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from connectors.focus_table import gpu_columns, record
 from finops.money import MONEY_CONTEXT, to_decimal
 
 from .cur import GpuOf
-from .focus_table import gpu_columns, record
 from .mapping import CE_PURCHASE_TYPES
 
 __all__ = ["EC2_COMPUTE", "METRICS", "cost_explorer_rows", "fetch_cost_and_usage"]

@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from connectors.focus_table import decimal_or_none, gpu_columns, record, timestamp
 from finops.errors import InputError, Location
 from finops.money import MONEY_CONTEXT
 
-from .focus_table import decimal_or_none, gpu_columns, record, timestamp
 from .mapping import (
     COMMITMENT_KINDS,
     CUR_DECIMAL_COLUMNS,

@@ -26,8 +26,9 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from connectors.focus_table import NAMES, cell, gpu_columns, record
+
 from .cur import GpuOf, usage_kind
-from .focus_table import KINDS, NAMES, decimal_or_none, gpu_columns, record, timestamp
 from .mapping import LEASE_TERMS, USAGE_KINDS
 
 __all__ = ["focus_rows_from_focus"]
@@ -35,28 +36,6 @@ __all__ = ["focus_rows_from_focus"]
 #: FOCUS CommitmentDiscountType -> x_PurchaseOption kind
 COMMITMENT_TYPES: dict[str, str] = {"Reserved Instance": "reserved", "Savings Plan": "savings_plan"}
 _TERM = re.compile(r"(?<![0-9])([13])\s*-?\s*(yr|y|year)", re.IGNORECASE)
-
-
-def _json_text(value: Any) -> str | None:
-    if value is None or value == "" or (not isinstance(value, str) and len(value) == 0):
-        return None
-    if isinstance(value, str):
-        return value
-    pairs = value.items() if isinstance(value, Mapping) else value
-    return json.dumps({str(k): v for k, v in pairs}, sort_keys=True)
-
-
-def _cell(name: str, value: Any) -> Any:
-    kind = KINDS[name]
-    if kind == "decimal":
-        return decimal_or_none(value)
-    if kind == "timestamp":
-        return timestamp(value)
-    if kind == "json":
-        return _json_text(value)
-    if kind == "integer":
-        return None if value in (None, "") else int(value)
-    return None if value in (None, "") else str(value)
 
 
 def _term(*texts: str) -> str | None:
@@ -92,6 +71,6 @@ def focus_rows_from_focus(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf
     """Typed FOCUS records with the GPU columns, one per export row."""
     rows = []
     for raw in records:
-        row = {name: _cell(name, raw.get(name)) for name in NAMES if not name.startswith("x_")}
+        row = {name: cell(name, raw.get(name)) for name in NAMES if not name.startswith("x_")}
         rows.append(record(**row, **_gpu_fields(row, raw, gpu_of)))
     return rows

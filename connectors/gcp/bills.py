@@ -14,8 +14,8 @@ Sources:
   A file holding ``BilledCost`` is read as the FOCUS export.
 
 Rows are mapped by :mod:`connectors.gcp.normalize` and written atomically; on any failure nothing is
-written. BigQuery errors are translated into :class:`~finops.errors.ProviderError` (transient for
-throttling and 5xx).
+written. BigQuery errors are translated by :class:`connectors.gcp.catalog.translate_errors`, as the
+catalog's are (transient for throttling and 5xx).
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from finops.errors import DependencyError, InputError, Location, ProviderError, TransientProviderError
+from finops.errors import DependencyError, InputError, Location
 
 from . import mapping as m
+from .catalog import translate_errors
 from .normalize import export_row, focus_export_row, nest
 
 __all__ = ["BIGQUERY_ENDPOINT_ENV", "BillQuery", "build_query", "export_kind", "parse_month", "pull_bills",
@@ -115,27 +116,14 @@ def _bigquery_client(project: str) -> Any:
 def _query_bigquery(query: BillQuery, project: str) -> list[dict[str, Any]]:
     """Run ``query`` with ``jobs.query`` (the client's own retries) and return every row as a dict."""
     try:
-        from google.api_core import exceptions
         from google.cloud import bigquery
     except ImportError as exc:  # pragma: no cover - the gcp extra is installed in tests
         raise DependencyError("google-cloud-bigquery", "gcp") from exc
     parameters = [bigquery.ScalarQueryParameter(name, kind, value) for name, kind, value in query.parameters]
-    try:
+    with translate_errors("reading the billing export", api="BigQuery", endpoint_env=BIGQUERY_ENDPOINT_ENV):
         client = _bigquery_client(project)
         result = client.query_and_wait(query.sql, job_config=bigquery.QueryJobConfig(query_parameters=parameters))
         return [dict(row.items()) for row in result]
-    except (exceptions.TooManyRequests, exceptions.ServerError, exceptions.RetryError) as exc:
-        raise TransientProviderError("BigQuery kept failing while reading the billing export",
-                                     hint="the client retried; try again later") from exc
-    except exceptions.GoogleAPICallError as exc:
-        reason = str(exc.message).split(": ", 1)[-1]
-        raise ProviderError(f"BigQuery refused the billing-export query ({exc.code}): {reason}",
-                            hint="check the table name and that the credentials may read it") from exc
-    except Exception as exc:  # google.auth.exceptions.DefaultCredentialsError and transport errors
-        if type(exc).__module__.startswith(("google.auth", "requests", "urllib3")) or isinstance(exc, OSError):
-            raise ProviderError("cannot query BigQuery for the billing export",
-                                hint="set up Application Default Credentials and check the network") from exc
-        raise
 
 
 def read_file_rows(path: Path) -> tuple[list[dict[str, Any]], bool]:
@@ -180,7 +168,7 @@ def to_focus(rows: Iterable[Mapping[str, Any]], is_focus: bool) -> list[dict[str
 
 def pull_bills(source: str, month: str, out: Path) -> Path:
     """One invoice month of a GCP billing export as FOCUS Parquet at ``out`` (see the module docstring)."""
-    from connectors.aws.focus_table import write_focus_parquet  # provider-neutral atomic FOCUS writer
+    from connectors.focus_table import write_focus_parquet
 
     if source.startswith("bq://"):
         query = build_query(source, month)

@@ -28,7 +28,7 @@ CATALOG_ENDPOINT_ENV = "FINOPS_GCP_CATALOG_ENDPOINT"
 RETRY_TIMEOUT_ENV = "FINOPS_GCP_RETRY_TIMEOUT"
 _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 _HINT_AUTH = ("set up Application Default Credentials (`gcloud auth application-default login` or "
-              "GOOGLE_APPLICATION_CREDENTIALS)")
+              "GOOGLE_APPLICATION_CREDENTIALS) allowed to read what is asked for")
 
 
 @dataclass(frozen=True)
@@ -112,10 +112,13 @@ def iter_skus(client: Any, service: str, settings: RetrySettings, currency: str 
 
 
 class translate_errors:
-    """Turn google-api-core / transport errors into the product's error tree, keeping the cause."""
+    """Turn google-api-core / transport errors from one Google API (the Cloud Billing Catalog unless
+    ``api`` says otherwise; its endpoint override is ``endpoint_env``) into the product's error tree,
+    keeping the cause."""
 
-    def __init__(self, doing: str) -> None:
-        self.doing = doing
+    def __init__(self, doing: str, api: str = "Cloud Billing Catalog API",
+                 endpoint_env: str = CATALOG_ENDPOINT_ENV) -> None:
+        self.doing, self.api, self.endpoint_env = doing, api, endpoint_env
 
     def __enter__(self) -> None:
         return None
@@ -126,20 +129,20 @@ class translate_errors:
         from google.api_core import exceptions
         from google.auth import exceptions as auth_exceptions
 
+        api, doing = self.api, self.doing
         if isinstance(exc, exceptions.RetryError):
-            raise TransientProviderError(f"Cloud Billing Catalog API kept failing while {self.doing}",
+            raise TransientProviderError(f"{api} kept failing while {doing}",
                                          hint="the client retried with backoff; try again later") from exc
         if isinstance(exc, (exceptions.TooManyRequests, exceptions.ServerError)):
-            raise TransientProviderError(f"Cloud Billing Catalog API error {exc.code} while {self.doing}",
+            raise TransientProviderError(f"{api} error {exc.code} while {doing}",
                                          hint="throttled or unavailable; try again later") from exc
         if isinstance(exc, (exceptions.Unauthorized, exceptions.Forbidden, auth_exceptions.GoogleAuthError)):
-            raise ProviderError(f"Cloud Billing Catalog API refused the credentials while {self.doing}",
-                                hint=_HINT_AUTH) from exc
+            raise ProviderError(f"{api} refused the credentials while {doing}", hint=_HINT_AUTH) from exc
         if isinstance(exc, exceptions.GoogleAPICallError):
             reason = str(exc.message).split(": ", 1)[-1]  # drop the "GET <url>: " prefix
-            raise ProviderError(f"Cloud Billing Catalog API error {exc.code} while {self.doing}: {reason}",
-                                hint=f"check {CATALOG_ENDPOINT_ENV} if set") from exc
+            raise ProviderError(f"{api} error {exc.code} while {doing}: {reason}",
+                                hint=f"check the names asked for, and {self.endpoint_env} if set") from exc
         if isinstance(exc, OSError) or type(exc).__module__.startswith(("requests", "urllib3")):
-            raise TransientProviderError(f"cannot reach the Cloud Billing Catalog API while {self.doing}",
-                                         hint=f"check the network or {CATALOG_ENDPOINT_ENV}") from exc
+            raise TransientProviderError(f"cannot reach the {api} while {doing}",
+                                         hint=f"check the network or {self.endpoint_env}") from exc
         return False

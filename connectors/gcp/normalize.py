@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from connectors.aws.focus_table import KINDS, NAMES  # provider-neutral FOCUS table
-from connectors.aws.focus_table import record as focus_record
+from connectors.focus_table import NAMES, cell, decimal_or_none, timestamp
+from connectors.focus_table import record as focus_record
 from finops.errors import InputError, UnknownNameError
-from finops.money import MONEY_CONTEXT, to_decimal
+from finops.money import MONEY_CONTEXT
 
 from . import mapping as m
 from .skus import match_rule
@@ -83,24 +83,8 @@ def billing_period(invoice_month: str) -> tuple[datetime, datetime]:
     return datetime(year, month, 1), datetime(year + month // 12, month % 12 + 1, 1)
 
 
-def _timestamp(value: Any) -> datetime | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return value.replace(tzinfo=None) if value.tzinfo is None else value.astimezone(UTC).replace(tzinfo=None)
-    text = str(value).strip().replace(" UTC", "+00:00").replace("Z", "+00:00")
-    parsed = datetime.fromisoformat(text)
-    return parsed.astimezone(UTC).replace(tzinfo=None) if parsed.tzinfo else parsed
-
-
 def _text(value: Any) -> Any:
     return None if value is None or value == "" else value
-
-
-def _decimal(value: Any) -> Decimal | None:
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    return to_decimal(value)
 
 
 def _pairs(value: Any) -> dict[str, str]:
@@ -165,7 +149,7 @@ def _purchase_option(description: str, fee: bool, cud_credits: list[Mapping[str,
 
 def export_row(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One standard / detailed export row -> its FOCUS records (the charge, then one per credit)."""
-    cost = _decimal(row.get("cost")) or _ZERO
+    cost = decimal_or_none(row.get("cost")) or _ZERO
     description = str(get(row, "sku.description") or "")
     cost_type = str(row.get("cost_type") or "regular")
     category, charge_class = m.COST_TYPES.get(cost_type, ("Adjustment", None))
@@ -174,13 +158,13 @@ def export_row(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     rules = [(c, m.CREDIT_TYPES.get(str(c.get("type") or ""), m.PROMOTION_LIKE)) for c in credits]
     cud = [c for c, rule in rules if rule.commitment_category]
     purchase = _purchase_option(description, fee, cud) if category == "Usage" else ""
-    folded = sum((_decimal(c.get("amount")) or _ZERO for c, rule in rules if rule.folds), _ZERO)
-    contracted = sum((_decimal(c.get("amount")) or _ZERO for c, rule in rules if rule.contracted), _ZERO)
+    folded = sum((decimal_or_none(c.get("amount")) or _ZERO for c, rule in rules if rule.folds), _ZERO)
+    contracted = sum((decimal_or_none(c.get("amount")) or _ZERO for c, rule in rules if rule.contracted), _ZERO)
     start, end = billing_period(str(get(row, "invoice.month") or ""))
     base = {column: _text(get(row, path)) for path, column in m.EXPORT_TEXT_COLUMNS.items()}
     for column in ("ChargePeriodStart", "ChargePeriodEnd"):
-        base[column] = _timestamp(base[column])
-    base.update({column: _decimal(get(row, path)) for path, column in m.EXPORT_DECIMAL_COLUMNS.items()})
+        base[column] = timestamp(base[column])
+    base.update({column: decimal_or_none(get(row, path)) for path, column in m.EXPORT_DECIMAL_COLUMNS.items()})
     service = str(base.get("ServiceName") or "")
     base.update({
         "ProviderName": "Google Cloud", "PublisherName": base.get("PublisherName") or "Google",
@@ -198,11 +182,11 @@ def export_row(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     charge = {**base, **commitment, "ChargeCategory": "Purchase" if fee else category, "ChargeClass": charge_class,
               "ChargeFrequency": "Recurring" if fee else "Usage-Based", "PricingCategory": pricing,
               "BilledCost": cost, "EffectiveCost": MONEY_CONTEXT.add(cost, folded),
-              "ListCost": _decimal(row.get("cost_at_list")) if row.get("cost_at_list") not in (None, "") else cost,
+              "ListCost": decimal_or_none(row.get("cost_at_list")) if row.get("cost_at_list") not in (None, "") else cost,
               "ContractedCost": MONEY_CONTEXT.add(cost, contracted)}
     records = [charge]
     for credit, rule in rules:
-        amount = _decimal(credit.get("amount")) or _ZERO
+        amount = decimal_or_none(credit.get("amount")) or _ZERO
         records.append({**base, **_commitment_columns(credit if rule.commitment_category else None, rules),
                         "ChargeCategory": "Credit", "ChargeClass": charge_class, "ChargeFrequency": "Usage-Based",
                         "ChargeDescription": str(credit.get("full_name") or credit.get("name") or "credit"),
@@ -226,21 +210,7 @@ def _commitment_columns(credit: Mapping[str, Any] | None, rules: list[tuple[Mapp
 
 def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added."""
-    record: dict[str, Any] = {}
-    for name in NAMES:
-        value = row.get(name)
-        kind = KINDS[name]
-        if kind == "decimal":
-            value = _decimal(value)
-        elif kind == "timestamp":
-            value = _timestamp(value)
-        elif kind == "json" and value is not None and not isinstance(value, str):
-            if isinstance(value, list):  # BigQuery ARRAY<STRUCT<key, value>> -> one JSON object
-                value = _pairs(value)
-            value = json.dumps(value, sort_keys=True, default=str)
-        elif kind == "string" and value is not None:
-            value = str(value) if str(value) != "" else None
-        record[name] = value
+    record = {name: cell(name, row.get(name)) for name in NAMES}
     details = record.get("SkuPriceDetails")
     parsed = json.loads(details) if isinstance(details, str) and details.strip().startswith("{") else {}
     parsed = parsed if isinstance(parsed, dict) else {}

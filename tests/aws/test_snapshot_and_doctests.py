@@ -19,7 +19,7 @@ from finops.price_book import PriceBook
 
 MODULES = ["connectors.aws.session", "connectors.aws.regions", "connectors.aws.pricing", "connectors.aws.spot",
            "connectors.aws.savings_plans", "connectors.aws.cur", "connectors.aws.focus_export",
-           "connectors.aws.focus_table", "connectors.aws.cost_explorer", "connectors.aws.bills",
+           "connectors.focus_table", "connectors.aws.cost_explorer", "connectors.aws.bills",
            "connectors.aws.snapshot"]
 
 

@@ -1,15 +1,16 @@
-"""FOCUS rows as Python records, their cell conversions, and the atomic Parquet writer.
+"""FOCUS rows as Python records, their cell conversions, and the atomic Parquet writer (every connector's).
 
 A FOCUS record is a ``dict`` over :data:`NAMES` (the FOCUS 1.2 columns of :mod:`finops.focus`, then the
 ``x_`` GPU columns): text as ``str``, money and quantities as exact :class:`~decimal.Decimal`, periods as
 naive UTC :class:`~datetime.datetime`, ``x_GpuCount`` as ``int``, unknown as ``None``.
 
->>> timestamp("2026-05-01T01:00:00Z"), decimal_or_none(0.1), decimal_or_none("")
-(datetime.datetime(2026, 5, 1, 1, 0), Decimal('0.1'), None)
+>>> timestamp("2026-05-01T01:00:00Z"), timestamp("2026-05-03 10:00:00 UTC"), decimal_or_none(0.1), decimal_or_none("")
+(datetime.datetime(2026, 5, 1, 1, 0), datetime.datetime(2026, 5, 3, 10, 0), Decimal('0.1'), None)
 """
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -22,8 +23,8 @@ from typing import Any, Self
 from finops.focus import COLUMNS, GPU_COLUMNS
 from finops.money import MONEY_CONTEXT, to_decimal
 
-__all__ = ["KINDS", "NAMES", "FocusParquetWriter", "decimal_or_none", "gpu_columns", "record", "timestamp",
-           "write_focus_parquet"]
+__all__ = ["KINDS", "NAMES", "FocusParquetWriter", "cell", "decimal_or_none", "gpu_columns", "json_text", "record",
+           "timestamp", "write_focus_parquet"]
 
 NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS + GPU_COLUMNS)
 KINDS: dict[str, str] = {c.name: c.kind for c in COLUMNS + GPU_COLUMNS}
@@ -31,7 +32,8 @@ _SCALE = Decimal("1e-10")  # DECIMAL(38, 10), as finops.focus declares money
 
 
 def timestamp(value: Any) -> datetime | None:
-    """A naive UTC datetime from ISO text (``Z`` or an offset allowed) or a datetime; ``None`` if empty."""
+    """A naive UTC datetime from ISO text (``Z``, an offset or BigQuery's `` UTC`` suffix allowed) or a datetime;
+    ``None`` if empty."""
     if value is None or value == "":
         return None
     parsed = value if isinstance(value, datetime) else _parse_iso(str(value).strip())
@@ -42,7 +44,7 @@ def timestamp(value: Any) -> datetime | None:
 
 @lru_cache(maxsize=65536)
 def _parse_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text)  # bills repeat the same few hours: parse each once
+    return datetime.fromisoformat(text.removesuffix(" UTC"))  # bills repeat the same few hours: parse each once
 
 
 def decimal_or_none(value: Any) -> Decimal | None:
@@ -50,6 +52,41 @@ def decimal_or_none(value: Any) -> Decimal | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     return to_decimal(value)
+
+
+def json_text(value: Any) -> str | None:
+    """A FOCUS JSON cell (``Tags``, ``SkuPriceDetails``) as text: JSON text as is; a mapping, a list of
+    ``(key, value)`` pairs (an Arrow map) or of ``{key, value}`` records (a BigQuery label list) as one JSON
+    object with sorted keys; ``None`` when empty.
+
+    >>> json_text([("team", "llm")]), json_text([{"key": "env", "value": "prod"}]), json_text([])
+    ('{"team": "llm"}', '{"env": "prod"}', None)
+    """
+    if value is None or value == "" or (not isinstance(value, str) and len(value) == 0):
+        return None
+    if isinstance(value, str):
+        return value
+    pairs = value.items() if isinstance(value, Mapping) else (
+        (item["key"], item.get("value")) if isinstance(item, Mapping) else item for item in value)
+    return json.dumps({str(k): v for k, v in pairs}, sort_keys=True, default=str)
+
+
+def cell(name: str, value: Any) -> Any:
+    """A FOCUS export cell typed by its column's kind (text, decimal, timestamp, JSON, integer).
+
+    >>> cell("BilledCost", "1.50"), cell("ChargePeriodStart", "2026-05-01T00:00:00Z"), cell("RegionId", "")
+    (Decimal('1.50'), datetime.datetime(2026, 5, 1, 0, 0), None)
+    """
+    kind = KINDS[name]
+    if kind == "decimal":
+        return decimal_or_none(value)
+    if kind == "timestamp":
+        return timestamp(value)
+    if kind == "json":
+        return json_text(value)
+    if kind == "integer":
+        return None if value in (None, "") else int(value)
+    return None if value in (None, "") else str(value)
 
 
 def record(**values: Any) -> dict[str, Any]:

@@ -1,0 +1,75 @@
+"""Run a query on BigQuery with bounded retries and return typed rows, errors translated into
+:mod:`finops.errors`.
+
+Queries go through ``Client.query_and_wait`` (``jobs.query``, then ``jobs.getQueryResults`` page by
+page when the result does not fit the first response). Every API call, each page included, is
+retried with BigQuery's own predicate (``rateLimitExceeded``, ``backendError``, ``internalError``,
+429/500/502/503) and exponential backoff, for at most ``FINOPS_GCP_RETRY_TIMEOUT`` seconds in all
+(default 120); the same budget bounds re-running a job that failed transiently. What still fails is
+a :class:`~finops.errors.TransientProviderError` (retryable) or a
+:class:`~finops.errors.ProviderError`.
+
+Values come back as the client decodes them from the REST rows: NUMERIC and BIGNUMERIC as
+:class:`~decimal.Decimal`, INT64 as ``int``, BOOL as ``bool``, FLOAT64 as ``float``. TIMESTAMPs
+(instants) are returned as naive UTC datetimes, as DuckDB returns them locally.
+
+The client is the billing-export reader's (:mod:`connectors.gcp.bills`): ``FINOPS_GCP_BIGQUERY_ENDPOINT``
+overrides the API endpoint (a proxy, or ``http://127.0.0.1:PORT``, which is called without
+credentials); otherwise Application Default Credentials are used. Errors are translated by
+:class:`connectors.gcp.catalog.translate_errors`, as the other Google APIs' are.
+
+>>> naive_utc(datetime(2026, 5, 31, 23, 0, tzinfo=UTC))
+datetime.datetime(2026, 5, 31, 23, 0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from finops.errors import DependencyError, InputError
+
+from .bills import BIGQUERY_ENDPOINT_ENV, _bigquery_client
+from .catalog import RetrySettings, translate_errors
+
+__all__ = ["naive_utc", "run_query"]
+
+_API = "BigQuery"
+
+
+def _retries(settings: RetrySettings) -> tuple[Any, Any]:
+    """(API-call retry, job retry): BigQuery's predicates with the timing of ``settings``."""
+    from google.cloud.bigquery.retry import DEFAULT_JOB_RETRY, DEFAULT_RETRY
+
+    call = DEFAULT_RETRY.with_delay(initial=settings.initial, maximum=settings.maximum,
+                                    multiplier=settings.multiplier).with_timeout(settings.timeout)
+    return call, DEFAULT_JOB_RETRY.with_timeout(settings.timeout)
+
+
+def naive_utc(value: Any) -> Any:
+    """An aware datetime as naive UTC; any other value unchanged."""
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(UTC).replace(tzinfo=None)
+    return value
+
+
+def run_query(sql: str, *, project: str | None = None, client: Any = None) -> list[tuple[Any, ...]]:
+    """Run standard-SQL ``sql`` and return every row (all pages) as a tuple in column order.
+
+    ``project`` is where the query job runs (and is billed); it defaults to the credentials' project
+    (``GOOGLE_CLOUD_PROJECT``). The tables the query reads may live in other projects. ``client`` is
+    a ready ``google.cloud.bigquery.Client``, if the caller has one.
+    """
+    try:
+        from google.cloud import bigquery  # noqa: F401  (the dependency check)
+    except ImportError as exc:  # pragma: no cover - the gcp extra is installed in tests
+        raise DependencyError("google-cloud-bigquery", "gcp") from exc
+    with translate_errors("running the FOCUS aggregation", api=_API, endpoint_env=BIGQUERY_ENDPOINT_ENV):
+        client = client if client is not None else _bigquery_client(project)
+        if not client.project:
+            raise InputError("no Google Cloud project to run the BigQuery job in",
+                             hint="pass --project, or set GOOGLE_CLOUD_PROJECT")
+        call_retry, job_retry = _retries(RetrySettings.from_env())
+        rows = client.query_and_wait(sql, retry=call_retry, job_retry=job_retry)
+        return [tuple(naive_utc(value) for value in row.values()) for row in rows]
