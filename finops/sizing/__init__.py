@@ -16,8 +16,15 @@ from .memory import (
     weight_bytes,
 )
 from .performance import ENGINES, Calibration, Engine, EngineConstants, Estimate, estimate
-from .queueing import (OperatingPoint, ServicePoint, kingman_wait, operating_point, serve, sla_attainment,
-                       ttft_percentile)
+from .queueing import (
+    OperatingPoint,
+    ServicePoint,
+    kingman_wait,
+    operating_point,
+    serve,
+    sla_attainment,
+    ttft_percentile,
+)
 from .search import SearchResult, SizingOption, search
 from .workload import SLO_PERCENTILES, SloPercentile, Workload, load_workload, presets
 

@@ -57,16 +57,29 @@ BUNDLED_SOURCE = ("NVIDIA AIConfigurator silicon measurements (https://github.co
                   "Apache-2.0): 778 aggregated-serving points, H100 SXM and H200, TRT-LLM 1.0/1.2, vLLM 0.12, "
                   "SGLang 0.5")
 
-# Parameter order inside the optimizer; the step overhead takes four slots (TP 1, 2, 4, 8).
-_NAMES = ("bandwidth_efficiency", "compute_efficiency", "o1", "o2", "o4", "o8", "allreduce_gbps",
-          "ttft_contention", "ttft_steps", "ttft_exponent", "ttft_fixed_ms")
-_LOWER = np.log([0.02, 0.02, 0.05, 0.05, 0.05, 0.05, 1.0, 1e-3, 1e-3, 0.2, 0.01])
-_UPPER = np.log([1.0, 1.0, 500.0, 500.0, 500.0, 500.0, 5000.0, 50.0, 50.0, 1.0, 500.0])
+# The optimizer's parameters (log space): name -> (lower bound, upper bound, start). The step overhead
+# takes four slots (o1..o8: TP 1, 2, 4, 8); the rest are EngineConstants fields of the same name.
+_PARAMETERS: dict[str, tuple[float, float, float]] = {
+    "bandwidth_efficiency": (0.02, 1.0, 0.7),
+    "compute_efficiency": (0.02, 1.0, 0.5),
+    "o1": (0.05, 500.0, 20.0),
+    "o2": (0.05, 500.0, 30.0),
+    "o4": (0.05, 500.0, 40.0),
+    "o8": (0.05, 500.0, 50.0),
+    "allreduce_gbps": (1.0, 5000.0, 50.0),
+    "attention_efficiency": (0.01, 1.0, 0.3),
+    "prefill_queue": (1e-3, 50.0, 1.0),
+    "prefill_burst": (1e-4, 5.0, 0.1),
+    "ttft_steps": (1e-3, 50.0, 2.0),
+    "ttft_fixed_ms": (0.01, 500.0, 20.0),
+}
+_NAMES = tuple(_PARAMETERS)
+_OVERHEAD = ("o1", "o2", "o4", "o8")
+_LOWER, _UPPER, _START = (np.log([v[i] for v in _PARAMETERS.values()]) for i in range(3))
 # Robust-loss scale and the weight of TPOT against TTFT residuals, chosen on the k-fold error (TPOT
 # is the tighter goal at 10 %, TTFT the noisier data; 0.5 balances the two held-out medians).
 _F_SCALE = 0.05
 _TPOT_WEIGHT = 0.5
-_START = np.log([0.7, 0.5, 20.0, 30.0, 40.0, 50.0, 50.0, 1.0, 2.0, 0.5, 20.0])
 
 
 @dataclass(frozen=True)
@@ -115,16 +128,15 @@ def _physics(rows: Sequence[Measurement]) -> ReplicaPhysics:
 
 
 def _constants(theta: np.ndarray) -> EngineConstants:
-    v = np.exp(theta)
-    return EngineConstants(bandwidth_efficiency=v[0], compute_efficiency=v[1],
-                           step_overhead_us_per_layer=(v[2], v[3], v[4], v[5]), allreduce_gbps=v[6],
-                           ttft_contention=v[7], ttft_steps=v[8], ttft_exponent=v[9], ttft_fixed_ms=v[10])
+    v = dict(zip(_NAMES, np.exp(theta)))
+    overhead = tuple(v.pop(name) for name in _OVERHEAD)
+    return EngineConstants(step_overhead_us_per_layer=overhead, **v)  # type: ignore[arg-type]
 
 
 def _theta(c: EngineConstants) -> np.ndarray:
-    values = [c.bandwidth_efficiency, c.compute_efficiency, *c.step_overhead_us_per_layer, c.allreduce_gbps,
-              c.ttft_contention, c.ttft_steps, c.ttft_exponent, c.ttft_fixed_ms]
-    return np.clip(np.log(np.maximum(values, 1e-9)), _LOWER, _UPPER)
+    values = dict(zip(_OVERHEAD, c.step_overhead_us_per_layer))
+    values.update({name: getattr(c, name) for name in _NAMES if name not in values})
+    return np.clip(np.log(np.maximum([values[name] for name in _NAMES], 1e-9)), _LOWER, _UPPER)
 
 
 def _columns(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
@@ -155,12 +167,7 @@ def _fit_engine(rows: Sequence[Measurement], prior: EngineConstants | None, prio
 
 
 def _as_floats(c: EngineConstants) -> EngineConstants:
-    return EngineConstants(bandwidth_efficiency=float(c.bandwidth_efficiency),
-                           compute_efficiency=float(c.compute_efficiency),
-                           step_overhead_us_per_layer=tuple(float(v) for v in c.step_overhead_us_per_layer),
-                           allreduce_gbps=float(c.allreduce_gbps), ttft_contention=float(c.ttft_contention),
-                           ttft_steps=float(c.ttft_steps), ttft_exponent=float(c.ttft_exponent),
-                           ttft_fixed_ms=float(c.ttft_fixed_ms))
+    return EngineConstants.from_dict(c.to_dict())
 
 
 def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None, prior_weight: float = 1.0,

@@ -58,6 +58,8 @@ ENGINES: tuple[str, ...] = get_args(Engine)
 CALIBRATED_TPS: tuple[int, ...] = (1, 2, 4, 8)
 #: Largest running batch the model answers for (the calibration data reaches 512).
 MAX_BATCH = 512
+#: Prefill load (share of a replica's time spent prefilling) at which the prefill queue is capped.
+MAX_PREFILL_LOAD = 0.95
 
 
 @dataclass(frozen=True)
@@ -68,10 +70,11 @@ class EngineConstants:
     compute_efficiency: float            # eta_c: share of dense peak FLOPS prefill reaches
     step_overhead_us_per_layer: tuple[float, float, float, float]  # o(tp) at TP 1, 2, 4, 8
     allreduce_gbps: float                # effective all-reduce bandwidth per GPU
-    ttft_contention: float               # q: prefills colliding under concurrency
+    prefill_queue: float                 # q: scales the M/D/1 wait rho / (1 - rho) behind other prefills
     ttft_steps: float                    # a: decode steps a new request waits to be scheduled
-    ttft_exponent: float                 # p: how contention grows with the running batch, b^p
     ttft_fixed_ms: float                 # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
+    attention_efficiency: float          # eta_a: share of dense peak FLOPS attention (softmax(QK^T)V) reaches
+    prefill_burst: float                 # s: share of the other b - 1 prefills a new one lands behind
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(getattr(self, f.name)) if f.name == "step_overhead_us_per_layer"
@@ -249,11 +252,14 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
                          / (c.allreduce_gbps * 1e9), 0.0)
     step = np.maximum(memory, compute) + overhead + allreduce
     new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
-    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0)) \
-        / group_flops
+    prefill_compute = 2.0 * p.active_params * new / group_flops \
+        + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0) / (p.tp * p.flops * c.attention_efficiency)
     prefill = prefill_compute + overhead
     tpot = step + (b / osl) * prefill_compute
-    ttft = prefill * (1.0 + c.ttft_contention * (np.maximum(b, 1.0) ** c.ttft_exponent - 1.0)) \
+    life = prefill + (osl - 1.0) * tpot                  # one request's time in its slot, unqueued
+    running = np.maximum(b, 1.0)
+    load = np.minimum(running * prefill_compute / life, MAX_PREFILL_LOAD)
+    ttft = prefill * (1.0 + c.prefill_queue * load / (1.0 - load) + c.prefill_burst * (running - 1.0) / 2.0) \
         + scheduling_delay(c, step)
     return Latency(ttft=ttft, tpot=tpot, prefill=prefill, prefill_compute=prefill_compute, step=step,
                    step_bytes=step_bytes)

@@ -56,9 +56,10 @@ def test_effective_bandwidth_efficiency_falls_with_tp(engine):
 
 @pytest.mark.parametrize("tp", [1, 2, 4, 8])
 def test_vllm_decodes_slower_than_trtllm(tp):
-    model = "llama-3.1-8b" if tp == 1 else "llama-3.1-70b"
-    trt, vllm = (estimate(model, "h100-sxm", precision="fp8", tp=tp, isl=1024, osl=256, concurrency=1, engine=e)
-                 for e in ("trtllm", "vllm"))
+    """Where both engines were measured (Llama-3.1-70B FP8 on H200, TP 1-8; at TP1 and concurrency 4 the
+    data has 21.5 ms for vLLM against 20.1 ms for TRT-LLM)."""
+    trt, vllm = (estimate("llama-3.1-70b", "h200", precision="fp8", tp=tp, isl=1024, osl=256, concurrency=1,
+                          engine=e) for e in ("trtllm", "vllm"))
     assert vllm.tpot_ms > trt.tpot_ms
 
 
