@@ -6,6 +6,7 @@
   (``bq://PROJECT.DATASET.TABLE``) or from exported CSV / JSONL / Parquet files (``bills``), maps it to
   FOCUS with the declarative tables of ``mapping`` and writes Parquet atomically.
 - ``snapshot`` loads the bundled offline price snapshot.
+- :func:`run_query` runs one query on BigQuery (``bigquery``), for ``finops reconcile --engine bigquery``.
 
 Heavy clients (``google-cloud-billing``, ``google-cloud-bigquery``) are imported only when used.
 """
@@ -20,10 +21,11 @@ from finops.catalog.instances import InstanceType
 from finops.errors import ProviderError
 from finops.price_book import PriceBook
 
+from .bigquery import run_query
 from .catalog import RetrySettings
 from .compose import machine_prices, tpu_prices
 
-__all__ = ["CATALOG_SERVICES", "pull_bills", "pull_prices"]
+__all__ = ["CATALOG_SERVICES", "pull_bills", "pull_prices", "run_query"]
 
 #: Display names of the public services whose SKUs price GPU machines and TPUs.
 CATALOG_SERVICES: tuple[str, ...] = ("Compute Engine", "Cloud TPU")

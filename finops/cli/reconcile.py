@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import partial
 from pathlib import Path
 
 import typer
@@ -132,6 +133,18 @@ def register(app: typer.Typer) -> None:
                                             help="with --engine bigquery|athena: the FOCUS table (project.dataset.table)"),
         table_lacks: list[str] | None = typer.Option(None, "--table-lacks",
                                                         help="FOCUS columns the remote table does not have; repeat"),
+        project: str | None = typer.Option(None, "--project",
+                                              help="--engine bigquery: the project the query job runs in "
+                                                   "(default: GOOGLE_CLOUD_PROJECT / the credentials')"),
+        database: str | None = typer.Option(None, "--database",
+                                               help="--engine athena: database of an unqualified --table "
+                                                    "(or FINOPS_ATHENA_DATABASE)"),
+        workgroup: str | None = typer.Option(None, "--workgroup",
+                                                help="--engine athena: the workgroup (or FINOPS_ATHENA_WORKGROUP; "
+                                                     "default primary)"),
+        output_location: str | None = typer.Option(None, "--output-location",
+                                                      help="--engine athena: s3:// folder for query results, unless "
+                                                           "the workgroup sets one (or FINOPS_ATHENA_OUTPUT_LOCATION)"),
         rate: list[str] | None = typer.Option(None, "--rate", help="CODE=RATE into the plan currency; repeat"),
         usage: Path | None = typer.Option(None, "--usage",
                                              help="CSV of token counts: Month, PlanLine, ActualMTokens"),
@@ -152,9 +165,11 @@ def register(app: typer.Typer) -> None:
 
             check_in_place(plan)  # refuse before anything is written
         if engine.lower() != "duckdb":
+            where = {"project": project, "database": database, "workgroup": workgroup,
+                     "output_location": output_location}
             rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
                                           rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
-                                          run_at=run_at)
+                                          run_at=run_at, where={k: v for k, v in where.items() if v})
             _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                     fail_on_variance=fail_on_variance)
             return
@@ -198,13 +213,16 @@ def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: date
 
 #: Remote engine -> the connector whose client runs its queries.
 _ENGINE_CONNECTOR = {"bigquery": "gcp", "athena": "aws"}
+#: Remote engine -> the ``run_query`` keywords its options set (where the query runs).
+_ENGINE_OPTIONS = {"bigquery": ("project",), "athena": ("database", "workgroup", "output_location")}
 
 
 def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, usage: Path | None,
                       month: str, out: Path, *,
-                      rates: dict[str, Decimal], threshold_pct: Decimal,
-                      run_at: datetime) -> tuple[Reconciliation, Path]:
-    """Run the aggregation on BigQuery or Athena through the connector's query client."""
+                      rates: dict[str, Decimal], threshold_pct: Decimal, run_at: datetime,
+                      where: dict[str, str]) -> tuple[Reconciliation, Path]:
+    """Run the aggregation on BigQuery or Athena through the connector's ``run_query``; ``where``
+    holds its keywords (project; database, workgroup, output location)."""
     from connectors import provider as connector
 
     from ..reconcile.dialects import canonical_engine, reconcile_remote
@@ -214,10 +232,13 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
         raise InputError(f"--engine {engine} reads no remote table", hint="use --engine bigquery or athena")
     if not table:
         raise InputError(f"--engine {name} needs --table", hint="the FOCUS table, e.g. --table project.dataset.focus")
-    run_query = getattr(connector(_ENGINE_CONNECTOR[name]), "run_query", None)
-    if run_query is None:
-        raise InputError(f"the {_ENGINE_CONNECTOR[name]} connector offers no query client for {name} in this build",
-                         hint="pull the month to a file instead: --from gcp:bq://... or --from aws:s3://...")
+    foreign = sorted(where.keys() - set(_ENGINE_OPTIONS[name]))
+    if foreign:
+        owner = next(other for other, options in _ENGINE_OPTIONS.items() if foreign[0] in options)
+        raise InputError(f"--{foreign[0].replace('_', '-')} is for --engine {owner}, not {name}",
+                         hint=f"--engine {name} takes " + ", ".join(f"--{o.replace('_', '-')}"
+                                                                    for o in _ENGINE_OPTIONS[name]))
+    run_query = partial(connector(_ENGINE_CONNECTOR[name]).run_query, **where)
     _check_out(Path(out))
     plan = _read_plan(Path(plan_path), usage)
     history = History(Path(out) / HISTORY_FILE)

@@ -1,0 +1,177 @@
+"""A local BigQuery v2 REST server that answers queries by running them on DuckDB.
+
+It speaks what ``google-cloud-bigquery``'s ``query_and_wait`` uses
+(https://cloud.google.com/bigquery/docs/reference/rest/v2/jobs):
+
+- ``POST /bigquery/v2/projects/{p}/queries`` (``jobs.query``) and ``POST .../jobs`` (``jobs.insert``);
+- ``GET .../queries/{jobId}`` (``jobs.getQueryResults``, paged by ``pageToken``) and ``GET .../jobs/{jobId}``.
+
+A received query is parsed as BigQuery SQL with sqlglot, its table names are mapped to DuckDB
+relations (``tables``), and it runs on the given DuckDB connection. Results are encoded as the
+service does: ``schema.fields`` with BigQuery types (NUMERIC / BIGNUMERIC for decimals), ``rows[].f[].v``
+as strings (TIMESTAMP as int64 microseconds when ``formatOptions.useInt64Timestamp`` is asked),
+``totalRows`` as a string, ``pageToken`` while rows remain. ``fail_pages`` makes the next N page
+requests (those with a ``pageToken``) answer 503 ``backendError``. Every request is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import UTC, datetime
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import duckdb
+import sqlglot
+from sqlglot import exp
+
+PREFIX = "/bigquery/v2/projects/"
+
+
+def bigquery_type(duckdb_type: str) -> str:
+    """The BigQuery REST type of a DuckDB result column."""
+    kind = str(duckdb_type).upper()
+    if kind.startswith("DECIMAL"):
+        precision, scale = (int(x) for x in kind[kind.index("(") + 1:-1].split(","))
+        return "NUMERIC" if scale <= 9 and precision - scale <= 29 else "BIGNUMERIC"
+    return {"VARCHAR": "STRING", "BOOLEAN": "BOOLEAN", "BIGINT": "INTEGER", "INTEGER": "INTEGER",
+            "HUGEINT": "INTEGER", "DOUBLE": "FLOAT", "TIMESTAMP": "TIMESTAMP", "TIMESTAMP WITH TIME ZONE": "TIMESTAMP",
+            "DATE": "DATE"}[kind]
+
+
+def run_on_duckdb(con: duckdb.DuckDBPyConnection, sql: str, dialect: str,
+                  tables: dict[str, str]) -> tuple[list[tuple[str, str]], list[tuple[Any, ...]]]:
+    """Run ``sql`` written in ``dialect`` on DuckDB, its table names mapped by ``tables`` (dotted name ->
+    DuckDB relation): ``([(column, DuckDB type)], rows)``."""
+    def relation(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Table) and ".".join(part.name for part in node.parts) in tables:
+            return exp.to_table(tables[".".join(part.name for part in node.parts)], dialect="duckdb")
+        return node
+
+    result = con.execute(sqlglot.parse_one(sql, read=dialect).transform(relation).sql(dialect="duckdb"))
+    return [(name, str(kind)) for name, kind, *_ in result.description], result.fetchall()
+
+
+def _encode(value: Any, kind: str, int64_timestamps: bool) -> Any:
+    if value is None:
+        return None
+    if kind == "TIMESTAMP":
+        moment = value.replace(tzinfo=UTC) if value.tzinfo is None else value
+        micros = int((moment - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1_000_000)
+        return str(micros) if int64_timestamps else f"{Decimal(micros) / 1_000_000}"
+    if kind == "BOOLEAN":
+        return "true" if value else "false"
+    return str(value)
+
+
+class BigQueryJobsServer:
+    """``with BigQueryJobsServer(con, tables) as endpoint:`` on 127.0.0.1; ``requests`` records
+    ``(method, path, query parameters, body)``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, tables: dict[str, str], *, page_rows: int = 40,
+                 fail_pages: int = 0) -> None:
+        self.con, self.tables, self.page_rows, self.fail_pages = con, tables, page_rows, fail_pages
+        self.requests: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []
+        self.queries: list[str] = []
+        self.jobs: dict[str, tuple[list[dict[str, str]], list[dict[str, Any]]]] = {}
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_GET(self) -> None:
+                self._answer("GET")
+
+            def do_POST(self) -> None:
+                self._answer("POST")
+
+            def _answer(self, method: str) -> None:
+                url = urlparse(self.path)
+                params = {k: v[-1] for k, v in parse_qs(url.query).items()}
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}") if length else {}
+                with server.lock:
+                    server.requests.append((method, url.path, params, body))
+                    status, answer = server.route(method, url.path, params, body)
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=UTF-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    # ---- the API -------------------------------------------------------------------------------------
+    def route(self, method: str, path: str, params: dict[str, str], body: dict[str, Any]) -> tuple[int, dict]:
+        if not path.startswith(PREFIX):
+            return 404, {"error": {"code": 404, "message": f"no route {path}"}}
+        project, _, rest = path.removeprefix(PREFIX).partition("/")
+        kind, _, job_id = rest.partition("/")
+        if method == "POST" and kind == "queries":  # jobs.query
+            job = self.run(body["query"], body.get("requestId", "query"))
+            return 200, self.page(project, job, params | {"maxResults": body.get("maxResults")},
+                                  body.get("formatOptions", {}).get("useInt64Timestamp", False),
+                                  kind="bigquery#queryResponse")
+        if method == "POST" and kind == "jobs":  # jobs.insert
+            reference = body.get("jobReference", {})
+            job = self.run(body["configuration"]["query"]["query"], reference.get("jobId", "insert"))
+            return 200, self.job_resource(project, job, body["configuration"])
+        if method == "GET" and kind == "jobs" and job_id in self.jobs:  # jobs.get
+            return 200, self.job_resource(project, job_id, {"query": {"query": "", "useLegacySql": False}})
+        if method == "GET" and kind == "queries" and job_id in self.jobs:  # jobs.getQueryResults
+            if params.get("pageToken") and self.fail_pages > 0:
+                self.fail_pages -= 1
+                return 503, {"error": {"code": 503, "message": "backend unavailable", "status": "UNAVAILABLE",
+                                       "errors": [{"reason": "backendError", "message": "backend unavailable"}]}}
+            return 200, self.page(project, job_id, params, str(params.get("formatOptions.useInt64Timestamp")).lower() == "true",
+                                  kind="bigquery#getQueryResultsResponse")
+        return 404, {"error": {"code": 404, "message": f"Not found: {method} {path}",
+                               "errors": [{"reason": "notFound"}]}}
+
+    def run(self, sql: str, job_id: str) -> str:
+        """Execute BigQuery ``sql`` on DuckDB; keep its schema and rows under ``job_id``."""
+        self.queries.append(sql)
+        columns, rows = run_on_duckdb(self.con, sql, "bigquery", self.tables)
+        fields = [{"name": name, "type": bigquery_type(kind), "mode": "NULLABLE"} for name, kind in columns]
+        self.jobs[job_id] = (fields, [dict(zip([f["name"] for f in fields], row)) for row in rows])
+        return job_id
+
+    def job_resource(self, project: str, job_id: str, configuration: dict[str, Any]) -> dict[str, Any]:
+        return {"kind": "bigquery#job", "id": f"{project}:US.{job_id}",
+                "jobReference": {"projectId": project, "jobId": job_id, "location": "US"},
+                "configuration": configuration, "status": {"state": "DONE"},
+                "statistics": {"creationTime": "1780000000000", "startTime": "1780000000000",
+                               "endTime": "1780000001000", "query": {"totalBytesProcessed": "0"}}}
+
+    def page(self, project: str, job_id: str, params: dict[str, Any], int64_timestamps: bool,
+             kind: str) -> dict[str, Any]:
+        fields, rows = self.jobs[job_id]
+        start = int(params.get("pageToken") or params.get("startIndex") or 0)
+        asked = params.get("maxResults")
+        size = self.page_rows if asked in (None, "") else min(int(asked), self.page_rows)
+        chosen = rows[start:start + size]
+        answer: dict[str, Any] = {
+            "kind": kind, "jobReference": {"projectId": project, "jobId": job_id, "location": "US"},
+            "schema": {"fields": fields}, "totalRows": str(len(rows)), "jobComplete": True, "cacheHit": False,
+            "totalBytesProcessed": "0"}
+        if chosen:
+            answer["rows"] = [{"f": [{"v": _encode(row[f["name"]], f["type"], int64_timestamps)} for f in fields]}
+                              for row in chosen]
+        if start + size < len(rows):
+            answer["pageToken"] = str(start + size)
+        return answer

@@ -1,0 +1,220 @@
+"""`finops reconcile --engine bigquery|athena` end to end, through the real cloud clients and wire protocols.
+
+BigQuery: a local server speaking the BigQuery v2 REST API runs the SQL it receives (transpiled back
+from BigQuery to DuckDB) over the bundled sample bills, so the generated BigQuery SQL is shown to give
+the local answer through ``google-cloud-bigquery``. Athena: moto serves the Athena API; its result
+set is configured (moto's ``/moto-api/static/athena/query-results``) to what DuckDB computes for the
+SQL the engine is sent, encoded as Athena encodes results (text values, typed ``ColumnInfo``, a label row).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from datetime import datetime
+from decimal import Decimal
+
+import boto3
+import duckdb
+import pytest
+
+from finops.cli import main
+from finops.reconcile.bills import VIEW, open_bills
+from finops.reconcile.dialects import remote_sql
+from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+
+from .bigquery_jobs_server import BigQueryJobsServer, run_on_duckdb
+from .conftest import write_plan
+
+BQ_TABLE = "finops-demo.billing.focus_v1"
+ATHENA_TABLE = "focus_db.focus_1_2"
+
+
+@pytest.fixture(scope="module")
+def bills() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    open_bills(con, sample_bill_paths())
+    return con
+
+
+@pytest.fixture(scope="module")
+def plan(tmp_path_factory):
+    return write_plan(tmp_path_factory.mktemp("plan") / "plan.xlsx",
+                      budget=[(SAMPLE_MONTH, "aws-compute", "cc-1", "OPEX", "AWS", 5000, "USD", None),
+                              (SAMPLE_MONTH, "gcp-compute", "cc-1", "OPEX", "Google Cloud", 5000, "USD", None),
+                              (SAMPLE_MONTH, "aws-other", "cc-2", "OPEX", "AWS", 2000, "USD", None)],
+                      mapping=[(1, "aws-compute", "AWS", "", "AmazonEC2", "", "", "", ""),
+                               (2, "gcp-compute", "", "", "Compute Engine", "", "", "", ""),
+                               (3, "aws-other", "AWS", "", "Amazon*", "", "", "", "")])
+
+
+def reconcile(capsys, plan, out, *args):
+    code = main(["reconcile", "--plan", str(plan), "--month", SAMPLE_MONTH, "--out", str(out), "--json", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(scope="module")
+def local_totals(plan, tmp_path_factory):
+    """The totals of the local DuckDB run over the same sample bills."""
+    from finops.cli.reconcile import reconcile_to_workbook
+
+    rec, _ = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, tmp_path_factory.mktemp("local"))
+    return rec.totals()
+
+
+def totals(out: str) -> dict:
+    """The --json totals, money read as exact decimals (to the cent, as printed)."""
+    return json.loads(out, parse_float=Decimal)
+
+
+# ---- BigQuery -------------------------------------------------------------------------------------------
+@pytest.fixture
+def bigquery_env(monkeypatch):
+    monkeypatch.setenv("FINOPS_GCP_RETRY_TIMEOUT", "1")
+    monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
+    return monkeypatch
+
+
+def test_bigquery_engine_gives_the_local_totals_through_the_real_client(bills, plan, local_totals, tmp_path,
+                                                                        capsys, bigquery_env):
+    server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500)
+    with server as endpoint:
+        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+        code, out, err = reconcile(capsys, plan, tmp_path, "--engine", "bigquery", "--table", BQ_TABLE,
+                                   "--project", "finops-jobs")
+    assert (code, err) == (0, "")
+    assert totals(out) == local_totals
+    assert server.queries == [remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH)]
+    calls = [(method, path.rsplit("/", 1)[-1] if "/queries/" in path or "/jobs/" in path else path)
+             for method, path, _, _ in server.requests]
+    assert calls[0] == ("POST", "/bigquery/v2/projects/finops-jobs/queries")  # jobs.query, in the job project
+    tokens = [params["pageToken"] for method, path, params, _ in server.requests if "pageToken" in params]
+    assert tokens == ["500", "1000", "1500"]  # every page of the 1,599 groups read with getQueryResults
+    assert (tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx").is_file()
+
+
+def test_a_server_error_mid_pagination_is_retried(bills, plan, local_totals, tmp_path, capsys, bigquery_env):
+    server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, fail_pages=2)
+    with server as endpoint:
+        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+        code, out, _ = reconcile(capsys, plan, tmp_path, "--engine", "bq", "--table", BQ_TABLE,
+                                 "--project", "finops-jobs")
+    assert code == 0 and totals(out) == local_totals
+    tokens = [params["pageToken"] for _, _, params, _ in server.requests if "pageToken" in params]
+    assert tokens == ["500", "500", "500", "1000", "1500"]  # two 503s on the first page, then success
+
+
+def test_a_persistent_failure_exits_2_with_a_clear_message_and_writes_nothing(bills, plan, tmp_path, capsys,
+                                                                                bigquery_env):
+    out_dir = tmp_path / "reviews"
+    with BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, fail_pages=10_000) as endpoint:
+        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+        started = datetime.now()
+        code, out, err = reconcile(capsys, plan, out_dir, "--engine", "bigquery", "--table", BQ_TABLE,
+                                   "--project", "finops-jobs")
+    assert (datetime.now() - started).total_seconds() < 10  # FINOPS_GCP_RETRY_TIMEOUT bounds the retries
+    assert code == 2 and out == ""
+    assert "BigQuery kept failing while running the FOCUS aggregation" in err and "Traceback" not in err
+    assert not out_dir.exists() or not any(out_dir.iterdir())
+
+
+# ---- Athena ---------------------------------------------------------------------------------------------
+#: DuckDB result type -> Athena ColumnInfo (type, precision, scale) and the text Athena writes for a value.
+def athena_column(name: str, duckdb_type: str) -> dict:
+    kind = duckdb_type.upper()
+    precision, scale, athena = 0, 0, {"VARCHAR": "varchar", "BOOLEAN": "boolean", "BIGINT": "bigint",
+                                      "TIMESTAMP": "timestamp", "DOUBLE": "double"}.get(kind)
+    if kind.startswith("DECIMAL"):
+        athena = "decimal"
+        precision, scale = (int(x) for x in kind[kind.index("(") + 1:-1].split(","))
+    return {"CatalogName": "hive", "SchemaName": "", "TableName": "", "Name": name, "Label": name, "Type": athena,
+            "Precision": precision, "Scale": scale, "Nullable": "UNKNOWN", "CaseSensitive": athena == "varchar"}
+
+
+def athena_text(value) -> dict:
+    if value is None:
+        return {}
+    if isinstance(value, bool):
+        return {"VarCharValue": str(value).lower()}
+    if isinstance(value, datetime):
+        return {"VarCharValue": value.isoformat(sep=" ", timespec="milliseconds")}
+    return {"VarCharValue": str(value)}
+
+
+@pytest.fixture(scope="module")
+def moto_endpoint():
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def athena(moto_endpoint, monkeypatch, tmp_path):
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "FINOPS_ATHENA_DATABASE", "FINOPS_ATHENA_WORKGROUP",
+                 "FINOPS_ATHENA_OUTPUT_LOCATION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    urllib.request.urlopen(urllib.request.Request(f"{moto_endpoint}/moto-api/reset", method="POST")).read()
+    return moto_endpoint
+
+
+def queue_athena_result(endpoint: str, columns: list[tuple[str, str]], rows: list[tuple]) -> None:
+    info = [athena_column(name, kind) for name, kind in columns]
+    label_row = {"Data": [{"VarCharValue": name} for name, _ in columns]}
+    body = {"region": "eu-west-1",
+            "results": [{"column_info": info,
+                         "rows": [label_row] + [{"Data": [athena_text(v) for v in row]} for row in rows]}]}
+    request = urllib.request.Request(f"{endpoint}/moto-api/static/athena/query-results", method="POST",
+                                     data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    assert urllib.request.urlopen(request).status == 201
+
+
+def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_totals, athena, tmp_path, capsys):
+    client = boto3.client("athena", region_name="eu-west-1")
+    client.create_work_group(Name="finops", Configuration={})
+    sql = remote_sql("athena", ATHENA_TABLE, SAMPLE_MONTH)
+    queue_athena_result(athena, *run_on_duckdb(bills, sql, "athena", {ATHENA_TABLE: VIEW}))
+    code, out, err = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", ATHENA_TABLE,
+                               "--workgroup", "finops", "--output-location", "s3://finops-athena/results/")
+    assert (code, err) == (0, "")
+    assert totals(out) == local_totals
+    client = boto3.client("athena", region_name="eu-west-1")
+    (query_id,) = client.list_query_executions()["QueryExecutionIds"]
+    execution = client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
+    assert execution["Query"] == sql  # the results served are DuckDB's answer to exactly the SQL sent
+    assert execution["ResultConfiguration"]["OutputLocation"].startswith("s3://finops-athena/results/")
+
+
+def test_athena_settings_come_from_the_environment(bills, plan, athena, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FINOPS_ATHENA_DATABASE", "focus_db")
+    monkeypatch.setenv("FINOPS_ATHENA_OUTPUT_LOCATION", "s3://from-env/athena/")
+    sql = remote_sql("athena", "focus_1_2", SAMPLE_MONTH)
+    queue_athena_result(athena, *run_on_duckdb(bills, sql, "athena", {"focus_1_2": VIEW}))
+    code, _, _ = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", "focus_1_2")
+    assert code == 0
+    client = boto3.client("athena", region_name="eu-west-1")
+    (query_id,) = client.list_query_executions()["QueryExecutionIds"]
+    execution = client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
+    assert execution["QueryExecutionContext"] == {"Database": "focus_db"}
+    assert execution["ResultConfiguration"]["OutputLocation"].startswith("s3://from-env/athena/")
+
+
+@pytest.mark.parametrize("engine, option, message", [
+    ("athena", ("--project", "p"), "--project is for --engine bigquery, not athena"),
+    ("bigquery", ("--workgroup", "w"), "--workgroup is for --engine athena, not bigquery"),
+    ("bigquery", ("--output-location", "s3://b/"), "--output-location is for --engine athena"),
+])
+def test_an_option_of_the_other_engine_is_refused(plan, tmp_path, capsys, engine, option, message):
+    code, _, err = reconcile(capsys, plan, tmp_path / "o", "--engine", engine, "--table", "d.t", *option)
+    assert code == 2 and message in err
+    assert not (tmp_path / "o").exists()
