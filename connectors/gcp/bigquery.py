@@ -24,7 +24,6 @@ datetime.datetime(2026, 5, 31, 23, 0)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 

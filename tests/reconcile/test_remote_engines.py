@@ -119,6 +119,20 @@ def test_a_persistent_failure_exits_2_with_a_clear_message_and_writes_nothing(bi
     assert not out_dir.exists() or not any(out_dir.iterdir())
 
 
+def test_bigquery_values_come_back_typed(bills, bigquery_env):
+    from connectors.gcp import run_query
+
+    sql = ("SELECT CAST('1.25' AS NUMERIC) AS n, CAST('2.5' AS BIGNUMERIC) AS b, CAST(NULL AS NUMERIC) AS z, "
+           "TIMESTAMP '2026-05-31 19:00:00-04:00' AS t, TRUE AS f, 3 AS i, 'x' AS s")
+    server = BigQueryJobsServer(bills, {})
+    with server as endpoint:
+        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+        (row,) = run_query(sql, project="finops-jobs")
+    assert [f["type"] for f in server.jobs[next(iter(server.jobs))][0]][:2] == ["NUMERIC", "BIGNUMERIC"]
+    assert row == (Decimal("1.25"), Decimal("2.5"), None, datetime(2026, 5, 31, 23), True, 3, "x")
+    assert [type(v) for v in row] == [Decimal, Decimal, type(None), datetime, bool, int, str]
+
+
 # ---- Athena ---------------------------------------------------------------------------------------------
 #: DuckDB result type -> Athena ColumnInfo (type, precision, scale) and the text Athena writes for a value.
 def athena_column(name: str, duckdb_type: str) -> dict:
