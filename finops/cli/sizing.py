@@ -105,15 +105,20 @@ def register(app: typer.Typer) -> None:
             top: int = typer.Option(10, help="how many options to print"),
             rank_by: str = typer.Option("monthly_cost", "--rank-by", help="monthly_cost | cost_per_million"),
             calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            calibrated_only: bool = typer.Option(False, "--calibrated-only",
+                                                 help="only engine x GPU x precision the calibration measured"),
             as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
-        """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first."""
+        """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first.
+
+        Only combinations the engine runs are searched; the 'calibrated' column says whether the
+        latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
         if (preset is None) == (workload is None):
             raise InputError("give exactly one of --preset NAME or --workload FILE",
                              hint=f"presets: {', '.join(presets())}")
         chosen = presets()[preset] if preset else load_workload(workload)  # type: ignore[arg-type]
         result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
                         pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration),
-                        rank_by=rank_by)  # type: ignore[arg-type]
+                        rank_by=rank_by, calibrated_only=calibrated_only)  # type: ignore[arg-type]
         if as_json:
             print_json(result.to_dict())
             return
@@ -122,13 +127,17 @@ def register(app: typer.Typer) -> None:
             return
         pct = chosen.slo_percentile.upper()
         table = Table("#", "config", "replicas", "instances", f"{result.pricing_model} / month",
-                      "per M out tok", f"TTFT {pct} ms", f"ITL {pct} ms",
+                      "per M out tok", f"TTFT {pct} ms", f"ITL {pct} ms", "calibrated",
                       title=f"{result.workload}: {result.candidates:,} configurations searched ({result.engine})")
         for rank, o in enumerate(result.options, start=1):
             ttft, itl = (o.ttft_p99_ms, o.itl_p99_ms) if pct == "P99" else (o.ttft_p50_ms, o.tpot_ms)
             table.add_row(str(rank), f"{o.gpu} {o.precision} TP{o.tp}", f"{o.replicas} ({o.gpus} GPUs)",
                           f"{o.instances}x {o.instance_type} {o.region}", str(o.monthly_cost.rounded()),
-                          str(o.cost_per_million_output_tokens.rounded()), f"{ttft:,.0f}", f"{itl:.1f}")
+                          str(o.cost_per_million_output_tokens.rounded()), f"{ttft:,.0f}", f"{itl:.1f}",
+                          "yes" if o.calibrated else "no")
         console.print(table)
+        if not all(o.calibrated for o in result.options):
+            console.print("calibrated 'no': latencies extrapolated from H100/H200 measurements; confirm with a "
+                          "load test and `finops calibrate` (docs/performance.md)")
         if result.unpriced:
             console.print(f"feasible but without a {result.pricing_model} price: {', '.join(result.unpriced)}")

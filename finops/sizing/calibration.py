@@ -174,6 +174,9 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None, prior_
         source: str = BUNDLED_SOURCE, as_of: str | None = None) -> Calibration:
     """Fit each engine present in ``rows`` (queue-limited rows left out); engines absent keep ``prior``'s.
 
+    The result records which (GPU, precision) pairs each engine was measured on (added to ``prior``'s):
+    estimates elsewhere are marked extrapolated (``calibrated: false``).
+
     >>> import dataclasses
     >>> rows = [m for m in bundled_measurements() if m.engine == "vllm" and m.model == "llama-3.1-70b"]
     >>> cal = fit(rows[:40])
@@ -185,12 +188,16 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None, prior_
         raise InputError("no usable measurements to fit",
                          hint="give load-test points whose concurrency fits the KV cache")
     engines = dict(prior.engines) if prior is not None else {}
+    measured = dict(prior.measured) if prior is not None else {}
     for engine in sorted({r.engine for r in usable}):
         if engine not in ENGINES:
             raise InputError(f"unknown engine {engine!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
         base = prior.engines.get(engine) if prior is not None else None
-        engines[engine] = _as_floats(_fit_engine([r for r in usable if r.engine == engine], base, prior_weight))
-    return Calibration(engines=engines, source=source, as_of=as_of or dt.date.today().isoformat(), rows=len(usable))
+        mine = [r for r in usable if r.engine == engine]
+        engines[engine] = _as_floats(_fit_engine(mine, base, prior_weight))
+        measured[engine] = measured.get(engine, frozenset()) | {(r.gpu, r.precision) for r in mine}
+    return Calibration(engines=engines, source=source, as_of=as_of or dt.date.today().isoformat(), rows=len(usable),
+                       measured=measured)
 
 
 def predict(rows: Sequence[Measurement], calibration: Calibration) -> tuple[np.ndarray, np.ndarray]:

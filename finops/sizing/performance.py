@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -47,6 +47,7 @@ from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
 from ..registry import Registry
 from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
+from .support import check_supported
 
 __all__ = ["CALIBRATED_TPS", "ENGINES", "MAX_BATCH", "Calibration", "Engine", "EngineConstants", "Estimate",
            "Latency", "ReplicaPhysics", "estimate", "replica_latency", "replica_physics",
@@ -103,15 +104,30 @@ class Calibration:
     rows: int = 0
     kfold_tpot_error: float | None = None   # median absolute relative error, k-fold, not in-sample
     kfold_ttft_error: float | None = None
+    #: (GPU id, weight precision) pairs each engine's constants were fitted on.
+    measured: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
 
     def constants(self, engine: str) -> EngineConstants:
         """The constants of ``engine``; an unknown name lists the calibrated ones."""
         return Registry("engine", dict(self.engines))[engine]
 
+    def covers(self, engine: str, gpu: str, precision: str) -> bool:
+        """True when ``engine`` was measured on ``gpu`` and, on some GPU, at ``precision`` (the device and
+        the kernels were both seen by the fit); anything else extrapolates constants fitted elsewhere.
+
+        >>> cal = Calibration.bundled()
+        >>> cal.covers("vllm", "h100-sxm", "fp8"), cal.covers("vllm", "mi300x", "fp8"), cal.covers("vllm", "h200", "int4")
+        (True, False, False)
+        """
+        pairs = self.measured.get(engine, frozenset())
+        return any(g == gpu for g, _ in pairs) and any(p == precision for _, p in pairs)
+
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "as_of": self.as_of, "rows": self.rows,
                 "kfold_tpot_error": self.kfold_tpot_error, "kfold_ttft_error": self.kfold_ttft_error,
-                "engines": {name: c.to_dict() for name, c in self.engines.items()}}
+                "engines": {name: c.to_dict() for name, c in self.engines.items()},
+                "measured": {name: sorted([gpu, precision] for gpu, precision in pairs)
+                             for name, pairs in sorted(self.measured.items())}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
@@ -121,11 +137,14 @@ class Calibration:
         try:
             rows = int(data.get("rows") or 0)
             errors = [None if data.get(k) is None else float(data[k]) for k in ("kfold_tpot_error", "kfold_ttft_error")]
-        except (TypeError, ValueError):
-            raise InputError("calibration 'rows' and k-fold errors must be numbers") from None
+            measured = {str(k): frozenset((str(g), str(p)) for g, p in v)
+                        for k, v in (data.get("measured") or {}).items()}
+        except (TypeError, ValueError, AttributeError):
+            raise InputError("calibration 'rows' and k-fold errors must be numbers, 'measured' lists of "
+                             "[gpu, precision] per engine") from None
         return cls(engines={str(k): EngineConstants.from_dict(v) for k, v in data["engines"].items()},
                    source=str(data.get("source", "")), as_of=str(data.get("as_of", "")), rows=rows,
-                   kfold_tpot_error=errors[0], kfold_ttft_error=errors[1])
+                   kfold_tpot_error=errors[0], kfold_ttft_error=errors[1], measured=measured)
 
     @classmethod
     def read(cls, path: str | Path) -> Calibration:
@@ -297,6 +316,7 @@ class Estimate:
     output_tokens_per_s_per_gpu: float | None
     input_tokens_per_s: float | None
     effective_bandwidth_efficiency: float | None
+    calibrated: bool          # engine, GPU and precision were in the calibration data (else extrapolated)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -334,10 +354,12 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         raise InputError(f"unknown precision {precision!r}", hint=f"use one of: {', '.join(PRECISIONS)}")
     if not device.supports(precision):
         device.tflops(precision)  # raises the catalog's explanation
+    check_supported(engine_name, device.id, precision)
     if not 0.0 <= float(cache_hit_rate) <= 1.0:
         raise InputError(f"cache hit rate must be between 0 and 1, got {cache_hit_rate}")
     fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_precision)
     kv_p = kv_precision or ("fp32" if precision == "fp32" else "bf16")
+    cal = calibration or Calibration.bundled()
     if concurrency == "max":
         wanted = min(fit.max_concurrency, MAX_BATCH)
     elif isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
@@ -348,14 +370,15 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "model": spec.id, "gpu": device.id, "precision": precision, "kv_precision": kv_p, "tp": tp,
         "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate), "fits": fit.fits,
         "shortfall_gib": fit.shortfall_gib, "weights_gib": fit.weights_gib,
-        "kv_bytes_per_token": fit.kv_bytes_per_token, "max_concurrency": fit.max_concurrency}
+        "kv_bytes_per_token": fit.kv_bytes_per_token, "max_concurrency": fit.max_concurrency,
+        "calibrated": cal.covers(engine_name, device.id, precision)}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
                         output_tokens_per_s_per_gpu=None, input_tokens_per_s=None,
                         effective_bandwidth_efficiency=None)
     running = min(wanted, fit.max_concurrency, MAX_BATCH)
-    constants = (calibration or Calibration.bundled()).constants(engine_name)
+    constants = cal.constants(engine_name)
     phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p)
     lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
     ttft, tpot = float(lat.ttft), float(lat.tpot)

@@ -50,6 +50,7 @@ from .performance import (
     scheduling_delay,
 )
 from .queueing import operating_point, sla_attainment
+from .support import supports
 from .workload import Workload
 
 __all__ = ["HOURS_PER_MONTH", "RANKINGS", "RankBy", "SearchResult", "SizingOption", "search"]
@@ -89,6 +90,7 @@ class SizingOption:
     max_concurrency: int
     weights_gib: float
     output_tokens_per_s: float    # peak demand served by the whole deployment
+    calibrated: bool              # engine, GPU and precision were in the calibration data (else extrapolated)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -126,6 +128,7 @@ class _Combo:
     tp: int
     max_concurrency: int
     weights_gib: float
+    calibrated: bool
     replicas: np.ndarray
     start: int = 0
 
@@ -178,8 +181,12 @@ def _price(gpu: str, tp: int, replicas: int, cheapest: dict[tuple[str, str], Pri
 def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
            tps: Sequence[int] | None = None, engine: str = "vllm", pricing_model: str = "on_demand",
            price_book: PriceBook | None = None, top: int = 10, calibration: Calibration | None = None,
-           rank_by: RankBy = "monthly_cost") -> SearchResult:
+           rank_by: RankBy = "monthly_cost", calibrated_only: bool = False) -> SearchResult:
     """Rank the configurations that serve ``workload`` within its SLOs, cheapest first.
+
+    Only combinations the engine runs are candidates (:mod:`finops.sizing.support`); each option says
+    whether its engine, GPU and precision were in the calibration data (``calibrated``), and
+    ``calibrated_only`` keeps only those.
 
     >>> from finops.sizing.workload import presets
     >>> r = search(presets()["seed002-financial-copilot"], gpus=["h100-sxm"], price_book=PriceBook([]))
@@ -192,7 +199,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
         raise InputError(f"top must be >= 1, got {top}")
     if rank_by not in RANKINGS:
         raise InputError(f"unknown ranking {rank_by!r}", hint=f"use one of: {', '.join(RANKINGS)}")
-    constants = (calibration or Calibration.bundled()).constants(engine)
+    cal = calibration or Calibration.bundled()
+    constants = cal.constants(engine)
     model = workload.model_spec()
     gpu_ids = [get_accelerator(g).id for g in (gpus or workload.gpus or _all_gpus())]
     wanted_precisions = [p.lower() for p in (precisions or workload.precisions or DEFAULT_PRECISIONS)]
@@ -206,6 +214,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
                          hint="give dau with requests per user, peak_requests_per_hour, or concurrency")
 
     combos: list[_Combo] = []
+    skipped: list[str] = []                  # GPU x precision the engine does not run, or not calibrated
     memory_gaps: list[tuple[float, str]] = []
     physics: list[ReplicaPhysics] = []
     for gpu_id in gpu_ids:
@@ -213,6 +222,10 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
         for precision in wanted_precisions:
             if not device.supports(precision) or (precision == "fp16" and "bf16" in wanted_precisions):
                 continue  # FP16 sizes and runs exactly like BF16: one of the two is enough
+            calibrated = cal.covers(engine, gpu_id, precision)
+            if not supports(engine, gpu_id, precision) or (calibrated_only and not calibrated):
+                skipped.append(f"{gpu_id} {precision}")
+                continue
             for tp in tp_list:
                 fit = memory_fit(model, device, precision=precision, tp=tp, isl=workload.isl, osl=workload.osl,
                                  kv_precision=workload.kv_precision)
@@ -221,11 +234,12 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
                     continue
                 physics.append(replica_physics(model, device, precision=precision, tp=tp,
                                                kv_precision=workload.kv_precision))
-                combos.append(_Combo(gpu_id, precision, tp, fit.max_concurrency, fit.weights_gib,
+                combos.append(_Combo(gpu_id, precision, tp, fit.max_concurrency, fit.weights_gib, calibrated,
                                      np.empty(0, dtype=int)))
 
     if not combos:
-        return SearchResult(workload.name, engine, pricing_model, rank_by, [], _memory_advice(memory_gaps, model.id),
+        return SearchResult(workload.name, engine, pricing_model, rank_by, [],
+                            _memory_advice(memory_gaps, model.id, engine, skipped, calibrated_only),
                             candidates=len(memory_gaps))
     stacked = _stack(physics)
     limits = np.minimum([c.max_concurrency for c in combos], MAX_BATCH).astype(float)
@@ -337,10 +351,17 @@ def _priced_option(combo: _Combo, i: int, flat: dict[str, Any], workload: Worklo
         tpot_ms=float(op.tpot_s[i]) * 1e3, itl_p99_ms=float(op.itl_p99_s[i]) * 1e3,
         ttft_sla_attainment=None if flat["p_ok"] is None else float(flat["p_ok"][i]),
         running_batch=float(op.running_batch[i]), max_concurrency=combo.max_concurrency,
-        weights_gib=combo.weights_gib, output_tokens_per_s=out_tps)
+        weights_gib=combo.weights_gib, output_tokens_per_s=out_tps, calibrated=combo.calibrated)
 
 
-def _memory_advice(gaps: list[tuple[float, str]], model: str) -> str:
+def _memory_advice(gaps: list[tuple[float, str]], model: str, engine: str, skipped: list[str],
+                   calibrated_only: bool) -> str:
+    if not gaps and skipped:
+        what = "has calibration data for" if calibrated_only else "runs"
+        listed = ", ".join(skipped[:6]) + (", ..." if len(skipped) > 6 else "")
+        drop = ", or drop --calibrated-only (or measure your own: `finops calibrate`)" if calibrated_only else ""
+        return f"{engine} {what} none of the GPU x precision combinations searched ({listed}); try another " \
+               f"engine, GPU or precision{drop}"
     if not gaps:
         return "no GPU in the search supports the requested precisions; add a GPU or another precision"
     gap, where = min(gaps)

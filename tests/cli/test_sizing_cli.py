@@ -164,3 +164,22 @@ def test_bad_calibrate_input_exits_2(capsys, tmp_path, args, message):
         base[base.index(args[i]) + 1] = args[i + 1]
     code, _, err = _run(capsys, base)
     assert code == 2 and message in err
+
+
+def test_size_flags_extrapolated_options_and_can_keep_only_calibrated_ones(capsys, small_price_book):
+    code, out, _ = _run(capsys, ["size", "--preset", "seed002-financial-copilot", "--json"])
+    flags = {(o["gpu"], o["calibrated"]) for o in json.loads(out)["options"]}
+    assert code == 0 and ("l4", False) in flags and ("h100-sxm", True) in flags
+    code, out, _ = _run(capsys, ["size", "--preset", "seed002-financial-copilot", "--calibrated-only", "--json"])
+    options = json.loads(out)["options"]
+    assert code == 0 and options and {o["gpu"] for o in options} == {"h100-sxm"}
+    code, out, _ = _run(capsys, ["size", "--preset", "seed002-financial-copilot"])
+    assert "calibrated" in out and "extrapolated" in out
+
+
+def test_estimate_json_says_whether_it_is_calibrated(capsys):
+    code, out, _ = _run(capsys, ESTIMATE + ["--json"])
+    assert code == 0 and json.loads(out)["calibrated"] is True
+    code, out, err = _run(capsys, ["estimate", "--model", "llama-3.1-8b", "--gpu", "tpu-v5e", "--precision", "bf16",
+                                   "--isl", "1024", "--osl", "256", "--engine", "sglang"])
+    assert code == 2 and "sglang does not serve bf16 weights on tpu-v5e" in out + err

@@ -1,0 +1,102 @@
+"""Which engine runs which accelerator and precision, and where the latency model extrapolates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from finops.errors import InputError
+from finops.sizing.calibration import bundled_measurements, fit
+from finops.sizing.performance import Calibration, estimate
+from finops.sizing.search import search
+from finops.sizing.support import engines_for, support_table, supports
+from finops.sizing.workload import presets
+from tests.sizing.test_search import BOOK
+
+
+@pytest.mark.parametrize("engine, gpu, precision, expected", [
+    ("trtllm", "h100-sxm", "fp8", True),
+    ("trtllm", "mi300x", "bf16", False),          # TensorRT-LLM is NVIDIA only
+    ("trtllm", "tpu-v5e", "bf16", False),
+    ("trtllm", "inferentia2", "bf16", False),
+    ("vllm", "a100-80gb", "fp8", False),          # no FP8 tensor cores before Ada
+    ("vllm", "l4", "fp8", True),                  # Ada has FP8
+    ("vllm", "tpu-v6e", "int8", True),
+    ("vllm", "tpu-v6e", "fp8", False),
+    ("vllm", "mi300x", "fp8", True),
+    ("vllm", "mi300x", "int4", False),            # no AWQ/GPTQ kernels on ROCm in vLLM's table
+    ("vllm", "inferentia2", "int8", True),        # vLLM-Neuron
+    ("sglang", "mi325x", "bf16", True),
+    ("sglang", "tpu-v5p", "bf16", False),
+    ("sglang", "trainium1", "bf16", False),
+])
+def test_support_table(engine, gpu, precision, expected):
+    assert supports(engine, gpu, precision) is expected
+
+
+def test_every_row_names_its_source_and_date_and_only_catalog_ids():
+    from finops.catalog import accelerators
+
+    known = set(accelerators())
+    for row in support_table():
+        assert row.source and row.as_of == "2026-11-30"
+        assert row.gpus <= known
+    assert engines_for("inferentia2", "bf16") == ("vllm",)
+
+
+def test_estimate_refuses_a_combination_the_engine_does_not_run():
+    with pytest.raises(InputError, match="trtllm does not serve bf16 weights on tpu-v6e") as info:
+        estimate("llama-3.1-8b", "tpu-v6e", precision="bf16", tp=1, isl=1024, osl=256, engine="trtllm")
+    assert "vllm" in info.value.hint
+
+
+@pytest.mark.parametrize("engine, gpu, precision, calibrated", [
+    ("vllm", "h100-sxm", "fp8", True),
+    ("sglang", "h100-sxm", "fp8", True),          # H100 and FP8 both measured for SGLang (FP8 on H200)
+    ("trtllm", "h200", "bf16", True),
+    ("vllm", "h100-sxm", "int8", False),          # no INT8 kernel in the data
+    ("vllm", "a100-80gb", "bf16", False),
+    ("vllm", "mi300x", "fp8", False),
+    ("vllm", "inferentia2", "int8", False),
+])
+def test_estimates_say_whether_they_extrapolate(engine, gpu, precision, calibrated):
+    e = estimate("llama-3.1-8b", gpu, precision=precision, tp=1, isl=1024, osl=256, concurrency=8, engine=engine)
+    assert e.calibrated is calibrated
+
+
+def test_the_bundled_calibration_lists_what_it_measured():
+    rows = bundled_measurements()
+    measured = {(r.engine, r.gpu, r.precision) for r in rows}
+    cal = Calibration.bundled()
+    assert {(e, g, p) for e, pairs in cal.measured.items() for g, p in pairs} <= measured
+
+
+def test_a_users_load_test_extends_what_is_calibrated(tmp_path):
+    row = next(r for r in bundled_measurements() if r.engine == "vllm" and r.model == "llama-3.1-8b")
+    mine = [row.__class__(**{**row.__dict__, "gpu": "l40s", "precision": "bf16", "tp": 1})]
+    refit = fit(mine, prior=Calibration.bundled(), source="my load test")
+    assert not Calibration.bundled().covers("vllm", "l40s", "bf16")
+    assert refit.covers("vllm", "l40s", "bf16")
+    again = Calibration.read(refit.write(tmp_path / "cal.json"))
+    assert again.measured == refit.measured
+    assert json.loads((tmp_path / "cal.json").read_text())["measured"]["vllm"]
+
+
+def test_search_never_offers_an_unsupported_combination_and_flags_extrapolation():
+    workload = presets()["seed002-translation"]
+    result = search(workload, engine="trtllm", price_book=BOOK, top=50)
+    assert result.options
+    assert all(supports("trtllm", o.gpu, o.precision) for o in result.options)
+    assert {o.calibrated for o in result.options} == {True, False}
+    only = search(workload, engine="trtllm", price_book=BOOK, top=50, calibrated_only=True)
+    assert only.options and all(o.calibrated for o in only.options)
+    assert {(o.gpu, o.precision, o.tp) for o in only.options} == {
+        (o.gpu, o.precision, o.tp) for o in result.options if o.calibrated}
+
+
+def test_an_engine_that_runs_none_of_the_gpus_says_so():
+    result = search(presets()["seed002-translation"], engine="sglang", gpus=["tpu-v5e", "inferentia2"],
+                    price_book=BOOK)
+    assert not result.options
+    assert "sglang runs none of the GPU x precision combinations searched" in result.infeasible_reason
