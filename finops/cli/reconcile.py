@@ -164,15 +164,18 @@ def register(app: typer.Typer) -> None:
             from templates.plan_actuals import check_in_place
 
             check_in_place(plan)  # refuse before anything is written
+        where = {name: value for name, value in {"project": project, "database": database, "workgroup": workgroup,
+                                                 "output_location": output_location}.items() if value}
         if engine.lower() != "duckdb":
-            where = {"project": project, "database": database, "workgroup": workgroup,
-                     "output_location": output_location}
             rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
                                           rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
-                                          run_at=run_at, where={k: v for k, v in where.items() if v})
+                                          run_at=run_at, where=where)
             _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                     fail_on_variance=fail_on_variance)
             return
+        if where:
+            raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
+                             hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
         bills = list(bills or []) + list(more_bills or [])
         if not bills and not sources:
             raise InputError("no bills given", hint="pass --bills FILE ... or --from aws:s3://... gcp:bq://...")

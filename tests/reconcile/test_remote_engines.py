@@ -227,6 +227,7 @@ def test_athena_settings_come_from_the_environment(bills, plan, athena, tmp_path
     ("athena", ("--project", "p"), "--project is for --engine bigquery, not athena"),
     ("bigquery", ("--workgroup", "w"), "--workgroup is for --engine athena, not bigquery"),
     ("bigquery", ("--output-location", "s3://b/"), "--output-location is for --engine athena"),
+    ("duckdb", ("--database", "cur"), "--database is for --engine bigquery or athena"),
 ])
 def test_an_option_of_the_other_engine_is_refused(plan, tmp_path, capsys, engine, option, message):
     code, _, err = reconcile(capsys, plan, tmp_path / "o", "--engine", engine, "--table", "d.t", *option)
