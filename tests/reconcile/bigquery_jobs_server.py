@@ -3,15 +3,18 @@
 It speaks what ``google-cloud-bigquery``'s ``query_and_wait`` uses
 (https://cloud.google.com/bigquery/docs/reference/rest/v2/jobs):
 
-- ``POST /bigquery/v2/projects/{p}/queries`` (``jobs.query``) and ``POST .../jobs`` (``jobs.insert``);
-- ``GET .../queries/{jobId}`` (``jobs.getQueryResults``, paged by ``pageToken``) and ``GET .../jobs/{jobId}``.
+- ``POST /bigquery/v2/projects/{p}/queries`` (``jobs.query``);
+- ``GET .../queries/{jobId}`` (``jobs.getQueryResults``, paged by ``pageToken``) and ``GET .../jobs/{jobId}``
+  (``jobs.get``).
 
 A received query is parsed as BigQuery SQL with sqlglot, its table names are mapped to DuckDB
 relations (``tables``), and it runs on the given DuckDB connection. Results are encoded as the
 service does: ``schema.fields`` with BigQuery types (NUMERIC / BIGNUMERIC for decimals), ``rows[].f[].v``
 as strings (TIMESTAMP as int64 microseconds when ``formatOptions.useInt64Timestamp`` is asked),
-``totalRows`` as a string, ``pageToken`` while rows remain. ``fail_pages`` makes the next N page
-requests (those with a ``pageToken``) answer 503 ``backendError``. Every request is recorded.
+``totalRows`` as a string, ``pageToken`` while rows remain. ``running_polls`` keeps a job running
+(``jobComplete: false``, state ``RUNNING``) for that many status requests, so the client has to wait for
+it. ``fail_pages`` makes the next N page requests (those with a ``pageToken``) answer 503
+``backendError``. Every request is recorded.
 """
 
 from __future__ import annotations
@@ -72,8 +75,9 @@ class BigQueryJobsServer:
     ``(method, path, query parameters, body)``."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, tables: dict[str, str], *, page_rows: int = 40,
-                 fail_pages: int = 0) -> None:
+                 running_polls: int = 0, fail_pages: int = 0) -> None:
         self.con, self.tables, self.page_rows, self.fail_pages = con, tables, page_rows, fail_pages
+        self.running_polls = running_polls
         self.requests: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []
         self.queries: list[str] = []
         self.jobs: dict[str, tuple[list[dict[str, str]], list[dict[str, Any]]]] = {}
@@ -124,16 +128,17 @@ class BigQueryJobsServer:
         kind, _, job_id = rest.partition("/")
         if method == "POST" and kind == "queries":  # jobs.query
             job = self.run(body["query"], body.get("requestId", "query"))
+            if self.still_running(job):
+                return 200, self.running(project, job, "bigquery#queryResponse")
             return 200, self.page(project, job, params | {"maxResults": body.get("maxResults")},
                                   body.get("formatOptions", {}).get("useInt64Timestamp", False),
                                   kind="bigquery#queryResponse")
-        if method == "POST" and kind == "jobs":  # jobs.insert
-            reference = body.get("jobReference", {})
-            job = self.run(body["configuration"]["query"]["query"], reference.get("jobId", "insert"))
-            return 200, self.job_resource(project, job, body["configuration"])
         if method == "GET" and kind == "jobs" and job_id in self.jobs:  # jobs.get
-            return 200, self.job_resource(project, job_id, {"query": {"query": "", "useLegacySql": False}})
+            state = "RUNNING" if self.still_running(job_id) else "DONE"
+            return 200, self.job_resource(project, job_id, state)
         if method == "GET" and kind == "queries" and job_id in self.jobs:  # jobs.getQueryResults
+            if self.still_running(job_id):
+                return 200, self.running(project, job_id, "bigquery#getQueryResultsResponse")
             if params.get("pageToken") and self.fail_pages > 0:
                 self.fail_pages -= 1
                 return 503, {"error": {"code": 503, "message": "backend unavailable", "status": "UNAVAILABLE",
@@ -151,10 +156,22 @@ class BigQueryJobsServer:
         self.jobs[job_id] = (fields, [dict(zip([f["name"] for f in fields], row)) for row in rows])
         return job_id
 
-    def job_resource(self, project: str, job_id: str, configuration: dict[str, Any]) -> dict[str, Any]:
+    def still_running(self, job_id: str) -> bool:
+        """One status request: True while the job is kept running."""
+        if self.running_polls > 0:
+            self.running_polls -= 1
+            return True
+        return False
+
+    def running(self, project: str, job_id: str, kind: str) -> dict[str, Any]:
+        return {"kind": kind, "jobReference": {"projectId": project, "jobId": job_id, "location": "US"},
+                "jobComplete": False}
+
+    def job_resource(self, project: str, job_id: str, state: str) -> dict[str, Any]:
         return {"kind": "bigquery#job", "id": f"{project}:US.{job_id}",
                 "jobReference": {"projectId": project, "jobId": job_id, "location": "US"},
-                "configuration": configuration, "status": {"state": "DONE"},
+                "configuration": {"jobType": "QUERY", "query": {"query": self.queries[-1], "useLegacySql": False}},
+                "status": {"state": state},
                 "statistics": {"creationTime": "1780000000000", "startTime": "1780000000000",
                                "endTime": "1780000001000", "query": {"totalBytesProcessed": "0"}}}
 

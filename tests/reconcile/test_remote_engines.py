@@ -94,6 +94,18 @@ def test_bigquery_engine_gives_the_local_totals_through_the_real_client(bills, p
     assert (tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx").is_file()
 
 
+def test_a_job_still_running_is_waited_for(bills, plan, local_totals, tmp_path, capsys, bigquery_env):
+    server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, running_polls=3)
+    with server as endpoint:
+        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+        code, out, _ = reconcile(capsys, plan, tmp_path, "--engine", "bigquery", "--table", BQ_TABLE,
+                                 "--project", "finops-jobs")
+    assert code == 0 and totals(out) == local_totals
+    assert server.running_polls == 0  # jobs.query and the client's first two status requests saw it running
+    polls = [params for method, path, params, _ in server.requests if "/queries/" in path and "pageToken" not in params]
+    assert len(polls) >= 2  # the client polled jobs.getQueryResults until jobComplete
+
+
 def test_a_server_error_mid_pagination_is_retried(bills, plan, local_totals, tmp_path, capsys, bigquery_env):
     server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, fail_pages=2)
     with server as endpoint:
