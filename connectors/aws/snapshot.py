@@ -6,10 +6,13 @@ With Pricing API access the snapshot is refreshed like any pull::
 
 Without it (as when this product was built), ``data/recorded-prices.csv`` holds price observations copied
 from public, cited documents, one per row with its ``source`` and ``as_of`` date. :func:`build_snapshot`
-turns each on-demand observation into a Price List product document (the shape ``get_products``
-returns) and each spot observation into a :class:`~connectors.aws.spot.SpotSummary`, and prices them with
-the same :func:`~connectors.aws.pricing.price_rows` and :func:`~connectors.aws.spot.spot_rows` a live pull
-uses; so the snapshot has exactly the live rows' form. Run ``python -m connectors.aws.snapshot OUT`` to
+turns each on-demand or reserved observation into a Price List product document (the shape
+``get_products`` returns; a reserved one has a standard-class ``Reserved`` term) and each spot observation
+into a :class:`~connectors.aws.spot.SpotSummary`, and prices them with the same
+:func:`~connectors.aws.pricing.price_rows` and :func:`~connectors.aws.spot.spot_rows` a live pull uses;
+so the snapshot has exactly the live rows' form. A recorded reserved price is a No Upfront hourly fee
+(the whole price of that term; the other payment options need their upfront fee, which no recorded
+source gives). Run ``python -m connectors.aws.snapshot OUT`` to
 rebuild it.
 """
 
@@ -28,14 +31,18 @@ from finops.errors import InputError, Location
 from finops.money import to_decimal
 from finops.price_book import PriceBook, PriceRow
 
-from .pricing import PRODUCT_FILTERS, GpuLookup, price_rows
+from .pricing import LEASE_TERMS, PRODUCT_FILTERS, PURCHASE_OPTIONS, GpuLookup, price_rows
 from .regions import location_of
 from .spot import SpotSummary, spot_rows
 
 __all__ = ["RECORDED", "build_snapshot", "product_document", "recorded_observations"]
 
 RECORDED = "recorded-prices.csv"
-_COLUMNS = ("instance_type", "region", "pricing_model", "zone", "price", "source", "as_of")
+_COLUMNS = ("instance_type", "region", "pricing_model", "payment_option", "zone", "price", "source", "as_of")
+_OPTIONAL = ("payment_option", "zone")
+#: price-book reserved pricing model -> Price List ``LeaseContractLength``
+_LEASES = {model: lease for lease, (model, _hours) in LEASE_TERMS.items()}
+_RECORDED_KINDS = {"on_demand": "", "spot": "", **{model: "no_upfront" for model in _LEASES}}
 
 
 def recorded_observations(text: str | None = None) -> list[dict[str, str]]:
@@ -47,36 +54,55 @@ def recorded_observations(text: str | None = None) -> list[dict[str, str]]:
         if None in row:
             raise InputError("recorded price with more cells than columns (quote text holding commas)",
                              where=Location(file=RECORDED, row=line))
-        missing = [c for c in _COLUMNS if c not in row or (c != "zone" and not row[c])]
-        if missing or row["pricing_model"] not in ("on_demand", "spot"):
+        missing = [c for c in _COLUMNS if c not in row or (c not in _OPTIONAL and not row[c])]
+        if missing or row["pricing_model"] not in _RECORDED_KINDS:
             raise InputError(f"recorded price without {', '.join(missing) or 'a known pricing_model'}",
-                             where=Location(file=RECORDED, row=line))
+                             where=Location(file=RECORDED, row=line),
+                             hint=f"pricing_model is one of {', '.join(_RECORDED_KINDS)}")
+        if row["payment_option"] != _RECORDED_KINDS[row["pricing_model"]]:
+            raise InputError(f"a recorded {row['pricing_model']} price needs payment_option "
+                             f"{_RECORDED_KINDS[row['pricing_model']] or 'empty'}, got {row['payment_option']!r}",
+                             where=Location(file=RECORDED, row=line),
+                             hint="a reserved price is recorded as its No Upfront hourly fee")
     return rows
 
 
-def product_document(instance_type: str, region: str, hourly: str, currency: str = "USD") -> dict[str, Any]:
-    """A Price List product document with one on-demand term, as ``get_products`` returns it.
+def product_document(instance_type: str, region: str, hourly: str, currency: str = "USD",
+                     pricing_model: str = "on_demand") -> dict[str, Any]:
+    """A Price List product document with one term, as ``get_products`` returns it: on-demand, or (for
+    ``reserved_1y`` / ``reserved_3y``) a standard No Upfront reserved term whose hourly fee is ``hourly``.
 
     >>> doc = product_document("g6.xlarge", "us-east-1", "0.8048")
     >>> doc["product"]["attributes"]["location"], doc["terms"]["OnDemand"]["REC.g6.xlarge.us-east-1.OD"]["sku"]
     ('US East (N. Virginia)', 'REC.g6.xlarge.us-east-1')
+    >>> term, = product_document("g6.xlarge", "us-east-1", "0.52392", pricing_model="reserved_1y")["terms"][
+    ...     "Reserved"].values()
+    >>> term["termAttributes"]["LeaseContractLength"], term["termAttributes"]["PurchaseOption"]
+    ('1yr', 'No Upfront')
     """
     sku = f"REC.{instance_type}.{region}"
+    code, kind, attributes = "OD", "OnDemand", {}
+    if pricing_model != "on_demand":
+        option = next(name for name, value in PURCHASE_OPTIONS.items() if value == "no_upfront")
+        code, kind = f"RI{_LEASES[pricing_model]}", "Reserved"
+        attributes = {"LeaseContractLength": _LEASES[pricing_model], "OfferingClass": "standard",
+                      "PurchaseOption": option}
     return {"product": {"sku": sku, "productFamily": "Compute Instance",
                         "attributes": {**PRODUCT_FILTERS, "instanceType": instance_type, "regionCode": region,
                                        "location": location_of(region)}},
             "serviceCode": "AmazonEC2",
-            "terms": {"OnDemand": {f"{sku}.OD": {"sku": sku, "offerTermCode": "OD", "termAttributes": {},
-                                                 "priceDimensions": {f"{sku}.OD.HRS": {
-                                                     "unit": "Hrs", "pricePerUnit": {currency: hourly}}}}}}}
+            "terms": {kind: {f"{sku}.{code}": {"sku": sku, "offerTermCode": code, "termAttributes": attributes,
+                                               "priceDimensions": {f"{sku}.{code}.HRS": {
+                                                   "unit": "Hrs", "pricePerUnit": {currency: hourly}}}}}}}
 
 
 def build_snapshot(observations: Iterable[Mapping[str, str]], *, gpu_of: GpuLookup) -> PriceBook:
     """Price the observations through the live mappers; each row keeps its observation's source and date."""
     rows: list[PriceRow] = []
     for obs in observations:
-        if obs["pricing_model"] == "on_demand":
-            document = product_document(obs["instance_type"], obs["region"], obs["price"])
+        if obs["pricing_model"] != "spot":
+            document = product_document(obs["instance_type"], obs["region"], obs["price"],
+                                        pricing_model=obs["pricing_model"])
             rows += price_rows(document, gpu_of=gpu_of, as_of=obs["as_of"], source=obs["source"])
         else:
             price = to_decimal(obs["price"])

@@ -43,10 +43,32 @@ def test_every_bundled_aws_row_has_a_source_and_a_date():
     assert (p5.per_gpu_hour, p5.effective_date) == (Decimal("6.88"), "2025-06-05")
 
 
-def test_a_recorded_row_without_a_source_is_refused():
-    text = "instance_type,region,pricing_model,zone,price,source,as_of\ng6.xlarge,us-east-1,on_demand,,0.8048,,2026-11-30\n"
-    with pytest.raises(InputError, match="without source"):
-        recorded_observations(text)
+_HEADER = "instance_type,region,pricing_model,payment_option,zone,price,source,as_of\n"
+
+
+@pytest.mark.parametrize("row, refusal", [
+    ("g6.xlarge,us-east-1,on_demand,,,0.8048,,2026-11-30", "without source"),
+    ("g6.xlarge,us-east-1,savings_plan_1y,,,0.5,a page,2026-11-30", "a known pricing_model"),
+    ("g6.xlarge,us-east-1,reserved_1y,,,0.52392,a page,2026-11-30", "needs payment_option no_upfront"),
+    ("g6.xlarge,us-east-1,reserved_1y,all_upfront,,0.52392,a page,2026-11-30", "needs payment_option no_upfront"),
+    ("g6.xlarge,us-east-1,on_demand,no_upfront,,0.8048,a page,2026-11-30", "needs payment_option empty"),
+])
+def test_a_recorded_row_that_cannot_be_priced_is_refused(row, refusal):
+    with pytest.raises(InputError, match=refusal):
+        recorded_observations(_HEADER + row + "\n")
+
+
+@pytest.mark.parametrize("instance_type, region, model, option, hourly, per_gpu", [
+    ("p4d.24xlarge", "us-east-1", "on_demand", "", "21.957642", "2.74470525"),
+    ("p4d.24xlarge", "us-east-1", "reserved_1y", "no_upfront", "13.921094", "1.74013675"),
+    ("g6e.xlarge", "us-west-2", "reserved_1y", "no_upfront", "1.17243", "1.17243"),
+    ("trn1.32xlarge", "us-east-1", "on_demand", "", "21.5", "1.34375"),
+])
+def test_recorded_on_demand_and_reserved_rows_reach_the_bundled_book(instance_type, region, model, option, hourly,
+                                                                     per_gpu):
+    row = PriceBook.bundled().lookup("aws", instance_type, model, region, payment_option=option or None)
+    assert (row.payment_option, row.hourly_cost, row.upfront_cost) == (option, Decimal(hourly), Decimal(0))
+    assert row.per_gpu_hour == Decimal(per_gpu) and "tsaol/aws-gpu@77fcd9fe" in row.source
 
 
 @pytest.mark.parametrize("name", MODULES)
