@@ -9,10 +9,22 @@ seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-
     compute  = b x (2 P + 4 L A ctx) / (tp x F x eta_c)         decode FLOPs (active params P)
     step     = max(memory, compute) + L x o(tp) + allreduce(b, tp)
     new      = isl x (1 - h)                                    prompt tokens not found in the cache
-    prefill  = (2 P new + 4 L A new (isl - new / 2)) / (tp x F x eta_c) + L x o(tp)
+    prefill_compute = 2 P new / (tp x F x eta_c) + 4 L A new (isl - new / 2) / (tp x F x eta_a)
+    prefill  = prefill_compute + L x o(tp)
     TPOT     = step + (b / osl) x prefill_compute               chunked prefills share decode steps
-    TTFT     = prefill x (1 + q (b^p - 1)) + a x step + f       prefills that collide, steps to schedule,
-                                                                and f outside the GPU (HTTP, tokenizer)
+    life     = prefill + (osl - 1) x TPOT                       a request's time in its slot
+    rho      = min(b x prefill_compute / life, 0.95)            share of the replica's time spent prefilling
+    TTFT     = prefill x (1 + q rho / (1 - rho) + s (b - 1) / 2) + a x step + f
+
+TTFT has four parts beyond the prompt's own prefill: the M/D/1 wait ``rho / (1 - rho)`` behind other
+prompts (Pollaczek-Khinchine, prompts arriving at ``b / life`` in a closed loop of ``b`` clients),
+scaled by ``q``; the wave of the benchmark's synchronized clients, ``s (b - 1) / 2`` prefills ahead on
+average (fixed ISL/OSL keep a closed-loop client population in step, so a prompt lands behind half of
+the others); ``a`` decode steps to be scheduled; and ``f`` outside the GPU (HTTP, tokenizer).
+Attention FLOPs (the ``isl^2`` term) run at their own efficiency ``eta_a``: the fitted values (0.15
+TRT-LLM, 0.20 vLLM) are a quarter of the GEMMs', which is what makes long prompts slower than the
+linear FLOP count says. Under an arrival rate (:mod:`finops.sizing.queueing`) the wave and closed-loop
+terms give way to Kingman's queue.
 
 ``X`` routed-expert weight bytes per GPU of a mixture-of-experts model (0 for dense), of which a step
 reads the share its tokens route to: ``cover(b) = 1 - (1 - k / E)^b`` (``b`` tokens each picking
@@ -21,8 +33,8 @@ reads the share its tokens route to: ``cover(b) = 1 - (1 - k / E)^b`` (``b`` tok
 throughput at the weight precision, ``L`` layers, ``A = heads x head_dim``, ``o(tp)`` the engine's
 per-layer step overhead at that TP (interpolated in log2 tp), ``allreduce = 2 L x b x hidden x 2 bytes
 x (tp - 1) / tp / ar_bandwidth``. Prefill is compute-bound and decode memory-bound (seed 003:
-inference MFU 10-30 %, decode limited by bandwidth). The constants ``eta_bw, eta_c, o(1..8), ar, q, a,
-p, f`` are fitted per engine on NVIDIA AIConfigurator measurements (see :mod:`finops.sizing.calibration`
+inference MFU 10-30 %, decode limited by bandwidth). The constants ``eta_bw, eta_c, eta_a, o(1..8), ar,
+q, s, a, f`` are fitted per engine on NVIDIA AIConfigurator measurements (see :mod:`finops.sizing.calibration`
 and ``docs/performance.md``).
 
 >>> e = estimate("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, concurrency=16,

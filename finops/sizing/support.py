@@ -63,7 +63,7 @@ def check_supported(engine: str, gpu: str, precision: str) -> None:
     >>> check_supported("trtllm", "tpu-v5e", "bf16")
     Traceback (most recent call last):
     ...
-    finops.errors.InputError: trtllm does not serve bf16 weights on tpu-v5e
+    finops.errors.InputError: trtllm does not serve bf16 weights on tpu-v5e. Hint: engines for bf16 on tpu-v5e: vllm
     """
     if supports(engine, gpu, precision):
         return
