@@ -14,11 +14,11 @@ when every month succeeded, so a failure part-way writes nothing and memory stay
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
 from connectors.focus_table import FocusParquetWriter
+from finops.depreciation import month_index, month_label
 from finops.errors import InputError
 
 from .cost_explorer import cost_explorer_rows, fetch_cost_and_usage
@@ -30,16 +30,6 @@ from .session import AwsSession
 __all__ = ["COST_EXPLORER_SOURCES", "months", "pull_bills"]
 
 COST_EXPLORER_SOURCES = ("ce", "cost-explorer")
-_MONTH = re.compile(r"^(\d{4})-(0[1-9]|1[0-2])$")
-
-
-def _index(month: str) -> int:
-    match = _MONTH.match(month.strip())
-    if not match:
-        raise InputError(f"month must be YYYY-MM, got {month!r}", hint="e.g. --month 2026-05 or 2026-03..2026-05")
-    return int(match.group(1)) * 12 + int(match.group(2)) - 1
-
-
 def months(text: str) -> list[str]:
     """The months of ``YYYY-MM``, ``YYYY-MM..YYYY-MM`` (inclusive) or a comma-separated list.
 
@@ -48,15 +38,15 @@ def months(text: str) -> list[str]:
     """
     if ".." in text:
         first, _, last = text.partition("..")
-        start, end = _index(first), _index(last)
+        start, end = month_index(first), month_index(last)
         if end < start:
             raise InputError(f"month range {text!r} ends before it starts")
         indexes = list(range(start, end + 1))
     else:
-        indexes = sorted({_index(part) for part in text.split(",") if part.strip()})
+        indexes = sorted({month_index(part) for part in text.split(",") if part.strip()})
     if not indexes:
         raise InputError("no month given", hint="e.g. --month 2026-05")
-    return [f"{i // 12:04d}-{i % 12 + 1:02d}" for i in indexes]
+    return [month_label(i) for i in indexes]
 
 
 def _write_export_month(store: Any, month: str, gpu_of: GpuOf, writer: FocusParquetWriter) -> None:

@@ -32,7 +32,7 @@ from finops.errors import DependencyError, InputError, Location
 
 from . import mapping as m
 from .catalog import translate_errors
-from .normalize import export_row, focus_export_row, nest
+from .normalize import export_row, focus_export_row, month_period, nest
 
 __all__ = ["BIGQUERY_ENDPOINT_ENV", "BillQuery", "build_query", "export_kind", "parse_month", "pull_bills",
            "read_file_rows", "to_focus"]
@@ -59,12 +59,8 @@ def parse_month(month: str) -> tuple[str, datetime, datetime]:
     >>> parse_month("2026-05")[0]
     '202605'
     """
-    match = re.fullmatch(r"(\d{4})-(\d{2})", str(month).strip())
-    if not match or not 1 <= int(match.group(2)) <= 12:
-        raise InputError(f"month must be YYYY-MM, got {month!r}", hint="for example --month 2026-05")
-    year, number = int(match.group(1)), int(match.group(2))
-    start, end = datetime(year, number, 1), datetime(year + number // 12, number % 12 + 1, 1)
-    return f"{year:04d}{number:02d}", start, end
+    start, end = month_period(month)
+    return f"{start.year:04d}{start.month:02d}", start, end
 
 
 def export_kind(table: str) -> m.ExportKind:

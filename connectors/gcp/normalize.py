@@ -31,13 +31,14 @@ from typing import Any
 
 from connectors.focus_table import NAMES, cell, decimal_or_none, timestamp
 from connectors.focus_table import record as focus_record
+from finops.depreciation import month_index
 from finops.errors import InputError, UnknownNameError
 from finops.money import MONEY_CONTEXT
 
 from . import mapping as m
 from .skus import match_rule
 
-__all__ = ["billing_period", "export_row", "focus_export_row", "get", "nest"]
+__all__ = ["billing_period", "export_row", "focus_export_row", "get", "month_period", "nest"]
 
 _ZERO = Decimal(0)
 _HOUR_UNITS = ("hour", "hours", "h")
@@ -70,6 +71,21 @@ def get(row: Mapping[str, Any], path: str) -> Any:
     return value
 
 
+def month_period(month: str) -> tuple[datetime, datetime]:
+    """``YYYY-MM`` -> [its first day, the first day of the next month), naive UTC.
+
+    >>> month_period("2026-12")
+    (datetime.datetime(2026, 12, 1, 0, 0), datetime.datetime(2027, 1, 1, 0, 0))
+    """
+    index = month_index(month)
+    return _first_day(index), _first_day(index + 1)
+
+
+def _first_day(index: int) -> datetime:
+    year, month = divmod(index, 12)
+    return datetime(year, month + 1, 1)
+
+
 def billing_period(invoice_month: str) -> tuple[datetime, datetime]:
     """``YYYYMM`` (the export's ``invoice.month``) -> [first day, first day of the next month).
 
@@ -79,8 +95,7 @@ def billing_period(invoice_month: str) -> tuple[datetime, datetime]:
     text = str(invoice_month).replace("-", "")
     if len(text) != 6 or not text.isdigit() or not 1 <= int(text[4:]) <= 12:
         raise InputError(f"invoice month must be YYYYMM, got {invoice_month!r}")
-    year, month = int(text[:4]), int(text[4:])
-    return datetime(year, month, 1), datetime(year + month // 12, month % 12 + 1, 1)
+    return month_period(f"{text[:4]}-{text[4:]}")
 
 
 def _text(value: Any) -> Any:

@@ -174,7 +174,7 @@ def test_focus_export_gzip_csv(s3, data, tmp_path):
     ("none", "2026-05", InputError, "no Data Exports manifest for 2026-05"),
     ("two-exports", "2026-05", InputError, "several exports under"),
     ("missing-part", "2026-05", ProviderError, "which is not in s3://billing-exports/cur"),
-    ("none", "2026-13", InputError, "month must be YYYY-MM"),
+    ("none", "2026-13", InputError, "month must be 'YYYY-MM'"),
 ])
 def test_failures_write_nothing(s3, cur_rows, tmp_path, setup, month, error, text):
     if setup == "two-exports":

@@ -62,7 +62,7 @@ def test_cli_bills_pull_rejects_a_bad_month_with_exit_2(tmp_path, capsys):
     code = main(["bills", "pull", "--provider", "aws", "--source", str(tmp_path), "--month", "May-2026",
                  "--out", str(tmp_path / "x.parquet")])
     assert code == 2
-    assert "month must be YYYY-MM" in capsys.readouterr().err
+    assert "month must be 'YYYY-MM'" in capsys.readouterr().err
     assert not (tmp_path / "x.parquet").exists()
 
 
