@@ -23,13 +23,14 @@ import json
 import threading
 from datetime import UTC, datetime
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import duckdb
 import sqlglot
 from sqlglot import exp
+
+from ..gcp.local_server import JsonHandler, LocalServer
 
 PREFIX = "/bigquery/v2/projects/"
 
@@ -70,7 +71,7 @@ def _encode(value: Any, kind: str, int64_timestamps: bool) -> Any:
     return str(value)
 
 
-class BigQueryJobsServer:
+class BigQueryJobsServer(LocalServer):
     """``with BigQueryJobsServer(con, tables) as endpoint:`` on 127.0.0.1; ``requests`` records
     ``(method, path, query parameters, body)``."""
 
@@ -84,41 +85,24 @@ class BigQueryJobsServer:
         self.lock = threading.Lock()
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return None
-
+        class Handler(JsonHandler):
             def do_GET(self) -> None:
-                self._answer("GET")
+                self.answer("GET")
 
             def do_POST(self) -> None:
-                self._answer("POST")
+                self.answer("POST")
 
-            def _answer(self, method: str) -> None:
+            def answer(self, method: str) -> None:
                 url = urlparse(self.path)
                 params = {k: v[-1] for k, v in parse_qs(url.query).items()}
                 length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}") if length else {}
+                body = json.loads(self.rfile.read(length)) if length else {}
                 with server.lock:
                     server.requests.append((method, url.path, params, body))
                     status, answer = server.route(method, url.path, params, body)
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json; charset=UTF-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send_json(status, answer)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    def __enter__(self) -> str:
-        self.thread.start()
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(Handler)
 
     # ---- the API -------------------------------------------------------------------------------------
     def route(self, method: str, path: str, params: dict[str, str], body: dict[str, Any]) -> tuple[int, dict]:

@@ -23,6 +23,7 @@ from finops.reconcile.bills import VIEW, open_bills
 from finops.reconcile.dialects import remote_sql
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 
+from ..aws.conftest import aws_env, moto, moto_url  # noqa: F401  (the AWS tests' moto server fixtures)
 from .bigquery_jobs_server import BigQueryJobsServer, run_on_duckdb
 from .conftest import write_plan
 
@@ -76,55 +77,53 @@ def bigquery_env(monkeypatch):
     return monkeypatch
 
 
-def test_bigquery_engine_gives_the_local_totals_through_the_real_client(bills, plan, local_totals, tmp_path,
-                                                                        capsys, bigquery_env):
-    server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500)
-    with server as endpoint:
-        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
-        code, out, err = reconcile(capsys, plan, tmp_path, "--engine", "bigquery", "--table", BQ_TABLE,
-                                   "--project", "finops-jobs")
+@pytest.fixture
+def on_bigquery(bills, plan, capsys, bigquery_env):
+    """``run(out, engine="bigquery", **server_options) -> (server, exit code, stdout, stderr)``: the
+    command against a local BigQuery server holding the sample bills as ``BQ_TABLE``."""
+    def run(out, engine="bigquery", **options):
+        server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, **options)
+        with server as endpoint:
+            bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+            result = reconcile(capsys, plan, out, "--engine", engine, "--table", BQ_TABLE, "--project", "finops-jobs")
+        return (server, *result)
+
+    return run
+
+
+def page_tokens(server: BigQueryJobsServer) -> list[str]:
+    return [params["pageToken"] for _, _, params, _ in server.requests if "pageToken" in params]
+
+
+def test_bigquery_engine_gives_the_local_totals_through_the_real_client(on_bigquery, local_totals, tmp_path):
+    server, code, out, err = on_bigquery(tmp_path)
     assert (code, err) == (0, "")
     assert totals(out) == local_totals
     assert server.queries == [remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH)]
-    calls = [(method, path.rsplit("/", 1)[-1] if "/queries/" in path or "/jobs/" in path else path)
-             for method, path, _, _ in server.requests]
-    assert calls[0] == ("POST", "/bigquery/v2/projects/finops-jobs/queries")  # jobs.query, in the job project
-    tokens = [params["pageToken"] for method, path, params, _ in server.requests if "pageToken" in params]
-    assert tokens == ["500", "1000", "1500"]  # every page of the 1,599 groups read with getQueryResults
+    method, path, _, _ = server.requests[0]
+    assert (method, path) == ("POST", "/bigquery/v2/projects/finops-jobs/queries")  # jobs.query, in the job project
+    assert page_tokens(server) == ["500", "1000", "1500"]  # every page of the 1,599 groups, by getQueryResults
     assert (tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx").is_file()
 
 
-def test_a_job_still_running_is_waited_for(bills, plan, local_totals, tmp_path, capsys, bigquery_env):
-    server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, running_polls=3)
-    with server as endpoint:
-        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
-        code, out, _ = reconcile(capsys, plan, tmp_path, "--engine", "bigquery", "--table", BQ_TABLE,
-                                 "--project", "finops-jobs")
+def test_a_job_still_running_is_waited_for(on_bigquery, local_totals, tmp_path):
+    server, code, out, _ = on_bigquery(tmp_path, running_polls=3)
     assert code == 0 and totals(out) == local_totals
     assert server.running_polls == 0  # jobs.query and the client's first two status requests saw it running
-    polls = [params for method, path, params, _ in server.requests if "/queries/" in path and "pageToken" not in params]
+    polls = [params for _, path, params, _ in server.requests if "/queries/" in path and "pageToken" not in params]
     assert len(polls) >= 2  # the client polled jobs.getQueryResults until jobComplete
 
 
-def test_a_server_error_mid_pagination_is_retried(bills, plan, local_totals, tmp_path, capsys, bigquery_env):
-    server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, fail_pages=2)
-    with server as endpoint:
-        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
-        code, out, _ = reconcile(capsys, plan, tmp_path, "--engine", "bq", "--table", BQ_TABLE,
-                                 "--project", "finops-jobs")
+def test_a_server_error_mid_pagination_is_retried(on_bigquery, local_totals, tmp_path):
+    server, code, out, _ = on_bigquery(tmp_path, engine="bq", fail_pages=2)
     assert code == 0 and totals(out) == local_totals
-    tokens = [params["pageToken"] for _, _, params, _ in server.requests if "pageToken" in params]
-    assert tokens == ["500", "500", "500", "1000", "1500"]  # two 503s on the first page, then success
+    assert page_tokens(server) == ["500", "500", "500", "1000", "1500"]  # two 503s on the first page, then success
 
 
-def test_a_persistent_failure_exits_2_with_a_clear_message_and_writes_nothing(bills, plan, tmp_path, capsys,
-                                                                                bigquery_env):
+def test_a_persistent_failure_exits_2_with_a_clear_message_and_writes_nothing(on_bigquery, tmp_path):
     out_dir = tmp_path / "reviews"
-    with BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, fail_pages=10_000) as endpoint:
-        bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
-        started = datetime.now()
-        code, out, err = reconcile(capsys, plan, out_dir, "--engine", "bigquery", "--table", BQ_TABLE,
-                                   "--project", "finops-jobs")
+    started = datetime.now()
+    _, code, out, err = on_bigquery(out_dir, fail_pages=10_000)
     assert (datetime.now() - started).total_seconds() < 10  # FINOPS_GCP_RETRY_TIMEOUT bounds the retries
     assert code == 2 and out == ""
     assert "BigQuery kept failing while running the FOCUS aggregation" in err and "Traceback" not in err
@@ -168,36 +167,19 @@ def athena_text(value) -> dict:
     return {"VarCharValue": str(value)}
 
 
-@pytest.fixture(scope="module")
-def moto_endpoint():
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
-
-
 @pytest.fixture
-def athena(moto_endpoint, monkeypatch, tmp_path):
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "FINOPS_ATHENA_DATABASE", "FINOPS_ATHENA_WORKGROUP",
-                 "FINOPS_ATHENA_OUTPUT_LOCATION"):
+def athena(request, monkeypatch):
+    """The AWS tests' moto server (fake credentials, us-east-1, state reset), no Athena settings in the environment."""
+    endpoint = request.getfixturevalue("moto")
+    for name in ("FINOPS_ATHENA_DATABASE", "FINOPS_ATHENA_WORKGROUP", "FINOPS_ATHENA_OUTPUT_LOCATION"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
-    urllib.request.urlopen(urllib.request.Request(f"{moto_endpoint}/moto-api/reset", method="POST")).read()
-    return moto_endpoint
+    return endpoint
 
 
 def queue_athena_result(endpoint: str, columns: list[tuple[str, str]], rows: list[tuple]) -> None:
     info = [athena_column(name, kind) for name, kind in columns]
     label_row = {"Data": [{"VarCharValue": name} for name, _ in columns]}
-    body = {"region": "eu-west-1",
+    body = {"region": "us-east-1",
             "results": [{"column_info": info,
                          "rows": [label_row] + [{"Data": [athena_text(v) for v in row]} for row in rows]}]}
     request = urllib.request.Request(f"{endpoint}/moto-api/static/athena/query-results", method="POST",
@@ -206,7 +188,7 @@ def queue_athena_result(endpoint: str, columns: list[tuple[str, str]], rows: lis
 
 
 def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_totals, athena, tmp_path, capsys):
-    client = boto3.client("athena", region_name="eu-west-1")
+    client = boto3.client("athena", region_name="us-east-1")
     client.create_work_group(Name="finops", Configuration={})
     sql = remote_sql("athena", ATHENA_TABLE, SAMPLE_MONTH)
     queue_athena_result(athena, *run_on_duckdb(bills, sql, "athena", {ATHENA_TABLE: VIEW}))
@@ -214,7 +196,7 @@ def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_t
                                "--workgroup", "finops", "--output-location", "s3://finops-athena/results/")
     assert (code, err) == (0, "")
     assert totals(out) == local_totals
-    client = boto3.client("athena", region_name="eu-west-1")
+    client = boto3.client("athena", region_name="us-east-1")
     (query_id,) = client.list_query_executions()["QueryExecutionIds"]
     execution = client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
     assert execution["Query"] == sql  # the results served are DuckDB's answer to exactly the SQL sent
@@ -228,7 +210,7 @@ def test_athena_settings_come_from_the_environment(bills, plan, athena, tmp_path
     queue_athena_result(athena, *run_on_duckdb(bills, sql, "athena", {"focus_1_2": VIEW}))
     code, _, _ = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", "focus_1_2")
     assert code == 0
-    client = boto3.client("athena", region_name="eu-west-1")
+    client = boto3.client("athena", region_name="us-east-1")
     (query_id,) = client.list_query_executions()["QueryExecutionIds"]
     execution = client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
     assert execution["QueryExecutionContext"] == {"Database": "focus_db"}
