@@ -2,13 +2,14 @@
 
 The flow is Athena's own (API reference, ``StartQueryExecution`` / ``GetQueryExecution`` /
 ``GetQueryResults``): start the query, poll its state with a growing pause (0.2 s doubling to 5 s)
-for at most ``FINOPS_ATHENA_TIMEOUT`` seconds (default 900; a query still running then is stopped
-and reported as transient), then read every page of the result set. Athena returns every value as
-text (``VarCharValue``; a NULL has none) with the column types in ``ResultSetMetadata.ColumnInfo``;
-:func:`typed` turns each value back into its type: ``decimal`` -> :class:`~decimal.Decimal`,
-integers -> ``int``, ``boolean`` -> ``bool``, timestamps -> naive UTC :class:`~datetime.datetime`
-(as DuckDB returns them locally), ``date`` -> :class:`~datetime.date`. The first row of a SELECT's
-first page repeats the column labels and is skipped.
+for at most ``FINOPS_ATHENA_TIMEOUT`` seconds (default 900), then read every page of the result set.
+A query still running at the deadline is stopped and reported as transient; Ctrl-C stops it too, so
+no query is left scanning. Athena returns every value as text (``VarCharValue``; a NULL has none)
+with the column types in ``ResultSetMetadata.ColumnInfo``; :func:`typed` turns each value back into
+its type: ``decimal`` -> :class:`~decimal.Decimal`, integers -> ``int``, ``boolean`` -> ``bool``,
+timestamps -> naive UTC :class:`~datetime.datetime` (as DuckDB returns them locally), ``date`` ->
+:class:`~datetime.date`. The first row of a SELECT's first page repeats the column labels and is
+skipped.
 
 Where the query runs: ``database`` (``FINOPS_ATHENA_DATABASE``) resolves unqualified table names,
 ``workgroup`` (``FINOPS_ATHENA_WORKGROUP``, else ``primary``) and ``output_location``
@@ -125,8 +126,17 @@ def run_query(sql: str, *, database: str | None = None, workgroup: str | None = 
         request["ResultConfiguration"] = {"OutputLocation": output_location}
     with translated("athena", "start_query_execution", client):
         query_id = client.start_query_execution(**request)["QueryExecutionId"]
-    _wait(client, query_id, _timeout() if timeout is None else timeout)
+    try:
+        _wait(client, query_id, _timeout() if timeout is None else timeout)
+    except KeyboardInterrupt:  # Ctrl-C: do not leave the query scanning (and billing) in Athena
+        _stop(client, query_id)
+        raise
     return _rows(client, query_id)
+
+
+def _stop(client: Any, query_id: str) -> None:
+    with translated("athena", "stop_query_execution", client):
+        client.stop_query_execution(QueryExecutionId=query_id)
 
 
 def _wait(client: Any, query_id: str, timeout: float) -> None:
@@ -142,8 +152,7 @@ def _wait(client: Any, query_id: str, timeout: float) -> None:
         if state not in _RUNNING:
             raise _failure(query_id, state, status)
         if time.monotonic() + pause > deadline:
-            with translated("athena", "stop_query_execution", client):
-                client.stop_query_execution(QueryExecutionId=query_id)
+            _stop(client, query_id)
             raise TransientProviderError(f"Athena query {query_id} was still {state} after {timeout:g} s; stopped it",
                                          hint=f"try again, or allow longer with {TIMEOUT_ENV}=SECONDS")
         time.sleep(pause)
@@ -176,5 +185,9 @@ def _rows(client: Any, query_id: str) -> list[tuple[Any, ...]]:
             if len(values) != len(columns):
                 raise ProviderError(f"Athena query {query_id} returned a row of {len(values)} values for "
                                     f"{len(columns)} columns", hint="run the query again; report it if it persists")
-            rows.append(tuple(typed(text, column) for text, column in zip(values, columns, strict=True)))
+            try:
+                rows.append(tuple(typed(text, column) for text, column in zip(values, columns, strict=True)))
+            except (ValueError, ArithmeticError) as exc:
+                raise ProviderError(f"Athena query {query_id} returned a value that does not read as its column "
+                                    f"type: {exc}", hint="check the table's column types against FOCUS") from exc
     return rows

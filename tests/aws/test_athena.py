@@ -122,6 +122,27 @@ def test_a_query_still_running_at_the_deadline_is_stopped(session):
     assert "FINOPS_ATHENA_TIMEOUT" in caught.value.hint
 
 
+def test_ctrl_c_while_waiting_stops_the_query(session):
+    def interrupt(**_):
+        raise KeyboardInterrupt
+
+    expect_start(session, QueryString="SELECT 1", WorkGroup="primary")
+    session.stub.add_response("stop_query_execution", {}, {"QueryExecutionId": "q-1"})
+    session.athena.meta.events.register("provide-client-params.athena.GetQueryExecution", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_query("SELECT 1", session=session)
+
+
+def test_a_value_that_does_not_read_as_its_type_is_a_provider_error(session):
+    expect_start(session, QueryString="SELECT 1", WorkGroup="primary")
+    expect_state(session, "SUCCEEDED")
+    session.stub.add_response("get_query_results", {"ResultSet": {
+        "Rows": [{"Data": [datum("billed_cost")]}, {"Data": [datum("n/a")]}],
+        "ResultSetMetadata": {"ColumnInfo": [column("billed_cost", "decimal")]}}}, {"QueryExecutionId": "q-1"})
+    with pytest.raises(ProviderError, match="does not read as its column type"):
+        run_query("SELECT 1", session=session)
+
+
 def test_api_errors_are_translated(session):
     session.stub.add_client_error("start_query_execution", "InvalidRequestException",
                                   "WorkGroup finops is not found", http_status_code=400)
