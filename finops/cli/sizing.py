@@ -89,6 +89,9 @@ def register(app: typer.Typer) -> None:
         for key, value in rows:
             table.add_row(key, f"{value:,.3f}" if isinstance(value, float) else str(value))
         console.print(table)
+        if not result.calibrated:
+            console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision} was not in the "
+                          "calibration data; these latencies are extrapolated (docs/performance.md)")
         if not result.fits:
             console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
                           "precision or a larger GPU")

@@ -183,3 +183,6 @@ def test_estimate_json_says_whether_it_is_calibrated(capsys):
     code, out, err = _run(capsys, ["estimate", "--model", "llama-3.1-8b", "--gpu", "tpu-v5e", "--precision", "bf16",
                                    "--isl", "1024", "--osl", "256", "--engine", "sglang"])
     assert code == 2 and "sglang does not serve bf16 weights on tpu-v5e" in out + err
+    code, out, _ = _run(capsys, ["estimate", "--model", "llama-3.1-8b", "--gpu", "l40s", "--precision", "fp8",
+                                 "--isl", "512", "--osl", "128", "--concurrency", "16", "--engine", "sglang"])
+    assert code == 0 and "extrapolated" in out
