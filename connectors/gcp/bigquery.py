@@ -5,9 +5,9 @@ Queries go through ``Client.query_and_wait`` (``jobs.query``, then ``jobs.getQue
 page when the result does not fit the first response). Every API call, each page included, is
 retried with BigQuery's own predicate (``rateLimitExceeded``, ``backendError``, ``internalError``,
 429/500/502/503) and exponential backoff, for at most ``FINOPS_GCP_RETRY_TIMEOUT`` seconds in all
-(default 120); the same budget bounds re-running a job that failed transiently. What still fails is
-a :class:`~finops.errors.TransientProviderError` (retryable) or a
-:class:`~finops.errors.ProviderError`.
+(default 120); the same budget bounds re-running a job that failed transiently. A job still running
+after ``FINOPS_GCP_QUERY_TIMEOUT`` seconds (default 900) is cancelled. What still fails is a
+:class:`~finops.errors.TransientProviderError` (retryable) or a :class:`~finops.errors.ProviderError`.
 
 Values come back as the client decodes them from the REST rows: NUMERIC and BIGNUMERIC as
 :class:`~decimal.Decimal`, INT64 as ``int``, BOOL as ``bool``, FLOAT64 as ``float``. TIMESTAMPs
@@ -24,16 +24,20 @@ datetime.datetime(2026, 5, 31, 23, 0)
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from typing import Any
 
-from finops.errors import DependencyError, InputError
+from finops.errors import DependencyError, InputError, TransientProviderError
 
 from .bills import BIGQUERY_ENDPOINT_ENV, _bigquery_client
 from .catalog import RetrySettings, translate_errors
 
-__all__ = ["naive_utc", "run_query"]
+__all__ = ["QUERY_TIMEOUT_ENV", "naive_utc", "run_query"]
 
+#: Seconds to wait for a query job to finish before cancelling it (default 900).
+QUERY_TIMEOUT_ENV = "FINOPS_GCP_QUERY_TIMEOUT"
+_DEFAULT_QUERY_TIMEOUT = "900"
 _API = "BigQuery"
 
 
@@ -70,5 +74,18 @@ def run_query(sql: str, *, project: str | None = None, client: Any = None) -> li
             raise InputError("no Google Cloud project to run the BigQuery job in",
                              hint="pass --project, or set GOOGLE_CLOUD_PROJECT")
         call_retry, job_retry = _retries(RetrySettings.from_env())
-        rows = client.query_and_wait(sql, retry=call_retry, job_retry=job_retry)
+        wait = _wait_timeout()
+        try:
+            rows = client.query_and_wait(sql, retry=call_retry, job_retry=job_retry, wait_timeout=wait)
+        except TimeoutError as exc:  # the client has cancelled the job
+            raise TransientProviderError(f"the BigQuery job was still running after {wait:g} s; cancelled it",
+                                         hint=f"try again, or allow longer with {QUERY_TIMEOUT_ENV}=SECONDS") from exc
         return [tuple(naive_utc(value) for value in row.values()) for row in rows]
+
+
+def _wait_timeout() -> float:
+    value = os.environ.get(QUERY_TIMEOUT_ENV) or _DEFAULT_QUERY_TIMEOUT
+    try:
+        return float(value)
+    except ValueError:
+        raise InputError(f"{QUERY_TIMEOUT_ENV} must be a number of seconds, got {value!r}") from None

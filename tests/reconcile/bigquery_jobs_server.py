@@ -4,8 +4,8 @@ It speaks what ``google-cloud-bigquery``'s ``query_and_wait`` uses
 (https://cloud.google.com/bigquery/docs/reference/rest/v2/jobs):
 
 - ``POST /bigquery/v2/projects/{p}/queries`` (``jobs.query``);
-- ``GET .../queries/{jobId}`` (``jobs.getQueryResults``, paged by ``pageToken``) and ``GET .../jobs/{jobId}``
-  (``jobs.get``).
+- ``GET .../queries/{jobId}`` (``jobs.getQueryResults``, paged by ``pageToken``), ``GET .../jobs/{jobId}``
+  (``jobs.get``) and ``POST .../jobs/{jobId}/cancel`` (``jobs.cancel``).
 
 A received query is parsed as BigQuery SQL with sqlglot, its table names are mapped to DuckDB
 relations (``tables``), and it runs on the given DuckDB connection. Results are encoded as the
@@ -81,6 +81,7 @@ class BigQueryJobsServer(LocalServer):
         self.running_polls = running_polls
         self.requests: list[tuple[str, str, dict[str, str], dict[str, Any]]] = []
         self.queries: list[str] = []
+        self.cancelled: list[str] = []
         self.jobs: dict[str, tuple[list[dict[str, str]], list[dict[str, Any]]]] = {}
         self.lock = threading.Lock()
         server = self
@@ -117,6 +118,10 @@ class BigQueryJobsServer(LocalServer):
             return 200, self.page(project, job, params | {"maxResults": body.get("maxResults")},
                                   body.get("formatOptions", {}).get("useInt64Timestamp", False),
                                   kind="bigquery#queryResponse")
+        if method == "POST" and kind == "jobs" and job_id.endswith("/cancel"):  # jobs.cancel
+            self.cancelled.append(job_id.removesuffix("/cancel"))
+            return 200, {"kind": "bigquery#jobCancelResponse",
+                         "job": self.job_resource(project, self.cancelled[-1], "DONE")}
         if method == "GET" and kind == "jobs" and job_id in self.jobs:  # jobs.get
             state = "RUNNING" if self.still_running(job_id) else "DONE"
             return 200, self.job_resource(project, job_id, state)

@@ -114,6 +114,15 @@ def test_a_job_still_running_is_waited_for(on_bigquery, local_totals, tmp_path):
     assert len(polls) >= 2  # the client polled jobs.getQueryResults until jobComplete
 
 
+def test_a_job_past_the_wait_timeout_is_cancelled_and_exits_2(on_bigquery, tmp_path, bigquery_env):
+    bigquery_env.setenv("FINOPS_GCP_QUERY_TIMEOUT", "0.5")
+    server, code, out, err = on_bigquery(tmp_path / "reviews", running_polls=1_000_000)
+    assert code == 2 and out == ""
+    assert "BigQuery job was still running after 0.5 s; cancelled it" in err
+    assert server.cancelled == list(server.jobs)  # jobs.cancel for the one job
+    assert not (tmp_path / "reviews").exists()
+
+
 def test_a_server_error_mid_pagination_is_retried(on_bigquery, local_totals, tmp_path):
     server, code, out, _ = on_bigquery(tmp_path, engine="bq", fail_pages=2)
     assert code == 0 and totals(out) == local_totals
