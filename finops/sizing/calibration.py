@@ -67,9 +67,9 @@ _PARAMETERS: dict[str, tuple[float, float, float]] = {
     "o4": (0.05, 500.0, 40.0),
     "o8": (0.05, 500.0, 50.0),
     "allreduce_gbps": (1.0, 5000.0, 50.0),
-    "attention_efficiency": (0.01, 1.0, 0.3),
     "prefill_queue": (1e-3, 50.0, 1.0),
     "prefill_burst": (1e-4, 5.0, 0.1),
+    "link_efficiency": (0.05, 1.0, 0.5),
     "ttft_steps": (1e-3, 50.0, 2.0),
     "ttft_fixed_ms": (0.01, 500.0, 20.0),
 }

@@ -9,7 +9,8 @@ seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-
     compute  = b x (2 P + 4 L A ctx) / (tp x F x eta_c)         decode FLOPs (active params P)
     step     = max(memory, compute) + L x o(tp) + allreduce(b, tp)
     new      = isl x (1 - h)                                    prompt tokens not found in the cache
-    prefill_compute = 2 P new / (tp x F x eta_c) + 4 L A new (isl - new / 2) / (tp x F x eta_a)
+    prefill_compute = (2 P new + 4 L A new (isl - new / 2)) / (tp x F x eta_c) + prefill_allreduce
+    prefill_allreduce = 2 L x new x hidden x 2 bytes x (tp - 1) / tp / (link x eta_link)
     prefill  = prefill_compute + L x o(tp)
     TPOT     = step + (b / osl) x prefill_compute               chunked prefills share decode steps
     life     = prefill + (osl - 1) x TPOT                       a request's time in its slot
@@ -21,10 +22,11 @@ prompts (Pollaczek-Khinchine, prompts arriving at ``b / life`` in a closed loop 
 scaled by ``q``; the wave of the benchmark's synchronized clients, ``s (b - 1) / 2`` prefills ahead on
 average (fixed ISL/OSL keep a closed-loop client population in step, so a prompt lands behind half of
 the others); ``a`` decode steps to be scheduled; and ``f`` outside the GPU (HTTP, tokenizer).
-Attention FLOPs (the ``isl^2`` term) run at their own efficiency ``eta_a``: the fitted values (0.15
-TRT-LLM, 0.20 vLLM) are a quarter of the GEMMs', which is what makes long prompts slower than the
-linear FLOP count says. Under an arrival rate (:mod:`finops.sizing.queueing`) the wave and closed-loop
-terms give way to Kingman's queue.
+A prompt's activations cross the TP group twice per layer: unlike a decode step's few-KB all-reduce
+(latency-bound, ``ar``), that is ``new x hidden x 2`` bytes per layer, bandwidth-bound on the GPU link
+(``link``: NVLink, Infinity Fabric, ICI, PCIe from the catalog) at a fitted share ``eta_link``.
+Under an arrival rate (:mod:`finops.sizing.queueing`) the wave and closed-loop terms give way to
+Kingman's queue.
 
 ``X`` routed-expert weight bytes per GPU of a mixture-of-experts model (0 for dense), of which a step
 reads the share its tokens route to: ``cover(b) = 1 - (1 - k / E)^b`` (``b`` tokens each picking
@@ -33,9 +35,9 @@ reads the share its tokens route to: ``cover(b) = 1 - (1 - k / E)^b`` (``b`` tok
 throughput at the weight precision, ``L`` layers, ``A = heads x head_dim``, ``o(tp)`` the engine's
 per-layer step overhead at that TP (interpolated in log2 tp), ``allreduce = 2 L x b x hidden x 2 bytes
 x (tp - 1) / tp / ar_bandwidth``. Prefill is compute-bound and decode memory-bound (seed 003:
-inference MFU 10-30 %, decode limited by bandwidth). The constants ``eta_bw, eta_c, eta_a, o(1..8), ar,
-q, s, a, f`` are fitted per engine on NVIDIA AIConfigurator measurements (see :mod:`finops.sizing.calibration`
-and ``docs/performance.md``).
+inference MFU 10-30 %, decode limited by bandwidth). The constants ``eta_bw, eta_c, o(1..8), ar, q, s,
+a, f, eta_link`` are fitted per engine on NVIDIA AIConfigurator measurements (see
+:mod:`finops.sizing.calibration` and ``docs/performance.md``).
 
 >>> e = estimate("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, concurrency=16,
 ...              engine="trtllm")
@@ -86,8 +88,8 @@ class EngineConstants:
     prefill_queue: float                 # q: scales the M/D/1 wait rho / (1 - rho) behind other prefills
     ttft_steps: float                    # a: decode steps a new request waits to be scheduled
     ttft_fixed_ms: float                 # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
-    attention_efficiency: float          # eta_a: share of dense peak FLOPS attention (softmax(QK^T)V) reaches
     prefill_burst: float                 # s: share of the other b - 1 prefills a new one lands behind
+    link_efficiency: float               # eta_link: share of the GPU link bandwidth a prefill all-reduce reaches
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(getattr(self, f.name)) if f.name == "step_overhead_us_per_layer"
@@ -197,6 +199,7 @@ class ReplicaPhysics:
     bandwidth: Any            # bytes/s per GPU
     flops: Any                # dense FLOP/s per GPU at the compute precision
     tp: Any
+    link_bandwidth: Any = 0.0  # bytes/s per GPU over the scale-up link (NVLink, Infinity Fabric, ICI)
     expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
 
@@ -223,7 +226,8 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p),
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
         attention_width=float(model.num_attention_heads * model.head_dim),
-        bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp))
+        bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
+        link_bandwidth=gpu.interconnect_gbps * 1e9)
 
 
 @dataclass(frozen=True)
@@ -233,7 +237,7 @@ class Latency:
     ttft: Any
     tpot: Any
     prefill: Any            # one prompt alone: compute plus one step's overhead
-    prefill_compute: Any    # the compute part, which a chunked prefill adds to decode steps
+    prefill_compute: Any    # FLOPs and all-reduce of one prompt: what a chunked prefill adds to decode steps
     step: Any
     step_bytes: Any         # bytes one decode step reads per GPU (weights touched + KV)
 
@@ -283,8 +287,10 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
                          / (c.allreduce_gbps * 1e9), 0.0)
     step = np.maximum(memory, compute) + overhead + allreduce
     new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
-    prefill_compute = 2.0 * p.active_params * new / group_flops \
-        + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0) / (p.tp * p.flops * c.attention_efficiency)
+    prefill_allreduce = np.where(np.asarray(p.tp) > 1, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
+                                 / (p.link_bandwidth * c.link_efficiency), 0.0)
+    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0)) \
+        / group_flops + prefill_allreduce
     prefill = prefill_compute + overhead
     tpot = step + (b / osl) * prefill_compute
     life = prefill + (osl - 1.0) * tpot                  # one request's time in its slot, unqueued
