@@ -33,7 +33,8 @@ def test_reads_the_template_built_by_the_workbook_face(template_plan):
     assert len(plan.usage) == len(demo_plan.USAGE)
     first = plan.budget[0]
     assert (first.month, first.plan_line, first.category, first.amount.amount, first.amount.currency,
-            first.planned_mtokens) == ("2026-05", "aws-inference-prod", "OPEX", Decimal(15000), "USD", Decimal(1200))
+            first.planned_mtokens) == ("2026-05", "aws-inference-prod", "OPEX", Decimal(demo_plan.BUDGET[0][5]), "USD",
+                                       Decimal(1200))
     l40s = plan.assets[2]
     assert (l40s.purchase_date, l40s.in_service_date, l40s.life_months) == (date(2026, 4, 20), date(2026, 5, 4), 48)
     assert plan.assets[0].in_service_date == plan.assets[0].purchase_date  # blank = purchase date
