@@ -10,9 +10,12 @@ turns each on-demand or reserved observation into a Price List product document 
 ``get_products`` returns; a reserved one has a standard-class ``Reserved`` term) and each spot observation
 into a :class:`~connectors.aws.spot.SpotSummary`, and prices them with the same
 :func:`~connectors.aws.pricing.price_rows` and :func:`~connectors.aws.spot.spot_rows` a live pull uses;
-so the snapshot has exactly the live rows' form. A recorded reserved price is a No Upfront hourly fee
-(the whole price of that term; the other payment options need their upfront fee, which no recorded
-source gives). Run ``python -m connectors.aws.snapshot OUT`` to
+so the snapshot has exactly the live rows' form. A recorded reserved price is the term's *effective*
+hourly rate (hourly fee + upfront fee / hours in the term, as public price catalogs publish it): for No
+Upfront that is the hourly fee; for All Upfront the document carries a zero hourly fee and the upfront fee
+``price x hours in the term`` (8,760 or 26,280), which the mapper amortizes back to exactly ``price``.
+Partial Upfront cannot be recorded that way (the split between fee and hourly rate is not in the
+effective rate). Run ``python -m connectors.aws.snapshot OUT`` to
 rebuild it.
 """
 
@@ -42,7 +45,9 @@ _COLUMNS = ("instance_type", "region", "pricing_model", "payment_option", "zone"
 _OPTIONAL = ("payment_option", "zone")
 #: price-book reserved pricing model -> Price List ``LeaseContractLength``
 _LEASES = {model: lease for lease, (model, _hours) in LEASE_TERMS.items()}
-_RECORDED_KINDS = {"on_demand": "", "spot": "", **{model: "no_upfront" for model in _LEASES}}
+_HOURS = {model: hours for _lease, (model, hours) in LEASE_TERMS.items()}
+#: pricing model -> the payment options a recorded price may have
+_RECORDED_KINDS = {"on_demand": ("",), "spot": ("",), **{model: ("no_upfront", "all_upfront") for model in _LEASES}}
 
 
 def recorded_observations(text: str | None = None) -> list[dict[str, str]]:
@@ -59,41 +64,47 @@ def recorded_observations(text: str | None = None) -> list[dict[str, str]]:
             raise InputError(f"recorded price without {', '.join(missing) or 'a known pricing_model'}",
                              where=Location(file=RECORDED, row=line),
                              hint=f"pricing_model is one of {', '.join(_RECORDED_KINDS)}")
-        if row["payment_option"] != _RECORDED_KINDS[row["pricing_model"]]:
+        allowed = _RECORDED_KINDS[row["pricing_model"]]
+        if row["payment_option"] not in allowed:
             raise InputError(f"a recorded {row['pricing_model']} price needs payment_option "
-                             f"{_RECORDED_KINDS[row['pricing_model']] or 'empty'}, got {row['payment_option']!r}",
+                             f"{' or '.join(o or 'empty' for o in allowed)}, got {row['payment_option']!r}",
                              where=Location(file=RECORDED, row=line),
-                             hint="a reserved price is recorded as its No Upfront hourly fee")
+                             hint="a reserved price is its effective hourly rate; partial upfront cannot be split")
     return rows
 
 
 def product_document(instance_type: str, region: str, hourly: str, currency: str = "USD",
-                     pricing_model: str = "on_demand") -> dict[str, Any]:
+                     pricing_model: str = "on_demand", payment_option: str = "") -> dict[str, Any]:
     """A Price List product document with one term, as ``get_products`` returns it: on-demand, or (for
-    ``reserved_1y`` / ``reserved_3y``) a standard No Upfront reserved term whose hourly fee is ``hourly``.
+    ``reserved_1y`` / ``reserved_3y``) a standard reserved term whose effective hourly rate is ``hourly``,
+    No Upfront (an hourly fee) or All Upfront (an upfront fee of ``hourly`` x the term's hours).
 
     >>> doc = product_document("g6.xlarge", "us-east-1", "0.8048")
     >>> doc["product"]["attributes"]["location"], doc["terms"]["OnDemand"]["REC.g6.xlarge.us-east-1.OD"]["sku"]
     ('US East (N. Virginia)', 'REC.g6.xlarge.us-east-1')
-    >>> term, = product_document("g6.xlarge", "us-east-1", "0.52392", pricing_model="reserved_1y")["terms"][
-    ...     "Reserved"].values()
-    >>> term["termAttributes"]["LeaseContractLength"], term["termAttributes"]["PurchaseOption"]
-    ('1yr', 'No Upfront')
+    >>> term, = product_document("g6.xlarge", "us-east-1", "0.489041", pricing_model="reserved_1y",
+    ...                          payment_option="all_upfront")["terms"]["Reserved"].values()
+    >>> [(d["unit"], d["pricePerUnit"]["USD"]) for d in term["priceDimensions"].values()]
+    [('Hrs', '0'), ('Quantity', '4283.999160')]
     """
     sku = f"REC.{instance_type}.{region}"
+    dimensions = {"HRS": ("Hrs", hourly)}
     code, kind, attributes = "OD", "OnDemand", {}
     if pricing_model != "on_demand":
-        option = next(name for name, value in PURCHASE_OPTIONS.items() if value == "no_upfront")
+        option = next(name for name, value in PURCHASE_OPTIONS.items() if value == payment_option)
         code, kind = f"RI{_LEASES[pricing_model]}", "Reserved"
         attributes = {"LeaseContractLength": _LEASES[pricing_model], "OfferingClass": "standard",
                       "PurchaseOption": option}
+        if payment_option == "all_upfront":
+            dimensions = {"HRS": ("Hrs", "0"), "UPF": ("Quantity", str(to_decimal(hourly) * _HOURS[pricing_model]))}
     return {"product": {"sku": sku, "productFamily": "Compute Instance",
                         "attributes": {**PRODUCT_FILTERS, "instanceType": instance_type, "regionCode": region,
                                        "location": location_of(region)}},
             "serviceCode": "AmazonEC2",
-            "terms": {kind: {f"{sku}.{code}": {"sku": sku, "offerTermCode": code, "termAttributes": attributes,
-                                               "priceDimensions": {f"{sku}.{code}.HRS": {
-                                                   "unit": "Hrs", "pricePerUnit": {currency: hourly}}}}}}}
+            "terms": {kind: {f"{sku}.{code}": {
+                "sku": sku, "offerTermCode": code, "termAttributes": attributes,
+                "priceDimensions": {f"{sku}.{code}.{key}": {"unit": unit, "pricePerUnit": {currency: amount}}
+                                    for key, (unit, amount) in dimensions.items()}}}}}
 
 
 def build_snapshot(observations: Iterable[Mapping[str, str]], *, gpu_of: GpuLookup) -> PriceBook:
@@ -102,7 +113,7 @@ def build_snapshot(observations: Iterable[Mapping[str, str]], *, gpu_of: GpuLook
     for obs in observations:
         if obs["pricing_model"] != "spot":
             document = product_document(obs["instance_type"], obs["region"], obs["price"],
-                                        pricing_model=obs["pricing_model"])
+                                        pricing_model=obs["pricing_model"], payment_option=obs["payment_option"])
             rows += price_rows(document, gpu_of=gpu_of, as_of=obs["as_of"], source=obs["source"])
         else:
             price = to_decimal(obs["price"])

@@ -49,8 +49,8 @@ _HEADER = "instance_type,region,pricing_model,payment_option,zone,price,source,a
 @pytest.mark.parametrize("row, refusal", [
     ("g6.xlarge,us-east-1,on_demand,,,0.8048,,2026-11-30", "without source"),
     ("g6.xlarge,us-east-1,savings_plan_1y,,,0.5,a page,2026-11-30", "a known pricing_model"),
-    ("g6.xlarge,us-east-1,reserved_1y,,,0.52392,a page,2026-11-30", "needs payment_option no_upfront"),
-    ("g6.xlarge,us-east-1,reserved_1y,all_upfront,,0.52392,a page,2026-11-30", "needs payment_option no_upfront"),
+    ("g6.xlarge,us-east-1,reserved_1y,,,0.52392,a page,2026-11-30", "needs payment_option no_upfront or all"),
+    ("g6.xlarge,us-east-1,reserved_3y,partial_upfront,,0.34,a page,2026-11-30", "needs payment_option no_upfront or"),
     ("g6.xlarge,us-east-1,on_demand,no_upfront,,0.8048,a page,2026-11-30", "needs payment_option empty"),
 ])
 def test_a_recorded_row_that_cannot_be_priced_is_refused(row, refusal):
@@ -58,17 +58,22 @@ def test_a_recorded_row_that_cannot_be_priced_is_refused(row, refusal):
         recorded_observations(_HEADER + row + "\n")
 
 
-@pytest.mark.parametrize("instance_type, region, model, option, hourly, per_gpu", [
-    ("p4d.24xlarge", "us-east-1", "on_demand", "", "21.957642", "2.74470525"),
-    ("p4d.24xlarge", "us-east-1", "reserved_1y", "no_upfront", "13.921094", "1.74013675"),
-    ("g6e.xlarge", "us-west-2", "reserved_1y", "no_upfront", "1.17243", "1.17243"),
-    ("trn1.32xlarge", "us-east-1", "on_demand", "", "21.5", "1.34375"),
+@pytest.mark.parametrize("instance_type, region, model, option, effective, hours, per_gpu, source", [
+    ("p4d.24xlarge", "us-east-1", "on_demand", "", "21.957642", 0, "2.74470525", "tsaol/aws-gpu@77fcd9fe"),
+    ("p4d.24xlarge", "us-east-1", "reserved_1y", "no_upfront", "13.921094", 0, "1.74013675", "tsaol/aws-gpu@77fcd9fe"),
+    ("p4d.24xlarge", "us-east-1", "reserved_3y", "all_upfront", "8.159056", 26280, "1.019882", "tsaol/aws-gpu@2d0108c"),
+    ("p5.48xlarge", "us-east-1", "reserved_3y", "no_upfront", "23.77728", 0, "2.97216", "tsaol/aws-gpu@2d0108c"),
+    ("g6e.xlarge", "us-west-2", "reserved_1y", "no_upfront", "1.17243", 0, "1.17243", "tsaol/aws-gpu@77fcd9fe"),
+    ("g6e.xlarge", "us-east-1", "reserved_1y", "all_upfront", "1.094292", 8760, "1.094292", "tsaol/aws-gpu@2d0108c"),
+    ("trn1.32xlarge", "us-east-1", "on_demand", "", "21.5", 0, "1.34375", "tsaol/aws-gpu@77fcd9fe"),
 ])
-def test_recorded_on_demand_and_reserved_rows_reach_the_bundled_book(instance_type, region, model, option, hourly,
-                                                                     per_gpu):
+def test_recorded_on_demand_and_reserved_rows_reach_the_bundled_book(instance_type, region, model, option, effective,
+                                                                     hours, per_gpu, source):
+    """A recorded reserved price is the effective hourly rate; All Upfront carries it as rate x term hours."""
     row = PriceBook.bundled().lookup("aws", instance_type, model, region, payment_option=option or None)
-    assert (row.payment_option, row.hourly_cost, row.upfront_cost) == (option, Decimal(hourly), Decimal(0))
-    assert row.per_gpu_hour == Decimal(per_gpu) and "tsaol/aws-gpu@77fcd9fe" in row.source
+    assert (row.payment_option, row.hourly_cost) == (option, Decimal(effective))
+    assert row.upfront_cost == Decimal(effective) * hours and row.per_gpu_hour == Decimal(per_gpu)
+    assert source in row.source
 
 
 @pytest.mark.parametrize("name", MODULES)
