@@ -40,7 +40,8 @@ def _size(out: Path, book: PriceBook, quiet: bool) -> Path:
     from ..sizing import presets, search
 
     table = Table("scenario", "cheapest configuration meeting the SLOs", "GPUs", "per month", "per M out tok",
-                  title="1. Sizing the seed scenarios")
+                  title="1. Sizing the seed scenarios",
+                  caption="extrapolated: latency constants not measured on this GPU (finops calibrate fixes it)")
     results = []
     for name, workload in presets().items():
         result = search(workload, price_book=book, top=3)
@@ -49,7 +50,8 @@ def _size(out: Path, book: PriceBook, quiet: bool) -> Path:
             best = result.options[0]
             table.add_row(f"{name}\n[dim]{workload.model}[/]",
                           f"{best.gpu} {best.precision} TP{best.tp} x{best.replicas}\n"
-                          f"[dim]{best.provider} {best.instance_type} x{best.instances}[/]",
+                          f"[dim]{best.provider} {best.instance_type} x{best.instances}"
+                          f"{'' if best.calibrated else ', extrapolated'}[/]",
                           str(best.gpus), f"{best.monthly_cost.rounded().amount:,.0f}",
                           f"{best.cost_per_million_output_tokens.rounded().amount:,.2f}")
         else:
