@@ -21,6 +21,7 @@ import csv
 import gzip
 import io
 import json
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +40,11 @@ CSV_ATTRIBUTES: dict[str, str] = {
 }
 _TERM_ATTRIBUTES = ("LeaseContractLength", "OfferingClass", "PurchaseOption")
 _METADATA_LINES = 5
+#: The columns the mapper cannot do without (the product attributes default to empty).
+_CSV_REQUIRED = ("SKU", "TermType", "OfferTermCode", "RateCode", "Unit", "PricePerUnit", "Currency",
+                 "Instance Type")
+_DOWNLOAD_HINT = ("download it again, e.g. "
+                  "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/us-east-1/index.csv")
 
 
 @dataclass(frozen=True)
@@ -56,18 +62,30 @@ def read_offer_file(path: str | Path, keep: Callable[[str], bool] = lambda insta
     """
     path = Path(path)
     if not path.exists():
-        raise InputError(f"offer file {path} does not exist",
-                         hint="download one from https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/index.json")
+        raise InputError(f"offer file {path} does not exist", hint=_DOWNLOAD_HINT)
     with path.open("rb") as raw:
         compressed = raw.read(2) == b"\x1f\x8b"
         raw.seek(0)
         stream = io.TextIOWrapper(gzip.GzipFile(fileobj=raw) if compressed else raw, encoding="utf-8-sig",
                                   newline="")
-        first = stream.read(1)
-        stream.seek(0)
-        if first == "{":
-            return _from_json(json.load(stream), keep)
-        return _from_csv(stream, keep, path.name)
+        try:
+            first = stream.read(1)
+            stream.seek(0)
+            if first == "{":
+                return _from_json(_load_json(stream, path.name), keep)
+            return _from_csv(stream, keep, path.name)
+        except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error, csv.Error) as error:
+            raise InputError(f"offer file {path.name} is damaged or not text ({type(error).__name__})",
+                             where=Location(file=path.name), hint=_DOWNLOAD_HINT) from error
+
+
+def _load_json(stream: io.TextIOBase, name: str) -> Mapping[str, Any]:
+    try:
+        return json.load(stream)
+    except json.JSONDecodeError as error:
+        raise InputError(f"offer file is not valid JSON: {error.msg}",
+                         where=Location(file=name, row=error.lineno, column=str(error.colno)),
+                         hint=_DOWNLOAD_HINT) from error
 
 
 def _from_json(offer: Mapping[str, Any], keep: Callable[[str], bool]) -> OfferFile:
@@ -92,9 +110,14 @@ def _from_csv(stream: io.TextIOBase, keep: Callable[[str], bool], name: str) -> 
             metadata[cells[0]] = cells[1]
     if "OfferCode" not in metadata:
         raise InputError("not an AWS offer CSV: the metadata lines (FormatVersion ... OfferCode) are missing",
-                         where=Location(file=name))
+                         where=Location(file=name), hint=_DOWNLOAD_HINT)
+    reader = csv.DictReader(stream)
+    missing = [column for column in _CSV_REQUIRED if column not in (reader.fieldnames or ())]
+    if missing:
+        raise InputError(f"offer CSV header lacks {', '.join(missing)}",
+                         where=Location(file=name, row=_METADATA_LINES + 1), hint=_DOWNLOAD_HINT)
     products: dict[str, dict[str, Any]] = {}
-    for line, row in enumerate(csv.DictReader(stream), start=_METADATA_LINES + 2):
+    for line, row in enumerate(reader, start=_METADATA_LINES + 2):
         if not keep(row.get("Instance Type", "")) or row.get("TermType") not in ("OnDemand", "Reserved"):
             continue
         sku = row["SKU"]

@@ -39,11 +39,36 @@ def test_offer_file_prices_like_the_api(data, tmp_path, api_rows, name, compress
     assert all("published 2025-11-01" in r.source for r in book)
 
 
-def test_offer_file_that_is_not_one(tmp_path):
-    path = tmp_path / "index.json"
-    path.write_text('{"hello": 1}')
-    with pytest.raises(InputError, match="not an AWS offer file"):
+def _excerpt_without_column(data, column):
+    lines = (data / "offer-AmazonEC2-excerpt.csv").read_text().splitlines()
+    header = lines[5].split(",")
+    index = header.index(f'"{column}"')
+    return "\n".join(lines[:5] + [",".join(c for i, c in enumerate(line.split(",")) if i != index)
+                                  for line in lines[5:]]).encode()
+
+
+@pytest.mark.parametrize("name, content, message, where", [
+    ("index.json", b'{"hello": 1}', "not an AWS offer file", None),
+    ("index.json", b'{"products": {\n  "SKU1": {,\n', "not valid JSON", "index.json, row 2, column 12"),
+    ("index.csv", b'"SKU","Unit"\n"A","Hrs"\n', "metadata lines", "index.csv"),
+    ("index.csv", "no-SKU", "header lacks SKU", "index.csv, row 6"),
+    ("index.csv", "no-PricePerUnit", "header lacks PricePerUnit", "index.csv, row 6"),
+    ("index.csv.gz", b"\x1f\x8b\x08\x00truncated", "damaged or not text", "index.csv.gz"),
+    ("index.csv", b"\xff\xfe\x00\x81 latin junk", "damaged or not text", "index.csv"),
+])
+def test_a_file_that_is_not_a_sound_offer_file_is_an_input_error_naming_it(data, tmp_path, capsys, name, content,
+                                                                           message, where):
+    if isinstance(content, str):
+        content = _excerpt_without_column(data, content.removeprefix("no-"))
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(InputError, match=message) as caught:
         aws.read_offer_file(path)
+    assert where is None or str(caught.value.where) == where
+    assert caught.value.hint
+    out = tmp_path / "book.parquet"
+    assert main(["prices", "pull", "--provider", "aws", "--offer-file", str(path), "--out", str(out)]) == 2
+    assert message in capsys.readouterr().err and not out.exists()
 
 
 def test_cli_prices_pull_from_offer_file_writes_parquet_and_prices_sheet_csv(data, tmp_path, capsys):
