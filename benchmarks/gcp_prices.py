@@ -3,9 +3,10 @@
 Run: ``python benchmarks/gcp_prices.py``. It starts the local Cloud Billing Catalog server of the tests
 (no network), pulls through the real REST client, and prints
 
-1. every us-central1 on-demand machine composed from the cited component SKUs of
-   ``tests/gcp/fixtures/catalog_us_central1.json`` next to the bundled 2026-07-30 snapshot, with the
-   relative difference;
+1. every us-central1 machine price (on-demand, spot, 1- and 3-year commitment) composed from the component
+   SKUs of ``tests/gcp/fixtures/catalog_us_central1.json`` next to the bundled 2026-07-30 snapshot, with
+   the relative difference (on-demand component rates are published ones; spot and commitment rates are
+   derived from the dump's series ratios, see ``tests/gcp/fixtures/SOURCES.md``);
 2. the time to page through a synthetic catalog of N SKUs (5,000 per page, as the connector asks).
 """
 
@@ -29,6 +30,7 @@ from tests.gcp.catalog_server import CatalogServer, CatalogState
 
 FIXTURE = json.loads((ROOT / "tests/gcp/fixtures/catalog_us_central1.json").read_text())
 FAST = RetrySettings(initial=0.01, maximum=0.05, timeout=5.0)
+MODELS = ("on_demand", "spot", "cud_1y", "cud_3y")
 
 
 def accuracy() -> None:
@@ -36,17 +38,18 @@ def accuracy() -> None:
     with CatalogServer(state) as endpoint:
         book = pull_prices(client=make_client(endpoint), regions=["us-central1"], retry=FAST)
     dump = snapshot()
-    print("machine              composed     snapshot     diff")
+    print("machine              model        composed     snapshot     diff")
     worst = Decimal(0)
-    for row in sorted(book.filter(pricing_model="on_demand"), key=lambda r: r.instance_type):
+    for row in sorted(book, key=lambda r: (r.instance_type, MODELS.index(r.pricing_model))):
         try:
-            reference = dump.lookup("gcp", row.instance_type, "on_demand", "us-central1").hourly_cost
+            reference = dump.lookup("gcp", row.instance_type, row.pricing_model, "us-central1").hourly_cost
         except InputError:
-            print(f"{row.instance_type:<20} {row.hourly_cost:>10.4f}   (not in the dump: TPU chip or absent)")
+            print(f"{row.instance_type:<20} {row.pricing_model:<10} {row.hourly_cost:>10.4f}   (not in the dump)")
             continue
         diff = (row.hourly_cost - reference) / reference * 100
         worst = max(worst, abs(diff)) if not row.instance_type.startswith("a3") else worst
-        print(f"{row.instance_type:<20} {row.hourly_cost:>10.4f}   {reference:>10.4f}   {diff:+6.2f} %")
+        print(f"{row.instance_type:<20} {row.pricing_model:<10} {row.hourly_cost:>10.4f}   {reference:>10.4f}   "
+              f"{diff:+6.2f} %")
     print(f"largest |diff| outside A3: {worst:.3f} %")
 
 
