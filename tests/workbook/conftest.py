@@ -76,6 +76,11 @@ class Evaluated:
         found = solution[key]
         return _plain(np.asarray(found.value if hasattr(found, "value") else found).tolist())[0][0]
 
+    def block(self, sheet: str, ref: str) -> list[list[Any]]:
+        """The computed rows of an array formula written over ``ref`` (e.g. ``"E12:I19"``)."""
+        found = self.solution[self.key(sheet, ref)]
+        return _plain(np.asarray(found.value if hasattr(found, "value") else found, dtype=object).tolist())
+
     def recalculate(self, changes: dict[tuple[str, str], Any]) -> Any:
         return self.model.calculate(inputs={self.key(s, c): v for (s, c), v in changes.items()})
 
