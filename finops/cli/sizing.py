@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich import box
 from rich.table import Table
 
 from ..errors import InputError
@@ -129,18 +130,28 @@ def register(app: typer.Typer) -> None:
             console.print(f"[bold]no feasible configuration[/] for {result.workload}: {result.infeasible_reason}")
             return
         pct = chosen.slo_percentile.upper()
-        table = Table("#", "config", "replicas", "instances", f"{result.pricing_model} / month",
-                      "per M out tok", f"TTFT {pct} ms", f"ITL {pct} ms", "calibrated",
-                      title=f"{result.workload}: {result.candidates:,} configurations searched ({result.engine})")
+        currencies = {o.monthly_cost.currency for o in result.options}
+        unit = next(iter(currencies)) if len(currencies) == 1 else "cost"   # else each cell names its currency
+        # Two-line cells and headers keep the ranking whole in an 80-column terminal; a longer value
+        # folds onto another line instead of being cut short.
+        table = Table("#", "configuration", "GPUs", "instances", f"{unit}/\nmonth", f"{unit}/M\nout tok",
+                      f"TTFT\n{pct} ms", f"ITL\n{pct} ms", "cal.", box=box.SIMPLE_HEAD, pad_edge=False,
+                      collapse_padding=True, title=f"{result.workload}: {result.candidates:,} configurations "
+                                                   f"searched\n({result.engine}, {result.pricing_model})")
+        for column in table.columns:
+            column.overflow = "fold"
+            column.no_wrap = column.header not in ("configuration", "instances")
+            column.min_width = {"configuration": 13, "instances": 16}.get(str(column.header))
         for rank, o in enumerate(result.options, start=1):
             ttft, itl = (o.ttft_p99_ms, o.itl_p99_ms) if pct == "P99" else (o.ttft_p50_ms, o.tpot_ms)
-            table.add_row(str(rank), f"{o.gpu} {o.precision} TP{o.tp}", f"{o.replicas} ({o.gpus} GPUs)",
-                          f"{o.instances}x {o.instance_type} {o.region}", str(o.monthly_cost.rounded()),
-                          str(o.cost_per_million_output_tokens.rounded()), f"{ttft:,.0f}", f"{itl:.1f}",
-                          "yes" if o.calibrated else "no")
+            month, per_million = (f"{m.amount:,.{places}f}" if unit != "cost" else str(m.rounded())
+                                  for m, places in ((o.monthly_cost, 0), (o.cost_per_million_output_tokens, 2)))
+            table.add_row(str(rank), f"{o.gpu}\n{o.precision} TP{o.tp} x{o.replicas}", str(o.gpus),
+                          f"{o.instances}x {o.instance_type}\n{o.region}", month, per_million, f"{ttft:,.0f}",
+                          f"{itl:.1f}", "yes" if o.calibrated else "no")
         console.print(table)
         if not all(o.calibrated for o in result.options):
-            console.print("calibrated 'no': latencies extrapolated from H100/H200 measurements; confirm with a "
-                          "load test and `finops calibrate` (docs/performance.md)")
+            console.print("cal. 'no': not calibrated, latencies extrapolated from H100/H200 measurements; "
+                          "confirm with a load test and `finops calibrate` (docs/performance.md)")
         if result.unpriced:
             console.print(f"feasible but without a {result.pricing_model} price: {', '.join(result.unpriced)}")

@@ -119,6 +119,9 @@ def test_size_workload_file_and_table(capsys, small_price_book, tmp_path):
     path.write_text('extends = "seed002-marketing-content"\nconcurrency = 20\n')
     code, out, _ = _run(capsys, ["size", "--workload", str(path)])
     assert code == 0 and "configurations searched" in out
+    # the 80-column table keeps every value whole: names and prices are never cut to "…"
+    assert "…" not in out and max(len(line) for line in out.splitlines()) <= 80
+    assert "g2-standard-48" in out and "us-central1" in out and "l4" in out and "USD/" in out
 
 
 def test_size_without_a_feasible_option_says_what_is_needed(capsys, small_price_book, tmp_path):
