@@ -32,7 +32,7 @@ from finops.errors import DependencyError, InputError, Location
 
 from . import mapping as m
 from .catalog import translate_errors
-from .normalize import export_row, focus_export_row, month_period, nest
+from .normalize import export_row, focus_export_row, get, month_period, nest
 
 __all__ = ["BIGQUERY_ENDPOINT_ENV", "BillQuery", "build_query", "export_kind", "parse_month", "pull_bills",
            "read_file_rows", "to_focus"]
@@ -43,6 +43,11 @@ _LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 _TABLE = re.compile(r"^bq://([a-z0-9][a-z0-9.:-]*[a-z0-9])\.([A-Za-z0-9_]+)\.([A-Za-z0-9_$-]+)$")
 _FILE_KINDS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
+#: Fields a file must have to be read as a billing export (keyed by: is it the FOCUS export).
+_REQUIRED_FIELDS = {False: ("cost", "currency", "invoice.month", "usage_start_time", "sku.description"),
+                    True: ("BilledCost", "EffectiveCost", "BillingPeriodStart", "ChargePeriodStart")}
+#: Row number of data row 0 as an editor shows it: a CSV's first line is its header.
+_FIRST_ROW = {"csv": 2, "json": 1, "parquet": 1}
 
 
 class BillQuery:
@@ -123,15 +128,17 @@ def _query_bigquery(query: BillQuery, project: str) -> list[dict[str, Any]]:
 
 
 def read_file_rows(path: Path) -> tuple[list[dict[str, Any]], bool]:
-    """Every row of an exported file as a nested export row (or a FOCUS row), and whether it is FOCUS."""
+    """Every row of an exported file as a nested export row (or a FOCUS row), and whether it is FOCUS.
+
+    The file must have the export's key fields (:data:`_REQUIRED_FIELDS`), else it is an ``InputError``
+    naming the missing ones.
+    """
     import duckdb
 
-    kind = _FILE_KINDS.get(path.suffix.lower())
-    if kind is None:
-        raise InputError(f"cannot read bills from {path.name}", where=Location(file=str(path)),
-                         hint="give a .csv, .json/.jsonl/.ndjson or .parquet export, or bq://PROJECT.DATASET.TABLE")
+    kind = _file_kind(path)
     if not path.exists():
-        raise InputError(f"bill file {path} does not exist", where=Location(file=str(path)))
+        raise InputError(f"bill file {path} does not exist", where=Location(file=str(path)),
+                         hint="check the path given to --source")
     reader = {"csv": "read_csv(?, all_varchar = true, header = true)",
               "json": "read_json(?, format = 'newline_delimited')", "parquet": "read_parquet(?)"}[kind]
     try:
@@ -140,19 +147,73 @@ def read_file_rows(path: Path) -> tuple[list[dict[str, Any]], bool]:
             names = [d[0] for d in result.description]
             rows = [dict(zip(names, values)) for values in result.fetchall()]
     except duckdb.Error as exc:
-        raise InputError(f"cannot read {path.name}: {exc}", where=Location(file=str(path))) from exc
+        reason = str(exc).splitlines()[0].strip().rstrip(".")
+        raise InputError(f"cannot read {path.name}: {reason}", where=Location(file=str(path)),
+                         hint=f"give a complete {kind.upper()} export of the billing table") from exc
     is_focus = "BilledCost" in names
     if kind == "csv" and not is_focus:
         rows = [nest(row) for row in rows]
+    missing = [field for field in _REQUIRED_FIELDS[is_focus] if rows and not _has(rows[0], field)]
+    if missing:
+        raise InputError(f"{path.name} is not a GCP billing export: it has no {', '.join(missing)}",
+                         where=Location(file=str(path)),
+                         hint="export the standard, detailed or FOCUS billing table (a CSV names nested "
+                              "fields by their path, e.g. invoice.month)")
     return rows, is_focus
 
 
-def _month_rows(rows: Iterable[Mapping[str, Any]], is_focus: bool, month: str) -> list[Mapping[str, Any]]:
+def _file_kind(path: Path) -> str:
+    kind = _FILE_KINDS.get(path.suffix.lower())
+    if kind is None:
+        raise InputError(f"cannot read bills from {path.name}", where=Location(file=str(path)),
+                         hint="give a .csv, .json/.jsonl/.ndjson or .parquet export, or bq://PROJECT.DATASET.TABLE")
+    return kind
+
+
+def _has(row: Mapping[str, Any], path: str) -> bool:
+    *parents, leaf = path.split(".")
+    parent = get(row, ".".join(parents)) if parents else row
+    return isinstance(parent, Mapping) and leaf in parent
+
+
+def _leaves(row: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+    """(dotted path, value) of every leaf; a value inside a repeated record (``credits``) is named by its field."""
+    for key, value in row.items():
+        if isinstance(value, Mapping):
+            yield from _leaves(value, f"{prefix}{key}.")
+        elif isinstance(value, list):
+            for item in value:
+                yield from ((f"{prefix}{key}", leaf) for _, leaf in _leaves(item if isinstance(item, Mapping) else {}))
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _file_to_focus(path: Path, numbered: list[tuple[int, Mapping[str, Any]]], is_focus: bool) -> list[dict[str, Any]]:
+    """:func:`to_focus` row by row; a bad value is an ``InputError`` naming the file, row and column."""
+    records: list[dict[str, Any]] = []
+    for number, row in numbered:
+        try:
+            records.extend(to_focus([row], is_focus))
+        except (InputError, ValueError) as exc:  # ValueError: a timestamp that is not ISO 8601
+            message = exc.message if isinstance(exc, InputError) else f"not a valid value: {exc}"
+            column = next((name for name, value in _leaves(row)
+                           if value not in (None, "") and repr(value if isinstance(value, str) else str(value)) in message),
+                          None)
+            raise InputError(message, where=Location(file=str(path), row=number, column=column),
+                             hint=getattr(exc, "hint", None) or "fix the value in the export or export the month again",
+                             ) from exc
+    return records
+
+
+def _month_rows(rows: Iterable[Mapping[str, Any]], is_focus: bool, month: str, first: int = 1,
+                ) -> list[tuple[int, Mapping[str, Any]]]:
+    """The rows of one invoice month, each with its row number in the file (``first`` for row 0)."""
     invoice_month, start, _ = parse_month(month)
     if is_focus:
-        return [r for r in rows if str(r.get("BillingPeriodStart") or "")[:7].replace("-", "") == invoice_month
+        return [(first + i, r) for i, r in enumerate(rows)
+                if str(r.get("BillingPeriodStart") or "")[:7].replace("-", "") == invoice_month
                 or r.get("BillingPeriodStart") == start]
-    return [r for r in rows if str((r.get("invoice") or {}).get("month") or "") == invoice_month]
+    return [(first + i, r) for i, r in enumerate(rows) if str((r.get("invoice") or {}).get("month") or "") == invoice_month]
 
 
 def to_focus(rows: Iterable[Mapping[str, Any]], is_focus: bool) -> list[dict[str, Any]]:
@@ -171,10 +232,16 @@ def pull_bills(source: str, month: str, out: Path) -> Path:
         table = source.removeprefix("bq://").rsplit(".", 1)[-1]
         rows: list[Mapping[str, Any]] = _query_bigquery(query, source.removeprefix("bq://").split(".", 1)[0])
         is_focus = export_kind(table) == "focus"
-    else:
-        all_rows, is_focus = read_file_rows(Path(source))
-        rows = _month_rows(all_rows, is_focus, month)
+        _require_rows(rows, source, month)
+        return write_focus_parquet(to_focus(rows, is_focus), out)
+    path = Path(source)
+    all_rows, is_focus = read_file_rows(path)
+    numbered = _month_rows(all_rows, is_focus, month, _FIRST_ROW[_file_kind(path)])
+    _require_rows(numbered, source, month)
+    return write_focus_parquet(_file_to_focus(path, numbered, is_focus), out)
+
+
+def _require_rows(rows: list[Any], source: str, month: str) -> None:
     if not rows:
         raise InputError(f"no billing rows for {month} in {source}",
                          hint="check --month against the export's invoice months")
-    return write_focus_parquet(to_focus(rows, is_focus), out)

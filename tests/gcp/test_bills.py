@@ -150,6 +150,41 @@ def test_a_month_without_rows_or_a_broken_file_writes_nothing(tmp_path):
     assert out.read_bytes() == b"previous" and sorted(p.name for p in tmp_path.iterdir()) == ["broken.jsonl", "focus.parquet"]
 
 
+
+def _standard_csv_with(tmp_path: Path, line: int, column: str, value: str) -> Path:
+    import csv
+
+    rows = list(csv.reader((FIXTURES / "billing_export_standard.csv").open(encoding="utf-8")))
+    rows[line - 1][rows[0].index(column)] = value
+    path = tmp_path / "export.csv"
+    with path.open("w", encoding="utf-8", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize("line, column, value, message", [
+    (3, "cost", "abc", "export.csv, row 3, column cost: expected a number, got 'abc'"),
+    (5, "usage_start_time", "yesterday", "export.csv, row 5, column usage_start_time: not a valid value"),
+    (2, "credits", '[{"name": "x", "amount": "lots", "type": "PROMOTION"}]', "export.csv, row 2, column credits"),
+])
+def test_a_bad_value_names_file_row_and_column_and_writes_nothing(tmp_path, line, column, value, message):
+    out = tmp_path / "focus.parquet"
+    with pytest.raises(InputError) as info:
+        pull_bills(str(_standard_csv_with(tmp_path, line, column, value)), "2026-05", out)
+    assert message in str(info.value) and info.value.hint and not out.exists()
+
+
+@pytest.mark.parametrize("content, missing", [
+    ('{"invoice": {"month": "202605"}, "cost": 1.5}\n', "currency, usage_start_time, sku.description"),
+    ('{"BilledCost": 1.5, "BillingPeriodStart": "2026-05-01"}\n', "EffectiveCost, ChargePeriodStart"),
+])
+def test_a_file_that_is_not_a_billing_export_is_refused(tmp_path, content, missing):
+    path = tmp_path / "other.jsonl"
+    path.write_text(content)
+    with pytest.raises(InputError, match=f"not a GCP billing export: it has no {missing}"):
+        pull_bills(str(path), "2026-05", tmp_path / "focus.parquet")
+    assert [p.name for p in tmp_path.iterdir()] == ["other.jsonl"]
+
 # ---- credits -> FOCUS ----------------------------------------------------------------------------------
 def _usage(cost: str, *credits: tuple[str, str], description: str = "Nvidia L4 GPU running in Americas") -> dict:
     return {"cost": cost, "cost_type": "regular", "currency": "USD", "invoice": {"month": "202605"},
