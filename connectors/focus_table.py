@@ -21,10 +21,11 @@ from pathlib import Path
 from typing import Any, Self
 
 from finops.focus import COLUMNS, GPU_COLUMNS
+from finops.errors import InputError, Location
 from finops.money import MONEY_CONTEXT, to_decimal
 
 __all__ = ["KINDS", "NAMES", "FocusParquetWriter", "cell", "decimal_or_none", "gpu_columns", "json_text", "record",
-           "timestamp", "write_focus_parquet"]
+           "timestamp", "unreadable_cell", "write_focus_parquet"]
 
 NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS + GPU_COLUMNS)
 KINDS: dict[str, str] = {c.name: c.kind for c in COLUMNS + GPU_COLUMNS}
@@ -77,7 +78,10 @@ def cell(name: str, value: Any) -> Any:
     >>> cell("BilledCost", "1.50"), cell("ChargePeriodStart", "2026-05-01T00:00:00Z"), cell("RegionId", "")
     (Decimal('1.50'), datetime.datetime(2026, 5, 1, 0, 0), None)
     """
-    kind = KINDS[name]
+    return _typed(KINDS[name], value)
+
+
+def _typed(kind: str, value: Any) -> Any:
     if kind == "decimal":
         return decimal_or_none(value)
     if kind == "timestamp":
@@ -87,6 +91,31 @@ def cell(name: str, value: Any) -> Any:
     if kind == "integer":
         return None if value in (None, "") else int(value)
     return None if value in (None, "") else str(value)
+
+
+_KIND_WORDS = {"decimal": "a plain decimal number such as 12.5", "timestamp": "an ISO 8601 date-time",
+               "json": "a JSON object", "integer": "a whole number", "string": "text"}
+
+
+def unreadable_cell(values: Mapping[str, Any], kinds: Mapping[str, str], *, file: str | None = None,
+                    row: int | None = None) -> InputError | None:
+    """The error naming the first cell of ``values`` (an export row) that does not read as its kind in
+    ``kinds`` (column -> ``decimal`` / ``timestamp`` / ``json`` / ``integer`` / ``string``), or ``None``.
+
+    Mappers call it only after a row failed, so the happy path converts each cell once.
+
+    >>> str(unreadable_cell({"cost": "1.5", "start": "yesterday"}, {"cost": "decimal", "start": "timestamp"},
+    ...                     file="part-1.csv.gz", row=4))
+    "part-1.csv.gz, row 4, column start: 'yesterday' is not an ISO 8601 date-time. Hint: fix the cell or export the file again"
+    """
+    for column, kind in kinds.items():
+        value = values.get(column)
+        try:
+            _typed(kind, value)
+        except (ValueError, TypeError, InputError):
+            return InputError(f"{value!r} is not {_KIND_WORDS[kind]}", where=Location(file=file, row=row, column=column),
+                              hint="fix the cell or export the file again")
+    return None
 
 
 def record(**values: Any) -> dict[str, Any]:

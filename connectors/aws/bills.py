@@ -19,17 +19,20 @@ from typing import Any
 
 from connectors.focus_table import FocusParquetWriter
 from finops.depreciation import month_index, month_label
-from finops.errors import InputError
+from finops.errors import InputError, Location
 
 from .cost_explorer import cost_explorer_rows, fetch_cost_and_usage
 from .cur import GpuOf, focus_rows_from_cur
 from .exports import find_delivery, iter_record_batches, open_store
 from .focus_export import focus_rows_from_focus
+from .mapping import CUR_REQUIRED_COLUMNS, FOCUS_REQUIRED_COLUMNS
 from .session import AwsSession
 
 __all__ = ["COST_EXPLORER_SOURCES", "months", "pull_bills"]
 
 COST_EXPLORER_SOURCES = ("ce", "cost-explorer")
+
+
 def months(text: str) -> list[str]:
     """The months of ``YYYY-MM``, ``YYYY-MM..YYYY-MM`` (inclusive) or a comma-separated list.
 
@@ -51,13 +54,16 @@ def months(text: str) -> list[str]:
 
 def _write_export_month(store: Any, month: str, gpu_of: GpuOf, writer: FocusParquetWriter) -> None:
     delivery = find_delivery(store, month)
+    mapper, required = ((focus_rows_from_cur, CUR_REQUIRED_COLUMNS) if delivery.kind == "cur2"
+                        else (focus_rows_from_focus, FOCUS_REQUIRED_COLUMNS))
     for key in delivery.data_keys:
         first_row = 1
         for batch in iter_record_batches(store, key):
-            if delivery.kind == "cur2":
-                writer.write(focus_rows_from_cur(batch, gpu_of=gpu_of, file=key, first_row=first_row))
-            else:
-                writer.write(focus_rows_from_focus(batch, gpu_of=gpu_of))
+            missing = [column for column in required if column not in batch[0]]
+            if missing:  # a Data Export can leave columns out; without these the costs would read as 0
+                raise InputError(f"the export lacks {', '.join(missing)}", where=Location(file=key),
+                                 hint="edit the export in AWS Data Exports to include every column of the table")
+            writer.write(mapper(batch, gpu_of=gpu_of, file=key, first_row=first_row))
             first_row += len(batch)
 
 

@@ -19,12 +19,13 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from connectors.focus_table import decimal_or_none, gpu_columns, record, timestamp
+from connectors.focus_table import decimal_or_none, gpu_columns, record, timestamp, unreadable_cell
 from finops.errors import InputError, Location
 from finops.money import MONEY_CONTEXT
 
 from .mapping import (
     COMMITMENT_KINDS,
+    CUR_CELL_KINDS,
     CUR_DECIMAL_COLUMNS,
     CUR_TEXT_COLUMNS,
     LEASE_TERMS,
@@ -174,8 +175,9 @@ def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, 
                         first_row: int = 1) -> list[dict[str, Any]]:
     """FOCUS records for CUR 2.0 line items (dropped negations, added Unused commitment rows).
 
-    An unknown ``line_item_line_item_type`` fails with its file and row (counting from ``first_row``, for
-    a file read in batches) rather than being guessed."""
+    An unknown ``line_item_line_item_type``, or a cell that does not read as its type (a date that is not
+    ISO 8601, a cost that is not a number), fails with its file, row (counting line items from
+    ``first_row``, for a file read in batches) and column rather than being guessed."""
     rows: list[dict[str, Any]] = []
     for number, rec in enumerate(records, start=first_row):
         kind = str(rec.get("line_item_line_item_type") or "")
@@ -186,10 +188,14 @@ def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, 
         rule = LINE_ITEM_TYPES[kind]
         if rule is None:
             continue
-        charge = _charge(rec, rule, gpu_of)
+        try:
+            charge = _charge(rec, rule, gpu_of)
+            unused = _unused(rec, charge) if rule.emits_unused else None
+        except (ValueError, TypeError, InputError) as error:
+            raise unreadable_cell(rec, CUR_CELL_KINDS, file=file, row=number) or InputError(
+                f"line item does not read: {error}", where=Location(file=file, row=number),
+                hint="fix the row or export the file again") from error
         rows.append(charge)
-        if rule.emits_unused:
-            unused = _unused(rec, charge)
-            if unused is not None:
-                rows.append(unused)
+        if unused is not None:
+            rows.append(unused)
     return rows

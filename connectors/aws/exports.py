@@ -22,6 +22,7 @@ import gzip
 import io
 import json
 import re
+import zlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -187,10 +188,14 @@ def iter_record_batches(store: ExportStore, key: str, batch_size: int = 50_000) 
     held in memory as Python objects all at once (the compressed file itself is)."""
     data = store.read(key)
     if data[:4] == b"PAR1":
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        for batch in pq.ParquetFile(io.BytesIO(data)).iter_batches(batch_size=batch_size):
-            yield batch.to_pylist()
+        try:
+            for batch in pq.ParquetFile(io.BytesIO(data)).iter_batches(batch_size=batch_size):
+                yield batch.to_pylist()
+        except (pa.ArrowException, OSError) as error:
+            raise _damaged(key, error) from error
         return
     raw = gzip.GzipFile(fileobj=io.BytesIO(data)) if data[:2] == b"\x1f\x8b" else io.BytesIO(data)
     text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
@@ -201,7 +206,12 @@ def iter_record_batches(store: ExportStore, key: str, batch_size: int = 50_000) 
             if len(batch) == batch_size:
                 yield batch
                 batch = []
-    except UnicodeDecodeError:
-        raise InputError("data file is neither Parquet nor UTF-8 CSV", where=Location(file=key)) from None
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error, csv.Error) as error:
+        raise _damaged(key, error) from error
     if batch:
         yield batch
+
+
+def _damaged(key: str, error: Exception) -> InputError:
+    return InputError(f"data file is damaged or neither Parquet nor UTF-8 CSV ({type(error).__name__})",
+                      where=Location(file=key), hint="download or export the file again")

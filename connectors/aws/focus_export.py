@@ -26,7 +26,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from connectors.focus_table import NAMES, cell, gpu_columns, record
+from connectors.focus_table import KINDS, NAMES, cell, gpu_columns, record, unreadable_cell
+from finops.errors import InputError, Location
 
 from .cur import GpuOf, usage_kind
 from .mapping import LEASE_TERMS, USAGE_KINDS
@@ -35,6 +36,8 @@ __all__ = ["focus_rows_from_focus"]
 
 #: FOCUS CommitmentDiscountType -> x_PurchaseOption kind
 COMMITMENT_TYPES: dict[str, str] = {"Reserved Instance": "reserved", "Savings Plan": "savings_plan"}
+_FOCUS_NAMES = tuple(name for name in NAMES if not name.startswith("x_"))
+_FOCUS_KINDS = {name: KINDS[name] for name in _FOCUS_NAMES}
 _TERM = re.compile(r"(?<![0-9])([13])\s*-?\s*(yr|y|year)", re.IGNORECASE)
 
 
@@ -67,10 +70,17 @@ def _gpu_fields(row: Mapping[str, Any], raw: Mapping[str, Any], gpu_of: GpuOf) -
     return gpu_columns(instance_type, hours, option, gpu)
 
 
-def focus_rows_from_focus(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf) -> list[dict[str, Any]]:
-    """Typed FOCUS records with the GPU columns, one per export row."""
+def focus_rows_from_focus(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, file: str | None = None,
+                          first_row: int = 1) -> list[dict[str, Any]]:
+    """Typed FOCUS records with the GPU columns, one per export row; a cell that does not read as its
+    column's type fails with its file, row (counting from ``first_row``) and column."""
     rows = []
-    for raw in records:
-        row = {name: cell(name, raw.get(name)) for name in NAMES if not name.startswith("x_")}
-        rows.append(record(**row, **_gpu_fields(row, raw, gpu_of)))
+    for number, raw in enumerate(records, start=first_row):
+        try:
+            row = {name: cell(name, raw.get(name)) for name in _FOCUS_NAMES}
+            rows.append(record(**row, **_gpu_fields(row, raw, gpu_of)))
+        except (ValueError, TypeError, InputError) as error:
+            raise unreadable_cell(raw, _FOCUS_KINDS, file=file, row=number) or InputError(
+                f"FOCUS row does not read: {error}", where=Location(file=file, row=number),
+                hint="fix the row or export the file again") from error
     return rows

@@ -39,8 +39,12 @@ from typing import Literal, get_args
 __all__ = [
     "CE_PURCHASE_TYPES",
     "COMMITMENT_KINDS",
+    "CUR_CELL_KINDS",
     "CUR_DECIMAL_COLUMNS",
+    "CUR_MONEY_COLUMNS",
+    "CUR_REQUIRED_COLUMNS",
     "CUR_TEXT_COLUMNS",
+    "FOCUS_REQUIRED_COLUMNS",
     "LEASE_TERMS",
     "LINE_ITEM_TYPES",
     "PURCHASE_OPTIONS",
@@ -136,6 +140,22 @@ CUR_DECIMAL_COLUMNS: dict[str, str] = {
     "line_item_unblended_rate": "ContractedUnitPrice",
     "line_item_usage_amount": "PricingQuantity",
 }
+#: CUR 2.0 money columns read by the line item rules and the Unused rows.
+CUR_MONEY_COLUMNS: tuple[str, ...] = (
+    "line_item_unblended_cost", "line_item_net_unblended_cost", "reservation_effective_cost",
+    "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",
+    "reservation_unused_quantity", "savings_plan_savings_plan_effective_cost",
+    "savings_plan_total_commitment_to_date", "savings_plan_used_commitment")
+#: Typed CUR 2.0 columns -> their kind (how a cell that failed to convert is located).
+CUR_CELL_KINDS: dict[str, str] = {
+    **{cur: "timestamp" for cur, focus in CUR_TEXT_COLUMNS.items() if focus.endswith(("Start", "End"))},
+    **dict.fromkeys((*CUR_DECIMAL_COLUMNS, *CUR_MONEY_COLUMNS), "decimal")}
+#: Columns without which a CUR 2.0 export cannot be priced (a Data Export may leave columns out).
+CUR_REQUIRED_COLUMNS: tuple[str, ...] = ("line_item_line_item_type", "line_item_unblended_cost",
+                                         "line_item_usage_start_date", "line_item_usage_end_date")
+#: The same for AWS's FOCUS 1.2 export.
+FOCUS_REQUIRED_COLUMNS: tuple[str, ...] = ("ChargeCategory", "BilledCost", "EffectiveCost", "ChargePeriodStart",
+                                           "ChargePeriodEnd")
 
 #: AWS product code -> FOCUS ServiceCategory (unlisted codes are "Other").
 SERVICE_CATEGORIES: dict[str, str] = {

@@ -232,6 +232,56 @@ def test_focus_export_parquet_with_map_columns(data, tmp_path):
     assert "m6i.large" in instance_types
 
 
+def _local_export(root, body, name="x-00001.csv.gz"):
+    """A downloaded copy of a one-month export whose only data file is ``body``."""
+    (root / "x/data/BILLING_PERIOD=2026-05").mkdir(parents=True)
+    (root / "x/metadata/BILLING_PERIOD=2026-05").mkdir(parents=True)
+    (root / f"x/data/BILLING_PERIOD=2026-05/{name}").write_bytes(body)
+    (root / "x/metadata/BILLING_PERIOD=2026-05/x-Manifest.json").write_text(json.dumps(
+        {"dataFiles": [f"s3://b/x/data/BILLING_PERIOD=2026-05/{name}"]}))
+    return f"x/data/BILLING_PERIOD=2026-05/{name}"
+
+
+def _cur_with(rows, row, column, value):
+    rows[row - 1][column] = value
+    return csv_gz_bytes(rows)
+
+
+def _without(rows, column):
+    return csv_gz_bytes([{k: v for k, v in r.items() if k != column} for r in rows])
+
+
+@pytest.mark.parametrize("make, where, text", [
+    (lambda cur, focus: _cur_with(cur, 4, "line_item_usage_start_date", "yesterday"),
+     "row 4, column line_item_usage_start_date", "'yesterday' is not an ISO 8601 date-time"),
+    (lambda cur, focus: _cur_with(cur, 7, "line_item_unblended_cost", "n/a"),
+     "row 7, column line_item_unblended_cost", "'n/a' is not a plain decimal number"),
+    (lambda cur, focus: _cur_with(cur, 4, "reservation_unused_recurring_fee", "1.2.3"),
+     "row 4, column reservation_unused_recurring_fee", "not a plain decimal number"),
+    (lambda cur, focus: _without(cur, "line_item_unblended_cost"), "", "the export lacks line_item_unblended_cost"),
+    (lambda cur, focus: _without(focus, "EffectiveCost"), "", "the export lacks EffectiveCost"),
+    (lambda cur, focus: _cur_with(focus, 5, "ChargePeriodStart", "05/01/2026"),
+     "row 5, column ChargePeriodStart", "'05/01/2026' is not an ISO 8601 date-time"),
+    (lambda cur, focus: csv_gz_bytes(cur)[:60], "", "data file is damaged"),
+    (lambda cur, focus: b"PAR1" + b"\0" * 40 + b"PAR1", "", "data file is damaged"),
+])
+def test_a_bad_export_file_names_file_row_and_column_and_writes_nothing(cur_rows, data, tmp_path, capsys, make,
+                                                                        where, text):
+    with (data / "focus-1.2-aws-sample-40.csv").open(newline="") as handle:
+        focus_rows = list(csv.DictReader(handle))
+    key = _local_export(tmp_path / "exports", make(cur_rows, focus_rows))
+    out = tmp_path / "may.parquet"
+    with pytest.raises(InputError, match=text) as info:
+        aws.pull_bills(str(tmp_path / "exports"), "2026-05", out)
+    assert str(info.value.where) == ", ".join(part for part in (key, where) if part)
+    assert info.value.hint
+    from finops.cli import main
+
+    assert main(["bills", "pull", "--provider", "aws", "--source", str(tmp_path / "exports"), "--month", "2026-05",
+                 "--out", str(out)]) == 2
+    assert text in capsys.readouterr().err and not out.exists()
+
+
 def test_a_failed_pull_leaves_the_previous_file_untouched(cur_rows, tmp_path):
     root = tmp_path / "exports"
     (root / "x/data/BILLING_PERIOD=2026-05").mkdir(parents=True)
