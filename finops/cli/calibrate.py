@@ -6,9 +6,10 @@ from pathlib import Path
 
 import numpy as np
 import typer
+from rich import box
 from rich.table import Table
 
-from ..sizing.calibration import fit, predict, read_load_test
+from ..sizing.calibration import REFIT_PRIOR_WEIGHT, fit, predict, read_load_test
 from ..sizing.performance import ENGINES, Calibration
 from ._console import console, print_json
 
@@ -25,7 +26,7 @@ def register(app: typer.Typer) -> None:
             tp: int = typer.Option(1, help="tensor-parallel GPUs per replica"),
             concurrency: int | None = typer.Option(None, help="override the concurrency the files state"),
             base: Path | None = typer.Option(None, help="calibration to start from (default: the bundled one)"),
-            prior_weight: float = typer.Option(1.0, "--prior-weight",
+            prior_weight: float = typer.Option(REFIT_PRIOR_WEIGHT, "--prior-weight",
                                                help="how strongly constants stay near the base (0 = free fit)"),
             out: Path = typer.Option(Path("calibration.json"), help="where to write the new calibration"),
             as_json: bool = typer.Option(False, "--json", help="print the fit report as JSON")) -> None:
@@ -51,8 +52,10 @@ def register(app: typer.Typer) -> None:
             print_json({"out": str(out), "engine": engine_name, "points": report,
                         "constants": fitted.constants(engine_name).to_dict()})
             return
-        table = Table("source", "conc", "TTFT ms", "model before", "after", "TPOT ms", "model before", "after",
-                      title=f"{engine_name}: {len(rows)} measured points")
+        table = Table("source", "conc", "TTFT ms\nmeasured", "model\nbefore", "model\nafter", "TPOT ms\nmeasured",
+                      "model\nbefore", "model\nafter", title=f"{engine_name}: {len(rows)} measured points",
+                      box=box.SIMPLE_HEAD)
+        table.columns[0].overflow = "fold"      # the file name stays whole, on two lines if need be
         for r in report:
             table.add_row(r["file"], str(r["concurrency"]), f"{r['ttft_ms']:.1f}", f"{r['ttft_ms_before']:.1f}",
                           f"{r['ttft_ms_after']:.1f}", f"{r['tpot_ms']:.2f}", f"{r['tpot_ms_before']:.2f}",

@@ -104,8 +104,20 @@ def test_little_law_gives_the_concurrency_of_a_rate_run(tmp_path):
 def test_bad_load_test_files_fail_clearly(tmp_path, payload, message):
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(payload))
-    with pytest.raises(InputError, match=message):
+    with pytest.raises(InputError, match=message) as caught:
         read_load_test(path, **HARDWARE)
+    assert caught.value.where is not None and caught.value.where.file == str(path)   # the error names the file
+
+
+def test_one_measured_point_replaces_the_assumed_numbers():
+    """Seed 003: after a refit the model gives what the load test measured, not the bundled guess."""
+    (point,) = read_load_test(FIXTURES / "vllm-bench-serve.json", **HARDWARE)
+    prior = Calibration.bundled()
+    (ttft_before,), (tpot_before,) = predict([point], prior)
+    assert abs(tpot_before / point.tpot_ms - 1) > 0.08          # the bundled constants miss this server
+    (ttft_after,), (tpot_after,) = predict([point], fit([point], prior=prior, source="test"))
+    assert tpot_after == pytest.approx(point.tpot_ms, rel=0.02)
+    assert ttft_after == pytest.approx(point.ttft_ms, rel=0.03)
 
 
 def test_refitting_from_load_tests_pulls_predictions_to_the_measurements():
