@@ -227,6 +227,45 @@ def test_the_udfs_import_path_loads_nothing_native_only(without_xlwings):
     assert result.stdout.strip() == ""
 
 
+#: Native packages that Pyodide builds, so xlwings Lite installs them from its own repository
+#: (pyodide/pyodide-recipes, packages/<name>/meta.yaml; checked 2026-11 for Pyodide 0.27-0.29).
+PYODIDE_BUILDS = {"numpy", "scipy", "duckdb", "pyarrow", "pandas", "pyyaml", "markupsafe", "pydantic-core"}
+#: Markers as Pyodide evaluates them (Emscripten, CPython 3.12 in xlwings Lite's Pyodide 0.27).
+PYODIDE_MARKERS = {"sys_platform": "emscripten", "platform_system": "Emscripten", "python_version": "3.12"}
+
+
+def _base_requirements(name: str) -> list[str]:
+    """The distributions ``name`` needs on Pyodide, without extras, one level down."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    needed = []
+    for line in requires(name) or []:
+        requirement = Requirement(line)
+        if requirement.marker is None or requirement.marker.evaluate({**PYODIDE_MARKERS, "extra": ""}):
+            needed.append(requirement.name.lower().replace("_", "-"))
+    return needed
+
+
+def test_every_dependency_installs_in_xlwings_lite():
+    """micropip takes pure-Python wheels from PyPI and native packages only from Pyodide's own builds."""
+    from importlib.metadata import distribution
+
+    seen, queue, native = set(), _base_requirements("llm-finops"), []
+    while queue:
+        name = queue.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        wheel = distribution(name).read_text("WHEEL") or ""
+        if "Root-Is-Purelib: true" not in wheel and name not in PYODIDE_BUILDS:
+            native.append(name)
+        queue.extend(_base_requirements(name))
+    assert {"numpy", "typer", "openpyxl"} <= seen  # the walk reached direct and transitive dependencies
+    assert native == [], f"native without a Pyodide build (xlwings Lite cannot install them): {native}"
+
+
 def test_price_without_a_range_uses_the_configured_price_book(tmp_path, monkeypatch):
     from finops.money import to_decimal
     from finops.price_book import PRICE_BOOK_ENV, PriceRow
