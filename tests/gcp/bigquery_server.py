@@ -5,7 +5,9 @@ with ``query``, ``queryParameters`` and ``useLegacySql`` in the body; the answer
 ``rows`` in BigQuery's ``{"f": [{"v": ...}]}`` encoding (RECORD as a nested ``f``, REPEATED as a list of
 ``v``, TIMESTAMP as int64 microseconds when ``formatOptions.useInt64Timestamp`` is set, as the client
 asks). It evaluates only what the connector sends: rows whose ``invoice.month`` equals the
-``invoice_month`` parameter. Every request body is kept for assertions.
+``invoice_month`` parameter (standard and detailed exports, :data:`SCHEMA`), or, for the FOCUS view
+(:func:`focus_schema`), rows whose ``BillingPeriodStart`` equals the ``period_start`` TIMESTAMP parameter.
+Every request body is kept for assertions.
 """
 
 from __future__ import annotations
@@ -53,6 +55,28 @@ SCHEMA: list[dict[str, Any]] = [
 ]
 
 
+def focus_schema(columns: list[str]) -> list[dict[str, Any]]:
+    """The FOCUS view's column types (https://cloud.google.com/billing/docs/how-to/export-data-bigquery-focus):
+    costs, prices and quantities NUMERIC, period bounds TIMESTAMP, ``Tags`` / ``SkuPriceDetails`` JSON."""
+    def kind(name: str) -> str:
+        if name.endswith(("Cost", "Price", "Quantity")):
+            return "NUMERIC"
+        if name.endswith(("Start", "End")):
+            return "TIMESTAMP"
+        return "JSON" if name in ("Tags", "SkuPriceDetails") else "STRING"
+    return [{"name": name, "type": kind(name)} for name in columns]
+
+
+def _moment(value: Any) -> datetime:
+    return datetime.fromisoformat(str(value).replace(" UTC", "+00:00").replace("Z", "+00:00"))
+
+
+def _chosen(rows: list[dict[str, Any]], wanted: dict[str, str]) -> list[dict[str, Any]]:
+    if "period_start" in wanted:
+        return [r for r in rows if _moment(r["BillingPeriodStart"]) == _moment(wanted["period_start"])]
+    return [r for r in rows if r["invoice"]["month"] == wanted.get("invoice_month")]
+
+
 def _cell(field: dict[str, Any], value: Any) -> Any:
     if field.get("mode") == "REPEATED":
         return [{"v": _cell({**field, "mode": "NULLABLE"}, item)} for item in value or []]
@@ -61,15 +85,15 @@ def _cell(field: dict[str, Any], value: Any) -> Any:
     if field["type"] == "RECORD":
         return {"f": [{"v": _cell(sub, value.get(sub["name"]))} for sub in field["fields"]]}
     if field["type"] == "TIMESTAMP":
-        moment = datetime.fromisoformat(str(value).replace(" UTC", "+00:00"))
-        return str(int(moment.timestamp() * 1_000_000))
+        return str(int(_moment(value).timestamp() * 1_000_000))
     return str(value)
 
 
 class BigQueryServer(LocalServer):
     """``with BigQueryServer(rows) as endpoint:``; ``requests`` holds the JSON bodies received."""
 
-    def __init__(self, rows: list[dict[str, Any]], fail_with: int | None = None) -> None:
+    def __init__(self, rows: list[dict[str, Any]], fail_with: int | None = None,
+                 schema: list[dict[str, Any]] = SCHEMA) -> None:
         self.requests: list[dict[str, Any]] = []
         server = self
 
@@ -82,9 +106,8 @@ class BigQueryServer(LocalServer):
                                                             "errors": [{"reason": "accessDenied"}]}})
                 project = self.path.split("/projects/")[1].split("/")[0]
                 wanted = {p["name"]: p["parameterValue"]["value"] for p in body.get("queryParameters", [])}
-                chosen = [r for r in rows if r["invoice"]["month"] == wanted.get("invoice_month")]
-                encoded = [{"f": [{"v": _cell(f, r.get(f["name"]))} for f in SCHEMA]} for r in chosen]
-                self.send_json(200, {"kind": "bigquery#queryResponse", "schema": {"fields": SCHEMA},
+                encoded = [{"f": [{"v": _cell(f, r.get(f["name"]))} for f in schema]} for r in _chosen(rows, wanted)]
+                self.send_json(200, {"kind": "bigquery#queryResponse", "schema": {"fields": schema},
                                  "jobReference": {"projectId": project, "jobId": "job_local_1", "location": "US"},
                                  "totalRows": str(len(encoded)), "rows": encoded, "jobComplete": True,
                                  "cacheHit": False, "totalBytesProcessed": "0"})

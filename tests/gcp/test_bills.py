@@ -230,15 +230,16 @@ def test_cost_types_map_to_charge_categories(cost_type, description, category, c
 
 
 # ---- BigQuery ------------------------------------------------------------------------------------------
-def test_bigquery_export_is_read_with_the_month_parameter(tmp_path, monkeypatch):
+@pytest.mark.parametrize("table", ["gcp_billing_export_resource_v1_01A2B3_C4D5E6_F70819",
+                                   "gcp_billing_export_v1_01A2B3_C4D5E6_F70819"])
+def test_bigquery_export_is_read_with_the_month_parameter(tmp_path, monkeypatch, table):
     from .bigquery_server import BigQueryServer
 
     every_row = [json.loads(line) for line in JSONL.read_text().splitlines()]
     server = BigQueryServer(every_row)
     with server as endpoint:
         monkeypatch.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
-        out = pull_bills("bq://acme-billing.billing_ds.gcp_billing_export_resource_v1_01A2B3_C4D5E6_F70819",
-                         "2026-05", tmp_path / "focus.parquet")
+        out = pull_bills(f"bq://acme-billing.billing_ds.{table}", "2026-05", tmp_path / "focus.parquet")
     (request,) = server.requests
     assert request["path"].startswith("/bigquery/v2/projects/acme-billing/queries")
     assert request["body"]["useLegacySql"] is False and "@invoice_month" in request["body"]["query"]
@@ -247,6 +248,33 @@ def test_bigquery_export_is_read_with_the_month_parameter(tmp_path, monkeypatch)
     from_bigquery = _read(out)
     from_file = _read(pull_bills(str(JSONL), "2026-05", tmp_path / "file.parquet"))
     assert from_bigquery == from_file
+
+
+def test_the_bigquery_focus_view_is_read_by_billing_period_like_its_csv(tmp_path, monkeypatch):
+    import csv
+
+    from .bigquery_server import BigQueryServer, focus_schema
+
+    sample = FIXTURES / "focus_export_sample.csv"
+    with sample.open(encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        rows = [{k: (v if v != "" else None) for k, v in row.items()} for row in reader]
+        columns = list(reader.fieldnames or [])
+    april = {**rows[0], "BillingPeriodStart": "2026-04-01T00:00:00Z", "BilledCost": "1000"}
+    server = BigQueryServer([*rows, april], schema=focus_schema(columns))
+    with server as endpoint:
+        monkeypatch.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
+        out = pull_bills("bq://acme-billing.billing_ds.gcp_billing_export_focus_01A2B3_C4D5E6_F70819", "2026-05",
+                         tmp_path / "focus.parquet")
+    (request,) = server.requests
+    assert "WHERE BillingPeriodStart = @period_start" in request["body"]["query"]
+    assert request["body"]["queryParameters"][0]["parameterType"] == {"type": "TIMESTAMP"}
+    from_file = _read(pull_bills(str(sample), "2026-05", tmp_path / "file.parquet"))
+
+    def parsed(records: list[dict]) -> list[dict]:  # JSON cells: BigQuery's JSON type comes back as objects
+        return [{k: json.loads(v) if k in ("Tags", "SkuPriceDetails") and v else v for k, v in r.items()}
+                for r in records]
+    assert parsed(_read(out)) == parsed(from_file) and len(from_file) == len(rows)
 
 
 def test_bigquery_refusal_is_a_provider_error_and_writes_nothing(tmp_path, monkeypatch):
