@@ -15,7 +15,9 @@ row, checked below). GCP bills commitments monthly with nothing upfront, so ``pa
 
 from __future__ import annotations
 
+import argparse
 import sys
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -59,15 +61,14 @@ def derive(dump: dict, date: str, source: str) -> PriceBook:
 
 
 def main(argv: list[str]) -> int:
-    if not argv:
-        print(__doc__)
-        return 2
-    dump_path = Path(argv[0])
-    out = Path(argv[1]) if len(argv) > 1 else Path("finops/data/prices/gcp-2026-07-30.csv.gz")
-    dump = yaml.load(dump_path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dump", type=Path, help="the Cyclenerd pricing.yml dump")
+    parser.add_argument("out", type=Path, nargs="?", default=Path("finops/data/prices/gcp-2026-07-30.csv.gz"),
+                        help="the snapshot to write (default: %(default)s)")
+    args = parser.parse_args(argv)
+    out = args.out
+    dump = yaml.load(args.dump.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     generated = str(dump["about"]["generated"])  # e.g. "Thu Jul 30 06:13:17 2026"
-    from datetime import datetime
-
     date = datetime.strptime(generated, "%a %b %d %H:%M:%S %Y").date().isoformat()
     source = (f"Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml generated {date} (Apache-2.0); "
               "CUD = monthly / 730 h")
