@@ -52,6 +52,7 @@ __all__ = [
     "kv_tokens_per_sequence",
     "memory_fit",
     "naive_kv_bytes",
+    "tp_shards_heads",
     "weight_bytes",
 ]
 
@@ -151,7 +152,7 @@ def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, kv_precision: str = "b
     >>> kv_bytes_per_token_per_gpu(m, 2), kv_bytes_per_token_per_gpu(m, 16)
     (65536.0, 16384.0)
     """
-    _check_tp(tp)
+    _check_tp(tp, model)
     whole = kv_bytes_per_token(model, kv_precision)
     if model.attention == "mla":
         return whole
@@ -236,7 +237,7 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     p = _check_precision(precision, PRECISIONS, "precision")
     kv_p = _check_precision(kv_precision, KV_PRECISIONS, "KV precision") if kv_precision else (
         "fp32" if p == "fp32" else "bf16")
-    _check_tp(tp)
+    _check_tp(tp, spec)
     _check_positive("isl", isl)
     _check_positive("osl", osl)
     if not 0.0 < gpu_memory_utilization <= 1.0:
@@ -265,9 +266,26 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     )
 
 
-def _check_tp(tp: int) -> None:
+def tp_shards_heads(model: ModelSpec, tp: int) -> bool:
+    """True when ``tp`` ranks split the model's query heads evenly, which vLLM, SGLang and TRT-LLM require.
+
+    Each rank holds ``num_attention_heads / tp`` whole heads (vLLM refuses to start otherwise:
+    "Total number of attention heads must be divisible by tensor parallel size").
+
+    >>> from finops.catalog import get_model
+    >>> [tp for tp in (1, 2, 3, 4, 6, 8) if tp_shards_heads(get_model("llama-3.1-8b"), tp)]
+    [1, 2, 4, 8]
+    """
+    return model.num_attention_heads % tp == 0
+
+
+def _check_tp(tp: int, model: ModelSpec) -> None:
     if not isinstance(tp, int) or isinstance(tp, bool) or tp < 1:
         raise InputError(f"tp must be a whole number >= 1, got {tp!r}", hint="use 1, 2, 4 or 8")
+    if not tp_shards_heads(model, tp):
+        fitting = [n for n in (1, 2, 4, 8, 16) if tp_shards_heads(model, n)]
+        raise InputError(f"tp {tp} does not divide {model.id}'s {model.num_attention_heads} attention heads; "
+                         "engines shard whole heads", hint=f"use one of: {', '.join(map(str, fitting))}")
 
 
 def _check_positive(name: str, value: float) -> None:

@@ -39,7 +39,7 @@ from ..errors import InputError
 from ..money import Money
 from ..price_book import PRICING_MODELS, PriceBook, PriceRow
 from .demand import demand, devices_needed
-from .memory import PRECISIONS, memory_fit
+from .memory import PRECISIONS, memory_fit, tp_shards_heads
 from .performance import (
     CALIBRATED_TPS,
     MAX_BATCH,
@@ -207,7 +207,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     for p in wanted_precisions:
         if p not in PRECISIONS:
             raise InputError(f"unknown precision {p!r}", hint=f"use one of: {', '.join(PRECISIONS)}")
-    tp_list = list(tps or CALIBRATED_TPS)
+    tp_list = [tp for tp in (tps or CALIBRATED_TPS) if tp_shards_heads(model, tp)]   # engines shard whole heads
     need = demand(workload)
     if need.peak_qps is None and need.concurrency is None:
         raise InputError(f"workload {workload.name!r} states no request rate or concurrency",

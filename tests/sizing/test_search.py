@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +136,13 @@ def test_bad_search_arguments_fail_clearly(kwargs):
 
     with pytest.raises(InputError):
         search(presets()["seed002-financial-copilot"], price_book=BOOK, **kwargs)
+
+
+def test_only_tp_sizes_that_split_the_heads_are_searched():
+    """Qwen2.5-7B has 28 query heads: engines refuse TP8, so the search never offers it."""
+    config = Path(__file__).parent / "fixtures" / "hf" / "Qwen2.5-7B-Instruct" / "config.json"
+    w = Workload(name="qwen25", model=str(config), isl=1000, osl=200, concurrency=64, precisions=("bf16",))
+    result = search(w, price_book=BOOK, top=100)
+    assert result.options and {o.tp for o in result.options} <= {1, 2, 4}
+    llama = search(replace(w, model="llama-3.1-8b"), price_book=BOOK, top=100)
+    assert 8 in {o.tp for o in llama.options}      # the same search offers TP8 where the heads split
