@@ -1,7 +1,7 @@
 """The Catalog sheet (models and accelerators, each row with its source and date) and the Prices sheet.
 
 Both are snapshots of the core's data at build time: the model and GPU catalogs of ``finops.catalog``
-and the current price book (``finops prices pull`` refreshes it; rebuild or paste the new rows).
+and the price book it is built with (``finops template build --prices FILE`` takes a pulled one).
 The Prices table has exactly ``finops.price_book.COLUMNS``; ``PriceTable`` names it with its header,
 which is what ``FINOPS_PRICE`` takes in xlwings Lite.
 """
@@ -93,7 +93,8 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
         1,
         0,
         f"Price book snapshot ({len(book)} rows, effective {span}; source per row). "
-        "Refresh: `finops prices pull --provider aws|gcp --out book.csv`, then paste its rows here.",
+        "Refresh: `finops prices pull --provider aws|gcp --out book.csv`, then "
+        "`finops template build --prices book.csv` (every price in the workbook follows).",
         styles.subtitle,
     )
     ws.freeze_panes(3, 0)

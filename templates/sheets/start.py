@@ -36,7 +36,10 @@ STEPS: tuple[tuple[str, str], ...] = (
     ),
     (
         "Prices",
-        "Check the price snapshot (date and source on every row); refresh it with `finops prices pull`.",
+        (
+            "Check the price snapshot (date and source on every row); refresh it with `finops prices pull`, "
+            "then `finops template build --prices`."
+        ),
     ),
     ("Budget", "Enter the monthly plan lines (OPEX / CAPEX) per cost centre and provider."),
     ("Assets", "Register owned hardware (purchase date, cost, life, residual) for the CAPEX depreciation."),
