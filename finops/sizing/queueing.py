@@ -31,6 +31,7 @@ mean and may be below 1 (the replica idles between requests); latencies are thos
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -189,7 +190,14 @@ class ServicePoint:
     sla_attainment: float | None     # modelled share of requests with TTFT within the target
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """Plain values for JSON; an unstable replica's infinite waits become ``None`` (JSON has no infinity).
+
+        >>> p = serve("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, arrival_rate=1000.0)
+        >>> p.stable, p.ttft_p99_ms, p.to_dict()["ttft_p99_ms"]
+        (False, inf, None)
+        """
+        values = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in values.items()}
 
 
 def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,

@@ -54,6 +54,16 @@ def test_estimate_under_an_arrival_rate(capsys):
     assert 0.99 <= loaded["sla_attainment"] <= 1.0 and loaded["output_tokens_per_s"] == 5 * 256
 
 
+def test_an_overloaded_replica_prints_valid_json(capsys):
+    code, out, _ = _run(capsys, ESTIMATE + ["--arrival-rate", "1000", "--ttft-target-ms", "500", "--json"])
+
+    def strict(constant):
+        raise AssertionError(f"{constant} is not JSON")
+    loaded = json.loads(out, parse_constant=strict)["under_load"]
+    assert code == 0 and loaded["stable"] is False and loaded["ttft_p99_ms"] is None
+    assert loaded["sla_attainment"] == 0.0
+
+
 def test_estimate_prints_a_table_without_json(capsys):
     code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "8"])
     assert code == 0 and "tpot_ms" in out and "llama-3.1-8b" in out
