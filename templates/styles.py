@@ -73,6 +73,9 @@ class Styles:
         key = (role, kind)
         if key not in self._cache:
             props = dict(_INPUT if role == "input" else _COMPUTED)
-            props["num_format"] = _NUMBER_FORMATS[kind]
+            # A formula cell never gets the Text format: Excel stores a formula entered (or re-entered, as
+            # the Lite route does once) into a Text cell as a literal string.
+            text_formula = role == "computed" and kind == "text"
+            props["num_format"] = "General" if text_formula else _NUMBER_FORMATS[kind]
             self._cache[key] = self.workbook.add_format(props)
         return self._cache[key]

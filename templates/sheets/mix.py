@@ -26,7 +26,7 @@ from finops.mix import Campaign, WorkloadShape, generate_profile
 from finops.price_book import PriceBook
 from finops.tco.reference import reference_case
 
-from ..styles import Styles
+from ..styles import Kind, Styles
 from ._table import Column, Formula, TablePlace, write_cell, write_table
 from .catalog import prices_range
 from .sizing import SizingValues
@@ -37,6 +37,8 @@ __all__ = ["HOURS", "write_mix"]
 HOURS = 4 * 7 * 24
 HOURS_PER_MONTH = 730
 _INSTANCE, _REGION, _GPUS = "a3-highgpu-1g", "us-central1", 1
+#: Number formats of FINOPS_MIX's spilled columns: option, kind, units, share of GPU-hours, cost.
+_SPILL_KINDS: tuple[Kind, ...] = ("number", "number", "int", "percent", "usd")
 _OPTION_COLUMNS = (
     Column("name", width=16),
     Column("kind", width=12),
@@ -139,7 +141,7 @@ def write_mix(
     for i, values in enumerate(result):
         for j, value in enumerate(values):
             if i or j:
-                write_cell(ws, spill_top + i, 4 + j, value, styles.computed("usd" if j == 4 else "number"))
+                write_cell(ws, spill_top + i, 4 + j, value, styles.computed(_SPILL_KINDS[j]))
     summary_top = _charts(wb, ws, styles, result, spill_top, first, last)
     _summary(ws, styles, demand, summary_top)
     return place

@@ -212,6 +212,16 @@ def test_inputs_are_styled_apart_from_computed_cells(formulas_book):
     assert typed != computed
 
 
+def test_no_formula_cell_is_formatted_as_text(formulas_book):
+    """Excel keeps a formula re-entered into a Text ("@") cell as a literal string (Lite's binding step)."""
+    text_formulas = [
+        f"{sheet}!{cell}"
+        for sheet, cell, _ in _formula_cells(formulas_book)
+        if formulas_book[sheet][cell].number_format == "@"
+    ]
+    assert text_formulas == []
+
+
 @pytest.mark.parametrize(
     "table, header, shows",
     [
