@@ -27,7 +27,7 @@ from ..reconcile.history import HISTORY_FILE, History
 from ..reconcile.plan import usage_from_csv
 from ._console import console, err_console, print_json
 
-__all__ = ["parse_rates", "reconcile_to_workbook", "register"]
+__all__ = ["parse_percent", "parse_rates", "reconcile_to_workbook", "register"]
 
 
 def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
@@ -39,10 +39,34 @@ def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
     rates: dict[str, Decimal] = {}
     for value in values or []:
         code, sep, rate = value.partition("=")
-        if not sep or len(code.strip()) != 3:
+        amount = _number(rate) if sep else None
+        if len(code.strip()) != 3 or amount is None or amount <= 0:
             raise InputError(f"cannot read the rate {value!r}", hint="write it as CODE=RATE, e.g. --rate EUR=1.08")
-        rates[code.strip().upper()] = to_decimal(rate)
+        rates[code.strip().upper()] = amount
     return rates
+
+
+def parse_percent(value: str | None, option: str) -> Decimal | None:
+    """A percentage option (``--threshold``, ``--fail-on-variance``) as an exact, non-negative Decimal.
+
+    >>> parse_percent("12.5", "--threshold"), parse_percent(None, "--fail-on-variance")
+    (Decimal('12.5'), None)
+    """
+    if value is None:
+        return None
+    pct = _number(value)
+    if pct is None or pct < 0:
+        raise InputError(f"{option} must be a percentage of 0 or more, got {value!r}",
+                         hint=f"for example {option} 10 (10 %)")
+    return pct
+
+
+def _number(text: str) -> Decimal | None:
+    """``text`` as a Decimal, or ``None`` when it is not a number."""
+    try:
+        return to_decimal(text)
+    except InputError:
+        return None
 
 
 def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, out_dir: Path, *,
@@ -148,9 +172,10 @@ def register(app: typer.Typer) -> None:
         rate: list[str] | None = typer.Option(None, "--rate", help="CODE=RATE into the plan currency; repeat"),
         usage: Path | None = typer.Option(None, "--usage",
                                              help="CSV of token counts: Month, PlanLine, ActualMTokens"),
-        threshold: float = typer.Option(10.0, "--threshold", help="flag lines more than PCT over or under plan"),
-        fail_on_variance: float | None = typer.Option(None, "--fail-on-variance",
-                                                         help="exit 1 when a line is more than PCT over plan"),
+        threshold: str = typer.Option("10", "--threshold", metavar="PCT",
+                                      help="flag lines more than PCT % over or under plan"),
+        fail_on_variance: str | None = typer.Option(None, "--fail-on-variance", metavar="PCT",
+                                                       help="exit 1 when a line is more than PCT % over plan"),
         as_json: bool = typer.Option(False, "--json", help="print the totals as JSON"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
         in_place: bool = typer.Option(False, "--in-place",
@@ -160,6 +185,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
         run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+        threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
+        fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
         if in_place:
             from templates.plan_actuals import check_in_place
 
@@ -168,10 +195,10 @@ def register(app: typer.Typer) -> None:
                                                  "output_location": output_location}.items() if value}
         if engine.lower() != "duckdb":
             rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
-                                          rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
+                                          rates=parse_rates(rate), threshold_pct=threshold_pct,
                                           run_at=run_at, where=where)
             _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
-                    fail_on_variance=fail_on_variance)
+                    fail_on_variance=fail_pct)
             return
         if where:
             raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
@@ -186,14 +213,14 @@ def register(app: typer.Typer) -> None:
                           TimeElapsedColumn(), console=err_console, transient=True, disable=not show) as bar:
                 task = bar.add_task("scan", total=100)
                 rec, path = reconcile_to_workbook(
-                    plan, paths, month, out, rates=parse_rates(rate), threshold_pct=to_decimal(threshold),
+                    plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
                     usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct))
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
-                fail_on_variance=fail_on_variance)
+                fail_on_variance=fail_pct)
 
 
 def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: datetime, *, in_place: bool,
-            as_json: bool, quiet: bool, fail_on_variance: float | None) -> None:
+            as_json: bool, quiet: bool, fail_on_variance: Decimal | None) -> None:
     """Optionally update the plan in place, print, and exit 1 when a line is over ``fail_on_variance``."""
     if in_place:
         from templates.plan_actuals import write_in_place
@@ -206,7 +233,7 @@ def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: date
     elif not quiet:
         _print_summary(rec, path)
     if fail_on_variance is not None:
-        over = rec.lines_over(to_decimal(fail_on_variance))
+        over = rec.lines_over(fail_on_variance)
         if over:
             if not quiet:
                 err_console.print(f"over plan by more than {fail_on_variance}%: "

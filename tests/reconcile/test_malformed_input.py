@@ -116,12 +116,17 @@ def test_bad_plan_exits_2_naming_sheet_and_cell(case, tmp_path, capsys):
     (["--month", "2026-13"], "month must be 'YYYY-MM'"),
     (["--month", "2026-05", "--rate", "EUR"], "CODE=RATE"),
     (["--month", "2026-05", "--from", "nowhere"], "provider:uri"),
+    (["--month", "2026-05", "--rate", "EUR=abc"], "CODE=RATE"),
+    (["--month", "2026-05", "--fail-on-variance", "ten"], "--fail-on-variance must be a percentage"),
+    (["--month", "2026-05", "--threshold", "-5"], "--threshold must be a percentage"),
 ])
 def test_bad_options_exit_2(args, fragment, tmp_path, simple_plan, capsys):
     bill = write_bill(tmp_path / "may.csv", [{}])
     assert main(["reconcile", "--plan", str(simple_plan), "--bills", str(bill), "--out", str(tmp_path / "o"),
                  "--quiet", *args]) == 2
-    assert fragment in capsys.readouterr().err.replace("\n", "")
+    err = capsys.readouterr().err.replace("\n", "")
+    assert fragment in err and "Traceback" not in err
+    assert not (tmp_path / "o").exists()
 
 
 def test_out_that_is_a_file_exits_2(tmp_path, simple_plan, capsys):
