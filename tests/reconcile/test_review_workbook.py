@@ -7,6 +7,7 @@ import re
 import zipfile
 from datetime import datetime
 from decimal import Decimal
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -17,6 +18,7 @@ from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 from .conftest import write_bill
 
 RUN_AT = datetime(2026, 6, 2, 7, 30, 0)
+DOC = Path(__file__).parents[2] / "docs" / "reconcile.md"
 HOSTILE = {"sub": "=HYPERLINK(\"http://evil.example\",\"x\")", "service": "+SUM(1,2)", "region": "-2+3",
            "tag": "@cmd|' /C calc'!A0"}
 
@@ -103,6 +105,8 @@ def test_demo_template_and_sample_bills(tmp_path, template_plan):
     figures = {summary.cell(r, 1).value: summary.cell(r, 2).value for r in range(1, summary.max_row + 1)}
     assert figures["Cloud BilledCost (cash)"] == pytest.approx(157596.730671, abs=1e-9)
     assert figures["Actual (P&L)"] == pytest.approx(float(rec.actual.amount), abs=1e-9)
+    documented = re.search(r"```json\n(.*?)```", DOC.read_text(), re.S).group(1)
+    assert json.loads(documented, parse_float=Decimal) == rec.totals()  # the --json example in docs/reconcile.md
 
 
 def test_every_formula_recomputes_to_its_cached_value(review):
