@@ -73,7 +73,9 @@ def _series(kind: Literal["cpu", "ram"], series: str) -> Rule:
 
 
 def _tpu(name: str, words: str) -> Rule:
-    return Rule("tpu", name, "", re.compile(rf"(?i)^(?:Commitment v1: |Spot Preemptible )?(?:{words})\b"))
+    # Anywhere in the description, any case: the Compute Engine service lists v5/v6 chips as "TpuV5e",
+    # "TpuV5p", "TpuV6e" (possibly after "Preemptible "), the TPU pricing page says "TPU v5e" / "Trillium".
+    return Rule("tpu", name, "", re.compile(rf"(?i)\b(?:{words})\b"))
 
 
 #: SKU -> component. Order matters where one name prefixes another (A100 80GB before A100).
@@ -90,9 +92,9 @@ RULES: tuple[Rule, ...] = (
     Rule("local_ssd", "local-ssd", "LocalSSD", re.compile(
         r"^(?:SSD backed Local Storage(?: attached to Spot Preemptible VMs)?(?: in | running in |$)|"
         r"Commitment v1: Local SSD in )", re.IGNORECASE)),
-    _tpu("tpu-v5e", r"TPU v5e|Tpu-v5e|TPU v5 ?lite"),
-    _tpu("tpu-v5p", r"TPU v5p|Tpu-v5p"),
-    _tpu("tpu-v6e", r"TPU v6e|Tpu-v6e|Trillium"),
+    _tpu("tpu-v5e", r"TPU[ -]?v5 ?(?:e|lite)"),
+    _tpu("tpu-v5p", r"TPU[ -]?v5p"),
+    _tpu("tpu-v6e", r"TPU[ -]?v6e|Trillium"),
 )
 
 
@@ -155,11 +157,16 @@ def _rate(expression: Mapping[str, Any]) -> tuple[Decimal, str] | None:
 def priced_components(sku: Mapping[str, Any], regions: Iterable[str] | None = None) -> list[PricedComponent]:
     """One :class:`PricedComponent` per service region of a SKU that :data:`RULES` knows; else ``[]``.
 
-    The latest ``pricingInfo`` entry is used; regions are limited to ``regions`` when given.
+    The latest ``pricingInfo`` entry is used; regions are limited to ``regions`` when given. A SKU whose
+    description says "Preemptible" is a spot price whatever its usage type (TPU SKUs are ``OnDemand``;
+    SkyPilot's catalog fetcher, ``sky/catalog/data_fetchers/fetch_gcp.py``, relies on the same).
     """
     category = sku.get("category") or {}
+    description = str(sku.get("description") or "")
     model = USAGE_TYPES.get(str(category.get("usageType") or ""))
-    rule = match_rule(str(sku.get("description") or ""), str(category.get("resourceGroup") or ""))
+    if model == "on_demand" and "preemptible" in description.lower():
+        model = "spot"  # preemptible TPU SKUs carry usage type OnDemand and say so only in the description
+    rule = match_rule(description, str(category.get("resourceGroup") or ""))
     infos = sku.get("pricingInfo") or []
     if model is None or rule is None or not infos:
         return []

@@ -38,6 +38,13 @@ def sku(description: str, group: str, usage: str = "OnDemand", units: str = "0",
      ("local_ssd", "local-ssd", "spot")),
     ("Commitment v1: Local SSD In Americas for 1 Year", "LocalSSD", "Commit1Yr", ("local_ssd", "local-ssd", "cud_1y")),
     ("TPU v6e chip running in Americas", "TPU", "OnDemand", ("tpu", "tpu-v6e", "on_demand")),
+    # Compute Engine lists v5/v6 chips as TpuV5e / TpuV5p / TpuV6e, and preemptible TPU SKUs have usage type
+    # OnDemand (as SkyPilot's catalog fetcher, sky/catalog/data_fetchers/fetch_gcp.py, matches them)
+    ("TpuV5e chip running in Americas", "TPU", "OnDemand", ("tpu", "tpu-v5e", "on_demand")),
+    ("Preemptible TpuV5p chip running in Americas", "TPU", "OnDemand", ("tpu", "tpu-v5p", "spot")),
+    ("Commitment v1: TpuV6e in Americas for 1 Year", "TPU", "Commit1Yr", ("tpu", "tpu-v6e", "cud_1y")),
+    ("Trillium chip running in Americas", "TPU", "OnDemand", ("tpu", "tpu-v6e", "on_demand")),
+    ("Tpu-v4 Pod running in Americas", "TPU", "OnDemand", None),
     # ignored: other series, DWS / sole tenancy / reserved variants, C4 local SSD, unknown usage types
     ("N2 Instance Core running in Americas", "CPU", "OnDemand", None),
     ("Nvidia L4 GPU attached to DWS Defined Duration VMs running in Americas", "GPU", "OnDemand", None),
