@@ -267,16 +267,19 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
 
 
 def tp_shards_heads(model: ModelSpec, tp: int) -> bool:
-    """True when ``tp`` ranks split the model's query heads evenly, which vLLM, SGLang and TRT-LLM require.
+    """True when ``tp`` ranks split the attention heads as vLLM, SGLang and TRT-LLM require.
 
-    Each rank holds ``num_attention_heads / tp`` whole heads (vLLM refuses to start otherwise:
-    "Total number of attention heads must be divisible by tensor parallel size").
+    Each rank holds ``num_attention_heads / tp`` whole query heads (vLLM refuses to start otherwise:
+    "Total number of attention heads must be divisible by tensor parallel size"), and the KV heads
+    either split evenly (``kv_heads % tp == 0``) or are replicated evenly (``tp % kv_heads == 0``),
+    as vLLM's ``QKVParallelLinear`` asserts.
 
     >>> from finops.catalog import get_model
-    >>> [tp for tp in (1, 2, 3, 4, 6, 8) if tp_shards_heads(get_model("llama-3.1-8b"), tp)]
-    [1, 2, 4, 8]
+    >>> [tp for tp in (1, 2, 3, 4, 6, 8, 16) if tp_shards_heads(get_model("llama-3.1-8b"), tp)]
+    [1, 2, 4, 8, 16]
     """
-    return model.num_attention_heads % tp == 0
+    kv = model.num_kv_heads
+    return model.num_attention_heads % tp == 0 and (kv % tp == 0 or tp % kv == 0)
 
 
 def _check_tp(tp: int, model: ModelSpec) -> None:
@@ -284,8 +287,9 @@ def _check_tp(tp: int, model: ModelSpec) -> None:
         raise InputError(f"tp must be a whole number >= 1, got {tp!r}", hint="use 1, 2, 4 or 8")
     if not tp_shards_heads(model, tp):
         fitting = [n for n in (1, 2, 4, 8, 16) if tp_shards_heads(model, n)]
-        raise InputError(f"tp {tp} does not divide {model.id}'s {model.num_attention_heads} attention heads; "
-                         "engines shard whole heads", hint=f"use one of: {', '.join(map(str, fitting))}")
+        raise InputError(f"tp {tp} does not split {model.id}'s {model.num_attention_heads} attention heads "
+                         f"({model.num_kv_heads} KV heads) evenly; engines shard whole heads",
+                         hint=f"use one of: {', '.join(map(str, fitting))}")
 
 
 def _check_positive(name: str, value: float) -> None:

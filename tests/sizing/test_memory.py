@@ -146,7 +146,7 @@ def test_fp8_kv_doubles_the_sequences_that_fit():
     (dict(kv_precision="int4"), InputError, "unknown KV precision 'int4'"),
     (dict(tp=0), InputError, "tp must be a whole number >= 1"),
     (dict(tp=1.5), InputError, "tp must be"),
-    (dict(tp=3), InputError, "tp 3 does not divide llama-3.1-8b's 32 attention heads"),
+    (dict(tp=3), InputError, "tp 3 does not split llama-3.1-8b's 32 attention heads"),
     (dict(isl=0), InputError, "isl must be a positive number"),
     (dict(osl=-5), InputError, "osl must be a positive number"),
     (dict(gpu_memory_utilization=1.2), InputError, "gpu_memory_utilization"),

@@ -1,11 +1,13 @@
 """Workloads: presets from the seeds, validation, and workload files (TOML/JSON) with located errors."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from finops.errors import InputError, UnknownNameError
 from finops.sizing import Workload, demand, load_workload, presets
+from finops.sizing.search import search
 
 
 @pytest.mark.parametrize("name, model, isl, osl, ttft_ms, basis", [
@@ -150,3 +152,18 @@ def test_file_errors_name_the_file_and_key(tmp_path, filename, text, error, mess
 def test_missing_file(tmp_path):
     with pytest.raises(InputError, match="cannot read workload file"):
         load_workload(tmp_path / "nope.toml")
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples" / "sizing"
+
+
+@pytest.mark.parametrize("name, concurrency", [
+    ("support-bot.toml", None),                      # rate-based: concurrency follows from the request time
+    ("doc-qa-x3.toml", 10_000 * 0.05 / 60 * 5 * 3),  # seed 000's stated inputs, tripled: 125
+])
+def test_the_shipped_example_workloads_size(name, concurrency):
+    w = load_workload(EXAMPLES / name)
+    if concurrency is not None:
+        assert demand(w).concurrency == pytest.approx(concurrency)
+    result = search(w, top=3)
+    assert result.options and result.infeasible_reason is None
