@@ -41,7 +41,8 @@ def grid(value: Any) -> list[list[Any]]:
         value = value.tolist()
     if isinstance(value, (list, tuple)):
         if value and all(isinstance(row, (list, tuple)) for row in value):
-            return [list(row) for row in value]
+            # rows that already are lists are shared, not copied: a Prices range is ~40,000 cells per call
+            return [row if isinstance(row, list) else list(row) for row in value]
         return [list(value)]
     return [[value]]
 
