@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich import box
 from rich.table import Table
 
 from ..errors import InputError
-from ..price_book import PriceBook
+from ..price_book import PRICING_MODELS, PriceBook
+from ..registry import Registry
 from ._console import console, print_json
 
 
@@ -24,18 +26,18 @@ def register(app: typer.Typer) -> None:
              pricing_model: Optional[str] = typer.Option(None, "--pricing-model"),
              as_json: bool = typer.Option(False, "--json", help="print a JSON list of price rows")) -> None:
         """Print the matching rows of the current price book (bundled snapshot unless FINOPS_PRICE_BOOK is set)."""
-        book = PriceBook.current().filter(provider=provider, instance_type=instance_type, region=region,
-                                          pricing_model=pricing_model)
+        book = PriceBook.current()
+        for kind, field, value in (("provider", "provider", provider), ("instance type", "instance_type",
+                                   instance_type), ("region", "region", region)):
+            if value:  # a typo is refused with the closest names, not shown as an empty table
+                Registry(f"{kind} in the price book", {getattr(r, field): r for r in book}).canonical(value)
+        if pricing_model:
+            Registry("pricing model", dict.fromkeys(PRICING_MODELS)).canonical(pricing_model)
+        book = book.filter(provider=provider, instance_type=instance_type, region=region, pricing_model=pricing_model)
         if as_json:
             print_json([row.to_record() for row in book])
             return
-        table = Table("provider", "region", "instance_type", "gpu", "pricing_model", "payment",
-                      "hourly", "per GPU-h", "upfront", "cur", "date", title=f"{len(book)} prices")
-        for r in book:
-            table.add_row(r.provider, r.region, r.instance_type, f"{r.gpu_count}x {r.gpu_model}", r.pricing_model,
-                          r.payment_option, f"{r.hourly_cost:.4f}", f"{r.per_gpu_hour:.4f}", f"{r.upfront_cost:.2f}",
-                          r.currency, r.effective_date)
-        console.print(table)
+        console.print(_price_table(book))
 
     @prices.command("pull")
     def pull(provider: str = typer.Option(..., help="aws or gcp"),
@@ -62,6 +64,27 @@ def register(app: typer.Typer) -> None:
                    for path in _outputs(out)]
         console.print(f"wrote {len(book)} prices to {', '.join(map(str, written))}; "
                       f"use it with FINOPS_PRICE_BOOK={written[0]}")
+
+
+def _price_table(book: PriceBook) -> Table:
+    """The rows as a table; provider and currency go in the title when every row shares them. In a narrow
+    terminal text folds onto more lines but the figures are never cut."""
+    providers, currencies = {r.provider for r in book}, {r.currency for r in book}
+    shared = [value.pop() for value in (set(providers), set(currencies)) if len(value) == 1]
+    table = Table(title=" ".join([f"{len(book)} prices", *shared]), box=box.SIMPLE_HEAD)
+    headers = (["provider"] if len(providers) > 1 else []) + ["region", "instance_type", "gpu", "pricing", "hourly",
+                                                               "per GPU-h", "upfront", "date"]
+    headers += ["currency"] if len(currencies) > 1 else []
+    for header in headers:
+        number = header in ("hourly", "per GPU-h", "upfront")
+        table.add_column(header, justify="right" if number else "left", no_wrap=number, overflow="fold")
+    for r in book:
+        cells = {"provider": r.provider, "region": r.region, "instance_type": r.instance_type,
+                 "gpu": f"{r.gpu_count}x {r.gpu_model}", "pricing": f"{r.pricing_model} {r.payment_option}".strip(),
+                 "hourly": f"{r.hourly_cost:.4f}", "per GPU-h": f"{r.per_gpu_hour:.4f}",
+                 "upfront": f"{r.upfront_cost:.2f}", "date": r.effective_date, "currency": r.currency}
+        table.add_row(*(cells[h] for h in headers))
+    return table
 
 
 def _outputs(out: Path) -> list[Path]:

@@ -103,3 +103,30 @@ def test_cli_bills_pull_from_a_local_export(data, tmp_path, capsys):
     code = main(["bills", "pull", "--provider", "aws", "--source", str(root), "--month", "2026-05", "--out", str(out)])
     assert code == 0, capsys.readouterr().err
     assert "wrote 40 FOCUS rows" in capsys.readouterr().out
+
+
+def test_cli_prices_show_table_keeps_every_figure_whole_in_80_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.delenv("FINOPS_PRICE_BOOK", raising=False)
+    assert main(["prices", "show", "--provider", "aws", "--instance-type", "p5.48xlarge", "--region",
+                 "us-east-1"]) == 0
+    out = capsys.readouterr().out
+    rows = PriceBook.bundled().filter(provider="aws", instance_type="p5.48xlarge", region="us-east-1")
+    assert f"{len(rows)} prices aws USD" in out
+    for row in rows:
+        for figure in (f"{row.hourly_cost:.4f}", f"{row.per_gpu_hour:.4f}", f"{row.upfront_cost:.2f}"):
+            assert figure in out
+    assert "…" not in out  # folded onto more lines, never cut
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--instance-type", "p5.48xlargex"], "did you mean: p5.48xlarge"),
+    (["--provider", "azure"], "known: aws, gcp"),
+    (["--region", "us-east-9"], "did you mean: us-east-2, us-east-1"),
+    (["--pricing-model", "reserved"], "unknown pricing model 'reserved'"),
+])
+def test_cli_prices_show_refuses_a_filter_value_no_row_has(capsys, monkeypatch, args, text):
+    monkeypatch.delenv("FINOPS_PRICE_BOOK", raising=False)
+    assert main(["prices", "show", *args]) == 2
+    captured = capsys.readouterr()
+    assert text in captured.err and captured.out == ""
