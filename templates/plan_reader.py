@@ -100,7 +100,8 @@ class _Row:
         value = self.cells.get(column)
         if value is None or (isinstance(value, str) and not value.strip()):
             if required:
-                raise InputError(f"{what} is required here", where=self.where(column))
+                raise InputError(f"{what} is required here", where=self.where(column),
+                                 hint=f"fill in {column} on this row, or clear the whole row")
             return None
         return value
 
@@ -114,12 +115,19 @@ class _Row:
 
     def number(self, column: str, *, required: bool = True) -> Decimal | None:
         value = self.value(column, "a number", required)
-        return None if value is None else to_decimal(value, where=self.where(column))
+        if value is None:
+            return None
+        try:
+            return to_decimal(value, where=self.where(column))
+        except InputError as exc:
+            raise InputError(exc.message, where=exc.where,
+                             hint="type a plain number, without a currency or words (e.g. 12000.50)") from None
 
     def whole(self, column: str) -> int:
         value = self.number(column)
         if value is None or value != value.to_integral_value():
-            raise InputError(f"expected a whole number, got {self.cells.get(column)!r}", where=self.where(column))
+            raise InputError(f"expected a whole number, got {self.cells.get(column)!r}", where=self.where(column),
+                             hint="type a whole number, e.g. 36")
         return int(value)
 
     def money(self, column: str, currency: str) -> Money:
@@ -195,7 +203,8 @@ class _Tables:
 def _budget(row: _Row) -> BudgetLine:
     category = (row.text("Category") or "").upper()
     if category not in ("OPEX", "CAPEX"):
-        raise InputError(f"Category must be OPEX or CAPEX, got {category!r}", where=row.where("Category"))
+        raise InputError(f"Category must be OPEX or CAPEX, got {category!r}", where=row.where("Category"),
+                         hint="pick OPEX (cloud, running costs) or CAPEX (owned hardware)")
     return BudgetLine(month=row.month(), plan_line=row.text("PlanLine") or "",
                       cost_centre=row.text("CostCentre", required=False) or "", category=category,  # type: ignore[arg-type]
                       provider=row.text("Provider", required=False) or "",

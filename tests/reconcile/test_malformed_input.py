@@ -107,7 +107,7 @@ def test_bad_plan_exits_2_naming_sheet_and_cell(case, tmp_path, capsys):
     assert main(["reconcile", "--plan", str(plan), "--month", "2026-05", "--bills", str(bill),
                  "--out", str(out), "--quiet"]) == 2
     message = capsys.readouterr().err.replace("\n", "")
-    for fragment in ["plan.xlsx", *fragments]:
+    for fragment in ["plan.xlsx", *fragments, "Hint:"]:
         assert fragment in message
     assert not out.exists()
 
