@@ -188,6 +188,9 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     >>> 0.02 <= cal.constants("vllm").bandwidth_efficiency <= 1.0
     True
     """
+    if not (isinstance(prior_weight, (int, float)) and math.isfinite(prior_weight) and prior_weight >= 0):
+        raise InputError(f"prior weight must be a number >= 0, got {prior_weight!r}",
+                         hint=f"0 is a free fit; the default {REFIT_PRIOR_WEIGHT} lets the measurements win")
     usable = [r for r in rows if not queue_limited(r)]
     if not usable:
         raise InputError("no usable measurements to fit",

@@ -169,12 +169,16 @@ def test_calibrate_writes_a_file_that_estimate_accepts(capsys, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--engine", "tgi"], "unknown engine"),
     (["--gpu", "h10"], "did you mean"),
+    (["--prior-weight", "-1"], "prior weight must be a number >= 0, got -1.0"),
 ])
 def test_bad_calibrate_input_exits_2(capsys, tmp_path, args, message):
     base = ["calibrate", str(FIXTURES / "vllm-bench-serve.json"), "--engine", "vllm", "--model", "llama-3.1-8b",
             "--gpu", "h100-sxm", "--precision", "bf16", "--out", str(tmp_path / "c.json")]
     for i in range(0, len(args), 2):
-        base[base.index(args[i]) + 1] = args[i + 1]
+        if args[i] in base:
+            base[base.index(args[i]) + 1] = args[i + 1]
+        else:
+            base += args[i:i + 2]
     code, _, err = _run(capsys, base)
     assert code == 2 and message in err
 
