@@ -8,6 +8,7 @@ database beside it. Exit codes: 0 done, 1 a plan line over ``--fail-on-variance`
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -115,6 +116,16 @@ def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_
     return path
 
 
+def _is_source(value: str) -> bool:
+    """Whether a bare argument is a ``provider:uri`` source (as in ``--from aws:s3://b/p gcp:bq://p.d.t``)
+    rather than a bill file: it names no existing file and starts with a word and a colon.
+
+    >>> _is_source("gcp:bq://acme.billing.focus"), _is_source("may.parquet"), _is_source("C:/bills/may.csv")
+    (True, False, False)
+    """
+    return not Path(value).exists() and re.match(r"[A-Za-z][\w-]+:", value) is not None
+
+
 def _pull(sources: Sequence[str], month: str, folder: Path) -> list[Path]:
     """Pull each ``provider:uri`` source through its connector into ``folder``."""
     from connectors import provider as connector
@@ -180,8 +191,9 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
         in_place: bool = typer.Option(False, "--in-place",
                                       help="also write Actuals and Variance sheets into the plan (backup kept)"),
-        more_bills: list[Path] | None = typer.Argument(None, hidden=True,
-                                                          help="further bill files, as in --bills a.csv b.csv"),
+        more: list[str] | None = typer.Argument(None, hidden=True,
+                                                   help="further bill files or sources, as in --bills a.csv b.csv "
+                                                        "or --from aws:s3://... gcp:bq://..."),
     ) -> None:
         """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
         run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
@@ -194,6 +206,9 @@ def register(app: typer.Typer) -> None:
         where = {name: value for name, value in {"project": project, "database": database, "workgroup": workgroup,
                                                  "output_location": output_location}.items() if value}
         if engine.lower() != "duckdb":
+            if bills or sources or more:
+                raise InputError(f"--engine {engine} reads --table, not bill files or --from sources",
+                                 hint="drop --bills/--from, or drop --engine to reconcile local bills in DuckDB")
             rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
                                           rates=parse_rates(rate), threshold_pct=threshold_pct,
                                           run_at=run_at, where=where)
@@ -203,7 +218,9 @@ def register(app: typer.Typer) -> None:
         if where:
             raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
                              hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
-        bills = list(bills or []) + list(more_bills or [])
+        more_sources = [value for value in more or [] if _is_source(value)]
+        bills = list(bills or []) + [Path(value) for value in more or [] if value not in more_sources]
+        sources = list(sources or []) + more_sources
         if not bills and not sources:
             raise InputError("no bills given", hint="pass --bills FILE ... or --from aws:s3://... gcp:bq://...")
         with tempfile.TemporaryDirectory(prefix="finops-bills-") as pulled:

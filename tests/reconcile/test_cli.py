@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from decimal import Decimal
@@ -72,19 +73,40 @@ def test_bills_as_a_list_after_one_option(tmp_path, simple_plan, capsys):
     assert code == 0 and json.loads(out)["actual_billed_cost"] == 157596.73
 
 
-def test_from_the_aws_connector_with_a_local_copy_of_a_focus_export(tmp_path, simple_plan, capsys):
-    root = tmp_path / "export"
+def aws_export(root, bill):
+    """A local copy of an AWS Data Exports FOCUS 1.2 export of May 2026 holding ``bill``."""
     data = root / "focus/data/BILLING_PERIOD=2026-05"
     meta = root / "focus/metadata/BILLING_PERIOD=2026-05"
     data.mkdir(parents=True)
     meta.mkdir(parents=True)
-    shutil.copyfile(sample_bill_paths()[0], data / "focus-00001.csv.gz")
+    shutil.copyfile(bill, data / "focus-00001.csv.gz")
     (meta / "focus-Manifest.json").write_text(json.dumps({"executionId": "x", "columns": [], "dataFiles": [
         "s3://bucket/exports/focus/data/BILLING_PERIOD=2026-05/focus-00001.csv.gz"]}))
+    return root
+
+
+def test_from_the_aws_connector_with_a_local_copy_of_a_focus_export(tmp_path, simple_plan, capsys):
     code, out, _ = run(capsys, "--plan", simple_plan, "--month", SAMPLE_MONTH, "--out", tmp_path / "o", "--json",
-                       "--from", f"aws:{root}")
+                       "--from", f"aws:{aws_export(tmp_path / 'export', sample_bill_paths()[0])}")
     assert code == 0
     assert json.loads(out)["actual_billed_cost"] == 67941.2
+
+
+def test_several_sources_after_one_from(tmp_path, simple_plan, capsys):
+    """As the issue writes it: --from aws:... gcp:... (the GCP connector also reads a local FOCUS export file)."""
+    aws, gcp = sample_bill_paths()
+    gcp_file = tmp_path / "gcp-focus.csv"
+    gcp_file.write_bytes(gzip.decompress(gcp.read_bytes()))
+    code, out, _ = run(capsys, "--plan", simple_plan, "--month", SAMPLE_MONTH, "--out", tmp_path / "o", "--json",
+                       "--from", f"aws:{aws_export(tmp_path / 'export', aws)}", f"gcp:{gcp_file}")
+    assert code == 0
+    assert json.loads(out)["actual_billed_cost"] == 157596.73  # 67,941.20 AWS + 89,655.53 GCP
+
+
+def test_local_bills_with_a_remote_engine_are_refused(tmp_path, simple_plan, capsys):
+    code, _, err = run(capsys, "--plan", simple_plan, "--month", "2026-05", "--engine", "bigquery", "--table",
+                       "p.d.t", "--bills", sample_bill_paths()[0], "--out", tmp_path / "o")
+    assert code == 2 and "reads --table, not bill files" in err and not (tmp_path / "o").exists()
 
 
 def test_remote_engine_without_a_table_is_refused(tmp_path, simple_plan, capsys):
