@@ -48,3 +48,31 @@ def test_the_snapshot_is_part_of_the_bundled_price_book_and_the_cli(capsys):
     rows = json.loads(capsys.readouterr().out)
     assert code == 0 and sorted(r["pricing_model"] for r in rows) == ["cud_1y", "cud_3y", "on_demand", "spot"]
     assert {(r["gpu_model"], r["gpu_count"]) for r in rows} == {("h100-sxm", 8)}
+
+
+def _derive_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "derive_gcp_snapshot.py"
+    spec = importlib.util.spec_from_file_location("derive_gcp_snapshot", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_derive_script_keeps_whole_gpu_machines_and_turns_commitments_hourly():
+    # a dump in the Cyclenerd shape: machine -> accelerator key + cost per region
+    dump = {"compute": {"instance": {
+        "g2-standard-4": {"l4": 1, "cpu": 4, "cost": {"us-central1": {
+            "hour": 0.7, "month": 511.0, "hour_spot": 0.4, "month_1y": 321.93, "month_3y": 229.95}}},
+        "g4-standard-6": {"rtx6000": 0.125, "cost": {"us-central1": {"hour": 0.9, "month": 657.0}}},
+        "n2-standard-4": {"cpu": 4, "cost": {"us-central1": {"hour": 0.19, "month": 138.7}}},
+    }}}
+    book = _derive_script().derive(dump, "2026-07-30", "test dump")
+    assert sorted((r.instance_type, r.pricing_model, r.payment_option, r.hourly_cost) for r in book) == [
+        ("g2-standard-4", "cud_1y", "no_upfront", Decimal("0.441")),   # 321.93 / 730
+        ("g2-standard-4", "cud_3y", "no_upfront", Decimal("0.315")),   # 229.95 / 730
+        ("g2-standard-4", "on_demand", "", Decimal("0.7")),
+        ("g2-standard-4", "spot", "", Decimal("0.4"))]
+    assert {(r.gpu_model, r.gpu_count, r.effective_date, r.source) for r in book} == {("l4", 1, "2026-07-30", "test dump")}
