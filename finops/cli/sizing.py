@@ -154,4 +154,5 @@ def register(app: typer.Typer) -> None:
             console.print("cal. 'no': not calibrated, latencies extrapolated from H100/H200 measurements; "
                           "confirm with a load test and `finops calibrate` (docs/performance.md)")
         if result.unpriced:
-            console.print(f"feasible but without a {result.pricing_model} price: {', '.join(result.unpriced)}")
+            console.print(f"feasible but with no {result.pricing_model} price in the price book: "
+                          f"{', '.join(result.unpriced)}")
