@@ -191,8 +191,12 @@ class FocusParquetWriter:
     def __enter__(self) -> Self:
         import pyarrow.parquet as pq
 
-        self.out.parent.mkdir(parents=True, exist_ok=True)
-        handle, self._temporary = tempfile.mkstemp(prefix=f".{self.out.name}.", suffix=".tmp", dir=self.out.parent)
+        try:
+            self.out.parent.mkdir(parents=True, exist_ok=True)
+            handle, self._temporary = tempfile.mkstemp(prefix=f".{self.out.name}.", suffix=".tmp", dir=self.out.parent)
+        except OSError as error:
+            raise InputError(f"cannot write {self.out}: {error.strerror or error}", where=Location(file=str(self.out)),
+                             hint="write to a folder you can write to (--out)") from error
         os.close(handle)
         self._writer = pq.ParquetWriter(self._temporary, _arrow_schema())
         return self

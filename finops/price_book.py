@@ -16,10 +16,12 @@ Decimal('11.03125')
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import io
 import os
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
@@ -42,6 +44,7 @@ PAYMENT_OPTIONS: tuple[str, ...] = get_args(PaymentOption)
 PRICE_BOOK_ENV = "FINOPS_PRICE_BOOK"
 
 _TERM_HOURS = {"1y": 8760, "3y": 26280}
+_FILE_HINT = "point FINOPS_PRICE_BOOK at a file written by `finops prices pull --out FILE` (.parquet, .csv or .csv.gz)"
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,11 @@ class PriceBook:
         path = Path(path)
         if text is None:
             raw = path.read_bytes()
-            text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+            try:
+                text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+            except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as error:
+                raise InputError(f"price book {path.name} is not a UTF-8 CSV ({type(error).__name__})",
+                                 where=Location(file=str(path)), hint=_FILE_HINT) from error
         reader = csv.DictReader(io.StringIO(text))
         return cls(_row_from_record(rec, Location(file=path.name, row=i)) for i, rec in enumerate(reader, start=2))
 
@@ -171,7 +178,13 @@ class PriceBook:
     def read_parquet(cls, path: str | Path) -> "PriceBook":
         import pyarrow.parquet as pq  # edge dependency, imported only here
 
-        table = pq.read_table(path)
+        import pyarrow as pa
+
+        try:
+            table = pq.read_table(path)
+        except pa.ArrowException as error:
+            raise InputError(f"price book {Path(path).name} is not a readable Parquet file",
+                             where=Location(file=str(path)), hint=_FILE_HINT) from error
         return cls(_row_from_record(rec, Location(file=Path(path).name, row=i + 1))
                    for i, rec in enumerate(table.to_pylist()))
 
@@ -195,6 +208,9 @@ class PriceBook:
         path = Path(path)
         if not path.exists():
             raise InputError(f"price book {path} does not exist", hint="run `finops prices pull --out FILE` first")
+        if not path.name.endswith((".parquet", ".csv", ".csv.gz")):
+            raise InputError(f"price book {path} is neither .parquet nor .csv / .csv.gz", where=Location(file=str(path)),
+                             hint=_FILE_HINT)
         return cls.read_parquet(path) if path.suffix == ".parquet" else cls.read_csv(path)
 
     @classmethod
@@ -217,11 +233,15 @@ class PriceBook:
 
 
 def _atomic_write(path: Path, data: bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         tmp.write_bytes(data)
         os.replace(tmp, path)
+    except OSError as error:
+        raise InputError(f"cannot write {path}: {error.strerror or error}", where=Location(file=str(path)),
+                         hint="write to a folder you can write to") from error
     finally:
-        tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # nothing to remove where the folder could not be made
+            tmp.unlink(missing_ok=True)
     return path

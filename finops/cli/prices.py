@@ -89,6 +89,9 @@ def _price_table(book: PriceBook) -> Table:
 
 def _outputs(out: Path) -> list[Path]:
     """``x.parquet`` -> x.parquet + x.csv; ``x.csv`` -> x.csv + x.parquet; ``x.csv.gz`` -> itself (a snapshot)."""
+    if not out.name.endswith((".parquet", ".csv", ".csv.gz")):
+        raise InputError(f"--out {out} is neither .parquet, .csv nor .csv.gz",
+                         hint="e.g. --out prices.parquet (writes prices.csv beside it)")
     if out.name.endswith(".csv.gz"):
         return [out]
     if out.suffix == ".csv":

@@ -130,3 +130,35 @@ def test_cli_prices_show_refuses_a_filter_value_no_row_has(capsys, monkeypatch, 
     assert main(["prices", "show", *args]) == 2
     captured = capsys.readouterr()
     assert text in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize("name, content, text", [
+    ("book.txt", b"provider\n", "is neither .parquet nor .csv"),
+    ("book.parquet", b"not parquet", "is not a readable Parquet file"),
+    ("book.csv", b"\x80\x81 not utf-8", "is not a UTF-8 CSV"),
+    ("book.csv.gz", b"\x1f\x8b\x08\x00 cut short", "is not a UTF-8 CSV"),
+])
+def test_a_configured_price_book_that_does_not_read_is_an_input_error(tmp_path, capsys, monkeypatch, name, content,
+                                                                      text):
+    (tmp_path / name).write_bytes(content)
+    monkeypatch.setenv("FINOPS_PRICE_BOOK", str(tmp_path / name))
+    assert main(["prices", "show", "--provider", "aws"]) == 2
+    err = capsys.readouterr().err
+    assert text in err and "FINOPS_PRICE_BOOK" in err
+
+
+@pytest.mark.parametrize("out, text", [("prices.txt", "is neither .parquet, .csv nor .csv.gz"),
+                                       ("blocker/prices.parquet", "cannot write")])
+def test_cli_prices_pull_refuses_an_out_it_cannot_write(data, tmp_path, capsys, out, text):
+    (tmp_path / "blocker").write_text("a file where a folder should be")
+    assert main(["prices", "pull", "--provider", "aws", "--offer-file", str(data / "offer-AmazonEC2-excerpt.csv"),
+                 "--out", str(tmp_path / out)]) == 2
+    assert text in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker"]
+
+
+def test_cli_bills_pull_refuses_an_out_it_cannot_write(data, tmp_path, capsys):
+    (tmp_path / "blocker").write_text("a file where a folder should be")
+    assert main(["bills", "pull", "--provider", "aws", "--source", "ce", "--month", "2026-05",
+                 "--out", str(tmp_path / "blocker" / "may.parquet")]) == 2
+    assert "cannot write" in capsys.readouterr().err
