@@ -156,10 +156,13 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
     path = Path(path)
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
-            rows = list(csv.DictReader(handle))
-            header = rows[0].keys() if rows else []
-    except OSError as exc:
-        raise InputError(f"cannot read the usage file: {exc.strerror}", where=Location(file=str(path))) from exc
+            reader = csv.DictReader(handle)
+            rows = list(reader)
+            header = reader.fieldnames or []
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not a UTF-8 CSV file"
+        raise InputError(f"cannot read the usage file: {reason}", where=Location(file=str(path)),
+                         hint=f"give a CSV file with the columns {', '.join(USAGE_COLUMNS)}") from exc
     for column in USAGE_COLUMNS:
         if column not in header:
             raise InputError(f"the usage file has no column {column}", where=Location(file=str(path), column=column),
@@ -169,8 +172,12 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
         month = (row["Month"] or "").strip()
         if not _MONTH.match(month):
             raise InputError(f"expected a month as YYYY-MM, got {month!r}",
-                             where=Location(file=str(path), row=number, column="Month"))
+                             where=Location(file=str(path), row=number, column="Month"), hint="for example 2026-05")
         tokens = to_decimal(row["ActualMTokens"] or "", where=Location(file=str(path), row=number,
                                                                        column="ActualMTokens"))
+        if tokens < 0:
+            raise InputError(f"expected a count of 0 or more, got {row['ActualMTokens']!r}",
+                             where=Location(file=str(path), row=number, column="ActualMTokens"),
+                             hint="millions of tokens served by the plan line in the month")
         lines.append(UsageLine(month, (row["PlanLine"] or "").strip(), tokens, row=number))
     return tuple(lines)

@@ -125,11 +125,18 @@ def test_token_counts_from_a_usage_csv(tmp_path, simple_plan, may):
     assert lines["gpu"].actual_unit_cost.amount == Decimal("26.125")  # 104.5 / 4 from the workbook's Usage sheet
 
 
-def test_bad_usage_csv_exits_2_naming_row_and_column(tmp_path, simple_plan, may, capsys):
+@pytest.mark.parametrize("content, fragments", [
+    (b"Month,PlanLine,ActualMTokens\n2026-05,gpu,many\n", ["row 2", "column ActualMTokens", "'many'"]),
+    (b"Month,PlanLine,ActualMTokens\n2026-05,gpu,-3\n", ["row 2", "column ActualMTokens", "0 or more"]),
+    (b"Month,PlanLine,ActualMTokens\nMay,gpu,3\n", ["row 2", "column Month", "YYYY-MM"]),
+    (b"Month,PlanLine\n2026-05,gpu\n", ["column ActualMTokens", "Month, PlanLine, ActualMTokens"]),
+    (b"PK\x03\x04\xf1\x00binary", ["not a UTF-8 CSV file", "Month, PlanLine, ActualMTokens"]),
+], ids=["not a number", "negative", "month", "missing column", "not a CSV"])
+def test_bad_usage_csv_exits_2_naming_row_and_column(content, fragments, tmp_path, simple_plan, may, capsys):
     usage = tmp_path / "usage.csv"
-    usage.write_text("Month,PlanLine,ActualMTokens\n2026-05,gpu,many\n")
+    usage.write_bytes(content)
     code, _, err = run(capsys, "--plan", simple_plan, "--month", "2026-05", "--bills", may, "--out", tmp_path / "o",
                        "--usage", usage)
     assert code == 2
-    assert all(f in err.replace("\n", "") for f in ("usage.csv", "row 2", "column ActualMTokens"))
+    assert all(f in err.replace("\n", "") for f in ("usage.csv", *fragments)), err
     assert not (tmp_path / "o").exists()
