@@ -7,6 +7,8 @@ from typing import Optional
 
 import typer
 from rich import box
+from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from ..errors import InputError
@@ -37,7 +39,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print_json([row.to_record() for row in book])
             return
-        console.print(_price_table(book))
+        table = _price_table(book)
+        if console.is_terminal:
+            console.print(table)
+        else:  # a pipe or a file gets every row on one line, whatever COLUMNS says
+            whole = Measurement.get(console, console.options.update_width(1000), table).maximum
+            Console(width=whole, highlight=False).print(table)
 
     @prices.command("pull")
     def pull(provider: str = typer.Option(..., help="aws or gcp"),

@@ -105,18 +105,18 @@ def test_cli_bills_pull_from_a_local_export(data, tmp_path, capsys):
     assert "wrote 40 FOCUS rows" in capsys.readouterr().out
 
 
-def test_cli_prices_show_table_keeps_every_figure_whole_in_80_columns(capsys, monkeypatch):
+def test_cli_prices_show_piped_puts_each_row_whole_on_one_line(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
     monkeypatch.delenv("FINOPS_PRICE_BOOK", raising=False)
     assert main(["prices", "show", "--provider", "aws", "--instance-type", "p5.48xlarge", "--region",
                  "us-east-1"]) == 0
     out = capsys.readouterr().out
     rows = PriceBook.bundled().filter(provider="aws", instance_type="p5.48xlarge", region="us-east-1")
-    assert f"{len(rows)} prices aws USD" in out
-    for row in rows:
-        for figure in (f"{row.hourly_cost:.4f}", f"{row.per_gpu_hour:.4f}", f"{row.upfront_cost:.2f}"):
-            assert figure in out
-    assert "…" not in out  # folded onto more lines, never cut
+    assert f"{len(rows)} prices aws USD" in out and "…" not in out
+    lines = [line.split() for line in out.splitlines() if "p5.48xlarge" in line]
+    assert sorted((line[4], line[-4], line[-3], line[-2], line[-1]) for line in lines) == sorted(
+        (r.pricing_model, f"{r.hourly_cost:.4f}", f"{r.per_gpu_hour:.4f}", f"{r.upfront_cost:.2f}", r.effective_date)
+        for r in rows)
 
 
 @pytest.mark.parametrize("args, text", [
