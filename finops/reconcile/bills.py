@@ -25,7 +25,7 @@ import gzip
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import BinaryIO, Literal, TextIO
 
 import duckdb
 
@@ -105,14 +105,32 @@ def _open_text(path: Path) -> TextIO:
     return opener(path, "rt", encoding="utf-8-sig", newline="")  # type: ignore[operator]
 
 
+def _open_bytes(path: Path) -> BinaryIO:
+    return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else path.open("rb")  # type: ignore[return-value]
+
+
+def _not_utf8(path: Path) -> InputError | None:
+    """The first line that is not UTF-8 text (FOCUS CSV is UTF-8), as an error naming file and row."""
+    with _open_bytes(path) as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return InputError(f"this row is not UTF-8 text (byte {line[exc.start]:#04x})",
+                                  where=Location(file=str(path), row=number),
+                                  hint="export the bill as UTF-8, or re-save the CSV with UTF-8 encoding")
+    return None
+
+
 def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list[tuple[str, str]]:
     """(name, DuckDB type) of each column of the file (every CSV column is text until cast)."""
     unreadable = InputError("cannot read the bill file's header", where=Location(file=str(path), row=1),
                             hint="check that the file is a FOCUS export in Parquet or CSV")
     if fmt == "csv":
-        try:
-            with _open_text(path) as handle:
-                names = next(csv.reader(handle), [])
+        try:  # the first line only: a bad byte further down is located later, with its row
+            with _open_bytes(path) as handle:
+                first = handle.readline().decode("utf-8-sig")
+            names = next(csv.reader([first]), [])
         except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
             raise unreadable from exc
         return [(name.strip(), "VARCHAR") for name in names]
@@ -207,10 +225,14 @@ def locate_bad_value(files: list[BillFile]) -> InputError | None:
 
 
 def locate_malformed_row(files: list[BillFile]) -> InputError | None:
-    """The first CSV record whose number of fields differs from the header's (Python's csv reader)."""
+    """The first CSV row that is not UTF-8, or whose number of fields differs from the header's
+    (Python's csv reader)."""
     for bill in files:
         if bill.format != "csv":
             continue
+        not_utf8 = _not_utf8(bill.path)
+        if not_utf8 is not None:
+            return not_utf8
         number = 1
         with _open_text(bill.path) as handle:
             try:

@@ -45,9 +45,17 @@ def bad_bills(tmp: Path) -> dict[str, tuple[list[Path], list[str]]]:
                                   ["ragged.csv", "row 3", "59 fields, the header has"]),
         "truncated row": ([_edit(write_bill(tmp / "cut.csv.gz", [{}, {}]), 2, None)],
                           ["cut.csv.gz", "row 2", "2 fields, the header has"]),
+        "row not in UTF-8": ([_latin1(write_bill(tmp / "latin.csv", [{}, {"SubAccountName": "équipe"}]))],
+                             ["latin.csv", "row 3", "not UTF-8"]),
         "missing file": ([tmp / "nowhere.csv"], ["nowhere.csv", "not found"]),
         "unknown format": ([tmp / "bill.xlsx"], ["bill.xlsx", ".parquet, .csv or .csv.gz"]),
     }
+
+
+def _latin1(path: Path) -> Path:
+    """The same bill saved in Latin-1 instead of UTF-8."""
+    path.write_bytes(path.read_text(encoding="utf-8").encode("latin-1"))
+    return path
 
 
 def _edit(path: Path, row: int, append: str | None) -> Path:
@@ -63,7 +71,7 @@ def _edit(path: Path, row: int, append: str | None) -> Path:
 
 CASES = ["row with extra fields", "truncated row", "missing mandatory column", "text in a money column", "text in a timestamp column, gzip",
          "bad value in the second file", "two currencies, no rate", "month with no data", "duplicated file",
-         "missing file", "unknown format"]
+         "row not in UTF-8", "missing file", "unknown format"]
 
 
 @pytest.mark.parametrize("case", CASES)
