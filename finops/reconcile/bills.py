@@ -144,8 +144,9 @@ def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list
 def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFile]:
     """Check ``paths`` and create the view :data:`VIEW` over all of them on ``con``.
 
-    Raises :class:`InputError` for a missing file, an unknown format, a duplicated file, or a
-    missing mandatory FOCUS column (naming the file and the column).
+    Raises :class:`InputError` for a missing file, an unknown format, a duplicated file, a
+    missing mandatory FOCUS column, or a Parquet column stored as the wrong type (naming the file and
+    the column).
     """
     if not paths:
         raise InputError("no bill files given", hint="pass FOCUS files with --bills or a source with --from")
@@ -169,9 +170,37 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
                              + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
                              where=Location(file=str(path), column=missing[0]),
                              hint="export the bill as FOCUS 1.2; mandatory columns are listed in docs/reconcile.md")
-        files.append(BillFile(path, fmt, columns, tuple(kind for _, kind in header)))
+        bill = BillFile(path, fmt, columns, tuple(kind for _, kind in header))
+        wrong = _wrong_storage_type(bill)
+        if wrong is not None:
+            raise wrong
+        files.append(bill)
     con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS " + " UNION ALL ".join(_select(f) for f in files))
     return files
+
+
+#: FOCUS type (DuckDB) -> how a Parquet column may be stored and still be read as that type.
+_STORAGE: dict[str, tuple[str, ...]] = {
+    "DECIMAL": ("DECIMAL", "DOUBLE", "FLOAT", "REAL", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT",
+                "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "VARCHAR", "NULL"),
+    "TIMESTAMP": ("TIMESTAMP", "DATE", "VARCHAR", "NULL"),
+}
+_STORAGE["INTEGER"] = _STORAGE["DECIMAL"]
+
+
+def _wrong_storage_type(bill: BillFile) -> InputError | None:
+    """A Parquet column stored as a type that DuckDB would cast silently but wrongly (a boolean as a
+    cost of 0 or 1, a number of seconds as a timestamp), as an error naming file and column."""
+    schema = duckdb_schema()
+    for name, stored in zip(bill.columns, bill.types, strict=False):
+        kind = schema.get(name, "VARCHAR").split("(")[0]
+        allowed = _STORAGE.get(kind)
+        if allowed is not None and (not stored.upper().startswith(allowed) or "[" in stored):
+            word = kind.lower()
+            return InputError(f"column {name} is stored as {stored}, not as a {word}",
+                              where=Location(file=str(bill.path), column=name),
+                              hint=f"FOCUS column {name} must hold a {word}; export it as one (or as text)")
+    return None
 
 
 def _select(bill: BillFile) -> str:

@@ -6,6 +6,7 @@ import gzip
 import shutil
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from finops.cli import main
@@ -47,9 +48,23 @@ def bad_bills(tmp: Path) -> dict[str, tuple[list[Path], list[str]]]:
                           ["cut.csv.gz", "row 2", "2 fields, the header has"]),
         "row not in UTF-8": ([_latin1(write_bill(tmp / "latin.csv", [{}, {"SubAccountName": "équipe"}]))],
                              ["latin.csv", "row 3", "not UTF-8"]),
+        "Parquet cost stored as booleans": (
+            [_parquet(write_bill(tmp / "flags.csv", [{}, {}]), "BilledCost", "BilledCost > 0")],
+            ["flags.parquet", "column BilledCost", "stored as BOOLEAN"]),
+        "Parquet time stored as epoch seconds": (
+            [_parquet(write_bill(tmp / "epoch.csv", [{}]), "ChargePeriodStart", "epoch(ChargePeriodStart)::BIGINT")],
+            ["epoch.parquet", "column ChargePeriodStart", "stored as BIGINT"]),
         "missing file": ([tmp / "nowhere.csv"], ["nowhere.csv", "not found"]),
         "unknown format": ([tmp / "bill.xlsx"], ["bill.xlsx", ".parquet, .csv or .csv.gz"]),
     }
+
+
+def _parquet(csv_bill: Path, column: str, expression: str) -> Path:
+    """The bill as Parquet with ``column`` replaced by ``expression`` (stored as that expression's type)."""
+    out = csv_bill.with_suffix(".parquet")
+    duckdb.connect().execute(f"COPY (SELECT * REPLACE ({expression} AS {column}) FROM read_csv('{csv_bill}')) "
+                             f"TO '{out}' (FORMAT parquet)")
+    return out
 
 
 def _latin1(path: Path) -> Path:
@@ -71,7 +86,8 @@ def _edit(path: Path, row: int, append: str | None) -> Path:
 
 CASES = ["row with extra fields", "truncated row", "missing mandatory column", "text in a money column", "text in a timestamp column, gzip",
          "bad value in the second file", "two currencies, no rate", "month with no data", "duplicated file",
-         "row not in UTF-8", "missing file", "unknown format"]
+         "row not in UTF-8", "Parquet cost stored as booleans", "Parquet time stored as epoch seconds", "missing file",
+         "unknown format"]
 
 
 @pytest.mark.parametrize("case", CASES)
