@@ -67,10 +67,11 @@ class TablePlace:
         ref = xl_rowcol_to_cell(self.row(index), self.col(header), row_abs=absolute, col_abs=absolute)
         return f"{quote_sheet(self.sheet)}!{ref}" if sheet else ref
 
-    def column_range(self, header: str) -> str:
+    def column_range(self, header: str, rows: int | None = None) -> str:
+        """One column's data cells: the table's rows, or ``rows`` rows from the first (room to grow)."""
         col = self.col(header)
         top = xl_rowcol_to_cell(self.row(0), col, row_abs=True, col_abs=True)
-        bottom = xl_rowcol_to_cell(self.row(self.rows - 1), col, row_abs=True, col_abs=True)
+        bottom = xl_rowcol_to_cell(self.row((rows or self.rows) - 1), col, row_abs=True, col_abs=True)
         return f"{quote_sheet(self.sheet)}!{top}:{bottom}"
 
     def whole_range(self) -> str:

@@ -61,6 +61,7 @@ USAGE_COLUMNS = (
 PROVIDERS = ("AWS", "Google Cloud", "On-prem")
 CURRENCIES = ("USD", "EUR", "GBP", "CNY", "JPY")
 _TABLE_TOP = 2  # a title and a note above each table
+_VALIDATED_ROWS = 500  # rows under each header that keep the validation lists as a table grows
 
 
 def _sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
@@ -76,7 +77,7 @@ def _list(ws: Worksheet, place: TablePlace, header: str, source: Sequence[str] |
     ws.data_validation(
         place.row(0),
         col,
-        place.row(0) + 499,
+        place.row(0) + _VALIDATED_ROWS - 1,
         col,
         {
             "validate": "list",
@@ -92,7 +93,7 @@ def _months(ws: Worksheet, place: TablePlace) -> None:
     ws.data_validation(
         place.row(0),
         col,
-        place.row(0) + 499,
+        place.row(0) + _VALIDATED_ROWS - 1,
         col,
         {
             "validate": "length",
@@ -123,7 +124,8 @@ def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
     _list(ws, budget, "Category", ("OPEX", "CAPEX"), "OPEX or CAPEX")
     _list(ws, budget, "Provider", PROVIDERS, "one of " + ", ".join(PROVIDERS))
     _list(ws, budget, "Currency", CURRENCIES, "an ISO 4217 code from the list")
-    wb.define_name("PlanLines", "=" + budget.column_range("PlanLine"))
+    # the lines a planner adds below the demo ones are offered too (a table grows, a fixed name does not)
+    wb.define_name("PlanLines", "=" + budget.column_range("PlanLine", rows=_VALIDATED_ROWS))
 
     ws = _sheet(
         wb,

@@ -147,6 +147,20 @@ def test_every_defined_name_resolves_to_cells_on_a_sheet(formulas_book):
             ), name
 
 
+def test_plan_line_dropdowns_offer_lines_added_below_the_demo_plan(formulas_book):
+    """``PlanLines`` (the Assets/Mapping/Usage dropdown) reaches as far down as Budget's own validation."""
+    budget = Table(formulas_book, "tblBudget")
+    ((sheet, ref),) = formulas_book.defined_names["PlanLines"].destinations
+    min_col, min_row, _, max_row = range_boundaries(ref.replace("$", ""))
+    validated_to = max(
+        range_boundaries(str(rng))[3]
+        for v in formulas_book["Budget"].data_validations.dataValidation
+        for rng in v.sqref.ranges
+    )
+    assert (sheet, get_column_letter(min_col), min_row) == ("Budget", budget.cell(0, "PlanLine")[0], budget.min_row + 1)
+    assert max_row == validated_to > budget.min_row + budget.rows
+
+
 def _formula_cells(wb: openpyxl.Workbook):
     for ws in wb.worksheets:
         for row in ws.iter_rows():
