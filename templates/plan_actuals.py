@@ -82,10 +82,12 @@ def _render(rec: Reconciliation, history: Sequence[MonthRecord], run_at: datetim
             r = 4 + i
             variance.write_string(r, 0, line.plan_line)
             variance.write_string(r, 1, line.category)
-            variance.write_number(r, 2, _money(line.planned))
-            variance.write_number(r, 3, _money(line.actual))
-            variance.write_formula(r, 4, f"=D{r + 1}-C{r + 1}", None, _money(line.variance))
-            pct = "" if line.variance_pct is None else float(line.variance_pct)
+            planned, actual = _money(line.planned), _money(line.actual)
+            variance.write_number(r, 2, planned)
+            variance.write_number(r, 3, actual)
+            # cached values are what the formulas give from the cent-rounded cells, as Excel would compute them
+            variance.write_formula(r, 4, f"=D{r + 1}-C{r + 1}", None, actual - planned)
+            pct = "" if planned == 0 else (actual - planned) / planned
             variance.write_formula(r, 5, f'=IF(C{r + 1}=0,"",E{r + 1}/C{r + 1})', None, pct)
             variance.write_string(r, 6, line.flag)
         for ws in (actuals, variance):

@@ -86,6 +86,20 @@ def test_in_place_adds_two_sheets_and_keeps_every_other_part(tmp_path):
     assert len(read_plan(plan).budget) == 2  # still a readable plan
 
 
+def test_variance_formulas_cache_what_they_compute(tmp_path):
+    """Amounts are written to the cent; the cached variance and % are computed from those cells, so a
+    viewer that shows cached values and Excel after recalculating show the same figures."""
+    plan = plan_with_a_chart(tmp_path / "plan.xlsx")
+    bill = write_bill(tmp_path / "may.csv", [{"EffectiveCost": "118.749"}])
+    assert reconcile(plan, bill, tmp_path / "out", "--in-place") == 0
+    values = openpyxl.load_workbook(plan, data_only=True)["Variance"]
+    formulas = openpyxl.load_workbook(plan)["Variance"]
+    assert [c.value for c in formulas[5]][4:6] == ["=D5-C5", '=IF(C5=0,"",E5/C5)']
+    planned, actual, variance, pct = (values.cell(5, c).value for c in (3, 4, 5, 6))
+    assert (planned, actual) == (100, 118.75)
+    assert variance == actual - planned and pct == variance / planned  # 0.1875, not 0.18749
+
+
 def test_second_run_replaces_only_the_two_sheets(tmp_path):
     plan = plan_with_a_chart(tmp_path / "plan.xlsx")
     bill = write_bill(tmp_path / "may.csv", [{"EffectiveCost": "120"}])
