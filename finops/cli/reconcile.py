@@ -73,18 +73,21 @@ def _number(text: str) -> Decimal | None:
 def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, out_dir: Path, *,
                           rates: dict[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
                           usage: Path | None = None, run_at: datetime | None = None,
-                          on_progress: Callable[[float], None] | None = None) -> tuple[Reconciliation, Path]:
+                          on_progress: Callable[[float], None] | None = None,
+                          bill_names: Sequence[str] | None = None) -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
-    plan's Usage table. Everything that can fail on bad input fails before anything is written.
+    plan's Usage table. ``bill_names`` are what the review lists as its bills (default: the files'
+    names). Everything that can fail on bad input fails before anything is written.
     """
     _check_out(Path(out_dir))
     plan = _read_plan(Path(plan_path), usage)
     history = History(Path(out_dir) / HISTORY_FILE)
     rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
                           past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress)
-    return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), [Path(b).name for b in bills], run_at)
+    names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
+    return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at)
 
 
 def _read_plan(plan_path: Path, usage: Path | None) -> Plan:
@@ -231,7 +234,8 @@ def register(app: typer.Typer) -> None:
                 task = bar.add_task("scan", total=100)
                 rec, path = reconcile_to_workbook(
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
-                    usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct))
+                    usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
+                    bill_names=[p.name for p in bills] + list(sources))  # a source, not its temporary file
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
 

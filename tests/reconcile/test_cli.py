@@ -7,6 +7,7 @@ import json
 import shutil
 from decimal import Decimal
 
+import openpyxl
 import pytest
 
 from finops.cli import main
@@ -101,6 +102,9 @@ def test_several_sources_after_one_from(tmp_path, simple_plan, capsys):
                        "--from", f"aws:{aws_export(tmp_path / 'export', aws)}", f"gcp:{gcp_file}")
     assert code == 0
     assert json.loads(out)["actual_billed_cost"] == 157596.73  # 67,941.20 AWS + 89,655.53 GCP
+    summary = openpyxl.load_workbook(tmp_path / "o" / "budget-review-2026-05.xlsx")["Summary"]
+    listed = next(row[1] for row in summary.iter_rows(values_only=True) if row[0] == "Bill files")
+    assert listed == f"aws:{tmp_path / 'export'}, gcp:{gcp_file}"  # the sources, not their temporary files
 
 
 def test_local_bills_with_a_remote_engine_are_refused(tmp_path, simple_plan, capsys):
