@@ -160,16 +160,16 @@ def register(app: typer.Typer) -> None:
     @app.command("reconcile")
     def reconcile(
         plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
-        month: str = typer.Option(..., "--month", help="YYYY-MM"),
-        bills: list[Path] | None = typer.Option(None, "--bills", help="FOCUS files (.parquet, .csv, .csv.gz); repeat"),
+        month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month to reconcile"),
+        bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...", help="FOCUS files (.parquet, .csv, .csv.gz); repeat"),
         out: Path = typer.Option(Path("."), "--out", help="folder for the review workbook and the history"),
-        sources: list[str] | None = typer.Option(None, "--from",
+        sources: list[str] | None = typer.Option(None, "--from", metavar="PROVIDER:URI...",
                                                     help="pull bills with a connector: aws:s3://... or gcp:bq://..."),
         engine: str = typer.Option("duckdb", "--engine",
                                    help="duckdb (local files), or bigquery/athena to aggregate where the bills live"),
         table: str | None = typer.Option(None, "--table",
                                             help="with --engine bigquery|athena: the FOCUS table (project.dataset.table)"),
-        table_lacks: list[str] | None = typer.Option(None, "--table-lacks",
+        table_lacks: list[str] | None = typer.Option(None, "--table-lacks", metavar="COLUMN",
                                                         help="FOCUS columns the remote table does not have; repeat"),
         project: str | None = typer.Option(None, "--project",
                                               help="--engine bigquery: the project the query job runs in "
@@ -183,7 +183,7 @@ def register(app: typer.Typer) -> None:
         output_location: str | None = typer.Option(None, "--output-location",
                                                       help="--engine athena: s3:// folder for query results, unless "
                                                            "the workgroup sets one (or FINOPS_ATHENA_OUTPUT_LOCATION)"),
-        rate: list[str] | None = typer.Option(None, "--rate", help="CODE=RATE into the plan currency; repeat"),
+        rate: list[str] | None = typer.Option(None, "--rate", metavar="CODE=RATE", help="CODE=RATE into the plan currency; repeat"),
         usage: Path | None = typer.Option(None, "--usage",
                                              help="CSV of token counts: Month, PlanLine, ActualMTokens"),
         threshold: str = typer.Option("10", "--threshold", metavar="PCT",
@@ -194,7 +194,7 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
         in_place: bool = typer.Option(False, "--in-place",
                                       help="also write Actuals and Variance sheets into the plan (backup kept)"),
-        more: list[str] | None = typer.Argument(None, hidden=True,
+        more: list[str] | None = typer.Argument(None, hidden=True, metavar="FILE|PROVIDER:URI",
                                                    help="further bill files or sources, as in --bills a.csv b.csv "
                                                         "or --from aws:s3://... gcp:bq://..."),
     ) -> None:

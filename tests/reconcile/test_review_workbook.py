@@ -105,7 +105,7 @@ def test_demo_template_and_sample_bills(tmp_path, template_plan):
     figures = {summary.cell(r, 1).value: summary.cell(r, 2).value for r in range(1, summary.max_row + 1)}
     assert figures["Cloud BilledCost (cash)"] == pytest.approx(157596.730671, abs=1e-9)
     assert figures["Actual (P&L)"] == pytest.approx(float(rec.actual.amount), abs=1e-9)
-    documented = re.search(r"```json\n(.*?)```", DOC.read_text(), re.S).group(1)
+    documented = re.search(r"```json\n(.*?)```", DOC.read_text(), re.DOTALL).group(1)
     assert json.loads(documented, parse_float=Decimal) == rec.totals()  # the --json example in docs/reconcile.md
 
 
