@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from finops.errors import InputError, Location
+from finops.money import to_decimal
 
 __all__ = ["CSV_ATTRIBUTES", "OfferFile", "read_offer_file"]
 
@@ -132,6 +133,11 @@ def _from_csv(stream: io.TextIOBase, keep: Callable[[str], bool], name: str) -> 
             "termAttributes": {a: row[a] for a in _TERM_ATTRIBUTES if row.get(a)}})
         if not row.get("PricePerUnit") or not row.get("Currency"):
             raise InputError("price row without PricePerUnit or Currency", where=Location(file=name, row=line))
+        try:
+            to_decimal(row["PricePerUnit"])
+        except InputError as error:
+            raise InputError(f"PricePerUnit {row['PricePerUnit']!r} is not a number",
+                             where=Location(file=name, row=line, column="PricePerUnit"), hint=_DOWNLOAD_HINT) from error
         term["priceDimensions"][row["RateCode"]] = {
             "rateCode": row["RateCode"], "unit": row["Unit"], "description": row.get("PriceDescription", ""),
             "pricePerUnit": {row["Currency"]: row["PricePerUnit"]}}

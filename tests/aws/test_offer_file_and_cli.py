@@ -53,12 +53,15 @@ def _excerpt_without_column(data, column):
     ("index.csv", b'"SKU","Unit"\n"A","Hrs"\n', "metadata lines", "index.csv"),
     ("index.csv", "no-SKU", "header lacks SKU", "index.csv, row 6"),
     ("index.csv", "no-PricePerUnit", "header lacks PricePerUnit", "index.csv, row 6"),
+    ("index.csv", "bad-price", "PricePerUnit 'about 55' is not a number", "index.csv, row 8, column PricePerUnit"),
     ("index.csv.gz", b"\x1f\x8b\x08\x00truncated", "damaged or not text", "index.csv.gz"),
     ("index.csv", b"\xff\xfe\x00\x81 latin junk", "damaged or not text", "index.csv"),
 ])
 def test_a_file_that_is_not_a_sound_offer_file_is_an_input_error_naming_it(data, tmp_path, capsys, name, content,
                                                                            message, where):
-    if isinstance(content, str):
+    if content == "bad-price":
+        content = (data / "offer-AmazonEC2-excerpt.csv").read_bytes().replace(b'"38.5280000000"', b'"about 55"', 1)
+    elif isinstance(content, str):
         content = _excerpt_without_column(data, content.removeprefix("no-"))
     path = tmp_path / name
     path.write_bytes(content)
