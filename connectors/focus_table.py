@@ -49,9 +49,14 @@ def _parse_iso(text: str) -> datetime:
 
 
 def decimal_or_none(value: Any) -> Decimal | None:
-    """An exact decimal from a number or numeric text; ``None`` for an empty cell."""
+    """An exact decimal from a number or numeric text; ``None`` for an empty cell.
+
+    Bill exports write plain decimals, so text with a comma (``12,5``: a decimal comma or a thousands
+    separator, which cannot be told apart) is refused rather than read as 125."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
+    if isinstance(value, str) and "," in value:
+        raise InputError(f"{value!r} has a comma; bill exports write plain decimals such as 12.5")
     return to_decimal(value)
 
 

@@ -256,6 +256,8 @@ def _without(rows, column):
      "row 4, column line_item_usage_start_date", "'yesterday' is not an ISO 8601 date-time"),
     (lambda cur, focus: _cur_with(cur, 7, "line_item_unblended_cost", "n/a"),
      "row 7, column line_item_unblended_cost", "'n/a' is not a plain decimal number"),
+    (lambda cur, focus: _cur_with(cur, 2, "line_item_unblended_cost", "12,5"),
+     "row 2, column line_item_unblended_cost", "'12,5' is not a plain decimal number"),
     (lambda cur, focus: _cur_with(cur, 4, "reservation_unused_recurring_fee", "1.2.3"),
      "row 4, column reservation_unused_recurring_fee", "not a plain decimal number"),
     (lambda cur, focus: _without(cur, "line_item_unblended_cost"), "", "the export lacks line_item_unblended_cost"),
