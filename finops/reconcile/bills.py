@@ -80,16 +80,32 @@ def bill_format(path: Path) -> BillFormat:
 
 
 def _digest(path: Path) -> str:
+    """SHA-256 of the content; of the uncompressed content for gzip, so ``may.csv`` and ``may.csv.gz`` match."""
+    try:
+        with _open_bytes(path) as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except (OSError, EOFError) as exc:
+        raise InputError("cannot read the bill file", where=Location(file=str(path)),
+                         hint="check that the file is a FOCUS export in Parquet, CSV or gzip CSV") from exc
+
+
+def _content_size(path: Path) -> int:
+    """Size of the content: for gzip the ISIZE trailer (uncompressed size modulo 2**32, RFC 1952)."""
+    if path.suffix.lower() != ".gz" or path.stat().st_size < 4:
+        return path.stat().st_size
     with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+        handle.seek(-4, 2)
+        return int.from_bytes(handle.read(4), "little")
 
 
 def _refuse_duplicates(paths: list[Path]) -> None:
     """Same content twice would double the month: compare sizes first, hash only equal sizes."""
     by_size: dict[int, list[Path]] = {}
     for path in paths:
-        by_size.setdefault(path.stat().st_size, []).append(path)
+        by_size.setdefault(_content_size(path) % 2**32, []).append(path)
     for same_size in by_size.values():
+        if len(same_size) == 1:
+            continue  # a size of its own: nothing to read
         seen: dict[str, Path] = {}
         for path in same_size:
             digest = _digest(path)

@@ -42,6 +42,8 @@ def bad_bills(tmp: Path) -> dict[str, tuple[list[Path], list[str]]]:
             [write_bill(tmp / "june.csv", [{"ChargePeriodStart": "2026-06-01T00:00:00Z"}])],
             ["june.csv", "column ChargePeriodStart", "no charges in 2026-05", "2026-06"]),
         "duplicated file": ([good, copy], ["copy-of-good.csv", "duplicated bill file", "good.csv"]),
+        "the same bill, plain and gzip": ([good, _gzip(good, tmp / "good-again.csv.gz")],
+                                          ["good-again.csv.gz", "duplicated bill file", "good.csv"]),
         "row with extra fields": ([_edit(write_bill(tmp / "ragged.csv", [{}, {}, {}]), 3, ",x,y")],
                                   ["ragged.csv", "row 3", "59 fields, the header has"]),
         "truncated row": ([_edit(write_bill(tmp / "cut.csv.gz", [{}, {}]), 2, None)],
@@ -67,6 +69,11 @@ def _parquet(csv_bill: Path, column: str, expression: str) -> Path:
     return out
 
 
+def _gzip(path: Path, out: Path) -> Path:
+    out.write_bytes(gzip.compress(path.read_bytes()))
+    return out
+
+
 def _latin1(path: Path) -> Path:
     """The same bill saved in Latin-1 instead of UTF-8."""
     path.write_bytes(path.read_text(encoding="utf-8").encode("latin-1"))
@@ -85,7 +92,7 @@ def _edit(path: Path, row: int, append: str | None) -> Path:
 
 
 CASES = ["row with extra fields", "truncated row", "missing mandatory column", "text in a money column", "text in a timestamp column, gzip",
-         "bad value in the second file", "two currencies, no rate", "month with no data", "duplicated file",
+         "bad value in the second file", "two currencies, no rate", "month with no data", "duplicated file", "the same bill, plain and gzip",
          "row not in UTF-8", "Parquet cost stored as booleans", "Parquet time stored as epoch seconds", "missing file",
          "unknown format"]
 
