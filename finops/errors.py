@@ -84,7 +84,7 @@ class FinopsError(Exception):
     def __str__(self) -> str:
         text = f"{self.where}: {self.message}" if self.where and str(self.where) else self.message
         if self.hint:
-            text += f". Hint: {self.hint}"
+            text += f"{'' if text.endswith(('?', '.', '!')) else '.'} Hint: {self.hint}"
         return text
 
     def short(self) -> str:

@@ -10,7 +10,7 @@ Models, accelerators, presets, engines and providers all resolve through a :clas
 >>> r["h10"]
 Traceback (most recent call last):
 ...
-finops.errors.UnknownNameError: unknown GPU 'h10'; did you mean: h100, h100-sxm, h100-pcie?
+finops.errors.UnknownNameError: unknown GPU 'h10'; did you mean: h100-sxm, h100-pcie?
 """
 
 from __future__ import annotations
@@ -57,10 +57,11 @@ class Registry(Mapping[str, T], Generic[T]):
         if key in self._aliases:
             return self._aliases[key]
         candidates = list(self._items) + list(self._aliases)
-        close = difflib.get_close_matches(key, candidates, n=3, cutoff=0.5)
+        close = difflib.get_close_matches(key, candidates, n=8, cutoff=0.5)
         if not close:
-            close = [c for c in candidates if key and (key in c or c in key)][:3]
-        raise UnknownNameError(self.kind, str(name), close, known=sorted(self._items))
+            close = [c for c in candidates if key and (key in c or c in key)]
+        suggestions = list(dict.fromkeys(self._aliases.get(c, c) for c in close))[:3]  # canonical ids, once each
+        raise UnknownNameError(self.kind, str(name), suggestions, known=sorted(self._items))
 
     def __getitem__(self, name: str) -> T:
         return self._items[self.canonical(name)]
