@@ -12,6 +12,7 @@ Money(amount=Decimal('4356000'), currency='CNY')
 from __future__ import annotations
 
 import decimal
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Union
@@ -24,6 +25,7 @@ __all__ = ["CENT", "MONEY_CONTEXT", "Money", "Number", "quantize", "to_decimal"]
 MONEY_CONTEXT = decimal.Context(prec=34, rounding=decimal.ROUND_HALF_UP,
                                 traps=[decimal.InvalidOperation, decimal.DivisionByZero, decimal.Overflow])
 CENT = Decimal("0.01")
+_GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
 
 Number = Union[int, float, str, Decimal]
 
@@ -46,7 +48,12 @@ def to_decimal(value: Number, *, where: Location | None = None) -> Decimal:
     elif isinstance(value, float):
         result = Decimal(repr(value))
     elif isinstance(value, str):
-        text = value.strip().replace(",", "")
+        text = value.strip()
+        if "," in text:  # thousands separators only where they group by three: "12,5" is not 125
+            if not _GROUPED.fullmatch(text):
+                raise InputError(f"expected a number, got {value!r}", where=where,
+                                 hint="use '.' for decimals; ',' only between groups of three digits")
+            text = text.replace(",", "")
         try:
             result = MONEY_CONTEXT.create_decimal(text)
         except decimal.InvalidOperation:

@@ -46,13 +46,13 @@ def test_catalogs_cover_the_required_rows_with_provenance():
 
 
 @pytest.mark.parametrize("value, expected", [
-    (0.1, Decimal("0.1")), ("1,234.50", Decimal("1234.50")), (7, Decimal(7)), (Decimal("2.5"), Decimal("2.5")),
+    (0.1, Decimal("0.1")), ("1,234.50", Decimal("1234.50")), ("-1,234,567", Decimal("-1234567")), (7, Decimal(7)), (Decimal("2.5"), Decimal("2.5")),
 ])
 def test_to_decimal_is_exact(value, expected):
     assert to_decimal(value) == expected
 
 
-@pytest.mark.parametrize("bad", ["abc", "", float("nan"), True, None])
+@pytest.mark.parametrize("bad", ["abc", "", float("nan"), True, None, "12,5", "1,23.4"])
 def test_to_decimal_rejects_non_numbers(bad):
     with pytest.raises(InputError):
         to_decimal(bad)
