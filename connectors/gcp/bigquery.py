@@ -13,8 +13,8 @@ Values come back as the client decodes them from the REST rows: NUMERIC and BIGN
 :class:`~decimal.Decimal`, INT64 as ``int``, BOOL as ``bool``, FLOAT64 as ``float``. TIMESTAMPs
 (instants) are returned as naive UTC datetimes, as DuckDB returns them locally.
 
-The client is the billing-export reader's (:mod:`connectors.gcp.bills`): ``FINOPS_GCP_BIGQUERY_ENDPOINT``
-overrides the API endpoint (a proxy, or ``http://127.0.0.1:PORT``, which is called without
+The billing-export reader (:mod:`connectors.gcp.bills`) queries through :func:`query_rows` too, so both
+have the same bounds. ``FINOPS_GCP_BIGQUERY_ENDPOINT`` overrides the API endpoint (a proxy, or ``http://127.0.0.1:PORT``, which is called without
 credentials); otherwise Application Default Credentials are used. Errors are translated by
 :class:`connectors.gcp.catalog.translate_errors`, as the other Google APIs' are.
 
@@ -25,15 +25,20 @@ datetime.datetime(2026, 5, 31, 23, 0)
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
+from urllib.parse import urlparse
 
 from finops.errors import DependencyError, InputError, TransientProviderError
 
-from .bills import BIGQUERY_ENDPOINT_ENV, _bigquery_client
 from .catalog import RetrySettings, translate_errors
 
-__all__ = ["QUERY_TIMEOUT_ENV", "naive_utc", "run_query"]
+__all__ = ["BIGQUERY_ENDPOINT_ENV", "QUERY_TIMEOUT_ENV", "bigquery_client", "naive_utc", "query_rows", "run_query"]
+
+#: Optional BigQuery API endpoint (a proxy or a local server); a local one is called anonymously.
+BIGQUERY_ENDPOINT_ENV = "FINOPS_GCP_BIGQUERY_ENDPOINT"
+_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 #: Seconds to wait for a query job to finish before cancelling it (default 900).
 QUERY_TIMEOUT_ENV = "FINOPS_GCP_QUERY_TIMEOUT"
@@ -57,6 +62,46 @@ def naive_utc(value: Any) -> Any:
     return value
 
 
+def bigquery_client(project: str | None) -> Any:
+    """A ``google.cloud.bigquery.Client`` for ``project``, honouring ``FINOPS_GCP_BIGQUERY_ENDPOINT``."""
+    from google.cloud import bigquery
+
+    endpoint = os.environ.get(BIGQUERY_ENDPOINT_ENV) or None
+    if not endpoint:
+        return bigquery.Client(project=project)
+    credentials = None
+    if (urlparse(endpoint if "://" in endpoint else f"//{endpoint}").hostname or "") in _LOCAL_HOSTS:
+        from google.auth.credentials import AnonymousCredentials
+
+        credentials = AnonymousCredentials()
+    return bigquery.Client(project=project, credentials=credentials, client_options={"api_endpoint": endpoint})
+
+
+def query_rows(sql: str, *, parameters: Sequence[tuple[str, str, Any]] = (), project: str | None = None,
+               client: Any = None, doing: str = "running a query") -> list[Any]:
+    """Every row (all pages) of standard-SQL ``sql`` with named ``(name, type, value)`` parameters, as the
+    client's ``Row`` objects, with the retry and wait bounds of the module docstring."""
+    try:
+        from google.cloud import bigquery
+    except ImportError as exc:  # pragma: no cover - the gcp extra is installed in tests
+        raise DependencyError("google-cloud-bigquery", "gcp") from exc
+    with translate_errors(doing, api=_API, endpoint_env=BIGQUERY_ENDPOINT_ENV):
+        client = client if client is not None else bigquery_client(project)
+        if not client.project:
+            raise InputError("no Google Cloud project to run the BigQuery job in",
+                             hint="pass --project, or set GOOGLE_CLOUD_PROJECT")
+        call_retry, job_retry = _retries(RetrySettings.from_env())
+        config = bigquery.QueryJobConfig(query_parameters=[bigquery.ScalarQueryParameter(name, kind, value)
+                                                           for name, kind, value in parameters])
+        wait = _wait_timeout()
+        try:
+            return list(client.query_and_wait(sql, job_config=config, retry=call_retry, job_retry=job_retry,
+                                              wait_timeout=wait))
+        except TimeoutError as exc:  # the client has cancelled the job
+            raise TransientProviderError(f"the BigQuery job was still running after {wait:g} s; cancelled it",
+                                         hint=f"try again, or allow longer with {QUERY_TIMEOUT_ENV}=SECONDS") from exc
+
+
 def run_query(sql: str, *, project: str | None = None, client: Any = None) -> list[tuple[Any, ...]]:
     """Run standard-SQL ``sql`` and return every row (all pages) as a tuple in column order.
 
@@ -64,23 +109,8 @@ def run_query(sql: str, *, project: str | None = None, client: Any = None) -> li
     (``GOOGLE_CLOUD_PROJECT``). The tables the query reads may live in other projects. ``client`` is
     a ready ``google.cloud.bigquery.Client``, if the caller has one.
     """
-    try:
-        from google.cloud import bigquery  # noqa: F401  (the dependency check)
-    except ImportError as exc:  # pragma: no cover - the gcp extra is installed in tests
-        raise DependencyError("google-cloud-bigquery", "gcp") from exc
-    with translate_errors("running the FOCUS aggregation", api=_API, endpoint_env=BIGQUERY_ENDPOINT_ENV):
-        client = client if client is not None else _bigquery_client(project)
-        if not client.project:
-            raise InputError("no Google Cloud project to run the BigQuery job in",
-                             hint="pass --project, or set GOOGLE_CLOUD_PROJECT")
-        call_retry, job_retry = _retries(RetrySettings.from_env())
-        wait = _wait_timeout()
-        try:
-            rows = client.query_and_wait(sql, retry=call_retry, job_retry=job_retry, wait_timeout=wait)
-        except TimeoutError as exc:  # the client has cancelled the job
-            raise TransientProviderError(f"the BigQuery job was still running after {wait:g} s; cancelled it",
-                                         hint=f"try again, or allow longer with {QUERY_TIMEOUT_ENV}=SECONDS") from exc
-        return [tuple(naive_utc(value) for value in row.values()) for row in rows]
+    rows = query_rows(sql, project=project, client=client, doing="running the FOCUS aggregation")
+    return [tuple(naive_utc(value) for value in row.values()) for row in rows]
 
 
 def _wait_timeout() -> float:

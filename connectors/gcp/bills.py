@@ -6,7 +6,9 @@ Sources:
   (``gcp_billing_export_resource_v1_*``) or FOCUS (``gcp_billing_export_focus_*``) export table, read
   with ``google-cloud-bigquery`` (Application Default Credentials; ``FINOPS_GCP_BIGQUERY_ENDPOINT``
   overrides the API endpoint) through a query scoped to one invoice month (:func:`build_query`, a
-  named query parameter, never string-pasted input), run with ``jobs.query``.
+  named query parameter, never string-pasted input), run with ``jobs.query`` through
+  :func:`connectors.gcp.bigquery.query_rows` (retries bounded by ``FINOPS_GCP_RETRY_TIMEOUT``, the job's
+  wait by ``FINOPS_GCP_QUERY_TIMEOUT``).
 - a CSV, JSONL (``.json``/``.jsonl``/``.ndjson``) or Parquet file of one of those tables, read with
   DuckDB. JSONL and Parquet keep the nested shape (``credits`` a list of records); CSV has one column per
   leaf field named by its path (``service.description``) and the repeated records (``credits``,
@@ -20,26 +22,20 @@ catalog's are (transient for throttling and 5xx).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
-from finops.errors import DependencyError, InputError, Location
+from finops.errors import InputError, Location
 
 from . import mapping as m
-from .catalog import translate_errors
+from .bigquery import BIGQUERY_ENDPOINT_ENV, query_rows
 from .normalize import export_row, focus_export_row, get, month_period, nest
 
 __all__ = ["BIGQUERY_ENDPOINT_ENV", "BillQuery", "build_query", "export_kind", "parse_month", "pull_bills",
            "read_file_rows", "to_focus"]
-
-#: Optional BigQuery API endpoint (a proxy or a local server); a local one is called anonymously.
-BIGQUERY_ENDPOINT_ENV = "FINOPS_GCP_BIGQUERY_ENDPOINT"
-_LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
 _TABLE = re.compile(r"^bq://([a-z0-9][a-z0-9.:-]*[a-z0-9])\.([A-Za-z0-9_]+)\.([A-Za-z0-9_$-]+)$")
 _FILE_KINDS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".ndjson": "json", ".parquet": "parquet"}
@@ -100,31 +96,10 @@ def build_query(source: str, month: str) -> BillQuery:
                      [("invoice_month", "STRING", invoice_month)])
 
 
-def _bigquery_client(project: str) -> Any:
-    from google.cloud import bigquery
-
-    endpoint = os.environ.get(BIGQUERY_ENDPOINT_ENV) or None
-    if not endpoint:
-        return bigquery.Client(project=project)
-    credentials = None
-    if (urlparse(endpoint if "://" in endpoint else f"//{endpoint}").hostname or "") in _LOCAL_HOSTS:
-        from google.auth.credentials import AnonymousCredentials
-
-        credentials = AnonymousCredentials()
-    return bigquery.Client(project=project, credentials=credentials, client_options={"api_endpoint": endpoint})
-
-
 def _query_bigquery(query: BillQuery, project: str) -> list[dict[str, Any]]:
-    """Run ``query`` with ``jobs.query`` (the client's own retries) and return every row as a dict."""
-    try:
-        from google.cloud import bigquery
-    except ImportError as exc:  # pragma: no cover - the gcp extra is installed in tests
-        raise DependencyError("google-cloud-bigquery", "gcp") from exc
-    parameters = [bigquery.ScalarQueryParameter(name, kind, value) for name, kind, value in query.parameters]
-    with translate_errors("reading the billing export", api="BigQuery", endpoint_env=BIGQUERY_ENDPOINT_ENV):
-        client = _bigquery_client(project)
-        result = client.query_and_wait(query.sql, job_config=bigquery.QueryJobConfig(query_parameters=parameters))
-        return [dict(row.items()) for row in result]
+    """Run ``query`` (bounded retries and wait, :func:`connectors.gcp.bigquery.query_rows`); rows as dicts."""
+    rows = query_rows(query.sql, parameters=query.parameters, project=project, doing="reading the billing export")
+    return [dict(row.items()) for row in rows]
 
 
 def read_file_rows(path: Path) -> tuple[list[dict[str, Any]], bool]:

@@ -130,6 +130,9 @@ class translate_errors:
         from google.auth import exceptions as auth_exceptions
 
         api, doing = self.api, self.doing
+        if isinstance(exc, exceptions.RetryError) and _unreachable(exc.cause):
+            raise TransientProviderError(f"cannot reach the {api} while {doing} (retried with backoff)",
+                                         hint=f"check the network or {self.endpoint_env}") from exc
         if isinstance(exc, exceptions.RetryError):
             raise TransientProviderError(f"{api} kept failing while {doing}",
                                          hint="the client retried with backoff; try again later") from exc
@@ -142,7 +145,17 @@ class translate_errors:
             reason = str(exc.message).split(": ", 1)[-1]  # drop the "GET <url>: " prefix
             raise ProviderError(f"{api} error {exc.code} while {doing}: {reason}",
                                 hint=f"check the names asked for, and {self.endpoint_env} if set") from exc
-        if isinstance(exc, OSError) or type(exc).__module__.startswith(("requests", "urllib3")):
+        if _unreachable(exc):
             raise TransientProviderError(f"cannot reach the {api} while {doing}",
                                          hint=f"check the network or {self.endpoint_env}") from exc
         return False
+
+
+def _unreachable(exc: BaseException | None) -> bool:
+    """Whether an error is a network failure (no connection, DNS, TLS), not an answer from the API; a
+    ``RetryError`` (possibly nested: BigQuery's job retry around its call retry) by its last cause."""
+    from google.api_core import exceptions
+
+    while isinstance(exc, exceptions.RetryError):
+        exc = exc.cause
+    return isinstance(exc, OSError) or type(exc).__module__.startswith(("requests", "urllib3"))

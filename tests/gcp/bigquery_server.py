@@ -68,7 +68,7 @@ def focus_schema(columns: list[str]) -> list[dict[str, Any]]:
 
 
 def _moment(value: Any) -> datetime:
-    return datetime.fromisoformat(str(value).replace(" UTC", "+00:00").replace("Z", "+00:00"))
+    return datetime.fromisoformat(str(value).replace(" UTC", "+00:00"))
 
 
 def _chosen(rows: list[dict[str, Any]], wanted: dict[str, str]) -> list[dict[str, Any]]:

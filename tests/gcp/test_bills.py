@@ -277,6 +277,24 @@ def test_the_bigquery_focus_view_is_read_by_billing_period_like_its_csv(tmp_path
     assert parsed(_read(out)) == parsed(from_file) and len(from_file) == len(rows)
 
 
+def test_an_unreachable_bigquery_is_retried_within_the_budget_then_transient(tmp_path, monkeypatch):
+    import socket
+    import time
+
+    from finops.errors import TransientProviderError
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("FINOPS_GCP_RETRY_TIMEOUT", "1")
+    started = time.monotonic()
+    with pytest.raises(TransientProviderError, match="cannot reach the BigQuery") as info:
+        pull_bills("bq://acme-billing.billing_ds.gcp_billing_export_v1_X", "2026-05", tmp_path / "f.parquet")
+    assert time.monotonic() - started < 10 and "FINOPS_GCP_BIGQUERY_ENDPOINT" in info.value.hint
+    assert not list(tmp_path.iterdir())
+
+
 def test_bigquery_refusal_is_a_provider_error_and_writes_nothing(tmp_path, monkeypatch):
     from finops.errors import ProviderError
 
