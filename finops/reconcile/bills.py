@@ -219,6 +219,23 @@ def _wrong_storage_type(bill: BillFile) -> InputError | None:
     return None
 
 
+def _cast(name: str, kind: str, stored: str, cast: str = "CAST") -> str:
+    """SQL reading column ``name`` (stored as ``stored``) as the FOCUS type ``kind``.
+
+    Text timestamps go through TIMESTAMPTZ, so an ISO 8601 offset is honoured and the instant lands in
+    UTC (the session's time zone): a plain cast to TIMESTAMP would drop the offset and could put a
+    charge in the wrong month. FOCUS asks for UTC with ``Z``; an offset is read, never ignored.
+
+    >>> _cast("ChargePeriodStart", "TIMESTAMP", "VARCHAR")
+    'CAST(CAST("ChargePeriodStart" AS TIMESTAMPTZ) AS TIMESTAMP)'
+    >>> _cast("BilledCost", "DECIMAL(38, 10)", "DOUBLE", "TRY_CAST")
+    'TRY_CAST("BilledCost" AS DECIMAL(38, 10))'
+    """
+    if kind == "TIMESTAMP" and stored.upper() == "VARCHAR":
+        return f'{cast}({cast}("{name}" AS TIMESTAMPTZ) AS TIMESTAMP)'
+    return f'{cast}("{name}" AS {kind})'
+
+
 def _select(bill: BillFile) -> str:
     """The file's columns cast to FOCUS types; JSON columns stored as MAP or STRUCT (as in Parquet
     exports that keep ``Tags`` as a map) become JSON text, so tag rules see ``{"key": "value"}``."""
@@ -230,7 +247,7 @@ def _select(bill: BillFile) -> str:
         elif found[name].upper().startswith(("MAP", "STRUCT")):
             parts.append(f'CAST(to_json("{name}") AS VARCHAR) AS "{name}"')
         else:
-            parts.append(f'CAST("{name}" AS {kind}) AS "{name}"')
+            parts.append(f'{_cast(name, kind, found[name])} AS "{name}"')
     return f"SELECT {', '.join(parts)} FROM {bill.reader()}"
 
 
@@ -259,7 +276,8 @@ def locate_bad_value(files: list[BillFile]) -> InputError | None:
             kind = schema.get(name)
             if kind is None or kind == "VARCHAR":
                 continue
-            hit = _first_row(bill, name, f'"{name}" IS NOT NULL AND TRY_CAST("{name}" AS {kind}) IS NULL')
+            stored = dict(zip(bill.columns, bill.types, strict=False)).get(name, "VARCHAR")
+            hit = _first_row(bill, name, f'"{name}" IS NOT NULL AND {_cast(name, kind, stored, "TRY_CAST")} IS NULL')
             if hit is not None:
                 row, value = hit
                 word = kind.split("(")[0].lower()

@@ -126,3 +126,12 @@ def test_progress_is_reported_up_to_100_percent(tmp_path, simple_plan):
     reconcile_month(read_plan(simple_plan), [write_bill(tmp_path / "may.csv", [{}])], "2026-05",
                     on_progress=seen.append)
     assert seen and seen[-1] == 100.0 and all(0 <= p <= 100 for p in seen)
+
+
+def test_a_timestamp_offset_decides_the_month_in_utc(tmp_path, simple_plan):
+    """23:30 at UTC-1 on 30 April is 00:30 UTC on 1 May; 00:30 at UTC+2 on 1 May is still April in UTC."""
+    bill = write_bill(tmp_path / "offsets.csv", [
+        {"ChargePeriodStart": "2026-04-30T23:30:00-01:00", "EffectiveCost": "7", "BilledCost": "7"},
+        {"ChargePeriodStart": "2026-05-01T00:30:00+02:00", "EffectiveCost": "100", "BilledCost": "100"}])
+    rec = reconcile_month(read_plan(simple_plan), [bill], "2026-05")
+    assert (rec.bill_rows, rec.effective_cost.amount) == (1, usd(7))
