@@ -223,12 +223,32 @@ def _commitment_columns(credit: Mapping[str, Any] | None, rules: list[tuple[Mapp
             "CommitmentDiscountType": "Committed Use Discount", "CommitmentDiscountStatus": "Used"}
 
 
+_JSON_OBJECT_COLUMNS = ("Tags", "SkuPriceDetails")
+
+
+def _canonical_json(text: Any) -> Any:
+    """JSON object text with sorted keys and standard spacing (as BigQuery's JSON columns come back, so a
+    CSV export and the BigQuery FOCUS view give the same ``Tags``); anything else unchanged.
+
+    >>> _canonical_json('{"team":"llm","env":"prod"}')
+    '{"env": "prod", "team": "llm"}'
+    """
+    if not isinstance(text, str) or not text.strip().startswith("{"):
+        return text
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return text
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else text
+
+
 def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added."""
     record = {name: cell(name, row.get(name)) for name in NAMES}
+    for name in _JSON_OBJECT_COLUMNS:  # one text per object, whatever the export's key order and spacing
+        record[name] = _canonical_json(record.get(name))
     details = record.get("SkuPriceDetails")
-    parsed = json.loads(details) if isinstance(details, str) and details.strip().startswith("{") else {}
-    parsed = parsed if isinstance(parsed, dict) else {}
+    parsed = json.loads(details) if isinstance(details, str) and details.startswith("{") else {}
     instance_type = parsed.get("InstanceType") or parsed.get("x_InstanceType")
     system = [{"key": m.MACHINE_SPEC_LABEL, "value": instance_type}] if instance_type else []
     shaped = {"system_labels": system, "sku": {"description": record.get("ChargeDescription") or ""},
