@@ -36,27 +36,19 @@ for _name in _COMMAND_MODULES:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code."""
+    """Entry point of the console script; returns the exit code.
+
+    Click (typer's parser) handles usage errors itself in standalone mode (message + exit code 2);
+    a :class:`FinopsError` from a command becomes one message on stderr and its exit code.
+    """
     try:
-        # Without standalone mode click returns what a command returns, and typer.Exit(n)'s code.
-        result = app(args=argv, standalone_mode=False)
+        app(args=argv, standalone_mode=True)
     except FinopsError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True, soft_wrap=True)
         return exc.exit_code
-    except SystemExit as exc:  # typer raises it for --help and for explicit exits
-        return int(exc.code or 0)
-    except Exception as exc:  # click's usage errors
-        import click
-
-        if isinstance(exc, click.exceptions.Exit):
-            return exc.exit_code
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return 2
-        if isinstance(exc, click.exceptions.Abort):
-            return 130
-        raise
-    return result if isinstance(result, int) else 0
+    except SystemExit as exc:  # standalone mode always ends with SystemExit, carrying the exit code
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return 0
 
 
 if __name__ == "__main__":  # pragma: no cover
