@@ -171,8 +171,8 @@ def _file_to_focus(path: Path, numbered: list[tuple[int, Mapping[str, Any]]], is
             records.extend(to_focus([row], is_focus))
         except (InputError, ValueError) as exc:  # ValueError: a timestamp that is not ISO 8601
             message = exc.message if isinstance(exc, InputError) else f"not a valid value: {exc}"
-            column = next((name for name, value in _leaves(row)
-                           if value not in (None, "") and repr(value if isinstance(value, str) else str(value)) in message),
+            # the column is the leaf whose value the message quotes (to_decimal and fromisoformat quote it)
+            column = next((name for name, value in _leaves(row) if value not in (None, "") and repr(str(value)) in message),
                           None)
             raise InputError(message, where=Location(file=str(path), row=number, column=column),
                              hint=getattr(exc, "hint", None) or "fix the value in the export or export the month again",
