@@ -121,7 +121,8 @@ def register(app: typer.Typer) -> None:
                                  f"in {region or 'any region'}",
                                  hint="see `finops prices show`, or pull prices with `finops prices pull`")
         result = compare_options(gpus, months, node, rows, start=start, owned_name=f"owned {case.name}" if node == case.node else f"owned (from {case.name})",
-                                 spot=SpotPolicy(spot_lost_work, spot_fallback, spot_max_share))
+                                 spot=SpotPolicy(spot_lost_work, spot_fallback, spot_max_share),
+                                 currency=currency.strip().upper() if currency else None)
         sizing = sized = None
         if model is not None:
             from ..sizing.performance import estimate

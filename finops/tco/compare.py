@@ -169,11 +169,11 @@ def _cloud_option(row: PriceRow, gpus: int, months: int, rate: Money, kind: Opti
 
 def compare_options(gpus: int, months: int, owned: OwnedNode | None, prices: Iterable[PriceRow], *,
                     spot: SpotPolicy = SpotPolicy(), start: str = "2026-01", discount_rate: Number | None = None,
-                    owned_name: str = "owned") -> Comparison:
+                    owned_name: str = "owned", currency: str | None = None) -> Comparison:
     """Cost ``gpus`` GPUs for ``months`` months under each option; cheapest total first.
 
     ``prices`` are the rows of the instance types to compare (see :func:`cloud_rows`); money must be in
-    the owned node's currency.
+    ``currency`` (default: the owned node's, else the first row's), never converted silently.
     """
     whole(gpus, "gpus")
     whole(months, "months")
@@ -181,11 +181,13 @@ def compare_options(gpus: int, months: int, owned: OwnedNode | None, prices: Ite
     if owned is None and not rows:
         raise InputError("nothing to compare: no owned node and no cloud prices",
                          hint="check the provider, region and instance type against `finops prices show`")
-    currency = owned.currency if owned else rows[0].currency
-    for row in rows:
-        if row.currency != currency:
-            raise CurrencyMismatchError(f"{row.provider} {row.instance_type} is priced in {row.currency}, "
-                                        f"the rest in {currency}", hint="convert one side explicitly first")
+    currency = currency or (owned.currency if owned else rows[0].currency)
+    priced = [("the owned node", owned.currency)] if owned else []
+    priced += [(f"{row.provider} {row.instance_type}", row.currency) for row in rows]
+    for name, code in priced:
+        if code != currency:
+            raise CurrencyMismatchError(f"{name} is priced in {code}, the comparison in {currency}",
+                                        hint="convert one side explicitly first")
     options: list[OptionCost] = []
     owned_result = None
     if owned is not None:

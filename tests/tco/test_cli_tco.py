@@ -88,6 +88,7 @@ def test_owned_overrides_and_schedule_table(capsys):
     (["--price-book", "/nonexistent/prices.csv"], "does not exist"),
     (["--currency", "CNY", "--gpu-price", "100"], "--electricity, --colocation"),
     (["--currency", "CNY", "--gpu-price", "100", "--electricity", "1", "--colocation", "1"], "priced in USD"),
+    (["--currency", "EUR", "--no-owned"], "priced in USD, the comparison in EUR"),   # not silently USD
     (["--node-price", "1", "--gpu-price", "1"], "not both"),
     (["--no-owned", "--no-cloud"], "nothing to compare"),
 ])

@@ -314,3 +314,6 @@ def test_cloud_prices_in_another_currency_do_not_mix():
                    "t")
     with pytest.raises(CurrencyMismatchError):
         compare_options(8, 12, reference_case().node, [row])
+    with pytest.raises(CurrencyMismatchError, match="priced in EUR, the comparison in USD"):
+        compare_options(8, 12, None, [row], currency="USD")        # cloud only: the asked currency holds
+    assert compare_options(8, 12, None, [row], currency="EUR").options[0].total.currency == "EUR"
