@@ -67,6 +67,8 @@ def register(app: typer.Typer) -> None:
                                                            help="resale value as a share of the price"),
             cost_of_capital: float | None = typer.Option(None, "--cost-of-capital",
                                                             help="annual rate, e.g. 0.10; 0 = straight-line"),
+            discount_rate: float | None = typer.Option(None, "--discount-rate", help="annual rate for the owned "
+                                                          "fleet's NPV of cash (default: --cost-of-capital)"),
             no_owned: bool = typer.Option(False, "--no-owned", help="compare cloud options only"),
             no_cloud: bool = typer.Option(False, "--no-cloud", help="cost the owned fleet only"),
             provider: str | None = typer.Option(None, help="aws or gcp (default: every provider)"),
@@ -122,7 +124,7 @@ def register(app: typer.Typer) -> None:
                                  hint="see `finops prices show`, or pull prices with `finops prices pull`")
         result = compare_options(gpus, months, node, rows, start=start, owned_name=f"owned {case.name}" if node == case.node else f"owned (from {case.name})",
                                  spot=SpotPolicy(spot_lost_work, spot_fallback, spot_max_share),
-                                 currency=currency.strip().upper() if currency else None)
+                                 discount_rate=discount_rate, currency=currency.strip().upper() if currency else None)
         sizing = sized = None
         if model is not None:
             from ..sizing.performance import estimate

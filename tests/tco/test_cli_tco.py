@@ -68,6 +68,16 @@ def test_seed_003_owned_fleet_in_cny(capsys):
     assert owned["total"] == 4_356_000 and owned["capex"] == 1_440_000 and owned["opex"] == 2_916_000
 
 
+@pytest.mark.parametrize("rate", ["0.06", "0.12"])
+def test_discount_rate_sets_the_npv_of_the_owned_cash(capsys, rate):
+    code, out, _ = run(capsys, "--gpus", "8", "--months", "24", "--no-cloud", "--discount-rate", rate, "--json")
+    assert code == 0
+    owned = json.loads(out)["owned"]
+    monthly = 1 + Decimal(rate) / 12
+    expected = sum(Decimal(str(m["cash"])) / monthly ** k for k, m in enumerate(owned["schedule"]))
+    assert Decimal(str(owned["npv"])) == pytest.approx(expected, abs=Decimal("0.005") * 24)   # cash shown to cents
+
+
 def test_owned_overrides_and_schedule_table(capsys):
     code, out, _ = run(capsys, "--gpus", "8", "--months", "3", "--start", "2026-11", "--cost-of-capital", "0",
                        "--node-price", "300000", "--electricity", "0.12", "--schedule")
@@ -91,6 +101,7 @@ def test_owned_overrides_and_schedule_table(capsys):
     (["--currency", "EUR", "--no-owned"], "priced in USD, the comparison in EUR"),   # not silently USD
     (["--node-price", "1", "--gpu-price", "1"], "not both"),
     (["--no-owned", "--no-cloud"], "nothing to compare"),
+    (["--discount-rate", "-0.1"], "discount_rate"),
 ])
 def test_bad_input_exits_2_with_a_message(capsys, args, message):
     code, out, err = run(capsys, *args)
