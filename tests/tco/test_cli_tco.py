@@ -21,7 +21,8 @@ def _book(tmp_path):
         return PriceRow("aws", "us-east-1", "p5.48xlarge", "h100-sxm", 8, model, option, to_decimal(hourly),
                         to_decimal(upfront), "USD", "2026-11-01", "test fixture")
     rows = [row("on_demand", "", "55.04"), row("spot", "", "24"),
-            row("reserved_3y", "all_upfront", "30", 30 * 26280), row("reserved_1y", "no_upfront", "40")]
+            row("reserved_3y", "all_upfront", "30", 30 * 26280), row("reserved_1y", "no_upfront", "40"),
+            row("savings_plan_1y", "partial_upfront", "36", 10 * 8760)]
     return PriceBook(rows).write_csv(tmp_path / "prices.csv")
 
 
@@ -55,6 +56,9 @@ def test_price_book_options_with_upfront_spot_and_commitment_past_the_horizon(ca
     spot = options["aws p5.48xlarge spot 50% + on_demand"]
     assert spot["per_gpu_hour"] == pytest.approx((55.04 + 24) / 2 / 8, abs=1e-4)
     assert options["aws p5.48xlarge on_demand"]["opex"] == pytest.approx(55.04 * 730 * 12)
+    plan = options["aws p5.48xlarge savings_plan_1y partial_upfront"]
+    assert plan["kind"] == "savings_plan" and plan["upfront"] == 10 * 8760
+    assert plan["per_gpu_hour"] == 4.5 and plan["total"] == pytest.approx(36 * 730 * 12)   # upfront amortized
 
 
 def test_seed_003_owned_fleet_in_cny(capsys):
