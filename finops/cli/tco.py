@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import typer
-from rich.table import Table
 
 from ..errors import InputError
 from ..money import Money, quantize
@@ -30,12 +29,14 @@ from ..tco import (
     reference_case,
 )
 from ..tco import utilization as utilization_lever
-from ._console import console, print_json
+from ._console import amount, compact_table, console, print_json
 
 if TYPE_CHECKING:
     from ..sizing.performance import Estimate
 
 _MILLI = Decimal("0.001")
+_TOKEN_HEADERS = {"per_million_tokens": "per M tok", "per_million_input": "per M in",
+                  "per_million_output": "per M out", "per_replica_month": "replica-mo"}
 _PRICE_BOOK = typer.Option(None, "--price-book",
                            help="a pulled price book (default: FINOPS_PRICE_BOOK or the bundled snapshot)")
 
@@ -279,7 +280,7 @@ def _lever_dict(effect: LeverEffect) -> dict[str, object]:
 
 
 def _print_levers(result: Comparison, levers: list[LeverEffect]) -> None:
-    table = _table(f"what-if levers on {result.cheapest.name}, per month",
+    table = compact_table(f"what-if levers on {result.cheapest.name}, per month",
                    ["lever", "before", "after", "saved", "detail"], text=("detail",))
     for effect in levers:
         table.add_row(effect.lever, _amount(effect.before), _amount(effect.after), _amount(effect.saved),
@@ -288,20 +289,25 @@ def _print_levers(result: Comparison, levers: list[LeverEffect]) -> None:
 
 
 def _print_options(result: Comparison, token_rows: list[dict[str, Decimal]], start: str) -> None:
+    """Stacked cells (provider and instance over the pricing; month over total; CAPEX over OPEX over upfront)
+    keep every figure whole in an 80-column terminal; the currency is named once, in the title."""
     currency = result.options[0].total.currency
-    show_capex = any(o.capex.amount for o in result.options)
-    show_upfront = any(o.upfront.amount for o in result.options)
-    columns = ["option", "units", "per GPU-h", "per month", f"total {result.months} mo"]
-    columns += ["CAPEX"] * show_capex + ["OPEX"] + ["upfront"] * show_upfront
+    parts = [(name, attribute) for name, attribute in (("CAPEX", "capex"), ("OPEX", "opex"), ("upfront", "upfront"))
+             if name == "OPEX" or any(getattr(o, attribute).amount for o in result.options)]
+    columns = ["option", "units", "per\nGPU-h", f"per month\ntotal {result.months} mo",
+               "\n".join(name for name, _ in parts)]
     token_columns = list(token_rows[0]) if token_rows else []
-    columns += [c.replace("per_million_", "per M ").replace("per_replica_month", "per replica-month")
-                for c in token_columns]
-    table = _table(f"{result.gpus} GPUs for {result.months} months from {start} ({currency}), cheapest first",
-                   columns)
+    columns += ["\n".join(_TOKEN_HEADERS[c] for c in token_columns)] if token_columns else []
+    table = compact_table(f"{result.gpus} GPUs for {result.months} months from {start} ({currency}), "
+                          "cheapest first", columns)
+    table.columns[0].min_width = 17  # "gcp a3-highgpu-8g" on one line
     for o, tokens in zip(result.options, token_rows):
-        cells = [o.name, str(o.units), f"{o.per_gpu_hour.amount:.4f}", _amount(o.monthly), _amount(o.total)]
-        cells += [_amount(o.capex)] * show_capex + [_amount(o.opex)] + [_amount(o.upfront)] * show_upfront
-        table.add_row(*cells, *(f"{tokens[c]:,}" for c in token_columns))
+        where, _, pricing = o.name.partition(" ")
+        instance, _, pricing = pricing.partition(" ")
+        table.add_row(f"{where} {instance}" + (f"\n{pricing}" if pricing else ""), str(o.units),
+                      f"{o.per_gpu_hour.amount:.4f}", f"{_amount(o.monthly)}\n{_amount(o.total)}",
+                      "\n".join(_amount(getattr(o, attribute)) for _, attribute in parts),
+                      *(["\n".join(f"{tokens[c]:,}" for c in token_columns)] if token_columns else []))
     console.print(table)
     for o in result.options:
         if o.note:
@@ -324,22 +330,14 @@ def _print_owned(node: OwnedNode, result: Comparison, schedule: bool) -> None:
                   + (f", NPV of cash {_amount(owned.npv)}" if owned.npv is not None else ""))
     if not schedule:
         return
-    table = _table("owned fleet month by month", ["month", "CAPEX", "depreciation", "power", "colocation",
-                                                   "support", "OPEX", "book cost", "cash"])
+    table = compact_table("owned fleet month by month", ["month", "CAPEX\ndepreciation", "power\ncolocation",
+                                                           "support\nOPEX", "book cost\ncash"])
+    table.columns[0].no_wrap = True  # two-line cells keep a year-long schedule's figures whole at 80 columns
     for m in owned.schedule:
-        table.add_row(m.month, _amount(m.capex), _amount(m.depreciation), _amount(m.power), _amount(m.colocation),
-                      _amount(m.support), _amount(m.opex), _amount(m.book_cost), _amount(m.cash))
+        table.add_row(m.month, *(f"{_amount(a)}\n{_amount(b)}" for a, b in (
+            (m.capex, m.depreciation), (m.power, m.colocation), (m.support, m.opex), (m.book_cost, m.cash))))
     console.print(table)
 
 
-def _table(title: str, columns: list[str], text: tuple[str, ...] = ()) -> Table:
-    """Numbers fold onto a second line in a narrow terminal instead of being cut."""
-    table = Table(title=title)
-    table.add_column(columns[0], overflow="fold", min_width=7)
-    for column in columns[1:]:
-        table.add_column(column, justify="left" if column in text else "right", overflow="fold")
-    return table
-
-
 def _amount(value: Money) -> str:
-    return f"{value.rounded().amount:,}"
+    return amount(value, value.currency)
