@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
 
 from ..errors import InputError
 from ..mix import (
@@ -33,7 +32,7 @@ from ..mix.scenarios import Scenario, plan_scenarios, stress_test
 from ..mix.usage import profile_from_bills
 from ..money import quantize
 from ..price_book import PriceBook
-from ._console import console, print_json
+from ._console import amount, compact_table, console, print_json, shared_currency
 
 _DEMAND = typer.Option(None, "--demand", help="CSV with columns hour, units (one row per hour)")
 _OPTIONS = typer.Option(None, "--options", help="CSV with columns name, kind, hourly_cost [, max_share, max_units...]")
@@ -85,10 +84,12 @@ def register(app: typer.Typer) -> None:
             return
         _print_mix(result, f"mix for {demand_path.name} ({len(profile):,} hours)")
         if compare:
-            table = Table("rule", "units", "total cost", "extra vs ours", title="cloud recommenders, whole horizon")
+            unit = shared_currency(r.result.total_cost for r in rows)
+            table = compact_table(f"cloud recommenders, whole horizon{_in(unit)}",
+                                  ["rule", "units", "total cost", "extra vs\nours"], text=("units",))
             for row in rows:
-                table.add_row(row.name, _units(row.units), str(row.result.total_cost.rounded()),
-                              str(row.extra_cost.rounded()))
+                table.add_row(row.name, _units(row.units), amount(row.result.total_cost, unit),
+                              amount(row.extra_cost, unit))
             console.print(table)
             for factor, r in stress.items():
                 console.print(f"demand x {factor:g}: this mix costs {r.total_cost.rounded()} "
@@ -154,11 +155,13 @@ def register(app: typer.Typer) -> None:
             print_json(plan.to_dict())
             return
         _print_mix(plan.expected, "expected-cost mix over low/base/high")
-        table = Table("plan", "units", "expected cost", "low", "base", "high", title="cost under each scenario")
+        unit = shared_currency([plan.expected.total_cost, plan.commit_to_low.total_cost])
+        table = compact_table(f"cost under each scenario{_in(unit)}",
+                              ["plan", "units", "expected\ncost", "low\nbase\nhigh"], text=("units",))
         for name, result in (("expected", plan.expected), ("commit_to_low", plan.commit_to_low)):
             costs = plan.per_scenario[name]
-            table.add_row(name, _units(result.units), str(result.total_cost.rounded()),
-                          *(str(costs[s].total_cost.rounded()) for s in ("low", "base", "high")))
+            table.add_row(name, _units(result.units, "\n"), amount(result.total_cost, unit),
+                          "\n".join(amount(costs[s].total_cost, unit) for s in ("low", "base", "high")))
         console.print(table)
 
     @mix.command("ladder")
@@ -170,12 +173,13 @@ def register(app: typer.Typer) -> None:
             print_json(plan.to_dict())
             return
         names = list(plan.purchases)
-        table = Table("month", *(f"buy {n}" for n in names), *(f"active {n}" for n in names), "cost",
-                      title=f"commitment ladder over {plan.months} months (months with a purchase)")
+        unit = shared_currency(plan.monthly_cost)
+        table = compact_table(f"commitment ladder over {plan.months} months (months with a purchase){_in(unit)}",
+                              ["month", *(f"buy\n{n}" for n in names), *(f"active\n{n}" for n in names), "cost"])
         for month in range(plan.months):
             if any(plan.purchases[n][month] for n in names):
                 table.add_row(str(month), *(str(plan.purchases[n][month]) for n in names),
-                              *(str(plan.active[n][month]) for n in names), str(plan.monthly_cost[month].rounded()))
+                              *(str(plan.active[n][month]) for n in names), amount(plan.monthly_cost[month], unit))
         console.print(table)
         console.print(f"total {plan.total_cost.rounded()}; all on-demand {plan.on_demand_only_cost.rounded()}; "
                       f"savings {plan.savings.rounded()}; still owed after the horizon {plan.outstanding.rounded()}")
@@ -207,8 +211,8 @@ def _weights(text: str) -> list[float]:
     return values
 
 
-def _units(units: dict[str, int]) -> str:
-    return ", ".join(f"{name} {count}" for name, count in units.items()) or "-"
+def _units(units: dict[str, int], separator: str = ", ") -> str:
+    return separator.join(f"{name} {count}" for name, count in units.items()) or "-"
 
 
 def _brief(result: MixResult) -> dict[str, object]:
@@ -217,11 +221,17 @@ def _brief(result: MixResult) -> dict[str, object]:
             "savings": quantize(result.savings.amount)}
 
 
+def _in(currency: str | None) -> str:
+    return f", {currency}" if currency else ""
+
+
 def _print_mix(result: MixResult, title: str) -> None:
-    table = Table("option", "kind", "units", "share served", "utilization", "cost", title=title)
+    """Compact columns and the currency in the title keep every figure whole in an 80-column terminal."""
+    unit = shared_currency(o.cost for o in result.outcomes)
+    table = compact_table(title + _in(unit), ["option", "kind", "units", "share\nserved", "utili-\nzation", "cost"])
     for o in result.outcomes:
         table.add_row(o.name, o.kind, "" if o.units is None else str(o.units), f"{result.share[o.name]:.1%}",
-                      "" if o.units is None else f"{result.utilization[o.name]:.1%}", str(o.cost.rounded()))
+                      "" if o.units is None else f"{result.utilization[o.name]:.1%}", amount(o.cost, unit))
     console.print(table)
     console.print(f"total {result.total_cost.rounded()} ({result.cost_per_month.rounded()} per month, "
                   f"{result.cost_per_year.rounded()} per year); all on-demand {result.on_demand_only_cost.rounded()}; "
