@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
+
+import numpy as np
 
 from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
@@ -49,9 +51,11 @@ __all__ = [
     "kv_bytes",
     "kv_bytes_per_token",
     "kv_bytes_per_token_per_gpu",
+    "kv_slots",
     "kv_tokens_per_sequence",
     "memory_fit",
     "naive_kv_bytes",
+    "sequence_tokens",
     "tp_shards_heads",
     "weight_bytes",
 ]
@@ -243,27 +247,56 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     if not 0.0 < gpu_memory_utilization <= 1.0:
         raise InputError(f"gpu_memory_utilization must be in (0, 1], got {gpu_memory_utilization}",
                          hint="vLLM's default is 0.90")
-    if spec.max_context and isl + osl > spec.max_context:
-        raise InputError(f"isl + osl = {isl + osl} tokens exceed {spec.id}'s context of {spec.max_context}",
-                         hint="shorten the requests or choose a longer-context model")
     overhead = DEFAULT_RUNTIME_OVERHEAD_GIB if runtime_overhead_gib is None else float(runtime_overhead_gib)
     if overhead < 0:
         raise InputError(f"runtime_overhead_gib must be >= 0, got {overhead}")
 
     weights_gib = weight_bytes(spec, p) / tp / _GIB
     budget_gib = device.memory_gib_usable * gpu_memory_utilization - weights_gib - overhead
-    cached = kv_tokens_per_sequence(spec, isl + osl)
-    cached = math.ceil(cached / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
+    cached = sequence_tokens(spec, isl, osl)
     per_sequence = kv_bytes_per_token_per_gpu(spec, tp, kv_p) * cached
-    concurrency = max(0, math.floor(budget_gib * _GIB / per_sequence)) if budget_gib > 0 else 0
-    shortfall = max(0.0, per_sequence / _GIB - budget_gib)
+    slots, shortfall = kv_slots(budget_gib, per_sequence)
+    concurrency = int(slots)
     return MemoryFit(
         fits=concurrency >= 1, weights_gib=weights_gib, kv_budget_gib=budget_gib,
         kv_bytes_per_token=kv_bytes_per_token(spec, kv_p), max_concurrency=concurrency,
-        shortfall_gib=shortfall if concurrency < 1 else 0.0, gpu_memory_gib=device.memory_gib_usable,
+        shortfall_gib=float(shortfall), gpu_memory_gib=device.memory_gib_usable,
         runtime_overhead_gib=overhead, tp=tp, kv_bytes_per_sequence_per_gpu=per_sequence,
         tokens_per_sequence=cached,
     )
+
+
+def sequence_tokens(model: ModelSpec, isl: int, osl: int) -> int:
+    """Cached tokens of one ``isl + osl`` sequence: window-capped, rounded up to whole 16-token blocks.
+
+    >>> from finops.catalog import get_model
+    >>> sequence_tokens(get_model("llama-3.1-8b"), 2000, 500)
+    2512
+    """
+    _check_positive("isl", isl)
+    _check_positive("osl", osl)
+    if model.max_context and isl + osl > model.max_context:
+        raise InputError(f"isl + osl = {isl + osl} tokens exceed {model.id}'s context of {model.max_context}",
+                         hint="shorten the requests or choose a longer-context model")
+    cached = kv_tokens_per_sequence(model, isl + osl)
+    return math.ceil(cached / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
+
+
+def kv_slots(kv_budget_gib: Any, per_sequence_bytes: Any) -> tuple[Any, Any]:
+    """Sequences the KV budget holds, ``floor(budget / per_sequence)`` (0 when the budget is gone), and the
+    GiB one GPU lacks for a first sequence (0 when one fits). Scalars or numpy arrays (they broadcast).
+
+    >>> kv_slots(1.0, 2.0 ** 28), kv_slots(-1.0, 2.0 ** 29)
+    ((4.0, 0.0), (0.0, 1.5))
+    """
+    budget = np.asarray(kv_budget_gib, dtype=float)
+    per_sequence = np.asarray(per_sequence_bytes, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slots = np.where(budget > 0, np.maximum(0.0, np.floor(budget * _GIB / per_sequence)), 0.0)
+    shortfall = np.where(slots < 1, np.maximum(0.0, per_sequence / _GIB - budget), 0.0)
+    if slots.ndim == 0:
+        return float(slots), float(shortfall)
+    return slots, shortfall
 
 
 def tp_shards_heads(model: ModelSpec, tp: int) -> bool:

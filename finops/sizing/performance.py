@@ -64,8 +64,8 @@ from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, mem
 from .support import check_supported
 
 __all__ = ["CALIBRATED_TPS", "ENGINES", "MAX_BATCH", "Calibration", "Engine", "EngineConstants", "Estimate",
-           "Latency", "ReplicaPhysics", "estimate", "replica_latency", "replica_physics",
-           "scheduling_delay"]
+           "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "prompt_terms",
+           "replica_latency", "replica_physics", "scheduling_delay"]
 
 Engine = Literal["trtllm", "vllm", "sglang"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -261,6 +261,64 @@ def scheduling_delay(c: EngineConstants, step: Any) -> Any:
     return c.ttft_steps * step + c.ttft_fixed_ms * 1e-3
 
 
+@dataclass(frozen=True)
+class PromptTerms:
+    """The batch-independent part of :func:`replica_latency`: a prompt's prefill and the decode-step
+    constants. A fixed-point solver (:func:`~finops.sizing.queueing.operating_point`) computes them once
+    and then only :func:`decode_latency` per iteration."""
+
+    ctx: Any                # mean context while decoding, isl + osl / 2
+    overhead: Any           # L x o(tp), seconds per step
+    group_flops: Any        # tp x F x eta_c
+    decode_flops: Any       # 2 P + 4 L A ctx: FLOPs per sequence per decode step
+    prefill_compute: Any
+    prefill: Any
+    osl: Any
+    bandwidth: Any          # BW x eta_bw
+    moe: bool               # some row reads routed experts (else the untouched-expert term is 0)
+    sharded: Any            # tp > 1 (an all-reduce per layer)
+    any_sharded: bool       # False: no all-reduce term at all
+    two_layers: Any         # 2 L
+    tp_share: Any           # tp - 1
+    allreduce_bandwidth: float
+
+
+def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, cache_hit_rate: Any = 0.0) -> PromptTerms:
+    """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast."""
+    isl = np.asarray(isl, dtype=float)
+    osl = np.asarray(osl, dtype=float)
+    ctx = isl + osl / 2.0
+    overhead = p.layers * _overhead_per_layer_s(c, p.tp)
+    group_flops = p.tp * p.flops * c.compute_efficiency
+    new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
+    sharded = np.asarray(p.tp) > 1
+    prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
+                                 / (p.link_bandwidth * c.link_efficiency), 0.0)
+    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0)) \
+        / group_flops + prefill_allreduce
+    return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
+                       decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
+                       prefill_compute=prefill_compute, prefill=prefill_compute + overhead, osl=osl,
+                       bandwidth=p.bandwidth * c.bandwidth_efficiency,
+                       moe=bool(np.any(np.asarray(p.expert_weight_bytes_per_gpu) != 0)), sharded=sharded,
+                       any_sharded=bool(sharded.any()),
+                       two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9)
+
+
+def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
+    """``(step, step_bytes, tpot)`` at a running batch: the batch-dependent part of :func:`replica_latency`."""
+    b = np.asarray(batch, dtype=float)
+    step_bytes = p.weight_bytes_per_gpu
+    if terms.moe:
+        step_bytes = step_bytes - p.expert_weight_bytes_per_gpu * (1.0 - p.expert_share_per_token) ** np.maximum(b, 1.0)
+    step_bytes = step_bytes + b * terms.ctx * p.kv_bytes_per_token_per_gpu
+    step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
+    if terms.any_sharded:
+        step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
+                               / terms.allreduce_bandwidth, 0.0)
+    return step, step_bytes, step + (b / terms.osl) * terms.prefill_compute
+
+
 def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
                     cache_hit_rate: Any = 0.0) -> Latency:
     """The module formulas, vectorized: any argument may be a numpy array (they broadcast).
@@ -272,28 +330,11 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     >>> bool(lat.tpot[1] > lat.tpot[0]), bool(lat.ttft[1] > lat.ttft[0])
     (True, True)
     """
+    terms = prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
+    step, step_bytes, tpot = decode_latency(p, terms, batch)
     b = np.asarray(batch, dtype=float)
-    isl = np.asarray(isl, dtype=float)
-    osl = np.asarray(osl, dtype=float)
-    ctx = isl + osl / 2.0
-    per_layer = _overhead_per_layer_s(c, p.tp)
-    overhead = p.layers * per_layer
-    untouched = p.expert_weight_bytes_per_gpu * (1.0 - p.expert_share_per_token) ** np.maximum(b, 1.0)
-    step_bytes = p.weight_bytes_per_gpu - untouched + b * ctx * p.kv_bytes_per_token_per_gpu
-    memory = step_bytes / (p.bandwidth * c.bandwidth_efficiency)
-    group_flops = p.tp * p.flops * c.compute_efficiency
-    compute = b * (2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx) / group_flops
-    allreduce = np.where(np.asarray(p.tp) > 1, 2.0 * p.layers * b * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
-                         / (c.allreduce_gbps * 1e9), 0.0)
-    step = np.maximum(memory, compute) + overhead + allreduce
-    new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
-    prefill_allreduce = np.where(np.asarray(p.tp) > 1, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
-                                 / (p.link_bandwidth * c.link_efficiency), 0.0)
-    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0)) \
-        / group_flops + prefill_allreduce
-    prefill = prefill_compute + overhead
-    tpot = step + (b / osl) * prefill_compute
-    life = prefill + (osl - 1.0) * tpot                  # one request's time in its slot, unqueued
+    prefill, prefill_compute = terms.prefill, terms.prefill_compute
+    life = prefill + (np.asarray(osl, dtype=float) - 1.0) * tpot     # one request's time in its slot, unqueued
     running = np.maximum(b, 1.0)
     load = np.minimum(running * prefill_compute / life, MAX_PREFILL_LOAD)
     ttft = prefill * (1.0 + c.prefill_queue * load / (1.0 - load) + c.prefill_burst * (running - 1.0) / 2.0) \

@@ -19,7 +19,9 @@ fed by the request stream, with decoding running alongside under continuous batc
   (seed 003: ``P_ok = N_within / N_total``, usually required >= 99 % at P99).
 
 The running batch follows from Little's law, ``b = lambda x (TTFT + (osl - 1) x TPOT(b))``, solved by
-fixed-point iteration (vectorized, so the search evaluates many configurations at once). ``b`` is a
+fixed-point iteration (vectorized, so the search evaluates many configurations at once): 40 iterations,
+fewer only once every point stops changing to the last bit, so a configuration's figures do not depend
+on which others are solved beside it (the search may solve them in any grouping). ``b`` is a
 mean and may be below 1 (the replica idles between requests); latencies are those of a batch of
 ``max(b, 1)``, since a running request always has itself.
 
@@ -45,7 +47,9 @@ from .performance import (
     Calibration,
     EngineConstants,
     ReplicaPhysics,
+    decode_latency,
     estimate,
+    prompt_terms,
     replica_latency,
     replica_physics,
     scheduling_delay,
@@ -146,30 +150,29 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     if np.any(lam < 0):
         raise InputError("arrival rate must be >= 0")
     osl_f = np.asarray(osl, dtype=float)
+    terms = prompt_terms(physics, constants, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
     first = replica_latency(physics, constants, isl=isl, osl=osl, batch=1.0, cache_hit_rate=cache_hit_rate)
     service = first.prefill
     rho = lam * service
     wait = kingman_wait(rho, service, ca2, cs2)
     batch = lam * (first.ttft + (osl_f - 1.0) * first.tpot)
-    for _ in range(_ITERATIONS):
-        lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=np.maximum(batch, 1.0),
-                              cache_hit_rate=cache_hit_rate)
-        base = service + scheduling_delay(constants, lat.step)
-        with np.errstate(invalid="ignore"):
-            previous, batch = batch, np.minimum(lam * (base + wait + (osl_f - 1.0) * lat.tpot), 10.0 * MAX_BATCH)
-        if np.allclose(batch, previous, rtol=1e-6, atol=1e-9, equal_nan=True):
-            break
-    lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=np.maximum(batch, 1.0),
-                          cache_hit_rate=cache_hit_rate)
-    base = service + scheduling_delay(constants, lat.step)
-    settled = np.isclose(batch, lam * (base + wait + (osl_f - 1.0) * lat.tpot), rtol=1e-3)
+    with np.errstate(invalid="ignore"):
+        for _ in range(_ITERATIONS):
+            step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
+            previous, batch = batch, np.minimum(lam * (service + scheduling_delay(constants, step) + wait
+                                                       + (osl_f - 1.0) * tpot), 10.0 * MAX_BATCH)
+            if not (batch != previous).any():
+                break   # every point is a fixed point to the last bit: more iterations would change nothing
+    step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
+    base = service + scheduling_delay(constants, step)
+    settled = np.isclose(batch, lam * (base + wait + (osl_f - 1.0) * tpot), rtol=1e-3)
     stable = (rho < 1.0) & settled & (batch <= max_batch)
     chunk = np.minimum(1.0, PREFILL_CHUNK_TOKENS / np.maximum(np.asarray(isl, dtype=float), 1.0))
-    itl_p99 = np.where(lam * lat.step >= 0.01, lat.step + lat.prefill_compute * chunk, lat.tpot)
+    itl_p99 = np.where(lam * step >= 0.01, step + terms.prefill_compute * chunk, tpot)
     return OperatingPoint(stable=stable, running_batch=batch, utilization=rho, wait_mean_s=wait,
                           ttft_p50_s=ttft_percentile(0.5, base_s=base, utilization=rho, wait_mean_s=wait),
                           ttft_p99_s=ttft_percentile(0.99, base_s=base, utilization=rho, wait_mean_s=wait),
-                          tpot_s=lat.tpot, itl_p99_s=np.maximum(itl_p99, lat.tpot))
+                          tpot_s=tpot, itl_p99_s=np.maximum(itl_p99, tpot))
 
 
 @dataclass(frozen=True)

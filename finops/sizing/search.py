@@ -30,6 +30,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -38,19 +39,18 @@ from ..catalog import accelerators, get_accelerator
 from ..errors import InputError
 from ..money import Money
 from ..price_book import PRICING_MODELS, PriceBook, PriceRow
+from .candidates import candidate_table
 from .demand import demand, devices_needed
-from .memory import PRECISIONS, memory_fit, tp_shards_heads
+from .memory import PRECISIONS, tp_shards_heads
 from .performance import (
     CALIBRATED_TPS,
     MAX_BATCH,
     Calibration,
     ReplicaPhysics,
     replica_latency,
-    replica_physics,
     scheduling_delay,
 )
 from .queueing import operating_point, sla_attainment
-from .support import supports
 from .workload import Workload
 
 __all__ = ["HOURS_PER_MONTH", "RANKINGS", "RankBy", "SearchResult", "SizingOption", "search"]
@@ -121,27 +121,40 @@ class SearchResult:
                 "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options]}
 
 
-@dataclass
-class _Combo:
-    gpu: str
-    precision: str
-    tp: int
-    max_concurrency: int
-    weights_gib: float
-    calibrated: bool
-    replicas: np.ndarray
-    start: int = 0
-
-    @property
-    def slices(self) -> slice:
-        return slice(self.start, self.start + len(self.replicas))
+#: Replica-grid columns evaluated per pass: a configuration leaves the search at its first feasible count,
+#: so most are settled by the first few columns; the rest go on to the next slice.
+_STAGES: tuple[tuple[int, int], ...] = ((0, 4), (4, 16), (16, _GRID_STEPS))
 
 
-def _replica_grid(lower: int) -> np.ndarray:
-    """Replica counts from ``lower``: the next 32 one by one, then geometric steps of 15 %."""
-    dense = lower + np.arange(32)
-    sparse = np.ceil(dense[-1] * _GROWTH ** np.arange(1, _GRID_STEPS - 31)).astype(int)
-    return np.unique(np.concatenate([dense, sparse]))
+def _replica_grids(lower: np.ndarray) -> np.ndarray:
+    """Replica counts per row from ``lower``: the next 32 one by one, then 28 geometric steps of 15 %.
+
+    >>> _replica_grids(np.array([1.0]))[0, [0, 31, 32, 59]].tolist()
+    [1, 32, 37, 1603]
+    """
+    dense = lower.astype(int)[:, None] + np.arange(32)
+    sparse = np.ceil(dense[:, -1:] * _GROWTH ** np.arange(1, _GRID_STEPS - 31)).astype(int)
+    return np.hstack([dense, sparse])   # increasing: 15 % of 32 or more is at least 4.8
+
+
+@lru_cache(maxsize=8)
+def _price_index(book: PriceBook, pricing_model: str) -> dict[str, list[tuple[Any, PriceRow]]]:
+    """Per GPU, the (instance type, cheapest price row) pairs that host it, fewest GPUs first; built lazily."""
+    return _HostsByGpu(_cheapest_rows(book, pricing_model))
+
+
+class _HostsByGpu(dict):
+    def __init__(self, cheapest: dict[tuple[str, str], PriceRow]) -> None:
+        super().__init__()
+        self.cheapest = cheapest
+
+    def __missing__(self, gpu: str) -> list[tuple[Any, PriceRow]]:
+        from ..catalog.instances import instances_for_gpu  # part of the catalog, read only when pricing
+
+        hosts = [(inst, self.cheapest.get((inst.provider.lower(), inst.instance_type.lower())))
+                 for inst in instances_for_gpu(gpu)]
+        self[gpu] = [(inst, row) for inst, row in hosts if row is not None]
+        return self[gpu]
 
 
 def _cheapest_rows(book: PriceBook, pricing_model: str) -> dict[tuple[str, str], PriceRow]:
@@ -157,15 +170,10 @@ def _cheapest_rows(book: PriceBook, pricing_model: str) -> dict[tuple[str, str],
     return cheapest
 
 
-def _price(gpu: str, tp: int, replicas: int, cheapest: dict[tuple[str, str], PriceRow]) -> tuple[PriceRow, int] | None:
+def _price(tp: int, replicas: int, hosts: list[tuple[Any, PriceRow]]) -> tuple[PriceRow, int] | None:
     """Cheapest (price row, instance count) hosting ``replicas`` TP groups of ``tp`` GPUs."""
-    from ..catalog.instances import instances_for_gpu  # part of the catalog, read only when pricing
-
     best: tuple[Decimal, PriceRow, int] | None = None
-    for inst in instances_for_gpu(gpu):
-        row = cheapest.get((inst.provider.lower(), inst.instance_type.lower()))
-        if row is None:
-            continue
+    for inst, row in hosts:
         if inst.instance_type == inst.gpu_model:   # priced per chip (Cloud TPU): slices of any size
             count = replicas * tp
         elif inst.gpu_count >= tp:
@@ -186,7 +194,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
 
     Only combinations the engine runs are candidates (:mod:`finops.sizing.support`); each option says
     whether its engine, GPU and precision were in the calibration data (``calibrated``), and
-    ``calibrated_only`` keeps only those.
+    ``calibrated_only`` keeps only those. The GPU x precision x TP table comes from
+    :func:`~finops.sizing.candidates.candidate_table` (cached per model and constraints).
 
     >>> from finops.sizing.workload import presets
     >>> r = search(presets()["seed002-financial-copilot"], gpus=["h100-sxm"], price_book=PriceBook([]))
@@ -213,77 +222,45 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
         raise InputError(f"workload {workload.name!r} states no request rate or concurrency",
                          hint="give dau with requests per user, peak_requests_per_hour, or concurrency")
 
-    combos: list[_Combo] = []
-    skipped: list[str] = []                  # GPU x precision the engine does not run, or not calibrated
-    memory_gaps: list[tuple[float, str]] = []
-    physics: list[ReplicaPhysics] = []
-    for gpu_id in gpu_ids:
-        device = get_accelerator(gpu_id)
-        for precision in wanted_precisions:
-            if not device.supports(precision) or (precision == "fp16" and "bf16" in wanted_precisions):
-                continue  # FP16 sizes and runs exactly like BF16: one of the two is enough
-            calibrated = cal.covers(engine, gpu_id, precision)
-            if not supports(engine, gpu_id, precision) or (calibrated_only and not calibrated):
-                skipped.append(f"{gpu_id} {precision}")
-                continue
-            for tp in tp_list:
-                fit = memory_fit(model, device, precision=precision, tp=tp, isl=workload.isl, osl=workload.osl,
-                                 kv_precision=workload.kv_precision)
-                if not fit.fits:
-                    memory_gaps.append((fit.shortfall_gib, f"{gpu_id} {precision} TP{tp}"))
-                    continue
-                physics.append(replica_physics(model, device, precision=precision, tp=tp,
-                                               kv_precision=workload.kv_precision))
-                combos.append(_Combo(gpu_id, precision, tp, fit.max_concurrency, fit.weights_gib, calibrated,
-                                     np.empty(0, dtype=int)))
-
-    if not combos:
+    table = candidate_table(model, gpu_ids, wanted_precisions, tp_list, engine, cal,
+                            calibrated_only=calibrated_only, kv_precision=workload.kv_precision)
+    slots, shortfall = table.fit(workload.isl, workload.osl) if len(table) else (np.zeros(0), np.zeros(0))
+    memory_gaps = [(float(shortfall[i]), table.label(i)) for i in np.flatnonzero(slots < 1)]
+    rows = np.flatnonzero(slots >= 1)
+    if rows.size == 0:
         return SearchResult(workload.name, engine, pricing_model, rank_by, [],
-                            _memory_advice(memory_gaps, model.id, engine, skipped, calibrated_only),
+                            _memory_advice(memory_gaps, model.id, engine, list(table.skipped), calibrated_only),
                             candidates=len(memory_gaps))
-    stacked = _stack(physics)
-    limits = np.minimum([c.max_concurrency for c in combos], MAX_BATCH).astype(float)
-    start = 0
-    for combo, lower in zip(combos, _lower_bounds(need, stacked, constants, workload, limits)):
-        combo.replicas, combo.start = _replica_grid(int(lower)), start
-        start += len(combo.replicas)
-    flat = _evaluate(combos, stacked, limits, constants, workload, need)
-    candidates = int(flat["replicas"].size) + len(memory_gaps)
+    phys = table.physics_of(rows)
+    limits = np.minimum(slots[rows], MAX_BATCH).astype(float)
+    grid = _replica_grids(_lower_bounds(need, phys, constants, workload, limits))
+    picks = _first_feasible(grid, phys, limits, constants, workload, need)
 
-    options: list[SizingOption] = []
+    quotes: list[_Quote] = []
     unpriced: set[str] = set()
-    cheapest = _cheapest_rows(price_book if price_book is not None else PriceBook.current(), pricing_model)
-    best_miss: tuple[float, str] | None = None
-    for combo in combos:
-        ok = flat["ok"][combo.slices]
-        if not ok.any():
-            miss = flat["miss"][combo.slices]
-            worst = float(miss.min())
-            if best_miss is None or worst < best_miss[0]:
-                best_miss = (worst, f"{combo.gpu} {combo.precision} TP{combo.tp}")
-            continue
-        i = combo.slices.start + int(np.argmax(ok))
-        option = _priced_option(combo, i, flat, workload, cheapest, pricing_model)
-        if option is None:
-            unpriced.add(combo.gpu)
-        else:
-            options.append(option)
-    first = "monthly_cost" if rank_by == "monthly_cost" else "cost_per_million_output_tokens"
-    options.sort(key=lambda o: (getattr(o, first).amount, o.gpus, o.gpu, o.precision, o.tp))
+    deployed: dict[int, int] = {}            # replicas at the SLOs -> deployed (spare, redundancy): few distinct
+    hosts = _price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
+    for k, row in enumerate(rows):
+        if picks[k] is not None:
+            quote = _quote(table, int(row), *picks[k], workload, hosts[table.gpus[row]], deployed)
+            if quote is None:
+                unpriced.add(table.gpus[row])
+            else:
+                quotes.append(quote)
+    by_month = rank_by == "monthly_cost"
+    quotes.sort(key=lambda q: ((q.monthly if by_month else q.per_million).amount, q.replicas * table.tps[q.row],
+                               table.gpus[q.row], table.precisions[q.row], table.tps[q.row]))
+    options = [_option(table, q, int(slots[q.row]), pricing_model) for q in quotes[:top]]
     reason = None
     if not options:
-        reason = _slo_advice(workload, best_miss, unpriced, pricing_model)
-    return SearchResult(workload.name, engine, pricing_model, rank_by, options[:top], reason, candidates,
-                        sorted(unpriced))
+        reason = _slo_advice(workload, _closest_miss(table, rows, picks, grid, phys, limits, constants, workload, need),
+                             unpriced, pricing_model)
+    return SearchResult(workload.name, engine, pricing_model, rank_by, options, reason,
+                        int(grid.size) + len(memory_gaps), sorted(unpriced))
 
 
 def _all_gpus() -> list[str]:
     return list(accelerators())
-
-
-def _stack(physics: list[ReplicaPhysics]) -> ReplicaPhysics:
-    return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in physics], dtype=float)
-                             for f in fields(ReplicaPhysics)})
 
 
 def _lower_bounds(need: Any, phys: ReplicaPhysics, constants: Any, workload: Workload, limits: np.ndarray) -> Any:
@@ -296,13 +273,70 @@ def _lower_bounds(need: Any, phys: ReplicaPhysics, constants: Any, workload: Wor
     return np.maximum(1, np.floor(need.peak_qps * cycle / limits))
 
 
-def _evaluate(combos: list[_Combo], stacked: ReplicaPhysics, limits: np.ndarray, constants: Any,
-              workload: Workload, need: Any) -> dict[str, Any]:
-    """One vectorized pass over every (combo, replica count)."""
-    counts = [len(c.replicas) for c in combos]
-    phys = ReplicaPhysics(**{f.name: np.repeat(getattr(stacked, f.name), counts) for f in fields(ReplicaPhysics)})
-    limit = np.repeat(limits, counts)
-    replicas = np.concatenate([c.replicas for c in combos]).astype(float)
+def _out_of_reach(phys: ReplicaPhysics, constants: Any, workload: Workload) -> np.ndarray:
+    """Rows that miss a latency target even idle, at any replica count.
+
+    TTFT is at least ``prefill + a x step(1) + f`` (no queue, a batch of one) and the inter-token gap at
+    least ``TPOT(1)``: every term of a decode step grows with the batch and the queueing tail is never
+    negative, so a row whose idle latency is over target can be left out before the queueing model.
+    """
+    if constants.ttft_steps < 0 or not (workload.ttft_ms or workload.itl_ms):
+        return np.zeros(len(phys.tp), dtype=bool)
+    idle = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=1.0,
+                           cache_hit_rate=workload.cache_hit_rate)
+    ratios = [np.zeros(len(phys.tp))]
+    if workload.ttft_ms:
+        ratios.append((idle.prefill + scheduling_delay(constants, idle.step)) * 1e3 / workload.ttft_ms)
+    if workload.itl_ms:
+        ratios.append(idle.tpot * 1e3 / workload.itl_ms)
+    return np.max(np.vstack(ratios), axis=0) > 1.0 + 1e-9
+
+
+def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, constants: Any, workload: Workload,
+                    need: Any) -> list[tuple[dict[str, Any], int] | None]:
+    """Per row, the evaluated slice and index of its fewest replicas meeting the SLOs (``None``: no count does).
+
+    Columns go through the queueing model slice by slice (:data:`_STAGES`), only for rows still
+    without a feasible count; the figures of a point do not depend on what is evaluated beside it
+    (:func:`~finops.sizing.queueing.operating_point`), so this finds what evaluating the whole grid finds.
+    """
+    picks: list[tuple[dict[str, Any], int] | None] = [None] * len(grid)
+    open_rows = ~_out_of_reach(phys, constants, workload)
+    for lo, hi in _STAGES:
+        active = np.flatnonzero(open_rows)
+        if active.size == 0:
+            break
+        width = hi - lo
+        at = np.repeat(active, width)
+        flat = _evaluate(_physics_at(phys, at), limits[at], grid[active, lo:hi].ravel().astype(float), constants,
+                         workload, need)
+        ok = flat["ok"].reshape(active.size, width)
+        for k, j in zip(np.flatnonzero(ok.any(axis=1)), ok.argmax(axis=1)[ok.any(axis=1)]):
+            picks[int(active[k])] = (flat, int(k * width + j))
+            open_rows[active[k]] = False
+    return picks
+
+
+def _closest_miss(table: Any, rows: np.ndarray, picks: list[Any], grid: np.ndarray, phys: ReplicaPhysics,
+                  limits: np.ndarray, constants: Any, workload: Workload, need: Any) -> tuple[float, str] | None:
+    """The row closest to its targets over its whole replica grid, among the rows that meet them nowhere."""
+    missing = np.array([k for k, pick in enumerate(picks) if pick is None], dtype=int)
+    if missing.size == 0:
+        return None
+    at = np.repeat(missing, grid.shape[1])
+    miss = _evaluate(_physics_at(phys, at), limits[at], grid[missing].ravel().astype(float), constants, workload,
+                     need)["miss"].reshape(missing.size, grid.shape[1]).min(axis=1)
+    best = int(np.argmin(miss))          # the first of equals, as a scan in row order keeps it
+    return float(miss[best]), table.label(int(rows[missing[best]]))
+
+
+def _physics_at(phys: ReplicaPhysics, at: np.ndarray) -> ReplicaPhysics:
+    return ReplicaPhysics(**{f.name: getattr(phys, f.name)[at] for f in fields(ReplicaPhysics)})
+
+
+def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, constants: Any, workload: Workload,
+              need: Any) -> dict[str, Any]:
+    """One vectorized pass over (configuration, replica count) points."""
     if need.peak_qps is not None:
         rate = need.peak_qps / replicas
     else:
@@ -330,28 +364,57 @@ def _evaluate(combos: list[_Combo], stacked: ReplicaPhysics, limits: np.ndarray,
     return {"replicas": replicas, "ok": miss <= 1.0, "miss": miss, "op": op, "rate": rate, "p_ok": attainment}
 
 
-def _priced_option(combo: _Combo, i: int, flat: dict[str, Any], workload: Workload,
-                   cheapest: dict[tuple[str, str], PriceRow], pricing_model: str) -> SizingOption | None:
-    op = flat["op"]
+@dataclass(frozen=True)
+class _Quote:
+    """A feasible row at its fewest SLO-meeting replicas, deployed and priced (what ranking needs)."""
+
+    row: int
+    flat: dict[str, Any]
+    i: int
+    replicas_at_slo: int
+    replicas: int
+    output_tokens_per_s: float
+    price: PriceRow
+    instances: int
+    hourly: Money
+    monthly: Money
+    per_million: Money
+
+
+def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workload,
+           hosts: list[tuple[Any, PriceRow]], deployed_for: dict[int, int]) -> _Quote | None:
+    """Price a row at ``at_slo`` replicas. Seed 003's rule on the served throughput,
+    ``ceil(ceil(R / (R / at_slo)) x (1 + spare)) + redundancy``, depends on ``at_slo`` alone while
+    ``R / (R / at_slo)`` rounds back to ``at_slo`` (its error, a few units in the last place, stays far
+    below the rule's 9-decimal rounding up to 10^5 replicas), so it is worked out once per count."""
     at_slo = int(flat["replicas"][i])
     out_tps = float(flat["rate"][i]) * workload.osl * at_slo
-    deployed = devices_needed(out_tps, out_tps / at_slo, workload.spare, workload.redundancy)
-    priced = _price(combo.gpu, combo.tp, deployed, cheapest)
+    deployed = deployed_for.get(at_slo) if at_slo <= 100_000 else None
+    if deployed is None:
+        deployed = deployed_for[at_slo] = devices_needed(out_tps, out_tps / at_slo, workload.spare,
+                                                         workload.redundancy)
+    priced = _price(table.tps[row], deployed, hosts)
     if priced is None:
         return None
-    row, count = priced
-    hourly = Money(row.hourly_cost * count, row.currency)
-    million_per_hour = Decimal(repr(out_tps * 3600 / 1e6))
+    price, count = priced
+    hourly = Money(price.hourly_cost * count, price.currency)
+    return _Quote(row, flat, i, at_slo, deployed, out_tps, price, count, hourly, hourly * HOURS_PER_MONTH,
+                  hourly / Decimal(repr(out_tps * 3600 / 1e6)))
+
+
+def _option(table: Any, q: _Quote, max_concurrency: int, pricing_model: str) -> SizingOption:
+    op, i, tp = q.flat["op"], q.i, table.tps[q.row]
     return SizingOption(
-        gpu=combo.gpu, precision=combo.precision, tp=combo.tp, replicas_at_slo=at_slo, replicas=deployed,
-        gpus=deployed * combo.tp, provider=row.provider, instance_type=row.instance_type, region=row.region,
-        instances=count, pricing_model=pricing_model, hourly_cost=hourly, monthly_cost=hourly * HOURS_PER_MONTH,
-        cost_per_million_output_tokens=hourly / million_per_hour,
+        gpu=table.gpus[q.row], precision=table.precisions[q.row], tp=tp, replicas_at_slo=q.replicas_at_slo,
+        replicas=q.replicas, gpus=q.replicas * tp, provider=q.price.provider, instance_type=q.price.instance_type,
+        region=q.price.region, instances=q.instances, pricing_model=pricing_model, hourly_cost=q.hourly,
+        monthly_cost=q.monthly, cost_per_million_output_tokens=q.per_million,
         ttft_p50_ms=float(op.ttft_p50_s[i]) * 1e3, ttft_p99_ms=float(op.ttft_p99_s[i]) * 1e3,
         tpot_ms=float(op.tpot_s[i]) * 1e3, itl_p99_ms=float(op.itl_p99_s[i]) * 1e3,
-        ttft_sla_attainment=None if flat["p_ok"] is None else float(flat["p_ok"][i]),
-        running_batch=float(op.running_batch[i]), max_concurrency=combo.max_concurrency,
-        weights_gib=combo.weights_gib, output_tokens_per_s=out_tps, calibrated=combo.calibrated)
+        ttft_sla_attainment=None if q.flat["p_ok"] is None else float(q.flat["p_ok"][i]),
+        running_batch=float(op.running_batch[i]), max_concurrency=max_concurrency,
+        weights_gib=float(table.weights_gib[q.row]), output_tokens_per_s=q.output_tokens_per_s,
+        calibrated=table.calibrated[q.row])
 
 
 def _memory_advice(gaps: list[tuple[float, str]], model: str, engine: str, skipped: list[str],
