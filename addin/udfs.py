@@ -17,6 +17,7 @@ delegates to; the formulas and their sources are documented there.
 from __future__ import annotations
 
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from finops.catalog import resolve_model
@@ -26,7 +27,7 @@ from finops.money import Money
 from finops.price_book import PriceBook
 from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
 from finops.sizing.performance import Estimate, estimate
-from finops.sizing.search import search
+from finops.sizing.search import SearchResult, search
 from finops.tco import cost_per_million_tokens, tco
 
 from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
@@ -305,11 +306,11 @@ def LLM_SIZE(
         gpus=names(gpus),
         precisions=tuple(p.lower() for p in names(precisions)),
     )
-    result = search(
+    result = _ranked(
         workload,
-        pricing_model=text(pricing_model, "pricing_model", default="on_demand"),
-        price_book=_book(prices),
-        top=whole(top, "top", default=5),
+        text(pricing_model, "pricing_model", default="on_demand"),
+        _book(prices),
+        whole(top, "top", default=5),
     )
     if not result.options:
         raise InputError(result.infeasible_reason or "no priced configuration meets the targets")
@@ -330,6 +331,16 @@ def LLM_SIZE(
         ]
         for o in result.options
     ]
+
+
+@lru_cache(maxsize=256)
+def _ranked(workload: Workload, pricing_model: str, book: PriceBook, top: int) -> SearchResult:
+    """``search`` remembered per arguments: Excel recalculates a spilled range with unchanged inputs often.
+
+    A price range parses to the same book while its content is unchanged (``price_book_from_range``),
+    so an edited Prices table is a new key.
+    """
+    return search(workload, pricing_model=pricing_model, price_book=book, top=top)
 
 
 # ---- money --------------------------------------------------------------------------------------------

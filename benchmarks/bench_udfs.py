@@ -2,7 +2,15 @@
 
 Run: ``python benchmarks/bench_udfs.py``. Prints the median and 90th-percentile wall time per call over
 repeated calls with the arguments the template uses (warm caches, as in a recalculating workbook),
-plus the first (cold) FINOPS_PRICE call on the full bundled Prices table.
+the first (cold) FINOPS_PRICE call on the full bundled Prices table, and LLM_SIZE three ways:
+
+* cold, new model: the first call for a model (the GPU x precision x TP candidate table is built);
+* cold, new workload: a model already sized, new request sizes or concurrency (the table is reused,
+  the search runs);
+* warm: the same arguments again (Excel recalculating; the add-in remembers the answer).
+
+Every LLM_SIZE call here passes the full Prices table (3,396 rows), as the template does; reading that
+range into a hashable key costs about what one FINOPS_PRICE call costs.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from addin import udfs
 from addin._price_range import _parse
 from finops.mix import WorkloadShape, generate_profile
 from finops.price_book import PriceBook
+from finops.sizing.candidates import clear_candidate_tables
 from templates import build_template
 from templates.sheets.catalog import prices_range
 
@@ -32,6 +41,7 @@ OPTIONS = [
     ["od", "on_demand", 11.06, None, None],
     ["spot", "spot", 6.33, 0.3, None],
 ]
+SIZE = ("llama-3.1-8b", 5000, 500, 50, 1000, None, None, None, "on_demand", 5, PRICES)
 CALLS = {
     "LLM_CONCURRENCY": (10_000, 0.05, 60, 5),
     "LLM_DEVICES": (5000, 800, 0.25),
@@ -45,8 +55,10 @@ CALLS = {
     "FINOPS_COST_PER_MTOK": (11.06, 1566.7),
     "FINOPS_PRICE": ("gcp", "a3-highgpu-1g", "on_demand", "us-central1", PRICES),
     "FINOPS_MIX": (DEMAND, OPTIONS),
-    "LLM_SIZE": ("llama-3.1-8b", 5000, 500, 50, 1000, None, None, None, "on_demand", 5, PRICES),
+    "LLM_SIZE": SIZE,
 }
+#: Models for the cold, new-model LLM_SIZE figure (dense, GQA, MoE, MLA).
+SIZE_MODELS = ("llama-3.1-8b", "llama-3.1-70b", "qwen3-8b", "qwen3-30b-a3b", "deepseek-v3")
 
 
 def timed(function, args, repeat: int) -> list[float]:
@@ -58,6 +70,37 @@ def timed(function, args, repeat: int) -> list[float]:
     return samples
 
 
+def _row(name: str, samples: list[float], calls: int) -> str:
+    samples = sorted(samples)
+    return (f"{name:24s} {statistics.median(samples) * 1e3:10.3f} {samples[int(0.9 * len(samples))] * 1e3:10.3f}"
+            f"  {calls}")
+
+
+def _size_call(args: tuple) -> float:
+    start = time.perf_counter()
+    answer = udfs.LLM_SIZE(*args)
+    elapsed = time.perf_counter() - start
+    assert isinstance(answer, list), answer
+    return elapsed
+
+
+def llm_size_figures() -> None:
+    """LLM_SIZE cold for a new model, cold for a new workload of a sized model, and warm."""
+    new_model = []
+    for _ in range(4):
+        for model in SIZE_MODELS:
+            clear_candidate_tables()
+            udfs._ranked.cache_clear()
+            new_model.append(_size_call((model, *SIZE[1:])))
+    udfs.LLM_SIZE(*SIZE)
+    new_workload = [_size_call((SIZE[0], isl, osl, concurrency, *SIZE[4:]))
+                    for isl, osl in ((5000, 500), (2048, 512), (1024, 256)) for concurrency in range(20, 60, 4)]
+    warm = timed(udfs.LLM_SIZE, SIZE, 50)
+    print(_row("LLM_SIZE cold, new model", new_model, len(new_model)))
+    print(_row("LLM_SIZE cold, new load", new_workload, len(new_workload)))
+    print(_row("LLM_SIZE warm", warm, len(warm)))
+
+
 def main() -> None:
     _parse.cache_clear()
     cold = timed(udfs.FINOPS_PRICE, CALLS["FINOPS_PRICE"], 1)[0]
@@ -65,12 +108,9 @@ def main() -> None:
     for name, args in CALLS.items():
         answer = udfs.UDFS[name](*args)
         assert not (isinstance(answer, str) and answer.startswith("#FINOPS")), (name, answer)
-        repeat = {"FINOPS_MIX": 20, "LLM_SIZE": 5}.get(name, 300)
-        samples = sorted(timed(udfs.UDFS[name], args, repeat))
-        print(
-            f"{name:24s} {statistics.median(samples) * 1e3:10.3f} {samples[int(0.9 * len(samples))] * 1e3:10.3f}"
-            f"  {repeat}"
-        )
+        repeat = {"FINOPS_MIX": 20}.get(name, 300)
+        print(_row(name, timed(udfs.UDFS[name], args, repeat), repeat))
+    llm_size_figures()
     print(f"FINOPS_PRICE, first call on the {len(PRICES) - 1}-row Prices table (parse): {cold * 1e3:.1f} ms")
     with tempfile.TemporaryDirectory() as folder:
         start = time.perf_counter()

@@ -42,7 +42,7 @@ from .memory import (
 from .performance import Calibration, ReplicaPhysics, replica_physics
 from .support import supports
 
-__all__ = ["CandidateTable", "candidate_table"]
+__all__ = ["CandidateTable", "candidate_table", "clear_candidate_tables"]
 
 _GIB = 2.0**30
 _GPU_MEMORY_UTILIZATION = 0.90   # memory_fit's default (vLLM's gpu_memory_utilization)
@@ -138,3 +138,8 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                           weights_gib=np.array(weights, dtype=float), kv_budget_gib=np.array(budgets, dtype=float),
                           kv_bytes_per_token_per_gpu=np.array(kv_per_token, dtype=float), physics=stacked,
                           skipped=tuple(skipped))
+
+
+def clear_candidate_tables() -> None:
+    """Forget every cached table (benchmarks measure a first call with it; results never depend on it)."""
+    _tables.clear()

@@ -111,19 +111,25 @@ class SearchResult:
     rank_by: str
     options: list[SizingOption]
     infeasible_reason: str | None
-    candidates: int               # configurations evaluated (GPU x precision x TP x replicas)
+    candidates: int               # configurations searched (GPU x precision x TP x replicas)
     unpriced: list[str] = field(default_factory=list)   # feasible GPUs without a price
+    evaluated: int = 0            # of the candidates, those that went through the queueing model (the rest
+                                  # were settled without it: a smaller count already met the SLOs, or bounds)
 
     def to_dict(self) -> dict[str, Any]:
         return {"workload": self.workload, "engine": self.engine, "pricing_model": self.pricing_model,
                 "rank_by": self.rank_by,
-                "candidates": self.candidates, "infeasible_reason": self.infeasible_reason,
+                "candidates": self.candidates, "evaluated": self.evaluated,
+                "infeasible_reason": self.infeasible_reason,
                 "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options]}
 
 
-#: Replica-grid columns evaluated per pass: a configuration leaves the search at its first feasible count,
-#: so most are settled by the first few columns; the rest go on to the next slice.
-_STAGES: tuple[tuple[int, int], ...] = ((0, 4), (4, 16), (16, _GRID_STEPS))
+#: Where each pass over the replica grid ends: a configuration leaves the search at its first feasible
+#: count, so most are settled by the first few columns and only the rest go on to the next slice.
+_STAGE_ENDS: tuple[int, ...] = (4, 16, _GRID_STEPS)
+#: Points that cost about as much as one more pass (40 fixed-point iterations of ~25 array operations):
+#: when the rest of the grid is smaller, it is evaluated at once.
+_ONE_PASS = 3000
 
 
 def _replica_grids(lower: np.ndarray) -> np.ndarray:
@@ -234,29 +240,17 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     phys = table.physics_of(rows)
     limits = np.minimum(slots[rows], MAX_BATCH).astype(float)
     grid = _replica_grids(_lower_bounds(need, phys, constants, workload, limits))
-    picks = _first_feasible(grid, phys, limits, constants, workload, need)
-
-    quotes: list[_Quote] = []
-    unpriced: set[str] = set()
-    deployed: dict[int, int] = {}            # replicas at the SLOs -> deployed (spare, redundancy): few distinct
     hosts = _price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
-    for k, row in enumerate(rows):
-        if picks[k] is not None:
-            quote = _quote(table, int(row), *picks[k], workload, hosts[table.gpus[row]], deployed)
-            if quote is None:
-                unpriced.add(table.gpus[row])
-            else:
-                quotes.append(quote)
-    by_month = rank_by == "monthly_cost"
-    quotes.sort(key=lambda q: ((q.monthly if by_month else q.per_million).amount, q.replicas * table.tps[q.row],
-                               table.gpus[q.row], table.precisions[q.row], table.tps[q.row]))
-    options = [_option(table, q, int(slots[q.row]), pricing_model) for q in quotes[:top]]
+    ranking = _Ranking(table, rows, grid, workload, hosts, top, by_month=rank_by == "monthly_cost")
+    picks, evaluated = _first_feasible(grid, phys, limits, constants, workload, need, ranking.worth)
+    unpriced = ranking.settle(picks)
+    options = [_option(table, q, int(slots[q.row]), pricing_model) for q in ranking.best()]
     reason = None
     if not options:
-        reason = _slo_advice(workload, _closest_miss(table, rows, picks, grid, phys, limits, constants, workload, need),
-                             unpriced, pricing_model)
+        closest, more = _closest_miss(table, rows, picks, grid, phys, limits, constants, workload, need)
+        reason, evaluated = _slo_advice(workload, closest, unpriced, pricing_model), evaluated + more
     return SearchResult(workload.name, engine, pricing_model, rank_by, options, reason,
-                        int(grid.size) + len(memory_gaps), sorted(unpriced))
+                        int(grid.size) + len(memory_gaps), sorted(unpriced), evaluated)
 
 
 def _all_gpus() -> list[str]:
@@ -293,41 +287,54 @@ def _out_of_reach(phys: ReplicaPhysics, constants: Any, workload: Workload) -> n
 
 
 def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, constants: Any, workload: Workload,
-                    need: Any) -> list[tuple[dict[str, Any], int] | None]:
-    """Per row, the evaluated slice and index of its fewest replicas meeting the SLOs (``None``: no count does).
+                    need: Any, worth: Any = None) -> tuple[list[tuple[dict[str, Any], int] | None], int]:
+    """Per row, the evaluated slice and index of its fewest replicas meeting the SLOs (``None``: no count
+    does), and how many points were evaluated.
 
-    Columns go through the queueing model slice by slice (:data:`_STAGES`), only for rows still
+    Columns go through the queueing model slice by slice (:data:`_STAGE_ENDS`), only for rows still
     without a feasible count; the figures of a point do not depend on what is evaluated beside it
     (:func:`~finops.sizing.queueing.operating_point`), so this finds what evaluating the whole grid finds.
+    Before each later slice, ``worth(picks, active_rows, first_column)`` may drop rows that can no longer
+    matter (:class:`_Ranking`).
     """
     picks: list[tuple[dict[str, Any], int] | None] = [None] * len(grid)
     open_rows = ~_out_of_reach(phys, constants, workload)
-    for lo, hi in _STAGES:
+    columns, lo, evaluated = grid.shape[1], 0, 0
+    for end in _STAGE_ENDS:
         active = np.flatnonzero(open_rows)
-        if active.size == 0:
+        if active.size and 0 < lo < columns and worth is not None:
+            open_rows[active[~worth(picks, active, lo)]] = False
+            active = np.flatnonzero(open_rows)
+        if active.size == 0 or lo >= columns:
             break
+        hi = columns if active.size * (columns - lo) <= _ONE_PASS else end   # the rest at once: cheaper
         width = hi - lo
         at = np.repeat(active, width)
         flat = _evaluate(_physics_at(phys, at), limits[at], grid[active, lo:hi].ravel().astype(float), constants,
                          workload, need)
+        evaluated += at.size
         ok = flat["ok"].reshape(active.size, width)
-        for k, j in zip(np.flatnonzero(ok.any(axis=1)), ok.argmax(axis=1)[ok.any(axis=1)]):
+        found = ok.any(axis=1)
+        for k, j in zip(np.flatnonzero(found), ok.argmax(axis=1)[found]):
             picks[int(active[k])] = (flat, int(k * width + j))
             open_rows[active[k]] = False
-    return picks
+        lo = hi
+    return picks, evaluated
 
 
 def _closest_miss(table: Any, rows: np.ndarray, picks: list[Any], grid: np.ndarray, phys: ReplicaPhysics,
-                  limits: np.ndarray, constants: Any, workload: Workload, need: Any) -> tuple[float, str] | None:
-    """The row closest to its targets over its whole replica grid, among the rows that meet them nowhere."""
+                  limits: np.ndarray, constants: Any, workload: Workload,
+                  need: Any) -> tuple[tuple[float, str] | None, int]:
+    """The row closest to its targets over its whole replica grid, among the rows that meet them nowhere,
+    and the points evaluated to find it."""
     missing = np.array([k for k, pick in enumerate(picks) if pick is None], dtype=int)
     if missing.size == 0:
-        return None
+        return None, 0
     at = np.repeat(missing, grid.shape[1])
     miss = _evaluate(_physics_at(phys, at), limits[at], grid[missing].ravel().astype(float), constants, workload,
                      need)["miss"].reshape(missing.size, grid.shape[1]).min(axis=1)
     best = int(np.argmin(miss))          # the first of equals, as a scan in row order keeps it
-    return float(miss[best]), table.label(int(rows[missing[best]]))
+    return (float(miss[best]), table.label(int(rows[missing[best]]))), int(at.size)
 
 
 def _physics_at(phys: ReplicaPhysics, at: np.ndarray) -> ReplicaPhysics:
@@ -381,6 +388,67 @@ class _Quote:
     per_million: Money
 
 
+class _Ranking:
+    """Feasible rows priced as they are found, and the rows still worth evaluating.
+
+    Ranking by monthly cost, a row whose first feasible count is at least ``n`` replicas costs at least
+    the price of ``n`` deployed replicas (deployment and instance counts only grow with replicas), so
+    once ``top`` options are known a row whose bound is above the ``top``-th cost cannot enter the
+    ranking and leaves the search. A row that no instance can host matters only until its GPU is known
+    to serve the workload (``unpriced``).
+    """
+
+    def __init__(self, table: Any, rows: np.ndarray, grid: np.ndarray, workload: Workload,
+                 hosts: dict[str, list[tuple[Any, PriceRow]]], top: int, *, by_month: bool) -> None:
+        self.table, self.rows, self.grid, self.workload, self.hosts = table, rows, grid, workload, hosts
+        self.top, self.by_month = top, by_month
+        self.quotes: dict[int, _Quote] = {}
+        self.unpriced: set[str] = set()
+        self.settled: set[int] = set()
+        self.deployed: dict[int, int] = {}   # replicas at the SLOs -> deployed (spare, redundancy): few distinct
+        self.least: dict[int, int] = {}      # the same rule on a bare replica count: a floor for the bound
+
+    def settle(self, picks: list[tuple[dict[str, Any], int] | None]) -> set[str]:
+        """Price every newly found row; the GPUs found feasible without a price so far."""
+        for k, pick in enumerate(picks):
+            if pick is None or k in self.settled:
+                continue
+            self.settled.add(k)
+            row = int(self.rows[k])
+            quote = _quote(self.table, row, *pick, self.workload, self.hosts[self.table.gpus[row]], self.deployed)
+            if quote is None:
+                self.unpriced.add(self.table.gpus[row])
+            else:
+                self.quotes[k] = quote
+        return self.unpriced
+
+    def best(self) -> list[_Quote]:
+        tps, gpus, precisions = self.table.tps, self.table.gpus, self.table.precisions
+        return sorted(self.quotes.values(), key=lambda q: ((q.monthly if self.by_month else q.per_million).amount,
+                                                           q.replicas * tps[q.row], gpus[q.row],
+                                                           precisions[q.row], tps[q.row]))[:self.top]
+
+    def worth(self, picks: list[tuple[dict[str, Any], int] | None], active: np.ndarray, column: int) -> np.ndarray:
+        """Which ``active`` rows (none feasible below grid ``column``) can still enter the ranking."""
+        self.settle(picks)
+        keep = np.ones(active.size, dtype=bool)
+        if not self.by_month or len(self.quotes) < self.top:
+            return keep
+        worst = sorted(q.monthly.amount for q in self.quotes.values())[self.top - 1]
+        for n, k in enumerate(active):
+            row = int(self.rows[k])
+            gpu = self.table.gpus[row]
+            fewest = int(self.grid[k, column])
+            if fewest not in self.least:
+                self.least[fewest] = devices_needed(fewest, 1.0, self.workload.spare, self.workload.redundancy)
+            bound = _price(self.table.tps[row], self.least[fewest], self.hosts[gpu])
+            if bound is None:
+                keep[n] = gpu not in self.unpriced
+            else:
+                keep[n] = (Money(bound[0].hourly_cost * bound[1], bound[0].currency) * HOURS_PER_MONTH).amount <= worst
+        return keep
+
+
 def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workload,
            hosts: list[tuple[Any, PriceRow]], deployed_for: dict[int, int]) -> _Quote | None:
     """Price a row at ``at_slo`` replicas. Seed 003's rule on the served throughput,
@@ -391,8 +459,9 @@ def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workloa
     out_tps = float(flat["rate"][i]) * workload.osl * at_slo
     deployed = deployed_for.get(at_slo) if at_slo <= 100_000 else None
     if deployed is None:
-        deployed = deployed_for[at_slo] = devices_needed(out_tps, out_tps / at_slo, workload.spare,
-                                                         workload.redundancy)
+        deployed = devices_needed(out_tps, out_tps / at_slo, workload.spare, workload.redundancy)
+        if at_slo <= 100_000:
+            deployed_for[at_slo] = deployed
     priced = _price(table.tps[row], deployed, hosts)
     if priced is None:
         return None
