@@ -132,22 +132,31 @@ class OperatingPoint:
 
 def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arrival_rate: Any, isl: Any, osl: Any,
                     cache_hit_rate: Any = 0.0, max_batch: Any = MAX_BATCH, ca2: float = 1.0,
-                    cs2: float = 0.0) -> OperatingPoint:
+                    cs2: float = 0.0, floor: bool = False) -> OperatingPoint:
     """Solve ``b = lambda x (TTFT + (osl - 1) TPOT(b))`` and report TTFT P50/P99, TPOT and ITL P99.
 
     ``max_batch`` is the memory limit (sequences the KV cache holds); beyond it, or with ``rho >= 1``,
     the point is unstable (the queue grows without bound).
 
+    ``floor=True`` skips the fixed point and reports floors instead: the right-hand side ``F(b)`` is
+    evaluated at ``max(b, 1)`` and grows with it, so every iterate is at least ``F(1)``; TTFT, TPOT and
+    ITL grow with the batch, so at ``F(1)`` they are at most the solved ones, and ``stable`` is False
+    only where the solved point is surely unstable (``rho >= 1`` or ``F(1) > max_batch``). A search uses
+    it to rule out replica counts without solving them.
+
     >>> from finops.catalog import get_model, get_accelerator
     >>> from finops.sizing.performance import Calibration, replica_physics
     >>> phys = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="bf16", tp=1)
-    >>> op = operating_point(phys, Calibration.bundled().constants("vllm"), arrival_rate=np.array([1.0, 5.0]),
-    ...                      isl=1024, osl=256)
+    >>> c, rates = Calibration.bundled().constants("vllm"), np.array([1.0, 5.0])
+    >>> op = operating_point(phys, c, arrival_rate=rates, isl=1024, osl=256)
     >>> op.stable.tolist(), bool(op.ttft_p99_s[1] > op.ttft_p50_s[1] >= op.ttft_p50_s[0])
     ([True, True], True)
+    >>> low = operating_point(phys, c, arrival_rate=rates, isl=1024, osl=256, floor=True)
+    >>> bool((low.ttft_p99_s <= op.ttft_p99_s).all() and (low.itl_p99_s <= op.itl_p99_s).all())
+    True
     """
     lam = np.asarray(arrival_rate, dtype=float)
-    if np.any(lam < 0):
+    if (lam < 0).any():
         raise InputError("arrival rate must be >= 0")
     osl_f = np.asarray(osl, dtype=float)
     terms = prompt_terms(physics, constants, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
@@ -155,18 +164,28 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     service = first.prefill
     rho = lam * service
     wait = kingman_wait(rho, service, ca2, cs2)
-    batch = lam * (first.ttft + (osl_f - 1.0) * first.tpot)
+
+    def update(batch: Any) -> Any:      # the right-hand side F(b), capped
+        step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
+        return np.minimum(lam * (service + scheduling_delay(constants, step) + wait + (osl_f - 1.0) * tpot),
+                          10.0 * MAX_BATCH)
+
     with np.errstate(invalid="ignore"):
-        for _ in range(_ITERATIONS):
-            step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
-            previous, batch = batch, np.minimum(lam * (service + scheduling_delay(constants, step) + wait
-                                                       + (osl_f - 1.0) * tpot), 10.0 * MAX_BATCH)
-            if not (batch != previous).any():
-                break   # every point is a fixed point to the last bit: more iterations would change nothing
+        if floor:
+            batch = update(np.ones_like(lam))
+        else:
+            batch = lam * (first.ttft + (osl_f - 1.0) * first.tpot)
+            for _ in range(_ITERATIONS):
+                previous, batch = batch, update(batch)
+                if not (batch != previous).any():
+                    break   # every point is a fixed point to the last bit: more iterations would change nothing
     step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
     base = service + scheduling_delay(constants, step)
-    settled = np.isclose(batch, lam * (base + wait + (osl_f - 1.0) * tpot), rtol=1e-3)
-    stable = (rho < 1.0) & settled & (batch <= max_batch)
+    if floor:
+        stable = (rho < 1.0) & (batch <= max_batch)
+    else:
+        settled = np.isclose(batch, lam * (base + wait + (osl_f - 1.0) * tpot), rtol=1e-3)
+        stable = (rho < 1.0) & settled & (batch <= max_batch)
     chunk = np.minimum(1.0, PREFILL_CHUNK_TOKENS / np.maximum(np.asarray(isl, dtype=float), 1.0))
     itl_p99 = np.where(lam * step >= 0.01, step + terms.prefill_compute * chunk, tpot)
     return OperatingPoint(stable=stable, running_batch=batch, utilization=rho, wait_mean_s=wait,

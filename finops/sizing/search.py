@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from decimal import Decimal
 from functools import lru_cache
-from typing import Any, Literal, get_args
+from typing import Any, Literal, NamedTuple, get_args
 
 import numpy as np
 
@@ -124,9 +124,9 @@ class SearchResult:
                 "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options]}
 
 
-#: Where each pass over the replica grid ends: a configuration leaves the search at its first feasible
-#: count, so most are settled by the first few columns and only the rest go on to the next slice.
-_STAGE_ENDS: tuple[int, ...] = (4, 16, _GRID_STEPS)
+#: Replica counts per row in each pass over the grid: a configuration leaves the search at its first
+#: feasible count, so most are settled by the first few and only the rest go on.
+_PASS_WIDTHS: tuple[int, ...] = (4, 12, _GRID_STEPS)
 #: Points that cost about as much as one more pass (40 fixed-point iterations of ~25 array operations):
 #: when the rest of the grid is smaller, it is evaluated at once.
 _ONE_PASS = 3000
@@ -291,35 +291,73 @@ def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, 
     """Per row, the evaluated slice and index of its fewest replicas meeting the SLOs (``None``: no count
     does), and how many points were evaluated.
 
-    Columns go through the queueing model slice by slice (:data:`_STAGE_ENDS`), only for rows still
-    without a feasible count; the figures of a point do not depend on what is evaluated beside it
-    (:func:`~finops.sizing.queueing.operating_point`), so this finds what evaluating the whole grid finds.
-    Before each later slice, ``worth(picks, active_rows, first_column)`` may drop rows that can no longer
-    matter (:class:`_Ranking`).
+    Each row's replica counts go through the queueing model in order, a window at a time
+    (:data:`_PASS_WIDTHS`), until one is feasible; the figures of a point do not depend on what is
+    evaluated beside it (:func:`~finops.sizing.queueing.operating_point`), so this finds what evaluating
+    the whole grid finds. Before every pass but the first, the rest of each open row is screened with
+    the queueing floors (``operating_point(floor=True)``, no fixed point) and its counts below the first
+    one that might meet the targets are skipped; then ``worth(picks, rows, columns)`` may drop rows that
+    can no longer matter (:class:`_Ranking`).
     """
     picks: list[tuple[dict[str, Any], int] | None] = [None] * len(grid)
-    open_rows = ~_out_of_reach(phys, constants, workload)
-    columns, lo, evaluated = grid.shape[1], 0, 0
-    for end in _STAGE_ENDS:
-        active = np.flatnonzero(open_rows)
-        if active.size and 0 < lo < columns and worth is not None:
-            open_rows[active[~worth(picks, active, lo)]] = False
-            active = np.flatnonzero(open_rows)
-        if active.size == 0 or lo >= columns:
+    columns, evaluated = grid.shape[1], 0
+    start = np.where(_out_of_reach(phys, constants, workload), columns, 0)   # first column not ruled out
+    for number, width in enumerate(_PASS_WIDTHS):
+        active = np.flatnonzero(start < columns)
+        if number and active.size:
+            active = _worth(worth, picks, active, start, columns)
+            start[active] = _first_possible(grid, active, start[active], phys, limits, constants, workload, need)
+            active = _worth(worth, picks, active[start[active] < columns], start, columns)
+        if active.size == 0:
             break
-        hi = columns if active.size * (columns - lo) <= _ONE_PASS else end   # the rest at once: cheaper
-        width = hi - lo
-        at = np.repeat(active, width)
-        flat = _evaluate(_physics_at(phys, at), limits[at], grid[active, lo:hi].ravel().astype(float), constants,
-                         workload, need)
+        left = columns - start[active]
+        counts = left if left.sum() <= _ONE_PASS else np.minimum(left, width)    # the rest at once: cheaper
+        segment, at, column = _windows(active, start[active], counts)
+        flat = _evaluate(_physics_at(phys, at), limits[at], grid[at, column].astype(float), constants, workload,
+                         need)
         evaluated += at.size
-        ok = flat["ok"].reshape(active.size, width)
-        found = ok.any(axis=1)
-        for k, j in zip(np.flatnonzero(found), ok.argmax(axis=1)[found]):
-            picks[int(active[k])] = (flat, int(k * width + j))
-            open_rows[active[k]] = False
-        lo = hi
+        hits = np.flatnonzero(flat["ok"])
+        found, first = np.unique(segment[hits], return_index=True)
+        for k, i in zip(found, hits[first]):
+            picks[int(active[k])] = (flat, int(i))
+        start[active] += counts
+        start[active[found]] = columns
     return picks, evaluated
+
+
+def _worth(worth: Any, picks: list[Any], active: np.ndarray, start: np.ndarray, columns: int) -> np.ndarray:
+    """The ``active`` rows ``worth`` keeps; the others are closed (their ``start`` set to ``columns``)."""
+    if worth is None or active.size == 0:
+        return active
+    keep = worth(picks, active, start[active])
+    start[active[~keep]] = columns
+    return active[keep]
+
+
+def _windows(rows: np.ndarray, start: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flatten ``counts[k]`` consecutive columns from ``start[k]`` of each row: (segment, row, column) per point.
+
+    >>> [a.tolist() for a in _windows(np.array([5, 7]), np.array([0, 3]), np.array([2, 3]))]
+    [[0, 0, 1, 1, 1], [5, 5, 7, 7, 7], [0, 1, 3, 4, 5]]
+    """
+    segment = np.repeat(np.arange(rows.size), counts)
+    offset = np.arange(segment.size) - np.repeat(np.cumsum(counts) - counts, counts)
+    return segment, rows[segment], start[segment] + offset
+
+
+def _first_possible(grid: np.ndarray, active: np.ndarray, start: np.ndarray, phys: ReplicaPhysics,
+                    limits: np.ndarray, constants: Any, workload: Workload, need: Any) -> np.ndarray:
+    """Per active row, the first column from ``start`` whose queueing floors meet the targets (else the
+    grid's width): the counts before it miss a target or are unstable, proven without solving them."""
+    columns = grid.shape[1]
+    segment, at, column = _windows(active, start, columns - start)
+    miss = _evaluate(_physics_at(phys, at), limits[at], grid[at, column].astype(float), constants, workload, need,
+                     floor=True)["miss"]
+    possible = np.flatnonzero(miss <= 1.0 + 1e-9)
+    found, first = np.unique(segment[possible], return_index=True)
+    result = np.full(active.size, columns)
+    result[found] = column[possible[first]]
+    return result
 
 
 def _closest_miss(table: Any, rows: np.ndarray, picks: list[Any], grid: np.ndarray, phys: ReplicaPhysics,
@@ -342,8 +380,9 @@ def _physics_at(phys: ReplicaPhysics, at: np.ndarray) -> ReplicaPhysics:
 
 
 def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, constants: Any, workload: Workload,
-              need: Any) -> dict[str, Any]:
-    """One vectorized pass over (configuration, replica count) points."""
+              need: Any, *, floor: bool = False) -> dict[str, Any]:
+    """One vectorized pass over (configuration, replica count) points (``floor``: only a lower bound of
+    ``miss``, from the queueing floors)."""
     if need.peak_qps is not None:
         rate = need.peak_qps / replicas
     else:
@@ -352,7 +391,7 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
                                  batch=np.maximum(batch, 1.0), cache_hit_rate=workload.cache_hit_rate)
         rate = batch / (closed.ttft + (workload.osl - 1) * closed.tpot)
     op = operating_point(phys, constants, arrival_rate=rate, isl=workload.isl, osl=workload.osl,
-                         cache_hit_rate=workload.cache_hit_rate, max_batch=limit)
+                         cache_hit_rate=workload.cache_hit_rate, max_batch=limit, floor=floor)
     p99 = workload.slo_percentile == "p99"
     ttft = op.ttft_p99_s if p99 else op.ttft_p50_s
     itl = op.itl_p99_s if p99 else op.tpot_s
@@ -362,6 +401,8 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
     if workload.itl_ms:
         ratios.append(itl * 1e3 / workload.itl_ms)
     miss = np.max(np.vstack(ratios), axis=0)     # <= 1 meets every target; how far off otherwise
+    if floor:
+        return {"miss": miss}
     attainment = None
     if workload.ttft_ms:
         lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl,
@@ -371,8 +412,7 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
     return {"replicas": replicas, "ok": miss <= 1.0, "miss": miss, "op": op, "rate": rate, "p_ok": attainment}
 
 
-@dataclass(frozen=True)
-class _Quote:
+class _Quote(NamedTuple):
     """A feasible row at its fewest SLO-meeting replicas, deployed and priced (what ranking needs)."""
 
     row: int
@@ -384,8 +424,7 @@ class _Quote:
     price: PriceRow
     instances: int
     hourly: Money
-    monthly: Money
-    per_million: Money
+    cost: Money             # what the ranking orders by: monthly cost or cost per million output tokens
 
 
 class _Ranking:
@@ -415,7 +454,8 @@ class _Ranking:
                 continue
             self.settled.add(k)
             row = int(self.rows[k])
-            quote = _quote(self.table, row, *pick, self.workload, self.hosts[self.table.gpus[row]], self.deployed)
+            quote = _quote(self.table, row, *pick, self.workload, self.hosts[self.table.gpus[row]], self.deployed,
+                           self.by_month)
             if quote is None:
                 self.unpriced.add(self.table.gpus[row])
             else:
@@ -424,21 +464,22 @@ class _Ranking:
 
     def best(self) -> list[_Quote]:
         tps, gpus, precisions = self.table.tps, self.table.gpus, self.table.precisions
-        return sorted(self.quotes.values(), key=lambda q: ((q.monthly if self.by_month else q.per_million).amount,
-                                                           q.replicas * tps[q.row], gpus[q.row],
+        return sorted(self.quotes.values(), key=lambda q: (q.cost.amount, q.replicas * tps[q.row], gpus[q.row],
                                                            precisions[q.row], tps[q.row]))[:self.top]
 
-    def worth(self, picks: list[tuple[dict[str, Any], int] | None], active: np.ndarray, column: int) -> np.ndarray:
-        """Which ``active`` rows (none feasible below grid ``column``) can still enter the ranking."""
+    def worth(self, picks: list[tuple[dict[str, Any], int] | None], active: np.ndarray,
+              columns: np.ndarray) -> np.ndarray:
+        """Which ``active`` rows (none feasible below their grid column in ``columns``) can still enter the
+        ranking."""
         self.settle(picks)
         keep = np.ones(active.size, dtype=bool)
         if not self.by_month or len(self.quotes) < self.top:
             return keep
-        worst = sorted(q.monthly.amount for q in self.quotes.values())[self.top - 1]
+        worst = sorted(q.cost.amount for q in self.quotes.values())[self.top - 1]
         for n, k in enumerate(active):
             row = int(self.rows[k])
             gpu = self.table.gpus[row]
-            fewest = int(self.grid[k, column])
+            fewest = int(self.grid[k, columns[n]])
             if fewest not in self.least:
                 self.least[fewest] = devices_needed(fewest, 1.0, self.workload.spare, self.workload.redundancy)
             bound = _price(self.table.tps[row], self.least[fewest], self.hosts[gpu])
@@ -450,7 +491,7 @@ class _Ranking:
 
 
 def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workload,
-           hosts: list[tuple[Any, PriceRow]], deployed_for: dict[int, int]) -> _Quote | None:
+           hosts: list[tuple[Any, PriceRow]], deployed_for: dict[int, int], by_month: bool) -> _Quote | None:
     """Price a row at ``at_slo`` replicas. Seed 003's rule on the served throughput,
     ``ceil(ceil(R / (R / at_slo)) x (1 + spare)) + redundancy``, depends on ``at_slo`` alone while
     ``R / (R / at_slo)`` rounds back to ``at_slo`` (its error, a few units in the last place, stays far
@@ -467,8 +508,13 @@ def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workloa
         return None
     price, count = priced
     hourly = Money(price.hourly_cost * count, price.currency)
-    return _Quote(row, flat, i, at_slo, deployed, out_tps, price, count, hourly, hourly * HOURS_PER_MONTH,
-                  hourly / Decimal(repr(out_tps * 3600 / 1e6)))
+    return _Quote(row, flat, i, at_slo, deployed, out_tps, price, count, hourly,
+                  hourly * HOURS_PER_MONTH if by_month else _per_million(hourly, out_tps))
+
+
+def _per_million(hourly: Money, output_tokens_per_s: float) -> Money:
+    """Cost per million output tokens: the hourly cost over the millions served in an hour."""
+    return hourly / Decimal(repr(output_tokens_per_s * 3600 / 1e6))
 
 
 def _option(table: Any, q: _Quote, max_concurrency: int, pricing_model: str) -> SizingOption:
@@ -477,7 +523,8 @@ def _option(table: Any, q: _Quote, max_concurrency: int, pricing_model: str) -> 
         gpu=table.gpus[q.row], precision=table.precisions[q.row], tp=tp, replicas_at_slo=q.replicas_at_slo,
         replicas=q.replicas, gpus=q.replicas * tp, provider=q.price.provider, instance_type=q.price.instance_type,
         region=q.price.region, instances=q.instances, pricing_model=pricing_model, hourly_cost=q.hourly,
-        monthly_cost=q.monthly, cost_per_million_output_tokens=q.per_million,
+        monthly_cost=q.hourly * HOURS_PER_MONTH,
+        cost_per_million_output_tokens=_per_million(q.hourly, q.output_tokens_per_s),
         ttft_p50_ms=float(op.ttft_p50_s[i]) * 1e3, ttft_p99_ms=float(op.ttft_p99_s[i]) * 1e3,
         tpot_ms=float(op.tpot_s[i]) * 1e3, itl_p99_ms=float(op.itl_p99_s[i]) * 1e3,
         ttft_sla_attainment=None if q.flat["p_ok"] is None else float(q.flat["p_ok"][i]),

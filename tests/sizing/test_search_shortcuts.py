@@ -64,7 +64,7 @@ for _name, _preset in presets().items():  # request-rate workloads, restricted p
 def _plain_search(monkeypatch: pytest.MonkeyPatch, workload: Workload, book: PriceBook, **options) -> dict:
     """The reference: new candidate table, the whole replica grid in one pass, nothing pruned."""
     with monkeypatch.context() as patch:
-        patch.setattr(search_module, "_STAGE_ENDS", (search_module._GRID_STEPS,))
+        patch.setattr(search_module, "_PASS_WIDTHS", (search_module._GRID_STEPS,))
         patch.setattr(search_module, "_out_of_reach", lambda phys, constants, workload: np.zeros(len(phys.tp), bool))
         clear_candidate_tables()
         return search_module.search(workload, price_book=book, **options).to_dict()
@@ -84,26 +84,34 @@ def test_the_fast_search_returns_exactly_the_plain_search(monkeypatch, case):
 
 
 def test_the_cases_exercise_every_shortcut(monkeypatch):
-    """Rows left out by the idle bound, by the cost bound, and rows settled after the first slice all occur."""
-    seen = {"idle": 0, "cost": 0, "later slice": 0}
-    out_of_reach, first_feasible = search_module._out_of_reach, search_module._first_feasible
+    """Rows left out by the idle bound and by the cost bound, counts skipped by the queueing floors, and
+    rows settled after the first window all occur in the table of cases."""
+    seen = {"idle": 0, "cost": 0, "floors": 0, "later window": 0}
+    out_of_reach, first_possible = search_module._out_of_reach, search_module._first_possible
+    first_feasible = search_module._first_feasible
 
     def count_idle(phys, constants, workload):
         flagged = out_of_reach(phys, constants, workload)
         seen["idle"] += int(flagged.sum())
         return flagged
 
+    def count_floors(grid, active, start, *rest):
+        found = first_possible(grid, active, start, *rest)
+        seen["floors"] += int((found - start).sum())
+        return found
+
     def count_rest(grid, phys, limits, constants, workload, need, worth=None):
-        def counted(picks, active, column):
-            keep = worth(picks, active, column)
+        def counted(picks, active, columns):
+            keep = worth(picks, active, columns)
             seen["cost"] += int((~keep).sum())
             return keep
         picks, evaluated = first_feasible(grid, phys, limits, constants, workload, need, counted if worth else None)
-        seen["later slice"] += sum(1 for k, pick in enumerate(picks)
-                                   if pick is not None and pick[0]["replicas"][pick[1]] > grid[k, 3])
+        seen["later window"] += sum(1 for k, pick in enumerate(picks)
+                                    if pick is not None and pick[0]["replicas"][pick[1]] > grid[k, 3])
         return picks, evaluated
 
     monkeypatch.setattr(search_module, "_out_of_reach", count_idle)
+    monkeypatch.setattr(search_module, "_first_possible", count_floors)
     monkeypatch.setattr(search_module, "_first_feasible", count_rest)
     for workload, options, book in CASES.values():
         search_module.search(workload, price_book=BOOKS[book], **options)
