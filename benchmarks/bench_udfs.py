@@ -55,7 +55,6 @@ CALLS = {
     "FINOPS_COST_PER_MTOK": (11.06, 1566.7),
     "FINOPS_PRICE": ("gcp", "a3-highgpu-1g", "on_demand", "us-central1", PRICES),
     "FINOPS_MIX": (DEMAND, OPTIONS),
-    "LLM_SIZE": SIZE,
 }
 #: Models for the cold, new-model LLM_SIZE figure (dense, GQA, MoE, MLA).
 SIZE_MODELS = ("llama-3.1-8b", "llama-3.1-70b", "qwen3-8b", "qwen3-30b-a3b", "deepseek-v3")

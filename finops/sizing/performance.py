@@ -320,8 +320,11 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
 
 
 def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
-                    cache_hit_rate: Any = 0.0) -> Latency:
+                    cache_hit_rate: Any = 0.0, terms: PromptTerms | None = None) -> Latency:
     """The module formulas, vectorized: any argument may be a numpy array (they broadcast).
+
+    ``terms``: :func:`prompt_terms` of the same physics, constants, ``isl``, ``osl`` and hit rate, when
+    the caller already has them (they do not depend on the batch).
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> phys = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="bf16", tp=1)
@@ -330,7 +333,7 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     >>> bool(lat.tpot[1] > lat.tpot[0]), bool(lat.ttft[1] > lat.ttft[0])
     (True, True)
     """
-    terms = prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
+    terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
     step, step_bytes, tpot = decode_latency(p, terms, batch)
     b = np.asarray(batch, dtype=float)
     prefill, prefill_compute = terms.prefill, terms.prefill_compute

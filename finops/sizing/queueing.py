@@ -46,6 +46,7 @@ from .performance import (
     MAX_BATCH,
     Calibration,
     EngineConstants,
+    PromptTerms,
     ReplicaPhysics,
     decode_latency,
     estimate,
@@ -132,7 +133,7 @@ class OperatingPoint:
 
 def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arrival_rate: Any, isl: Any, osl: Any,
                     cache_hit_rate: Any = 0.0, max_batch: Any = MAX_BATCH, ca2: float = 1.0,
-                    cs2: float = 0.0, floor: bool = False) -> OperatingPoint:
+                    cs2: float = 0.0, floor: bool = False, terms: PromptTerms | None = None) -> OperatingPoint:
     """Solve ``b = lambda x (TTFT + (osl - 1) TPOT(b))`` and report TTFT P50/P99, TPOT and ITL P99.
 
     ``max_batch`` is the memory limit (sequences the KV cache holds); beyond it, or with ``rho >= 1``,
@@ -142,7 +143,8 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     evaluated at ``max(b, 1)`` and grows with it, so every iterate is at least ``F(1)``; TTFT, TPOT and
     ITL grow with the batch, so at ``F(1)`` they are at most the solved ones, and ``stable`` is False
     only where the solved point is surely unstable (``rho >= 1`` or ``F(1) > max_batch``). A search uses
-    it to rule out replica counts without solving them.
+    it to rule out replica counts without solving them. ``terms``: the physics' :func:`prompt_terms`, when
+    the caller has them.
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> from finops.sizing.performance import Calibration, replica_physics
@@ -159,8 +161,9 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     if (lam < 0).any():
         raise InputError("arrival rate must be >= 0")
     osl_f = np.asarray(osl, dtype=float)
-    terms = prompt_terms(physics, constants, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
-    first = replica_latency(physics, constants, isl=isl, osl=osl, batch=1.0, cache_hit_rate=cache_hit_rate)
+    terms = terms or prompt_terms(physics, constants, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
+    first = replica_latency(physics, constants, isl=isl, osl=osl, batch=1.0, cache_hit_rate=cache_hit_rate,
+                            terms=terms)
     service = first.prefill
     rho = lam * service
     wait = kingman_wait(rho, service, ca2, cs2)

@@ -47,6 +47,7 @@ from .performance import (
     MAX_BATCH,
     Calibration,
     ReplicaPhysics,
+    prompt_terms,
     replica_latency,
     scheduling_delay,
 )
@@ -383,15 +384,16 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
               need: Any, *, floor: bool = False) -> dict[str, Any]:
     """One vectorized pass over (configuration, replica count) points (``floor``: only a lower bound of
     ``miss``, from the queueing floors)."""
+    terms = prompt_terms(phys, constants, isl=workload.isl, osl=workload.osl, cache_hit_rate=workload.cache_hit_rate)
     if need.peak_qps is not None:
         rate = need.peak_qps / replicas
     else:
         batch = need.concurrency / replicas
-        closed = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl,
-                                 batch=np.maximum(batch, 1.0), cache_hit_rate=workload.cache_hit_rate)
+        closed = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=np.maximum(batch, 1.0),
+                                 cache_hit_rate=workload.cache_hit_rate, terms=terms)
         rate = batch / (closed.ttft + (workload.osl - 1) * closed.tpot)
     op = operating_point(phys, constants, arrival_rate=rate, isl=workload.isl, osl=workload.osl,
-                         cache_hit_rate=workload.cache_hit_rate, max_batch=limit, floor=floor)
+                         cache_hit_rate=workload.cache_hit_rate, max_batch=limit, floor=floor, terms=terms)
     p99 = workload.slo_percentile == "p99"
     ttft = op.ttft_p99_s if p99 else op.ttft_p50_s
     itl = op.itl_p99_s if p99 else op.tpot_s
@@ -406,7 +408,8 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
     attainment = None
     if workload.ttft_ms:
         lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl,
-                              batch=np.maximum(op.running_batch, 1.0), cache_hit_rate=workload.cache_hit_rate)
+                              batch=np.maximum(op.running_batch, 1.0), cache_hit_rate=workload.cache_hit_rate,
+                              terms=terms)
         attainment = sla_attainment(workload.ttft_ms / 1e3, base_s=lat.prefill + scheduling_delay(constants, lat.step),
                                     utilization=op.utilization, wait_mean_s=op.wait_mean_s)
     return {"replicas": replicas, "ok": miss <= 1.0, "miss": miss, "op": op, "rate": rate, "p_ok": attainment}
