@@ -145,23 +145,51 @@ def _replica_grids(lower: np.ndarray) -> np.ndarray:
 
 
 @lru_cache(maxsize=8)
-def _price_index(book: PriceBook, pricing_model: str) -> dict[str, list[tuple[Any, PriceRow]]]:
-    """Per GPU, the (instance type, cheapest price row) pairs that host it, fewest GPUs first; built lazily."""
-    return _HostsByGpu(_cheapest_rows(book, pricing_model))
+def _price_index(book: PriceBook, pricing_model: str) -> _PriceIndex:
+    """The hosting costs under one price book and pricing model (searches with the same book share it)."""
+    return _PriceIndex(_cheapest_rows(book, pricing_model))
 
 
-class _HostsByGpu(dict):
+class _Cost(NamedTuple):
+    price: PriceRow
+    instances: int
+    hourly: Money
+    monthly: Money
+
+    @classmethod
+    def of(cls, price: PriceRow, instances: int) -> _Cost:
+        hourly = Money(price.hourly_cost * instances, price.currency)
+        return cls(price, instances, hourly, hourly * HOURS_PER_MONTH)
+
+
+class _PriceIndex:
+    """Cheapest hosting of ``replicas`` TP groups of a GPU (:func:`_price`), worked out once per
+    (GPU, TP, replicas); the instance types hosting each GPU are looked up lazily."""
+
+    _LIMIT = 100_000     # remembered costs before starting over
+
     def __init__(self, cheapest: dict[tuple[str, str], PriceRow]) -> None:
-        super().__init__()
         self.cheapest = cheapest
+        self.hosts: dict[str, list[tuple[Any, PriceRow]]] = {}
+        self.costs: dict[tuple[str, int, int], _Cost | None] = {}
 
-    def __missing__(self, gpu: str) -> list[tuple[Any, PriceRow]]:
-        from ..catalog.instances import instances_for_gpu  # part of the catalog, read only when pricing
+    def cost(self, gpu: str, tp: int, replicas: int) -> _Cost | None:
+        key = (gpu, tp, replicas)
+        if key not in self.costs:
+            if len(self.costs) >= self._LIMIT:
+                self.costs.clear()
+            priced = _price(tp, replicas, self._hosts(gpu))
+            self.costs[key] = None if priced is None else _Cost.of(*priced)
+        return self.costs[key]
 
-        hosts = [(inst, self.cheapest.get((inst.provider.lower(), inst.instance_type.lower())))
-                 for inst in instances_for_gpu(gpu)]
-        self[gpu] = [(inst, row) for inst, row in hosts if row is not None]
-        return self[gpu]
+    def _hosts(self, gpu: str) -> list[tuple[Any, PriceRow]]:
+        if gpu not in self.hosts:
+            from ..catalog.instances import instances_for_gpu  # part of the catalog, read only when pricing
+
+            pairs = [(inst, self.cheapest.get((inst.provider.lower(), inst.instance_type.lower())))
+                     for inst in instances_for_gpu(gpu)]
+            self.hosts[gpu] = [(inst, row) for inst, row in pairs if row is not None]
+        return self.hosts[gpu]
 
 
 def _cheapest_rows(book: PriceBook, pricing_model: str) -> dict[tuple[str, str], PriceRow]:
@@ -241,8 +269,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     phys = table.physics_of(rows)
     limits = np.minimum(slots[rows], MAX_BATCH).astype(float)
     grid = _replica_grids(_lower_bounds(need, phys, constants, workload, limits))
-    hosts = _price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
-    ranking = _Ranking(table, rows, grid, workload, hosts, top, by_month=rank_by == "monthly_cost")
+    prices = _price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
+    ranking = _Ranking(table, rows, grid, workload, prices, top, by_month=rank_by == "monthly_cost")
     picks, evaluated = _first_feasible(grid, phys, limits, constants, workload, need, ranking.worth)
     unpriced = ranking.settle(picks)
     options = [_option(table, q, int(slots[q.row]), pricing_model) for q in ranking.best()]
@@ -440,9 +468,9 @@ class _Ranking:
     to serve the workload (``unpriced``).
     """
 
-    def __init__(self, table: Any, rows: np.ndarray, grid: np.ndarray, workload: Workload,
-                 hosts: dict[str, list[tuple[Any, PriceRow]]], top: int, *, by_month: bool) -> None:
-        self.table, self.rows, self.grid, self.workload, self.hosts = table, rows, grid, workload, hosts
+    def __init__(self, table: Any, rows: np.ndarray, grid: np.ndarray, workload: Workload, prices: _PriceIndex,
+                 top: int, *, by_month: bool) -> None:
+        self.table, self.rows, self.grid, self.workload, self.prices = table, rows, grid, workload, prices
         self.top, self.by_month = top, by_month
         self.quotes: dict[int, _Quote] = {}
         self.unpriced: set[str] = set()
@@ -457,8 +485,7 @@ class _Ranking:
                 continue
             self.settled.add(k)
             row = int(self.rows[k])
-            quote = _quote(self.table, row, *pick, self.workload, self.hosts[self.table.gpus[row]], self.deployed,
-                           self.by_month)
+            quote = _quote(self.table, row, *pick, self.workload, self.prices, self.deployed, self.by_month)
             if quote is None:
                 self.unpriced.add(self.table.gpus[row])
             else:
@@ -485,16 +512,13 @@ class _Ranking:
             fewest = int(self.grid[k, columns[n]])
             if fewest not in self.least:
                 self.least[fewest] = devices_needed(fewest, 1.0, self.workload.spare, self.workload.redundancy)
-            bound = _price(self.table.tps[row], self.least[fewest], self.hosts[gpu])
-            if bound is None:
-                keep[n] = gpu not in self.unpriced
-            else:
-                keep[n] = (Money(bound[0].hourly_cost * bound[1], bound[0].currency) * HOURS_PER_MONTH).amount <= worst
+            bound = self.prices.cost(gpu, self.table.tps[row], self.least[fewest])
+            keep[n] = gpu not in self.unpriced if bound is None else bound.monthly.amount <= worst
         return keep
 
 
-def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workload,
-           hosts: list[tuple[Any, PriceRow]], deployed_for: dict[int, int], by_month: bool) -> _Quote | None:
+def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workload, prices: _PriceIndex,
+           deployed_for: dict[int, int], by_month: bool) -> _Quote | None:
     """Price a row at ``at_slo`` replicas. Seed 003's rule on the served throughput,
     ``ceil(ceil(R / (R / at_slo)) x (1 + spare)) + redundancy``, depends on ``at_slo`` alone while
     ``R / (R / at_slo)`` rounds back to ``at_slo`` (its error, a few units in the last place, stays far
@@ -506,13 +530,11 @@ def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workloa
         deployed = devices_needed(out_tps, out_tps / at_slo, workload.spare, workload.redundancy)
         if at_slo <= 100_000:
             deployed_for[at_slo] = deployed
-    priced = _price(table.tps[row], deployed, hosts)
-    if priced is None:
+    cost = prices.cost(table.gpus[row], table.tps[row], deployed)
+    if cost is None:
         return None
-    price, count = priced
-    hourly = Money(price.hourly_cost * count, price.currency)
-    return _Quote(row, flat, i, at_slo, deployed, out_tps, price, count, hourly,
-                  hourly * HOURS_PER_MONTH if by_month else _per_million(hourly, out_tps))
+    return _Quote(row, flat, i, at_slo, deployed, out_tps, cost.price, cost.instances, cost.hourly,
+                  cost.monthly if by_month else _per_million(cost.hourly, out_tps))
 
 
 def _per_million(hourly: Money, output_tokens_per_s: float) -> Money:
