@@ -271,7 +271,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     grid = _replica_grids(_lower_bounds(need, phys, constants, workload, limits))
     prices = _price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
     ranking = _Ranking(table, rows, grid, workload, prices, top, by_month=rank_by == "monthly_cost")
-    picks, evaluated = _first_feasible(grid, phys, limits, constants, workload, need, ranking.worth)
+    picks, evaluated = _first_feasible(grid, phys, limits, constants, workload, need, ranking)
     unpriced = ranking.settle(picks)
     options = [_option(table, q, int(slots[q.row]), pricing_model) for q in ranking.best()]
     reason = None
@@ -316,7 +316,7 @@ def _out_of_reach(phys: ReplicaPhysics, constants: Any, workload: Workload) -> n
 
 
 def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, constants: Any, workload: Workload,
-                    need: Any, worth: Any = None) -> tuple[list[tuple[dict[str, Any], int] | None], int]:
+                    need: Any, ranking: _Ranking | None = None) -> tuple[list[tuple[dict[str, Any], int] | None], int]:
     """Per row, the evaluated slice and index of its fewest replicas meeting the SLOs (``None``: no count
     does), and how many points were evaluated.
 
@@ -325,8 +325,8 @@ def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, 
     evaluated beside it (:func:`~finops.sizing.queueing.operating_point`), so this finds what evaluating
     the whole grid finds. Before every pass but the first, the rest of each open row is screened with
     the queueing floors (``operating_point(floor=True)``, no fixed point) and its counts below the first
-    one that might meet the targets are skipped; then ``worth(picks, rows, columns)`` may drop rows that
-    can no longer matter (:class:`_Ranking`).
+    one that might meet the targets are skipped, and ``ranking`` (:class:`_Ranking`) drops rows that can
+    no longer matter.
     """
     picks: list[tuple[dict[str, Any], int] | None] = [None] * len(grid)
     columns, evaluated = grid.shape[1], 0
@@ -334,9 +334,9 @@ def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, 
     for number, width in enumerate(_PASS_WIDTHS):
         active = np.flatnonzero(start < columns)
         if number and active.size:
-            active = _worth(worth, picks, active, start, columns)
+            active = _worth(ranking, picks, active, start, columns)
             start[active] = _first_possible(grid, active, start[active], phys, limits, constants, workload, need)
-            active = _worth(worth, picks, active[start[active] < columns], start, columns)
+            active = _worth(ranking, picks, active[start[active] < columns], start, columns)
         if active.size == 0:
             break
         left = columns - start[active]
@@ -354,11 +354,12 @@ def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, 
     return picks, evaluated
 
 
-def _worth(worth: Any, picks: list[Any], active: np.ndarray, start: np.ndarray, columns: int) -> np.ndarray:
-    """The ``active`` rows ``worth`` keeps; the others are closed (their ``start`` set to ``columns``)."""
-    if worth is None or active.size == 0:
+def _worth(ranking: _Ranking | None, picks: list[Any], active: np.ndarray, start: np.ndarray,
+           columns: int) -> np.ndarray:
+    """The ``active`` rows the ranking keeps; the others are closed (their ``start`` set to ``columns``)."""
+    if ranking is None or active.size == 0:
         return active
-    keep = worth(picks, active, start[active])
+    keep = ranking.worth(picks, active, start[active])
     start[active[~keep]] = columns
     return active[keep]
 
@@ -497,6 +498,14 @@ class _Ranking:
         return sorted(self.quotes.values(), key=lambda q: (q.cost.amount, q.replicas * tps[q.row], gpus[q.row],
                                                            precisions[q.row], tps[q.row]))[:self.top]
 
+    def _floor(self, k: int, column: int) -> _Cost | None:
+        """The least a row can cost when none of its counts below grid ``column`` is feasible."""
+        fewest = int(self.grid[k, column])
+        if fewest not in self.least:
+            self.least[fewest] = devices_needed(fewest, 1.0, self.workload.spare, self.workload.redundancy)
+        row = int(self.rows[k])
+        return self.prices.cost(self.table.gpus[row], self.table.tps[row], self.least[fewest])
+
     def worth(self, picks: list[tuple[dict[str, Any], int] | None], active: np.ndarray,
               columns: np.ndarray) -> np.ndarray:
         """Which ``active`` rows (none feasible below their grid column in ``columns``) can still enter the
@@ -507,13 +516,9 @@ class _Ranking:
             return keep
         worst = sorted(q.cost.amount for q in self.quotes.values())[self.top - 1]
         for n, k in enumerate(active):
-            row = int(self.rows[k])
-            gpu = self.table.gpus[row]
-            fewest = int(self.grid[k, columns[n]])
-            if fewest not in self.least:
-                self.least[fewest] = devices_needed(fewest, 1.0, self.workload.spare, self.workload.redundancy)
-            bound = self.prices.cost(gpu, self.table.tps[row], self.least[fewest])
-            keep[n] = gpu not in self.unpriced if bound is None else bound.monthly.amount <= worst
+            bound = self._floor(int(k), int(columns[n]))
+            keep[n] = self.table.gpus[int(self.rows[k])] not in self.unpriced if bound is None \
+                else bound.monthly.amount <= worst
         return keep
 
 

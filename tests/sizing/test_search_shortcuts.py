@@ -88,7 +88,7 @@ def test_the_cases_exercise_every_shortcut(monkeypatch):
     rows settled after the first window all occur in the table of cases."""
     seen = {"idle": 0, "cost": 0, "floors": 0, "later window": 0}
     out_of_reach, first_possible = search_module._out_of_reach, search_module._first_possible
-    first_feasible = search_module._first_feasible
+    first_feasible, worth = search_module._first_feasible, search_module._Ranking.worth
 
     def count_idle(phys, constants, workload):
         flagged = out_of_reach(phys, constants, workload)
@@ -100,19 +100,21 @@ def test_the_cases_exercise_every_shortcut(monkeypatch):
         seen["floors"] += int((found - start).sum())
         return found
 
-    def count_rest(grid, phys, limits, constants, workload, need, worth=None):
-        def counted(picks, active, columns):
-            keep = worth(picks, active, columns)
-            seen["cost"] += int((~keep).sum())
-            return keep
-        picks, evaluated = first_feasible(grid, phys, limits, constants, workload, need, counted if worth else None)
+    def count_cost(ranking, picks, active, columns):
+        keep = worth(ranking, picks, active, columns)
+        seen["cost"] += int((~keep).sum())
+        return keep
+
+    def count_later(grid, *rest):
+        picks, evaluated = first_feasible(grid, *rest)
         seen["later window"] += sum(1 for k, pick in enumerate(picks)
                                     if pick is not None and pick[0]["replicas"][pick[1]] > grid[k, 3])
         return picks, evaluated
 
     monkeypatch.setattr(search_module, "_out_of_reach", count_idle)
     monkeypatch.setattr(search_module, "_first_possible", count_floors)
-    monkeypatch.setattr(search_module, "_first_feasible", count_rest)
+    monkeypatch.setattr(search_module._Ranking, "worth", count_cost)
+    monkeypatch.setattr(search_module, "_first_feasible", count_later)
     for workload, options, book in CASES.values():
         search_module.search(workload, price_book=BOOKS[book], **options)
     assert all(count > 0 for count in seen.values()), seen
