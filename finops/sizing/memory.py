@@ -289,14 +289,11 @@ def kv_slots(kv_budget_gib: Any, per_sequence_bytes: Any) -> tuple[Any, Any]:
     >>> kv_slots(1.0, 2.0 ** 28), kv_slots(-1.0, 2.0 ** 29)
     ((4.0, 0.0), (0.0, 1.5))
     """
-    budget = np.asarray(kv_budget_gib, dtype=float)
-    per_sequence = np.asarray(per_sequence_bytes, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        slots = np.where(budget > 0, np.maximum(0.0, np.floor(budget * _GIB / per_sequence)), 0.0)
-    shortfall = np.where(slots < 1, np.maximum(0.0, per_sequence / _GIB - budget), 0.0)
-    if slots.ndim == 0:
-        return float(slots), float(shortfall)
-    return slots, shortfall
+    slots = np.floor(np.maximum(kv_budget_gib, 0.0) * _GIB / per_sequence_bytes)   # a spent budget holds none
+    shortfall = np.maximum(0.0, per_sequence_bytes / _GIB - kv_budget_gib) * (slots < 1)
+    if isinstance(slots, np.ndarray) and slots.ndim:
+        return slots, shortfall
+    return float(slots), float(shortfall)
 
 
 def tp_shards_heads(model: ModelSpec, tp: int) -> bool:

@@ -300,7 +300,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
                        prefill_compute=prefill_compute, prefill=prefill_compute + overhead, osl=osl,
                        bandwidth=p.bandwidth * c.bandwidth_efficiency,
-                       moe=bool(np.any(np.asarray(p.expert_weight_bytes_per_gpu) != 0)), sharded=sharded,
+                       moe=bool(np.asarray(p.expert_weight_bytes_per_gpu).any()), sharded=sharded,
                        any_sharded=bool(sharded.any()),
                        two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9)
 
