@@ -42,6 +42,18 @@ def test_coupled_pools_equal_the_hourly_milp(seed):
     assert float(ours.total_cost.amount) >= reference - 1e-6 * reference
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_the_hourly_lp_bound_equals_the_reference_lp_relaxation(seed):
+    rng = np.random.default_rng(100 + seed)
+    hours = int(rng.integers(6, 40))
+    pools = [random_pool(rng, f"p{p}", hours) for p in range(int(rng.integers(1, 4)))]
+    budget = float(rng.uniform(0, 500)) if seed % 2 else None
+    relaxed, _, _ = coupled_milp(pools, True, budget, integral=False)
+    bound = hourly_lp_bound(pools, shared_plan=True,
+                            capex_budget=None if budget is None else Money.of(repr(budget), "USD"))
+    assert bound == pytest.approx(relaxed, rel=1e-6, abs=1e-6)
+
+
 def test_without_coupling_pools_are_solved_one_by_one():
     rng = np.random.default_rng(5)
     pools = [random_pool(rng, f"p{p}", 48) for p in range(4)]
