@@ -1,8 +1,10 @@
 """Search: every GPU x precision x TP x replica count for a workload, priced and ranked.
 
-For each GPU, weight precision and TP degree the memory fit is computed once (scalar,
-:func:`~finops.sizing.memory.memory_fit`); the latency of every replica count is then evaluated in one
-vectorized pass (:func:`~finops.sizing.queueing.operating_point`):
+The GPU x precision x TP table of the model comes from :func:`~finops.sizing.candidates.candidate_table`
+(built once per model and constraints); its memory fit for the request size is one vectorized step.
+Each configuration that fits gets a grid of 60 replica counts from a throughput lower bound, and its
+counts go through the queueing model (:func:`~finops.sizing.queueing.operating_point`) in order until
+one meets the SLOs:
 
 * a workload with a peak request rate sends ``lambda / R`` requests per second to each of ``R`` replicas;
 * a workload stated as concurrency ``C`` runs ``C / R`` sequences per replica, whose request rate
@@ -13,15 +15,18 @@ ITL meet the targets at the workload's percentile (P50: median TTFT and mean TPO
 tail of TTFT and the inter-token gap of a step that carries a prefill chunk). The smallest feasible
 ``R`` is the SLO-bound replica count; the deployment is seed 003's rule on top,
 ``ceil(ceil(required / per_replica) x (1 + spare)) + redundancy``
-(:func:`~finops.sizing.demand.devices_needed`).
+(:func:`~finops.sizing.demand.devices_needed`), priced and ranked by :mod:`finops.sizing.ranking`.
+Options rank by monthly cost (730 hours) or by cost per million output tokens served at the peak. The
+two orders agree for a workload stated as a request rate; for one stated as concurrency a faster
+configuration serves more tokens from the same concurrency, so its cost per million can be lower at a
+higher monthly cost.
 
-Prices come from the price book: GPU -> instance types (:mod:`finops.catalog.instances`) -> the
-cheapest price under the chosen pricing model; a TP group stays inside one instance, and whole
-instances are paid for (Cloud TPUs are priced per chip, so a slice is ``tp`` chips). Options rank
-by monthly cost (730 hours) or by cost per million output tokens served at the peak. The two orders
-agree for a workload stated as a request rate; for one stated as concurrency a faster configuration
-serves more tokens from the same concurrency, so its cost per million can be lower at a higher monthly
-cost.
+Most candidates are settled without being solved, and the result is exactly what solving every one
+gives (``tests/sizing/test_search_shortcuts.py``): a point's figures do not depend on what is solved
+beside it, configurations whose idle latency misses a target are left out, counts whose queueing
+floors miss a target are skipped, and, ranking by monthly cost, configurations that cannot reach the
+top ranks are dropped (:class:`~finops.sizing.ranking.Ranking`). ``SearchResult.candidates`` counts the
+whole grid, ``evaluated`` the points solved.
 """
 
 from __future__ import annotations
@@ -29,18 +34,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from decimal import Decimal
-from functools import lru_cache
-from typing import Any, Literal, NamedTuple, get_args
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from ..catalog import accelerators, get_accelerator
 from ..errors import InputError
 from ..money import Money
-from ..price_book import PRICING_MODELS, PriceBook, PriceRow
+from ..price_book import PRICING_MODELS, PriceBook
 from .candidates import candidate_table
-from .demand import demand, devices_needed
+from .demand import demand
 from .memory import PRECISIONS, tp_shards_heads
 from .performance import (
     CALIBRATED_TPS,
@@ -52,11 +55,11 @@ from .performance import (
     scheduling_delay,
 )
 from .queueing import operating_point, sla_attainment
+from .ranking import HOURS_PER_MONTH, Quote, Ranking, per_million, price_index
 from .workload import Workload
 
 __all__ = ["HOURS_PER_MONTH", "RANKINGS", "RankBy", "SearchResult", "SizingOption", "search"]
 
-HOURS_PER_MONTH = 730
 RankBy = Literal["monthly_cost", "cost_per_million"]
 RANKINGS: tuple[str, ...] = get_args(RankBy)
 DEFAULT_PRECISIONS: tuple[str, ...] = tuple(p for p in PRECISIONS if p != "fp32")
@@ -144,83 +147,6 @@ def _replica_grids(lower: np.ndarray) -> np.ndarray:
     return np.hstack([dense, sparse])   # increasing: 15 % of 32 or more is at least 4.8
 
 
-@lru_cache(maxsize=8)
-def _price_index(book: PriceBook, pricing_model: str) -> _PriceIndex:
-    """The hosting costs under one price book and pricing model (searches with the same book share it)."""
-    return _PriceIndex(_cheapest_rows(book, pricing_model))
-
-
-class _Cost(NamedTuple):
-    price: PriceRow
-    instances: int
-    hourly: Money
-    monthly: Money
-
-    @classmethod
-    def of(cls, price: PriceRow, instances: int) -> _Cost:
-        hourly = Money(price.hourly_cost * instances, price.currency)
-        return cls(price, instances, hourly, hourly * HOURS_PER_MONTH)
-
-
-class _PriceIndex:
-    """Cheapest hosting of ``replicas`` TP groups of a GPU (:func:`_price`), worked out once per
-    (GPU, TP, replicas); the instance types hosting each GPU are looked up lazily."""
-
-    _LIMIT = 100_000     # remembered costs before starting over
-
-    def __init__(self, cheapest: dict[tuple[str, str], PriceRow]) -> None:
-        self.cheapest = cheapest
-        self.hosts: dict[str, list[tuple[Any, PriceRow]]] = {}
-        self.costs: dict[tuple[str, int, int], _Cost | None] = {}
-
-    def cost(self, gpu: str, tp: int, replicas: int) -> _Cost | None:
-        key = (gpu, tp, replicas)
-        if key not in self.costs:
-            if len(self.costs) >= self._LIMIT:
-                self.costs.clear()
-            priced = _price(tp, replicas, self._hosts(gpu))
-            self.costs[key] = None if priced is None else _Cost.of(*priced)
-        return self.costs[key]
-
-    def _hosts(self, gpu: str) -> list[tuple[Any, PriceRow]]:
-        if gpu not in self.hosts:
-            from ..catalog.instances import instances_for_gpu  # part of the catalog, read only when pricing
-
-            pairs = [(inst, self.cheapest.get((inst.provider.lower(), inst.instance_type.lower())))
-                     for inst in instances_for_gpu(gpu)]
-            self.hosts[gpu] = [(inst, row) for inst, row in pairs if row is not None]
-        return self.hosts[gpu]
-
-
-def _cheapest_rows(book: PriceBook, pricing_model: str) -> dict[tuple[str, str], PriceRow]:
-    """The cheapest row per (provider, instance type) under ``pricing_model``, over regions and payments."""
-    cheapest: dict[tuple[str, str], PriceRow] = {}
-    for row in book:
-        if row.pricing_model != pricing_model:
-            continue
-        key = (row.provider.lower(), row.instance_type.lower())
-        held = cheapest.get(key)
-        if held is None or (row.hourly_cost, row.region) < (held.hourly_cost, held.region):
-            cheapest[key] = row
-    return cheapest
-
-
-def _price(tp: int, replicas: int, hosts: list[tuple[Any, PriceRow]]) -> tuple[PriceRow, int] | None:
-    """Cheapest (price row, instance count) hosting ``replicas`` TP groups of ``tp`` GPUs."""
-    best: tuple[Decimal, PriceRow, int] | None = None
-    for inst, row in hosts:
-        if inst.instance_type == inst.gpu_model:   # priced per chip (Cloud TPU): slices of any size
-            count = replicas * tp
-        elif inst.gpu_count >= tp:
-            count = math.ceil(replicas / (inst.gpu_count // tp))
-        else:
-            continue
-        cost = row.hourly_cost * count
-        if best is None or (cost, row.instance_type) < (best[0], best[1].instance_type):
-            best = (cost, row, count)
-    return None if best is None else (best[1], best[2])
-
-
 def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
            tps: Sequence[int] | None = None, engine: str = "vllm", pricing_model: str = "on_demand",
            price_book: PriceBook | None = None, top: int = 10, calibration: Calibration | None = None,
@@ -269,8 +195,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     phys = table.physics_of(rows)
     limits = np.minimum(slots[rows], MAX_BATCH).astype(float)
     grid = _replica_grids(_lower_bounds(need, phys, constants, workload, limits))
-    prices = _price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
-    ranking = _Ranking(table, rows, grid, workload, prices, top, by_month=rank_by == "monthly_cost")
+    prices = price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
+    ranking = Ranking(table, rows, grid, workload, prices, top, by_month=rank_by == "monthly_cost")
     picks, evaluated = _first_feasible(grid, phys, limits, constants, workload, need, ranking)
     unpriced = ranking.settle(picks)
     options = [_option(table, q, int(slots[q.row]), pricing_model) for q in ranking.best()]
@@ -316,7 +242,7 @@ def _out_of_reach(phys: ReplicaPhysics, constants: Any, workload: Workload) -> n
 
 
 def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, constants: Any, workload: Workload,
-                    need: Any, ranking: _Ranking | None = None) -> tuple[list[tuple[dict[str, Any], int] | None], int]:
+                    need: Any, ranking: Ranking | None = None) -> tuple[list[tuple[dict[str, Any], int] | None], int]:
     """Per row, the evaluated slice and index of its fewest replicas meeting the SLOs (``None``: no count
     does), and how many points were evaluated.
 
@@ -325,7 +251,7 @@ def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, 
     evaluated beside it (:func:`~finops.sizing.queueing.operating_point`), so this finds what evaluating
     the whole grid finds. Before every pass but the first, the rest of each open row is screened with
     the queueing floors (``operating_point(floor=True)``, no fixed point) and its counts below the first
-    one that might meet the targets are skipped, and ``ranking`` (:class:`_Ranking`) drops rows that can
+    one that might meet the targets are skipped, and ``ranking`` (:class:`Ranking`) drops rows that can
     no longer matter.
     """
     picks: list[tuple[dict[str, Any], int] | None] = [None] * len(grid)
@@ -354,7 +280,7 @@ def _first_feasible(grid: np.ndarray, phys: ReplicaPhysics, limits: np.ndarray, 
     return picks, evaluated
 
 
-def _worth(ranking: _Ranking | None, picks: list[Any], active: np.ndarray, start: np.ndarray,
+def _worth(ranking: Ranking | None, picks: list[Any], active: np.ndarray, start: np.ndarray,
            columns: int) -> np.ndarray:
     """The ``active`` rows the ranking keeps; the others are closed (their ``start`` set to ``columns``)."""
     if ranking is None or active.size == 0:
@@ -444,117 +370,14 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
     return {"replicas": replicas, "ok": miss <= 1.0, "miss": miss, "op": op, "rate": rate, "p_ok": attainment}
 
 
-class _Quote(NamedTuple):
-    """A feasible row at its fewest SLO-meeting replicas, deployed and priced (what ranking needs)."""
-
-    row: int
-    flat: dict[str, Any]
-    i: int
-    replicas_at_slo: int
-    replicas: int
-    output_tokens_per_s: float
-    price: PriceRow
-    instances: int
-    hourly: Money
-    cost: Money             # what the ranking orders by: monthly cost or cost per million output tokens
-
-
-class _Ranking:
-    """Feasible rows priced as they are found, and the rows still worth evaluating.
-
-    Ranking by monthly cost, a row whose first feasible count is at least ``n`` replicas costs at least
-    the price of ``n`` deployed replicas (deployment and instance counts only grow with replicas), so
-    once ``top`` options are known a row whose bound is above the ``top``-th cost cannot enter the
-    ranking and leaves the search. A row that no instance can host matters only until its GPU is known
-    to serve the workload (``unpriced``).
-    """
-
-    def __init__(self, table: Any, rows: np.ndarray, grid: np.ndarray, workload: Workload, prices: _PriceIndex,
-                 top: int, *, by_month: bool) -> None:
-        self.table, self.rows, self.grid, self.workload, self.prices = table, rows, grid, workload, prices
-        self.top, self.by_month = top, by_month
-        self.quotes: dict[int, _Quote] = {}
-        self.unpriced: set[str] = set()
-        self.settled: set[int] = set()
-        self.deployed: dict[int, int] = {}   # replicas at the SLOs -> deployed (spare, redundancy): few distinct
-        self.least: dict[int, int] = {}      # the same rule on a bare replica count: a floor for the bound
-
-    def settle(self, picks: list[tuple[dict[str, Any], int] | None]) -> set[str]:
-        """Price every newly found row; the GPUs found feasible without a price so far."""
-        for k, pick in enumerate(picks):
-            if pick is None or k in self.settled:
-                continue
-            self.settled.add(k)
-            row = int(self.rows[k])
-            quote = _quote(self.table, row, *pick, self.workload, self.prices, self.deployed, self.by_month)
-            if quote is None:
-                self.unpriced.add(self.table.gpus[row])
-            else:
-                self.quotes[k] = quote
-        return self.unpriced
-
-    def best(self) -> list[_Quote]:
-        tps, gpus, precisions = self.table.tps, self.table.gpus, self.table.precisions
-        return sorted(self.quotes.values(), key=lambda q: (q.cost.amount, q.replicas * tps[q.row], gpus[q.row],
-                                                           precisions[q.row], tps[q.row]))[:self.top]
-
-    def _floor(self, k: int, column: int) -> _Cost | None:
-        """The least a row can cost when none of its counts below grid ``column`` is feasible."""
-        fewest = int(self.grid[k, column])
-        if fewest not in self.least:
-            self.least[fewest] = devices_needed(fewest, 1.0, self.workload.spare, self.workload.redundancy)
-        row = int(self.rows[k])
-        return self.prices.cost(self.table.gpus[row], self.table.tps[row], self.least[fewest])
-
-    def worth(self, picks: list[tuple[dict[str, Any], int] | None], active: np.ndarray,
-              columns: np.ndarray) -> np.ndarray:
-        """Which ``active`` rows (none feasible below their grid column in ``columns``) can still enter the
-        ranking."""
-        self.settle(picks)
-        keep = np.ones(active.size, dtype=bool)
-        if not self.by_month or len(self.quotes) < self.top:
-            return keep
-        worst = sorted(q.cost.amount for q in self.quotes.values())[self.top - 1]
-        for n, k in enumerate(active):
-            bound = self._floor(int(k), int(columns[n]))
-            keep[n] = self.table.gpus[int(self.rows[k])] not in self.unpriced if bound is None \
-                else bound.monthly.amount <= worst
-        return keep
-
-
-def _quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workload, prices: _PriceIndex,
-           deployed_for: dict[int, int], by_month: bool) -> _Quote | None:
-    """Price a row at ``at_slo`` replicas. Seed 003's rule on the served throughput,
-    ``ceil(ceil(R / (R / at_slo)) x (1 + spare)) + redundancy``, depends on ``at_slo`` alone while
-    ``R / (R / at_slo)`` rounds back to ``at_slo`` (its error, a few units in the last place, stays far
-    below the rule's 9-decimal rounding up to 10^5 replicas), so it is worked out once per count."""
-    at_slo = int(flat["replicas"][i])
-    out_tps = float(flat["rate"][i]) * workload.osl * at_slo
-    deployed = deployed_for.get(at_slo) if at_slo <= 100_000 else None
-    if deployed is None:
-        deployed = devices_needed(out_tps, out_tps / at_slo, workload.spare, workload.redundancy)
-        if at_slo <= 100_000:
-            deployed_for[at_slo] = deployed
-    cost = prices.cost(table.gpus[row], table.tps[row], deployed)
-    if cost is None:
-        return None
-    return _Quote(row, flat, i, at_slo, deployed, out_tps, cost.price, cost.instances, cost.hourly,
-                  cost.monthly if by_month else _per_million(cost.hourly, out_tps))
-
-
-def _per_million(hourly: Money, output_tokens_per_s: float) -> Money:
-    """Cost per million output tokens: the hourly cost over the millions served in an hour."""
-    return hourly / Decimal(repr(output_tokens_per_s * 3600 / 1e6))
-
-
-def _option(table: Any, q: _Quote, max_concurrency: int, pricing_model: str) -> SizingOption:
+def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str) -> SizingOption:
     op, i, tp = q.flat["op"], q.i, table.tps[q.row]
     return SizingOption(
         gpu=table.gpus[q.row], precision=table.precisions[q.row], tp=tp, replicas_at_slo=q.replicas_at_slo,
         replicas=q.replicas, gpus=q.replicas * tp, provider=q.price.provider, instance_type=q.price.instance_type,
         region=q.price.region, instances=q.instances, pricing_model=pricing_model, hourly_cost=q.hourly,
         monthly_cost=q.hourly * HOURS_PER_MONTH,
-        cost_per_million_output_tokens=_per_million(q.hourly, q.output_tokens_per_s),
+        cost_per_million_output_tokens=per_million(q.hourly, q.output_tokens_per_s),
         ttft_p50_ms=float(op.ttft_p50_s[i]) * 1e3, ttft_p99_ms=float(op.ttft_p99_s[i]) * 1e3,
         tpot_ms=float(op.tpot_s[i]) * 1e3, itl_p99_ms=float(op.itl_p99_s[i]) * 1e3,
         ttft_sla_attainment=None if q.flat["p_ok"] is None else float(q.flat["p_ok"][i]),

@@ -22,6 +22,7 @@ from finops.sizing.queueing import operating_point
 from finops.sizing.workload import Workload, presets
 
 search_module = importlib.import_module("finops.sizing.search")
+ranking_module = importlib.import_module("finops.sizing.ranking")
 BOOK = PriceBook.bundled()
 BOOKS = {"bundled": BOOK, "gcp only": BOOK.filter(provider="gcp"), "empty": PriceBook([])}
 ALL_GPUS = list(accelerators())
@@ -88,7 +89,7 @@ def test_the_cases_exercise_every_shortcut(monkeypatch):
     rows settled after the first window all occur in the table of cases."""
     seen = {"idle": 0, "cost": 0, "floors": 0, "later window": 0}
     out_of_reach, first_possible = search_module._out_of_reach, search_module._first_possible
-    first_feasible, worth = search_module._first_feasible, search_module._Ranking.worth
+    first_feasible, worth = search_module._first_feasible, ranking_module.Ranking.worth
 
     def count_idle(phys, constants, workload):
         flagged = out_of_reach(phys, constants, workload)
@@ -113,7 +114,7 @@ def test_the_cases_exercise_every_shortcut(monkeypatch):
 
     monkeypatch.setattr(search_module, "_out_of_reach", count_idle)
     monkeypatch.setattr(search_module, "_first_possible", count_floors)
-    monkeypatch.setattr(search_module._Ranking, "worth", count_cost)
+    monkeypatch.setattr(ranking_module.Ranking, "worth", count_cost)
     monkeypatch.setattr(search_module, "_first_feasible", count_later)
     for workload, options, book in CASES.values():
         search_module.search(workload, price_book=BOOKS[book], **options)
