@@ -19,6 +19,7 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -26,7 +27,7 @@ from typing import Any
 
 from ..depreciation import month_index, month_label
 
-__all__ = ["DIMENSIONS", "MEASURES", "ChargeGroup", "aggregation_sql", "month_bounds"]
+__all__ = ["DIMENSIONS", "MEASURES", "ChargeGroup", "aggregation_sql", "month_bounds", "regroup_sql"]
 
 #: Group-by dimensions: result name -> expression over FOCUS columns.
 DIMENSIONS: dict[str, str] = {
@@ -74,21 +75,46 @@ def month_bounds(month: str) -> tuple[str, str]:
     return f"{month_label(index)}-01 00:00:00", f"{month_label(index + 1)}-01 00:00:00"
 
 
-def aggregation_sql(relation: str, month: str) -> str:
+def aggregation_sql(relation: str, month: str, *, per: str | None = None,
+                    measures: Mapping[str, str] | None = None) -> str:
     """The aggregation over ``relation`` for ``month``, in DuckDB's dialect.
 
     ``relation`` is a table or view name with the FOCUS columns (``focus_bills`` locally, a fully
     qualified table remotely). Columns come out in :data:`DIMENSIONS` then :data:`MEASURES` order.
+    ``per`` adds one more group-by column after the dimensions and ``measures`` more aggregates after the
+    measures: locally, the groups of each bill file with a fingerprint of its charges, in the same scan
+    (:func:`regroup_sql` then folds the files together).
 
     >>> aggregation_sql("t", "2026-05").splitlines()[0]
     'SELECT'
+    >>> aggregation_sql("t", "2026-05", per="f", measures={"n": "COUNT(*)"}).splitlines()[-1]
+    'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19'
     """
     start, end = month_bounds(month)
-    select = [f"  {expr} AS {name}" for name, expr in {**DIMENSIONS, **MEASURES}.items()]
-    ordinals = ", ".join(str(i + 1) for i in range(len(DIMENSIONS)))
+    dimensions = {**DIMENSIONS, **({per: per} if per else {})}
+    select = [f"  {expr} AS {name}" for name, expr in {**dimensions, **MEASURES, **(measures or {})}.items()]
+    ordinals = ", ".join(str(i + 1) for i in range(len(dimensions)))
     return ("SELECT\n" + ",\n".join(select) + f"\nFROM {relation}\n"
             f"WHERE ChargePeriodStart >= TIMESTAMP '{start}' AND ChargePeriodStart < TIMESTAMP '{end}'\n"
             f"GROUP BY {ordinals}")
+
+
+#: How the measures of finer groups combine into coarser ones: sums and counts add up, maxima take the max.
+_REGROUP = {"SUM": "SUM", "COUNT": "SUM", "MAX": "MAX"}
+
+
+def regroup_sql(relation: str) -> str:
+    """The groups of :func:`aggregation_sql` from finer ones: ``relation`` holds the result of
+    ``aggregation_sql(..., per=...)``, and its rows sharing every dimension fold into one group
+    (same columns, same order; a NULL sum stays NULL, as in the single query).
+
+    >>> regroup_sql("g").splitlines()[-4:-1]
+    ['  MAX(last_charge_end) AS last_charge_end,', '  SUM(row_count) AS row_count', 'FROM g']
+    """
+    select = [f"  {name}" for name in DIMENSIONS]
+    select += [f"  {_REGROUP[expr.split('(')[0]]}({name}) AS {name}" for name, expr in MEASURES.items()]
+    ordinals = ", ".join(str(i + 1) for i in range(len(DIMENSIONS)))
+    return "SELECT\n" + ",\n".join(select) + f"\nFROM {relation}\nGROUP BY {ordinals}"
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,13 @@
 :func:`open_bills` takes Parquet, CSV or gzip CSV files (one or many), checks each one's header
 against FOCUS 1.2 (:data:`finops.focus.MANDATORY`), refuses the same content given twice, and
 creates the view ``focus_bills`` with every FOCUS column (plus the ``x_`` GPU columns) cast to its
-FOCUS type (money as ``DECIMAL(38, 10)``). Optional columns a file lacks read as NULL. Nothing is
-loaded into Python: DuckDB streams the files when the aggregation runs.
+FOCUS type (money as ``DECIMAL(38, 10)``) and :data:`FILE_COLUMN`, the file each row comes from.
+Optional columns a file lacks read as NULL. Nothing is loaded into Python: DuckDB streams the files
+when the aggregation runs.
+
+The same bill in two formats or exports (CSV and Parquet, another column order, quoting or number
+format) has other bytes but the same charges: the aggregation sums :data:`CHARGES_HASH` per file in
+its one scan, and :func:`refuse_same_charges` refuses two files whose month holds the same charges.
 
 When a cast fails during that scan, :func:`locate_bad_value` finds the first offending file, row
 and column (rows are counted like a spreadsheet: the header is row 1), and
@@ -32,12 +37,27 @@ import duckdb
 from ..errors import InputError, Location
 from ..focus import MANDATORY, duckdb_schema
 
-__all__ = ["VIEW", "BillFile", "BillFormat", "bill_format", "locate_bad_value", "locate_currency", "open_bills"]
+__all__ = ["CHARGES_HASH", "FILE_COLUMN", "VIEW", "BillFile", "BillFormat", "bill_format", "locate_bad_value",
+           "locate_currency", "open_bills", "refuse_same_charges"]
 
 BillFormat = Literal["parquet", "csv"]
 
 #: The name of the view every reconciliation query reads.
 VIEW = "focus_bills"
+
+#: Column of :data:`VIEW`: the position of the row's file in the list :func:`open_bills` returns.
+FILE_COLUMN = "bill_file"
+
+#: FOCUS columns that tell one charge from another: text and timestamps as read, numbers as DOUBLE.
+#: A bill stored with money as DOUBLE (pyarrow's choice for CSV numbers) reads as a DECIMAL a few
+#: 1e-10 off the CSV text's; both round to the same double whenever the text has at most 10 decimals.
+_CHARGE_KEY = ("BillingAccountId", "SubAccountId", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory",
+               "ResourceId", "SkuPriceId", "CAST(BilledCost AS DOUBLE)", "CAST(EffectiveCost AS DOUBLE)",
+               "CAST(ConsumedQuantity AS DOUBLE)")
+
+#: An aggregate over :data:`VIEW`: the sum of each charge's hash (of :data:`_CHARGE_KEY`), exact in
+#: HUGEINT, so row order, column order, quoting and number format leave it unchanged.
+CHARGES_HASH = f"SUM(hash({', '.join(_CHARGE_KEY)}))"
 
 _SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".gz": "csv"}
 
@@ -191,8 +211,33 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
         if wrong is not None:
             raise wrong
         files.append(bill)
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS " + " UNION ALL ".join(_select(f) for f in files))
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS "
+                + " UNION ALL ".join(_select(f, i) for i, f in enumerate(files)))
     return files
+
+
+def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], groups: str, month: str) -> None:
+    """Refuse two files whose ``month`` holds the same charges: the same bill given twice, in another format.
+
+    ``groups`` is a table of charge groups per file (``aggregation_sql(VIEW, month, per=FILE_COLUMN,
+    measures={"charges_hash": CHARGES_HASH})``). A file's fingerprint is its number of charges and the
+    sum of their hashes (:data:`CHARGES_HASH`); two files with the same fingerprint hold the same
+    charges, and the later one is named with the earlier. Its sums of BilledCost and EffectiveCost are
+    shown, not compared: stored as DOUBLE they can differ from the CSV's in the 10th decimal. A file
+    without charges in the month adds nothing, so it is never a duplicate.
+    """
+    fingerprints = con.execute(
+        f"SELECT {FILE_COLUMN}, SUM(row_count), SUM(charges_hash), SUM(billed_cost), SUM(effective_cost) "
+        f"FROM {groups} GROUP BY 1 ORDER BY 1").fetchall()
+    seen: dict[tuple[int, int], BillFile] = {}
+    for index, rows, charges, billed, effective in fingerprints:
+        bill = files[index]
+        first = seen.setdefault((rows, charges), bill)
+        if first is not bill:
+            raise InputError(f"same charges as {first.path}: the same {rows:,} charges of {month}, "
+                             f"BilledCost {billed:,.2f}, EffectiveCost {effective:,.2f}",
+                             where=Location(file=str(bill.path)),
+                             hint="the same bill in two formats or exports; give it once")
 
 
 #: FOCUS type (DuckDB) -> how a Parquet column may be stored and still be read as that type.
@@ -236,9 +281,12 @@ def _cast(name: str, kind: str, stored: str, cast: str = "CAST") -> str:
     return f'{cast}("{name}" AS {kind})'
 
 
-def _select(bill: BillFile) -> str:
-    """The file's columns cast to FOCUS types; JSON columns stored as MAP or STRUCT (as in Parquet
-    exports that keep ``Tags`` as a map) become JSON text, so tag rules see ``{"key": "value"}``."""
+def _select(bill: BillFile, index: int) -> str:
+    """The file's columns cast to FOCUS types, then its position ``index`` as :data:`FILE_COLUMN`; JSON
+    columns stored as MAP or STRUCT (as in Parquet exports that keep ``Tags`` as a map) become JSON
+    text, so tag rules see ``{"key": "value"}``. Empty Parquet text reads as NULL, as an empty CSV
+    field does: Parquet writers such as pyarrow keep ``''``, which is not JSON and would make the same
+    charge look different in the two formats."""
     found = dict(zip(bill.columns, bill.types, strict=False))
     parts = []
     for name, kind in duckdb_schema().items():
@@ -246,8 +294,11 @@ def _select(bill: BillFile) -> str:
             parts.append(f'CAST(NULL AS {kind}) AS "{name}"')
         elif found[name].upper().startswith(("MAP", "STRUCT")):
             parts.append(f'CAST(to_json("{name}") AS VARCHAR) AS "{name}"')
+        elif kind == "VARCHAR" and bill.format == "parquet":
+            parts.append(f'NULLIF({_cast(name, kind, found[name])}, \'\') AS "{name}"')
         else:
             parts.append(f'{_cast(name, kind, found[name])} AS "{name}"')
+    parts.append(f"{index} AS {FILE_COLUMN}")
     return f"SELECT {', '.join(parts)} FROM {bill.reader()}"
 
 

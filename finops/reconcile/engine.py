@@ -44,8 +44,18 @@ from ..depreciation import month_index, monthly_depreciation
 from ..errors import CurrencyMismatchError, InputError, Location
 from ..money import MONEY_CONTEXT, Money
 from ..registry import normalize_key
-from .aggregation import ChargeGroup, aggregation_sql
-from .bills import VIEW, BillFile, locate_bad_value, locate_currency, locate_malformed_row, open_bills
+from .aggregation import ChargeGroup, aggregation_sql, regroup_sql
+from .bills import (
+    CHARGES_HASH,
+    FILE_COLUMN,
+    VIEW,
+    BillFile,
+    locate_bad_value,
+    locate_currency,
+    locate_malformed_row,
+    open_bills,
+    refuse_same_charges,
+)
 from .mapping import UNMAPPED, Charge, Mapper
 from .plan import Plan
 from .result import (
@@ -71,6 +81,8 @@ _CATALOG_PROVIDERS = {"aws": "aws", "amazon web services": "aws", "google cloud"
                       "google cloud platform": "gcp"}
 _SPOT = {"spot", "preemptible"}
 _HOUR_UNITS = {"hours", "hour", "hrs", "h"}
+#: Temporary table of the charge groups of each bill file, when there are several.
+_FILE_GROUPS = "charge_groups_by_file"
 
 
 def catalog_gpus(provider_name: str, instance_type: str) -> tuple[str, int] | None:
@@ -99,9 +111,15 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
 
     ``on_progress`` receives DuckDB's progress in percent while the scan runs (from this thread).
     A value that does not cast raises :class:`InputError` naming file, row and column; a month
-    without charges names the months the files do hold.
+    without charges names the months the files do hold. With several files the one scan groups per
+    file too, with a fingerprint of each file's charges, and two files holding the same charges
+    (:func:`~finops.reconcile.bills.refuse_same_charges`) raise :class:`InputError`.
     """
+    per_file = len(files) > 1
     sql = aggregation_sql(VIEW, month)
+    if per_file:
+        sql = (f"CREATE OR REPLACE TEMP TABLE {_FILE_GROUPS} AS "
+               + aggregation_sql(VIEW, month, per=FILE_COLUMN, measures={"charges_hash": CHARGES_HASH}))
     outcome: dict[str, object] = {}
 
     def work() -> None:
@@ -133,7 +151,12 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
                          hint="check that every file is a FOCUS 1.2 export") from error
     if on_progress is not None:
         on_progress(100.0)
-    groups = [ChargeGroup.from_row(row) for row in outcome["rows"]]  # type: ignore[union-attr]
+    rows = outcome["rows"]
+    if per_file:
+        refuse_same_charges(con, files, _FILE_GROUPS, month)
+        rows = con.execute(regroup_sql(_FILE_GROUPS)).fetchall()
+        con.execute(f"DROP TABLE {_FILE_GROUPS}")
+    groups = [ChargeGroup.from_row(row) for row in rows]  # type: ignore[union-attr]
     if not groups:
         months = [m for (m,) in con.execute(
             f"SELECT DISTINCT strftime(ChargePeriodStart, '%Y-%m') AS m FROM {VIEW} ORDER BY m").fetchall()]
