@@ -5,6 +5,10 @@ file, with peak memory under 2 GB. Each measurement runs in a fresh subprocess s
 
     python benchmarks/bench_reconcile.py                 # 10 million rows (about 1 GB of Parquet)
     python benchmarks/bench_reconcile.py --rows 200000   # quick run
+    python benchmarks/bench_reconcile.py --parts 4       # the same rows as 4 part files (as AWS exports them)
+
+With several part files, reconcile_month also fingerprints each file's charges in its scan, to refuse the
+same bill given twice in two formats; the bare queries read all parts with one read_parquet.
 
 Printed: rows, file size, seconds for the bare DuckDB aggregation (the same GROUP BY the engine sends,
 straight on read_parquet, and a plain two-column SUM for reference), seconds for reconcile_month
@@ -68,7 +72,7 @@ COPY (
     ([8, 1, 8, 8, 1, 0])[1 + i % 6]::INTEGER AS x_GpuCount,
     ([8, 1, 8, 8, 1, NULL])[1 + i % 6]::DECIMAL(38, 10) AS x_GpuHours,
     CASE WHEN i % 11 = 0 THEN 'spot' ELSE 'on-demand' END AS x_PurchaseOption
-  FROM range({rows}) t(i)
+  FROM range({start}, {stop}) t(i)
 ) TO '{path}' (FORMAT parquet, ROW_GROUP_SIZE 122880)
 """
 
@@ -89,8 +93,8 @@ def peak_mib():
 BARE = PEAK + """
 import duckdb, json, sys, time
 from finops.reconcile.aggregation import aggregation_sql
-path, mode = sys.argv[1], sys.argv[2]
-relation = f"read_parquet('{path}')"
+paths, mode = json.loads(sys.argv[1]), sys.argv[2]
+relation = f"read_parquet({paths})"
 sql = aggregation_sql(relation, "2026-05") if mode == "group" else f"SELECT sum(BilledCost), sum(EffectiveCost) FROM {relation}"
 con = duckdb.connect()
 con.execute("SET enable_progress_bar = false")
@@ -111,7 +115,7 @@ plan = Plan(budget=tuple(BudgetLine("2026-05", s, "cc", "OPEX", "", Money.of(1_0
             mapping=tuple(MappingRule(i + 1, s, service_name=s, tag_key="env", tag_value="prod" if i % 2 else "*")
                           for i, s in enumerate(services)))
 start = time.perf_counter()
-rec = reconcile_month(plan, [Path(sys.argv[1])], "2026-05")
+rec = reconcile_month(plan, [Path(p) for p in json.loads(sys.argv[1])], "2026-05")
 print(json.dumps({"seconds": time.perf_counter() - start, "rows": rec.bill_rows,
                   "billed": str(rec.billed_cost.amount), "effective": str(rec.effective_cost.amount),
                   "peak_mib": peak_mib()}))
@@ -129,24 +133,32 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000, help="rows of the generated bill")
     parser.add_argument("--repeat", type=int, default=3, help="runs of each query; the best time counts")
     parser.add_argument("--keep", type=Path, help="write the Parquet file here and keep it (reused if it exists)")
+    parser.add_argument("--parts", type=int, default=1, help="split the rows into this many part files")
     args = parser.parse_args()
 
     import duckdb
 
     folder = Path(tempfile.mkdtemp(prefix="finops-bench-"))
-    path = args.keep or folder / f"focus-{args.rows}.parquet"
+    base = args.keep or folder / f"focus-{args.rows}.parquet"
+    paths = [base] if args.parts == 1 else [base.with_name(f"{base.stem}-part{k + 1}-of-{args.parts}.parquet")
+                                            for k in range(args.parts)]
     start = time.perf_counter()
-    if path.exists():
-        print(f"reusing {path}: {path.stat().st_size / 2**20:,.0f} MiB Parquet")
-    else:
-        duckdb.connect().execute(GENERATE.replace("{rows}", str(args.rows)).replace("{path}", str(path)))
-        print(f"generated {args.rows:,} FOCUS rows in {time.perf_counter() - start:.1f} s: "
-              f"{path.stat().st_size / 2**20:,.0f} MiB Parquet")
+    for k, path in enumerate(paths):
+        if not path.exists():
+            bounds = {"{start}": args.rows * k // args.parts, "{stop}": args.rows * (k + 1) // args.parts}
+            sql = GENERATE.replace("{path}", str(path))
+            for name, value in bounds.items():
+                sql = sql.replace(name, str(value))
+            duckdb.connect().execute(sql)
+    size = sum(path.stat().st_size for path in paths) / 2**20
+    print(f"{args.rows:,} FOCUS rows in {len(paths)} Parquet file(s), {size:,.0f} MiB "
+          f"(ready in {time.perf_counter() - start:.1f} s)")
+    files = json.dumps([str(path) for path in paths])
 
     runs = {}
     for name, script, extra in (("bare SUM", BARE, ["sum"]), ("bare GROUP BY", BARE, ["group"]),
                                 ("reconcile_month", RECONCILE, [])):
-        results = [measure(script, str(path), *extra) for _ in range(args.repeat)]
+        results = [measure(script, files, *extra) for _ in range(args.repeat)]
         best = min(results, key=lambda r: r["seconds"])
         best["peak_mib"] = max(r["peak_mib"] for r in results)
         runs[name] = best
@@ -164,7 +176,8 @@ def main() -> None:
     print(f"totals: BilledCost {rec['billed']}, EffectiveCost {rec['effective']} "
           f"({'equal to' if same else 'DIFFERENT from'} DuckDB's bare SUM, exactly)")
     if not args.keep:
-        path.unlink()
+        for path in paths:
+            path.unlink()
         folder.rmdir()
 
 

@@ -251,12 +251,18 @@ _STORAGE["INTEGER"] = _STORAGE["DECIMAL"]
 
 def _wrong_storage_type(bill: BillFile) -> InputError | None:
     """A Parquet column stored as a type that DuckDB would cast silently but wrongly (a boolean as a
-    cost of 0 or 1, a number of seconds as a timestamp), as an error naming file and column."""
+    cost of 0 or 1, a number of seconds as a timestamp), as an error naming file and column. A column
+    with no values at all, which pyarrow stores with its null type (DuckDB names it ``"NULL"``), is fine.
+
+    >>> _wrong_storage_type(BillFile(Path("may.parquet"), "parquet", ("BilledCost", "ChargePeriodStart"),
+    ...                              ('"NULL"', "BOOLEAN"))).message
+    'column ChargePeriodStart is stored as BOOLEAN, not as a timestamp'
+    """
     schema = duckdb_schema()
     for name, stored in zip(bill.columns, bill.types, strict=False):
         kind = schema.get(name, "VARCHAR").split("(")[0]
         allowed = _STORAGE.get(kind)
-        if allowed is not None and (not stored.upper().startswith(allowed) or "[" in stored):
+        if allowed is not None and (not stored.strip('"').upper().startswith(allowed) or "[" in stored):
             word = kind.lower()
             return InputError(f"column {name} is stored as {stored}, not as a {word}",
                               where=Location(file=str(bill.path), column=name),
