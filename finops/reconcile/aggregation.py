@@ -19,7 +19,6 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -75,24 +74,23 @@ def month_bounds(month: str) -> tuple[str, str]:
     return f"{month_label(index)}-01 00:00:00", f"{month_label(index + 1)}-01 00:00:00"
 
 
-def aggregation_sql(relation: str, month: str, *, per: str | None = None,
-                    measures: Mapping[str, str] | None = None) -> str:
+def aggregation_sql(relation: str, month: str, *, per: str | None = None) -> str:
     """The aggregation over ``relation`` for ``month``, in DuckDB's dialect.
 
     ``relation`` is a table or view name with the FOCUS columns (``focus_bills`` locally, a fully
     qualified table remotely). Columns come out in :data:`DIMENSIONS` then :data:`MEASURES` order.
-    ``per`` adds one more group-by column after the dimensions and ``measures`` more aggregates after the
-    measures: locally, the groups of each bill file with a fingerprint of its charges, in the same scan
-    (:func:`regroup_sql` then folds the files together).
+    ``per`` adds one more group-by column after the dimensions: locally, the bill file, so the same
+    scan gives each file's groups (:mod:`finops.reconcile.fingerprint` compares them, and
+    :func:`regroup_sql` then folds the files together).
 
     >>> aggregation_sql("t", "2026-05").splitlines()[0]
     'SELECT'
-    >>> aggregation_sql("t", "2026-05", per="f", measures={"n": "COUNT(*)"}).splitlines()[-1]
+    >>> aggregation_sql("t", "2026-05", per="f").splitlines()[-1]
     'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19'
     """
     start, end = month_bounds(month)
     dimensions = {**DIMENSIONS, **({per: per} if per else {})}
-    select = [f"  {expr} AS {name}" for name, expr in {**dimensions, **MEASURES, **(measures or {})}.items()]
+    select = [f"  {expr} AS {name}" for name, expr in {**dimensions, **MEASURES}.items()]
     ordinals = ", ".join(str(i + 1) for i in range(len(dimensions)))
     return ("SELECT\n" + ",\n".join(select) + f"\nFROM {relation}\n"
             f"WHERE ChargePeriodStart >= TIMESTAMP '{start}' AND ChargePeriodStart < TIMESTAMP '{end}'\n"

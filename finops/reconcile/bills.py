@@ -7,9 +7,8 @@ FOCUS type (money as ``DECIMAL(38, 10)``) and :data:`FILE_COLUMN`, the file each
 Optional columns a file lacks read as NULL. Nothing is loaded into Python: DuckDB streams the files
 when the aggregation runs.
 
-The same bill in two formats or exports (CSV and Parquet, another column order, quoting or number
-format) has other bytes but the same charges: the aggregation sums :data:`CHARGES_HASH` per file in
-its one scan, and :func:`refuse_same_charges` refuses two files whose month holds the same charges.
+The same bill in two formats or exports has other bytes but the same charges: see
+:mod:`finops.reconcile.fingerprint`, which groups by :data:`FILE_COLUMN`.
 
 When a cast fails during that scan, :func:`locate_bad_value` finds the first offending file, row
 and column (rows are counted like a spreadsheet: the header is row 1), and
@@ -37,8 +36,8 @@ import duckdb
 from ..errors import InputError, Location
 from ..focus import MANDATORY, duckdb_schema
 
-__all__ = ["CHARGES_HASH", "FILE_COLUMN", "VIEW", "BillFile", "BillFormat", "bill_format", "locate_bad_value",
-           "locate_currency", "open_bills", "refuse_same_charges"]
+__all__ = ["FILE_COLUMN", "VIEW", "BillFile", "BillFormat", "bill_format", "locate_bad_value", "locate_currency",
+           "open_bills"]
 
 BillFormat = Literal["parquet", "csv"]
 
@@ -47,17 +46,6 @@ VIEW = "focus_bills"
 
 #: Column of :data:`VIEW`: the position of the row's file in the list :func:`open_bills` returns.
 FILE_COLUMN = "bill_file"
-
-#: FOCUS columns that tell one charge from another: text and timestamps as read, numbers as DOUBLE.
-#: A bill stored with money as DOUBLE (pyarrow's choice for CSV numbers) reads as a DECIMAL a few
-#: 1e-10 off the CSV text's; both round to the same double whenever the text has at most 10 decimals.
-_CHARGE_KEY = ("BillingAccountId", "SubAccountId", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory",
-               "ResourceId", "SkuPriceId", "CAST(BilledCost AS DOUBLE)", "CAST(EffectiveCost AS DOUBLE)",
-               "CAST(ConsumedQuantity AS DOUBLE)")
-
-#: An aggregate over :data:`VIEW`: the sum of each charge's hash (of :data:`_CHARGE_KEY`), exact in
-#: HUGEINT, so row order, column order, quoting and number format leave it unchanged.
-CHARGES_HASH = f"SUM(hash({', '.join(_CHARGE_KEY)}))"
 
 _SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".gz": "csv"}
 
@@ -214,30 +202,6 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
     con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS "
                 + " UNION ALL ".join(_select(f, i) for i, f in enumerate(files)))
     return files
-
-
-def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], groups: str, month: str) -> None:
-    """Refuse two files whose ``month`` holds the same charges: the same bill given twice, in another format.
-
-    ``groups`` is a table of charge groups per file (``aggregation_sql(VIEW, month, per=FILE_COLUMN,
-    measures={"charges_hash": CHARGES_HASH})``). A file's fingerprint is its number of charges and the
-    sum of their hashes (:data:`CHARGES_HASH`); two files with the same fingerprint hold the same
-    charges, and the later one is named with the earlier. Its sums of BilledCost and EffectiveCost are
-    shown, not compared: stored as DOUBLE they can differ from the CSV's in the 10th decimal. A file
-    without charges in the month adds nothing, so it is never a duplicate.
-    """
-    fingerprints = con.execute(
-        f"SELECT {FILE_COLUMN}, SUM(row_count), SUM(charges_hash), SUM(billed_cost), SUM(effective_cost) "
-        f"FROM {groups} GROUP BY 1 ORDER BY 1").fetchall()
-    seen: dict[tuple[int, int], BillFile] = {}
-    for index, rows, charges, billed, effective in fingerprints:
-        bill = files[index]
-        first = seen.setdefault((rows, charges), bill)
-        if first is not bill:
-            raise InputError(f"same charges as {first.path}: the same {rows:,} charges of {month}, "
-                             f"BilledCost {billed:,.2f}, EffectiveCost {effective:,.2f}",
-                             where=Location(file=str(bill.path)),
-                             hint="the same bill in two formats or exports; give it once")
 
 
 #: FOCUS type (DuckDB) -> how a Parquet column may be stored and still be read as that type.

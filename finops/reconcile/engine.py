@@ -46,7 +46,6 @@ from ..money import MONEY_CONTEXT, Money
 from ..registry import normalize_key
 from .aggregation import ChargeGroup, aggregation_sql, regroup_sql
 from .bills import (
-    CHARGES_HASH,
     FILE_COLUMN,
     VIEW,
     BillFile,
@@ -54,8 +53,8 @@ from .bills import (
     locate_currency,
     locate_malformed_row,
     open_bills,
-    refuse_same_charges,
 )
+from .fingerprint import refuse_same_charges
 from .mapping import UNMAPPED, Charge, Mapper
 from .plan import Plan
 from .result import (
@@ -112,14 +111,13 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
     ``on_progress`` receives DuckDB's progress in percent while the scan runs (from this thread).
     A value that does not cast raises :class:`InputError` naming file, row and column; a month
     without charges names the months the files do hold. With several files the one scan groups per
-    file too, with a fingerprint of each file's charges, and two files holding the same charges
-    (:func:`~finops.reconcile.bills.refuse_same_charges`) raise :class:`InputError`.
+    file too, and two files holding the same charges of the month
+    (:func:`~finops.reconcile.fingerprint.refuse_same_charges`) raise :class:`InputError`.
     """
     per_file = len(files) > 1
     sql = aggregation_sql(VIEW, month)
     if per_file:
-        sql = (f"CREATE OR REPLACE TEMP TABLE {_FILE_GROUPS} AS "
-               + aggregation_sql(VIEW, month, per=FILE_COLUMN, measures={"charges_hash": CHARGES_HASH}))
+        sql = f"CREATE OR REPLACE TEMP TABLE {_FILE_GROUPS} AS " + aggregation_sql(VIEW, month, per=FILE_COLUMN)
     outcome: dict[str, object] = {}
 
     def work() -> None:

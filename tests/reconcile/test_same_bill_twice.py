@@ -100,6 +100,17 @@ def test_same_bill_twice_exits_2_naming_both_files_and_writes_nothing(case, tmp_
     assert not out.exists() or list(out.iterdir()) == []
 
 
+def test_tags_written_another_way_do_not_hide_a_copy(tmp_path, simple_plan, capsys):
+    """Tags are JSON text; a re-export may space it differently. The charges are still the same."""
+    rows = [{"ResourceId": "i-1", "Tags": '{"team":"ml","env":"prod"}'}, {"ResourceId": "i-2", "Tags": '{"team":"ml"}'}]
+    spaced = [{**row, "Tags": row["Tags"].replace(":", ": ").replace(",", ", ")} for row in rows]
+    first = write_bill(tmp_path / "may.csv", rows)
+    again = write_bill(tmp_path / "may-spaced.csv", spaced[::-1])
+    code, _, err = reconcile(simple_plan, [first, again], tmp_path / "out", capsys)
+    assert code == 2
+    assert "may-spaced.csv" in err and "same charges as" in err and "may.csv" in err.split("same charges as")[1]
+
+
 def test_a_longer_export_that_repeats_the_month_is_refused(tmp_path, simple_plan, capsys):
     """April and May in one export, May alone in another: May's charges would count twice."""
     may = write_bill(tmp_path / "may.csv", [{"BilledCost": "7"}, {"ResourceId": "i-2", "BilledCost": "3"}])
@@ -134,20 +145,23 @@ def test_two_providers_are_accepted_and_add_up(tmp_path, simple_plan, capsys):
         assert both[key] == pytest.approx(alone[0][key] + alone[1][key], abs=0.005)
 
 
-ACCEPTED = {  # case -> changes that make the second file's charges differ from the first's
-    "two accounts with the same usage": {"BillingAccountId": "999"},
-    "two sub-accounts with the same usage": {"SubAccountId": "333"},
-    "another resource at the same price": {"ResourceId": "i-other"},
-    "another month": {"ChargePeriodStart": "2026-04-03T00:00:00Z", "ChargePeriodEnd": "2026-04-03T01:00:00Z"},
+ACCEPTED = {  # case -> (what makes the second file's one charge differ from the first's, May's BilledCost)
+    "two accounts with the same usage": ({"BillingAccountId": "999"}, 20),
+    "two sub-accounts with the same usage": ({"SubAccountId": "333"}, 20),
+    "another resource at the same price": ({"ResourceId": "i-other"}, 20),
+    "another hour": ({"ChargePeriodStart": "2026-05-03T01:00:00Z", "ChargePeriodEnd": "2026-05-03T02:00:00Z"}, 20),
+    "another price": ({"BilledCost": "10.01"}, 20.01),
+    "another month": ({"ChargePeriodStart": "2026-04-03T00:00:00Z", "ChargePeriodEnd": "2026-04-03T01:00:00Z"}, 10),
 }
 
 
 @pytest.mark.parametrize("case", list(ACCEPTED))
 def test_bills_with_other_charges_are_accepted(case, tmp_path, simple_plan, capsys):
+    """Each file holds one charge of 10.00 (``BASE_ROW``); the second differs in one column only."""
+    changes, billed = ACCEPTED[case]
     first = write_bill(tmp_path / "first.csv", [{"ResourceId": "i-1"}])
-    second = write_bill(tmp_path / "second.csv", [{"ResourceId": "i-1", **ACCEPTED[case]}])
-    in_may = 1 if "ChargePeriodStart" in ACCEPTED[case] else 2
-    assert totals(simple_plan, [first, second], tmp_path / "out", capsys)["actual_billed_cost"] == 10 * in_may
+    second = write_bill(tmp_path / "second.csv", [{"ResourceId": "i-1", **changes}])
+    assert totals(simple_plan, [first, second], tmp_path / "out", capsys)["actual_billed_cost"] == pytest.approx(billed)
 
 
 def test_files_without_charges_in_the_month_are_never_duplicates(tmp_path, simple_plan, capsys):

@@ -1,0 +1,76 @@
+"""The same bill given twice, in two formats or exports, found by its charges rather than its bytes.
+
+``may.csv`` beside ``may.parquet``, or a CSV exported again with another column order, quoting, number
+or time format, would count a month twice; :func:`~finops.reconcile.bills.open_bills` only refuses
+files with the same bytes. Here a file is fingerprinted by the charges of the month it holds, read
+through :data:`~finops.reconcile.bills.VIEW` as FOCUS types, so the format does not show:
+
+1. *Shape*, free: with several files the aggregation's one scan groups per file too
+   (``aggregation_sql(VIEW, month, per=FILE_COLUMN)``). A file's shape is its number of charges and the
+   sum, over its groups, of ``hash(dimensions but Tags, row_count)``. A copy has the same groups (Tags
+   are left out because a re-export may write their JSON differently; the groups still split alike).
+2. *Charges*, only for files of the same shape: one more scan of just those files sums
+   ``hash(`` :data:`CHARGE_KEY` ``)`` over each charge of the month. The sum is exact (HUGEINT), so row
+   order does not matter. Equal number of charges and equal sum: the same bill, refused.
+
+Money and quantities are hashed as DOUBLE. A Parquet export storing costs as DOUBLE reads as a
+DECIMAL(38, 10) a few 1e-10 away from the CSV text's, but both round to the same double whenever the
+text has at most 10 decimals. Empty text is NULL in both formats (see ``bills._select``).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from ..errors import InputError, Location
+from .aggregation import DIMENSIONS, month_bounds
+from .bills import FILE_COLUMN, VIEW, BillFile
+
+__all__ = ["CHARGE_KEY", "refuse_same_charges"]
+
+#: Columns of :data:`~finops.reconcile.bills.VIEW` that tell one charge from another.
+CHARGE_KEY = ("BillingAccountId", "SubAccountId", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory",
+              "ResourceId", "SkuPriceId", "CAST(BilledCost AS DOUBLE)", "CAST(EffectiveCost AS DOUBLE)",
+              "CAST(ConsumedQuantity AS DOUBLE)")
+
+#: Group dimensions that a faithful copy keeps exactly (all but the Tags JSON text).
+_SHAPE_KEY = tuple(name for name in DIMENSIONS if name != "tags")
+
+
+def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], groups: str, month: str) -> None:
+    """Raise :class:`InputError` when two of ``files`` hold the same charges of ``month``.
+
+    ``groups`` is a table with the result of ``aggregation_sql(VIEW, month, per=FILE_COLUMN)`` over
+    ``files``. The later file is named with the earlier one. A file without charges in the month adds
+    nothing, so it is never a duplicate (it has no groups).
+
+    >>> from finops.reconcile.aggregation import aggregation_sql
+    >>> from finops.reconcile.bills import open_bills
+    >>> from finops.reconcile.sample_bills import sample_bill_paths
+    >>> con = duckdb.connect()
+    >>> files = open_bills(con, sample_bill_paths())
+    >>> _ = con.execute("CREATE TABLE g AS " + aggregation_sql(VIEW, "2026-05", per=FILE_COLUMN))
+    >>> refuse_same_charges(con, files, "g", "2026-05")  # AWS and GCP: other charges, accepted
+    """
+    shapes = con.execute(f"SELECT {FILE_COLUMN}, SUM(row_count), SUM(hash({', '.join(_SHAPE_KEY)}, row_count)) "
+                         f"FROM {groups} GROUP BY 1").fetchall()
+    by_shape: dict[tuple[int, int], list[int]] = {}
+    for index, rows, shape in shapes:
+        by_shape.setdefault((rows, shape), []).append(index)
+    alike = sorted(index for same in by_shape.values() if len(same) > 1 for index in same)
+    if not alike:
+        return
+    start, end = month_bounds(month)
+    charges = con.execute(
+        f"SELECT {FILE_COLUMN}, count(*), SUM(hash({', '.join(CHARGE_KEY)})), SUM(BilledCost), SUM(EffectiveCost) "
+        f"FROM {VIEW} WHERE ChargePeriodStart >= TIMESTAMP '{start}' AND ChargePeriodStart < TIMESTAMP '{end}' "
+        f"AND {FILE_COLUMN} IN ({', '.join(map(str, alike))}) GROUP BY 1 ORDER BY 1").fetchall()
+    seen: dict[tuple[int, int], BillFile] = {}
+    for index, rows, fingerprint, billed, effective in charges:
+        bill = files[index]
+        first = seen.setdefault((rows, fingerprint), bill)
+        if first is not bill:
+            raise InputError(f"same charges as {first.path}: the same {rows:,} charges of {month}, "
+                             f"BilledCost {billed:,.2f}, EffectiveCost {effective:,.2f}",
+                             where=Location(file=str(bill.path)),
+                             hint="the same bill in two formats or exports; give it once")
