@@ -255,8 +255,9 @@ def _select(bill: BillFile, index: int) -> str:
     """The file's columns cast to FOCUS types, then its position ``index`` as :data:`FILE_COLUMN`; JSON
     columns stored as MAP or STRUCT (as in Parquet exports that keep ``Tags`` as a map) become JSON
     text, so tag rules see ``{"key": "value"}``. Empty Parquet text reads as NULL, as an empty CSV
-    field does: Parquet writers such as pyarrow keep ``''``, which is not JSON and would make the same
-    charge look different in the two formats."""
+    field does. Parquet writers such as pyarrow keep ``''``, which is not JSON, is not NULL for
+    ``COALESCE`` or ``IS NOT NULL`` in the aggregation, and would make the same charge look different
+    in the two formats."""
     found = dict(zip(bill.columns, bill.types, strict=False))
     parts = []
     for name, kind in duckdb_schema().items():

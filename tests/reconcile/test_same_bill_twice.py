@@ -100,6 +100,15 @@ def test_same_bill_twice_exits_2_naming_both_files_and_writes_nothing(case, tmp_
     assert not out.exists() or list(out.iterdir()) == []
 
 
+@pytest.mark.parametrize("copy", [as_parquet, reexported])
+def test_either_copy_alone_reconciles_like_the_original(copy, tmp_path, template_plan, capsys):
+    """What makes the two copies the same bill also makes them reconcile the same, each given alone."""
+    aws, _ = sample_bill_paths()
+    suffix = ".parquet" if copy is as_parquet else ".csv"
+    original = totals(template_plan, [aws], tmp_path / "original", capsys)
+    assert totals(template_plan, [copy(aws, tmp_path / f"copy{suffix}")], tmp_path / "copy", capsys) == original
+
+
 def test_tags_written_another_way_do_not_hide_a_copy(tmp_path, simple_plan, capsys):
     """Tags are JSON text; a re-export may space it differently. The charges are still the same."""
     rows = [{"ResourceId": "i-1", "Tags": '{"team":"ml","env":"prod"}'}, {"ResourceId": "i-2", "Tags": '{"team":"ml"}'}]
