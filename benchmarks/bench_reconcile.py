@@ -7,8 +7,8 @@ file, with peak memory under 2 GB. Each measurement runs in a fresh subprocess s
     python benchmarks/bench_reconcile.py --rows 200000   # quick run
     python benchmarks/bench_reconcile.py --parts 4       # the same rows as 4 part files (as AWS exports them)
 
-With several part files, reconcile_month also fingerprints each file's charges in its scan, to refuse the
-same bill given twice in two formats; the bare queries read all parts with one read_parquet.
+With several part files, reconcile_month's scan also groups by file, to refuse the same bill given twice
+in two formats (finops/reconcile/fingerprint.py); the bare queries read all parts with one read_parquet.
 
 Printed: rows, file size, seconds for the bare DuckDB aggregation (the same GROUP BY the engine sends,
 straight on read_parquet, and a plain two-column SUM for reference), seconds for reconcile_month
