@@ -4,7 +4,7 @@ Each FOCUS usage row with ``x_GpuHours`` (the connectors fill it: consumed insta
 instance) is spread evenly over the hours of its charge period; the profile is the sum per hour, in
 GPUs, from the first to the last hour any row covers (hours no row covers count as zero). Committed
 and on-demand usage count alike: the profile is what was used, whatever paid for it. Filters keep
-one instance type and/or region (a pool).
+one instance type and/or region (a pool). The same bill given twice (in any format) is refused.
 
 >>> from finops.reconcile.sample_bills import sample_bill_paths
 >>> profile_from_bills(sample_bill_paths()).units.size    # the samples carry no GPU-hours
@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..reconcile.bills import VIEW, open_bills
+from ..reconcile.fingerprint import refuse_identical_files
 
 __all__ = ["UsageProfile", "profile_from_bills"]
 
@@ -48,7 +49,9 @@ def profile_from_bills(paths: Sequence[str | Path], *, instance_type: str | None
     if gpus_per_unit < 1:
         raise InputError(f"gpus per unit must be at least 1, got {gpus_per_unit}")
     con = duckdb.connect()
-    open_bills(con, [Path(p) for p in paths])
+    files = open_bills(con, [Path(p) for p in paths])
+    if len(files) > 1:  # the same bill as CSV and Parquet would count its usage twice
+        refuse_identical_files(con, files)
     filters, parameters = [], []
     for column, value in (("x_InstanceType", instance_type), ("RegionId", region)):
         if value:

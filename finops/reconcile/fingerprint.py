@@ -26,7 +26,7 @@ from ..errors import InputError, Location
 from .aggregation import DIMENSIONS, month_bounds
 from .bills import FILE_COLUMN, VIEW, BillFile
 
-__all__ = ["CHARGE_KEY", "refuse_same_charges"]
+__all__ = ["CHARGE_KEY", "refuse_identical_files", "refuse_same_charges"]
 
 #: Columns of :data:`~finops.reconcile.bills.VIEW` that tell one charge from another.
 CHARGE_KEY = ("BillingAccountId", "SubAccountId", "ChargePeriodStart", "ChargePeriodEnd", "ChargeCategory",
@@ -61,16 +61,31 @@ def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], g
     if not alike:
         return
     start, end = month_bounds(month)
+    refuse_identical_files(con, files, alike, where=f"ChargePeriodStart >= TIMESTAMP '{start}' "
+                                                    f"AND ChargePeriodStart < TIMESTAMP '{end}'", what=f"of {month}")
+
+
+def refuse_identical_files(con: duckdb.DuckDBPyConnection, files: list[BillFile], indices: list[int] | None = None,
+                           *, where: str = "TRUE", what: str = "") -> None:
+    """Raise :class:`InputError` when two of ``files`` (those at ``indices``, default all) hold the same
+    charges among the rows ``where`` selects: equal count and equal sum of ``hash(CHARGE_KEY)``.
+
+    >>> from finops.reconcile.bills import open_bills
+    >>> from finops.reconcile.sample_bills import sample_bill_paths
+    >>> con = duckdb.connect()
+    >>> refuse_identical_files(con, open_bills(con, sample_bill_paths()))  # AWS and GCP: accepted
+    """
+    chosen = range(len(files)) if indices is None else indices
     charges = con.execute(
         f"SELECT {FILE_COLUMN}, count(*), SUM(hash({', '.join(CHARGE_KEY)})), SUM(BilledCost), SUM(EffectiveCost) "
-        f"FROM {VIEW} WHERE ChargePeriodStart >= TIMESTAMP '{start}' AND ChargePeriodStart < TIMESTAMP '{end}' "
-        f"AND {FILE_COLUMN} IN ({', '.join(map(str, alike))}) GROUP BY 1 ORDER BY 1").fetchall()
+        f"FROM {VIEW} WHERE ({where}) AND {FILE_COLUMN} IN ({', '.join(map(str, chosen))}) "
+        f"GROUP BY 1 ORDER BY 1").fetchall()
     seen: dict[tuple[int, int], BillFile] = {}
     for index, rows, fingerprint, billed, effective in charges:
         bill = files[index]
         first = seen.setdefault((rows, fingerprint), bill)
         if first is not bill:
-            raise InputError(f"same charges as {first.path}: the same {rows:,} charges of {month}, "
+            raise InputError(f"same charges as {first.path}: the same {rows:,} charges{' ' + what if what else ''}, "
                              f"BilledCost {billed:,.2f}, EffectiveCost {effective:,.2f}",
                              where=Location(file=str(bill.path)),
                              hint="the same bill in two formats or exports; give it once")

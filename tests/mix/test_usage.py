@@ -55,3 +55,19 @@ def test_profile_command_writes_a_demand_csv(bill, tmp_path, capsys):
     assert out.read_text().splitlines()[1].startswith("2026-05-01T00:00:00")
     assert main(["mix", "profile", "--bills", str(bill), "--instance-type", "g5.xlarge", "--out", str(out)]) == 2
     assert "no GPU usage" in capsys.readouterr().err
+
+
+def test_the_same_bill_as_csv_and_parquet_is_refused_not_counted_twice(bill, tmp_path, capsys):
+    import pyarrow.csv as pa_csv
+    import pyarrow.parquet as pq
+
+    copy = tmp_path / "bill.parquet"
+    pq.write_table(pa_csv.read_csv(bill), copy)
+    assert profile_from_bills([copy]).units.tolist() == profile_from_bills([bill]).units.tolist()
+    out = tmp_path / "demand.csv"
+    assert main(["mix", "profile", "--bills", str(bill), "--bills", str(copy), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "same charges as" in err and "bill.csv" in err and "bill.parquet" in err and not out.exists()
+    second_half = tmp_path / "other.csv"  # another bill (the same rows a day later) is added, not refused
+    second_half.write_text(bill.read_text().replace("2026-05-01T", "2026-05-02T"))
+    assert profile_from_bills([bill, second_half]).units.sum() == 2 * profile_from_bills([bill]).units.sum()
