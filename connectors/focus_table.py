@@ -20,8 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Self
 
-from finops.focus import COLUMNS, GPU_COLUMNS
 from finops.errors import InputError, Location
+from finops.focus import COLUMNS, GPU_COLUMNS
 from finops.money import MONEY_CONTEXT, to_decimal
 
 __all__ = ["KINDS", "NAMES", "FocusParquetWriter", "cell", "decimal_or_none", "gpu_columns", "json_text", "record",

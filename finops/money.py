@@ -90,17 +90,17 @@ class Money:
     currency: str
 
     @classmethod
-    def of(cls, amount: Number, currency: str) -> "Money":
+    def of(cls, amount: Number, currency: str) -> Money:
         code = currency.strip().upper()
         if len(code) != 3 or not code.isalpha():
             raise InputError(f"currency must be a 3-letter ISO 4217 code, got {currency!r}")
         return cls(to_decimal(amount), code)
 
     @classmethod
-    def zero(cls, currency: str) -> "Money":
+    def zero(cls, currency: str) -> Money:
         return cls.of(0, currency)
 
-    def _same(self, other: "Money", verb: str) -> None:
+    def _same(self, other: Money, verb: str) -> None:
         if not isinstance(other, Money):
             raise TypeError(f"cannot {verb} Money and {type(other).__name__}")
         if other.currency != self.currency:
@@ -109,33 +109,33 @@ class Money:
                 hint="convert one side explicitly first",
             )
 
-    def __add__(self, other: "Money") -> "Money":
+    def __add__(self, other: Money) -> Money:
         self._same(other, "add")
         return Money(MONEY_CONTEXT.add(self.amount, other.amount), self.currency)
 
-    def __sub__(self, other: "Money") -> "Money":
+    def __sub__(self, other: Money) -> Money:
         self._same(other, "subtract")
         return Money(MONEY_CONTEXT.subtract(self.amount, other.amount), self.currency)
 
-    def __mul__(self, factor: Number) -> "Money":
+    def __mul__(self, factor: Number) -> Money:
         return Money(MONEY_CONTEXT.multiply(self.amount, to_decimal(factor)), self.currency)
 
     __rmul__ = __mul__
 
-    def __truediv__(self, divisor: Number) -> "Money":
+    def __truediv__(self, divisor: Number) -> Money:
         return Money(MONEY_CONTEXT.divide(self.amount, to_decimal(divisor)), self.currency)
 
-    def __neg__(self) -> "Money":
+    def __neg__(self) -> Money:
         return Money(-self.amount, self.currency)
 
-    def rounded(self) -> "Money":
+    def rounded(self) -> Money:
         return Money(quantize(self.amount), self.currency)
 
     def __str__(self) -> str:
         return f"{quantize(self.amount):,} {self.currency}"
 
     @staticmethod
-    def total(values: "list[Money] | tuple[Money, ...]", currency: str) -> "Money":
+    def total(values: list[Money] | tuple[Money, ...], currency: str) -> Money:
         """Sum values that must all be in ``currency``; an empty list sums to zero."""
         result = Money.zero(currency)
         for value in values:

@@ -120,11 +120,11 @@ class PriceBook:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __add__(self, other: "PriceBook") -> "PriceBook":
+    def __add__(self, other: PriceBook) -> PriceBook:
         return PriceBook(self.rows + other.rows)
 
     def filter(self, *, provider: str | None = None, region: str | None = None, instance_type: str | None = None,
-               pricing_model: str | None = None, gpu_model: str | None = None) -> "PriceBook":
+               pricing_model: str | None = None, gpu_model: str | None = None) -> PriceBook:
         """Rows matching every given field (case-insensitive)."""
         wanted = {"provider": provider, "region": region, "instance_type": instance_type,
                   "pricing_model": pricing_model, "gpu_model": gpu_model}
@@ -148,7 +148,7 @@ class PriceBook:
 
     # ---- files -------------------------------------------------------------------------------------
     @classmethod
-    def read_csv(cls, path: str | Path, text: str | None = None) -> "PriceBook":
+    def read_csv(cls, path: str | Path, text: str | None = None) -> PriceBook:
         """Read a price-book CSV (optionally gzip-compressed); errors name the file and row."""
         path = Path(path)
         if text is None:
@@ -175,10 +175,9 @@ class PriceBook:
         return _atomic_write(path, data)
 
     @classmethod
-    def read_parquet(cls, path: str | Path) -> "PriceBook":
-        import pyarrow.parquet as pq  # edge dependency, imported only here
-
+    def read_parquet(cls, path: str | Path) -> PriceBook:
         import pyarrow as pa
+        import pyarrow.parquet as pq  # edge dependency, imported only here
 
         try:
             table = pq.read_table(path)
@@ -203,7 +202,7 @@ class PriceBook:
         return _atomic_write(Path(path), sink.getvalue().to_pybytes())
 
     @classmethod
-    def read(cls, path: str | Path) -> "PriceBook":
+    def read(cls, path: str | Path) -> PriceBook:
         """Read a ``.parquet`` or ``.csv`` / ``.csv.gz`` price book."""
         path = Path(path)
         if not path.exists():
@@ -214,7 +213,7 @@ class PriceBook:
         return cls.read_parquet(path) if path.suffix == ".parquet" else cls.read_csv(path)
 
     @classmethod
-    def bundled(cls) -> "PriceBook":
+    def bundled(cls) -> PriceBook:
         """The dated snapshots shipped in ``finops/data/prices`` (offline default)."""
         folder = resources.files("finops").joinpath("data", "prices")
         rows: list[PriceRow] = []
@@ -226,7 +225,7 @@ class PriceBook:
         return cls(rows)
 
     @classmethod
-    def current(cls) -> "PriceBook":
+    def current(cls) -> PriceBook:
         """The pulled price book named by ``FINOPS_PRICE_BOOK`` if set, else the bundled snapshot."""
         configured = os.environ.get(PRICE_BOOK_ENV)
         return cls.read(configured) if configured else cls.bundled()

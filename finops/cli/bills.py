@@ -20,7 +20,7 @@ def register(app: typer.Typer) -> None:
                                                   "a local copy of one, or 'ce' (Cost Explorer); "
                                                   "gcp: bq://PROJECT.DATASET.TABLE or an exported file"),
              month: str = typer.Option(..., help="YYYY-MM (aws also takes a range YYYY-MM..YYYY-MM)"),
-             out: Optional[Path] = typer.Option(None, help="the Parquet file to write "
+             out: Path | None = typer.Option(None, help="the Parquet file to write "
                                                            "(default focus-<provider>-<month>.parquet)")) -> None:
         """Read a month of bills from the provider and write FOCUS 1.2 Parquet (nothing written on failure)."""
         from connectors import provider as connector

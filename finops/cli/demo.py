@@ -11,8 +11,9 @@ Every step writes its result into ``--out`` (JSON beside the workbooks) and prin
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
+
 import typer
 from rich.table import Table
 
@@ -109,7 +110,7 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
 
     plan = build_template(out / "llm-finops-plan.xlsx", prices=book)
     rec, review = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, out,
-                                        run_at=datetime.now(timezone.utc))
+                                        run_at=datetime.now(UTC))
     if not quiet:
         console.print(f"[bold]4. Planning workbook[/] {plan}")
         console.print(f"[bold]5. Reconcile {SAMPLE_MONTH}[/] (bundled FOCUS 1.2 samples, AWS + GCP): "

@@ -22,10 +22,10 @@ def register(app: typer.Typer) -> None:
     app.add_typer(prices, name="prices")
 
     @prices.command("show")
-    def show(provider: Optional[str] = typer.Option(None, help="aws or gcp"),
-             instance_type: Optional[str] = typer.Option(None, "--instance-type"),
-             region: Optional[str] = typer.Option(None),
-             pricing_model: Optional[str] = typer.Option(None, "--pricing-model"),
+    def show(provider: str | None = typer.Option(None, help="aws or gcp"),
+             instance_type: str | None = typer.Option(None, "--instance-type"),
+             region: str | None = typer.Option(None),
+             pricing_model: str | None = typer.Option(None, "--pricing-model"),
              as_json: bool = typer.Option(False, "--json", help="print a JSON list of price rows")) -> None:
         """Print the matching rows of the current price book (bundled snapshot unless FINOPS_PRICE_BOOK is set)."""
         book = PriceBook.current()
@@ -48,12 +48,12 @@ def register(app: typer.Typer) -> None:
 
     @prices.command("pull")
     def pull(provider: str = typer.Option(..., help="aws or gcp"),
-             regions: Optional[list[str]] = typer.Option(None, "--regions", help="repeat or comma-separate"),
-             instance_types: Optional[list[str]] = typer.Option(None, "--instance-types"),
+             regions: list[str] | None = typer.Option(None, "--regions", help="repeat or comma-separate"),
+             instance_types: list[str] | None = typer.Option(None, "--instance-types"),
              out: Path = typer.Option(Path("price-book.parquet"),
                                       help="a .parquet or .csv file (the other format is written beside it, the "
                                            "CSV being the workbook's Prices sheet); a .csv.gz alone is a snapshot"),
-             offer_file: Optional[Path] = typer.Option(None, "--offer-file",
+             offer_file: Path | None = typer.Option(None, "--offer-file",
                                                        help="price a downloaded bulk offer file instead of calling "
                                                             "the API (aws)")) -> None:
         """Pull current prices from a provider's API into a price-book file (nothing written on failure)."""
