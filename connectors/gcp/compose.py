@@ -1,6 +1,6 @@
 """Machine prices composed from component prices, the way GCP bills accelerator-optimized VMs (pure).
 
-GCP bills an A2 / A3 / G2 machine for its attached GPUs, its predefined vCPUs and memory, and its
+GCP bills an A2 / A3 / G2 / G4 machine for its attached GPUs, its predefined vCPUs and memory, and its
 bundled Local SSD, each a separate SKU::
 
     machine hourly = gpu_count x GPU-hour + vCPUs x vCPU-hour(series) + GiB x GiB-hour(series)
@@ -39,7 +39,7 @@ __all__ = ["CPU_RAM_SERIES", "TPU_CHIPS", "machine_prices", "tpu_prices"]
 
 #: Machine-type prefix -> the series whose vCPU and RAM SKUs it is billed on. A2 Ultra shares A2's.
 CPU_RAM_SERIES: dict[str, str] = {"a2-highgpu-": "A2", "a2-megagpu-": "A2", "a2-ultragpu-": "A2",
-                                  "a3-highgpu-": "A3", "g2-standard-": "G2"}
+                                  "a3-highgpu-": "A3", "g2-standard-": "G2", "g4-standard-": "G4"}
 #: TPU components priced per chip-hour (accelerator ids of the accelerator catalog).
 TPU_CHIPS: tuple[str, ...] = ("tpu-v5e", "tpu-v5p", "tpu-v6e")
 #: GCP bills commitments monthly with nothing upfront.

@@ -59,10 +59,11 @@ class Rule:
 
 
 def _gpu(name: str, sku_name: str) -> Rule:
-    # "<GPU> GPU running in X", "<GPU> GPU attached to Spot Preemptible VMs running in X",
-    # "Commitment v1: <GPU> GPU in X for 1 Year"; DWS, sole-tenancy and reserved variants do not match.
+    # "<GPU> running in X", "<GPU> attached to Spot Preemptible VMs running in X",
+    # "Commitment v1: <GPU> [running ]in X for 1 Year", where <GPU> is the SKU's GPU name ("Nvidia L4 GPU";
+    # G4's "RTX 6000 96GB" has no "GPU" word); DWS, sole-tenancy, reserved and vGPU-slice variants do not match.
     return Rule("gpu", name, "GPU", re.compile(
-        rf"^(?:Commitment v1: )?{re.escape(sku_name)} GPU (?:running in|attached to Spot Preemptible VMs running in|in) "))
+        rf"^(?:Commitment v1: )?{re.escape(sku_name)} (?:running in|attached to Spot Preemptible VMs running in|in) "))
 
 
 def _series(kind: Literal["cpu", "ram"], series: str) -> Rule:
@@ -78,17 +79,19 @@ def _tpu(name: str, words: str) -> Rule:
     return Rule("tpu", name, "", re.compile(rf"(?i)\b(?:{words})\b"))
 
 
-#: SKU -> component. Order matters where one name prefixes another (A100 80GB before A100).
+#: SKU -> component, first match wins.
 RULES: tuple[Rule, ...] = (
-    _gpu("a100-80gb", "Nvidia Tesla A100 80GB"),
-    _gpu("a100-40gb", "Nvidia Tesla A100"),
-    _gpu("h100-mega", "Nvidia H100 80GB Mega"),
-    _gpu("h100-sxm", "Nvidia H100 80GB"),
-    _gpu("h200", "H200 141GB"),
-    _gpu("l4", "Nvidia L4"),
+    _gpu("a100-80gb", "Nvidia Tesla A100 80GB GPU"),
+    _gpu("a100-40gb", "Nvidia Tesla A100 GPU"),
+    _gpu("h100-mega", "Nvidia H100 80GB Mega GPU"),
+    _gpu("h100-sxm", "Nvidia H100 80GB GPU"),
+    _gpu("h200", "H200 141GB GPU"),
+    _gpu("l4", "Nvidia L4 GPU"),
+    _gpu("rtx-pro-6000", "RTX 6000 96GB"),  # G4's RTX PRO 6000 Blackwell Server Edition
     _series("cpu", "A2"), _series("ram", "A2"),
     _series("cpu", "A3"), _series("ram", "A3"),
     _series("cpu", "G2"), _series("ram", "G2"),
+    _series("cpu", "G4"), _series("ram", "G4"),
     Rule("local_ssd", "local-ssd", "LocalSSD", re.compile(
         r"^(?:SSD backed Local Storage(?: attached to Spot Preemptible VMs)?(?: in | running in |$)|"
         r"Commitment v1: Local SSD in )", re.IGNORECASE)),
@@ -131,6 +134,9 @@ def match_rule(description: str, resource_group: str | None) -> Rule | None:
     'a100-80gb'
     >>> match_rule("Nvidia L4 GPU attached to DWS Defined Duration VMs running in Americas", "GPU") is None
     True
+    >>> [getattr(match_rule(d, "GPU"), "name", None) for d in (
+    ...     "RTX 6000 96GB attached to Spot Preemptible VMs running in Iowa", "1/8 vGPU no lssd running in Iowa")]
+    ['rtx-pro-6000', None]
     """
     for rule in RULES:
         if (resource_group is None or rule.resource_group in ("", resource_group)) and rule.pattern.search(description):

@@ -43,12 +43,15 @@ def pulled():
     return pull(state(), regions=["us-central1"])
 
 
-#: The four machine types the issue names, under every pricing model. On-demand component rates are
-#: GCP's published ones; spot and commitment rates are on-demand x the dump's series ratio (SOURCES.md),
-#: so for those the check is that the spot/commitment SKUs are read and composed, not the prices' source.
-#: a2-ultragpu has no commitment price in the dump: checked below instead.
+#: The four machine types the issue names and the whole-GPU G4 shapes, under every pricing model. On-demand
+#: component rates are GCP's published ones (G4's commitment rates too); the other spot and commitment rates
+#: are on-demand x the dump's series ratio (SOURCES.md), so for those the check is that the spot/commitment
+#: SKUs are read and composed, not the prices' source. a2-ultragpu has no commitment price in the dump:
+#: checked below instead.
+G4_MACHINES = ("g4-standard-48", "g4-standard-96", "g4-standard-192", "g4-standard-384")
 CROSS_CHECKED = [(machine, model)
-                 for machine in ("a2-highgpu-1g", "a2-ultragpu-1g", "g2-standard-4", "g2-standard-8", "a3-highgpu-8g")
+                 for machine in ("a2-highgpu-1g", "a2-ultragpu-1g", "g2-standard-4", "g2-standard-8", "a3-highgpu-8g",
+                                 *G4_MACHINES)
                  for model in ("on_demand", "spot", "cud_1y", "cud_3y") if (machine, model[:3]) != ("a2-ultragpu-1g", "cud")]
 
 
@@ -74,9 +77,9 @@ def test_a2_ultra_commitment_is_the_sum_of_its_commitment_skus(pulled):
     assert pulled.lookup("gcp", "a2-ultragpu-1g", "cud_1y", "us-central1").hourly_cost == expected
 
 
-def on_demand_rate(description: str) -> Decimal:
+def rate(description: str, usage_type: str = "OnDemand") -> Decimal:
     sku, = (sku for sku in FIXTURE["skus"]["services/6F81-5844-456A"]
-            if sku["description"] == description and sku["category"]["usageType"] == "OnDemand")
+            if sku["description"] == description and sku["category"]["usageType"] == usage_type)
     return money(sku["pricingInfo"][0]["pricingExpression"]["tieredRates"][0]["unitPrice"])
 
 
@@ -89,13 +92,33 @@ def test_the_fixtures_a3_rates_give_the_published_host_price_and_the_dumps_a3_pr
     # two independent public sources: the per-vCPU / per-GiB SKU rates in the fixture compose the host
     # price SkyPilot publishes (to its 5 decimals), and with 8 H100 SKU-hours and the bundled 16 x 375 GiB
     # Local SSD at 0.08 per GiB-month they give the dump's a3-highgpu-8g on-demand price to the nano
-    host = (208 * on_demand_rate("A3 Instance Core running in Americas")
-            + 1872 * on_demand_rate("A3 Instance Ram running in Americas"))
+    host = (208 * rate("A3 Instance Core running in Americas")
+            + 1872 * rate("A3 Instance Ram running in Americas"))
     assert abs(host - SKYPILOT_A3_HIGHGPU_8G_HOST) < Decimal("0.000005"), host
-    machine = (host + 8 * on_demand_rate("Nvidia H100 80GB GPU running in Americas")
-               + 6000 * on_demand_rate("SSD backed Local Storage") / 730)
+    machine = (host + 8 * rate("Nvidia H100 80GB GPU running in Americas")
+               + 6000 * rate("SSD backed Local Storage") / 730)
     dumped = snapshot().lookup("gcp", "a3-highgpu-8g", "on_demand", "us-central1").hourly_cost
     assert abs(machine - dumped) < Decimal("1E-9"), (machine, dumped)
+
+
+@pytest.mark.parametrize("model, core, ram, gpu", [
+    ("on_demand", ("G4 Instance Core running in Iowa", "OnDemand"), ("G4 Instance Ram running in Iowa", "OnDemand"),
+     ("RTX 6000 96GB running in Iowa", "OnDemand")),
+    ("cud_1y", ("Commitment v1: G4 Cpu in Iowa for 1 Year", "Commit1Yr"),
+     ("Commitment v1: G4 Ram in Iowa for 1 Year", "Commit1Yr"),
+     ("Commitment v1: RTX 6000 96GB running in Iowa for 1 Year", "Commit1Yr")),
+    ("cud_3y", ("Commitment v1: G4 Cpu in Iowa for 3 Years", "Commit3Yr"),
+     ("Commitment v1: G4 Ram in Iowa for 3 Years", "Commit3Yr"),
+     ("Commitment v1: RTX 6000 96GB running in Iowa for 3 Years", "Commit3Yr")),
+])
+@pytest.mark.parametrize("machine, gpus", [("g4-standard-48", 1), ("g4-standard-384", 8)])
+def test_the_published_g4_rates_give_the_dumps_g4_prices_to_the_nano(pulled, model, core, ram, gpu, machine, gpus):
+    # the G4 SKU rates cited in SOURCES.md (per vCPU, per GiB, per RTX PRO 6000 GPU-hour) and the 2026-07-30 dump
+    # are independent sources; 48 vCPUs + 180 GiB per GPU, no bundled local SSD; the pull composes the same sum
+    # (the "1/8 vGPU" slice SKU in the fixture is not taken for a GPU-hour)
+    expected = gpus * (48 * rate(*core) + 180 * rate(*ram) + rate(*gpu))
+    assert snapshot().lookup("gcp", machine, model, "us-central1").hourly_cost == expected
+    assert pulled.lookup("gcp", machine, model, "us-central1").hourly_cost == expected
 
 
 def test_composition_is_exact_sum_of_components(pulled):
@@ -185,8 +208,8 @@ def test_cli_pull_writes_a_price_book_the_cli_can_show(tmp_path, monkeypatch, ca
     with CatalogServer(state()) as endpoint:
         monkeypatch.setenv(CATALOG_ENDPOINT_ENV, endpoint)
         code = main(["prices", "pull", "--provider", "gcp", "--regions", "us-central1", "--out", str(out)])
-    # 21 A2/A3/G2 machine types x 4 pricing models + 5 TPU chip prices
-    assert code == 0 and capsys.readouterr().out.startswith("wrote 89 prices")
+    # 21 A2/A3/G2 and 4 G4 machine types x 4 pricing models + 5 TPU chip prices
+    assert code == 0 and capsys.readouterr().out.startswith("wrote 105 prices")
     monkeypatch.setenv("FINOPS_PRICE_BOOK", str(out))
     assert main(["prices", "show", "--provider", "gcp", "--instance-type", "g2-standard-4", "--pricing-model",
                  "on_demand", "--json"]) == 0
