@@ -17,11 +17,20 @@ from datetime import date, datetime
 from typing import Any, Literal
 
 from xlsxwriter.utility import xl_rowcol_to_cell
+from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
 from ..styles import Kind, Styles
 
-__all__ = ["Column", "Formula", "TablePlace", "quote_sheet", "write_cell", "write_table"]
+__all__ = ["Column", "Formula", "TablePlace", "quote_sheet", "titled_sheet", "write_cell", "write_table"]
+
+
+def titled_sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
+    """A new sheet with its name as the title in A1 and ``note`` (what the sheet is for) in A2."""
+    ws = wb.add_worksheet(name)
+    ws.write_string(0, 0, name, styles.title)
+    ws.write_string(1, 0, note, styles.subtitle)
+    return ws
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from finops.catalog import accelerators, models
 from finops.price_book import COLUMNS, PriceBook
 
 from ..styles import Styles
-from ._table import Column, TablePlace, write_table
+from ._table import Column, TablePlace, titled_sheet, write_table
 
 __all__ = ["prices_range", "write_catalog", "write_prices"]
 
@@ -49,14 +49,12 @@ _PRICE_KINDS = {"gpu_count": "int", "hourly_cost": "rate", "upfront_cost": "mone
 
 def write_catalog(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
     """Models (``tblModels``, names ``ModelIds``) and accelerators (``tblAccelerators``, ``GpuIds``)."""
-    ws = wb.add_worksheet("Catalog")
-    ws.write_string(0, 0, "Catalog", styles.title)
-    ws.write_string(
-        1,
-        0,
+    ws = titled_sheet(
+        wb,
+        styles,
+        "Catalog",
         "Models and accelerators known to the add-in (read-only snapshot; sizes from each "
         "model's config.json, dense tensor rates from the vendors' datasheets).",
-        styles.subtitle,
     )
     ws.freeze_panes(3, 1)
     model_rows = [[getattr(m, c) for c, _, _ in _MODEL_COLUMNS] for m in models().values()]
@@ -85,17 +83,15 @@ def write_catalog(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
 
 def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
     """The price book as ``tblPrices`` (exact ``COLUMNS``); ``PriceTable`` names header + rows."""
-    ws = wb.add_worksheet("Prices")
-    ws.write_string(0, 0, "Prices", styles.title)
     dates = sorted({r.effective_date for r in book})
     span = f"{dates[0]} to {dates[-1]}" if dates else "none"
-    ws.write_string(
-        1,
-        0,
+    ws = titled_sheet(
+        wb,
+        styles,
+        "Prices",
         f"Price book snapshot ({len(book)} rows, effective {span}; source per row). "
         "Refresh: `finops prices pull --provider aws|gcp --out book.csv`, then "
         "`finops template build --prices book.csv` (every price in the workbook follows).",
-        styles.subtitle,
     )
     ws.freeze_panes(3, 0)
     rows = prices_range(book)[1:]

@@ -27,7 +27,7 @@ from finops.price_book import PriceBook
 from finops.tco.reference import reference_case
 
 from ..styles import Kind, Styles
-from ._table import Column, Formula, TablePlace, write_cell, write_table
+from ._table import Column, Formula, TablePlace, titled_sheet, write_cell, write_table
 from .catalog import prices_range
 from .sizing import SizingValues
 from .workloads import WorkloadRow
@@ -90,14 +90,12 @@ def _options(book: PriceBook) -> list[list[Any]]:
 def write_mix(
     wb: Workbook, styles: Styles, rows: list[WorkloadRow], sized: list[SizingValues], book: PriceBook
 ) -> TablePlace:
-    ws = wb.add_worksheet("Mix")
-    ws.write_string(0, 0, "Mix", styles.title)
-    ws.write_string(
-        1,
-        0,
+    ws = titled_sheet(
+        wb,
+        styles,
+        "Mix",
         "How much to own, commit and leave to on-demand and spot for the hourly demand in "
         "column B (GPUs per hour). Edit the options or paste your own profile; FINOPS_MIX recomputes.",
-        styles.subtitle,
     )
     peaks = [v.gpus for r, v in zip(rows, sized) if r.gpu == "h100-sxm" and isinstance(v.gpus, int)]
     demand = _profile(float(max(peaks) if peaks else 16))

@@ -13,7 +13,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from .. import demo_plan
 from ..styles import Styles
-from ._table import Column, TablePlace, write_table
+from ._table import Column, TablePlace, titled_sheet, write_table
 
 __all__ = ["ASSETS_COLUMNS", "BUDGET_COLUMNS", "MAPPING_COLUMNS", "USAGE_COLUMNS", "write_plan_sheets"]
 
@@ -65,9 +65,7 @@ _VALIDATED_ROWS = 500  # rows under each header that keep the validation lists a
 
 
 def _sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
-    ws = wb.add_worksheet(name)
-    ws.write_string(0, 0, name, styles.title)
-    ws.write_string(1, 0, note, styles.subtitle)
+    ws = titled_sheet(wb, styles, name, note)
     ws.freeze_panes(_TABLE_TOP + 1, 0)
     return ws
 

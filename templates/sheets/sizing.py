@@ -34,7 +34,7 @@ from addin import udfs
 from finops.price_book import PriceBook
 
 from ..styles import Styles
-from ._table import Column, Formula, TablePlace, write_cell, write_table
+from ._table import Column, Formula, TablePlace, titled_sheet, write_cell, write_table
 from .catalog import prices_range
 from .workloads import WorkloadRow
 
@@ -237,15 +237,13 @@ def write_sizing(
     wb: Workbook, styles: Styles, rows: list[WorkloadRow], workloads: TablePlace, book: PriceBook
 ) -> tuple[TablePlace, list[SizingValues]]:
     """The Sizing sheet (``tblSizing``), one row per Workloads row, same order."""
-    ws = wb.add_worksheet("Sizing")
-    ws.write_string(0, 0, "Sizing", styles.title)
-    ws.write_string(
-        1,
-        0,
+    ws = titled_sheet(
+        wb,
+        styles,
+        "Sizing",
         "Per workload: peak concurrency, memory (GiB), latency at the replica's load and the "
         "GPUs to deploy (seed 003: ceil(ceil(R / T) x (1 + spare)) + redundancy). All computed; "
         "change the Workloads sheet.",
-        styles.subtitle,
     )
     ws.freeze_panes(3, 1)
     place = TablePlace("Sizing", "tblSizing", tuple(c.header for c in SIZING_COLUMNS), 2, 0, len(rows))

@@ -27,7 +27,7 @@ from finops.price_book import PriceBook, PriceRow
 from finops.tco.reference import reference_case
 
 from ..styles import Styles
-from ._table import Column, Formula, TablePlace, write_cell, write_table
+from ._table import Column, Formula, TablePlace, titled_sheet, write_cell, write_table
 from .catalog import prices_range
 from .sizing import SizingValues
 from .workloads import WorkloadRow
@@ -115,14 +115,12 @@ def write_tco(
     sized: list[SizingValues],
     book: PriceBook,
 ) -> TablePlace:
-    ws = wb.add_worksheet("TCO")
-    ws.write_string(0, 0, "TCO", styles.title)
-    ws.write_string(
-        1,
-        0,
+    ws = titled_sheet(
+        wb,
+        styles,
+        "TCO",
         "Owned vs cloud per workload, per month and per million output tokens. Cloud prices "
         "come from the Prices sheet (PriceTable); yellow cells are choices you can change.",
-        styles.subtitle,
     )
     ws.set_column(0, 0, 30)
     _seed003(ws, wb, styles, 3)

@@ -19,7 +19,7 @@ from finops.sizing.performance import ENGINES
 from finops.sizing.search import search
 
 from ..styles import Styles
-from ._table import Column, TablePlace, write_table
+from ._table import Column, TablePlace, titled_sheet, write_table
 
 __all__ = ["WORKLOAD_COLUMNS", "WorkloadRow", "workload_rows", "write_workloads"]
 
@@ -127,15 +127,13 @@ def workload_rows(book: PriceBook) -> list[WorkloadRow]:
 
 def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> TablePlace:
     """The Workloads sheet with ``tblWorkloads`` and its validation lists."""
-    ws = wb.add_worksheet("Workloads")
-    ws.write_string(0, 0, "Workloads", styles.title)
-    ws.write_string(
-        1,
-        0,
+    ws = titled_sheet(
+        wb,
+        styles,
+        "Workloads",
         "One row per workload. Demand: give Concurrency, or PeakRequestsPerHour with "
         "SecondsPerRequest, or DAU x OnlineShare (x RequestsPerUserPerHour x SecondsPerRequest; "
         "without them every online user is one streaming session). Pre-filled: the seed scenarios.",
-        styles.subtitle,
     )
     ws.freeze_panes(3, 1)
     place = write_table(ws, styles, "tblWorkloads", WORKLOAD_COLUMNS, [r.values() for r in rows], first_row=2)
