@@ -22,7 +22,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from ..styles import Kind, Styles
 
-__all__ = ["Column", "Formula", "TablePlace", "quote_sheet", "titled_sheet", "write_cell", "write_table"]
+__all__ = ["Column", "Formula", "TablePlace", "quote_sheet", "titled_sheet", "validate_column", "write_cell", "write_table"]
 
 
 def titled_sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
@@ -31,6 +31,13 @@ def titled_sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Workshee
     ws.write_string(0, 0, name, styles.title)
     ws.write_string(1, 0, note, styles.subtitle)
     return ws
+
+
+def validate_column(ws: Worksheet, place: TablePlace, header: str, rows: int, rule: dict[str, Any]) -> None:
+    """XlsxWriter data validation ``rule`` on ``rows`` cells of a table column from its first data row
+    (more than the table holds, so rows a planner adds are checked too)."""
+    col = place.col(header)
+    ws.data_validation(place.row(0), col, place.row(0) + rows - 1, col, rule)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from .. import demo_plan
 from ..styles import Styles
-from ._table import Column, TablePlace, titled_sheet, write_table
+from ._table import Column, TablePlace, titled_sheet, validate_column, write_table
 
 __all__ = ["ASSETS_COLUMNS", "BUDGET_COLUMNS", "MAPPING_COLUMNS", "USAGE_COLUMNS", "write_plan_sheets"]
 
@@ -71,37 +71,23 @@ def _sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
 
 
 def _list(ws: Worksheet, place: TablePlace, header: str, source: Sequence[str] | str, message: str) -> None:
-    col = place.col(header)
-    ws.data_validation(
-        place.row(0),
-        col,
-        place.row(0) + _VALIDATED_ROWS - 1,
-        col,
-        {
-            "validate": "list",
-            "source": source if isinstance(source, str) else list(source),
-            "error_title": header,
-            "error_message": message,
-        },
-    )
+    validate_column(ws, place, header, _VALIDATED_ROWS, {
+        "validate": "list",
+        "source": source if isinstance(source, str) else list(source),
+        "error_title": header,
+        "error_message": message,
+    })
 
 
 def _months(ws: Worksheet, place: TablePlace) -> None:
-    col = place.col("Month")
-    ws.data_validation(
-        place.row(0),
-        col,
-        place.row(0) + _VALIDATED_ROWS - 1,
-        col,
-        {
-            "validate": "length",
-            "criteria": "==",
-            "value": 7,
-            "input_title": "Month",
-            "input_message": "Text YYYY-MM, e.g. 2026-05",
-            "error_message": "Type the month as text YYYY-MM",
-        },
-    )
+    validate_column(ws, place, "Month", _VALIDATED_ROWS, {
+        "validate": "length",
+        "criteria": "==",
+        "value": 7,
+        "input_title": "Month",
+        "input_message": "Text YYYY-MM, e.g. 2026-05",
+        "error_message": "Type the month as text YYYY-MM",
+    })
 
 
 def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:

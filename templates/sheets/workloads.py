@@ -19,9 +19,11 @@ from finops.sizing.performance import ENGINES
 from finops.sizing.search import search
 
 from ..styles import Styles
-from ._table import Column, TablePlace, titled_sheet, write_table
+from ._table import Column, TablePlace, titled_sheet, validate_column, write_table
 
 __all__ = ["WORKLOAD_COLUMNS", "WorkloadRow", "workload_rows", "write_workloads"]
+
+_VALIDATED_ROWS = 200  # rows under the header that keep the dropdowns as the table grows
 
 WORKLOAD_COLUMNS = (
     Column("Workload", width=30),
@@ -145,33 +147,19 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
         "TP": ["1", "2", "4", "8"],
     }
     for header, source in lists.items():
-        col = place.col(header)
-        ws.data_validation(
-            place.row(0),
-            col,
-            place.row(0) + 199,
-            col,
-            {
-                "validate": "list",
-                "source": source,
-                "error_title": header,
-                "error_message": f"pick a {header} from the list (Catalog sheet)",
-            },
-        )
+        validate_column(ws, place, header, _VALIDATED_ROWS, {
+            "validate": "list",
+            "source": source,
+            "error_title": header,
+            "error_message": f"pick a {header} from the list (Catalog sheet)",
+        })
     for header in ("OnlineShare", "CacheHitRate", "Spare"):
-        col = place.col(header)
-        ws.data_validation(
-            place.row(0),
-            col,
-            place.row(0) + 199,
-            col,
-            {
-                "validate": "decimal",
-                "criteria": "between",
-                "minimum": 0,
-                "maximum": 1,
-                "error_message": f"{header} is a share between 0 % and 100 %",
-                "ignore_blank": True,
-            },
-        )
+        validate_column(ws, place, header, _VALIDATED_ROWS, {
+            "validate": "decimal",
+            "criteria": "between",
+            "minimum": 0,
+            "maximum": 1,
+            "error_message": f"{header} is a share between 0 % and 100 %",
+            "ignore_blank": True,
+        })
     return place
