@@ -16,7 +16,6 @@ Decimal('11.03125')
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import gzip
 import io
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Literal, get_args
 
 from .errors import InputError, Location
+from .files import write_atomically
 from .money import MONEY_CONTEXT, to_decimal
 from .registry import normalize_key
 
@@ -172,7 +172,7 @@ class PriceBook:
         data = buffer.getvalue().encode("utf-8")
         if path.suffix == ".gz":
             data = gzip.compress(data, mtime=0)
-        return _atomic_write(path, data)
+        return write_atomically(path, data)
 
     @classmethod
     def read_parquet(cls, path: str | Path) -> PriceBook:
@@ -199,7 +199,7 @@ class PriceBook:
                     "upfront_cost": r.upfront_cost.quantize(Decimal("0.000001"))} for r in self.rows]
         sink = pa.BufferOutputStream()
         pq.write_table(pa.Table.from_pylist(records, schema=schema), sink)
-        return _atomic_write(Path(path), sink.getvalue().to_pybytes())
+        return write_atomically(Path(path), sink.getvalue().to_pybytes())
 
     @classmethod
     def read(cls, path: str | Path) -> PriceBook:
@@ -229,18 +229,3 @@ class PriceBook:
         """The pulled price book named by ``FINOPS_PRICE_BOOK`` if set, else the bundled snapshot."""
         configured = os.environ.get(PRICE_BOOK_ENV)
         return cls.read(configured) if configured else cls.bundled()
-
-
-def _atomic_write(path: Path, data: bytes) -> Path:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
-    except OSError as error:
-        raise InputError(f"cannot write {path}: {error.strerror or error}", where=Location(file=str(path)),
-                         hint="write to a folder you can write to") from error
-    finally:
-        with contextlib.suppress(OSError):  # nothing to remove where the folder could not be made
-            tmp.unlink(missing_ok=True)
-    return path

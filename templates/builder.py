@@ -10,15 +10,14 @@ into place).
 
 from __future__ import annotations
 
-import contextlib
 import io
-import os
 from datetime import datetime
 from pathlib import Path
 
 import xlsxwriter
 
 from finops.errors import InputError, Location
+from finops.files import write_atomically
 from finops.price_book import PriceBook
 
 from .sheets.catalog import write_catalog, write_prices
@@ -81,22 +80,4 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
     write_catalog(wb, styles)
     write_prices(wb, styles, book)
     wb.close()
-    return _write_whole(out, buffer.getvalue())
-
-
-def _write_whole(out: Path, data: bytes) -> Path:
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, out)
-    except OSError as exc:
-        raise InputError(
-            f"cannot write {out}: {exc.strerror or exc}",
-            where=Location(file=str(out)),
-            hint="choose a folder you can write to",
-        ) from exc
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
-    return out
+    return write_atomically(out, buffer.getvalue())

@@ -16,7 +16,6 @@ update works on the xlsx package itself (ECMA-376 Part 2, Open Packaging Convent
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -29,6 +28,7 @@ import xlsxwriter
 from defusedxml import ElementTree
 
 from finops.errors import InputError, Location
+from finops.files import replacing
 from finops.money import quantize
 from finops.reconcile.history import MonthRecord
 from finops.reconcile.result import Reconciliation
@@ -184,10 +184,8 @@ def write_in_place(plan_path: Path, rec: Reconciliation, history: Sequence[Month
                                               package.read("[Content_Types].xml").decode("utf-8"), new, where)
             edited = {"xl/workbook.xml": book.encode("utf-8"), "xl/_rels/workbook.xml.rels": rels.encode("utf-8"),
                       "[Content_Types].xml": types.encode("utf-8")}
-        handle, temp_name = tempfile.mkstemp(prefix=f".{plan_path.name}.", suffix=".tmp", dir=plan_path.parent)
-        os.close(handle)
-        try:
-            with zipfile.ZipFile(temp_name, "w") as out:
+        with replacing(plan_path, mode_of=plan_path) as temporary:
+            with zipfile.ZipFile(temporary, "w") as out:
                 for info in package.infolist():
                     data = replace.get(info.filename, edited.get(info.filename))
                     if data is None:
@@ -199,9 +197,4 @@ def write_in_place(plan_path: Path, rec: Reconciliation, history: Sequence[Month
                     out.writestr(info, rendered[name], compress_type=zipfile.ZIP_DEFLATED)
             backup = plan_path.with_name(f"{plan_path.stem}.backup-{run_at:%Y%m%dT%H%M%S}{plan_path.suffix}")
             shutil.copy2(plan_path, backup)
-            shutil.copymode(plan_path, temp_name)
-            os.replace(temp_name, plan_path)
-        except BaseException:
-            Path(temp_name).unlink(missing_ok=True)
-            raise
     return backup

@@ -14,8 +14,6 @@ so a failed run leaves no half-written workbook.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -25,11 +23,12 @@ from typing import Any
 import xlsxwriter
 from xlsxwriter.worksheet import Worksheet
 
+from finops.files import replacing
 from finops.money import Money
 from finops.reconcile.history import MonthRecord
 from finops.reconcile.result import Reconciliation
 
-from .sheets._table import Column, Formula, TablePlace, write_table
+from .sheets._table import Column, Formula, TablePlace, titled_sheet, write_table
 from .styles import Styles
 
 __all__ = ["review_name", "write_review"]
@@ -53,14 +52,10 @@ def _num(value: Money | Decimal | None) -> float | None:
 def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend: Sequence[MonthRecord] = (),
                  plan_name: str = "", bill_names: Sequence[str] = ()) -> Path:
     """Write the review of ``rec`` into ``out_dir`` atomically and return its path."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    target = out_dir / review_name(rec.month)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=out_dir)
-    os.close(handle)
-    try:
-        wb = xlsxwriter.Workbook(temp_name, {"strings_to_formulas": False, "strings_to_urls": False,
-                                             "strings_to_numbers": False})
+    target = Path(out_dir) / review_name(rec.month)
+    with replacing(target) as temporary:
+        wb = xlsxwriter.Workbook(str(temporary), {"strings_to_formulas": False, "strings_to_urls": False,
+                                                  "strings_to_numbers": False})
         wb.set_properties({"title": f"Budget review {rec.month}", "author": "llm-finops", "created": run_at,
                            "comments": "Written by `finops reconcile`"})
         styles = Styles(wb)
@@ -71,21 +66,11 @@ def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend:
         _gpu_usage(wb, styles, rec)
         _unmapped(wb, styles, rec)
         wb.close()
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temp_name, 0o666 & ~umask)
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
     return target
 
 
 def _sheet(wb: Any, styles: Styles, name: str, title: str, note: str) -> Worksheet:
-    ws = wb.add_worksheet(name)
-    ws.write_string(0, 0, title, styles.title)
-    ws.write_string(1, 0, note, styles.subtitle)
-    return ws
+    return titled_sheet(wb, styles, name, note, title=title)
 
 
 def _key_values(ws: Worksheet, styles: Styles, name: str, rows: Sequence[tuple[str, Any, str]],

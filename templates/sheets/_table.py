@@ -25,10 +25,10 @@ from ..styles import Kind, Styles
 __all__ = ["Column", "Formula", "TablePlace", "quote_sheet", "titled_sheet", "validate_column", "write_cell", "write_table"]
 
 
-def titled_sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
-    """A new sheet with its name as the title in A1 and ``note`` (what the sheet is for) in A2."""
+def titled_sheet(wb: Workbook, styles: Styles, name: str, note: str, *, title: str | None = None) -> Worksheet:
+    """A new sheet with ``title`` (default: its name) in A1 and ``note`` (what the sheet is for) in A2."""
     ws = wb.add_worksheet(name)
-    ws.write_string(0, 0, name, styles.title)
+    ws.write_string(0, 0, name if title is None else title, styles.title)
     ws.write_string(1, 0, note, styles.subtitle)
     return ws
 
