@@ -11,7 +11,7 @@ Every step writes its result into ``--out`` (JSON beside the workbooks) and prin
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
