@@ -25,6 +25,8 @@ from finops.money import MONEY_CONTEXT
 
 from .mapping import (
     COMMITMENT_KINDS,
+    COST_BASES,
+    NET_BASIS_MARKER,
     CUR_CELL_KINDS,
     CUR_DECIMAL_COLUMNS,
     CUR_TEXT_COLUMNS,
@@ -33,10 +35,12 @@ from .mapping import (
     SERVICE_CATEGORIES,
     UNITS,
     USAGE_KINDS,
+    CostBasis,
+    CostBasisName,
     LineItemRule,
 )
 
-__all__ = ["GpuOf", "focus_rows_from_cur", "usage_kind"]
+__all__ = ["GpuOf", "cost_basis", "focus_rows_from_cur", "usage_kind"]
 
 #: instance type -> (GPU model, GPUs per instance), or ``None`` for an instance without GPUs / unknown.
 GpuOf = Callable[[str], "tuple[str, int] | None"]
@@ -78,6 +82,40 @@ def _money(rec: Mapping[str, Any], column: str) -> Decimal:
     return _ZERO if value is None else value
 
 
+def cost_basis(columns: Iterable[str]) -> CostBasisName:
+    """The cost basis of an export from its columns: ``net`` when it has the net columns, else ``gross``.
+
+    >>> cost_basis(["line_item_unblended_cost", "line_item_net_unblended_cost"]), cost_basis(["line_item_unblended_cost"])
+    ('net', 'gross')
+    """
+    return "net" if NET_BASIS_MARKER in columns else "gross"
+
+
+_GROSS = COST_BASES["gross"]
+
+
+def _basis_money(rec: Mapping[str, Any], column: str, gross_column: str, empty: Decimal | None = None) -> Decimal:
+    """A basis column's value; an empty cell reads as ``empty`` if given, else as its gross twin (or 0)."""
+    value = decimal_or_none(rec.get(column))
+    if value is not None:
+        return value
+    return empty if empty is not None else _money(rec, gross_column)
+
+
+def _effective(rec: Mapping[str, Any], rule: LineItemRule, basis: CostBasis, billed: Decimal,
+               commitment_id: str | None) -> Decimal:
+    """EffectiveCost of a line item on the month's cost basis (the table in :mod:`connectors.aws.mapping`)."""
+    if rule.effective == "basis" or (rule.effective == "commitment_fee" and not commitment_id):
+        return _basis_money(rec, basis.cost, _GROSS.cost)
+    if rule.effective == "discount":
+        return _basis_money(rec, basis.cost, _GROSS.cost, _ZERO if basis.discount_in_usage else None)
+    if rule.effective == "reservation":
+        return _basis_money(rec, basis.reservation, _GROSS.reservation)
+    if rule.effective == "savings_plan":
+        return _basis_money(rec, basis.savings_plan, _GROSS.savings_plan)
+    return _ZERO if rule.effective == "commitment_fee" else billed
+
+
 def _purchase_option(kind: str, rec: Mapping[str, Any], usage: str) -> str | None:
     if kind:
         _, _, _, term_column = COMMITMENT_KINDS[kind]
@@ -86,7 +124,7 @@ def _purchase_option(kind: str, rec: Mapping[str, Any], usage: str) -> str | Non
     return USAGE_KINDS.get(usage)
 
 
-def _charge(rec: Mapping[str, Any], rule: LineItemRule, gpu_of: GpuOf) -> dict[str, Any]:
+def _charge(rec: Mapping[str, Any], rule: LineItemRule, basis: CostBasis, gpu_of: GpuOf) -> dict[str, Any]:
     values: dict[str, Any] = {focus: _text(rec.get(cur)) for cur, focus in CUR_TEXT_COLUMNS.items()}
     for column in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
         values[column] = timestamp(values[column])
@@ -97,14 +135,7 @@ def _charge(rec: Mapping[str, Any], rule: LineItemRule, gpu_of: GpuOf) -> dict[s
     kind = rule.commitment if commitment_id else ""
     unblended = _money(rec, "line_item_unblended_cost")
     billed = _ZERO if rule.billed_is_zero else unblended
-    effective = {
-        "net_unblended": decimal_or_none(rec.get("line_item_net_unblended_cost")),
-        "reservation": _money(rec, "reservation_effective_cost"),
-        "savings_plan": _money(rec, "savings_plan_savings_plan_effective_cost"),
-        "commitment_fee": _ZERO if commitment_id else billed,
-        "billed": billed,
-    }[rule.effective]
-    effective = billed if effective is None else effective
+    effective = _effective(rec, rule, basis, billed, commitment_id)
     list_cost = values["ListCost"] if values["ListCost"] is not None else billed
     is_usage = rule.charge_category == "Usage"
     covered = is_usage and bool(kind)
@@ -150,16 +181,26 @@ def _charge(rec: Mapping[str, Any], rule: LineItemRule, gpu_of: GpuOf) -> dict[s
     return record(**values, **gpu_columns(instance_type, hours, option, gpu))
 
 
-def _unused(rec: Mapping[str, Any], charge: dict[str, Any]) -> dict[str, Any] | None:
+def _savings_plan_scale(rec: Mapping[str, Any], basis: CostBasis) -> Decimal:
+    """The basis's commitment for the billing period / the gross one (1 on the gross basis or when unknown)."""
+    gross = sum((_money(rec, c) for c in _GROSS.savings_plan_commitment), _ZERO)
+    if basis is _GROSS or gross == 0:
+        return Decimal(1)
+    pairs = zip(basis.savings_plan_commitment, _GROSS.savings_plan_commitment, strict=True)
+    return MONEY_CONTEXT.divide(sum((_basis_money(rec, c, g) for c, g in pairs), _ZERO), gross)
+
+
+def _unused(rec: Mapping[str, Any], charge: dict[str, Any], basis: CostBasis) -> dict[str, Any] | None:
     """The Unused row of a commitment fee line item, or ``None`` when the whole commitment was used."""
     if charge["CommitmentDiscountType"] == "Reserved Instance":
-        amount = MONEY_CONTEXT.add(_money(rec, "reservation_unused_amortized_upfront_fee_for_billing_period"),
-                                   _money(rec, "reservation_unused_recurring_fee"))
+        pairs = zip(basis.reservation_unused, _GROSS.reservation_unused, strict=True)
+        amount = sum((_basis_money(rec, column, gross) for column, gross in pairs), _ZERO)
         quantity = _money(rec, "reservation_unused_quantity")
     elif charge["CommitmentDiscountType"] == "Savings Plan":
-        amount = MONEY_CONTEXT.subtract(_money(rec, "savings_plan_total_commitment_to_date"),
-                                        _money(rec, "savings_plan_used_commitment"))
-        quantity = amount
+        gross_unused = MONEY_CONTEXT.subtract(_money(rec, "savings_plan_total_commitment_to_date"),
+                                              _money(rec, "savings_plan_used_commitment"))
+        quantity = gross_unused
+        amount = MONEY_CONTEXT.multiply(gross_unused, _savings_plan_scale(rec, basis))
     else:
         return None
     if amount <= 0:
@@ -172,13 +213,18 @@ def _unused(rec: Mapping[str, Any], charge: dict[str, Any]) -> dict[str, Any] | 
 
 
 def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, file: str | None = None,
-                        first_row: int = 1) -> list[dict[str, Any]]:
+                        first_row: int = 1, basis: CostBasisName | None = None) -> list[dict[str, Any]]:
     """FOCUS records for CUR 2.0 line items (dropped negations, added Unused commitment rows).
+
+    ``basis`` is the export's cost basis (:func:`cost_basis` of its columns); by default it is read from
+    the first record's columns, which every record of an export shares.
 
     An unknown ``line_item_line_item_type``, or a cell that does not read as its type (a date that is not
     ISO 8601, a cost that is not a number), fails with its file, row (counting line items from
     ``first_row``, for a file read in batches) and column rather than being guessed."""
     rows: list[dict[str, Any]] = []
+    records = list(records)
+    chosen = COST_BASES[basis or cost_basis(records[0] if records else ())]
     for number, rec in enumerate(records, start=first_row):
         kind = str(rec.get("line_item_line_item_type") or "")
         if kind not in LINE_ITEM_TYPES:
@@ -189,8 +235,8 @@ def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, 
         if rule is None:
             continue
         try:
-            charge = _charge(rec, rule, gpu_of)
-            unused = _unused(rec, charge) if rule.emits_unused else None
+            charge = _charge(rec, rule, chosen, gpu_of)
+            unused = _unused(rec, charge, chosen) if rule.emits_unused else None
         except (ValueError, TypeError, InputError) as error:
             raise unreadable_cell(rec, CUR_CELL_KINDS, file=file, row=number) or InputError(
                 f"line item does not read: {error}", where=Location(file=file, row=number),

@@ -2,31 +2,50 @@
 
 Everything AWS-specific about turning a bill into FOCUS rows is a table here; :mod:`connectors.aws.cur`
 only applies them. How each CUR 2.0 line item type becomes FOCUS (after AWS's own FOCUS export and the
-FOCUS 1.2 spec, "Commitment discounts" and "Amortization"):
+FOCUS 1.2 spec, "Commitment discounts" and "Amortization"); *basis* is the month's cost basis
+(:data:`COST_BASES`):
 
 =========================  =========  ==========  ======================  ===========================================
 line_item_line_item_type   category   frequency   BilledCost              EffectiveCost
 =========================  =========  ==========  ======================  ===========================================
-Usage                      Usage      Usage-Based unblended               net unblended (else unblended)
-DiscountedUsage (RI)       Usage      Usage-Based unblended (0)           reservation_effective_cost (amortized)
-SavingsPlanCoveredUsage    Usage      Usage-Based 0                       savings_plan_savings_plan_effective_cost
+Usage                      Usage      Usage-Based unblended               basis cost (net unblended, or unblended)
+DiscountedUsage (RI)       Usage      Usage-Based unblended (0)           basis reservation effective cost (amortized)
+SavingsPlanCoveredUsage    Usage      Usage-Based 0                       basis savings plan effective cost
 SavingsPlanNegation        (dropped: it only cancels the covered usage's unblended cost, never billed in FOCUS)
-Fee (RI/other upfront)     Purchase   One-Time    unblended               0 if a commitment ARN (amortized), else billed
+Fee (RI/SP upfront)        Purchase   One-Time    unblended               0 (amortized into usage)
+Fee (other: support...)    Purchase   One-Time    unblended               basis cost
 RIFee                      Purchase   Recurring   unblended               0 (amortized into usage) + an Unused row
 SavingsPlanUpfrontFee      Purchase   One-Time    unblended               0 (amortized into usage)
 SavingsPlanRecurringFee    Purchase   Recurring   unblended               0 (amortized into usage) + an Unused row
 Tax                        Tax        Usage-Based unblended               unblended
-Credit, Refund, discounts  Credit /   Usage-Based unblended               unblended
-                           Adjustment
+Credit                     Credit     Usage-Based unblended               unblended
+Refund                     Adjustment Usage-Based unblended               unblended
+EdpDiscount, PrivateRate-  Credit     Usage-Based unblended               net basis: net unblended (AWS writes 0: the
+Discount, BundledDiscount,                                                discount is inside the usage's net cost);
+SppDiscount, Distributor-                                                 gross basis: unblended
+Discount, RiVolumeDiscount
 =========================  =========  ==========  ======================  ===========================================
 
+**One cost basis a month.** An export that has the net columns (``line_item_net_unblended_cost``: AWS
+adds them when the account has negotiated discounts) is read on the *net* basis throughout: usage at net
+unblended cost, covered usage at ``reservation_net_effective_cost`` /
+``savings_plan_net_savings_plan_effective_cost``, unused commitment at the net unused fees, and the
+discount line items at their net cost (0), so a discount is counted once, inside the usage. Without them
+every line is read on the *gross* basis (unblended, ``reservation_effective_cost``...) and the discount
+line items carry the discount. Either way ``sum(BilledCost)`` is the invoice (the unblended total) and
+``sum(EffectiveCost)`` the amortized total after discounts: Usage 100 (net 90) with EdpDiscount -10
+(net 0) gives 90 and 90. A net cell left empty reads as its gross twin (AWS leaves it empty where no
+discount applies), except on a discount line, where it reads as 0.
+
 Unused commitment is made visible as its own ``Usage`` row with ``CommitmentDiscountStatus = Unused``,
-``BilledCost = 0`` and ``EffectiveCost`` = the unused part: for an RI
-``reservation_unused_amortized_upfront_fee_for_billing_period + reservation_unused_recurring_fee``, for a
-Savings Plan ``savings_plan_total_commitment_to_date - savings_plan_used_commitment``. So
-``sum(BilledCost)`` equals the CUR's unblended total and ``sum(EffectiveCost)`` its amortized total.
+``BilledCost = 0`` and ``EffectiveCost`` = the unused part: for an RI the basis's
+``..._unused_amortized_upfront_fee_for_billing_period + ..._unused_recurring_fee``, for a Savings Plan
+``savings_plan_total_commitment_to_date - savings_plan_used_commitment`` (on the net basis scaled by the
+plan's net / gross commitment for the billing period). Over a commitment's term the amortized
+EffectiveCost of its covered usage and Unused rows sums to what it cost (upfront + recurring fees).
 
 Sources: CUR 2.0 data dictionary (https://docs.aws.amazon.com/cur/latest/userguide/table-dictionary-cur2.html),
+its "Line item details", "Reservation details" and "Savings Plans details" pages (the net columns),
 "Understanding Savings Plans / Reserved Instance line items" in the CUR user guide, and FOCUS 1.2
 (https://focus.finops.org/focus-specification/v1-2/).
 """
@@ -44,6 +63,8 @@ __all__ = [
     "CUR_MONEY_COLUMNS",
     "CUR_REQUIRED_COLUMNS",
     "CUR_TEXT_COLUMNS",
+    "COST_BASES",
+    "NET_BASIS_MARKER",
     "FOCUS_REQUIRED_COLUMNS",
     "LEASE_TERMS",
     "LINE_ITEM_TYPES",
@@ -51,6 +72,7 @@ __all__ = [
     "SERVICE_CATEGORIES",
     "UNITS",
     "USAGE_KINDS",
+    "CostBasis",
     "LineItemRule",
     "PurchaseOption",
 ]
@@ -62,7 +84,39 @@ PURCHASE_OPTIONS: tuple[str, ...] = get_args(PurchaseOption)
 
 CommitmentKind = Literal["", "reservation", "savings_plan"]
 #: Which effective cost a line item takes.
-EffectiveRule = Literal["net_unblended", "reservation", "savings_plan", "commitment_fee", "billed"]
+EffectiveRule = Literal["basis", "discount", "reservation", "savings_plan", "commitment_fee", "billed"]
+CostBasisName = Literal["net", "gross"]
+
+
+@dataclass(frozen=True)
+class CostBasis:
+    """The CUR columns one cost basis reads (each net column's gross twin is in the ``gross`` basis)."""
+
+    cost: str
+    reservation: str
+    savings_plan: str
+    reservation_unused: tuple[str, str]
+    savings_plan_commitment: tuple[str, str]
+    #: an empty cost cell on a discount line reads as 0 (the discount is inside the usage's cost)
+    discount_in_usage: bool
+
+
+#: cost basis -> its columns (module docstring: "One cost basis a month").
+COST_BASES: dict[CostBasisName, CostBasis] = {
+    "gross": CostBasis("line_item_unblended_cost", "reservation_effective_cost",
+                       "savings_plan_savings_plan_effective_cost",
+                       ("reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee"),
+                       ("savings_plan_amortized_upfront_commitment_for_billing_period",
+                        "savings_plan_recurring_commitment_for_billing_period"), False),
+    "net": CostBasis("line_item_net_unblended_cost", "reservation_net_effective_cost",
+                     "savings_plan_net_savings_plan_effective_cost",
+                     ("reservation_net_unused_amortized_upfront_fee_for_billing_period",
+                      "reservation_net_unused_recurring_fee"),
+                     ("savings_plan_net_amortized_upfront_commitment_for_billing_period",
+                      "savings_plan_net_recurring_commitment_for_billing_period"), True),
+}
+#: The column whose presence in an export selects the net basis for the whole export.
+NET_BASIS_MARKER = "line_item_net_unblended_cost"
 
 
 @dataclass(frozen=True)
@@ -80,7 +134,7 @@ class LineItemRule:
 _USAGE, _PURCHASE = "Usage", "Purchase"
 #: ``line_item_line_item_type`` -> rule; ``None`` drops the line item.
 LINE_ITEM_TYPES: dict[str, LineItemRule | None] = {
-    "Usage": LineItemRule(_USAGE, "Usage-Based", False, "net_unblended"),
+    "Usage": LineItemRule(_USAGE, "Usage-Based", False, "basis"),
     "DiscountedUsage": LineItemRule(_USAGE, "Usage-Based", False, "reservation", "reservation"),
     "SavingsPlanCoveredUsage": LineItemRule(_USAGE, "Usage-Based", True, "savings_plan", "savings_plan"),
     "SavingsPlanNegation": None,
@@ -92,12 +146,8 @@ LINE_ITEM_TYPES: dict[str, LineItemRule | None] = {
     "Tax": LineItemRule("Tax", "Usage-Based", False, "billed"),
     "Credit": LineItemRule("Credit", "Usage-Based", False, "billed"),
     "Refund": LineItemRule("Adjustment", "Usage-Based", False, "billed"),
-    "EdpDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
-    "BundledDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
-    "PrivateRateDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
-    "DistributorDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
-    "RiVolumeDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
-    "SppDiscount": LineItemRule("Credit", "Usage-Based", False, "billed"),
+    **dict.fromkeys(("EdpDiscount", "BundledDiscount", "PrivateRateDiscount", "DistributorDiscount", "RiVolumeDiscount",
+                     "SppDiscount"), LineItemRule("Credit", "Usage-Based", False, "discount")),
 }
 
 #: commitment kind -> (ARN column, FOCUS CommitmentDiscountCategory, CommitmentDiscountType, term column)
@@ -141,11 +191,10 @@ CUR_DECIMAL_COLUMNS: dict[str, str] = {
     "line_item_usage_amount": "PricingQuantity",
 }
 #: CUR 2.0 money columns read by the line item rules and the Unused rows.
-CUR_MONEY_COLUMNS: tuple[str, ...] = (
-    "line_item_unblended_cost", "line_item_net_unblended_cost", "reservation_effective_cost",
-    "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",
-    "reservation_unused_quantity", "savings_plan_savings_plan_effective_cost",
-    "savings_plan_total_commitment_to_date", "savings_plan_used_commitment")
+CUR_MONEY_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys((
+    *(column for basis in COST_BASES.values() for column in (basis.cost, basis.reservation, basis.savings_plan,
+                                                             *basis.reservation_unused, *basis.savings_plan_commitment)),
+    "reservation_unused_quantity", "savings_plan_total_commitment_to_date", "savings_plan_used_commitment")))
 #: Typed CUR 2.0 columns -> their kind (how a cell that failed to convert is located).
 CUR_CELL_KINDS: dict[str, str] = {
     **{cur: "timestamp" for cur, focus in CUR_TEXT_COLUMNS.items() if focus.endswith(("Start", "End"))},

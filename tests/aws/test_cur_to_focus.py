@@ -35,13 +35,15 @@ def _by_description(rows, text, status=None):
     return [r for r in rows if text in r["ChargeDescription"] and r["CommitmentDiscountStatus"] == status]
 
 
-def test_totals_tie_out_to_unblended_and_amortized(focus):
-    # unblended: 550.40 + 1.75 + 100000 + 8000 + 0 + 0 + 720 + 600 + 380 - 600 - 380 + 120 - 50
-    assert sum(r["BilledCost"] for r in focus) == D("109342.15")
-    # amortized: on-demand 550.40 + spot 1.75 + RI used 3000 + RI unused 900 + SP used 650 + SP unused 70 + tax 120
-    #            - credit 50
-    assert sum(r["EffectiveCost"] for r in focus) == D("5242.15")
-    assert len(focus) == 13  # 13 line items - 2 negations + 2 unused-commitment rows
+def test_totals_tie_out_to_unblended_and_amortized(focus, cur_rows):
+    # the invoice: every line item's unblended cost, negations included, summed from the CSV text
+    invoice = sum(D(r["line_item_unblended_cost"]) for r in cur_rows)
+    assert sum(r["BilledCost"] for r in focus) == invoice == D("92631.11")
+    # amortized, net basis (the export has the net columns): on-demand net 495.36 (550.40 less the 10 % EDP,
+    # whose own line is then 0) + spot 1.75 + RI used 2 x 350 h x 15/h (10/h upfront 87,600 / 8,760 h + 5/h
+    # recurring) + RI unused 44 h x 15 + SP used 424 + 250 + SP unused 744 - 674 + tax 120 - credit 50
+    assert sum(r["EffectiveCost"] for r in focus) == D("495.36") + D("1.75") + 700 * 15 + 44 * 15 + 674 + 70 + 120 - 50
+    assert len(focus) == 14  # 14 line items - 2 negations + 2 unused-commitment rows
 
 
 def test_every_mandatory_column_is_filled(focus):
@@ -52,27 +54,27 @@ def test_every_mandatory_column_is_filled(focus):
 
 @pytest.mark.parametrize("text, status, expected", [
     ("On Demand Linux p5.48xlarge", None,
-     {"ChargeCategory": "Usage", "BilledCost": D("550.4"), "EffectiveCost": D("550.4"), "PricingCategory": "Standard",
+     {"ChargeCategory": "Usage", "BilledCost": D("550.4"), "EffectiveCost": D("495.36"), "PricingCategory": "Standard",
           "x_InstanceType": "p5.48xlarge", "x_GpuModel": "h100-sxm", "x_GpuCount": 8, "x_GpuHours": D("80"),
           "x_PurchaseOption": "on_demand", "PricingUnit": "Hours", "RegionId": "us-east-1"}),
     ("g6.xlarge spot", None,
      {"ChargeCategory": "Usage", "BilledCost": D("1.75"), "EffectiveCost": D("1.75"), "PricingCategory": "Dynamic",
           "x_PurchaseOption": "spot", "x_GpuHours": D("5"), "ListCost": D("4.024")}),
     ("Sign up charge", None,
-     {"ChargeCategory": "Purchase", "ChargeFrequency": "One-Time", "BilledCost": D("100000"), "EffectiveCost": D("0"),
+     {"ChargeCategory": "Purchase", "ChargeFrequency": "One-Time", "BilledCost": D("87600"), "EffectiveCost": D("0"),
           "CommitmentDiscountType": "Reserved Instance", "x_PurchaseOption": "reserved_1y", "x_GpuHours": None}),
     ("hourly fee per Linux/UNIX (Amazon VPC), p4d.24xlarge instance", None,
-     {"ChargeCategory": "Purchase", "ChargeFrequency": "Recurring", "BilledCost": D("8000"), "EffectiveCost": D("0")}),
+     {"ChargeCategory": "Purchase", "ChargeFrequency": "Recurring", "BilledCost": D("3720"), "EffectiveCost": D("0")}),
     ("Unused Reserved Instance", "Unused",
-     {"ChargeCategory": "Usage", "BilledCost": D("0"), "EffectiveCost": D("900"), "PricingQuantity": D("44"),
+     {"ChargeCategory": "Usage", "BilledCost": D("0"), "EffectiveCost": D("660"), "PricingQuantity": D("44"),
           "CommitmentDiscountCategory": "Usage", "x_GpuHours": None}),
     ("USD 0.0 hourly fee", "Used",
-     {"ChargeCategory": "Usage", "BilledCost": D("0"), "EffectiveCost": D("1500"), "ListCost": D("2196"),
-          "ContractedCost": D("2196"), "PricingCategory": "Committed", "x_PurchaseOption": "reserved_1y",
-          "x_GpuModel": "a100-40gb", "x_GpuHours": D("800"),
+     {"ChargeCategory": "Usage", "BilledCost": D("0"), "EffectiveCost": D("5250"), "ListCost": D("7686"),
+          "ContractedCost": D("7686"), "PricingCategory": "Committed", "x_PurchaseOption": "reserved_1y",
+          "x_GpuModel": "a100-40gb", "x_GpuHours": D("2800"),
           "CommitmentDiscountId": "arn:aws:ec2:us-east-1:222222222222:reserved-instances/4b2a1c3d-ri-p4d"}),
     ("No Upfront Compute Savings Plan", None,
-     {"ChargeCategory": "Purchase", "ChargeFrequency": "Recurring", "BilledCost": D("720"), "EffectiveCost": D("0"),
+     {"ChargeCategory": "Purchase", "ChargeFrequency": "Recurring", "BilledCost": D("744"), "EffectiveCost": D("0"),
           "CommitmentDiscountCategory": "Spend", "x_PurchaseOption": "savings_plan_1y"}),
     ("Unused Savings Plan", "Unused", {"BilledCost": D("0"), "EffectiveCost": D("70")}),
     ("Compute Savings Plan covered g6e", "Used",
@@ -81,6 +83,7 @@ def test_every_mandatory_column_is_filled(focus):
     ("Tax for product", None, {"ChargeCategory": "Tax", "BilledCost": D("120"), "EffectiveCost": D("120"),
                                    "PricingCategory": None, "x_PurchaseOption": None}),
     ("Activate credit", None, {"ChargeCategory": "Credit", "BilledCost": D("-50"), "EffectiveCost": D("-50")}),
+    ("Enterprise Discount Program", None, {"ChargeCategory": "Credit", "BilledCost": D("-55.04"), "EffectiveCost": D("0")}),
 ])
 def test_line_item_to_focus(focus, text, status, expected):
     rows = _by_description(focus, text, status)
