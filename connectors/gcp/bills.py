@@ -32,7 +32,8 @@ from finops.errors import InputError, Location
 
 from . import mapping as m
 from .bigquery import BIGQUERY_ENDPOINT_ENV, query_rows
-from .normalize import export_row, focus_export_row, get, month_period, nest
+from .commitments import amortize
+from .normalize import export_row, focus_export_row, get, month_period, nest, unused_row
 
 __all__ = ["BIGQUERY_ENDPOINT_ENV", "BillQuery", "build_query", "export_kind", "parse_month", "pull_bills",
            "read_file_rows", "to_focus"]
@@ -164,11 +165,15 @@ def _leaves(row: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any
 
 
 def _file_to_focus(path: Path, numbered: list[tuple[int, Mapping[str, Any]]], is_focus: bool) -> list[dict[str, Any]]:
-    """:func:`to_focus` row by row; a bad value is an ``InputError`` naming the file, row and column."""
-    records: list[dict[str, Any]] = []
+    """:func:`to_focus`; a bad value is an ``InputError`` naming the file, row and column (found by mapping
+    the rows one by one)."""
+    try:
+        return to_focus([row for _, row in numbered], is_focus)
+    except (InputError, ValueError, ArithmeticError):
+        pass  # located below
     for number, row in numbered:
         try:
-            records.extend(to_focus([row], is_focus))
+            to_focus([row], is_focus)
         except (InputError, ValueError) as exc:  # ValueError: a timestamp that is not ISO 8601
             message = exc.message if isinstance(exc, InputError) else f"not a valid value: {exc}"
             # the column is the leaf whose value the message quotes (to_decimal and fromisoformat quote it)
@@ -177,7 +182,7 @@ def _file_to_focus(path: Path, numbered: list[tuple[int, Mapping[str, Any]]], is
             raise InputError(message, where=Location(file=str(path), row=number, column=column),
                              hint=getattr(exc, "hint", None) or "fix the value in the export or export the month again",
                              ) from exc
-    return records
+    return to_focus([row for _, row in numbered], is_focus)  # not a one-row error: raise it as it is
 
 
 def _month_rows(rows: Iterable[Mapping[str, Any]], is_focus: bool, month: str, first: int = 1,
@@ -192,10 +197,15 @@ def _month_rows(rows: Iterable[Mapping[str, Any]], is_focus: bool, month: str, f
 
 
 def to_focus(rows: Iterable[Mapping[str, Any]], is_focus: bool) -> list[dict[str, Any]]:
-    """Export rows -> FOCUS records (pure)."""
+    """Export rows -> FOCUS records (pure); a standard or detailed export's commitments are amortized over
+    the rows given (:func:`connectors.gcp.commitments.amortize`: give a whole invoice month)."""
     if is_focus:
         return [focus_export_row(r) for r in rows]
-    return [record for r in rows for record in export_row(r)]
+    rows = list(rows)
+    plan = amortize(rows)
+    charges = [export_row(r, plan.shares.get(i)) for i, r in enumerate(rows)]
+    unused = [unused_row(charges[u.fee_row][0], u) for u in plan.unused]
+    return [record for records in charges for record in records] + unused
 
 
 def pull_bills(source: str, month: str, out: Path) -> Path:

@@ -8,7 +8,9 @@ record on the same row. FOCUS wants each credit as its own row. How a row become
 export row                  category    frequency    BilledCost             EffectiveCost
 ==========================  ==========  ===========  =====================  ================================
 cost_type regular (usage)   Usage       Usage-Based  cost                   cost + credits whose type folds
-regular, commitment fee     Purchase    Recurring    cost                   cost (billed monthly, no upfront)
+                                                                            + its share of a commitment fee
+regular, commitment fee     Purchase    Recurring    cost                   0 (amortized into covered usage)
+unused part of a fee        Usage       Usage-Based  0                      fee - shares (Status Unused)
 cost_type tax               Tax         Usage-Based  cost                   cost
 adjustment, rounding_error  Adjustment  Usage-Based  cost                   cost (ChargeClass Correction for
                                                                             adjustments)
@@ -16,12 +18,15 @@ each credit of a row        Credit      Usage-Based  credit amount (< 0)    0 if
 ==========================  ==========  ===========  =====================  ================================
 
 A credit type *folds* (:data:`CREDIT_TYPES`) when it is a reduced rate of the usage it sits on
-(committed use, sustained use, negotiated discounts, free tier): the usage row's ``EffectiveCost``
-already nets it, so its Credit row carries ``EffectiveCost = 0``. Promotions and other credits are not
-rates; they stay in ``EffectiveCost`` on their own Credit row. Either way ``sum(BilledCost)`` is the
-invoice total (cost + credits) and so is ``sum(EffectiveCost)``: nothing is counted twice. GCP bills
-resource-based commitments monthly with nothing upfront, so the commitment fee is the covered usage's
-effective cost in that month and is not amortized further.
+(committed use, sustained use, negotiated discounts, free tier, subscription benefits): the usage row's
+``EffectiveCost`` already nets it, so its Credit row carries ``EffectiveCost = 0``. Promotions and other
+credits are not rates; they stay in ``EffectiveCost`` on their own Credit row. A committed-use credit
+cancels the covered on-demand cost; the commitment's fee is then amortized into the covered rows and
+its unused part (:mod:`connectors.gcp.commitments`), with ``CommitmentDiscountId`` on the fee, the
+covered usage, its credits and the Unused row. Either way ``sum(BilledCost)`` is the invoice total
+(cost + credits) and so is ``sum(EffectiveCost)``: nothing is counted twice. ``InvoiceId`` is the
+export's ``invoice.id`` where it has one, else its ``invoice.month`` (one invoice per billing account and
+month); ``RegionId`` and ``RegionName`` are ``location.region``, else ``location.location``.
 
 Sources: "Structure of Standard/Detailed data export" (https://cloud.google.com/billing/docs/how-to/
 export-data-bigquery-tables/standard-usage, .../detailed-usage), "FOCUS export"
@@ -38,6 +43,7 @@ from typing import Literal, get_args
 
 __all__ = [
     "ACCELERATOR_OF_COMPONENT",
+    "COMMITMENT_CREDIT_PREFIXES",
     "COMMITMENT_FEE_PREFIXES",
     "COST_TYPES",
     "CREDIT_TYPES",
@@ -49,6 +55,7 @@ __all__ = [
     "PURCHASE_OPTIONS",
     "REPEATED_FIELDS",
     "SERVICE_CATEGORIES",
+    "SUBJECT_WORDS",
     "TABLE_PREFIXES",
     "TERMS",
     "CreditRule",
@@ -100,6 +107,11 @@ COST_TYPES: dict[str, tuple[str, str | None]] = {
 
 #: SKU descriptions of commitment fees (resource-based and spend-based): ChargeCategory Purchase.
 COMMITMENT_FEE_PREFIXES: tuple[str, ...] = ("Commitment v1:", "Commitment - dollar based v1:", "Commitment:")
+#: Committed-use credit names before the subject they cover (``Committed use discount: Nvidia H100 80GB GPU``).
+COMMITMENT_CREDIT_PREFIXES: tuple[str, ...] = ("Committed use discount - dollar based:", "Committed use discount:",
+                                               "Committed Use Discount:")
+#: Words that name the same resource in fee SKUs and credit names (``A2 Cpu`` fee, ``A2 Core`` credit).
+SUBJECT_WORDS: dict[str, str] = {"cpu": "core", "cores": "core", "memory": "ram"}
 #: Term words in SKU descriptions and credit names -> price-book term suffix.
 TERMS: dict[str, str] = {"1 year": "1y", "3 year": "3y", "1 yr": "1y", "3 yr": "3y", "1yr": "1y", "3yr": "3y",
                          "12 month": "1y", "36 month": "3y", "twelve_month": "1y", "thirty_six_month": "3y"}

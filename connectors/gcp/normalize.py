@@ -36,9 +36,10 @@ from finops.errors import InputError, UnknownNameError
 from finops.money import MONEY_CONTEXT
 
 from . import mapping as m
+from .commitments import Share, Unused
 from .skus import match_rule
 
-__all__ = ["billing_period", "export_row", "focus_export_row", "get", "month_period", "nest"]
+__all__ = ["billing_period", "export_row", "focus_export_row", "get", "month_period", "nest", "unused_row"]
 
 _ZERO = Decimal(0)
 _HOUR_UNITS = ("hour", "hours", "h")
@@ -162,8 +163,12 @@ def _purchase_option(description: str, fee: bool, cud_credits: list[Mapping[str,
     return "on_demand"
 
 
-def export_row(row: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One standard / detailed export row -> its FOCUS records (the charge, then one per credit)."""
+def export_row(row: Mapping[str, Any], share: Share | None = None) -> list[dict[str, Any]]:
+    """One standard / detailed export row -> its FOCUS records (the charge, then one per credit).
+
+    ``share`` is the row's part in a commitment (:func:`connectors.gcp.commitments.amortize`): a fee row
+    gets its ``CommitmentDiscountId`` and ``EffectiveCost = 0``; a covered row adds its share of the fee
+    to its ``EffectiveCost``."""
     cost = decimal_or_none(row.get("cost")) or _ZERO
     description = str(get(row, "sku.description") or "")
     cost_type = str(row.get("cost_type") or "regular")
@@ -175,8 +180,10 @@ def export_row(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     purchase = _purchase_option(description, fee, cud) if category == "Usage" else ""
     folded = sum((decimal_or_none(c.get("amount")) or _ZERO for c, rule in rules if rule.folds), _ZERO)
     contracted = sum((decimal_or_none(c.get("amount")) or _ZERO for c, rule in rules if rule.contracted), _ZERO)
-    start, end = billing_period(str(get(row, "invoice.month") or ""))
+    invoice_month = str(get(row, "invoice.month") or "")
+    start, end = billing_period(invoice_month)
     base = {column: _text(get(row, path)) for path, column in m.EXPORT_TEXT_COLUMNS.items()}
+    base["RegionId"] = base.get("RegionId") or _text(get(row, "location.location"))
     for column in ("ChargePeriodStart", "ChargePeriodEnd"):
         base[column] = timestamp(base[column])
     base.update({column: decimal_or_none(get(row, path)) for path, column in m.EXPORT_DECIMAL_COLUMNS.items()})
@@ -184,25 +191,36 @@ def export_row(row: Mapping[str, Any]) -> list[dict[str, Any]]:
     base.update({
         "ProviderName": "Google Cloud", "PublisherName": base.get("PublisherName") or "Google",
         "InvoiceIssuerName": "Google Cloud", "BillingAccountName": base.get("BillingAccountId"),
+        "InvoiceId": _text(get(row, "invoice.id")) or invoice_month, "RegionName": base["RegionId"],
         "BillingAccountType": "Billing Account", "SubAccountType": "Project", "BillingPeriodStart": start,
         "BillingPeriodEnd": end, "ServiceCategory": m.SERVICE_CATEGORIES.get(service, "Other"),
         "PricingCurrency": base.get("BillingCurrency"), "Tags": _tags(row),
         "ResourceType": "Compute Instance" if get(row, "system_labels") and _machine(row) else None})
     base.update(_gpu_columns(row, purchase, base.get("PricingQuantity"), usage=category == "Usage" and not fee))
     commitment = _commitment_columns(cud[0] if cud else None, rules)
+    if commitment and share is not None:
+        commitment["CommitmentDiscountId"] = share.commitment_id
     if fee:
         commitment = {"CommitmentDiscountCategory": "Spend" if "dollar" in description.lower() else "Usage",
-                      "CommitmentDiscountType": "Committed Use Discount", "CommitmentDiscountName": description}
+                      "CommitmentDiscountType": "Committed Use Discount", "CommitmentDiscountName": description,
+                      "CommitmentDiscountId": share.commitment_id if share else None}
     pricing = {"on_demand": "Standard", "spot": "Dynamic", "": None}.get(purchase, "Committed")
+    effective = _ZERO if fee and share is not None else MONEY_CONTEXT.add(cost, folded)
+    if share is not None and not fee:
+        effective = MONEY_CONTEXT.add(effective, share.amount)
     charge = {**base, **commitment, "ChargeCategory": "Purchase" if fee else category, "ChargeClass": charge_class,
               "ChargeFrequency": "Recurring" if fee else "Usage-Based", "PricingCategory": pricing,
-              "BilledCost": cost, "EffectiveCost": MONEY_CONTEXT.add(cost, folded),
+              "BilledCost": cost, "EffectiveCost": effective,
               "ListCost": decimal_or_none(row.get("cost_at_list")) if row.get("cost_at_list") not in (None, "") else cost,
               "ContractedCost": MONEY_CONTEXT.add(cost, contracted)}
     records = [charge]
     for credit, rule in rules:
         amount = decimal_or_none(credit.get("amount")) or _ZERO
-        records.append({**base, **_commitment_columns(credit if rule.commitment_category else None, rules),
+        credit_commitment = _commitment_columns(credit if rule.commitment_category else None, rules)
+        if credit_commitment:  # FOCUS: CommitmentDiscountStatus only on Usage rows
+            credit_commitment.update(CommitmentDiscountStatus=None, CommitmentDiscountId=commitment.get(
+                "CommitmentDiscountId") or credit_commitment["CommitmentDiscountId"])
+        records.append({**base, **credit_commitment,
                         "ChargeCategory": "Credit", "ChargeClass": charge_class, "ChargeFrequency": "Usage-Based",
                         "ChargeDescription": str(credit.get("full_name") or credit.get("name") or "credit"),
                         "PricingCategory": None, "PricingQuantity": None, "ConsumedQuantity": None,
@@ -221,6 +239,16 @@ def _commitment_columns(credit: Mapping[str, Any] | None, rules: list[tuple[Mapp
             "CommitmentDiscountName": credit.get("full_name") or credit.get("name") or None,
             "CommitmentDiscountCategory": rule.commitment_category,
             "CommitmentDiscountType": "Committed Use Discount", "CommitmentDiscountStatus": "Used"}
+
+
+def unused_row(fee: Mapping[str, Any], unused: Unused) -> dict[str, Any]:
+    """The ``Unused`` FOCUS row of a commitment, from its fee's FOCUS record (FOCUS 1.2: a Usage row with
+    ``CommitmentDiscountStatus = Unused``, BilledCost 0, EffectiveCost the unused part of the fee)."""
+    return {**fee, "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": "Committed",
+            "ChargeDescription": f"Unused commitment: {fee.get('CommitmentDiscountName') or unused.commitment_id}",
+            "BilledCost": _ZERO, "EffectiveCost": unused.amount, "ListCost": _ZERO, "ContractedCost": _ZERO,
+            "PricingQuantity": unused.quantity, "ConsumedQuantity": None, "ConsumedUnit": None,
+            "CommitmentDiscountId": unused.commitment_id, "CommitmentDiscountStatus": "Unused", "x_GpuHours": None}
 
 
 _JSON_OBJECT_COLUMNS = ("Tags", "SkuPriceDetails")

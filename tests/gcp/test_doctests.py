@@ -6,7 +6,7 @@ import importlib
 import pytest
 
 MODULES = ["connectors.gcp.skus", "connectors.gcp.compose", "connectors.gcp.snapshot", "connectors.gcp.mapping",
-           "connectors.gcp.normalize", "connectors.gcp.bills"]
+           "connectors.gcp.normalize", "connectors.gcp.bills", "connectors.gcp.commitments"]
 
 
 @pytest.mark.parametrize("name", MODULES)
