@@ -24,6 +24,7 @@ from rich.table import Table
 from ..errors import InputError, Location
 from ..money import to_decimal
 from ..reconcile import Plan, Reconciliation, reconcile_month
+from ..reconcile.aggregation import MONTH_BASES, MonthBasis
 from ..reconcile.history import HISTORY_FILE, History
 from ..reconcile.plan import usage_from_csv
 from ._console import console, err_console, print_json
@@ -62,6 +63,21 @@ def parse_percent(value: str | None, option: str) -> Decimal | None:
     return pct
 
 
+def parse_basis(value: str, *, remote: bool = False) -> MonthBasis:
+    """``--basis``: ``invoice`` or ``usage`` (any case); the remote engines aggregate by invoice month only.
+
+    >>> parse_basis("Usage")
+    'usage'
+    """
+    basis = value.strip().lower()
+    if basis not in MONTH_BASES:
+        raise InputError(f"--basis must be invoice or usage, got {value!r}",
+                         hint="invoice: the month's invoices (default); usage: charges by their usage month")
+    if remote and basis != "invoice":
+        raise InputError("--basis usage is for local bills", hint="drop --basis, or reconcile local FOCUS files")
+    return basis  # type: ignore[return-value]
+
+
 def _number(text: str) -> Decimal | None:
     """``text`` as a Decimal, or ``None`` when it is not a number."""
     try:
@@ -74,18 +90,21 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                           rates: dict[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
                           usage: Path | None = None, run_at: datetime | None = None,
                           on_progress: Callable[[float], None] | None = None,
-                          bill_names: Sequence[str] | None = None) -> tuple[Reconciliation, Path]:
+                          bill_names: Sequence[str] | None = None,
+                          basis: MonthBasis = "invoice") -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
     plan's Usage table. ``bill_names`` are what the review lists as its bills (default: the files'
-    names). Everything that can fail on bad input fails before anything is written.
+    names). ``basis`` is which month a charge belongs to (``invoice``: its BillingPeriodStart; ``usage``:
+    its ChargePeriodStart). Everything that can fail on bad input fails before anything is written.
     """
     _check_out(Path(out_dir))
     plan = _read_plan(Path(plan_path), usage)
     history = History(Path(out_dir) / HISTORY_FILE)
     rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
-                          past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress)
+                          past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress,
+                          basis=basis)
     names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
     return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at)
 
@@ -161,6 +180,9 @@ def register(app: typer.Typer) -> None:
     def reconcile(
         plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
         month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month to reconcile"),
+        basis: str = typer.Option("invoice", "--basis", metavar="invoice|usage",
+                                  help="a charge's month: its invoice's (BillingPeriodStart, ties to the invoices) "
+                                       "or its usage's (ChargePeriodStart, usage-month accrual)"),
         bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...", help="FOCUS files (.parquet, .csv, .csv.gz); repeat"),
         out: Path = typer.Option(Path("."), "--out", help="folder for the review workbook and the history"),
         sources: list[str] | None = typer.Option(None, "--from", metavar="PROVIDER:URI...",
@@ -202,6 +224,7 @@ def register(app: typer.Typer) -> None:
         run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
         fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
+        month_basis = parse_basis(basis, remote=engine.lower() != "duckdb")
         if in_place:
             from templates.plan_actuals import check_in_place
 
@@ -235,7 +258,8 @@ def register(app: typer.Typer) -> None:
                 rec, path = reconcile_to_workbook(
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
                     usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
-                    bill_names=[p.name for p in bills] + list(sources))  # a source, not its temporary file
+                    bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
+                    basis=month_basis)
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
 

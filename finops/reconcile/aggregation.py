@@ -7,13 +7,16 @@ the engine that holds it (DuckDB locally, BigQuery or Athena remotely, see
 source, written in DuckDB's dialect over a relation with the FOCUS 1.2 columns of
 :mod:`finops.focus`, and the :class:`ChargeGroup` each result row becomes.
 
-A charge belongs to the month of its ``ChargePeriodStart`` (FOCUS: the period the charge applies to);
+A charge belongs to the month of its invoice, ``BillingPeriodStart`` (FOCUS: the billing period the
+charge is invoiced in), so a month's review ties to that month's invoices and a charge whose usage
+straddles a month edge is in exactly one month; ``basis="usage"`` takes the month of its
+``ChargePeriodStart`` instead (usage-month accrual), see :func:`month_filter`;
 the instance type is ``x_InstanceType`` when the connector filled it, else ``SkuPriceDetails.InstanceType``.
 Every mandatory FOCUS column with a type (money, quantities, timestamps) is read by the query, so a
 value that does not cast is found in the same single scan.
 
 >>> sql = aggregation_sql("focus_bills", "2026-05")
->>> "ChargePeriodStart < TIMESTAMP '2026-06-01 00:00:00'" in sql
+>>> "BillingPeriodStart < TIMESTAMP '2026-06-01 00:00:00'" in sql
 True
 """
 
@@ -22,11 +25,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal, get_args
 
 from ..depreciation import month_index, month_label
 
-__all__ = ["DIMENSIONS", "MEASURES", "ChargeGroup", "aggregation_sql", "month_bounds", "regroup_sql"]
+__all__ = ["DIMENSIONS", "MEASURES", "MONTH_BASES", "MONTH_COLUMNS", "ChargeGroup", "MonthBasis", "aggregation_sql",
+           "month_bounds", "month_filter", "regroup_sql"]
+
+#: Which month a charge belongs to: its invoice's (billing period) or its usage's (charge period).
+MonthBasis = Literal["invoice", "usage"]
+MONTH_BASES: tuple[str, ...] = get_args(MonthBasis)
+#: month basis -> the FOCUS column whose month is the charge's month
+MONTH_COLUMNS: dict[str, str] = {"invoice": "BillingPeriodStart", "usage": "ChargePeriodStart"}
 
 #: Group-by dimensions: result name -> expression over FOCUS columns.
 DIMENSIONS: dict[str, str] = {
@@ -74,7 +84,24 @@ def month_bounds(month: str) -> tuple[str, str]:
     return f"{month_label(index)}-01 00:00:00", f"{month_label(index + 1)}-01 00:00:00"
 
 
-def aggregation_sql(relation: str, month: str, *, per: str | None = None) -> str:
+def month_filter(month: str, basis: MonthBasis = "invoice") -> str:
+    """The SQL condition selecting the charges of ``month``: by ``BillingPeriodStart`` (the invoice month,
+    the default) or by ``ChargePeriodStart`` (``basis="usage"``, usage-month accrual). On the invoice basis
+    ``ChargePeriodStart`` is still read (a condition true for every timestamp), so a value that does not cast
+    fails the scan and is located, as on the usage basis.
+
+    >>> month_filter("2026-05", "usage")
+    "ChargePeriodStart >= TIMESTAMP '2026-05-01 00:00:00' AND ChargePeriodStart < TIMESTAMP '2026-06-01 00:00:00'"
+    """
+    start, end = month_bounds(month)
+    column = MONTH_COLUMNS[basis]
+    chosen = f"{column} >= TIMESTAMP '{start}' AND {column} < TIMESTAMP '{end}'"
+    if basis == "usage":
+        return chosen
+    return f"{chosen} AND (ChargePeriodStart IS NULL OR ChargePeriodStart >= TIMESTAMP '0001-01-01 00:00:00')"
+
+
+def aggregation_sql(relation: str, month: str, *, per: str | None = None, basis: MonthBasis = "invoice") -> str:
     """The aggregation over ``relation`` for ``month``, in DuckDB's dialect.
 
     ``relation`` is a table or view name with the FOCUS columns (``focus_bills`` locally, a fully
@@ -88,12 +115,11 @@ def aggregation_sql(relation: str, month: str, *, per: str | None = None) -> str
     >>> aggregation_sql("t", "2026-05", per="f").splitlines()[-1]
     'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19'
     """
-    start, end = month_bounds(month)
     dimensions = {**DIMENSIONS, **({per: per} if per else {})}
     select = [f"  {expr} AS {name}" for name, expr in {**dimensions, **MEASURES}.items()]
     ordinals = ", ".join(str(i + 1) for i in range(len(dimensions)))
     return ("SELECT\n" + ",\n".join(select) + f"\nFROM {relation}\n"
-            f"WHERE ChargePeriodStart >= TIMESTAMP '{start}' AND ChargePeriodStart < TIMESTAMP '{end}'\n"
+            f"WHERE {month_filter(month, basis)}\n"
             f"GROUP BY {ordinals}")
 
 

@@ -44,7 +44,7 @@ from ..depreciation import month_index, monthly_depreciation
 from ..errors import CurrencyMismatchError, InputError, Location
 from ..money import MONEY_CONTEXT, Money
 from ..registry import normalize_key
-from .aggregation import ChargeGroup, aggregation_sql, regroup_sql
+from .aggregation import MONTH_COLUMNS, ChargeGroup, MonthBasis, aggregation_sql, regroup_sql
 from .bills import (
     FILE_COLUMN,
     VIEW,
@@ -105,7 +105,8 @@ def _gpu_table(provider: str) -> dict[str, tuple[str, int]]:
 
 
 def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month: str,
-                    on_progress: Callable[[float], None] | None = None) -> list[ChargeGroup]:
+                    on_progress: Callable[[float], None] | None = None, basis: MonthBasis = "invoice",
+                    ) -> list[ChargeGroup]:
     """Run the aggregation over the view made by :func:`~finops.reconcile.bills.open_bills`.
 
     ``on_progress`` receives DuckDB's progress in percent while the scan runs (from this thread).
@@ -115,9 +116,10 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
     (:func:`~finops.reconcile.fingerprint.refuse_same_charges`) raise :class:`InputError`.
     """
     per_file = len(files) > 1
-    sql = aggregation_sql(VIEW, month)
+    sql = aggregation_sql(VIEW, month, basis=basis)
     if per_file:
-        sql = f"CREATE OR REPLACE TEMP TABLE {_FILE_GROUPS} AS " + aggregation_sql(VIEW, month, per=FILE_COLUMN)
+        sql = f"CREATE OR REPLACE TEMP TABLE {_FILE_GROUPS} AS " + aggregation_sql(VIEW, month, per=FILE_COLUMN,
+                                                                                   basis=basis)
     outcome: dict[str, object] = {}
 
     def work() -> None:
@@ -151,15 +153,16 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
         on_progress(100.0)
     rows = outcome["rows"]
     if per_file:
-        refuse_same_charges(con, files, _FILE_GROUPS, month)
+        refuse_same_charges(con, files, _FILE_GROUPS, month, basis)
         rows = con.execute(regroup_sql(_FILE_GROUPS)).fetchall()
         con.execute(f"DROP TABLE {_FILE_GROUPS}")
     groups = [ChargeGroup.from_row(row) for row in rows]  # type: ignore[union-attr]
     if not groups:
+        column = MONTH_COLUMNS[basis]
         months = [m for (m,) in con.execute(
-            f"SELECT DISTINCT strftime(ChargePeriodStart, '%Y-%m') AS m FROM {VIEW} ORDER BY m").fetchall()]
+            f"SELECT DISTINCT strftime({column}, '%Y-%m') AS m FROM {VIEW} ORDER BY m").fetchall()]
         raise InputError(f"no charges in {month}; the bills hold {', '.join(str(m) for m in months) or 'no rows'}",
-                         where=Location(file=", ".join(str(f.path) for f in files), column="ChargePeriodStart"),
+                         where=Location(file=", ".join(str(f.path) for f in files), column=column),
                          hint="pick a month the bills cover, or give that month's bills")
     return groups
 
@@ -167,8 +170,12 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
 def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping[str, Decimal] | None = None,
                     threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
                     instance_gpus: InstanceGpus | None = None,
-                    on_progress: Callable[[float], None] | None = None) -> Reconciliation:
+                    on_progress: Callable[[float], None] | None = None,
+                    basis: MonthBasis = "invoice") -> Reconciliation:
     """Reconcile ``month`` (``'YYYY-MM'``) of ``plan`` against FOCUS bill files, with DuckDB.
+
+    ``basis`` is which month a charge belongs to: its invoice's (``BillingPeriodStart``, the default, so the
+    month ties to its invoices) or its usage's (``"usage"``, ``ChargePeriodStart``).
 
     ``rates`` converts other billing currencies into the plan currency (1 unit = rate units of the
     plan currency); ``past_actuals`` holds earlier months' P&L actuals (from the history) for the forecast;
@@ -179,7 +186,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     con = duckdb.connect()
     try:
         files = open_bills(con, bills)
-        groups = run_aggregation(con, files, month, on_progress)
+        groups = run_aggregation(con, files, month, on_progress, basis)
         bill_currencies = sorted({g.billing_currency or "" for g in groups})
         if len(bill_currencies) > 1 and not _rates_cover(bill_currencies, currency, rates):
             first = next(g.billing_currency for g in groups if g.billing_currency)

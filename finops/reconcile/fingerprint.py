@@ -23,7 +23,7 @@ from __future__ import annotations
 import duckdb
 
 from ..errors import InputError, Location
-from .aggregation import DIMENSIONS, month_bounds
+from .aggregation import DIMENSIONS, MonthBasis, month_filter
 from .bills import FILE_COLUMN, VIEW, BillFile
 
 __all__ = ["CHARGE_KEY", "refuse_identical_files", "refuse_same_charges"]
@@ -37,7 +37,8 @@ CHARGE_KEY = ("BillingAccountId", "SubAccountId", "ChargePeriodStart", "ChargePe
 _SHAPE_KEY = tuple(name for name in DIMENSIONS if name != "tags")
 
 
-def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], groups: str, month: str) -> None:
+def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], groups: str, month: str,
+                        basis: MonthBasis = "invoice") -> None:
     """Raise :class:`InputError` when two of ``files`` hold the same charges of ``month``.
 
     ``groups`` is a table with the result of ``aggregation_sql(VIEW, month, per=FILE_COLUMN)`` over
@@ -60,9 +61,7 @@ def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], g
     alike = sorted(index for same in by_shape.values() if len(same) > 1 for index in same)
     if not alike:
         return
-    start, end = month_bounds(month)
-    refuse_identical_files(con, files, alike, where=f"ChargePeriodStart >= TIMESTAMP '{start}' "
-                                                    f"AND ChargePeriodStart < TIMESTAMP '{end}'", what=f"of {month}")
+    refuse_identical_files(con, files, alike, where=month_filter(month, basis), what=f"of {month}")
 
 
 def refuse_identical_files(con: duckdb.DuckDBPyConnection, files: list[BillFile], indices: list[int] | None = None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import gzip
 from collections.abc import Sequence
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,22 @@ def write_bill(path: Path, rows: Sequence[dict[str, Any]], *, columns: Sequence[
         writer = csv.DictWriter(handle, fieldnames=names, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({**BASE_ROW, **row})
+            writer.writerow({**BASE_ROW, **_on_its_invoice(row)})
     return path
+
+
+def _on_its_invoice(row: dict[str, Any]) -> dict[str, Any]:
+    """A row whose ChargePeriodStart is in another month than May is on that month's invoice (its
+    BillingPeriodStart/End), unless the row gives its billing period or a timestamp that does not parse."""
+    if "BillingPeriodStart" in row or not row.get("ChargePeriodStart"):
+        return row
+    try:
+        start = datetime.fromisoformat(str(row["ChargePeriodStart"])).astimezone(UTC)
+    except ValueError:
+        return row
+    end = date(start.year + start.month // 12, start.month % 12 + 1, 1)
+    return {"BillingPeriodStart": f"{start.year:04d}-{start.month:02d}-01T00:00:00Z",
+            "BillingPeriodEnd": f"{end.isoformat()}T00:00:00Z", **row}
 
 
 def _table(book: openpyxl.Workbook, sheet: str, name: str, headers: Sequence[str],

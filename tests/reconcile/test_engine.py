@@ -133,5 +133,5 @@ def test_a_timestamp_offset_decides_the_month_in_utc(tmp_path, simple_plan):
     bill = write_bill(tmp_path / "offsets.csv", [
         {"ChargePeriodStart": "2026-04-30T23:30:00-01:00", "EffectiveCost": "7", "BilledCost": "7"},
         {"ChargePeriodStart": "2026-05-01T00:30:00+02:00", "EffectiveCost": "100", "BilledCost": "100"}])
-    rec = reconcile_month(read_plan(simple_plan), [bill], "2026-05")
+    rec = reconcile_month(read_plan(simple_plan), [bill], "2026-05", basis="usage")
     assert (rec.bill_rows, rec.effective_cost.amount) == (1, usd(7))

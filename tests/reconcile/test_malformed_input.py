@@ -40,7 +40,7 @@ def bad_bills(tmp: Path) -> dict[str, tuple[list[Path], list[str]]]:
             ["fx.csv", "row 3", "column BillingCurrency", "several billing currencies"]),
         "month with no data": (
             [write_bill(tmp / "june.csv", [{"ChargePeriodStart": "2026-06-01T00:00:00Z"}])],
-            ["june.csv", "column ChargePeriodStart", "no charges in 2026-05", "2026-06"]),
+            ["june.csv", "column BillingPeriodStart", "no charges in 2026-05", "2026-06"]),
         "duplicated file": ([good, copy], ["copy-of-good.csv", "duplicated bill file", "good.csv"]),
         "the same bill, plain and gzip": ([good, _gzip(good, tmp / "good-again.csv.gz")],
                                           ["good-again.csv.gz", "duplicated bill file", "good.csv"]),
