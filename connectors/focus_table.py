@@ -24,8 +24,8 @@ from finops.errors import InputError, Location
 from finops.focus import COLUMNS, GPU_COLUMNS
 from finops.money import MONEY_CONTEXT, to_decimal
 
-__all__ = ["KINDS", "NAMES", "FocusParquetWriter", "cell", "decimal_or_none", "gpu_columns", "json_text", "record",
-           "timestamp", "unreadable_cell", "write_focus_parquet"]
+__all__ = ["KINDS", "NAMES", "FocusParquetWriter", "cell", "conform", "decimal_or_none", "gpu_columns", "json_text",
+           "focus_unit", "record", "service_subcategory", "timestamp", "unreadable_cell", "write_focus_parquet"]
 
 NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS + GPU_COLUMNS)
 KINDS: dict[str, str] = {c.name: c.kind for c in COLUMNS + GPU_COLUMNS}
@@ -131,6 +131,88 @@ def record(**values: Any) -> dict[str, Any]:
     return {name: values.get(name) for name in NAMES}
 
 
+#: Provider unit text -> FOCUS 1.2 Unit Format ("Hours", "GiB-Hours", "B-Seconds"; Appendix "Unit Format").
+#: CUR's ``pricing_unit`` and the GCP export's ``usage.unit`` / ``usage.pricing_unit``; unlisted units are kept.
+FOCUS_UNITS: dict[str, str] = {
+    "Hrs": "Hours", "Hour": "Hours", "hour": "Hours", "hours": "Hours", "h": "Hours", "seconds": "Seconds",
+    "second": "Seconds", "byte-seconds": "B-Seconds", "gibibyte hour": "GiB-Hours", "gibibyte month": "GiB-Months",
+    "gibibyte": "GiB", "GB-Mo": "GB-Months", "GB-month": "GB-Months", "requests": "Requests", "count": "Count",
+    "Quantity": "Quantity", "month": "Months",
+}
+
+
+def focus_unit(unit: str | None) -> str | None:
+    """A unit in FOCUS Unit Format (:data:`FOCUS_UNITS`); ``None`` for no unit.
+
+    >>> focus_unit("Hrs"), focus_unit("gibibyte hour"), focus_unit("vCPU-Hours"), focus_unit("")
+    ('Hours', 'GiB-Hours', 'vCPU-Hours', None)
+    """
+    return FOCUS_UNITS.get(unit, unit) if unit else None
+
+
+#: FOCUS 1.2 nullability rules applied to every record (rule id -> (column made null, when)); each ``when``
+#: reads the record as it is after the rules before it.
+_NULL_WHEN: tuple[tuple[str, str, Any], ...] = (
+    ("PricingQuantity-C-004", "PricingQuantity", lambda r: r["ChargeCategory"] == "Tax"),
+    ("SkuId-C-004", "SkuId", lambda r: r["ChargeCategory"] == "Tax"),
+    ("ConsumedQuantity-C-004", "ConsumedQuantity",
+     lambda r: r["ChargeCategory"] != "Usage" or r["CommitmentDiscountStatus"] == "Unused"),
+    ("ConsumedUnit-C-005", "ConsumedUnit", lambda r: r["ConsumedQuantity"] is None),
+    ("PricingUnit-C-005", "PricingUnit", lambda r: r["PricingQuantity"] is None),
+    ("ListUnitPrice-C-004", "ListUnitPrice", lambda r: r["ChargeCategory"] == "Tax"),
+    ("PricingCategory-C-003", "PricingCategory", lambda r: r["ChargeCategory"] == "Tax"),
+    ("ContractedUnitPrice-C-005", "ContractedUnitPrice", lambda r: r["ChargeCategory"] == "Tax"),
+    ("RegionName-C-004", "RegionName", lambda r: r["RegionId"] is None),
+    ("SkuPriceDetails-C-004", "SkuPriceDetails", lambda r: r["SkuPriceId"] is None),
+    ("SkuMeter-C-004", "SkuMeter", lambda r: r["SkuId"] is None),
+    ("CommitmentDiscountStatus-C-003", "CommitmentDiscountStatus", lambda r: r["CommitmentDiscountId"] is None),
+    ("CommitmentDiscountStatus (Used/Unused describe usage)", "CommitmentDiscountStatus",
+     lambda r: r["ChargeCategory"] != "Usage"),
+)
+#: The pricing-currency twins FOCUS 1.2 fills when the pricing currency is the billing currency.
+_PRICING_CURRENCY_TWINS = {"PricingCurrencyEffectiveCost": "EffectiveCost",
+                           "PricingCurrencyListUnitPrice": "ListUnitPrice",
+                           "PricingCurrencyContractedUnitPrice": "ContractedUnitPrice"}
+
+
+def conform(row: dict[str, Any]) -> dict[str, Any]:
+    """A FOCUS record made to follow the FOCUS 1.2 nullability rules (:data:`_NULL_WHEN`: no quantity, SKU or
+    unit price on a Tax row, consumed quantity only on used Usage rows, a unit only with its quantity, a
+    region name only with its id, price details only with a price id) and with the pricing-currency
+    columns equal to the billing-currency ones when the two currencies are the same (else left as given);
+    units in FOCUS Unit Format (:func:`focus_unit`).
+    Money columns are never changed. Idempotent.
+
+    Source: FOCUS 1.2 column requirements (https://focus.finops.org/focus-specification/v1-2/), as the
+    FinOps Foundation's focus-validator 2.2.1 checks them (model-1.2.0.1, rule ids above).
+
+    >>> r = conform(record(ChargeCategory="Tax", PricingQuantity=Decimal(1), PricingUnit="Units", SkuId="tax",
+    ...                    BillingCurrency="USD", PricingCurrency="USD", EffectiveCost=Decimal(7)))
+    >>> r["PricingQuantity"], r["PricingUnit"], r["SkuId"], r["PricingCurrencyEffectiveCost"]
+    (None, None, None, Decimal('7'))
+    """
+    row["PricingUnit"], row["ConsumedUnit"] = focus_unit(row["PricingUnit"]), focus_unit(row["ConsumedUnit"])
+    for _rule, column, when in _NULL_WHEN:
+        if row[column] is not None and when(row):
+            row[column] = None
+    if row["PricingCurrency"] is None or row["PricingCurrency"] == row["BillingCurrency"]:
+        row["PricingCurrency"] = row["BillingCurrency"]
+        for twin, column in _PRICING_CURRENCY_TWINS.items():
+            if row[twin] is None:
+                row[twin] = row[column]
+    return row
+
+
+def service_subcategory(subcategories: Mapping[str, str], service: str | None, category: str) -> str:
+    """FOCUS 1.2 ServiceSubcategory of a service: from a provider's table, else ``Other (<ServiceCategory>)``
+    (an allowed value under every category), so each ServiceName has one subcategory.
+
+    >>> service_subcategory({"AmazonEC2": "Virtual Machines"}, "AmazonEC2", "Compute"), service_subcategory({}, "X", "Other")
+    ('Virtual Machines', 'Other (Other)')
+    """
+    return subcategories.get(service or "", f"Other ({category})")
+
+
 def gpu_columns(instance_type: str | None, hours: Decimal | None, purchase_option: str | None,
                 gpu: tuple[str, int] | None) -> dict[str, Any]:
     """The ``x_`` columns: GPU-hours = instance-hours x GPUs per instance (``None`` without a GPU or hours).
@@ -208,7 +290,7 @@ class FocusParquetWriter:
 
     def write(self, rows: Iterable[Mapping[str, Any]]) -> None:
         """Append a chunk of records (an empty chunk writes nothing)."""
-        chunk = list(rows)
+        chunk = [conform(dict(row)) for row in rows]
         if chunk:
             self._writer.write_table(_table(chunk))
             self.rows += len(chunk)

@@ -19,7 +19,16 @@ from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from connectors.focus_table import decimal_or_none, gpu_columns, record, timestamp, unreadable_cell
+from connectors.focus_table import (
+    conform,
+    decimal_or_none,
+    focus_unit,
+    gpu_columns,
+    record,
+    service_subcategory,
+    timestamp,
+    unreadable_cell,
+)
 from finops.errors import InputError, Location
 from finops.money import MONEY_CONTEXT
 
@@ -32,8 +41,9 @@ from .mapping import (
     CUR_TEXT_COLUMNS,
     LEASE_TERMS,
     LINE_ITEM_TYPES,
+    RESOURCE_TYPES,
     SERVICE_CATEGORIES,
-    UNITS,
+    SERVICE_SUBCATEGORIES,
     USAGE_KINDS,
     CostBasis,
     CostBasisName,
@@ -129,7 +139,7 @@ def _charge(rec: Mapping[str, Any], rule: LineItemRule, basis: CostBasis, gpu_of
     for column in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
         values[column] = timestamp(values[column])
     values.update({focus: decimal_or_none(rec.get(cur)) for cur, focus in CUR_DECIMAL_COLUMNS.items()})
-    values["PricingUnit"] = UNITS.get(values["PricingUnit"] or "", values["PricingUnit"])
+    values["PricingUnit"] = focus_unit(values["PricingUnit"])
     arn_column = COMMITMENT_KINDS[rule.commitment][0] if rule.commitment else ""
     commitment_id = _text(rec.get(arn_column)) if arn_column else None
     kind = rule.commitment if commitment_id else ""
@@ -152,8 +162,13 @@ def _charge(rec: Mapping[str, Any], rule: LineItemRule, basis: CostBasis, gpu_of
     else:
         pricing = "Standard" if rule.charge_category in ("Usage", "Purchase") else None
     product_code = values["ServiceName"] or ""
-    details = {k: v for k, v in (("InstanceType", instance_type), ("UsageType", _text(rec.get("line_item_usage_type"))),
-                                 ("Operation", _text(rec.get("line_item_operation")))) if v}
+    details = {k: v for k, v in (("x_InstanceType", instance_type),
+                                 ("x_UsageType", _text(rec.get("line_item_usage_type"))),
+                                 ("x_Operation", _text(rec.get("line_item_operation")))) if v}
+    resource_id = values["ResourceId"] or ""
+    resource_type = next((kind for prefix, kind in RESOURCE_TYPES.items() if resource_id.startswith(prefix)),
+                         f"{product_code} resource") if resource_id else None
+    category = SERVICE_CATEGORIES.get(product_code, "Other")
     tags = _mapping(rec.get("resource_tags"))
     commitment = COMMITMENT_KINDS[kind] if kind else None
     values.update(
@@ -168,7 +183,8 @@ def _charge(rec: Mapping[str, Any], rule: LineItemRule, basis: CostBasis, gpu_of
         PricingQuantity=quantity if quantity is not None else _ZERO, PricingUnit=values["PricingUnit"] or "Units",
         PricingCurrency=values["PricingCurrency"] or values["BillingCurrency"],
         ConsumedQuantity=quantity if is_usage else None, ConsumedUnit=values["PricingUnit"] if is_usage else None,
-        ServiceCategory=SERVICE_CATEGORIES.get(product_code, "Other"),
+        ServiceCategory=category, ServiceSubcategory=service_subcategory(SERVICE_SUBCATEGORIES, product_code, category),
+        ResourceType=resource_type, SkuMeter=_text(rec.get("line_item_usage_type")) if values["SkuId"] else None,
         SkuPriceDetails=json.dumps(details, sort_keys=True) if details else None,
         Tags=json.dumps(tags, sort_keys=True) if tags else None,
         CommitmentDiscountId=commitment_id if kind else None,
@@ -241,7 +257,7 @@ def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, 
             raise unreadable_cell(rec, CUR_CELL_KINDS, file=file, row=number) or InputError(
                 f"line item does not read: {error}", where=Location(file=file, row=number),
                 hint="fix the row or export the file again") from error
-        rows.append(charge)
+        rows.append(conform(charge))
         if unused is not None:
-            rows.append(unused)
+            rows.append(conform(unused))
     return rows

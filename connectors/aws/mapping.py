@@ -69,8 +69,9 @@ __all__ = [
     "LEASE_TERMS",
     "LINE_ITEM_TYPES",
     "PURCHASE_OPTIONS",
+    "RESOURCE_TYPES",
     "SERVICE_CATEGORIES",
-    "UNITS",
+    "SERVICE_SUBCATEGORIES",
     "USAGE_KINDS",
     "CostBasis",
     "LineItemRule",
@@ -216,6 +217,21 @@ SERVICE_CATEGORIES: dict[str, str] = {
     "AWSSupportBusiness": "Other", "AWSSupportEnterprise": "Other",
 }
 
+#: AWS product code -> FOCUS 1.2 ServiceSubcategory (unlisted codes: ``Other (<ServiceCategory>)``).
+SERVICE_SUBCATEGORIES: dict[str, str] = {
+    "AmazonEC2": "Virtual Machines", "AmazonECS": "Containers", "AmazonEKS": "Containers",
+    "AWSLambda": "Serverless Compute", "AmazonS3": "Object Storage", "AmazonEFS": "File Storage",
+    "AmazonFSx": "File Storage", "AmazonRDS": "Relational Databases", "AmazonDynamoDB": "NoSQL Databases",
+    "AmazonVPC": "Network Infrastructure", "AWSDataTransfer": "Network Connectivity",
+    "AmazonCloudFront": "Content Delivery", "AmazonCloudWatch": "Observability",
+    "AmazonSageMaker": "Machine Learning", "AmazonBedrock": "Generative AI",
+}
+#: ``line_item_resource_id`` prefix -> FOCUS ResourceType (FOCUS 1.2 ResourceType-C-005: set wherever ResourceId
+#: is; other ids get ``<product code> resource``).
+RESOURCE_TYPES: dict[str, str] = {"i-": "EC2 Instance", "vol-": "EBS Volume", "snap-": "EBS Snapshot",
+                                  "nat-": "NAT Gateway", "eipalloc-": "Elastic IP", "arn:aws:s3": "S3 Bucket",
+                                  "arn:aws:sagemaker": "SageMaker Endpoint"}
+
 #: Cost Explorer PURCHASE_TYPE dimension value -> x_PurchaseOption (Cost Explorer gives no term).
 CE_PURCHASE_TYPES: dict[str, str] = {
     "On Demand Instances": "on_demand", "Spot Instances": "spot", "Savings Plans": "savings_plan",
@@ -228,6 +244,3 @@ CE_PURCHASE_TYPES: dict[str, str] = {
 #: when no commitment covers it.
 USAGE_KINDS: dict[str, str] = {"BoxUsage": "on_demand", "DedicatedUsage": "on_demand", "HostBoxUsage": "on_demand",
                                "SpotUsage": "spot"}
-
-#: CUR pricing units -> FOCUS 1.2 unit names (unlisted units are kept).
-UNITS: dict[str, str] = {"Hrs": "Hours", "Hour": "Hours", "hours": "Hours"}

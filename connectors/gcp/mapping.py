@@ -54,7 +54,9 @@ __all__ = [
     "PROMOTION_LIKE",
     "PURCHASE_OPTIONS",
     "REPEATED_FIELDS",
+    "RESOURCE_TYPES",
     "SERVICE_CATEGORIES",
+    "SERVICE_SUBCATEGORIES",
     "SUBJECT_WORDS",
     "TABLE_PREFIXES",
     "TERMS",
@@ -153,6 +155,19 @@ SERVICE_CATEGORIES: dict[str, str] = {
     "Vertex AI": "AI and Machine Learning", "Cloud Logging": "Management and Governance",
     "Cloud Monitoring": "Management and Governance", "Support": "Other",
 }
+
+#: ``service.description`` -> FOCUS 1.2 ServiceSubcategory (unlisted: ``Other (<ServiceCategory>)``).
+SERVICE_SUBCATEGORIES: dict[str, str] = {
+    "Compute Engine": "Virtual Machines", "Kubernetes Engine": "Containers", "Cloud Run": "Serverless Compute",
+    "Cloud Storage": "Object Storage", "BigQuery": "Analytics Platforms", "Cloud SQL": "Relational Databases",
+    "Networking": "Network Connectivity", "Vertex AI": "AI Platforms", "Cloud Logging": "Observability",
+    "Cloud Monitoring": "Observability",
+}
+#: The collection in a resource's full name (``//compute.googleapis.com/projects/p/zones/z/instances/vm``)
+#: -> FOCUS ResourceType (others: the collection name as given).
+RESOURCE_TYPES: dict[str, str] = {"instances": "Compute Instance", "disks": "Persistent Disk",
+                                  "buckets": "Storage Bucket", "nodes": "TPU Node", "clusters": "GKE Cluster",
+                                  "commitments": "Commitment"}
 
 #: GPU/TPU SKU component (``connectors.gcp.skus.RULES``) -> accelerator id where the two differ.
 ACCELERATOR_OF_COMPONENT: dict[str, str] = {"h100-mega": "h100-sxm"}

@@ -29,7 +29,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from connectors.focus_table import NAMES, cell, decimal_or_none, timestamp
+from connectors.focus_table import NAMES, cell, conform, decimal_or_none, service_subcategory, timestamp
 from connectors.focus_table import record as focus_record
 from finops.depreciation import month_index
 from finops.errors import InputError, UnknownNameError
@@ -188,14 +188,17 @@ def export_row(row: Mapping[str, Any], share: Share | None = None) -> list[dict[
         base[column] = timestamp(base[column])
     base.update({column: decimal_or_none(get(row, path)) for path, column in m.EXPORT_DECIMAL_COLUMNS.items()})
     service = str(base.get("ServiceName") or "")
+    service_category = m.SERVICE_CATEGORIES.get(service, "Other")
     base.update({
         "ProviderName": "Google Cloud", "PublisherName": base.get("PublisherName") or "Google",
         "InvoiceIssuerName": "Google Cloud", "BillingAccountName": base.get("BillingAccountId"),
         "InvoiceId": _text(get(row, "invoice.id")) or invoice_month, "RegionName": base["RegionId"],
         "BillingAccountType": "Billing Account", "SubAccountType": "Project", "BillingPeriodStart": start,
-        "BillingPeriodEnd": end, "ServiceCategory": m.SERVICE_CATEGORIES.get(service, "Other"),
+        "BillingPeriodEnd": end, "ServiceCategory": service_category,
+        "ServiceSubcategory": service_subcategory(m.SERVICE_SUBCATEGORIES, service, service_category),
+        "SkuMeter": base.get("ChargeDescription") if base.get("SkuId") else None,
         "PricingCurrency": base.get("BillingCurrency"), "Tags": _tags(row),
-        "ResourceType": "Compute Instance" if get(row, "system_labels") and _machine(row) else None})
+        "ResourceType": _resource_type(base.get("ResourceId"))})
     base.update(_gpu_columns(row, purchase, base.get("PricingQuantity"), usage=category == "Usage" and not fee))
     commitment = _commitment_columns(cud[0] if cud else None, rules)
     if commitment and share is not None:
@@ -227,7 +230,20 @@ def export_row(row: Mapping[str, Any], share: Share | None = None) -> list[dict[
                         "ContractedUnitPrice": None, "x_GpuHours": None, "BilledCost": amount,
                         "EffectiveCost": _ZERO if rule.folds else amount, "ListCost": _ZERO,
                         "ContractedCost": _ZERO if rule.folds else amount})
-    return [focus_record(**r) for r in records]
+    return [conform(focus_record(**r)) for r in records]
+
+
+def _resource_type(resource_id: Any) -> str | None:
+    """FOCUS ResourceType of a resource full name, from its collection (:data:`mapping.RESOURCE_TYPES`).
+
+    >>> _resource_type("//compute.googleapis.com/projects/p/zones/us-central1-a/instances/vm-1")
+    'Compute Instance'
+    """
+    if not resource_id:
+        return None
+    parts = str(resource_id).rstrip("/").split("/")
+    collection = parts[-2] if len(parts) >= 2 and parts[-2] else "resource"
+    return m.RESOURCE_TYPES.get(collection, collection)
 
 
 def _commitment_columns(credit: Mapping[str, Any] | None, rules: list[tuple[Mapping[str, Any], m.CreditRule]],
@@ -244,11 +260,11 @@ def _commitment_columns(credit: Mapping[str, Any] | None, rules: list[tuple[Mapp
 def unused_row(fee: Mapping[str, Any], unused: Unused) -> dict[str, Any]:
     """The ``Unused`` FOCUS row of a commitment, from its fee's FOCUS record (FOCUS 1.2: a Usage row with
     ``CommitmentDiscountStatus = Unused``, BilledCost 0, EffectiveCost the unused part of the fee)."""
-    return {**fee, "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": "Committed",
+    return conform({**fee, "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "PricingCategory": "Committed",
             "ChargeDescription": f"Unused commitment: {fee.get('CommitmentDiscountName') or unused.commitment_id}",
             "BilledCost": _ZERO, "EffectiveCost": unused.amount, "ListCost": _ZERO, "ContractedCost": _ZERO,
             "PricingQuantity": unused.quantity, "ConsumedQuantity": None, "ConsumedUnit": None,
-            "CommitmentDiscountId": unused.commitment_id, "CommitmentDiscountStatus": "Unused", "x_GpuHours": None}
+            "CommitmentDiscountId": unused.commitment_id, "CommitmentDiscountStatus": "Unused", "x_GpuHours": None})
 
 
 _JSON_OBJECT_COLUMNS = ("Tags", "SkuPriceDetails")
