@@ -36,8 +36,8 @@ import duckdb
 from ..errors import InputError, Location
 from ..focus import MANDATORY, duckdb_schema
 
-__all__ = ["FILE_COLUMN", "VIEW", "BillFile", "BillFormat", "bill_format", "locate_bad_value", "locate_currency",
-           "open_bills"]
+__all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "VIEW", "BillFile", "BillFormat", "bill_format", "focus_version",
+           "locate_bad_value", "locate_currency", "open_bills"]
 
 BillFormat = Literal["parquet", "csv"]
 
@@ -46,6 +46,20 @@ VIEW = "focus_bills"
 
 #: Column of :data:`VIEW`: the position of the row's file in the list :func:`open_bills` returns.
 FILE_COLUMN = "bill_file"
+
+#: FOCUS version -> the columns that version added (what tells a file of it from an older one), newest first.
+#: Every column the reconciliation reads kept its name from 1.0 to 1.2; the columns a 1.0 or 1.1 file lacks
+#: read as NULL. Sources: FOCUS 1.1 and 1.2 specifications (https://focus.finops.org/focus-specification/),
+#: column "Introduced (version)" notes; the FinOps Foundation's FOCUS 1.0 sample (FOCUS-Sample-Data).
+FOCUS_VERSIONS: dict[str, tuple[str, ...]] = {
+    "1.2": ("InvoiceId", "BillingAccountType", "SubAccountType", "PricingCurrency", "PricingCurrencyEffectiveCost",
+            "PricingCurrencyListUnitPrice", "PricingCurrencyContractedUnitPrice"),
+    "1.1": ("ServiceSubcategory", "SkuMeter", "SkuPriceDetails", "CapacityReservationId", "CapacityReservationStatus",
+            "CommitmentDiscountQuantity", "CommitmentDiscountUnit"),
+    "1.0": (),
+}
+#: Cell texts read as NULL in a CSV bill: empty, and the literal NULL of SQL dumps (FOCUS-Sample-Data 1.0).
+_NULL_TEXTS = ("", "NULL")
 
 _SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".gz": "csv"}
 
@@ -70,8 +84,9 @@ class BillFile:
         if self.format == "parquet":
             return f"read_parquet('{quoted}')"
         columns = ", ".join("'{}': 'VARCHAR'".format(name.replace("'", "''")) for name in self.columns)
+        nulls = ", ".join(f"'{text}'" for text in _NULL_TEXTS)
         return (f"read_csv('{quoted}', header = true, auto_detect = false, delim = ',', quote = '\"', "
-                f"escape = '\"', columns = {{{columns}}})")
+                f"escape = '\"', nullstr = [{nulls}], columns = {{{columns}}})")
 
 
 def bill_format(path: Path) -> BillFormat:
@@ -188,12 +203,7 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
         fmt = bill_format(path)
         header = _header(con, path, fmt)
         columns = tuple(name for name, _ in header)
-        missing = [name for name in MANDATORY if name not in columns]
-        if missing:
-            raise InputError(f"missing mandatory FOCUS column {missing[0]}"
-                             + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-                             where=Location(file=str(path), column=missing[0]),
-                             hint="export the bill as FOCUS 1.2; mandatory columns are listed in docs/reconcile.md")
+        focus_version(path, columns)
         bill = BillFile(path, fmt, columns, tuple(kind for _, kind in header))
         wrong = _wrong_storage_type(bill)
         if wrong is not None:
@@ -202,6 +212,27 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
     con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS "
                 + " UNION ALL ".join(_select(f, i) for i, f in enumerate(files)))
     return files
+
+
+def focus_version(path: Path, columns: tuple[str, ...]) -> str:
+    """The FOCUS version of a bill from its columns (:data:`FOCUS_VERSIONS`): the newest whose added columns
+    it has, else 1.0. A file without every mandatory column is none of them: :class:`InputError` listing
+    all that are missing.
+
+    >>> focus_version(Path("aws-focus-1.0.csv"), ("ServiceSubcategory",) + MANDATORY)
+    '1.1'
+    >>> focus_version(Path("old.csv"), tuple(c for c in MANDATORY if c != "EffectiveCost")).message
+    Traceback (most recent call last):
+    finops.errors.InputError: old.csv, column EffectiveCost: not a FOCUS 1.0, 1.1 or 1.2 bill: missing mandatory FOCUS column EffectiveCost. Hint: export the bill as FOCUS 1.0, 1.1 or 1.2; mandatory columns are listed in docs/focus.md
+    """
+    missing = [name for name in MANDATORY if name not in columns]
+    versions = ", ".join(sorted(FOCUS_VERSIONS)[:-1]) + f" or {max(FOCUS_VERSIONS)}"
+    if missing:
+        raise InputError(f"not a FOCUS {versions} bill: missing mandatory FOCUS column"
+                         f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
+                         where=Location(file=str(path), column=missing[0]),
+                         hint=f"export the bill as FOCUS {versions}; mandatory columns are listed in docs/focus.md")
+    return next((version for version, added in FOCUS_VERSIONS.items() if set(added) & set(columns)), "1.0")
 
 
 #: FOCUS type (DuckDB) -> how a Parquet column may be stored and still be read as that type.
