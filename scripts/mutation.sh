@@ -31,7 +31,7 @@ declare -A TESTS=(
   [money]="tests/core/test_registry_money.py tests/core/test_money_contract.py tests/tco/test_annuity.py tests/reconcile/test_totals.py tests/reconcile/test_real_shaped_bills.py finops/money.py"
   [reconcile]="tests/reconcile finops/reconcile"
   [tco]="tests/tco finops/tco"
-  [memory]="tests/sizing/test_memory.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"
+  [memory]="tests/sizing/test_memory.py tests/sizing/test_memory_contract.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"
   [performance]="tests/sizing/test_performance.py tests/sizing/test_physics_pins.py tests/sizing/test_calibration.py finops/sizing/performance.py"
   [mix]="tests/mix finops/mix"
 )
