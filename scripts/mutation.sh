@@ -102,8 +102,9 @@ run_named() {  # each hand-made mutation: apply in a scratch copy, run its tests
       result="NOT APPLIED (the line is gone: update scripts/named_mutations.tsv)"
     else
       rm "$work/$file.orig"
-      # shellcheck disable=SC2086
-      if (cd "$work" && python -m pytest -q -x -p no:randomly -p no:cacheprovider $tests >/dev/null 2>&1); then
+      local present=() arg
+      for arg in $tests; do [ -e "$work/$arg" ] && present+=("$arg"); done  # an older tree lacks newer tests
+      if (cd "$work" && python -m pytest -q -x -p no:randomly -p no:cacheprovider "${present[@]}" >/dev/null 2>&1); then
         result="SURVIVED"
       else
         result="caught"

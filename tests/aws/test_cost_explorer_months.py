@@ -1,6 +1,6 @@
-"""``finops bills pull --source ce --month A..B``: every month of the range, each with its own figures, against
-moto's Cost Explorer over HTTP (results queued per distinct request: each month asks by service, then by
-instance type and purchase type)."""
+"""``finops bills pull --source ce --month A..B``: every month of the range, each with its own figures,
+against moto's Cost Explorer over HTTP (results queued per distinct request: each month asks by service,
+then by instance type and purchase type)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ def results(month: str) -> list[dict]:
     ec2_amortized, ec2_unblended, s3, hours, p5 = MONTHS[month]
     period = {"Start": f"{month}-01", "End": f"{FOLLOWING[month]}-01"}
     by_service = {"ResultsByTime": [{"TimePeriod": period, "Estimated": False, "Total": {}, "Groups": [
-        {"Keys": [EC2], "Metrics": {"AmortizedCost": usd(ec2_amortized), "UnblendedCost": usd(ec2_unblended)}},
-        {"Keys": ["Amazon Simple Storage Service"], "Metrics": {"AmortizedCost": usd(s3), "UnblendedCost": usd(s3)}},
+        {"Keys": [EC2],
+         "Metrics": {"AmortizedCost": usd(ec2_amortized), "UnblendedCost": usd(ec2_unblended)}},
+        {"Keys": ["Amazon Simple Storage Service"],
+         "Metrics": {"AmortizedCost": usd(s3), "UnblendedCost": usd(s3)}},
     ]}], "DimensionValueAttributes": []}
     by_instance = {"ResultsByTime": [{"TimePeriod": period, "Estimated": False, "Total": {}, "Groups": [
         {"Keys": ["p5.48xlarge", "On Demand Instances"],

@@ -1,5 +1,6 @@
 """`finops demo`'s figures, re-derived outside the code that made them: the mix and the TCO from the bundled
-price book's rows, the budget review from the sample bills summed with csv + Decimal and the plan's Budget table.
+price book's rows, the budget review from the sample bills summed with csv + Decimal and the plan's
+Budget table.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def test_mix_costs_are_unit_hours_times_the_price_book(demo_out):
     mix = json.loads((demo_out / "mix.json").read_text())
     options = {o["kind"]: o for o in mix["options"]}
     on_demand = price("on_demand")
-    assert dec(options["on_demand"]["cost"]) == (dec(options["on_demand"]["unit_hours"]) * on_demand).quantize(CENT)
+    od_cost = dec(options["on_demand"]["unit_hours"]) * on_demand
+    assert dec(options["on_demand"]["cost"]) == od_cost.quantize(CENT)
     assert abs(dec(options["spot"]["cost"]) - dec(options["spot"]["unit_hours"]) * price("spot")) < CENT
     committed = [o for o in mix["options"] if o["units"]]
     for option in committed:  # a commitment is paid every hour of the year, used or not

@@ -17,7 +17,8 @@ WHERE = Location(file="plan.xlsx", sheet="Budget", row=7, column="Amount")
 # bad value -> (message, hint or None)
 BAD_NUMBERS = [
     (True, "expected a number, got True", None),
-    ("12,5", "expected a number, got '12,5'", "use '.' for decimals; ',' only between groups of three digits"),
+    ("12,5", "expected a number, got '12,5'",
+     "use '.' for decimals; ',' only between groups of three digits"),
     ("1,23,456", "expected a number, got '1,23,456'",
      "use '.' for decimals; ',' only between groups of three digits"),
     ("twelve", "expected a number, got 'twelve'", None),

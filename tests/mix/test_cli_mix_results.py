@@ -61,7 +61,8 @@ def test_shift_batch_saving_worked_by_hand(capsys, tmp_path, share, units_after,
     # ri 8: low 4,800, base 4,800 + 2,000 = 6,800, high 4,800 + 4,000 = 8,800
     (0.8, 1.2, 10, 8, {"expected": (6000, 6000, 8000), "commit_to_low": (4800, 6800, 8800)}),
 ])
-def test_scenarios_low_high_worked_by_hand(capsys, tmp_path, low, high, expected_units, low_units, per_scenario):
+def test_scenarios_low_high_worked_by_hand(capsys, tmp_path, low, high, expected_units, low_units,
+                                           per_scenario):
     demand, options = write(tmp_path, [10.0] * 100)
     payload = mix_json(capsys, "scenarios", "--demand", demand, "--options", options,
                        "--low", str(low), "--high", str(high))

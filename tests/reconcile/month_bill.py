@@ -58,7 +58,8 @@ def _aws_rows(hours: range) -> Iterator[dict[str, Any]]:
     for h in hours:
         used = (Decimal(1), Decimal("0.75"), Decimal("0.5"))[h % 3]
         cost = (P5_ON_DEMAND + _drift(h)) * used
-        yield _hourly(h, **p5, ResourceId="i-0p5od", BilledCost=cost, EffectiveCost=cost, ListCost=cost, ContractedCost=cost,
+        yield _hourly(h, **p5, ResourceId="i-0p5od", BilledCost=cost, EffectiveCost=cost, ListCost=cost,
+                      ContractedCost=cost,
                       ConsumedQuantity=used, PricingQuantity=used, x_GpuHours=8 * used)
         p4d = (P4D_ON_DEMAND + _drift(h))
         yield _hourly(h, ServiceName="AmazonEC2", ResourceId="i-0p4d",
@@ -88,7 +89,8 @@ def _aws_rows(hours: range) -> Iterator[dict[str, Any]]:
                           ContractedCost=spot, x_GpuHours=8)
         if h % 24 == 0:
             storage = Decimal("41.337") + _drift(h)
-            yield _hourly(h, ChargePeriodEnd=_stamp(h + 24), ServiceName="AmazonS3", ServiceCategory="Storage",
+            yield _hourly(h, ChargePeriodEnd=_stamp(h + 24), ServiceName="AmazonS3",
+                          ServiceCategory="Storage",
                           ConsumedUnit="GB-Mo", ConsumedQuantity=Decimal("1801.4"), PricingUnit="GB-Mo",
                           BilledCost=storage, EffectiveCost=storage, ListCost=storage, ContractedCost=storage)
 
@@ -104,14 +106,16 @@ def _aws_month_end() -> Iterator[dict[str, Any]]:
            "BilledCost": SP_RATE * HOURS, "EffectiveCost": 0, "ListCost": 0, "ContractedCost": 0,
            "ChargeDescription": "Savings Plan monthly fee"}
     for credit in ("-500", "-1250.55", "-75.125"):
-        yield {**whole, "ChargeCategory": "Credit", "BilledCost": credit, "EffectiveCost": credit, "ListCost": 0,
+        yield {**whole, "ChargeCategory": "Credit", "BilledCost": credit, "EffectiveCost": credit,
+               "ListCost": 0,
                "ContractedCost": 0, "ChargeDescription": "promotional credit"}
     yield {**whole, "ChargeCategory": "Tax", "ServiceName": "Tax", "BilledCost": "1834.07",
            "EffectiveCost": "1834.07", "ListCost": 0, "ContractedCost": 0, "ChargeDescription": "sales tax"}
 
 
 def _gcp_rows() -> Iterator[dict[str, Any]]:
-    gcp = {"ProviderName": "Google Cloud", "PublisherName": "Google Cloud", "InvoiceIssuerName": "Google Cloud",
+    gcp = {"ProviderName": "Google Cloud", "PublisherName": "Google Cloud",
+           "InvoiceIssuerName": "Google Cloud",
            "InvoiceId": "G-2026-05", "BillingAccountId": "01AB-CD", "SubAccountId": "acme-ml",
            "SubAccountName": "acme-ml", "ServiceName": "Compute Engine", "RegionId": "us-central1",
            "x_InstanceType": "a3-highgpu-8g", "x_GpuModel": "h100-sxm", "Tags": '{"team":"search"}'}
@@ -119,7 +123,8 @@ def _gcp_rows() -> Iterator[dict[str, Any]]:
         cost = A3_RATE + _drift(h)
         yield _hourly(h, **gcp, BilledCost=cost, EffectiveCost=cost, ListCost=cost, ContractedCost=cost,
                       x_GpuHours=8)
-    yield {**gcp, "ChargePeriodStart": _stamp(0), "ChargePeriodEnd": _stamp(HOURS), "ChargeCategory": "Credit",
+    yield {**gcp, "ChargePeriodStart": _stamp(0), "ChargePeriodEnd": _stamp(HOURS),
+           "ChargeCategory": "Credit",
            "BilledCost": "-3912.6", "EffectiveCost": "-3912.6", "ListCost": 0, "ContractedCost": 0,
            "x_GpuHours": "", "ChargeDescription": "sustained use discount"}
 

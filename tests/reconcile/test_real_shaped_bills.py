@@ -31,7 +31,8 @@ PLAN = Plan(budget=(BudgetLine(MONTH, "gpu-aws", "cc-ml", "OPEX", "AWS", Money.o
                      MappingRule(3, "storage", service_name="AmazonS3")))
 
 #: plan line -> (provider glob, instance glob, service glob), the same rules as PLAN, first match wins
-RULES = [("gpu-aws", "AWS", "p*.*xlarge", "*"), ("gpu-gcp", "*", "a3-*", "*"), ("storage", "*", "*", "AmazonS3")]
+RULES = [("gpu-aws", "AWS", "p*.*xlarge", "*"), ("gpu-gcp", "*", "a3-*", "*"),
+         ("storage", "*", "*", "AmazonS3")]
 #: instance type -> GPUs, from the providers' instance pages (p4d.24xlarge: 8x A100 40GB)
 CATALOG_GPUS = {"p4d.24xlarge": ("a100-40gb", 8)}
 
@@ -100,7 +101,8 @@ def expected_figures(rows: list[dict[str, str]]) -> dict[str, object]:
                 model, count = CATALOG_GPUS[instance_of(row)]
                 gpu_hours[(model, "catalog")] += Decimal(row["ConsumedQuantity"]) * count
     eligible = sum((amount(r, "EffectiveCost") for r in rows if r["ChargeCategory"] == "Usage"
-                    and r["ServiceName"] in committed_services and r.get("CommitmentDiscountStatus") != "Unused"),
+                    and r["ServiceName"] in committed_services
+                    and r.get("CommitmentDiscountStatus") != "Unused"),
                    Decimal(0))
     return {"sums": sums, "lines": lines, "invoices": invoices, "gpu_hours": gpu_hours, "eligible": eligible,
             "rows": len(rows), "data_through": max(r["ChargePeriodEnd"] for r in rows)}

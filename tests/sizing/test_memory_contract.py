@@ -100,7 +100,8 @@ def test_kv_bytes_honour_the_kv_precision():
     assert kv_bytes(LLAMA_8B, 2048, 16, "fp8") == kv_bytes(LLAMA_8B, 2048, 16, "bf16") / 2 == 2 * GIB
 
 
-@pytest.mark.parametrize("precision,kv_per_token", [("fp32", 2 * 32 * 8 * 128 * 4), ("bf16", 2 * 32 * 8 * 128 * 2),
+@pytest.mark.parametrize("precision,kv_per_token", [("fp32", 2 * 32 * 8 * 128 * 4),
+                                                    ("bf16", 2 * 32 * 8 * 128 * 2),
                                                     ("fp8", 2 * 32 * 8 * 128 * 2)])
 def test_kv_cache_precision_defaults(precision, kv_per_token):
     """Engines keep a 16-bit cache unless told; FP32 weights keep an FP32 cache."""

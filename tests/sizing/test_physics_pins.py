@@ -61,7 +61,7 @@ def test_bf16_weights_are_two_bytes_per_counted_parameter(folder, catalog_id, pu
     assert counted == published
     for model in filter(None, (resolve_model(str(HF / folder / "config.json")),
                                get_model(catalog_id) if catalog_id else None)):
-        assert weight_bytes(model, "bf16") == pytest.approx(2 * counted, rel=2e-4)   # catalog keeps 4-5 digits
+        assert weight_bytes(model, "bf16") == pytest.approx(2 * counted, rel=2e-4)  # catalog: 4-5 digits
         assert weight_bytes(model, "fp32") == pytest.approx(4 * counted, rel=2e-4)
 
 
@@ -106,7 +106,7 @@ def test_kv_config_figures_are_the_files_own():
 
 
 @pytest.mark.parametrize("name,tp,share", [("llama-3.1-70b", 2, 1 / 2), ("llama-3.1-70b", 8, 1 / 8),
-                                           ("llama-3.1-8b", 16, 1 / 8),      # 8 KV heads: replicated past tp 8
+                                           ("llama-3.1-8b", 16, 1 / 8),  # 8 KV heads, replicated past 8
                                            ("DeepSeek-V3", 8, 1.0)])        # MLA latent on every rank
 def test_kv_per_gpu_under_tensor_parallelism(name, tp, share):
     model = model_of(name)
@@ -160,7 +160,8 @@ def usable_rows():
 
 def test_bundled_constants_reproduce_their_calibration_data(usable_rows):
     """In sample, the shipped constants do at least as well as the held-out (k-fold) error recorded with
-    them in calibration.json, and the 90th percentiles stay within docs/performance.md's (26 % TPOT, 77 % TTFT)."""
+    them in calibration.json, and the 90th percentiles stay within docs/performance.md's (26 % TPOT,
+    77 % TTFT)."""
     calibration = Calibration.bundled()
     ttft, tpot = predict(usable_rows, calibration)
     tpot_error = np.abs(tpot / np.array([r.tpot_ms for r in usable_rows]) - 1)

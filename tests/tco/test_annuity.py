@@ -38,7 +38,8 @@ def balance_after(price: Decimal, payment: Decimal, monthly_rate: Decimal, month
 def node(price, *, residual_share, cost_of_capital, life_months) -> OwnedNode:
     """A node whose only cost is capital (no power, colocation or support)."""
     return OwnedNode(node_price=usd(price), gpus_per_node=8, node_power_kw=10.2,
-                     electricity_per_kwh=usd(0), colocation_per_kw_month=usd(0), support_per_node_month=usd(0),
+                     electricity_per_kwh=usd(0), colocation_per_kw_month=usd(0),
+                     support_per_node_month=usd(0),
                      life_months=life_months, residual_share=residual_share, cost_of_capital=cost_of_capital)
 
 
@@ -106,7 +107,8 @@ def tco_json(capsys, *args: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-CAPITAL_ONLY = ("--gpus", "8", "--gpus-per-node", "8", "--months", "36", "--no-cloud", "--node-price", "240000",
+CAPITAL_ONLY = ("--gpus", "8", "--gpus-per-node", "8", "--months", "36", "--no-cloud",
+                "--node-price", "240000",
                 "--electricity", "0", "--colocation", "0", "--support", "0", "--support-share", "0",
                 "--life-months", "36")
 
