@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Mutation testing of the money and physics core (docs/testing.md). Not run in CI: minutes per module.
+#
+#   scripts/mutation.sh                     every module below, one after the other
+#   scripts/mutation.sh money tco           the named modules only
+#   scripts/mutation.sh --named             the twenty hand-made mutations of issue 18 (scripts/named_mutations.tsv)
+#
+# Each module runs mutmut 3 (pip install 'mutmut>=3,<4', a dev tool, not in the test extra) in a scratch copy
+# of the working tree (uncommitted changes included; the checkout itself is never modified), with only that
+# module mutated and only the tests that cover it selected. Survivors, with their diffs, and the score go to
+# mutation-report/<module>.txt, and one line per module to mutation-report/summary.txt.
+# JOBS (default 1) sets mutmut's --max-children; keep 1 on a shared 2-core machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+REPORT=${REPORT:-$ROOT/mutation-report}
+JOBS=${JOBS:-1}
+mkdir -p "$REPORT"
+
+# module -> what mutmut mutates (glob, relative to the repo root)
+declare -A MUTATE=(
+  [money]="finops/money.py"
+  [reconcile]="finops/reconcile/*"
+  [tco]="finops/tco/*"
+  [memory]="finops/sizing/memory.py"
+  [performance]="finops/sizing/performance.py"
+  [mix]="finops/mix/*"
+)
+# module -> the tests that cover it (pytest arguments; doctests of the module included)
+declare -A TESTS=(
+  [money]="tests/core/test_registry_money.py tests/core/test_money_contract.py tests/tco/test_annuity.py tests/reconcile/test_totals.py tests/reconcile/test_real_shaped_bills.py finops/money.py"
+  [reconcile]="tests/reconcile finops/reconcile"
+  [tco]="tests/tco finops/tco"
+  [memory]="tests/sizing/test_memory.py tests/sizing/test_memory_contract.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"
+  [performance]="tests/sizing/test_performance.py tests/sizing/test_physics_pins.py tests/sizing/test_calibration.py finops/sizing/performance.py"
+  [mix]="tests/mix finops/mix"
+)
+ORDER=(money reconcile tco memory performance mix)
+
+scratch_copy() {  # the working tree's tracked and untracked (not ignored) files, in a new folder
+  local dest
+  dest=$(mktemp -d "${TMPDIR:-/tmp}/finops-mutation.XXXXXX")
+  git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+    [ -e "$f" ] && printf '%s\0' "$f"
+  done | xargs -0 cp --parents -t "$dest"
+  echo "$dest"
+}
+
+run_module() {
+  local module=$1 work out
+  [ -n "${MUTATE[$module]:-}" ] || { echo "unknown module $module (one of: ${ORDER[*]})" >&2; exit 2; }
+  work=$(scratch_copy)
+  out="$REPORT/$module.txt"
+  cat > "$work/setup.cfg" <<EOF
+[mutmut]
+source_paths = finops
+only_mutate = ${MUTATE[$module]}
+pytest_add_cli_args_test_selection = ${TESTS[$module]// /
+    }
+EOF
+  echo "== $module: mutating ${MUTATE[$module]} against ${TESTS[$module]} (in $work)"
+  (cd "$work" && mutmut run --max-children "$JOBS" >"$work/mutmut-run.log" 2>&1) || true
+  (cd "$work" && mutmut export-cicd-stats >/dev/null 2>&1) || true
+  python3 - "$work" "$module" "$out" "$REPORT/summary.txt" <<'EOF'
+import json, subprocess, sys
+from pathlib import Path
+work, module, out, summary = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
+stats_file = work / "mutants" / "mutmut-cicd-stats.json"
+if not stats_file.exists():
+    out.write_text("mutmut did not finish; its log:\n" + (work / "mutmut-run.log").read_text()[-4000:])
+    line = f"{module}: mutmut did not finish (see {out})"
+else:
+    stats = json.loads(stats_file.read_text())
+    listed = subprocess.run(["mutmut", "results"], cwd=work, capture_output=True, text=True).stdout
+    survivors = [l.split(":")[0].strip() for l in listed.splitlines() if l.strip().endswith(("survived", "no tests"))]
+    body = [f"{module}: {json.dumps(stats)}", ""]
+    for name in survivors:
+        shown = subprocess.run(["mutmut", "show", name], cwd=work, capture_output=True, text=True).stdout
+        body += [f"--- {name}", shown.strip(), ""]
+    out.write_text("\n".join(body) + "\n")
+    decided = stats.get("killed", 0) + stats.get("survived", 0) + stats.get("no_tests", 0)
+    score = stats.get("killed", 0) / decided if decided else 0.0
+    line = (f"{module}: {stats.get('killed', 0)} killed, {stats.get('survived', 0)} survived, "
+            f"{stats.get('no_tests', 0)} without tests, {stats.get('timeout', 0)} timeouts, "
+            f"{stats.get('suspicious', 0)} suspicious of {stats.get('total', decided)}; score {score:.1%}")
+print(line)
+with summary.open("a") as handle:
+    handle.write(line + "\n")
+EOF
+  [ -n "${KEEP:-}" ] || rm -rf "$work"
+}
+
+run_named() {  # each hand-made mutation: apply in a scratch copy, run its tests, say whether they caught it
+  local out="$REPORT/named.txt" work id file sed_expr tests what result
+  : > "$out"
+  while IFS=$'\t' read -r id file sed_expr tests what; do
+    [[ -z "$id" || "$id" == \#* ]] && continue
+    work=$(scratch_copy)
+    cp "$work/$file" "$work/$file.orig"
+    sed -i -e "$sed_expr" "$work/$file"
+    if cmp -s "$work/$file" "$work/$file.orig"; then
+      result="NOT APPLIED (the line is gone: update scripts/named_mutations.tsv)"
+    else
+      rm "$work/$file.orig"
+      local present=() arg
+      for arg in $tests; do [ -e "$work/$arg" ] && present+=("$arg"); done  # an older tree lacks newer tests
+      if (cd "$work" && python -m pytest -q -x -p no:randomly -p no:cacheprovider "${present[@]}" >/dev/null 2>&1); then
+        result="SURVIVED"
+      else
+        result="caught"
+      fi
+    fi
+    printf '%-3s %-9s %s  (%s; %s)\n' "$id" "${result%% *}" "$what" "$file" "$tests" | tee -a "$out"
+    [[ "$result" == NOT* ]] && echo "    $result" | tee -a "$out"
+    rm -rf "$work"
+  done < "$ROOT/scripts/named_mutations.tsv"
+}
+
+if [ "${1:-}" = "--named" ]; then
+  run_named
+  exit 0
+fi
+command -v mutmut >/dev/null || { echo "mutmut is missing: pip install 'mutmut>=3,<4'" >&2; exit 2; }
+modules=("$@")
+[ ${#modules[@]} -gt 0 ] || modules=("${ORDER[@]}")
+for module in "${modules[@]}"; do
+  run_module "$module"
+done
