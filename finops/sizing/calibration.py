@@ -19,6 +19,11 @@ constant costs as much as a 2 % miss of a measured TPOT), so the refit reproduce
 as seed 003 asks: measured numbers replace assumed ones. Constants the points do not constrain stay
 at the prior.
 
+Accuracy is judged leave-one-model-out (:func:`leave_one_model_out`): every row is predicted by a fit
+that never saw its model, which is what a user asking about a new model gets (a random k-fold would
+let other rows of the same model, a few tokens apart, vouch for it). The held-out ratios measured /
+modelled per engine become the calibration's error bands (:func:`with_held_out`).
+
 >>> rows = bundled_measurements()
 >>> len(rows), sorted({r.engine for r in rows})
 (778, ['sglang', 'trtllm', 'vllm'])
@@ -42,18 +47,23 @@ import numpy as np
 
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError, Location
+from .engine_defaults import default_kv_precision, engine_defaults
 from .memory import memory_fit
 from .performance import (
+    BAND_LEVELS,
+    BAND_METRICS,
     ENGINES,
     Calibration,
     EngineConstants,
     ReplicaPhysics,
+    model_class,
     replica_latency,
     replica_physics,
 )
 
-__all__ = ["BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "LoadTestFormat", "Measurement", "bundled_measurements", "fit", "kfold",
-           "load_test_format", "predict", "queue_limited", "read_load_test", "with_kfold"]
+__all__ = ["BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "LoadTestFormat", "Measurement", "bundled_measurements",
+           "fit", "leave_one_model_out", "load_test_format", "predict", "queue_limited", "read_load_test",
+           "with_held_out"]
 
 BUNDLED_FILE = "aiconfigurator-h100-h200.csv.gz"
 BUNDLED_SOURCE = ("NVIDIA AIConfigurator silicon measurements (https://github.com/ai-dynamo/aiconfigurator, "
@@ -71,7 +81,7 @@ _PARAMETERS: dict[str, tuple[float, float, float]] = {
     "o8": (0.05, 500.0, 50.0),
     "allreduce_gbps": (1.0, 5000.0, 50.0),
     "prefill_queue": (1e-3, 50.0, 1.0),
-    "prefill_burst": (1e-4, 5.0, 0.1),
+    "prefill_burst": (1e-4, 1.0, 0.1),
     "link_efficiency": (0.05, 1.0, 0.5),
     "ttft_steps": (1e-3, 50.0, 2.0),
     "ttft_fixed_ms": (0.01, 500.0, 20.0),
@@ -114,18 +124,22 @@ def bundled_measurements() -> list[Measurement]:
 
 
 def queue_limited(m: Measurement) -> bool:
-    """True when ``m.concurrency`` exceeds the sequences the KV cache holds (requests then queue).
+    """True when ``m.concurrency`` exceeds the sequences the KV cache (at the engine's default KV
+    precision) holds or the engine's scheduler runs: requests then queue.
 
     >>> m = Measurement("vllm", "qwen3-32b", "h100-sxm", "bf16", 2, 4096, 1024, 128, 58752.6, 55.2)
     >>> queue_limited(m), queue_limited(replace(m, concurrency=16))
     (True, False)
     """
-    fit_ = memory_fit(m.model, m.gpu, precision=m.precision, tp=m.tp, isl=m.isl, osl=m.osl)
-    return m.concurrency > fit_.max_concurrency
+    fit_ = memory_fit(m.model, m.gpu, precision=m.precision, tp=m.tp, isl=m.isl, osl=m.osl,
+                      kv_precision=default_kv_precision(m.engine, m.precision))
+    return m.concurrency > min(fit_.max_concurrency, engine_defaults(m.engine, m.gpu).max_batch)
 
 
 def _physics(rows: Sequence[Measurement]) -> ReplicaPhysics:
-    per_row = [replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp)
+    per_row = [replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp,
+                               kv_precision=default_kv_precision(r.engine, r.precision),
+                               prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget)
                for r in rows]
     return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
                              for f in fields(ReplicaPhysics)})
@@ -179,8 +193,9 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         source: str = BUNDLED_SOURCE, as_of: str | None = None) -> Calibration:
     """Fit each engine present in ``rows`` (queue-limited rows left out); engines absent keep ``prior``'s.
 
-    The result records which (GPU, precision) pairs each engine was measured on (added to ``prior``'s):
-    estimates elsewhere are marked extrapolated (``calibrated: false``).
+    The result records which (GPU, precision, model class, TP) each engine was measured on (added to
+    ``prior``'s): estimates elsewhere are marked extrapolated (``calibrated: false``). A prior's error
+    bands are kept (a refit on a user's few points cannot judge them).
 
     >>> import dataclasses
     >>> rows = [m for m in bundled_measurements() if m.engine == "vllm" and m.model == "llama-3.1-70b"]
@@ -196,16 +211,21 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         raise InputError("no usable measurements to fit",
                          hint="give load-test points whose concurrency fits the KV cache")
     engines = dict(prior.engines) if prior is not None else {}
-    measured = dict(prior.measured) if prior is not None else {}
+    measured = {name: dict(entries) for name, entries in prior.measured.items()} if prior is not None else {}
     for engine in sorted({r.engine for r in usable}):
         if engine not in ENGINES:
             raise InputError(f"unknown engine {engine!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
         base = prior.engines.get(engine) if prior is not None else None
         mine = [r for r in usable if r.engine == engine]
         engines[engine] = _as_floats(_fit_engine(mine, base, prior_weight))
-        measured[engine] = measured.get(engine, frozenset()) | {(r.gpu, r.precision) for r in mine}
+        covered = measured.setdefault(engine, {})
+        for r in mine:
+            spec = resolve_model(r.model)
+            key = (r.gpu, r.precision, model_class(spec), r.tp)
+            low, high = covered.get(key, (spec.active_params_b, spec.active_params_b))
+            covered[key] = (min(low, spec.active_params_b), max(high, spec.active_params_b))
     return Calibration(engines=engines, source=source, as_of=as_of or dt.date.today().isoformat(), rows=len(usable),
-                       measured=measured)
+                       measured=measured, bands=dict(prior.bands) if prior is not None else {})
 
 
 def predict(rows: Sequence[Measurement], calibration: Calibration) -> tuple[np.ndarray, np.ndarray]:
@@ -219,52 +239,87 @@ def predict(rows: Sequence[Measurement], calibration: Calibration) -> tuple[np.n
     return ttft, tpot
 
 
+def throughput(rows: Sequence[Measurement], ttft_ms: np.ndarray, tpot_ms: np.ndarray) -> np.ndarray:
+    """Output tokens/s of a closed loop of ``concurrency`` clients: ``c x osl / (TTFT + (osl - 1) TPOT)``."""
+    c, osl = (np.array([getattr(r, name) for r in rows], dtype=float) for name in ("concurrency", "osl"))
+    return c * osl / ((ttft_ms + (osl - 1.0) * tpot_ms) / 1e3)
+
+
 @dataclass(frozen=True)
 class FoldReport:
-    """Held-out predictions for every usable row, from ``k`` fits that never saw that row."""
+    """Held-out predictions for every usable row, each from a fit that never saw that row's model."""
 
     rows: tuple[Measurement, ...]
     ttft_ms: np.ndarray
     tpot_ms: np.ndarray
     excluded: int
 
+    def ratio(self, metric: str) -> np.ndarray:
+        """Measured / modelled per row, for ``ttft_ms``, ``tpot_ms`` or ``output_tokens_per_s``."""
+        measured = {"ttft_ms": np.array([r.ttft_ms for r in self.rows]),
+                    "tpot_ms": np.array([r.tpot_ms for r in self.rows])}
+        modelled = {"ttft_ms": self.ttft_ms, "tpot_ms": self.tpot_ms}
+        measured["output_tokens_per_s"] = throughput(self.rows, measured["ttft_ms"], measured["tpot_ms"])
+        modelled["output_tokens_per_s"] = throughput(self.rows, self.ttft_ms, self.tpot_ms)
+        return measured[metric] / modelled[metric]
+
+    def error(self, metric: str) -> np.ndarray:
+        """Absolute relative error of the model per row: ``|modelled / measured - 1|``."""
+        return np.abs(1.0 / self.ratio(metric) - 1.0)
+
     @property
     def tpot_error(self) -> np.ndarray:
-        """Absolute relative TPOT error per row."""
-        return np.abs(self.tpot_ms / np.array([r.tpot_ms for r in self.rows]) - 1.0)
+        return self.error("tpot_ms")
 
     @property
     def ttft_error(self) -> np.ndarray:
-        return np.abs(self.ttft_ms / np.array([r.ttft_ms for r in self.rows]) - 1.0)
+        return self.error("ttft_ms")
 
-    def median_errors(self, keep: Sequence[bool] | None = None) -> tuple[float, float]:
-        """Median absolute relative (TPOT, TTFT) error over all rows or a boolean selection."""
+    def median_errors(self, keep: Sequence[bool] | None = None) -> tuple[float, float, float]:
+        """Median absolute relative (TPOT, TTFT, throughput) error over all rows or a boolean selection."""
         mask = np.ones(len(self.rows), dtype=bool) if keep is None else np.asarray(keep, dtype=bool)
-        return float(np.median(self.tpot_error[mask])), float(np.median(self.ttft_error[mask]))
+        tpot, ttft, rate = (float(np.median(self.error(m)[mask])) for m in ("tpot_ms", "ttft_ms", "output_tokens_per_s"))
+        return tpot, ttft, rate
 
 
-def kfold(rows: Iterable[Measurement], *, k: int = 5, seed: int = 0) -> FoldReport:
-    """K-fold cross-validation: shuffle, split in ``k``, fit on ``k - 1`` parts, predict the held-out one."""
+def leave_one_model_out(rows: Iterable[Measurement]) -> FoldReport:
+    """Predict every usable row from a fit on the rows of the other models only.
+
+    A row whose engine was measured on no other model has no held-out fit; it is left out of the
+    report and counted in ``excluded``, with the queue-limited rows.
+    """
     all_rows = list(rows)
     usable = [r for r in all_rows if not queue_limited(r)]
-    if len(usable) < k:
-        raise InputError(f"k-fold needs at least {k} usable rows, got {len(usable)}")
-    order = np.random.default_rng(seed).permutation(len(usable))
-    ttft = np.empty(len(usable))
-    tpot = np.empty(len(usable))
-    for held in np.array_split(order, k):
-        held_set = set(held.tolist())
-        train = [usable[i] for i in range(len(usable)) if i not in held_set]
+    models = sorted({r.model for r in usable})
+    if len(models) < 2:
+        raise InputError(f"leave-one-model-out needs rows of at least 2 models, got {len(models)}")
+    ttft = np.full(len(usable), np.nan)
+    tpot = np.full(len(usable), np.nan)
+    for model in models:
+        held = [i for i, r in enumerate(usable) if r.model == model]
+        train = [r for r in usable if r.model != model]
+        trained_engines = {r.engine for r in train}
+        held = [i for i in held if usable[i].engine in trained_engines]
+        if not held:
+            continue
         calibration = fit(train)
-        test = [usable[i] for i in held]
-        ttft[held], tpot[held] = predict(test, calibration)
-    return FoldReport(rows=tuple(usable), ttft_ms=ttft, tpot_ms=tpot, excluded=len(all_rows) - len(usable))
+        ttft[held], tpot[held] = predict([usable[i] for i in held], calibration)
+    keep = ~np.isnan(ttft)
+    kept = tuple(r for r, k in zip(usable, keep) if k)
+    return FoldReport(rows=kept, ttft_ms=ttft[keep], tpot_ms=tpot[keep], excluded=len(all_rows) - len(kept))
 
 
-def with_kfold(calibration: Calibration, report: FoldReport) -> Calibration:
-    """``calibration`` annotated with the k-fold median errors of ``report``."""
-    tpot, ttft = report.median_errors()
-    return replace(calibration, kfold_tpot_error=round(tpot, 4), kfold_ttft_error=round(ttft, 4))
+def with_held_out(calibration: Calibration, report: FoldReport) -> Calibration:
+    """``calibration`` annotated with the held-out median errors of ``report`` and, per engine, the
+    quantiles of measured / modelled at :data:`~finops.sizing.performance.BAND_LEVELS` (its bands)."""
+    tpot, ttft, rate = report.median_errors()
+    engines = np.array([r.engine for r in report.rows])
+    bands = {engine: {metric: tuple(round(float(q), 4) for q in
+                                    np.quantile(report.ratio(metric)[engines == engine], BAND_LEVELS))
+                      for metric in BAND_METRICS}
+             for engine in sorted(set(engines.tolist()))}
+    return replace(calibration, held_out_tpot_error=round(tpot, 4), held_out_ttft_error=round(ttft, 4),
+                   held_out_throughput_error=round(rate, 4), bands=bands)
 
 
 # ---- a user's own load tests ---------------------------------------------------------------------------

@@ -47,7 +47,6 @@ from .demand import demand
 from .memory import PRECISIONS, tp_shards_heads
 from .performance import (
     CALIBRATED_TPS,
-    MAX_BATCH,
     Calibration,
     ReplicaPhysics,
     prompt_terms,
@@ -92,9 +91,9 @@ class SizingOption:
     ttft_sla_attainment: float | None   # modelled share of requests within the TTFT target (P_ok)
     running_batch: float
     max_concurrency: int
-    weights_gib: float
+    weights_gib_per_gpu: float
     output_tokens_per_s: float    # peak demand served by the whole deployment
-    calibrated: bool              # engine, GPU and precision were in the calibration data (else extrapolated)
+    calibrated: bool              # engine, GPU, precision, model class and TP were measured (else extrapolated)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -193,7 +192,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
                             _memory_advice(memory_gaps, model.id, engine, list(table.skipped), calibrated_only),
                             candidates=len(memory_gaps))
     phys = table.physics_of(rows)
-    limits = np.minimum(slots[rows], MAX_BATCH).astype(float)
+    limits = np.minimum(slots[rows], table.max_batch[rows]).astype(float)
     grid = _replica_grids(_lower_bounds(need, phys, constants, workload, limits))
     prices = price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
     ranking = Ranking(table, rows, grid, workload, prices, top, by_month=rank_by == "monthly_cost")
@@ -382,7 +381,7 @@ def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str) -> S
         tpot_ms=float(op.tpot_s[i]) * 1e3, itl_p99_ms=float(op.itl_p99_s[i]) * 1e3,
         ttft_sla_attainment=None if q.flat["p_ok"] is None else float(q.flat["p_ok"][i]),
         running_batch=float(op.running_batch[i]), max_concurrency=max_concurrency,
-        weights_gib=float(table.weights_gib[q.row]), output_tokens_per_s=q.output_tokens_per_s,
+        weights_gib_per_gpu=float(table.weights_gib_per_gpu[q.row]), output_tokens_per_s=q.output_tokens_per_s,
         calibrated=table.calibrated[q.row])
 
 

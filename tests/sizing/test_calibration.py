@@ -13,7 +13,7 @@ from finops.errors import InputError
 from finops.sizing.calibration import (
     bundled_measurements,
     fit,
-    kfold,
+    leave_one_model_out,
     load_test_format,
     predict,
     queue_limited,
@@ -44,14 +44,32 @@ def test_rows_beyond_the_kv_cache_are_left_out(rows):
     assert np.median([r.ttft_ms for r in limited]) > 5 * np.median([r.ttft_ms for r in rows])
 
 
-def test_kfold_error_meets_the_goals(rows):
-    """Held-out (5-fold) median absolute error. Goals: <= 10 % TPOT, <= 20 % TTFT. Measured 7.7 % and
-    18.3 % (docs/performance.md; other fold splits give 7.3-7.7 % TPOT, 17.6-18.3 % TTFT)."""
-    report = kfold(rows, k=5, seed=0)
-    tpot, ttft = report.median_errors()
-    assert tpot <= 0.085
-    assert ttft <= 0.19
+def test_leave_one_model_out_error_does_not_regress(rows):
+    """Every row predicted by a fit that never saw its model. Issue 11's goals are 5 % throughput and
+    10 % TPOT/TTFT; the roofline model measures 16.7 % TPOT, 35.1 % TTFT, 16.2 % throughput
+    (docs/performance.md; the model before the closed-loop wait measured 15.1 % and 35.9 % the same
+    way). This pins those figures against regression, not the goals."""
+    report = leave_one_model_out(rows)
+    tpot, ttft, rate = report.median_errors()
+    assert tpot <= 0.175
+    assert ttft <= 0.36
+    assert rate <= 0.17
     assert report.excluded == sum(queue_limited(r) for r in rows)
+    assert {r.model for r in report.rows} == {r.model for r in rows}
+
+
+def test_held_out_bands_bracket_the_held_out_rows(rows):
+    """The bundled bands are quantiles of the held-out ratio measured / modelled: per engine, about
+    80 % of the held-out rows lie within [P10, P90] (counted here from the rows, not from the bands)."""
+    report = leave_one_model_out(rows)
+    cal = Calibration.bundled()
+    for engine in ("trtllm", "vllm", "sglang"):
+        mask = np.array([r.engine == engine for r in report.rows])
+        for metric in ("ttft_ms", "tpot_ms", "output_tokens_per_s"):
+            ratio = report.ratio(metric)[mask]
+            low, high = cal.band(engine, metric, 0.1), cal.band(engine, metric, 0.9)
+            inside = np.mean((ratio >= low - 1e-4) & (ratio <= high + 1e-4))
+            assert 0.75 <= inside <= 0.85, (engine, metric, inside)
 
 
 def test_fit_recovers_constants_from_synthetic_measurements(rows):
