@@ -43,6 +43,7 @@ from ..errors import InputError
 from ..money import Money
 from ..price_book import PRICING_MODELS, PriceBook
 from .candidates import candidate_table
+from .confidence import at_confidence
 from .demand import demand
 from .memory import PRECISIONS, tp_shards_heads
 from .performance import (
@@ -149,12 +150,15 @@ def _replica_grids(lower: np.ndarray) -> np.ndarray:
 def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
            tps: Sequence[int] | None = None, engine: str = "vllm", pricing_model: str = "on_demand",
            price_book: PriceBook | None = None, top: int = 10, calibration: Calibration | None = None,
-           rank_by: RankBy = "monthly_cost", calibrated_only: bool = False) -> SearchResult:
+           rank_by: RankBy = "monthly_cost", calibrated_only: bool = False,
+           confidence: float | None = None) -> SearchResult:
     """Rank the configurations that serve ``workload`` within its SLOs, cheapest first.
 
     Only combinations the engine runs are candidates (:mod:`finops.sizing.support`); each option says
     whether its engine, GPU and precision were in the calibration data (``calibrated``), and
-    ``calibrated_only`` keeps only those. The GPU x precision x TP table comes from
+    ``calibrated_only`` keeps only those; ``confidence`` meets the SLOs even when the model is as optimistic
+    as that quantile of its held-out error (:func:`~finops.sizing.confidence.at_confidence`; the options
+    report the model's own latencies). The GPU x precision x TP table comes from
     :func:`~finops.sizing.candidates.candidate_table` (cached per model and constraints).
 
     >>> from finops.sizing.workload import presets
@@ -170,6 +174,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
         raise InputError(f"unknown ranking {rank_by!r}", hint=f"use one of: {', '.join(RANKINGS)}")
     cal = calibration or Calibration.bundled()
     constants = cal.constants(engine)
+    if confidence is not None:
+        workload = at_confidence(workload, cal, engine, confidence)
     model = workload.model_spec()
     gpu_ids = [get_accelerator(g).id for g in (gpus or workload.gpus or _all_gpus())]
     wanted_precisions = [p.lower() for p in (precisions or workload.precisions or DEFAULT_PRECISIONS)]
