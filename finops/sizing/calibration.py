@@ -2,8 +2,9 @@
 
 A :class:`Measurement` is one load-test point: a model on ``tp`` GPUs of one type under one engine,
 at a fixed concurrency with fixed ISL/OSL, and the mean TTFT and TPOT it showed. The bundled set is
-NVIDIA AIConfigurator's silicon measurements (Apache-2.0; H100 SXM and H200; TRT-LLM, vLLM, SGLang;
-Llama-3.1-8B/70B and Qwen3-32B), kept compact in ``finops/data/calibration/``.
+NVIDIA AIConfigurator's silicon measurements (Apache-2.0; H100 SXM, H200 and B200; TRT-LLM, vLLM, SGLang;
+Llama-3.1-8B/70B, Qwen3-32B and DeepSeek-V3/R1), kept compact in ``finops/data/calibration/`` by
+``scripts/derive_calibration_rows.py`` from aiconfigurator-core 0.12's ``systems/silicon_sample.csv``.
 
 Fitting minimizes, per engine, the robust (soft-L1, scale 0.05) sum of squared log errors
 ``0.5 x log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
@@ -26,7 +27,7 @@ modelled per engine become the calibration's error bands (:func:`with_held_out`)
 
 >>> rows = bundled_measurements()
 >>> len(rows), sorted({r.engine for r in rows})
-(778, ['sglang', 'trtllm', 'vllm'])
+(1148, ['sglang', 'trtllm', 'vllm'])
 """
 
 from __future__ import annotations
@@ -61,14 +62,15 @@ from .performance import (
     replica_physics,
 )
 
-__all__ = ["BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "LoadTestFormat", "Measurement", "bundled_measurements",
+__all__ = ["BUNDLED_CLASSES", "BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "LoadTestFormat", "Measurement", "bundled_measurements",
            "fit", "leave_one_model_out", "load_test_format", "predict", "queue_limited", "read_load_test",
            "with_held_out"]
 
-BUNDLED_FILE = "aiconfigurator-h100-h200.csv.gz"
-BUNDLED_SOURCE = ("NVIDIA AIConfigurator silicon measurements (https://github.com/ai-dynamo/aiconfigurator, "
-                  "Apache-2.0): 778 aggregated-serving points, H100 SXM and H200, TRT-LLM 1.0/1.2, vLLM 0.12, "
-                  "SGLang 0.5")
+BUNDLED_FILE = "aiconfigurator-silicon.csv.gz"
+BUNDLED_SOURCE = ("NVIDIA AIConfigurator silicon measurements (aiconfigurator-core 0.12.0 systems/silicon_sample.csv, "
+                  "https://github.com/ai-dynamo/aiconfigurator, Apache-2.0): 1,148 aggregated, tensor-parallel "
+                  "serving points, H100 SXM, H200 and B200, TRT-LLM 1.0-1.2, vLLM 0.12-0.19, SGLang 0.5; "
+                  "Llama-3.1-8B/70B, Qwen3-32B, DeepSeek-V3/R1")
 
 # The optimizer's parameters (log space): name -> (lower bound, upper bound, start). The step overhead
 # takes four slots (o1..o8: TP 1, 2, 4, 8); the rest are EngineConstants fields of the same name.
@@ -94,6 +96,11 @@ _LOWER, _UPPER, _START = (np.log([v[i] for v in _PARAMETERS.values()]) for i in 
 _F_SCALE = 0.05
 _TPOT_WEIGHT = 0.5
 REFIT_PRIOR_WEIGHT = 0.01
+#: Model classes the bundled constants are fitted on. The DeepSeek-V3/R1 (MLA, MoE) rows are kept as
+#: held-out test data only: fitted jointly, they pull TRT-LLM's shared constants off the dense rows
+#: (vLLM then decodes faster than TRT-LLM at TP2 on Llama-3.1-70B, against the measurements), and
+#: the roofline's MoE and MLA terms are too coarse for one set of constants to serve both.
+BUNDLED_CLASSES: tuple[str, ...] = ("dense",)
 
 
 @dataclass(frozen=True)
@@ -114,7 +121,7 @@ class Measurement:
 
 
 def bundled_measurements() -> list[Measurement]:
-    """The shipped AIConfigurator measurements (778 rows; every row carries its source and date)."""
+    """The shipped AIConfigurator measurements (1,148 rows; every row carries its source and date)."""
     raw = resources.files("finops").joinpath("data", "calibration", BUNDLED_FILE).read_bytes()
     reader = csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8")))
     return [Measurement(engine=r["engine"], model=r["model"], gpu=r["gpu"], precision=r["precision"],
@@ -189,9 +196,10 @@ def _as_floats(c: EngineConstants) -> EngineConstants:
 
 
 def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
-        prior_weight: float = REFIT_PRIOR_WEIGHT,
-        source: str = BUNDLED_SOURCE, as_of: str | None = None) -> Calibration:
-    """Fit each engine present in ``rows`` (queue-limited rows left out); engines absent keep ``prior``'s.
+        prior_weight: float = REFIT_PRIOR_WEIGHT, source: str = BUNDLED_SOURCE, as_of: str | None = None,
+        classes: Sequence[str] | None = None) -> Calibration:
+    """Fit each engine present in ``rows`` (queue-limited rows left out; with ``classes``, also the rows
+    of other model classes); engines absent keep ``prior``'s.
 
     The result records which (GPU, precision, model class, TP) each engine was measured on (added to
     ``prior``'s): estimates elsewhere are marked extrapolated (``calibrated: false``). A prior's error
@@ -206,7 +214,8 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     if not (isinstance(prior_weight, (int, float)) and math.isfinite(prior_weight) and prior_weight >= 0):
         raise InputError(f"prior weight must be a number >= 0, got {prior_weight!r}",
                          hint=f"0 is a free fit; the default {REFIT_PRIOR_WEIGHT} lets the measurements win")
-    usable = [r for r in rows if not queue_limited(r)]
+    usable = [r for r in rows if not queue_limited(r)
+              and (classes is None or model_class(resolve_model(r.model)) in classes)]
     if not usable:
         raise InputError("no usable measurements to fit",
                          hint="give load-test points whose concurrency fits the KV cache")
@@ -282,8 +291,9 @@ class FoldReport:
         return tpot, ttft, rate
 
 
-def leave_one_model_out(rows: Iterable[Measurement]) -> FoldReport:
-    """Predict every usable row from a fit on the rows of the other models only.
+def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] | None = None) -> FoldReport:
+    """Predict every usable row from a fit on the rows of the other models only (of ``classes``, when
+    given: rows of other classes are then predicted, never fitted on).
 
     A row whose engine was measured on no other model has no held-out fit; it is left out of the
     report and counted in ``excluded``, with the queue-limited rows.
@@ -297,12 +307,13 @@ def leave_one_model_out(rows: Iterable[Measurement]) -> FoldReport:
     tpot = np.full(len(usable), np.nan)
     for model in models:
         held = [i for i, r in enumerate(usable) if r.model == model]
-        train = [r for r in usable if r.model != model]
+        train = [r for r in usable if r.model != model
+                 and (classes is None or model_class(resolve_model(r.model)) in classes)]
         trained_engines = {r.engine for r in train}
         held = [i for i in held if usable[i].engine in trained_engines]
         if not held:
             continue
-        calibration = fit(train)
+        calibration = fit(train, classes=classes)
         ttft[held], tpot[held] = predict([usable[i] for i in held], calibration)
     keep = ~np.isnan(ttft)
     kept = tuple(r for r, k in zip(usable, keep) if k)
@@ -310,14 +321,17 @@ def leave_one_model_out(rows: Iterable[Measurement]) -> FoldReport:
 
 
 def with_held_out(calibration: Calibration, report: FoldReport) -> Calibration:
-    """``calibration`` annotated with the held-out median errors of ``report`` and, per engine, the
-    quantiles of measured / modelled at :data:`~finops.sizing.performance.BAND_LEVELS` (its bands)."""
+    """``calibration`` annotated with the held-out median errors of ``report`` and the quantiles of
+    measured / modelled at :data:`~finops.sizing.performance.BAND_LEVELS` (its bands), per engine and
+    per ``engine:model class``."""
     tpot, ttft, rate = report.median_errors()
-    engines = np.array([r.engine for r in report.rows])
-    bands = {engine: {metric: tuple(round(float(q), 4) for q in
-                                    np.quantile(report.ratio(metric)[engines == engine], BAND_LEVELS))
-                      for metric in BAND_METRICS}
-             for engine in sorted(set(engines.tolist()))}
+    engines = [r.engine for r in report.rows]
+    keys = np.array([[engine, f"{engine}:{model_class(resolve_model(r.model))}"]
+                     for engine, r in zip(engines, report.rows)])
+    bands = {key: {metric: tuple(round(float(q), 4) for q in
+                                 np.quantile(report.ratio(metric)[(keys == key).any(axis=1)], BAND_LEVELS))
+                   for metric in BAND_METRICS}
+             for key in sorted(set(keys.ravel().tolist()))}
     return replace(calibration, held_out_tpot_error=round(tpot, 4), held_out_ttft_error=round(ttft, 4),
                    held_out_throughput_error=round(rate, 4), bands=bands)
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..errors import InputError
-from .performance import Calibration
+from .performance import Calibration, model_class
 from .workload import Workload
 
 __all__ = ["at_confidence"]
@@ -33,11 +33,12 @@ __all__ = ["at_confidence"]
 
 def at_confidence(workload: Workload, calibration: Calibration, engine: str, confidence: float) -> Workload:
     """``workload`` with its TTFT and ITL targets divided by the ``confidence`` quantile of held-out
-    measured / modelled TTFT and TPOT of ``engine`` (module formula)."""
+    measured / modelled TTFT and TPOT of ``engine`` and the workload's model class (module formula)."""
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
         raise InputError(f"confidence must be a number between 0 and 1 (exclusive), got {confidence!r}",
                          hint="0.9 sizes for the model's 90th-percentile held-out error; 0.5 for its median")
-    factors = {metric: calibration.band(engine, metric, float(confidence)) for metric in ("ttft_ms", "tpot_ms")}
+    kind = model_class(workload.model_spec())
+    factors = {metric: calibration.band(engine, metric, float(confidence), kind) for metric in ("ttft_ms", "tpot_ms")}
     if None in factors.values():
         raise InputError(f"the calibration has no held-out error bands for {engine}, so it cannot size at a "
                          "confidence", hint="use the bundled calibration, or refit from it with `finops calibrate`")

@@ -142,8 +142,9 @@ class Calibration:
     """Constants per engine, where they came from, and how well they predict held-out measurements.
 
     ``held_out_*_error``: median absolute relative error of fits that never saw the row's model
-    (leave-one-model-out). ``bands[engine][metric]``: that held-out ratio measured / modelled at each
-    of :data:`BAND_LEVELS`. ``measured[engine]``: the configurations the constants were fitted on.
+    (leave-one-model-out). ``bands[key][metric]``: that held-out ratio measured / modelled at each of
+    :data:`BAND_LEVELS`, ``key`` an engine (all its rows) or ``engine:class`` (the rows of one model
+    class). ``measured[engine]``: the configurations the constants were fitted on.
     """
 
     engines: Mapping[str, EngineConstants]
@@ -174,14 +175,19 @@ class Calibration:
         sizes = self.measured.get(engine, {}).get((gpu, precision, model_class, int(tp)))
         return sizes is not None and sizes[0] / SIZE_REACH <= active_params_b <= sizes[1] * SIZE_REACH
 
-    def band(self, engine: str, metric: str, level: float) -> float | None:
+    def band(self, engine: str, metric: str, level: float, model_class: str | None = None) -> float | None:
         """The held-out ratio measured / modelled of ``metric`` at quantile ``level`` (interpolated
-        between :data:`BAND_LEVELS`, clamped to them); ``None`` when this calibration has no band.
+        between :data:`BAND_LEVELS`, clamped to them), from the rows of ``model_class`` when the
+        calibration has held-out rows of it, else from all of the engine's; ``None`` without a band.
 
-        >>> Calibration.bundled().band("vllm", "tpot_ms", 0.1) < 1 < Calibration.bundled().band("vllm", "tpot_ms", 0.9)
+        >>> cal = Calibration.bundled()
+        >>> cal.band("vllm", "tpot_ms", 0.1) < 1 < cal.band("vllm", "tpot_ms", 0.9)
+        True
+        >>> cal.band("trtllm", "tpot_ms", 0.9, "mla") != cal.band("trtllm", "tpot_ms", 0.9, "moe")
         True
         """
-        quantiles = self.bands.get(engine, {}).get(metric)
+        per = self.bands.get(f"{engine}:{model_class}") or self.bands.get(engine, {})
+        quantiles = per.get(metric)
         return None if quantiles is None else float(np.interp(level, BAND_LEVELS, quantiles))
 
     def to_dict(self) -> dict[str, Any]:
@@ -474,11 +480,11 @@ def _whole(name: str, value: int | None, default: int) -> int:
     return value
 
 
-def _bands(cal: Calibration, engine: str, values: Mapping[str, float]) -> dict[str, tuple[float, float] | None]:
+def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]) -> dict[str, tuple[float, float] | None]:
     """[P10, P90] of each metric: the value times the held-out ratio measured / modelled at 0.1 and 0.9."""
     out: dict[str, tuple[float, float] | None] = {}
     for metric in BAND_METRICS:
-        low, high = cal.band(engine, metric, 0.1), cal.band(engine, metric, 0.9)
+        low, high = cal.band(engine, metric, 0.1, kind), cal.band(engine, metric, 0.9, kind)
         out[f"{metric}_band"] = None if low is None or high is None else (values[metric] * low, values[metric] * high)
     return out
 
@@ -556,4 +562,4 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
                     output_tokens_per_s=output_rate, output_tokens_per_s_per_gpu=output_rate / tp,
                     input_tokens_per_s=output_rate * isl / osl,
                     effective_bandwidth_efficiency=float(lat.step_bytes) / float(lat.step) / phys.bandwidth,
-                    **_bands(cal, engine_name, values))
+                    **_bands(cal, engine_name, kind, values))
