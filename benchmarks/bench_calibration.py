@@ -15,6 +15,7 @@ per-engine bands in it).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -33,7 +34,7 @@ from finops.sizing.calibration import (
     leave_one_model_out,
     with_held_out,
 )
-from finops.sizing.performance import model_class, replica_physics
+from finops.sizing.performance import estimate, model_class, replica_physics
 
 
 def roofline(m: Measurement) -> tuple[float, float]:
@@ -83,6 +84,19 @@ def main() -> FoldReport:
     return report
 
 
+def estimate_speed(calls: int = 2000) -> None:
+    """Warm time of one ``estimate`` in this process (goal, issue 11: at most 1 ms), with the load."""
+    args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256,
+            "concurrency": 16, "engine": "trtllm"}
+    estimate(**args)
+    start = time.perf_counter()
+    for _ in range(calls):
+        estimate(**args)
+    per_call_ms = (time.perf_counter() - start) / calls * 1e3
+    print(f"\nwarm estimate: {per_call_ms:.3f} ms per query (goal 1 ms; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+
+
 def write_constants(report: FoldReport) -> None:
     rows = bundled_measurements()
     as_of = rows[0].source.rsplit(" ", 1)[-1]
@@ -93,5 +107,6 @@ def write_constants(report: FoldReport) -> None:
 
 if __name__ == "__main__":
     fold_report = main()
+    estimate_speed()
     if "--write" in sys.argv[1:]:
         write_constants(fold_report)
