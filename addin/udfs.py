@@ -283,12 +283,14 @@ def LLM_SIZE(
     pricing_model: Cell = None,
     top: Cell = None,
     prices: Cell = None,
+    confidence: Cell = None,
 ) -> Any:
     """Ranked configurations, cheapest per month first, serving ``concurrency`` within the targets (spills).
 
     ``ttft_ms``/``tpot_ms`` are P99 targets (blank: none); ``gpus`` and ``precisions`` are a range or a
     comma-separated list (blank: every catalog GPU / precision); ``prices`` is ``PriceTable`` (blank: the
-    add-in's price book). One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
+    add-in's price book); ``confidence`` (e.g. 0.9, blank: none) meets the targets even when the model is as
+    optimistic as that quantile of its held-out error. One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
     cost per million output tokens, TTFT and ITL at P99. Source: ``finops.sizing.search.search``.
 
     >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
@@ -311,6 +313,7 @@ def LLM_SIZE(
         text(pricing_model, "pricing_model", default="on_demand"),
         _book(prices),
         whole(top, "top", default=5),
+        number(confidence, "confidence", default=None),
     )
     if not result.options:
         raise InputError(result.infeasible_reason or "no priced configuration meets the targets")
@@ -334,13 +337,14 @@ def LLM_SIZE(
 
 
 @lru_cache(maxsize=256)
-def _ranked(workload: Workload, pricing_model: str, book: PriceBook, top: int) -> SearchResult:
+def _ranked(workload: Workload, pricing_model: str, book: PriceBook, top: int,
+            confidence: float | None = None) -> SearchResult:
     """``search`` remembered per arguments: Excel recalculates a spilled range with unchanged inputs often.
 
     A price range parses to the same book while its content is unchanged (``price_book_from_range``),
     so an edited Prices table is a new key.
     """
-    return search(workload, pricing_model=pricing_model, price_book=book, top=top)
+    return search(workload, pricing_model=pricing_model, price_book=book, top=top, confidence=confidence)
 
 
 # ---- money --------------------------------------------------------------------------------------------

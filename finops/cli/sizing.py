@@ -38,6 +38,15 @@ def _concurrency(text: str) -> int | str:
     return _positive("concurrency", value)
 
 
+def _cell(value: object) -> str:
+    """One value of the estimate table: floats to 3 places, a band as ``low - high``."""
+    if isinstance(value, float):
+        return f"{value:,.3f}"
+    if isinstance(value, (tuple, list)):
+        return " - ".join(_cell(v) for v in value)
+    return str(value)
+
+
 def _split(values: list[str] | None) -> list[str] | None:
     if not values:
         return None
@@ -57,7 +66,12 @@ def register(app: typer.Typer) -> None:
             concurrency: str = typer.Option("max", help="running requests, or 'max' (offline throughput point)"),
             engine: str = typer.Option("vllm", help=_ENGINE_HELP),
             cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
-            kv_precision: str | None = typer.Option(None, "--kv-precision", help="KV cache precision"),
+            kv_precision: str | None = typer.Option(None, "--kv-precision",
+                                                    help="KV cache precision (default: the engine's for this checkpoint)"),
+            max_batch: int | None = typer.Option(None, "--max-batch",
+                                                 help="sequences the engine runs at once (default: the engine's)"),
+            prefill_token_budget: int | None = typer.Option(None, "--prefill-token-budget",
+                                                            help="prompt tokens per engine step (default: the engine's)"),
             calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
             arrival_rate: float | None = typer.Option(None, "--arrival-rate",
                                                       help="requests/s: add queueing delay, TTFT P50/P99"),
@@ -71,7 +85,8 @@ def register(app: typer.Typer) -> None:
         result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
                           osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
                           cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
-                          calibration=_calibration(calibration))
+                          calibration=_calibration(calibration), max_batch=max_batch,
+                          prefill_token_budget=prefill_token_budget)
         payload = result.to_dict()
         if ttft_target_ms is not None and arrival_rate is None:
             raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")
@@ -88,11 +103,19 @@ def register(app: typer.Typer) -> None:
         loaded = payload.pop("under_load", {})
         rows = list(payload.items()) + [(f"under_load.{k}", v) for k, v in loaded.items()]
         for key, value in rows:
-            table.add_row(key, f"{value:,.3f}" if isinstance(value, float) else str(value))
+            table.add_row(key, _cell(value))
         console.print(table)
+        chosen = "as asked" if kv_precision else f"{result.engine}'s default for a {result.precision} checkpoint"
+        console.print(f"KV cache: {result.kv_precision} ({chosen}); batch limit {result.max_batch}, "
+                      f"{result.prefill_token_budget:,} prompt tokens per step")
+        if result.output_tokens_per_s_band:
+            low, high = result.output_tokens_per_s_band
+            console.print(f"a load test would likely measure {low:,.0f}-{high:,.0f} output tokens/s "
+                          "(P10-P90 of the held-out error, docs/performance.md)")
         if not result.calibrated:
-            console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision} was not in the "
-                          "calibration data; these latencies are extrapolated (docs/performance.md)")
+            console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
+                          f"for a {result.model_class} model of this size was not in the calibration data; these "
+                          "latencies are extrapolated (docs/performance.md)")
         if not result.fits:
             console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
                           "precision or a larger GPU")
@@ -110,7 +133,10 @@ def register(app: typer.Typer) -> None:
             rank_by: str = typer.Option("monthly_cost", "--rank-by", help="monthly_cost | cost_per_million"),
             calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
             calibrated_only: bool = typer.Option(False, "--calibrated-only",
-                                                 help="only engine x GPU x precision the calibration measured"),
+                                                 help="only engine x GPU x precision x TP the calibration measured"),
+            confidence: float | None = typer.Option(
+                None, help="meet the SLOs even when the model is as optimistic as this quantile of its held-out "
+                           "error, e.g. 0.9"),
             as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
         """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first.
 
@@ -122,7 +148,8 @@ def register(app: typer.Typer) -> None:
         chosen = presets()[preset] if preset else load_workload(workload)  # type: ignore[arg-type]
         result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
                         pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration),
-                        rank_by=rank_by, calibrated_only=calibrated_only)  # type: ignore[arg-type]
+                        rank_by=rank_by, calibrated_only=calibrated_only,  # type: ignore[arg-type]
+                        confidence=confidence)
         if as_json:
             print_json(result.to_dict())
             return

@@ -1,6 +1,6 @@
 """Sizing: from a workload to GPUs. Demand, memory and workloads here; performance and search beside them."""
 
-from .calibration import Measurement, bundled_measurements, fit, kfold, read_load_test
+from .calibration import Measurement, bundled_measurements, fit, leave_one_model_out, read_load_test
 from .demand import Demand, concurrency, concurrency_from_rate, demand, devices_needed
 from .memory import (
     KV_PRECISIONS,
@@ -55,7 +55,7 @@ __all__ = [
     "devices_needed",
     "estimate",
     "fit",
-    "kfold",
+    "leave_one_model_out",
     "kingman_wait",
     "kv_bytes",
     "kv_bytes_per_token",

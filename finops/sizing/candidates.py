@@ -39,7 +39,8 @@ from .memory import (
     sequence_tokens,
     weight_bytes,
 )
-from .performance import Calibration, ReplicaPhysics, replica_physics
+from .engine_defaults import default_kv_precision, engine_defaults
+from .performance import Calibration, ReplicaPhysics, model_class, replica_physics
 from .support import supports
 
 __all__ = ["CandidateTable", "candidate_table", "clear_candidate_tables"]
@@ -58,7 +59,8 @@ class CandidateTable:
     precisions: tuple[str, ...]
     tps: tuple[int, ...]
     calibrated: tuple[bool, ...]
-    weights_gib: np.ndarray              # per GPU
+    weights_gib_per_gpu: np.ndarray
+    max_batch: np.ndarray                # sequences the engine's scheduler runs at once on that GPU
     kv_budget_gib: np.ndarray            # per GPU, before any sequence (negative: the weights overflow)
     kv_bytes_per_token_per_gpu: np.ndarray
     physics: ReplicaPhysics              # fields are arrays, one value per row
@@ -109,6 +111,8 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
            calibration: Calibration, calibrated_only: bool, kv_precision: str | None) -> CandidateTable:
     rows: list[tuple[str, str, int, bool]] = []
     skipped: list[str] = []
+    kind = model_class(model)
+    batch_limits: list[int] = []
     weights: list[float] = []
     budgets: list[float] = []
     kv_per_token: list[float] = []
@@ -118,24 +122,30 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
         for precision in precisions:
             if not device.supports(precision) or (precision == "fp16" and "bf16" in precisions):
                 continue
-            calibrated = calibration.covers(engine, gpu_id, precision)
-            if not supports(engine, gpu_id, precision) or (calibrated_only and not calibrated):
+            covered = [calibration.covers(engine, gpu_id, precision, kind, tp, model.active_params_b) for tp in tps]
+            if not supports(engine, gpu_id, precision) or (calibrated_only and not any(covered)):
                 skipped.append(f"{gpu_id} {precision}")
                 continue
-            kv_p = kv_precision or ("fp32" if precision == "fp32" else "bf16")
-            for tp in tps:
+            kv_p = kv_precision or default_kv_precision(engine, precision)
+            defaults = engine_defaults(engine, device)
+            for tp, calibrated in zip(tps, covered):
+                if calibrated_only and not calibrated:
+                    continue
                 weights_gib = weight_bytes(model, precision) / tp / _GIB
                 rows.append((gpu_id, precision, tp, calibrated))
+                batch_limits.append(defaults.max_batch)
                 weights.append(weights_gib)
                 budgets.append(device.memory_gib_usable * _GPU_MEMORY_UTILIZATION - weights_gib
                                - DEFAULT_RUNTIME_OVERHEAD_GIB)
                 kv_per_token.append(kv_bytes_per_token_per_gpu(model, tp, kv_p))
-                physics.append(replica_physics(model, device, precision=precision, tp=tp, kv_precision=kv_p))
+                physics.append(replica_physics(model, device, precision=precision, tp=tp, kv_precision=kv_p,
+                                               prefill_token_budget=defaults.prefill_token_budget))
     stacked = ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in physics], dtype=float)
                                 for f in fields(ReplicaPhysics)})
     return CandidateTable(model=model, gpus=tuple(r[0] for r in rows), precisions=tuple(r[1] for r in rows),
                           tps=tuple(r[2] for r in rows), calibrated=tuple(r[3] for r in rows),
-                          weights_gib=np.array(weights, dtype=float), kv_budget_gib=np.array(budgets, dtype=float),
+                          weights_gib_per_gpu=np.array(weights, dtype=float),
+                          max_batch=np.array(batch_limits, dtype=float), kv_budget_gib=np.array(budgets, dtype=float),
                           kv_bytes_per_token_per_gpu=np.array(kv_per_token, dtype=float), physics=stacked,
                           skipped=tuple(skipped))
 

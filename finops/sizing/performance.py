@@ -11,22 +11,28 @@ seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-
     new      = isl x (1 - h)                                    prompt tokens not found in the cache
     prefill_compute = (2 P new + 4 L A new (isl - new / 2)) / (tp x F x eta_c) + prefill_allreduce
     prefill_allreduce = 2 L x new x hidden x 2 bytes x (tp - 1) / tp / (link x eta_link)
-    prefill  = prefill_compute + L x o(tp)
-    TPOT     = step + (b / osl) x prefill_compute               chunked prefills share decode steps
-    life     = prefill + (osl - 1) x TPOT                       a request's time in its slot
-    rho      = min(b x prefill_compute / life, 0.95)            share of the replica's time spent prefilling
-    TTFT     = prefill x (1 + q rho / (1 - rho) + s (b - 1) / 2) + a x step + f
+    chunks   = ceil(new / budget)                               steps a prompt is split over (chunked prefill)
+    prefill  = prefill_compute + chunks x L x o(tp)
+    TPOT     = step + (b - 1) / max(osl - 1, 1) x prefill_compute    the others' chunked prefills share its steps
+    think    = prefill - prefill_compute + a x step + f + (osl - 1) x TPOT    a client's cycle off the prefill
+    wait     = min(q x closed_loop_wait(b, prefill_compute, think) + s (b - 1) / 2 x prefill_compute,
+                   (b - 1) x prefill_compute)
+    TTFT     = prefill + wait + a x step + f
 
-TTFT has four parts beyond the prompt's own prefill: the M/D/1 wait ``rho / (1 - rho)`` behind other
-prompts (Pollaczek-Khinchine, prompts arriving at ``b / life`` in a closed loop of ``b`` clients),
-scaled by ``q``; the wave of the benchmark's synchronized clients, ``s (b - 1) / 2`` prefills ahead on
-average (fixed ISL/OSL keep a closed-loop client population in step, so a prompt lands behind half of
-the others); ``a`` decode steps to be scheduled; and ``f`` outside the GPU (HTTP, tokenizer).
-A prompt's activations cross the TP group twice per layer: unlike a decode step's few-KB all-reduce
-(latency-bound, ``ar``), that is ``new x hidden x 2`` bytes per layer, bandwidth-bound on the GPU link
-(``link``: NVLink, Infinity Fabric, ICI, PCIe from the catalog) at a fitted share ``eta_link``.
-Under an arrival rate (:mod:`finops.sizing.queueing`) the wave and closed-loop terms give way to
-Kingman's queue.
+TTFT is what a client of a fixed-concurrency load test measures (``vllm bench serve
+--max-concurrency``, GenAI-Perf/AIPerf ``--concurrency``): the prompt's own prefill, the wait behind
+the other clients' prompts, ``a`` decode steps to be scheduled and ``f`` outside the GPU (HTTP,
+tokenizer). The ``b`` clients form a closed loop, so the wait is the finite-population one of
+:func:`~finops.sizing.closed_loop.closed_loop_wait` (Schweitzer-Bard mean-value analysis): none at
+``b = 1``, never more than ``b - 1`` prompts ahead; ``q`` scales it. Clients that start together
+with a fixed ISL/OSL stay in step (an engine batches the prompts that wait together, so they reach
+their first token, and finish, together): a prompt then lands behind ``s (b - 1) / 2`` others on
+average, ``s`` the share of the wave that persists. ``budget`` is the engine's prefill tokens per step
+(:mod:`finops.sizing.engine_defaults`). A prompt's activations cross the TP group twice per layer:
+unlike a decode step's few-KB all-reduce (latency-bound, ``ar``), that is ``new x hidden x 2`` bytes
+per layer, bandwidth-bound on the GPU link (``link``: NVLink, Infinity Fabric, ICI, PCIe from the
+catalog) at a fitted share ``eta_link``. Under a Poisson arrival rate (:mod:`finops.sizing.queueing`)
+the closed loop gives way to Kingman's queue.
 
 ``X`` routed-expert weight bytes per GPU of a mixture-of-experts model (0 for dense), of which a step
 reads the share its tokens route to: ``cover(b) = 1 - (1 - k / E)^b`` (``b`` tokens each picking
@@ -60,21 +66,37 @@ import numpy as np
 from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
 from ..registry import Registry
+from .closed_loop import closed_loop_wait
+from .engine_defaults import default_kv_precision, engine_defaults
 from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 from .support import check_supported
 
-__all__ = ["CALIBRATED_TPS", "ENGINES", "MAX_BATCH", "Calibration", "Engine", "EngineConstants", "Estimate",
-           "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "prompt_terms",
+__all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "Calibration", "Engine", "EngineConstants", "Estimate",
+           "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "model_class", "prompt_terms",
            "replica_latency", "replica_physics", "scheduling_delay"]
 
 Engine = Literal["trtllm", "vllm", "sglang"]
 ENGINES: tuple[str, ...] = get_args(Engine)
 #: The TP degrees the per-step overhead is calibrated at; other degrees interpolate (and clamp) in log2.
 CALIBRATED_TPS: tuple[int, ...] = (1, 2, 4, 8)
-#: Largest running batch the model answers for (the calibration data reaches 512).
-MAX_BATCH = 512
-#: Prefill load (share of a replica's time spent prefilling) at which the prefill queue is capped.
-MAX_PREFILL_LOAD = 0.95
+#: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
+#: metric (``Calibration.bands``); an estimate's band is its P10 and P90.
+BAND_LEVELS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+#: Metrics a band is kept for: the names of the Estimate fields they scale.
+BAND_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
+
+
+def model_class(model: ModelSpec) -> str:
+    """``mla`` (multi-head latent attention, DeepSeek-V2/V3), ``moe`` (routed experts) or ``dense``: the
+    classes whose kernels differ enough that a fit on one does not vouch for another.
+
+    >>> from finops.catalog import get_model
+    >>> [model_class(get_model(m)) for m in ("llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3")]
+    ['dense', 'moe', 'mla']
+    """
+    if model.attention == "mla":
+        return "mla"
+    return "moe" if model.is_moe else "dense"
 
 
 @dataclass(frozen=True)
@@ -85,10 +107,10 @@ class EngineConstants:
     compute_efficiency: float            # eta_c: share of dense peak FLOPS prefill reaches
     step_overhead_us_per_layer: tuple[float, float, float, float]  # o(tp) at TP 1, 2, 4, 8
     allreduce_gbps: float                # effective all-reduce bandwidth per GPU
-    prefill_queue: float                 # q: scales the M/D/1 wait rho / (1 - rho) behind other prefills
+    prefill_queue: float                 # q: scales the closed-loop wait behind the other clients' prompts
     ttft_steps: float                    # a: decode steps a new request waits to be scheduled
     ttft_fixed_ms: float                 # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
-    prefill_burst: float                 # s: share of the other b - 1 prefills a new one lands behind
+    prefill_burst: float                 # s: share of the other b - 1 prompts a synchronized client lands behind
     link_efficiency: float               # eta_link: share of the GPU link bandwidth a prefill all-reduce reaches
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,40 +130,76 @@ class EngineConstants:
         return cls(step_overhead_us_per_layer=overhead, **values)  # type: ignore[arg-type]
 
 
+#: One measured configuration: (GPU id, weight precision, model class, TP) -> the smallest and largest
+#: model measured there, in billions of active parameters.
+Coverage = tuple[str, str, str, int]
+#: How far outside the measured model sizes a fit still vouches: half the smallest to twice the largest.
+SIZE_REACH = 2.0
+
+
 @dataclass(frozen=True)
 class Calibration:
-    """Constants per engine, where they came from, and how well they predict held-out measurements."""
+    """Constants per engine, where they came from, and how well they predict held-out measurements.
+
+    ``held_out_*_error``: median absolute relative error of fits that never saw the row's model
+    (leave-one-model-out). ``bands[key][metric]``: that held-out ratio measured / modelled at each of
+    :data:`BAND_LEVELS`, ``key`` an engine (all its rows) or ``engine:class`` (the rows of one model
+    class). ``measured[engine]``: the configurations the constants were fitted on.
+    """
 
     engines: Mapping[str, EngineConstants]
     source: str
     as_of: str
     rows: int = 0
-    kfold_tpot_error: float | None = None   # median absolute relative error, k-fold, not in-sample
-    kfold_ttft_error: float | None = None
-    #: (GPU id, weight precision) pairs each engine's constants were fitted on.
-    measured: Mapping[str, frozenset[tuple[str, str]]] = field(default_factory=dict)
+    held_out_tpot_error: float | None = None
+    held_out_ttft_error: float | None = None
+    held_out_throughput_error: float | None = None
+    measured: Mapping[str, Mapping[Coverage, tuple[float, float]]] = field(default_factory=dict)
+    bands: Mapping[str, Mapping[str, tuple[float, ...]]] = field(default_factory=dict)
 
     def constants(self, engine: str) -> EngineConstants:
         """The constants of ``engine``; an unknown name lists the calibrated ones."""
         return Registry("engine", dict(self.engines))[engine]
 
-    def covers(self, engine: str, gpu: str, precision: str) -> bool:
-        """True when ``engine`` was measured on ``gpu`` and, on some GPU, at ``precision`` (the device and
-        the kernels were both seen by the fit); anything else extrapolates constants fitted elsewhere.
+    def covers(self, engine: str, gpu: str, precision: str, model_class: str, tp: int, active_params_b: float) -> bool:
+        """True when ``engine`` was measured on this GPU, precision, model class and TP together, on
+        models of a size within :data:`SIZE_REACH` of this one's (active parameters); anything else
+        extrapolates constants fitted elsewhere (``calibrated: false``).
 
         >>> cal = Calibration.bundled()
-        >>> cal.covers("vllm", "h100-sxm", "fp8"), cal.covers("vllm", "mi300x", "fp8"), cal.covers("vllm", "h200", "int4")
-        (True, False, False)
+        >>> cal.covers("vllm", "h200", "fp8", "dense", 4, 70.6), cal.covers("vllm", "h200", "fp8", "moe", 4, 3.3)
+        (True, False)
+        >>> cal.covers("trtllm", "h200", "fp8", "dense", 8, 405.9), cal.covers("vllm", "mi300x", "fp8", "dense", 1, 8)
+        (False, False)
         """
-        pairs = self.measured.get(engine, frozenset())
-        return any(g == gpu for g, _ in pairs) and any(p == precision for _, p in pairs)
+        sizes = self.measured.get(engine, {}).get((gpu, precision, model_class, int(tp)))
+        return sizes is not None and sizes[0] / SIZE_REACH <= active_params_b <= sizes[1] * SIZE_REACH
+
+    def band(self, engine: str, metric: str, level: float, model_class: str | None = None) -> float | None:
+        """The held-out ratio measured / modelled of ``metric`` at quantile ``level`` (interpolated
+        between :data:`BAND_LEVELS`, clamped to them), from the rows of ``model_class`` when the
+        calibration has held-out rows of it, else from all of the engine's; ``None`` without a band.
+
+        >>> cal = Calibration.bundled()
+        >>> cal.band("vllm", "tpot_ms", 0.1) < 1 < cal.band("vllm", "tpot_ms", 0.9)
+        True
+        >>> cal.band("trtllm", "tpot_ms", 0.9, "mla") != cal.band("trtllm", "tpot_ms", 0.9, "moe")
+        True
+        """
+        per = self.bands.get(f"{engine}:{model_class}") or self.bands.get(engine, {})
+        quantiles = per.get(metric)
+        return None if quantiles is None else float(np.interp(level, BAND_LEVELS, quantiles))
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "as_of": self.as_of, "rows": self.rows,
-                "kfold_tpot_error": self.kfold_tpot_error, "kfold_ttft_error": self.kfold_ttft_error,
+                "held_out_tpot_error": self.held_out_tpot_error, "held_out_ttft_error": self.held_out_ttft_error,
+                "held_out_throughput_error": self.held_out_throughput_error,
+                "band_levels": list(BAND_LEVELS),
+                "bands": {engine: {metric: list(q) for metric, q in sorted(per.items())}
+                          for engine, per in sorted(self.bands.items())},
                 "engines": {name: c.to_dict() for name, c in self.engines.items()},
-                "measured": {name: sorted([gpu, precision] for gpu, precision in pairs)
-                             for name, pairs in sorted(self.measured.items())}}
+                "measured": {name: sorted([*key, *sizes] for key, sizes in entries.items())
+                             for name, entries in sorted(self.measured.items())}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
@@ -150,15 +208,24 @@ class Calibration:
                              hint="write one with `finops calibrate`")
         try:
             rows = int(data.get("rows") or 0)
-            errors = [None if data.get(k) is None else float(data[k]) for k in ("kfold_tpot_error", "kfold_ttft_error")]
-            measured = {str(k): frozenset((str(g), str(p)) for g, p in v)
+            errors = [None if data.get(k) is None else float(data[k])
+                      for k in ("held_out_tpot_error", "held_out_ttft_error", "held_out_throughput_error")]
+            measured = {str(k): {(str(g), str(p), str(c), int(t)): (float(low), float(high))
+                                 for g, p, c, t, low, high in v}
                         for k, v in (data.get("measured") or {}).items()}
+            bands = {str(e): {str(m): tuple(float(x) for x in q) for m, q in per.items()}
+                     for e, per in (data.get("bands") or {}).items()}
         except (TypeError, ValueError, AttributeError):
-            raise InputError("calibration 'rows' and k-fold errors must be numbers, 'measured' lists of "
-                             "[gpu, precision] per engine") from None
+            raise InputError("calibration 'rows' and errors must be numbers, 'measured' lists of [gpu, precision, "
+                             "model class, tp, smallest, largest model in B active parameters] per engine, "
+                             "'bands' lists of numbers",
+                             hint="rewrite the file with `finops calibrate`") from None
+        if any(len(q) != len(BAND_LEVELS) for per in bands.values() for q in per.values()):
+            raise InputError(f"each calibration band needs one value per level {list(BAND_LEVELS)}")
         return cls(engines={str(k): EngineConstants.from_dict(v) for k, v in data["engines"].items()},
                    source=str(data.get("source", "")), as_of=str(data.get("as_of", "")), rows=rows,
-                   kfold_tpot_error=errors[0], kfold_ttft_error=errors[1], measured=measured)
+                   held_out_tpot_error=errors[0], held_out_ttft_error=errors[1],
+                   held_out_throughput_error=errors[2], measured=measured, bands=bands)
 
     @classmethod
     def read(cls, path: str | Path) -> Calibration:
@@ -202,11 +269,13 @@ class ReplicaPhysics:
     link_bandwidth: Any = 0.0  # bytes/s per GPU over the scale-up link (NVLink, Infinity Fabric, ICI)
     expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
+    prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
 
 
 def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
-                    kv_precision: str | None = None) -> ReplicaPhysics:
-    """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision.
+                    kv_precision: str | None = None, prefill_token_budget: int = 8192) -> ReplicaPhysics:
+    """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision (KV cache: ``kv_precision``,
+    by default the model dtype; ``prefill_token_budget``: the engine's prompt tokens per step).
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> p = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="fp8", tp=2)
@@ -227,7 +296,7 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
         attention_width=float(model.num_attention_heads * model.head_dim),
         bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
-        link_bandwidth=gpu.interconnect_gbps * 1e9)
+        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget))
 
 
 @dataclass(frozen=True)
@@ -236,7 +305,7 @@ class Latency:
 
     ttft: Any
     tpot: Any
-    prefill: Any            # one prompt alone: compute plus one step's overhead
+    prefill: Any            # one prompt alone: compute plus the overhead of the steps it is chunked over
     prefill_compute: Any    # FLOPs and all-reduce of one prompt: what a chunked prefill adds to decode steps
     step: Any
     step_bytes: Any         # bytes one decode step reads per GPU (weights touched + KV)
@@ -296,9 +365,10 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                                  / (p.link_bandwidth * c.link_efficiency), 0.0)
     prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0)) \
         / group_flops + prefill_allreduce
+    chunks = np.maximum(np.ceil(new / p.prefill_token_budget), 1.0)
     return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
-                       prefill_compute=prefill_compute, prefill=prefill_compute + overhead, osl=osl,
+                       prefill_compute=prefill_compute, prefill=prefill_compute + chunks * overhead, osl=osl,
                        bandwidth=p.bandwidth * c.bandwidth_efficiency,
                        moe=bool(np.asarray(p.expert_weight_bytes_per_gpu).any()), sharded=sharded,
                        any_sharded=bool(sharded.any()),
@@ -316,7 +386,8 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
     if terms.any_sharded:
         step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
                                / terms.allreduce_bandwidth, 0.0)
-    return step, step_bytes, step + (b / terms.osl) * terms.prefill_compute
+    others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
+    return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * terms.prefill_compute
 
 
 def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
@@ -335,13 +406,13 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     """
     terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
     step, step_bytes, tpot = decode_latency(p, terms, batch)
-    b = np.asarray(batch, dtype=float)
+    clients = np.maximum(np.asarray(batch, dtype=float), 1.0)
     prefill, prefill_compute = terms.prefill, terms.prefill_compute
-    life = prefill + (np.asarray(osl, dtype=float) - 1.0) * tpot     # one request's time in its slot, unqueued
-    running = np.maximum(b, 1.0)
-    load = np.minimum(running * prefill_compute / life, MAX_PREFILL_LOAD)
-    ttft = prefill * (1.0 + c.prefill_queue * load / (1.0 - load) + c.prefill_burst * (running - 1.0) / 2.0) \
-        + scheduling_delay(c, step)
+    delay = scheduling_delay(c, step)
+    think = prefill - prefill_compute + delay + (np.asarray(osl, dtype=float) - 1.0) * tpot
+    wait = np.minimum(c.prefill_queue * closed_loop_wait(clients, prefill_compute, think)
+                      + c.prefill_burst * (clients - 1.0) / 2.0 * prefill_compute, (clients - 1.0) * prefill_compute)
+    ttft = prefill + wait + delay
     return Latency(ttft=ttft, tpot=tpot, prefill=prefill, prefill_compute=prefill_compute, step=step,
                    step_bytes=step_bytes)
 
@@ -350,10 +421,14 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
 class Estimate:
     """One configuration's answer; the fields mirror ``finops estimate --json``.
 
-    Latencies are ``None`` when the model does not fit (there is nothing to time).
+    Scopes are in the names: ``*_per_gpu`` is one GPU of the replica, ``kv_bytes_per_token`` the whole
+    model, the rest one replica of ``tp`` GPUs. Latencies are ``None`` when the model does not fit
+    (there is nothing to time). ``*_band``: [P10, P90] of what a load test would measure, from the
+    held-out errors of the calibration (``None`` without one).
     """
 
     model: str
+    model_class: str
     gpu: str
     precision: str
     kv_precision: str
@@ -364,9 +439,12 @@ class Estimate:
     cache_hit_rate: float
     fits: bool
     shortfall_gib: float
-    weights_gib: float
+    weights_gib_per_gpu: float
     kv_bytes_per_token: float
-    max_concurrency: int
+    kv_bytes_per_token_per_gpu: float
+    max_concurrency: int            # sequences the KV cache holds
+    max_batch: int                  # sequences the engine's scheduler runs at once
+    prefill_token_budget: int       # prompt tokens per engine step
     concurrency: int
     running_batch: int
     ttft_ms: float | None
@@ -378,7 +456,10 @@ class Estimate:
     output_tokens_per_s_per_gpu: float | None
     input_tokens_per_s: float | None
     effective_bandwidth_efficiency: float | None
-    calibrated: bool          # engine, GPU and precision were in the calibration data (else extrapolated)
+    calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
+    ttft_ms_band: tuple[float, float] | None
+    tpot_ms_band: tuple[float, float] | None
+    output_tokens_per_s_band: tuple[float, float] | None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -391,22 +472,41 @@ def _check_engine(engine: str) -> str:
     return name
 
 
+def _whole(name: str, value: int | None, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]) -> dict[str, tuple[float, float] | None]:
+    """[P10, P90] of each metric: the value times the held-out ratio measured / modelled at 0.1 and 0.9."""
+    out: dict[str, tuple[float, float] | None] = {}
+    for metric in BAND_METRICS:
+        low, high = cal.band(engine, metric, 0.1, kind), cal.band(engine, metric, 0.9, kind)
+        out[f"{metric}_band"] = None if low is None or high is None else (values[metric] * low, values[metric] * high)
+    return out
+
+
 def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
              concurrency: int | Literal["max"] = "max", engine: str = "vllm", cache_hit_rate: float = 0.0,
-             kv_precision: str | None = None, calibration: Calibration | None = None) -> Estimate:
+             kv_precision: str | None = None, calibration: Calibration | None = None,
+             max_batch: int | None = None, prefill_token_budget: int | None = None) -> Estimate:
     """Memory fit, TTFT, TPOT and throughput of one replica at a concurrency.
 
-    ``concurrency="max"`` is the offline maximum-throughput point: as many sequences as the KV cache
-    holds (at most :data:`MAX_BATCH`). Above the memory limit the engine runs ``max_concurrency``
-    sequences and the rest wait; by Little's law each waits ``(c - m) / completions per second``, which
-    is added to TTFT.
+    ``concurrency="max"`` is the maximum-throughput point: as many sequences as the KV cache holds and
+    the engine's scheduler runs (``max_batch``, the engine's default unless given; likewise
+    ``prefill_token_budget`` and ``kv_precision``, see :mod:`finops.sizing.engine_defaults`). Above
+    those limits the engine runs ``running_batch`` sequences and the rest wait; by Little's law each
+    waits ``(c - running) / completions per second``, which is added to TTFT.
 
     >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
     (False, True, None)
-    >>> e = estimate("llama-3.1-8b", "h100-sxm", precision="fp8", tp=1, isl=1024, osl=256)
-    >>> e.concurrency == e.running_batch == min(e.max_concurrency, MAX_BATCH)
-    True
+    >>> e = estimate("llama-3.1-8b", "h100-sxm", precision="fp8", tp=1, isl=1024, osl=256, engine="trtllm")
+    >>> e.concurrency == e.running_batch == min(e.max_concurrency, e.max_batch), e.kv_precision
+    (True, 'fp8')
     """
     spec = resolve_model(model) if isinstance(model, str) else model
     device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
@@ -419,37 +519,47 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     check_supported(engine_name, device.id, precision)
     if not 0.0 <= float(cache_hit_rate) <= 1.0:
         raise InputError(f"cache hit rate must be between 0 and 1, got {cache_hit_rate}")
-    fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_precision)
-    kv_p = kv_precision or ("fp32" if precision == "fp32" else "bf16")
+    defaults = engine_defaults(engine_name, device)
+    batch_limit = _whole("max batch", max_batch, defaults.max_batch)
+    budget = _whole("prefill token budget", prefill_token_budget, defaults.prefill_token_budget)
+    kv_p = str(kv_precision).strip().lower() if kv_precision else default_kv_precision(engine_name, precision)
+    fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_p)
     cal = calibration or Calibration.bundled()
     if concurrency == "max":
-        wanted = min(fit.max_concurrency, MAX_BATCH)
+        wanted = min(fit.max_concurrency, batch_limit)
     elif isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise InputError(f"concurrency must be a whole number >= 1 or 'max', got {concurrency!r}")
     else:
         wanted = concurrency
+    kind = model_class(spec)
     common: dict[str, Any] = {
-        "model": spec.id, "gpu": device.id, "precision": precision, "kv_precision": kv_p, "tp": tp,
-        "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate), "fits": fit.fits,
-        "shortfall_gib": fit.shortfall_gib, "weights_gib": fit.weights_gib,
-        "kv_bytes_per_token": fit.kv_bytes_per_token, "max_concurrency": fit.max_concurrency,
-        "calibrated": cal.covers(engine_name, device.id, precision)}
+        "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
+        "tp": tp, "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate),
+        "fits": fit.fits, "shortfall_gib": fit.shortfall_gib, "weights_gib_per_gpu": fit.weights_gib,
+        "kv_bytes_per_token": fit.kv_bytes_per_token,
+        "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p),
+        "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
+        "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b)}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
                         output_tokens_per_s_per_gpu=None, input_tokens_per_s=None,
-                        effective_bandwidth_efficiency=None)
-    running = min(wanted, fit.max_concurrency, MAX_BATCH)
+                        effective_bandwidth_efficiency=None, ttft_ms_band=None, tpot_ms_band=None,
+                        output_tokens_per_s_band=None)
+    running = min(wanted, fit.max_concurrency, batch_limit)
     constants = cal.constants(engine_name)
-    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p)
+    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p,
+                           prefill_token_budget=budget)
     lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
     ttft, tpot = float(lat.ttft), float(lat.tpot)
     cycle = ttft + (osl - 1) * tpot                      # one request's life in a running slot
     output_rate = running * osl / cycle
-    ttft += (wanted - running) * cycle / running         # Little's law wait for a free KV slot
-    return Estimate(**common, concurrency=wanted, running_batch=running, ttft_ms=ttft * 1e3, tpot_ms=tpot * 1e3,
-                    prefill_ms=float(lat.prefill) * 1e3, decode_step_ms=float(lat.step) * 1e3,
-                    request_latency_ms=(ttft + (osl - 1) * tpot) * 1e3, output_tokens_per_s=output_rate,
-                    output_tokens_per_s_per_gpu=output_rate / tp, input_tokens_per_s=output_rate * isl / osl,
-                    effective_bandwidth_efficiency=float(lat.step_bytes) / float(lat.step) / phys.bandwidth)
-
+    ttft += (wanted - running) * cycle / running         # Little's law wait for a free slot
+    values = {"ttft_ms": ttft * 1e3, "tpot_ms": tpot * 1e3, "output_tokens_per_s": output_rate}
+    return Estimate(**common, concurrency=wanted, running_batch=running, ttft_ms=values["ttft_ms"],
+                    tpot_ms=values["tpot_ms"], prefill_ms=float(lat.prefill) * 1e3,
+                    decode_step_ms=float(lat.step) * 1e3, request_latency_ms=(ttft + (osl - 1) * tpot) * 1e3,
+                    output_tokens_per_s=output_rate, output_tokens_per_s_per_gpu=output_rate / tp,
+                    input_tokens_per_s=output_rate * isl / osl,
+                    effective_bandwidth_efficiency=float(lat.step_bytes) / float(lat.step) / phys.bandwidth,
+                    **_bands(cal, engine_name, kind, values))

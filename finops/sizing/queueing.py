@@ -43,7 +43,6 @@ import numpy as np
 from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
 from .performance import (
-    MAX_BATCH,
     Calibration,
     EngineConstants,
     PromptTerms,
@@ -56,13 +55,13 @@ from .performance import (
     scheduling_delay,
 )
 
-__all__ = ["PREFILL_CHUNK_TOKENS", "OperatingPoint", "ServicePoint", "kingman_wait", "operating_point", "serve",
+__all__ = ["OperatingPoint", "ServicePoint", "kingman_wait", "operating_point", "serve",
            "sla_attainment", "sla_attainment_measured", "ttft_percentile"]
 
-#: A decode step shares its slot with at most this many prompt tokens (chunked prefill), which bounds
-#: the slowest inter-token gap (a common ``max_num_batched_tokens``).
-PREFILL_CHUNK_TOKENS = 2048
 _ITERATIONS = 40
+#: The fixed point's right-hand side is capped here: far past any engine's batch limit, so a runaway
+#: (unstable) point stays finite and is reported unstable.
+_RUNAWAY_BATCH = 1e5
 
 
 def kingman_wait(utilization: Any, service_s: Any, ca2: Any = 1.0, cs2: Any = 0.0) -> Any:
@@ -132,12 +131,14 @@ class OperatingPoint:
 
 
 def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arrival_rate: Any, isl: Any, osl: Any,
-                    cache_hit_rate: Any = 0.0, max_batch: Any = MAX_BATCH, ca2: float = 1.0,
+                    cache_hit_rate: Any = 0.0, max_batch: Any = np.inf, ca2: float = 1.0,
                     cs2: float = 0.0, floor: bool = False, terms: PromptTerms | None = None) -> OperatingPoint:
     """Solve ``b = lambda x (TTFT + (osl - 1) TPOT(b))`` and report TTFT P50/P99, TPOT and ITL P99.
 
-    ``max_batch`` is the memory limit (sequences the KV cache holds); beyond it, or with ``rho >= 1``,
-    the point is unstable (the queue grows without bound).
+    ``max_batch`` is the batch limit (sequences the KV cache holds and the engine's scheduler runs);
+    beyond it, or with ``rho >= 1``, the point is unstable (the queue grows without bound). A decode
+    step shares its slot with at most the physics' ``prefill_token_budget`` prompt tokens (chunked
+    prefill), which bounds the slowest inter-token gap, ITL P99.
 
     ``floor=True`` skips the fixed point and reports floors instead: the right-hand side ``F(b)`` is
     evaluated at ``max(b, 1)`` and grows with it, so every iterate is at least ``F(1)``; TTFT, TPOT and
@@ -171,7 +172,7 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     def update(batch: Any) -> Any:      # the right-hand side F(b), capped
         step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
         return np.minimum(lam * (service + scheduling_delay(constants, step) + wait + (osl_f - 1.0) * tpot),
-                          10.0 * MAX_BATCH)
+                          _RUNAWAY_BATCH)
 
     with np.errstate(invalid="ignore"):
         if floor:
@@ -189,7 +190,7 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     else:
         settled = np.isclose(batch, lam * (base + wait + (osl_f - 1.0) * tpot), rtol=1e-3)
         stable = (rho < 1.0) & settled & (batch <= max_batch)
-    chunk = np.minimum(1.0, PREFILL_CHUNK_TOKENS / np.maximum(np.asarray(isl, dtype=float), 1.0))
+    chunk = np.minimum(1.0, physics.prefill_token_budget / np.maximum(np.asarray(isl, dtype=float), 1.0))
     itl_p99 = np.where(lam * step >= 0.01, step + terms.prefill_compute * chunk, tpot)
     return OperatingPoint(stable=stable, running_batch=batch, utilization=rho, wait_mean_s=wait,
                           ttft_p50_s=ttft_percentile(0.5, base_s=base, utilization=rho, wait_mean_s=wait),
@@ -247,9 +248,9 @@ def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp:
     constants = (calibration or Calibration.bundled()).constants(base.engine)
     phys = replica_physics(resolve_model(model) if isinstance(model, str) else model,
                            get_accelerator(gpu) if isinstance(gpu, str) else gpu, precision=base.precision, tp=tp,
-                           kv_precision=base.kv_precision)
+                           kv_precision=base.kv_precision, prefill_token_budget=base.prefill_token_budget)
     op = operating_point(phys, constants, arrival_rate=float(arrival_rate), isl=isl, osl=osl,
-                         cache_hit_rate=cache_hit_rate, max_batch=min(base.max_concurrency, MAX_BATCH))
+                         cache_hit_rate=cache_hit_rate, max_batch=min(base.max_concurrency, base.max_batch))
     stable = bool(op.stable)
     attainment = None
     if ttft_target_ms is not None and not stable:

@@ -43,11 +43,11 @@ from ..errors import InputError
 from ..money import Money
 from ..price_book import PRICING_MODELS, PriceBook
 from .candidates import candidate_table
+from .confidence import at_confidence
 from .demand import demand
 from .memory import PRECISIONS, tp_shards_heads
 from .performance import (
     CALIBRATED_TPS,
-    MAX_BATCH,
     Calibration,
     ReplicaPhysics,
     prompt_terms,
@@ -92,9 +92,9 @@ class SizingOption:
     ttft_sla_attainment: float | None   # modelled share of requests within the TTFT target (P_ok)
     running_batch: float
     max_concurrency: int
-    weights_gib: float
+    weights_gib_per_gpu: float
     output_tokens_per_s: float    # peak demand served by the whole deployment
-    calibrated: bool              # engine, GPU and precision were in the calibration data (else extrapolated)
+    calibrated: bool              # engine, GPU, precision, model class and TP were measured (else extrapolated)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -150,12 +150,15 @@ def _replica_grids(lower: np.ndarray) -> np.ndarray:
 def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions: Sequence[str] | None = None,
            tps: Sequence[int] | None = None, engine: str = "vllm", pricing_model: str = "on_demand",
            price_book: PriceBook | None = None, top: int = 10, calibration: Calibration | None = None,
-           rank_by: RankBy = "monthly_cost", calibrated_only: bool = False) -> SearchResult:
+           rank_by: RankBy = "monthly_cost", calibrated_only: bool = False,
+           confidence: float | None = None) -> SearchResult:
     """Rank the configurations that serve ``workload`` within its SLOs, cheapest first.
 
     Only combinations the engine runs are candidates (:mod:`finops.sizing.support`); each option says
     whether its engine, GPU and precision were in the calibration data (``calibrated``), and
-    ``calibrated_only`` keeps only those. The GPU x precision x TP table comes from
+    ``calibrated_only`` keeps only those; ``confidence`` meets the SLOs even when the model is as optimistic
+    as that quantile of its held-out error (:func:`~finops.sizing.confidence.at_confidence`; the options
+    report the model's own latencies). The GPU x precision x TP table comes from
     :func:`~finops.sizing.candidates.candidate_table` (cached per model and constraints).
 
     >>> from finops.sizing.workload import presets
@@ -171,6 +174,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
         raise InputError(f"unknown ranking {rank_by!r}", hint=f"use one of: {', '.join(RANKINGS)}")
     cal = calibration or Calibration.bundled()
     constants = cal.constants(engine)
+    if confidence is not None:
+        workload = at_confidence(workload, cal, engine, confidence)
     model = workload.model_spec()
     gpu_ids = [get_accelerator(g).id for g in (gpus or workload.gpus or _all_gpus())]
     wanted_precisions = [p.lower() for p in (precisions or workload.precisions or DEFAULT_PRECISIONS)]
@@ -193,7 +198,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
                             _memory_advice(memory_gaps, model.id, engine, list(table.skipped), calibrated_only),
                             candidates=len(memory_gaps))
     phys = table.physics_of(rows)
-    limits = np.minimum(slots[rows], MAX_BATCH).astype(float)
+    limits = np.minimum(slots[rows], table.max_batch[rows]).astype(float)
     grid = _replica_grids(_lower_bounds(need, phys, constants, workload, limits))
     prices = price_index(price_book if price_book is not None else PriceBook.current(), pricing_model)
     ranking = Ranking(table, rows, grid, workload, prices, top, by_month=rank_by == "monthly_cost")
@@ -382,7 +387,7 @@ def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str) -> S
         tpot_ms=float(op.tpot_s[i]) * 1e3, itl_p99_ms=float(op.itl_p99_s[i]) * 1e3,
         ttft_sla_attainment=None if q.flat["p_ok"] is None else float(q.flat["p_ok"][i]),
         running_batch=float(op.running_batch[i]), max_concurrency=max_concurrency,
-        weights_gib=float(table.weights_gib[q.row]), output_tokens_per_s=q.output_tokens_per_s,
+        weights_gib_per_gpu=float(table.weights_gib_per_gpu[q.row]), output_tokens_per_s=q.output_tokens_per_s,
         calibrated=table.calibrated[q.row])
 
 

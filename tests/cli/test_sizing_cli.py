@@ -13,8 +13,10 @@ from finops.price_book import PRICE_BOOK_ENV
 FIXTURES = Path(__file__).parents[1] / "sizing" / "fixtures"
 ESTIMATE = ["estimate", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "bf16", "--tp", "1",
             "--isl", "1024", "--osl", "256"]
-REQUIRED_KEYS = {"fits", "weights_gib", "kv_bytes_per_token", "max_concurrency", "ttft_ms", "tpot_ms",
-                 "output_tokens_per_s", "output_tokens_per_s_per_gpu"}
+REQUIRED_KEYS = {"fits", "weights_gib_per_gpu", "kv_bytes_per_token", "kv_bytes_per_token_per_gpu", "max_concurrency",
+                 "max_batch", "prefill_token_budget", "ttft_ms", "tpot_ms", "output_tokens_per_s",
+                 "output_tokens_per_s_per_gpu", "kv_precision", "calibrated", "ttft_ms_band", "tpot_ms_band",
+                 "output_tokens_per_s_band"}
 
 
 def _run(capsys, args):
@@ -28,8 +30,10 @@ def test_estimate_json_has_the_contract_fields(capsys):
     data = json.loads(out)
     assert code == 0 and REQUIRED_KEYS <= set(data)
     assert data["fits"] is True and data["concurrency"] == 16 and data["engine"] == "trtllm"
-    assert data["kv_bytes_per_token"] == 131072.0
+    assert data["kv_bytes_per_token"] == data["kv_bytes_per_token_per_gpu"] == 131072.0   # 2 x 32 x 8 x 128 x 2
     assert data["output_tokens_per_s_per_gpu"] == data["output_tokens_per_s"]
+    low, high = data["output_tokens_per_s_band"]
+    assert low < data["output_tokens_per_s"] < high
 
 
 def test_estimate_max_is_the_memory_limit(capsys):
@@ -184,19 +188,22 @@ def test_bad_calibrate_input_exits_2(capsys, tmp_path, args, message):
 
 
 def test_size_flags_extrapolated_options_and_can_keep_only_calibrated_ones(capsys, small_price_book):
-    code, out, _ = _run(capsys, ["size", "--preset", "seed002-financial-copilot", "--json"])
+    trtllm = ["size", "--preset", "seed002-financial-copilot", "--engine", "trtllm"]
+    code, out, _ = _run(capsys, trtllm + ["--json"])
     flags = {(o["gpu"], o["calibrated"]) for o in json.loads(out)["options"]}
     assert code == 0 and ("l4", False) in flags and ("h100-sxm", True) in flags
-    code, out, _ = _run(capsys, ["size", "--preset", "seed002-financial-copilot", "--calibrated-only", "--json"])
+    code, out, _ = _run(capsys, trtllm + ["--calibrated-only", "--json"])
     options = json.loads(out)["options"]
     assert code == 0 and options and {o["gpu"] for o in options} == {"h100-sxm"}
-    code, out, _ = _run(capsys, ["size", "--preset", "seed002-financial-copilot"])
+    code, out, _ = _run(capsys, trtllm)
     assert "calibrated" in out and "extrapolated" in out
 
 
 def test_estimate_json_says_whether_it_is_calibrated(capsys):
-    code, out, _ = _run(capsys, ESTIMATE + ["--json"])
+    code, out, _ = _run(capsys, ESTIMATE + ["--engine", "trtllm", "--json"])   # measured: TRT-LLM, H100, BF16, 8B, TP1
     assert code == 0 and json.loads(out)["calibrated"] is True
+    code, out, _ = _run(capsys, ESTIMATE + ["--json"])    # vLLM on H100 BF16 was measured on Qwen3-32B at TP >= 2
+    assert code == 0 and json.loads(out)["calibrated"] is False
     code, out, err = _run(capsys, ["estimate", "--model", "llama-3.1-8b", "--gpu", "tpu-v5e", "--precision", "bf16",
                                    "--isl", "1024", "--osl", "256", "--engine", "sglang"])
     assert code == 2 and "sglang does not serve bf16 weights on tpu-v5e" in out + err

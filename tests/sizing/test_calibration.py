@@ -11,9 +11,10 @@ import pytest
 
 from finops.errors import InputError
 from finops.sizing.calibration import (
+    BUNDLED_CLASSES,
     bundled_measurements,
     fit,
-    kfold,
+    leave_one_model_out,
     load_test_format,
     predict,
     queue_limited,
@@ -31,10 +32,11 @@ def rows():
 
 
 def test_bundled_rows_carry_source_and_date(rows):
-    assert len(rows) == 778
-    assert all("AIConfigurator" in r.source and "2026-11-30" in r.source for r in rows)
-    assert {r.gpu for r in rows} == {"h100-sxm", "h200"}
-    assert {r.model for r in rows} == {"llama-3.1-8b", "llama-3.1-70b", "qwen3-32b"}
+    assert len(rows) == 1148
+    assert all("aiconfigurator-core 0.12.0" in r.source and "Apache-2.0" in r.source and "2026-12-01" in r.source
+               for r in rows)
+    assert {r.gpu for r in rows} == {"h100-sxm", "h200", "b200"}
+    assert {r.model for r in rows} == {"llama-3.1-8b", "llama-3.1-70b", "qwen3-32b", "deepseek-v3"}
 
 
 def test_rows_beyond_the_kv_cache_are_left_out(rows):
@@ -44,14 +46,32 @@ def test_rows_beyond_the_kv_cache_are_left_out(rows):
     assert np.median([r.ttft_ms for r in limited]) > 5 * np.median([r.ttft_ms for r in rows])
 
 
-def test_kfold_error_meets_the_goals(rows):
-    """Held-out (5-fold) median absolute error. Goals: <= 10 % TPOT, <= 20 % TTFT. Measured 7.7 % and
-    18.3 % (docs/performance.md; other fold splits give 7.3-7.7 % TPOT, 17.6-18.3 % TTFT)."""
-    report = kfold(rows, k=5, seed=0)
-    tpot, ttft = report.median_errors()
-    assert tpot <= 0.085
-    assert ttft <= 0.19
+def test_leave_one_model_out_error_does_not_regress(rows):
+    """Every row predicted by a fit on the dense rows of the other models. Issue 11's goals are 5 %
+    throughput and 10 % TPOT/TTFT; the roofline model measures 17.5 % TPOT, 40.9 % TTFT, 15.7 %
+    throughput over all 1,093 usable rows, 14.7 / 36.6 / 13.6 % on the dense ones
+    (docs/performance.md). This pins those figures against regression, not the goals."""
+    report = leave_one_model_out(rows, classes=BUNDLED_CLASSES)
+    tpot, ttft, rate = report.median_errors()
+    assert tpot <= 0.185 and ttft <= 0.42 and rate <= 0.165
+    dense = [r.model != "deepseek-v3" for r in report.rows]
+    assert all(e <= g for e, g in zip(report.median_errors(dense), (0.155, 0.375, 0.145)))
     assert report.excluded == sum(queue_limited(r) for r in rows)
+    assert {r.model for r in report.rows} == {r.model for r in rows}
+
+
+def test_held_out_bands_bracket_the_held_out_rows(rows):
+    """The bundled bands are quantiles of the held-out ratio measured / modelled: per engine, about
+    80 % of the held-out rows lie within [P10, P90] (counted here from the rows, not from the bands)."""
+    report = leave_one_model_out(rows, classes=BUNDLED_CLASSES)
+    cal = Calibration.bundled()
+    for engine in ("trtllm", "vllm", "sglang"):
+        mask = np.array([r.engine == engine for r in report.rows])
+        for metric in ("ttft_ms", "tpot_ms", "output_tokens_per_s"):
+            ratio = report.ratio(metric)[mask]
+            low, high = cal.band(engine, metric, 0.1), cal.band(engine, metric, 0.9)
+            inside = np.mean((ratio >= low - 1e-4) & (ratio <= high + 1e-4))
+            assert 0.75 <= inside <= 0.85, (engine, metric, inside)
 
 
 def test_fit_recovers_constants_from_synthetic_measurements(rows):
@@ -114,7 +134,8 @@ def test_one_measured_point_replaces_the_assumed_numbers():
     (point,) = read_load_test(FIXTURES / "vllm-bench-serve.json", **HARDWARE)
     prior = Calibration.bundled()
     (ttft_before,), (tpot_before,) = predict([point], prior)
-    assert abs(tpot_before / point.tpot_ms - 1) > 0.08          # the bundled constants miss this server
+    # the bundled constants miss this server (TPOT 9.44 against 10.02 ms, TTFT 126 against 135 ms)
+    assert abs(tpot_before / point.tpot_ms - 1) > 0.05 and abs(ttft_before / point.ttft_ms - 1) > 0.05
     (ttft_after,), (tpot_after,) = predict([point], fit([point], prior=prior, source="test"))
     assert tpot_after == pytest.approx(point.tpot_ms, rel=0.02)
     assert ttft_after == pytest.approx(point.ttft_ms, rel=0.03)

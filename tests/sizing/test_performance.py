@@ -9,7 +9,7 @@ import pytest
 
 from finops.errors import InputError, UnknownNameError
 from finops.sizing.memory import memory_fit
-from finops.sizing.performance import ENGINES, MAX_BATCH, Calibration, EngineConstants, estimate
+from finops.sizing.performance import ENGINES, Calibration, EngineConstants, estimate
 
 H100_8B = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256}
 
@@ -40,7 +40,7 @@ def test_decode_is_memory_bound_at_small_batch():
     """At batch 1 TPOT is about weights / (bandwidth x efficiency) plus overhead: FP8 halves the bytes."""
     bf16 = estimate(**H100_8B, concurrency=1)
     fp8 = estimate(**{**H100_8B, "precision": "fp8"}, concurrency=1)
-    weights_ms_bf16 = bf16.weights_gib * 2**30 / 3350e9 * 1e3
+    weights_ms_bf16 = bf16.weights_gib_per_gpu * 2**30 / 3350e9 * 1e3
     assert weights_ms_bf16 < bf16.tpot_ms < 2 * weights_ms_bf16
     assert fp8.tpot_ms < 0.75 * bf16.tpot_ms
 
@@ -88,9 +88,9 @@ def test_a_model_that_does_not_fit_is_an_answer():
     assert e.shortfall_gib == pytest.approx(fit.shortfall_gib) and e.shortfall_gib > 60
 
 
-def test_max_concurrency_is_the_memory_limit():
+def test_max_concurrency_is_the_memory_or_the_batch_limit():
     e = estimate(**H100_8B, concurrency="max")
-    assert e.concurrency == e.running_batch == min(e.max_concurrency, MAX_BATCH)
+    assert e.concurrency == e.running_batch == min(e.max_concurrency, e.max_batch)
     assert e.output_tokens_per_s_per_gpu == pytest.approx(e.output_tokens_per_s / e.tp)
     assert e.input_tokens_per_s == pytest.approx(e.output_tokens_per_s * 1024 / 256)
 
@@ -150,8 +150,9 @@ def test_a_broken_calibration_file_is_an_input_error(tmp_path, text):
         Calibration.read(path)
 
 
-def test_bundled_calibration_states_its_source_and_kfold_error():
+def test_bundled_calibration_states_its_source_and_held_out_error():
     cal = Calibration.bundled()
     assert "AIConfigurator" in cal.source and "Apache-2.0" in cal.source and cal.as_of
-    assert set(cal.engines) == set(ENGINES)
-    assert cal.kfold_tpot_error is not None and cal.kfold_ttft_error is not None
+    assert set(cal.engines) == set(ENGINES) == {key.split(":")[0] for key in cal.bands}
+    assert {"trtllm:mla", "sglang:mla", "vllm:dense"} <= set(cal.bands)   # per engine and model class
+    assert None not in (cal.held_out_tpot_error, cal.held_out_ttft_error, cal.held_out_throughput_error)

@@ -16,6 +16,7 @@ import pytest
 from finops.catalog import accelerators, get_model
 from finops.price_book import PriceBook
 from finops.sizing.candidates import candidate_table, clear_candidate_tables
+from finops.sizing.engine_defaults import default_kv_precision
 from finops.sizing.memory import memory_fit
 from finops.sizing.performance import Calibration, replica_physics
 from finops.sizing.queueing import operating_point
@@ -130,12 +131,14 @@ def test_the_table_fit_is_memory_fit_row_by_row(model, isl, osl):
     spec = get_model(model)
     if spec.max_context and isl + osl > spec.max_context:
         pytest.skip("beyond the model's context")
-    table = candidate_table(spec, tuple(ALL_GPUS), ("bf16", "fp8", "int4"), (1, 2, 4, 8), "vllm",
+    table = candidate_table(spec, tuple(ALL_GPUS), ("bf16", "fp8", "int4"), (1, 2, 4, 8), "trtllm",
                             Calibration.bundled())
     slots, shortfall = table.fit(isl, osl)
     for row in range(len(table)):
-        fit = memory_fit(spec, table.gpus[row], precision=table.precisions[row], tp=table.tps[row], isl=isl, osl=osl)
-        assert (int(slots[row]), float(shortfall[row]), float(table.weights_gib[row])) == \
+        precision = table.precisions[row]   # TRT-LLM serves an FP8 checkpoint with an FP8 KV cache
+        fit = memory_fit(spec, table.gpus[row], precision=precision, tp=table.tps[row], isl=isl, osl=osl,
+                         kv_precision=default_kv_precision("trtllm", precision))
+        assert (int(slots[row]), float(shortfall[row]), float(table.weights_gib_per_gpu[row])) == \
             (fit.max_concurrency, fit.shortfall_gib, fit.weights_gib), table.label(row)
 
 

@@ -1,0 +1,57 @@
+"""The performance model against published measurements it was never fitted on (issue 11).
+
+``fixtures/published-trtllm-throughput.csv``: NVIDIA's TensorRT-LLM v1.0 performance overview, offline
+maximum throughput (``trtllm-bench throughput``, fixed ISL/OSL, every request queued at once), FP8
+ModelOpt checkpoints, 36 rows of Llama-3.1-8B, Llama-3.3-70B and Llama-3.1-405B on H100 SXM and H200
+at TP 1, 2 and 8; source and date on every row. None of them is in the calibration data, and
+Llama-3.3-70B and Llama-3.1-405B are models the fit never saw.
+
+Measured 2026-12-01: median absolute error 16.4 %, worst row 1.78x (Llama-3.1-8B on H200, ISL 128 /
+OSL 2,048, over-predicted), 64 % of rows under-predicted; the model before issue 11 gave 27.9 % and
+2.21x, 89 % of rows under-predicted. The issue's goals (5 % median, no row beyond 1.5x) are not met; these tests pin
+what is reached so that it cannot silently get worse, and the direction of the remaining errors.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from finops.sizing.performance import estimate
+
+ROWS = list(csv.DictReader((Path(__file__).parent / "fixtures" / "published-trtllm-throughput.csv").open()))
+
+
+def _ratio(row: dict[str, str]) -> float:
+    e = estimate(row["model"], row["gpu"], precision=row["precision"], tp=int(row["tp"]), isl=int(row["isl"]),
+                 osl=int(row["osl"]), engine="trtllm")
+    return e.output_tokens_per_s / float(row["output_tokens_per_s"])
+
+
+@pytest.fixture(scope="module")
+def ratios() -> np.ndarray:
+    return np.array([_ratio(r) for r in ROWS])
+
+
+def test_every_published_row_carries_its_source():
+    assert len(ROWS) == 36
+    assert all("perf-overview.md" in r["source"] and r["as_of"] == "2026-12-01" for r in ROWS)
+
+
+def test_maximum_throughput_error_on_published_trtllm_rows(ratios):
+    assert np.median(np.abs(ratios - 1.0)) <= 0.17
+    assert max(ratios.max(), 1.0 / ratios.min()) <= 1.8
+    assert 0.3 <= np.mean(ratios < 1.0) <= 0.75         # no longer one-sided (it was 89 % under)
+
+
+@pytest.mark.parametrize("model, low, high", [
+    ("llama-3.1-8b", 0.8, 1.8),        # over-predicted at long OSL: decode attention cost at large batch
+    ("llama-3.3-70b", 0.75, 1.35),
+    ("llama-3.1-405b", 0.55, 0.95),    # under-predicted: 6x the largest model fitted (70B)
+])
+def test_where_the_published_error_lies(ratios, model, low, high):
+    mine = ratios[[r["model"] == model for r in ROWS]]
+    assert low <= mine.min() and mine.max() <= high
