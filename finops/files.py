@@ -60,7 +60,7 @@ def _resolved(target: Path) -> Path:
     """The file to replace: a symbolic link's target (the link stays); a folder is refused."""
     target = Path(os.path.realpath(target)) if Path(target).is_symlink() else Path(target)
     if target.is_dir():
-        raise InputError(f"{target} is a folder, not a file", where=Location(file=str(target)),
+        raise InputError("this is a folder, not a file", where=Location(file=str(target)),
                          hint="give a file name inside the folder")
     return target
 

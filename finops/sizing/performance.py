@@ -59,6 +59,7 @@ import numpy as np
 
 from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
+from ..files import write_atomically
 from ..registry import Registry
 from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 from .support import check_supported
@@ -173,10 +174,7 @@ class Calibration:
         return cls.from_dict(data)
 
     def write(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        return path
+        return write_atomically(Path(path), (json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))
 
     @staticmethod
     @cache
