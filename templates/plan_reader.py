@@ -24,6 +24,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from finops.depreciation import parse_month
 from finops.errors import InputError, Location
 from finops.money import Money, to_decimal
 from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine
@@ -41,7 +42,6 @@ _CHUNK_BYTES = 1024 * 1024
 _OVERLAP_BYTES = 16  # longer than "<!DOCTYPE", so a declaration across two chunks is seen
 _DTD = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
-_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 #: Required headers of each table (``PlannedMTokens`` is optional), as in docs/design.md.
 BUDGET_HEADERS = ("Month", "PlanLine", "CostCentre", "Category", "Provider", "Amount", "Currency")
@@ -183,11 +183,7 @@ class _Row:
         value = self.cells.get(column)
         if isinstance(value, (datetime, date)):
             return f"{value.year:04d}-{value.month:02d}"
-        text = self.text(column) or ""
-        if not _MONTH.match(text):
-            raise InputError(f"expected a month as text YYYY-MM, got {text!r}", where=self.where(column),
-                             hint="for example 2026-05")
-        return text
+        return parse_month(self.text(column) or "", where=self.where(column))
 
     def day(self, column: str, *, required: bool = True) -> date | None:
         value = self.value(column, "a date", required)

@@ -22,6 +22,7 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..depreciation import parse_month
 from ..errors import InputError, Location
 from ..files import locked, one_unit, recover
 from ..money import to_decimal
@@ -92,6 +93,7 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     names). Everything that can fail on bad input fails before anything is written.
     """
     _check_out(Path(out_dir))
+    month = parse_month(month)
     with _folder_held(Path(out_dir)):
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out_dir) / HISTORY_FILE)
@@ -222,6 +224,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
         run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+        month = parse_month(month)
         threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
         fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
         if in_place:
