@@ -73,7 +73,7 @@ def check_package(path: Path) -> None:
             for info in infos:  # what the parts really inflate to, whatever the directory says
                 total += _scan_part(package, info, where, MAX_PACKAGE_BYTES - total)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
-        raise InputError(f"the workbook is damaged ({type(exc).__name__}: {exc})", where=where,
+        raise InputError(f"the workbook is damaged ({exc})", where=where,
                          hint="open it in Excel and save it again, or use a backup") from exc
 
 
