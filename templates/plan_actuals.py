@@ -208,16 +208,18 @@ def _keep_backup(plan_path: Path, run_at: datetime) -> Path:
     """Copy the plan (whole or not at all) to a backup name no other backup has, then remove all but the
     newest :data:`BACKUPS_KEPT` backups of this plan. Returns the new backup's path."""
     stamp = f"{run_at:%Y%m%dT%H%M%S}"
-    count = 1
-    while (backup := plan_path.with_name(_backup_name(plan_path, stamp, count))).exists():
-        count += 1
-    with replacing(backup) as temporary:
-        shutil.copy2(plan_path, temporary)
     pattern = re.compile(re.escape(f"{plan_path.stem}.backup-") + r"(\d{8}T\d{6})(?:-(\d+))?"
                          + re.escape(plan_path.suffix))
-    found = sorted((match.group(1), int(match.group(2) or 1), path) for path in plan_path.parent.iterdir()
-                   if (match := pattern.fullmatch(path.name)))
-    for *_, old in found[:-BACKUPS_KEPT]:
+
+    def backups() -> list[tuple[str, int, Path]]:
+        return sorted((match.group(1), int(match.group(2) or 1), path) for path in plan_path.parent.iterdir()
+                      if (match := pattern.fullmatch(path.name)))
+
+    count = max((n for found, n, _ in backups() if found == stamp), default=0) + 1  # after any of that second
+    backup = plan_path.with_name(_backup_name(plan_path, stamp, count))
+    with replacing(backup) as temporary:
+        shutil.copy2(plan_path, temporary)
+    for *_, old in backups()[:-BACKUPS_KEPT]:
         old.unlink(missing_ok=True)
     return backup
 
