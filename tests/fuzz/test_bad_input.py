@@ -7,8 +7,10 @@ exactly what it held before (nothing half-written, no temporary left) and that s
 from __future__ import annotations
 
 import gzip
+import json
 import zipfile
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -34,28 +36,26 @@ def _rezip(source: Path, target: Path, edit: Callable[[str, bytes], bytes]) -> P
     return target
 
 
-def _flipped_workbook(folder: Path) -> Path:
+def _damaged_workbook(folder: Path, damage: Callable[[bytearray, zipfile.ZipInfo], None]) -> Path:
+    """A plan whose bytes ``damage`` edits, given the entry of ``xl/workbook.xml``."""
     plan = _plan(folder)
     data = bytearray(plan.read_bytes())
     with zipfile.ZipFile(plan) as package:
-        info = package.getinfo("xl/workbook.xml")
-    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + 5] ^= 0xFF
+        damage(data, package.getinfo("xl/workbook.xml"))
     plan.write_bytes(bytes(data))
     return plan
 
 
-def _understated_member(folder: Path) -> Path:
-    """A zip whose central directory says a member is shorter than it is."""
-    plan = _plan(folder)
-    data = bytearray(plan.read_bytes())
-    with zipfile.ZipFile(plan) as package:
-        info = package.getinfo("xl/workbook.xml")
+def _flip_a_compressed_byte(data: bytearray, info: zipfile.ZipInfo) -> None:
+    data[info.header_offset + 30 + len(info.filename) + len(info.extra) + 5] ^= 0xFF
+
+
+def _understate_in_directory(data: bytearray, info: zipfile.ZipInfo) -> None:
+    """The central directory says the member is half as long as it is."""
     entry = data.find(b"PK\x01\x02")
     while data[entry + 46:entry + 46 + len(info.filename)] != info.filename.encode():
         entry = data.find(b"PK\x01\x02", entry + 4)
     data[entry + 24:entry + 28] = (info.file_size // 2).to_bytes(4, "little")  # uncompressed size
-    plan.write_bytes(bytes(data))
-    return plan
 
 
 def _late_dtd(folder: Path) -> Path:
@@ -99,9 +99,9 @@ def _reconcile(folder: Path, plan: Path, bill: Path, *extra: str) -> list[object
 #: case -> (build the inputs and return argv, what stderr must name)
 CASES: dict[str, tuple[Callable[[Path], list[object]], str]] = {
     "plan with a flipped byte in xl/workbook.xml": (
-        lambda d: _reconcile(d, _flipped_workbook(d), _bill(d)), "damaged"),
+        lambda d: _reconcile(d, _damaged_workbook(d, _flip_a_compressed_byte), _bill(d)), "damaged"),
     "plan whose zip directory understates a member": (
-        lambda d: _reconcile(d, _understated_member(d), _bill(d)), "damaged"),
+        lambda d: _reconcile(d, _damaged_workbook(d, _understate_in_directory), _bill(d)), "damaged"),
     "plan with a DTD after 64 KB, --in-place": (
         lambda d: _reconcile(d, _late_dtd(d), _bill(d), "--in-place"), "DTD"),
     "gzip bill with a bad checksum": (
@@ -152,7 +152,7 @@ def test_bad_input_exits_2_with_one_message_and_writes_nothing(case, tmp_path, c
     build, named = CASES[case]
     argv = build(tmp_path)
     before = snapshot(tmp_path)
-    code, out, err = run_cli(argv, capsys)
+    code, _, err = run_cli(argv, capsys)
     assert code == 2, err
     assert named in err, err
     assert [line for line in err.splitlines() if line.startswith("error:")] == [err.splitlines()[0]], err
@@ -181,9 +181,6 @@ def test_json_money_keeps_every_digit(tmp_path, capsys):
                               tmp_path / "out", "--json"], capsys)
     assert code == 0, err
     assert "12345678901234567.91" in out and "e+16" not in out
-    from decimal import Decimal
-    import json
-
     totals = json.loads(out, parse_float=Decimal)
     assert Decimal("12345678901234567.91") in totals.values()
 
