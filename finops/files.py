@@ -28,6 +28,7 @@ b'a,b\\n'
 from __future__ import annotations
 
 import contextvars
+import glob
 import json
 import os
 import secrets
@@ -76,11 +77,13 @@ def replacing(target: Path, *, mode_of: Path | None = None) -> Iterator[Path]:
     """A temporary path beside ``target`` to write; when the block ends without an error it replaces
     ``target`` (at the end of the :func:`one_unit` it is in, if any), otherwise it is removed. The new
     file takes ``mode_of``'s permissions (a file it replaces), else those a new file gets under the
-    umask. An :class:`OSError` (no room, no permission) becomes an :class:`InputError` naming the file."""
+    umask. An :class:`OSError` (no room, no permission) becomes an :class:`InputError` naming the file.
+    Temporary files an earlier, killed write of the same target left are removed first."""
     target = _resolved(Path(target))
     temporary = _temporary_name(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_leftovers(target.parent, f".{glob.escape(target.name)}")  # an earlier, killed write of it
         temporary.touch(mode=0o600, exist_ok=False)
     except OSError as error:
         raise _cannot_write(target, error) from error
@@ -183,12 +186,21 @@ def recover(folder: Path) -> list[Path]:
         if _writer_gone(journal):
             _apply(journal)
             done.append(journal)
-    for leftover in sorted(folder.glob(".*.tmp*")):  # a database's temporary may have a .tmp.wal beside it
+    return done + _remove_leftovers(folder, ".*")
+
+
+def _remove_leftovers(folder: Path, name: str) -> list[Path]:
+    """Remove the temporary files of targets matching ``name`` whose writers are gone (with the ``.wal`` a
+    database's temporary may have beside it); none while a journal still needs them."""
+    if any(folder.glob(f"{_JOURNAL_PREFIX}*.json")):
+        return []
+    removed = []
+    for leftover in sorted(folder.glob(f"{name}.*.tmp*")):
         stem = leftover.with_name(leftover.name.split(".tmp")[0] + ".tmp")
         if leftover.is_file() and _writer_gone(stem):
             leftover.unlink(missing_ok=True)
-            done.append(leftover)
-    return done
+            removed.append(leftover)
+    return removed
 
 
 @contextmanager

@@ -67,6 +67,16 @@ def test_recover_finishes_a_journal_a_kill_interrupted_and_removes_leftovers(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["review.xlsx", "history.duckdb", mine.name])
 
 
+def test_a_write_removes_what_a_killed_write_of_the_same_file_left(tmp_path):
+    pid = _dead_pid()
+    left = tmp_path / f".demand.csv.{pid}.abcd0123.tmp"
+    other = tmp_path / f".other.csv.{pid}.abcd0123.tmp"
+    left.write_bytes(b"half")
+    other.write_bytes(b"half")
+    write_atomically(tmp_path / "demand.csv", b"whole")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["demand.csv", other.name])
+
+
 def test_a_symbolic_link_is_followed_and_kept(tmp_path):
     real = tmp_path / "real" / "plan.csv"
     real.parent.mkdir()
