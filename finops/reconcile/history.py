@@ -88,7 +88,12 @@ class History:
             copy.unlink()  # DuckDB makes a new database where there is no file, not in an empty one
             if self.path.exists():
                 shutil.copyfile(self.path, copy)
-            History(copy)._record_here(rec, run_at)
+            try:
+                History(copy)._record_here(rec, run_at)
+            except duckdb.ConversionException as exc:  # an amount past DECIMAL(38, 10): too large to keep
+                raise InputError("an amount of this month is too large for the history (at most 28 digits "
+                                 "before the decimal point)", where=Location(file=str(self.path)),
+                                 hint="check the bills' amounts and the --rate values; nothing was written") from exc
 
     def _record_here(self, rec: Reconciliation, run_at: datetime) -> None:
         con = self._connect()

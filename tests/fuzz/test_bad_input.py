@@ -78,6 +78,23 @@ def _damaged_gzip(folder: Path, truncate: bool) -> Path:
     return bill
 
 
+def _damaged_parquet(folder: Path, truncate: bool) -> Path:
+    import duckdb
+
+    source = _bill(folder, "source.csv")
+    bill = folder / "bill.parquet"
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{source}', all_varchar = true)) TO '{bill}' (FORMAT parquet)")
+    source.unlink()
+    data = bytearray(bill.read_bytes())
+    if truncate:
+        data = data[:len(data) // 2]
+    else:
+        middle = slice(len(data) // 3, len(data) // 3 + 64)
+        data[middle] = bytes(b ^ 0xFF for b in data[middle])
+    bill.write_bytes(bytes(data))
+    return bill
+
+
 def _options(folder: Path, hourly: str = "1.60") -> Path:
     lines = (EXAMPLES / "options.csv").read_text().splitlines()
     lines[1] = lines[1].replace("1.60", hourly)
@@ -108,6 +125,14 @@ CASES: dict[str, tuple[Callable[[Path], list[object]], str]] = {
         lambda d: _reconcile(d, _plan(d), _damaged_gzip(d, truncate=False)), "bill.csv.gz"),
     "truncated gzip bill": (
         lambda d: _reconcile(d, _plan(d), _damaged_gzip(d, truncate=True)), "truncated"),
+    "truncated Parquet bill": (
+        lambda d: _reconcile(d, _plan(d), _damaged_parquet(d, truncate=True)), "bill.parquet"),
+    "Parquet bill with damaged data": (
+        lambda d: _reconcile(d, _plan(d), _damaged_parquet(d, truncate=False)), "bill.parquet"),
+    "an amount too large for the history once converted": (
+        lambda d: _reconcile(d, _plan(d), write_bill(d / "bill.csv", [
+            {"BilledCost": "9e26", "EffectiveCost": "9e26", "BillingCurrency": "EUR"}, {}]), "--rate", "EUR=1e8"),
+        "too large"),
     "empty mandatory EffectiveCost": (
         lambda d: _reconcile(d, _plan(d), write_bill(d / "bill.csv", [{}, {"EffectiveCost": ""}])),
         "row 3, column EffectiveCost"),
