@@ -11,9 +11,8 @@ naive UTC :class:`~datetime.datetime`, ``x_GpuCount`` as ``int``, unknown as ``N
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
+from contextlib import ExitStack
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, Self
 
 from finops.errors import InputError, Location
+from finops.files import replacing
 from finops.focus import COLUMNS, GPU_COLUMNS
 from finops.money import MONEY_CONTEXT, to_decimal
 
@@ -273,19 +273,13 @@ class FocusParquetWriter:
         self.out = Path(out)
         self.rows = 0
         self._writer: Any = None
-        self._temporary = ""
+        self._replacing = ExitStack()
 
     def __enter__(self) -> Self:
         import pyarrow.parquet as pq
 
-        try:
-            self.out.parent.mkdir(parents=True, exist_ok=True)
-            handle, self._temporary = tempfile.mkstemp(prefix=f".{self.out.name}.", suffix=".tmp", dir=self.out.parent)
-        except OSError as error:
-            raise InputError(f"cannot write {self.out}: {error.strerror or error}", where=Location(file=str(self.out)),
-                             hint="write to a folder you can write to (--out)") from error
-        os.close(handle)
-        self._writer = pq.ParquetWriter(self._temporary, _arrow_schema())
+        temporary = self._replacing.enter_context(replacing(self.out))  # finops.files: whole or not at all
+        self._writer = pq.ParquetWriter(str(temporary), _arrow_schema())
         return self
 
     def write(self, rows: Iterable[Mapping[str, Any]]) -> None:
@@ -298,11 +292,10 @@ class FocusParquetWriter:
     def __exit__(self, kind: object, error: object, trace: object) -> None:
         try:
             self._writer.close()
-            if error is None:
-                os.replace(self._temporary, self.out)
-        finally:
-            if os.path.exists(self._temporary):
-                os.unlink(self._temporary)
+        except BaseException as closing:
+            self._replacing.__exit__(type(closing), closing, closing.__traceback__)
+            raise
+        self._replacing.__exit__(kind, error, trace)  # type: ignore[arg-type]
 
 
 def write_focus_parquet(rows: Iterable[Mapping[str, Any]], out: str | Path) -> Path:

@@ -37,18 +37,34 @@ from __future__ import annotations
 
 import decimal
 import re
+import unicodedata
 from datetime import date
 
-from .errors import InputError, require
+from .errors import InputError, Location, require
 from .money import CENT, MONEY_CONTEXT, Money
 
 __all__ = ["DEFAULT_LIFE_MONTHS", "depreciation_schedule", "month_index", "month_label", "monthly_depreciation",
-           "net_book_value"]
+           "net_book_value", "parse_month"]
 
 #: Default useful life of a GPU server (5 years; see the module docstring for the sources).
 DEFAULT_LIFE_MONTHS = 60
 
-_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$", re.ASCII)  # ASCII digits only: "２０２６-０５" is not a label
+
+
+def parse_month(text: object, *, where: Location | None = None) -> str:
+    """Loose month text as the ASCII label ``'YYYY-MM'``: Unicode NFKC first (full-width digits and
+    hyphen become ASCII), then checked, so one month never gets two labels.
+
+    >>> parse_month(" ２０２６－０５ "), parse_month("2026-05")
+    ('2026-05', '2026-05')
+    """
+    label = unicodedata.normalize("NFKC", str(text)).strip()
+    try:
+        month_index(label)
+    except InputError as exc:
+        raise InputError(exc.message, hint=exc.hint, where=where) from None
+    return label
 
 
 def month_index(month: str) -> int:
@@ -59,7 +75,7 @@ def month_index(month: str) -> int:
     """
     match = _MONTH.match(str(month).strip())
     if not match or not 1 <= int(match.group(2)) <= 12:
-        raise InputError(f"month must be 'YYYY-MM', got {month!r}", hint="for example '2026-05'")
+        raise InputError(f"month must be 'YYYY-MM', got {str(month)[:40]!r}", hint="for example '2026-05'")
     return int(match.group(1)) * 12 + int(match.group(2)) - 1
 
 

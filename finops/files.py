@@ -2,7 +2,14 @@
 
 ``os.replace`` is atomic on one file system, so a reader (Excel, a scheduler, the next run) sees the
 old file or the whole new one, never a part; on any error the temporary file is removed and the
-target is left as it was.
+target is left as it was. A symbolic link is followed: its target is replaced and the link kept.
+
+Several files that must change together (the budget review and the history database) are written in
+:func:`one_unit`: each :func:`replacing` inside it writes its temporary file, and only when the unit
+ends without an error is a journal written (itself atomically) naming every rename, then the renames
+are done and the journal removed. :func:`recover`, run by the next writer of the folder, finishes the
+renames of a journal a kill interrupted and removes temporary files whose writer is gone, so every
+file is the old one or the new one, never a mix of the two states.
 
 >>> import tempfile
 >>> target = Path(tempfile.mkdtemp()) / "book.csv"
@@ -20,36 +27,83 @@ b'a,b\\n'
 
 from __future__ import annotations
 
+import contextvars
+import glob
+import json
 import os
+import secrets
 import shutil
-import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import InputError, Location
 
-__all__ = ["replacing", "write_atomically"]
+__all__ = ["locked", "one_unit", "recover", "replacing", "write_atomically"]
+
+_JOURNAL_PREFIX = ".finops-commit."
+#: The renames of the :func:`one_unit` being written, if any: (temporary, target) pairs.
+_UNIT: contextvars.ContextVar[list[tuple[Path, Path]] | None] = contextvars.ContextVar("finops_unit", default=None)
+
+
+def _temporary_name(target: Path) -> Path:
+    """``.<name>.<pid>.<random>.tmp`` beside ``target``: the pid lets :func:`recover` tell a leftover."""
+    return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+
+
+def _cannot_write(target: Path, error: OSError) -> InputError:
+    return InputError(f"cannot write {target.name}: {error.strerror or error}", where=Location(file=str(target)),
+                      hint="write to a folder that exists or can be created, and that you can write to")
+
+
+def _resolved(target: Path) -> Path:
+    """The file to replace: a symbolic link's target (the link stays); a folder is refused."""
+    target = Path(os.path.realpath(target)) if Path(target).is_symlink() else Path(target)
+    if target.is_dir():
+        raise InputError("this is a folder, not a file", where=Location(file=str(target)),
+                         hint="give a file name inside the folder")
+    return target
+
+
+def _flush(path: Path) -> None:
+    """Put ``path``'s bytes on disk before a rename makes them the target's."""
+    with path.open("rb+") as handle:
+        os.fsync(handle.fileno())
 
 
 @contextmanager
 def replacing(target: Path, *, mode_of: Path | None = None) -> Iterator[Path]:
     """A temporary path beside ``target`` to write; when the block ends without an error it replaces
-    ``target``, otherwise it is removed. The new file takes ``mode_of``'s permissions (a file it
-    replaces), else those a new file gets under the umask."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(handle)
-    temporary = Path(name)
+    ``target`` (at the end of the :func:`one_unit` it is in, if any), otherwise it is removed. The new
+    file takes ``mode_of``'s permissions (a file it replaces), else those a new file gets under the
+    umask. An :class:`OSError` (no room, no permission) becomes an :class:`InputError` naming the file.
+    Temporary files an earlier, killed write of the same target left are removed first."""
+    target = _resolved(Path(target))
+    temporary = _temporary_name(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _remove_leftovers(target.parent, f".{glob.escape(target.name)}")  # an earlier, killed write of it
+        temporary.touch(mode=0o600, exist_ok=False)
+    except OSError as error:
+        raise _cannot_write(target, error) from error
     try:
         yield temporary
         if mode_of is not None:
             shutil.copymode(mode_of, temporary)
-        else:  # mkstemp makes it private (0600); a new file is 0666 less the umask
+        else:  # a new file is 0666 less the umask
             umask = os.umask(0)
             os.umask(umask)
             temporary.chmod(0o666 & ~umask)
-        os.replace(temporary, target)
+        _flush(temporary)
+        unit = _UNIT.get()
+        if unit is None:
+            os.replace(temporary, target)
+        else:
+            unit.append((temporary, target))
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise _cannot_write(target, error) from error
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
@@ -57,10 +111,144 @@ def replacing(target: Path, *, mode_of: Path | None = None) -> Iterator[Path]:
 
 def write_atomically(path: Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` whole or not at all; an unwritable place is an :class:`InputError`."""
-    try:
-        with replacing(path) as temporary:
-            temporary.write_bytes(data)
-    except OSError as error:
-        raise InputError(f"cannot write {path}: {error.strerror or error}", where=Location(file=str(path)),
-                         hint="write to a folder you can write to") from error
+    with replacing(path) as temporary:
+        temporary.write_bytes(data)
     return path
+
+
+@contextmanager
+def one_unit() -> Iterator[None]:
+    """Every :func:`replacing` in the block takes effect together at its end, or none does.
+
+    A kill before the journal is written leaves every file as it was (and temporary files that
+    :func:`recover` removes); a kill after it leaves a journal that :func:`recover` completes.
+    """
+    renames: list[tuple[Path, Path]] = []
+    token = _UNIT.set(renames)
+    try:
+        yield
+    except BaseException:
+        for temporary, _ in renames:
+            temporary.unlink(missing_ok=True)
+        raise
+    finally:
+        _UNIT.reset(token)
+    if not renames:
+        return
+    folder = renames[0][1].parent
+    journal = folder / f"{_JOURNAL_PREFIX}{os.getpid()}.{secrets.token_hex(4)}.json"
+    pairs = [[str(temporary), str(target)] for temporary, target in renames]
+    write_atomically(journal, json.dumps(pairs).encode("utf-8"))
+    _apply(journal)
+
+
+def _apply(journal: Path) -> None:
+    """Do the renames a journal names (those not done yet), then remove it."""
+    for temporary, target in json.loads(journal.read_text(encoding="utf-8")):
+        if Path(temporary).exists():
+            os.replace(temporary, target)
+    journal.unlink()
+
+
+def _writer_gone(path: Path) -> bool:
+    """Whether the process named in a temporary or journal name (``.<...>.<pid>.<random>.<ext>``) has ended."""
+    try:
+        pid = int(path.name.split(".")[-3])
+    except (IndexError, ValueError):
+        return False  # not one of ours
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
+def recover(folder: Path) -> list[Path]:
+    """Finish the units a kill interrupted in ``folder`` and remove temporary files left by writers that
+    are gone; returns the paths removed or completed. Run it where no other writer can start (under
+    :func:`locked`) before reading the folder's state.
+
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / ".review.xlsx.999999999.ab12cd34.tmp").write_bytes(b"half")
+    >>> [p.name for p in recover(folder)], sorted(p.name for p in folder.iterdir())
+    (['.review.xlsx.999999999.ab12cd34.tmp'], [])
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    done = []
+    for journal in sorted(folder.glob(f"{_JOURNAL_PREFIX}*.json")):
+        if _writer_gone(journal):
+            _apply(journal)
+            done.append(journal)
+    return done + _remove_leftovers(folder, ".*")
+
+
+def _remove_leftovers(folder: Path, name: str) -> list[Path]:
+    """Remove the temporary files of targets matching ``name`` whose writers are gone (with the ``.wal`` a
+    database's temporary may have beside it); none while a journal still needs them."""
+    if any(folder.glob(f"{_JOURNAL_PREFIX}*.json")):
+        return []
+    removed = []
+    for leftover in sorted(folder.glob(f"{name}.*.tmp*")):
+        stem = leftover.with_name(leftover.name.split(".tmp")[0] + ".tmp")
+        if leftover.is_file() and _writer_gone(stem):
+            leftover.unlink(missing_ok=True)
+            removed.append(leftover)
+    return removed
+
+
+@contextmanager
+def locked(path: Path, *, wait_s: float, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on the file ``path`` (created if need be) for the block.
+
+    Another holder is waited for up to ``wait_s`` seconds; ``on_wait`` receives one message when the
+    wait starts. The operating system releases the lock when its holder ends, even by a kill, so a lock
+    is never left behind. Past the wait an :class:`InputError` says so.
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a+b")
+    except OSError as error:
+        raise _cannot_write(path, error) from error
+    try:
+        deadline = time.monotonic() + wait_s
+        told = False
+        while not _try_lock(handle):
+            if time.monotonic() >= deadline:
+                raise InputError(f"another run still holds {path.name} after {wait_s:g} s",
+                                 where=Location(file=str(path)),
+                                 hint="wait for the other `finops reconcile` of this folder to finish, then "
+                                      "run again; the history itself is fine")
+            if not told and on_wait is not None:
+                on_wait(f"waiting up to {wait_s:g} s for another run that holds {path}")
+                told = True
+            time.sleep(0.1)
+        yield
+    finally:
+        handle.close()  # closing releases the lock
+
+
+def _try_lock(handle: object) -> bool:
+    """Take an exclusive lock on an open file without waiting; whether it was taken."""
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(handle.fileno(), msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # type: ignore[attr-defined]
+    except BlockingIOError:
+        return False
+    return True

@@ -19,12 +19,14 @@ from typing import Union
 
 from .errors import CurrencyMismatchError, InputError, Location
 
-__all__ = ["CENT", "MONEY_CONTEXT", "Money", "Number", "quantize", "to_decimal"]
+__all__ = ["CENT", "MAX_AMOUNT", "MONEY_CONTEXT", "Money", "Number", "quantize", "to_decimal"]
 
 #: The one decimal context for money: 34 significant digits, banker's rounding off, traps on.
 MONEY_CONTEXT = decimal.Context(prec=34, rounding=decimal.ROUND_HALF_UP,
                                 traps=[decimal.InvalidOperation, decimal.DivisionByZero, decimal.Overflow])
 CENT = Decimal("0.01")
+#: Amounts given as money must be smaller than this: what a bill's ``DECIMAL(38, 10)`` holds.
+MAX_AMOUNT = Decimal(10) ** 28
 _GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
 
 Number = Union[int, float, str, Decimal]
@@ -56,8 +58,8 @@ def to_decimal(value: Number, *, where: Location | None = None) -> Decimal:
             text = text.replace(",", "")
         try:
             result = MONEY_CONTEXT.create_decimal(text)
-        except decimal.InvalidOperation:
-            raise InputError(f"expected a number, got {value!r}", where=where) from None
+        except decimal.DecimalException:  # not a number, or an exponent past the context's (1e999999)
+            raise InputError(f"expected a number, got {value[:40]!r}", where=where) from None
     else:
         raise InputError(f"expected a number, got {type(value).__name__} {value!r}", where=where)
     if not result.is_finite():
@@ -68,10 +70,15 @@ def to_decimal(value: Number, *, where: Location | None = None) -> Decimal:
 def quantize(amount: Decimal, step: Decimal = CENT) -> Decimal:
     """Round half-up to ``step`` (cents by default), for display and invoices only.
 
-    >>> quantize(Decimal("2.675"))
-    Decimal('2.68')
+    Amounts of any size round, beyond the 34 digits of :data:`MONEY_CONTEXT` too:
+
+    >>> quantize(Decimal("2.675")), quantize(Decimal("1E+32"))
+    (Decimal('2.68'), Decimal('100000000000000000000000000000000.00'))
     """
-    return amount.quantize(step, rounding=decimal.ROUND_HALF_UP, context=MONEY_CONTEXT)
+    digits = max(MONEY_CONTEXT.prec, amount.adjusted() - step.adjusted() + 2)  # any finite amount, to the cent
+    context = MONEY_CONTEXT.copy()
+    context.prec = digits
+    return amount.quantize(step, rounding=decimal.ROUND_HALF_UP, context=context)
 
 
 @dataclass(frozen=True, order=True)
@@ -91,10 +98,21 @@ class Money:
 
     @classmethod
     def of(cls, amount: Number, currency: str) -> Money:
+        """Money from loose input: a 3-letter code and an amount below :data:`MAX_AMOUNT`.
+
+        >>> Money.of("1e28", "USD")
+        Traceback (most recent call last):
+        ...
+        finops.errors.InputError: amount '1e28' is out of range. Hint: money amounts have at most 28 digits before the decimal point (what a FOCUS bill's DECIMAL(38, 10) holds)
+        """
         code = currency.strip().upper()
         if len(code) != 3 or not code.isalpha():
             raise InputError(f"currency must be a 3-letter ISO 4217 code, got {currency!r}")
-        return cls(to_decimal(amount), code)
+        value = to_decimal(amount)
+        if abs(value) >= MAX_AMOUNT:
+            raise InputError(f"amount {amount!r} is out of range", hint="money amounts have at most 28 digits "
+                             "before the decimal point (what a FOCUS bill's DECIMAL(38, 10) holds)")
+        return cls(value, code)
 
     @classmethod
     def zero(cls, currency: str) -> Money:

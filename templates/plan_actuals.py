@@ -10,12 +10,15 @@ update works on the xlsx package itself (ECMA-376 Part 2, Open Packaging Convent
   tags, nothing re-serialized); a second run replaces the content of the two parts and changes nothing else;
 * a sheet named Actuals or Variance that llm-finops did not write is never overwritten: the update
   is refused;
-* the original is first copied to ``<name>.backup-<timestamp>.xlsx`` and the new file replaces it
-  atomically (written beside it, then renamed).
+* the original is first copied to ``<name>.backup-<timestamp>.xlsx`` (``-2``, ``-3``... within one
+  second; the newest :data:`BACKUPS_KEPT` are kept) and the new file replaces it atomically (written
+  beside it, then renamed); a plan given as a symbolic link is updated where the link points, the
+  link kept.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -35,11 +38,13 @@ from finops.reconcile.result import Reconciliation
 
 from .plan_reader import check_package
 
-__all__ = ["MARKER", "SHEETS", "check_in_place", "write_in_place"]
+__all__ = ["BACKUPS_KEPT", "MARKER", "SHEETS", "check_in_place", "write_in_place"]
 
 #: Text in cell A1 of every sheet this module writes; only such sheets are ever replaced.
 MARKER = "llm-finops: written by `finops reconcile --in-place`; edits here are overwritten"
 SHEETS = ("Actuals", "Variance")
+#: How many backups of a plan ``--in-place`` keeps (the oldest beyond are removed).
+BACKUPS_KEPT = 10
 
 _MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -195,6 +200,30 @@ def write_in_place(plan_path: Path, rec: Reconciliation, history: Sequence[Month
                 for name in new:
                     info = zipfile.ZipInfo(_PARTS[name], date_time=(1980, 1, 1, 0, 0, 0))
                     out.writestr(info, rendered[name], compress_type=zipfile.ZIP_DEFLATED)
-            backup = plan_path.with_name(f"{plan_path.stem}.backup-{run_at:%Y%m%dT%H%M%S}{plan_path.suffix}")
-            shutil.copy2(plan_path, backup)
+            backup = _keep_backup(Path(os.path.realpath(plan_path)), run_at)
     return backup
+
+
+def _keep_backup(plan_path: Path, run_at: datetime) -> Path:
+    """Copy the plan (whole or not at all) to a backup name no other backup has, then remove all but the
+    newest :data:`BACKUPS_KEPT` backups of this plan. Returns the new backup's path."""
+    stamp = f"{run_at:%Y%m%dT%H%M%S}"
+    pattern = re.compile(re.escape(f"{plan_path.stem}.backup-") + r"(\d{8}T\d{6})(?:-(\d+))?"
+                         + re.escape(plan_path.suffix))
+
+    def backups() -> list[tuple[str, int, Path]]:
+        return sorted((match.group(1), int(match.group(2) or 1), path) for path in plan_path.parent.iterdir()
+                      if (match := pattern.fullmatch(path.name)))
+
+    count = max((n for found, n, _ in backups() if found == stamp), default=0) + 1  # after any of that second
+    backup = plan_path.with_name(_backup_name(plan_path, stamp, count))
+    with replacing(backup) as temporary:
+        shutil.copy2(plan_path, temporary)
+    for *_, old in backups()[:-BACKUPS_KEPT]:
+        old.unlink(missing_ok=True)
+    return backup
+
+
+def _backup_name(plan_path: Path, stamp: str, count: int) -> str:
+    """``plan.backup-20260601T020000.xlsx``, then ``-2``, ``-3``... for backups made in the same second."""
+    return f"{plan_path.stem}.backup-{stamp}{'' if count == 1 else f'-{count}'}{plan_path.suffix}"

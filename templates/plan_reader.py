@@ -6,9 +6,10 @@ values are normalized here, at the edge: months typed as dates become ``'YYYY-MM
 fields mean "any", numbers typed as text are parsed. Every error names the file, sheet, cell and
 column, with a hint.
 
-Before openpyxl sees the file, :func:`check_package` refuses what could exhaust memory: a member
-that inflates past :data:`MAX_PART_BYTES` or any XML part that declares a DTD or an entity (the
-"billion laughs" bomb). openpyxl itself parses through defusedxml. The workbook is opened read-only
+Before openpyxl sees the file, :func:`check_package` refuses what could exhaust memory or is damaged:
+a part that inflates past :data:`MAX_PART_BYTES`, all parts past :data:`MAX_PACKAGE_BYTES`, more than
+:data:`MAX_PARTS` parts, a part that does not inflate, or any part that declares a DTD or an entity
+(the "billion laughs" bomb), found by a streamed scan of every part whole. openpyxl itself parses through defusedxml. The workbook is opened read-only
 and never saved.
 """
 
@@ -16,24 +17,31 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from finops.depreciation import parse_month
 from finops.errors import InputError, Location
 from finops.money import Money, to_decimal
 from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine
 
-__all__ = ["ASSETS_HEADERS", "BUDGET_HEADERS", "MAPPING_HEADERS", "MAX_PART_BYTES", "USAGE_HEADERS", "check_package",
-           "read_plan"]
+__all__ = ["ASSETS_HEADERS", "BUDGET_HEADERS", "MAPPING_HEADERS", "MAX_PACKAGE_BYTES", "MAX_PARTS", "MAX_PART_BYTES",
+           "USAGE_HEADERS", "check_package", "read_plan"]
 
 #: Largest uncompressed size of one part of the workbook package (a plan is a few MB at most).
 MAX_PART_BYTES = 200 * 1024 * 1024
-_PROLOGUE_BYTES = 64 * 1024
-_DTD = re.compile(rb"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
-_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+#: Largest uncompressed size of all parts together.
+MAX_PACKAGE_BYTES = 256 * 1024 * 1024
+#: Most parts a workbook package may have (the template has a few dozen).
+MAX_PARTS = 10_000
+_CHUNK_BYTES = 1024 * 1024
+_OVERLAP_BYTES = 16  # longer than "<!DOCTYPE", so a declaration across two chunks is seen
+_DTD = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 
 #: Required headers of each table (``PlannedMTokens`` is optional), as in docs/design.md.
 BUDGET_HEADERS = ("Month", "PlanLine", "CostCentre", "Category", "Provider", "Amount", "Currency")
@@ -45,20 +53,49 @@ USAGE_HEADERS = ("Month", "PlanLine", "ActualMTokens")
 
 
 def check_package(path: Path) -> None:
-    """Refuse a workbook that is not an xlsx package, would inflate too far, or declares XML entities."""
+    """Refuse a workbook that is not an xlsx package, is damaged, would inflate too far (one part past
+    :data:`MAX_PART_BYTES`, all of them past :data:`MAX_PACKAGE_BYTES`, more than :data:`MAX_PARTS` parts),
+    or declares XML entities anywhere in any part (scanned whole, streamed, whatever the directory says)."""
     where = Location(file=str(path))
-    if not zipfile.is_zipfile(path):
-        raise InputError("not an Excel workbook (.xlsx)", where=where, hint="save the plan as .xlsx")
-    with zipfile.ZipFile(path) as package:
-        for info in package.infolist():
-            if info.file_size > MAX_PART_BYTES:
-                raise InputError(f"workbook part {info.filename} inflates to {info.file_size:,} bytes",
+    try:
+        if not zipfile.is_zipfile(path):
+            raise InputError("not an Excel workbook (.xlsx)", where=where, hint="save the plan as .xlsx")
+        with zipfile.ZipFile(path) as package:
+            infos = package.infolist()
+            if len(infos) > MAX_PARTS:
+                raise InputError(f"the workbook has {len(infos):,} parts, more than {MAX_PARTS:,}", where=where,
+                                 hint="this is not a plan workbook (a zip bomb?)")
+            declared = next((info for info in infos if info.file_size > MAX_PART_BYTES), None)
+            if declared is not None:  # what the directory says, before reading anything
+                raise InputError(f"workbook part {declared.filename} inflates to {declared.file_size:,} bytes",
                                  where=where, hint="this is not a plan workbook (a zip bomb?)")
-            if info.filename.endswith((".xml", ".rels", ".vml")):
-                with package.open(info) as part:
-                    if _DTD.search(part.read(_PROLOGUE_BYTES)):
-                        raise InputError(f"workbook part {info.filename} declares a DTD or XML entities",
-                                         where=where, hint="Excel never writes these; the file was crafted or damaged")
+            total = 0
+            for info in infos:  # what the parts really inflate to, whatever the directory says
+                total += _scan_part(package, info, where, MAX_PACKAGE_BYTES - total)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError, NotImplementedError, ValueError) as exc:
+        raise InputError(f"the workbook is damaged ({exc})", where=where,
+                         hint="open it in Excel and save it again, or use a backup") from exc
+
+
+def _scan_part(package: zipfile.ZipFile, info: zipfile.ZipInfo, where: Location, room: int) -> int:
+    """Read one part whole, in chunks, counting the bytes it really inflates to; refuse a DTD or an
+    entity declaration (``<!DOCTYPE``, ``<!ENTITY``: XML allows no space inside either), an encoding
+    Excel never writes (UTF-16, UTF-32), or too many bytes. Returns the part's size."""
+    size, tail = 0, b""
+    with package.open(info) as part:
+        while chunk := part.read(_CHUNK_BYTES):
+            if size == 0 and chunk.startswith(_WIDE_BOMS):
+                raise InputError(f"workbook part {info.filename} is not UTF-8", where=where,
+                                 hint="Excel never writes these; the file was crafted or damaged")
+            size += len(chunk)
+            if size > min(MAX_PART_BYTES, room):
+                raise InputError(f"workbook part {info.filename} inflates past {min(MAX_PART_BYTES, room):,} bytes",
+                                 where=where, hint="this is not a plan workbook (a zip bomb?)")
+            if _DTD.search(tail + chunk):
+                raise InputError(f"workbook part {info.filename} declares a DTD or XML entities",
+                                 where=where, hint="Excel never writes these; the file was crafted or damaged")
+            tail = chunk[-_OVERLAP_BYTES:]
+    return size
 
 
 def read_plan(path: Path) -> Plan:
@@ -146,11 +183,7 @@ class _Row:
         value = self.cells.get(column)
         if isinstance(value, (datetime, date)):
             return f"{value.year:04d}-{value.month:02d}"
-        text = self.text(column) or ""
-        if not _MONTH.match(text):
-            raise InputError(f"expected a month as text YYYY-MM, got {text!r}", where=self.where(column),
-                             hint="for example 2026-05")
-        return text
+        return parse_month(self.text(column) or "", where=self.where(column))
 
     def day(self, column: str, *, required: bool = True) -> date | None:
         value = self.value(column, "a date", required)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import secrets
 from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
@@ -12,29 +14,49 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from ..files import write_atomically
 from ..money import Money
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
-def _default(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return float(value)
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    raise TypeError(f"not JSON serializable: {type(value).__name__}")
+def _exact_json(payload: Any) -> str:
+    """``payload`` as indented JSON where every Decimal is a JSON number with its exact digits (never a
+    float's 17): each Decimal goes in as a unique placeholder string that is then swapped for its digits.
+
+    >>> text = _exact_json({"total": Decimal("12345678901234567.91"), "n": 2})
+    >>> '"total": 12345678901234567.91' in text, json.loads(text, parse_float=Decimal)["total"]
+    (True, Decimal('12345678901234567.91'))
+    """
+    token = secrets.token_hex(8)
+    numbers: list[str] = []
+
+    def default(value: Any) -> Any:
+        if isinstance(value, Decimal):
+            numbers.append(_digits(value))
+            return f"{token}:{len(numbers) - 1}"
+        if hasattr(value, "isoformat"):
+            return value.isoformat()
+        raise TypeError(f"not JSON serializable: {type(value).__name__}")
+
+    text = json.dumps(payload, default=default, indent=2, sort_keys=False)
+    return re.sub(f'"{token}:(\\d+)"', lambda match: numbers[int(match.group(1))], text)
+
+
+def _digits(value: Decimal) -> str:
+    """A finite Decimal as a JSON number, every digit kept (``1E+2`` as ``1E+2``, valid JSON); not finite: null."""
+    return str(value) if value.is_finite() else "null"
 
 
 def write_json(path: Path, payload: Any) -> Path:
-    """Write ``payload`` as JSON to ``path`` (Decimals become numbers) and return the path."""
-    path.write_text(json.dumps(payload, default=_default, indent=2) + "\n", encoding="utf-8")
-    return path
+    """Write ``payload`` as JSON to ``path``, whole or not at all (Decimals as exact numbers); return the path."""
+    return write_atomically(path, (_exact_json(payload) + "\n").encode("utf-8"))
 
 
 def print_json(payload: Any) -> None:
-    """Print ``payload`` as JSON on stdout (Decimals become numbers), nothing else."""
-    print(json.dumps(payload, default=_default, indent=2, sort_keys=False))
+    """Print ``payload`` as JSON on stdout, nothing else; Decimals (money) are numbers with their exact digits."""
+    print(_exact_json(payload))
 
 
 def shared_currency(values: Iterable[Money]) -> str | None:

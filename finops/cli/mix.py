@@ -33,6 +33,10 @@ from ..mix.usage import profile_from_bills
 from ..money import quantize
 from ..price_book import PriceBook
 from ._console import amount, compact_table, console, print_json, shared_currency
+from ._options import in_range
+
+#: The longest profile ``mix generate`` writes: 20 years of hours.
+MAX_HOURS = 20 * 8784
 
 _DEMAND = typer.Option(None, "--demand", help="CSV with columns hour, units (one row per hour)")
 _OPTIONS = typer.Option(None, "--options", help="CSV with columns name, kind, hourly_cost [, max_share, max_units...]")
@@ -114,6 +118,12 @@ def register(app: typer.Typer) -> None:
                  noise: float = typer.Option(0.0, help="std. dev. of multiplicative hourly noise"),
                  seed: int = typer.Option(0)) -> None:
         """Write an hourly demand profile built from a workload shape."""
+        in_range(hours, "--hours", 1, MAX_HOURS, hint="up to 20 years of hours, e.g. --hours 8760")
+        for value, option, high in ((peak, "--peak", 1e9), (trough, "--trough", 1), (weekend, "--weekend", 1e3),
+                                    (growth, "--growth", 10), (batch_share, "--batch-share", 1),
+                                    (noise, "--noise", 10)):
+            in_range(value, option, 0, high)
+        in_range(peak_hour, "--peak-hour", 0, 23)
         shape = WorkloadShape(peak_units=peak, trough_ratio=trough, peak_hour=peak_hour, weekend_ratio=weekend,
                               annual_growth=growth, campaigns=tuple(_campaign(c) for c in campaign or []),
                               batch_share=batch_share, noise=noise, seed=seed)
@@ -196,7 +206,9 @@ def _required(demand: Path | None, options: Path | None) -> tuple[Path, Path]:
 def _campaign(text: str) -> Campaign:
     try:
         start, days, multiplier = text.split(":")
-        return Campaign(int(start), int(days), float(multiplier))
+        return Campaign(in_range(int(start), "--campaign START_DAY", 0, MAX_HOURS),
+                        in_range(int(days), "--campaign DAYS", 0, MAX_HOURS),
+                        in_range(float(multiplier), "--campaign MULTIPLIER", 0, 1e6))
     except ValueError:
         raise InputError(f"--campaign {text!r} is not START_DAY:DAYS:MULTIPLIER", hint="e.g. 314:3:10") from None
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -21,7 +22,9 @@ import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from ..depreciation import parse_month
 from ..errors import InputError, Location
+from ..files import locked, one_unit, recover
 from ..money import to_decimal
 from ..reconcile import Plan, Reconciliation, reconcile_month
 from ..reconcile.aggregation import MONTH_BASES, MonthBasis
@@ -29,7 +32,14 @@ from ..reconcile.history import HISTORY_FILE, History
 from ..reconcile.plan import usage_from_csv
 from ._console import console, err_console, print_json
 
-__all__ = ["parse_percent", "parse_rates", "reconcile_to_workbook", "register"]
+#: The lock file of an output folder, held while a run reads and writes its history and review.
+LOCK_FILE = ".reconcile-history.lock"
+#: Rates must be below this (no currency is worth a billion of another; larger is a typing error).
+MAX_RATE = Decimal(10) ** 9
+#: How long a run waits for another run of the same folder before giving up, in seconds.
+LOCK_WAIT_S = 600.0
+
+__all__ = ["LOCK_FILE", "LOCK_WAIT_S", "parse_percent", "parse_rates", "reconcile_to_workbook", "register"]
 
 
 def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
@@ -42,8 +52,9 @@ def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
     for value in values or []:
         code, sep, rate = value.partition("=")
         amount = _number(rate) if sep else None
-        if len(code.strip()) != 3 or amount is None or amount <= 0:
-            raise InputError(f"cannot read the rate {value!r}", hint="write it as CODE=RATE, e.g. --rate EUR=1.08")
+        if len(code.strip()) != 3 or amount is None or not 0 < amount < MAX_RATE:
+            raise InputError(f"cannot read the rate {value!r}",
+                             hint=f"write it as CODE=RATE, a rate above 0 and below {MAX_RATE:,}, e.g. --rate EUR=1.08")
         rates[code.strip().upper()] = amount
     return rates
 
@@ -100,13 +111,29 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     its ChargePeriodStart). Everything that can fail on bad input fails before anything is written.
     """
     _check_out(Path(out_dir))
-    plan = _read_plan(Path(plan_path), usage)
-    history = History(Path(out_dir) / HISTORY_FILE)
-    rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
-                          past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress,
-                          basis=basis)
-    names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
-    return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at)
+    month = parse_month(month)
+    with _folder_held(Path(out_dir)):
+        plan = _read_plan(Path(plan_path), usage)
+        history = History(Path(out_dir) / HISTORY_FILE)
+        rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
+                              past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress,
+                              basis=basis)
+        names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
+        return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at)
+
+
+@contextmanager
+def _folder_held(out_dir: Path) -> Iterator[None]:
+    """Hold the output folder's lock (another run of it is waited for, at most :data:`LOCK_WAIT_S`), after
+    finishing or cleaning what a killed run left there. A folder that does not exist yet has nothing to
+    guard."""
+    if not out_dir.is_dir():
+        yield
+        return
+    with locked(out_dir / LOCK_FILE, wait_s=LOCK_WAIT_S,
+                on_wait=lambda message: err_console.print(message, highlight=False)):
+        recover(out_dir)
+        yield
 
 
 def _read_plan(plan_path: Path, usage: Path | None) -> Plan:
@@ -124,17 +151,14 @@ def _check_out(out_dir: Path) -> None:
 
 def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_dir: Path, bill_names: list[str],
                     run_at: datetime | None) -> Path:
-    """Write the review (atomically), then keep the month in the history."""
+    """Write the review and keep the month in the history, as one unit (:func:`~finops.files.one_unit`)."""
     from templates.review_writer import write_review
 
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-    try:
+    with one_unit():  # the review and the history change together or not at all
         path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
                             plan_name=plan_path.name, bill_names=bill_names)
-    except OSError as exc:
-        raise InputError(f"cannot write the review: {exc.strerror or exc}", where=Location(file=str(out_dir)),
-                         hint="check that the folder exists or can be created, and is writable") from exc
-    history.record(rec, run_at)
+        history.record(rec, run_at)
     return path
 
 
@@ -222,6 +246,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
         run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+        month = parse_month(month)
         threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
         fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
         month_basis = parse_basis(basis, remote=engine.lower() != "duckdb")
@@ -315,8 +340,9 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
                                                                     for o in _ENGINE_OPTIONS[name]))
     run_query = partial(connector(_ENGINE_CONNECTOR[name]).run_query, **where)
     _check_out(Path(out))
-    plan = _read_plan(Path(plan_path), usage)
-    history = History(Path(out) / HISTORY_FILE)
-    rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
-                           threshold_pct=threshold_pct, past_actuals=history.past_actuals(month, plan.currency()))
-    return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)
+    with _folder_held(Path(out)):
+        plan = _read_plan(Path(plan_path), usage)
+        history = History(Path(out) / HISTORY_FILE)
+        rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
+                               threshold_pct=threshold_pct, past_actuals=history.past_actuals(month, plan.currency()))
+        return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)

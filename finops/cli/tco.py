@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import typer
 
+from ..depreciation import month_index, parse_month
 from ..errors import InputError
 from ..money import Money, quantize
 from ..price_book import PriceBook
@@ -30,6 +31,7 @@ from ..tco import (
 )
 from ..tco import utilization as utilization_lever
 from ._console import amount, compact_table, console, print_json
+from ._options import in_range
 
 if TYPE_CHECKING:
     from ..sizing.performance import Estimate
@@ -105,6 +107,12 @@ def register(app: typer.Typer) -> None:
             as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables")) -> None:
         """Owned CAPEX/OPEX against on-demand, reserved, savings plans/CUDs and spot: monthly, total,
         per GPU-hour and per million tokens."""
+        start = parse_month(start)
+        in_range(gpus, "--gpus", 1, 10_000_000)
+        in_range(months, "--months", 1, 1200, hint="a horizon of up to 100 years, e.g. --months 36")
+        if month_index(start) + months - 1 > month_index("9999-12"):
+            raise InputError(f"--start {start} with --months {months} ends after 9999-12",
+                             hint="start earlier or shorten the horizon")
         case = reference_case(reference)
         if no_owned and no_cloud:
             raise InputError("--no-owned and --no-cloud leave nothing to compare")

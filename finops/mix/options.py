@@ -30,7 +30,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from ..errors import CurrencyMismatchError, InputError, Location, UnknownNameError
-from ..money import to_decimal
+from ..money import MAX_AMOUNT, to_decimal
 from ..registry import Registry
 from ._csv import read_table
 
@@ -159,7 +159,11 @@ def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:
 
     def number(column: str) -> Decimal | None:
         text = row.get(column, "")
-        return to_decimal(text, where=where(column)) if text else None
+        value = to_decimal(text, where=where(column)) if text else None
+        if value is not None and abs(value) >= MAX_AMOUNT:
+            raise InputError(f"{text!r} is out of range", where=where(column),
+                             hint="numbers here have at most 28 digits before the decimal point")
+        return value
 
     def whole(column: str) -> int | None:
         value = number(column)

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError, Location
+from ..files import replacing
 from ._csv import read_table
 
 __all__ = ["Campaign", "WorkloadShape", "generate_profile", "read_demand_csv", "shift_batch_off_peak",
@@ -184,12 +185,17 @@ def _units(text: str, where: Location) -> float:
 
 def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, decimals: int = 3,
                      hours: Sequence[datetime] | None = None) -> Path:
-    """Write ``units`` as a demand CSV, hours as an index or the given timestamps; returns the path."""
+    """Write ``units`` as a demand CSV (whole or not at all), hours as an index or the given timestamps;
+    returns the path."""
     path = Path(path)
     labels = [h.isoformat() for h in hours] if hours is not None else range(len(units))
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    values = np.asarray(units, dtype=float)
+    if not np.isfinite(values).all():
+        raise InputError("the profile holds a unit count that is not a finite number; nothing was written",
+                         where=Location(file=str(path)))
+    with replacing(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["hour", "units"])
-        for hour, value in zip(labels, np.asarray(units, dtype=float)):
+        for hour, value in zip(labels, values):
             writer.writerow([hour, f"{float(value):.{decimals}f}".rstrip("0").rstrip(".")])
     return path

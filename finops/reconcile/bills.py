@@ -27,6 +27,7 @@ from __future__ import annotations
 import csv
 import gzip
 import hashlib
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal, TextIO
@@ -61,6 +62,7 @@ FOCUS_VERSIONS: dict[str, tuple[str, ...]] = {
 #: Cell texts read as NULL in a CSV bill: empty, and the literal NULL of SQL dumps (FOCUS-Sample-Data 1.0).
 _NULL_TEXTS = ("", "NULL")
 
+_GZIP_CHUNK = 4 * 1024 * 1024
 _SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".gz": "csv"}
 
 
@@ -110,6 +112,18 @@ def _digest(path: Path) -> str:
     except (OSError, EOFError) as exc:
         raise InputError("cannot read the bill file", where=Location(file=str(path)),
                          hint="check that the file is a FOCUS export in Parquet, CSV or gzip CSV") from exc
+
+
+def _check_gzip(path: Path) -> None:
+    """Inflate a gzip bill whole, streamed, so its checksum and length are verified (DuckDB reads a
+    gzip stream without checking them): a damaged or truncated file is an error naming it."""
+    try:
+        with gzip.open(path, "rb") as handle:
+            while handle.read(_GZIP_CHUNK):
+                pass
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"the gzip file is damaged or truncated ({exc})", where=Location(file=str(path)),
+                         hint="download or export the bill again") from exc
 
 
 def _content_size(path: Path) -> int:
@@ -194,6 +208,9 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
         if not path.is_file():
             raise InputError("bill file not found", where=Location(file=str(path)),
                              hint="check the path; bills are FOCUS .parquet, .csv or .csv.gz files")
+    for path in paths:
+        if path.suffix.lower() == ".gz":
+            _check_gzip(path)
     _refuse_duplicates(paths)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = true")  # query_progress() for the caller's bar...
@@ -297,11 +314,35 @@ def _select(bill: BillFile, index: int) -> str:
         elif found[name].upper().startswith(("MAP", "STRUCT")):
             parts.append(f'CAST(to_json("{name}") AS VARCHAR) AS "{name}"')
         elif kind == "VARCHAR" and bill.format == "parquet":
-            parts.append(f'NULLIF({_cast(name, kind, found[name])}, \'\') AS "{name}"')
+            parts.append(f'{_checked(name, f"NULLIF({_cast(name, kind, found[name])}, {chr(39) * 2})")} AS "{name}"')
         else:
-            parts.append(f'{_cast(name, kind, found[name])} AS "{name}"')
+            parts.append(f'{_checked(name, _cast(name, kind, found[name]))} AS "{name}"')
     parts.append(f"{index} AS {FILE_COLUMN}")
     return f"SELECT {', '.join(parts)} FROM {bill.reader()}"
+
+
+#: Columns whose values are checked as the scan reads them: SQL that holds for a bad value (``{c}`` is the
+#: column) -> what is wrong. A bad value stops the scan; :func:`locate_bad_value` then names its row.
+_STRICT: dict[str, tuple[str, str]] = {
+    "BilledCost": ("{c} IS NULL", "is empty; FOCUS requires an amount on every row (0 for none)"),
+    "EffectiveCost": ("{c} IS NULL", "is empty; FOCUS requires an amount on every row (0 for none)"),
+    "Tags": ("{c} IS NOT NULL AND {c} <> '' AND (NOT json_valid({c}) OR json_type({c}) <> 'OBJECT')",
+             "is not a JSON object; FOCUS Tags are a JSON object of key-value pairs, e.g. {{\"team\": \"ml\"}}"),
+}
+
+
+def _checked(name: str, expression: str) -> str:
+    """``expression`` (column ``name`` as read) that stops the scan with an error on a value
+    :data:`_STRICT` refuses.
+
+    >>> _checked("EffectiveCost", "x")
+    "CASE WHEN x IS NULL THEN error('EffectiveCost is empty; FOCUS requires an amount on every row (0 for none)') ELSE x END"
+    """
+    if name not in _STRICT:
+        return expression
+    bad, what = _STRICT[name]
+    message = f"{name} {what.format()}".replace("'", "''")
+    return f"CASE WHEN {bad.format(c=expression)} THEN error('{message}') ELSE {expression} END"
 
 
 def _first_row(bill: BillFile, column: str, predicate: str) -> tuple[int, str] | None:
@@ -316,15 +357,28 @@ def _first_row(bill: BillFile, column: str, predicate: str) -> tuple[int, str] |
         found = scan.execute(
             f'SELECT rn, "{column}" FROM (SELECT row_number() OVER () AS rn, "{column}" FROM {bill.reader()})'
             f" WHERE {predicate} ORDER BY rn LIMIT 1").fetchone()
+    except duckdb.Error as exc:  # the file itself is damaged (a Parquet page, a compressed block)
+        raise InputError(f"cannot read the bill file: {str(exc).splitlines()[0][:200]}",
+                         where=Location(file=str(bill.path)),
+                         hint="export the bill again; the file is damaged or not a FOCUS export") from exc
     finally:
         scan.close()
     return None if found is None else (int(found[0]) + 1, "" if found[1] is None else str(found[1]))
 
 
 def locate_bad_value(files: list[BillFile]) -> InputError | None:
-    """The first value that does not cast to its FOCUS type, as an error naming file, row and column."""
+    """The first value :data:`_STRICT` refuses (an empty cost, Tags that are not a JSON object) or that does
+    not cast to its FOCUS type, as an error naming file, row and column."""
     schema = duckdb_schema()
     for bill in files:
+        for name, (bad, what) in _STRICT.items():
+            if name not in bill.columns:
+                continue
+            hit = _first_row(bill, name, bad.format(c=f'"{name}"'))
+            if hit is not None:
+                return InputError(f"{name} {what.format()}" + (f", got {hit[1][:60]!r}" if hit[1] else ""),
+                                  where=Location(file=str(bill.path), row=hit[0], column=name),
+                                  hint=f"fix {name} on this row, or export the bill again")
         for name in bill.columns:
             kind = schema.get(name)
             if kind is None or kind == "VARCHAR":

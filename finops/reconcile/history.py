@@ -12,6 +12,7 @@ show the trend of earlier months and the forecast can use their actuals. Money i
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -20,6 +21,7 @@ from pathlib import Path
 import duckdb
 
 from ..errors import InputError, Location
+from ..files import replacing
 from .result import Reconciliation
 
 __all__ = ["HISTORY_FILE", "History", "MonthRecord"]
@@ -62,18 +64,38 @@ class History:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
 
-    def _connect(self) -> duckdb.DuckDBPyConnection:
+    def _connect(self, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+        """A connection; read-only ones share the file (the history is only ever replaced whole)."""
         try:
-            con = duckdb.connect(str(self.path))
-            con.execute(_SCHEMA)
+            con = duckdb.connect(str(self.path), read_only=read_only)
+            if not read_only:
+                con.execute(_SCHEMA)
         except duckdb.Error as exc:
             raise InputError(f"cannot open the history database: {str(exc).splitlines()[0]}",
                              where=Location(file=str(self.path)),
-                             hint="move the file away to start a new history") from exc
+                             hint="if another program has it open, close that program; if the file is not a "
+                                  "history written by finops, move it away to start a new history") from exc
         return con
 
     def record(self, rec: Reconciliation, run_at: datetime) -> None:
-        """Keep ``rec``, replacing any earlier run of the same month (and only that month)."""
+        """Keep ``rec``, replacing any earlier run of the same month (and only that month).
+
+        The database is changed in a copy that replaces it whole (:func:`~finops.files.replacing`), so a
+        kill leaves the old history or the new one, and inside :func:`~finops.files.one_unit` the new
+        history takes effect with the review written in the same unit.
+        """
+        with replacing(self.path) as copy:
+            copy.unlink()  # DuckDB makes a new database where there is no file, not in an empty one
+            if self.path.exists():
+                shutil.copyfile(self.path, copy)
+            try:
+                History(copy)._record_here(rec, run_at)
+            except duckdb.ConversionException as exc:  # an amount past DECIMAL(38, 10): too large to keep
+                raise InputError("an amount of this month is too large for the history (at most 28 digits "
+                                 "before the decimal point)", where=Location(file=str(self.path)),
+                                 hint="check the bills' amounts and the --rate values; nothing was written") from exc
+
+    def _record_here(self, rec: Reconciliation, run_at: datetime) -> None:
         con = self._connect()
         try:
             con.execute("BEGIN TRANSACTION")
@@ -96,7 +118,7 @@ class History:
         """Every kept month in order (only those in ``currency`` when given)."""
         if not self.path.exists():
             return []
-        con = self._connect()
+        con = self._connect(read_only=True)
         try:
             heads = con.execute("SELECT month, currency, planned, opex, capex, billed_cost, unmapped FROM months"
                                 " ORDER BY month").fetchall()

@@ -14,13 +14,13 @@ are ``'YYYY-MM'`` text. ``row`` keeps the workbook row each value came from, so 
 from __future__ import annotations
 
 import csv
-import re
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
+from ..depreciation import parse_month
 from ..errors import CurrencyMismatchError, InputError, Location
 from ..money import Money, to_decimal
 
@@ -30,7 +30,6 @@ Category = Literal["OPEX", "CAPEX"]
 
 #: Columns of the Usage table and of a usage CSV.
 USAGE_COLUMNS = ("Month", "PlanLine", "ActualMTokens")
-_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 
 @dataclass(frozen=True)
@@ -169,10 +168,7 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
                              hint=f"columns: {', '.join(USAGE_COLUMNS)}")
     lines = []
     for number, row in enumerate(rows, start=2):
-        month = (row["Month"] or "").strip()
-        if not _MONTH.match(month):
-            raise InputError(f"expected a month as YYYY-MM, got {month!r}",
-                             where=Location(file=str(path), row=number, column="Month"), hint="for example 2026-05")
+        month = parse_month(row["Month"] or "", where=Location(file=str(path), row=number, column="Month"))
         tokens = to_decimal(row["ActualMTokens"] or "", where=Location(file=str(path), row=number,
                                                                        column="ActualMTokens"))
         if tokens < 0:

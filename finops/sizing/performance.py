@@ -65,6 +65,7 @@ import numpy as np
 
 from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
+from ..files import write_atomically
 from ..registry import Registry
 from .closed_loop import closed_loop_wait
 from .engine_defaults import default_kv_precision, engine_defaults
@@ -240,10 +241,7 @@ class Calibration:
         return cls.from_dict(data)
 
     def write(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
-        return path
+        return write_atomically(Path(path), (json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))
 
     @staticmethod
     @cache

@@ -1,0 +1,31 @@
+"""Checks of numeric options at the command line's edge: finite, and in the range their meaning allows.
+
+typer parses ``--peak nan`` and ``--hours 99999999999`` happily; these checks turn such values into one
+:class:`~finops.errors.InputError` naming the option, before any work or any file is written.
+
+>>> in_range(36, "--months", 1, 1200)
+36
+>>> in_range(float("nan"), "--peak", 0, 1e6)
+Traceback (most recent call last):
+...
+finops.errors.InputError: --peak must be a finite number from 0 to 1e+06, got nan
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TypeVar
+
+from ..errors import InputError
+
+__all__ = ["in_range"]
+
+N = TypeVar("N", int, float)
+
+
+def in_range(value: N, option: str, low: float, high: float, *, hint: str | None = None) -> N:
+    """``value`` when it is finite and within ``[low, high]``; else an :class:`InputError` naming ``option``."""
+    if not math.isfinite(value) or not low <= value <= high:
+        kind = "whole number" if isinstance(value, int) else "finite number"
+        raise InputError(f"{option} must be a {kind} from {low:g} to {high:g}, got {value!r}", hint=hint)
+    return value
