@@ -1,7 +1,7 @@
 """Helper of ``scripts/focus_conformance.sh`` (run with the project's Python).
 
-``write DIR``: the FOCUS Parquet files the connectors write from the repository's bill fixtures (AWS CUR 2.0
-and FOCUS export, GCP detailed / standard / FOCUS exports), one per fixture, into ``DIR``.
+``write DIR``: the FOCUS Parquet files the connectors write from the repository's bill fixtures (AWS CUR 2.0,
+legacy CUR and FOCUS export, GCP detailed / standard / FOCUS exports), one per fixture, into ``DIR``.
 
 ``check REPORT...``: read focus-validator console reports and list the rules that fail; exit 1 when a rule
 fails that is not one of the validator's own bugs (:data:`VALIDATOR_BUGS`, explained in ``docs/focus.md``),
@@ -41,7 +41,9 @@ def write(folder: Path) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     aws, gcp = ROOT / "tests" / "aws" / "data", ROOT / "tests" / "gcp" / "fixtures"
     written = []
-    for name, mapper in (("cur2-2026-05.csv", focus_rows_from_cur), ("focus-1.2-aws-sample-40.csv", focus_rows_from_focus)):
+    for name, mapper in (("cur2-2026-05.csv", focus_rows_from_cur), ("legacy-cur-focus-converters-excerpt.csv",
+                                                                     focus_rows_from_cur),
+                         ("focus-1.2-aws-sample-40.csv", focus_rows_from_focus)):
         with (aws / name).open(newline="") as handle:
             rows = mapper(list(csv.DictReader(handle)), gpu_of=catalog_gpu, file=name)
         written.append(write_focus_parquet(rows, folder / f"aws-{Path(name).stem}.parquet"))

@@ -15,6 +15,7 @@ text, datetimes or ISO text, the ``product`` / ``resource_tags`` maps as mapping
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from typing import Any
@@ -40,6 +41,7 @@ from .mapping import (
     CUR_DECIMAL_COLUMNS,
     CUR_TEXT_COLUMNS,
     LEASE_TERMS,
+    LEGACY_CUR_MARKER,
     LINE_ITEM_TYPES,
     RESOURCE_TYPES,
     SERVICE_CATEGORIES,
@@ -50,7 +52,7 @@ from .mapping import (
     LineItemRule,
 )
 
-__all__ = ["GpuOf", "cost_basis", "focus_rows_from_cur", "usage_kind"]
+__all__ = ["GpuOf", "cost_basis", "cur2_name", "focus_rows_from_cur", "usage_kind"]
 
 #: instance type -> (GPU model, GPUs per instance), or ``None`` for an instance without GPUs / unknown.
 GpuOf = Callable[[str], "tuple[str, int] | None"]
@@ -90,6 +92,17 @@ def _mapping(value: Any) -> dict[str, str]:
 def _money(rec: Mapping[str, Any], column: str) -> Decimal:
     value = decimal_or_none(rec.get(column))
     return _ZERO if value is None else value
+
+
+def cur2_name(legacy: str) -> str:
+    """The CUR 2.0 name of a legacy CUR column: category and column in snake case, every capital letter
+    starting a word (so ``ARN`` becomes ``a_r_n``, as in CUR 2.0).
+
+    >>> cur2_name("lineItem/UnblendedCost"), cur2_name("savingsPlan/SavingsPlanARN"), cur2_name("product/regionCode")
+    ('line_item_unblended_cost', 'savings_plan_savings_plan_a_r_n', 'product_region_code')
+    """
+    category, _, column = legacy.partition("/")
+    return "_".join(re.sub(r"(?<!^)([A-Z])", r"_\1", part).lower() for part in (category, column) if part)
 
 
 def cost_basis(columns: Iterable[str]) -> CostBasisName:
@@ -173,6 +186,9 @@ def _charge(rec: Mapping[str, Any], rule: LineItemRule, basis: CostBasis, gpu_of
     commitment = COMMITMENT_KINDS[kind] if kind else None
     values.update(
         ProviderName="AWS", PublisherName=values["PublisherName"] or "AWS",
+        # an export without account names (a legacy CUR) names each account by its id, as FOCUS needs a name
+        BillingAccountName=values["BillingAccountName"] or values["BillingAccountId"],
+        SubAccountName=values["SubAccountName"] or values["SubAccountId"],
         InvoiceIssuerName=values["InvoiceIssuerName"] or "AWS",
         BillingAccountType="Payer Account" if values["BillingAccountId"] else None,
         SubAccountType="Linked Account" if values["SubAccountId"] else None,
@@ -232,7 +248,8 @@ def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, 
                         first_row: int = 1, basis: CostBasisName | None = None) -> list[dict[str, Any]]:
     """FOCUS records for CUR 2.0 line items (dropped negations, added Unused commitment rows).
 
-    ``basis`` is the export's cost basis (:func:`cost_basis` of its columns); by default it is read from
+    A legacy CUR's records (``lineItem/LineItemType`` headers) are read under their CUR 2.0 names
+    (:func:`cur2_name`). ``basis`` is the export's cost basis (:func:`cost_basis` of its columns); by default it is read from
     the first record's columns, which every record of an export shares.
 
     An unknown ``line_item_line_item_type``, or a cell that does not read as its type (a date that is not
@@ -240,6 +257,8 @@ def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, 
     ``first_row``, for a file read in batches) and column rather than being guessed."""
     rows: list[dict[str, Any]] = []
     records = list(records)
+    if records and LEGACY_CUR_MARKER in records[0]:  # a legacy CUR: the same columns under their CUR 2.0 names
+        records = [{cur2_name(k): v for k, v in rec.items()} for rec in records]
     chosen = COST_BASES[basis or cost_basis(records[0] if records else ())]
     for number, rec in enumerate(records, start=first_row):
         kind = str(rec.get("line_item_line_item_type") or "")

@@ -67,6 +67,7 @@ __all__ = [
     "NET_BASIS_MARKER",
     "FOCUS_REQUIRED_COLUMNS",
     "LEASE_TERMS",
+    "LEGACY_CUR_MARKER",
     "LINE_ITEM_TYPES",
     "PURCHASE_OPTIONS",
     "RESOURCE_TYPES",
@@ -116,6 +117,10 @@ COST_BASES: dict[CostBasisName, CostBasis] = {
                      ("savings_plan_net_amortized_upfront_commitment_for_billing_period",
                       "savings_plan_net_recurring_commitment_for_billing_period"), True),
 }
+#: The column that marks a legacy CUR (``category/ColumnName`` headers). Its columns are renamed to CUR 2.0's
+#: by one rule, :func:`connectors.aws.cur.cur2_name` (AWS, "Migrating from CUR to CUR 2.0": the same columns,
+#: snake case); its ``resourceTags/...`` columns are not read.
+LEGACY_CUR_MARKER = "lineItem/LineItemType"
 #: The column whose presence in an export selects the net basis for the whole export.
 NET_BASIS_MARKER = "line_item_net_unblended_cost"
 

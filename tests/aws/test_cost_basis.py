@@ -134,3 +134,35 @@ def test_a_reserved_instance_amortizes_to_its_cost_over_its_term(edp, gpu_of):
     cost = (upfront + hourly * term_hours) * (1 - edp)
     assert billed == cost
     assert effective == cost  # amortized over the term: exactly what the RI cost, discount counted once
+
+
+def test_the_review_commitments_on_the_may_fixture(data, gpu_of, tmp_path):
+    # the engine's commitment summary on the mapped May CUR: figures summed here from the CUR text
+    import csv
+
+    from connectors.focus_table import write_focus_parquet
+    from finops.money import Money
+    from finops.reconcile import reconcile_month
+    from finops.reconcile.plan import BudgetLine, MappingRule, Plan
+
+    with (data / "cur2-2026-05.csv").open(newline="") as handle:
+        cur = list(csv.DictReader(handle))
+    bill = write_focus_parquet(focus_rows_from_cur(cur, gpu_of=gpu_of), tmp_path / "may.parquet")
+    plan = Plan(budget=(BudgetLine("2026-05", "AWS", "cc", "OPEX", "aws", Money.of(1000, "USD")),),
+                mapping=(MappingRule(1, "AWS", provider_name="AWS"),))
+    c = reconcile_month(plan, [bill], "2026-05").commitments
+
+    def total(column, kinds):
+        return sum((D(r[column] or 0) for r in cur if r["line_item_line_item_type"] in kinds), D(0))
+
+    purchases = total("line_item_unblended_cost", {"Fee", "RIFee", "SavingsPlanRecurringFee"})
+    used = total("reservation_net_effective_cost", {"DiscountedUsage"}) + total(
+        "savings_plan_net_savings_plan_effective_cost", {"SavingsPlanCoveredUsage"})
+    unused = total("reservation_net_unused_amortized_upfront_fee_for_billing_period", {"RIFee"}) + total(
+        "reservation_net_unused_recurring_fee", {"RIFee"}) + total("savings_plan_total_commitment_to_date", {
+            "SavingsPlanRecurringFee"}) - total("savings_plan_used_commitment", {"SavingsPlanRecurringFee"})
+    on_demand = total("pricing_public_on_demand_cost", {"DiscountedUsage", "SavingsPlanCoveredUsage"})
+    assert (c.purchases.amount, c.used.amount, c.unused.amount) == (purchases, used, unused) == \
+        (D(87600 + 3720 + 744), D(10500 + 674), D(660 + 70))
+    assert c.utilization.quantize(D("1e-20")) == (used / (used + unused)).quantize(D("1e-20"))
+    assert c.savings.amount == on_demand - used
