@@ -17,8 +17,9 @@ from decimal import Decimal, localcontext
 import pytest
 
 from finops.cli import main
+from finops.errors import InputError
 from finops.money import Money
-from finops.tco import OwnedNode, owned_tco
+from finops.tco import OwnedNode, capital_recovery_factor, npv, owned_tco, tco
 
 
 def usd(x) -> Money:
@@ -129,3 +130,39 @@ def test_cli_residual_share_with_cost_of_capital(capsys, residual_share, rate, m
     resale = Decimal(240_000) * Decimal(residual_share)
     assert Decimal(str(payload["owned"]["residual_recovery"])) == resale
     assert Decimal(str(payload["owned"]["cash_total"])) == Decimal(240_000) - resale
+
+
+def test_a_fleet_rebought_at_end_of_life_depreciates_each_cohort_from_its_purchase():
+    """Two 12-month lives in a 24-month horizon: 1,200 USD nodes, 25 % residual, so (1,200 - 300) / 12 =
+    75 USD a month per node in every month, each cohort bought in months 0 and 12 and sold in 11 and 23."""
+    owned = OwnedNode(usd(1200), 1, 1.0, usd("0.10"), usd(0), avg_power_share=1, pue=1, life_months=12,
+                      residual_share=0.25)
+    fleet = owned_tco(owned, nodes=2, months=24)
+    assert [m.depreciation for m in fleet.schedule] == [usd(150)] * 24
+    assert [k for k, m in enumerate(fleet.schedule) if m.capex.amount] == [0, 12]
+    assert [k for k, m in enumerate(fleet.schedule) if m.residual_recovery.amount] == [11, 23]
+    assert fleet.capex == usd(4800) and fleet.residual_recovery == usd(1200)
+    assert fleet.closing_book_value == usd(0)
+
+
+def test_a_cost_of_capital_of_100_percent_is_levelized_too():
+    owned = node(120_000, residual_share=0.0, cost_of_capital=1.0, life_months=12)
+    payment = owned.capital_per_month().amount
+    assert abs(balance_after(Decimal(120_000), payment, Decimal(1) / 12, 12)) < Decimal("0.01")
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: tco(usd(1), usd(1), -1), "months must be a whole number >= 0, got -1"),
+    (lambda: tco(usd(1), Money.of(1, "EUR"), 1), "opex_per_month is in EUR but the rest is in USD"),
+    (lambda: capital_recovery_factor(-0.1, 12), "cost_of_capital must be >= 0, got -0.1"),
+    (lambda: capital_recovery_factor(0.1, 0), "life_months must be a whole number >= 1, got 0"),
+    (lambda: npv([usd(1)], -0.1, "USD"), "discount_rate must be >= 0, got -0.1"),
+    (lambda: owned_tco(node(1200, residual_share=0, cost_of_capital=0, life_months=12), 0, 12),
+     "nodes must be a whole number >= 1, got 0"),
+    (lambda: owned_tco(node(1200, residual_share=0, cost_of_capital=0, life_months=12), 1, 0),
+     "months must be a whole number >= 1, got 0"),
+])
+def test_bad_owned_inputs_name_the_input(call, message):
+    with pytest.raises(InputError) as caught:
+        call()
+    assert caught.value.message == message
