@@ -18,8 +18,9 @@ sums come back. The SQL is written in DuckDB's dialect over a relation with the 
 Locally step 1 is a temporary table (the ``--unmapped-csv`` file is written from it too); remotely
 the two steps are one statement. A charge belongs to the month :func:`month_filter` selects; the
 instance type is ``x_InstanceType`` when the connector filled it, else ``SkuPriceDetails.InstanceType``.
-Every FOCUS money, quantity and time column is read by the scan, so a value that does not cast is
-found in the same single pass. Sums are exact decimals: DECIMAL(38, 10) inputs give exact sums to
+Every typed FOCUS column the figures use is read by the scan, and the other typed mandatory ones when
+a file stores them as text (:data:`CHECKED_COLUMNS`), so a value that does not cast is found in the
+same single pass. Sums are exact decimals: DECIMAL(38, 10) inputs give exact sums to
 1e-10 in every engine.
 
 >>> "ChargePeriodStart < TIMESTAMP '2026-06-01 00:00:00'" in charge_groups_sql("focus_bills", "2026-05", ())
@@ -38,7 +39,7 @@ from ..depreciation import month_index, month_label
 from .mapping import plan_line_sql
 from .plan import MappingRule
 
-__all__ = ["DIMENSIONS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
+__all__ = ["CHECKED_COLUMNS", "DIMENSIONS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
            "charge_groups_sql", "decimal_of", "month_bounds", "month_filter", "summary_sql", "unmapped_csv_sql"]
 
 #: The instance type of a charge.
@@ -72,13 +73,16 @@ MEASURES: dict[str, tuple[str, str]] = {
     "billed_cost": ("SUM(BilledCost)", "SUM(billed_cost)"),
     "effective_cost": ("SUM(EffectiveCost)", "SUM(effective_cost)"),
     "list_cost": ("SUM(ListCost)", "SUM(list_cost)"),
-    "contracted_cost": ("SUM(ContractedCost)", "SUM(contracted_cost)"),
-    "pricing_quantity": ("SUM(PricingQuantity)", "SUM(pricing_quantity)"),
     "consumed_quantity": ("SUM(ConsumedQuantity)", "SUM(consumed_quantity)"),
     "gpu_hours": ("SUM(x_GpuHours)", "SUM(gpu_hours)"),
     "last_charge_end": ("MAX(ChargePeriodEnd)", "MAX(last_charge_end)"),
     "row_count": ("COUNT(*)", "SUM(row_count)"),
 }
+
+#: Typed mandatory FOCUS columns no figure sums. The scan reads them only when a file stores them as text
+#: (CSV), so a value there that does not cast is still found in the one pass; a typed Parquet column
+#: always casts, and leaving it unread spares the scan its decoding.
+CHECKED_COLUMNS = ("BillingPeriodStart", "BillingPeriodEnd", "ContractedCost", "PricingQuantity")
 
 #: Unmapped charge groups the review lists one by one; the rest is one row (all are in ``--unmapped-csv``).
 UNMAPPED_LIMIT = 200
@@ -110,10 +114,13 @@ def month_filter(month: str) -> str:
     return f"ChargePeriodStart >= TIMESTAMP '{start}' AND ChargePeriodStart < TIMESTAMP '{end}'"
 
 
-def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *, per: str | None = None) -> str:
+def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *, per: str | None = None,
+                      checked: Sequence[str] = ()) -> str:
     """The scan of ``month`` over ``relation``: sums by ``plan_line`` (NULL: unmapped), :data:`DIMENSIONS`,
     then :data:`UNMAPPED_DIMENSIONS` (NULL for mapped charges) and ``per`` (locally the bill file, so the
-    same scan gives each file's groups for :mod:`finops.reconcile.fingerprint`), then :data:`MEASURES`.
+    same scan gives each file's groups for :mod:`finops.reconcile.fingerprint`), then :data:`MEASURES`,
+    then a count of each ``checked`` column (read only so that its values are cast, see
+    :data:`CHECKED_COLUMNS`).
 
     >>> charge_groups_sql("t", "2026-05", (), per="f").splitlines()[-1]
     'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17'
@@ -121,12 +128,14 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
     plan_line = plan_line_sql(rules, instance_type=INSTANCE_TYPE)
     inner = [f"{plan_line} AS plan_line"] + [f"{expr} AS {name}" for name, expr in DIMENSIONS.items()]
     inner += [f"{expr} AS {name}_any" for name, expr in UNMAPPED_DIMENSIONS.items()] + ([per] if per else [])
-    inner += ["BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "PricingQuantity", "ConsumedQuantity",
-              "x_GpuHours", "ChargePeriodEnd"]
+    inner += ["BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodEnd",
+              *checked]
     outer = ["plan_line"] + list(DIMENSIONS)
     outer += [f"CASE WHEN plan_line IS NULL THEN {name}_any END AS {name}" for name in UNMAPPED_DIMENSIONS]
-    outer += ([per] if per else []) + [f"{over_bill} AS {name}" for name, (over_bill, _) in MEASURES.items()]
-    keys = len(outer) - len(MEASURES)
+    outer += ([per] if per else [])
+    keys = len(outer)
+    outer += [f"{over_bill} AS {name}" for name, (over_bill, _) in MEASURES.items()]
+    outer += [f"COUNT({column}) AS checked_{column}" for column in checked]
     return ("SELECT\n  " + ",\n  ".join(outer) + "\nFROM (\n  SELECT " + ",\n    ".join(inner)
             + f"\n  FROM {relation}\n  WHERE {month_filter(month)}\n) AS charges\n"
             f"GROUP BY {', '.join(str(i + 1) for i in range(keys))}")
@@ -214,8 +223,6 @@ class ChargeGroup:
     billed_cost: Decimal
     effective_cost: Decimal
     list_cost: Decimal
-    contracted_cost: Decimal
-    pricing_quantity: Decimal
     consumed_quantity: Decimal
     gpu_hours: Decimal | None
     last_charge_end: datetime | None
@@ -226,13 +233,12 @@ class ChargeGroup:
         """Build from values in ``plan_line`` + :data:`DIMENSIONS` + :data:`MEASURES` order (NULL sums -> 0).
 
         >>> g = ChargeGroup.from_row(("GPU", "AWS", "USD") + (None,) * 6 + (False,) + (None,) * 3
-        ...                          + (Decimal("1.5"), None, None, None, None, None, None, None, 2))
+        ...                          + (Decimal("1.5"), None, None, None, None, None, 2))
         >>> g.plan_line, g.billed_cost, g.effective_cost, g.gpu_hours, g.row_count
         ('GPU', Decimal('1.5'), Decimal('0'), None, 2)
         """
         values = dict(zip(["plan_line", *DIMENSIONS, *MEASURES], row, strict=True))
-        for name in ("billed_cost", "effective_cost", "list_cost", "contracted_cost", "pricing_quantity",
-                     "consumed_quantity"):
+        for name in ("billed_cost", "effective_cost", "list_cost", "consumed_quantity"):
             values[name] = decimal_of(values[name])
         if values["gpu_hours"] is not None:
             values["gpu_hours"] = decimal_of(values["gpu_hours"])

@@ -45,6 +45,7 @@ from ..errors import CurrencyMismatchError, InputError, Location
 from ..money import MONEY_CONTEXT, Money
 from ..registry import normalize_key
 from .aggregation import (
+    CHECKED_COLUMNS,
     ChargeGroup,
     Summary,
     UnmappedSums,
@@ -128,8 +129,11 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
     per_file = len(files) > 1
     rules = plan.mapping if plan is not None else ()
     con.execute("SET preserve_insertion_order = false")  # the groups' order does not matter: less memory
-    sql = f"CREATE OR REPLACE TEMP TABLE {_GROUPS} AS " + charge_groups_sql(VIEW, month, rules,
-                                                                          per=FILE_COLUMN if per_file else None)
+    as_text = {name for f in files for name, kind in zip(f.columns, f.types or ("VARCHAR",) * len(f.columns),
+                                                             strict=True) if kind.upper() == "VARCHAR"}
+    checked = [name for name in CHECKED_COLUMNS if name in as_text]
+    sql = f"CREATE OR REPLACE TEMP TABLE {_GROUPS} AS " + charge_groups_sql(
+        VIEW, month, rules, per=FILE_COLUMN if per_file else None, checked=checked)
     outcome: dict[str, object] = {}
 
     def work() -> None:
