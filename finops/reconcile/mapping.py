@@ -22,7 +22,6 @@ CASE WHEN LOWER(x_InstanceType) LIKE 'p5.%' THEN 'GPU' WHEN LOWER(ServiceName) L
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
 

@@ -88,8 +88,8 @@ def same_amounts(got: dict, want: dict) -> None:
                 return value
         return value
 
-    for key in want:
-        assert norm(got[key]) == norm(want[key]), key
+    for key, value in want.items():
+        assert norm(got[key]) == norm(value), key
 
 
 def test_samples_give_the_figures_of_before():
