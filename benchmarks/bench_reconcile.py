@@ -51,6 +51,7 @@ from finops.reconcile.fleet_bill import fleet_bill_sql
 con = duckdb.connect()
 con.execute("SET memory_limit = '2GB'")
 con.execute("SET preserve_insertion_order = false")
+con.execute("SET enable_progress_bar = false")
 con.execute(fleet_bill_sql(sys.argv[1], rows=int(sys.argv[2]), resources=int(sys.argv[3])))
 """
 

@@ -31,6 +31,8 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
@@ -88,6 +90,9 @@ _CATALOG_PROVIDERS = {"aws": "aws", "amazon web services": "aws", "google cloud"
                       "google cloud platform": "gcp"}
 _SPOT = {"spot", "preemptible"}
 _HOUR_UNITS = {"hours", "hour", "hrs", "h"}
+#: DuckDB's memory for the scan; past it, the grouping of many charge groups spills to a temporary folder,
+#: so the peak stays bounded whatever the number of resources (see docs/reconcile.md, Scale).
+SCAN_MEMORY = "512MB"
 #: Temporary table of the charge groups (of each bill file, when there are several).
 _GROUPS = "charge_groups"
 
@@ -208,7 +213,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     """
     month_index(month)
     currency = plan.currency()
-    con = duckdb.connect()
+    spill = tempfile.mkdtemp(prefix="finops-reconcile-")
+    con = duckdb.connect(config={"memory_limit": SCAN_MEMORY, "temp_directory": spill})
     try:
         files = open_bills(con, bills)
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv)
@@ -219,6 +225,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
                 raise located
     finally:
         con.close()
+        shutil.rmtree(spill, ignore_errors=True)
     return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
                             past_actuals=past_actuals, instance_gpus=instance_gpus,
                             source=", ".join(str(f.path) for f in files))
