@@ -9,12 +9,16 @@ column, with a hint.
 Before openpyxl sees the file, :func:`check_package` refuses what could exhaust memory or is damaged:
 a part that inflates past :data:`MAX_PART_BYTES`, all parts past :data:`MAX_PACKAGE_BYTES`, more than
 :data:`MAX_PARTS` parts, a part that does not inflate, or any part that declares a DTD or an entity
-(the "billion laughs" bomb), found by a streamed scan of every part whole. openpyxl itself parses through defusedxml. The workbook is opened read-only
-and never saved.
+(the "billion laughs" bomb), found by a streamed scan of every part whole. openpyxl itself parses
+through defusedxml. The workbook is opened in openpyxl's read-only mode (cells streamed, nothing else
+loaded) and never saved: :func:`table_places` finds each table's sheet and range in the package's
+table parts, and only those cells are read, so a plan's other sheets (the thousands of rows of Prices)
+cost nothing.
 """
 
 from __future__ import annotations
 
+import posixpath
 import re
 import zipfile
 import zlib
@@ -30,7 +34,7 @@ from finops.money import Money, to_decimal
 from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine
 
 __all__ = ["ASSETS_HEADERS", "BUDGET_HEADERS", "MAPPING_HEADERS", "MAX_PACKAGE_BYTES", "MAX_PARTS", "MAX_PART_BYTES",
-           "USAGE_HEADERS", "check_package", "read_plan"]
+           "USAGE_HEADERS", "check_package", "read_plan", "table_places"]
 
 #: Largest uncompressed size of one part of the workbook package (a plan is a few MB at most).
 MAX_PART_BYTES = 200 * 1024 * 1024
@@ -98,6 +102,50 @@ def _scan_part(package: zipfile.ZipFile, info: zipfile.ZipInfo, where: Location,
     return size
 
 
+_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+_PACKAGE_RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+_REL_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
+
+
+def _rels(package: zipfile.ZipFile, part: str) -> dict[str, str]:
+    """Relationship id -> target part (absolute in the package) of ``part``; none when it has no rels part."""
+    from defusedxml import ElementTree
+
+    folder, name = posixpath.split(part)
+    rels = posixpath.join(folder, "_rels", name + ".rels")
+    if rels not in package.namelist():
+        return {}
+    tree = ElementTree.fromstring(package.read(rels))
+    return {rel.get("Id", ""): posixpath.normpath(posixpath.join(folder, rel.get("Target", "")))
+            if not rel.get("Target", "").startswith("/") else rel.get("Target", "").lstrip("/")
+            for rel in tree.iter(f"{_PACKAGE_RELS}Relationship")}
+
+
+def table_places(path: Path) -> dict[str, tuple[str, str]]:
+    """Excel table name (lowercased) -> (sheet title, range) from the package's table parts.
+
+    >>> from templates.builder import DEFAULT_TEMPLATE
+    >>> table_places(DEFAULT_TEMPLATE)["tblbudget"][0]
+    'Budget'
+    """
+    from defusedxml import ElementTree
+
+    places: dict[str, tuple[str, str]] = {}
+    with zipfile.ZipFile(path) as package:
+        book_rels = _rels(package, "xl/workbook.xml")
+        book = ElementTree.fromstring(package.read("xl/workbook.xml"))
+        for sheet in book.iter(f"{_MAIN}sheet"):
+            sheet_part = book_rels.get(sheet.get(_REL_ID, ""))
+            if sheet_part is None or sheet_part not in package.namelist():
+                continue
+            for target in _rels(package, sheet_part).values():
+                if target.startswith("xl/tables/") and target in package.namelist():
+                    table = ElementTree.fromstring(package.read(target))
+                    name = table.get("displayName") or table.get("name") or ""
+                    places[name.lower()] = (sheet.get("name", ""), table.get("ref", ""))
+    return places
+
+
 def read_plan(path: Path) -> Plan:
     """The plan in the workbook at ``path`` (``tblUsage`` is optional)."""
     import openpyxl
@@ -108,12 +156,13 @@ def read_plan(path: Path) -> Plan:
                          hint="create one with `finops template build`")
     check_package(path)
     try:
-        book = openpyxl.load_workbook(path, data_only=True)
+        places = table_places(path)
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many types for damaged files; translate at the seam
         raise InputError(f"cannot open the plan workbook: {exc}", where=Location(file=str(path)),
                          hint="open and save it in Excel, then try again") from exc
     try:
-        tables = _Tables(book, str(path))
+        tables = _Tables(book, places, str(path))
         return Plan(budget=tuple(tables.rows("tblBudget", _budget, BUDGET_HEADERS)),
                     assets=tuple(tables.rows("tblAssets", _asset, ASSETS_HEADERS, required=False)),
                     mapping=tuple(tables.rows("tblMapping", _rule, MAPPING_HEADERS, required=False)),
@@ -199,38 +248,39 @@ class _Row:
 
 
 class _Tables:
-    def __init__(self, book: Any, file: str) -> None:
-        self.book, self.file = book, file
-        self.where: dict[str, tuple[Any, Any]] = {}
-        for sheet in book.worksheets:
-            for name, ref in sheet.tables.items():
-                self.where[name.lower()] = (sheet, ref.ref if hasattr(ref, "ref") else ref)
+    """The plan's tables, read from the workbook opened read-only: only the cells of each table's range."""
+
+    def __init__(self, book: Any, places: dict[str, tuple[str, str]], file: str) -> None:
+        self.book, self.places, self.file = book, places, file
 
     def rows(self, name: str, build: Callable[[_Row], Any], headers: tuple[str, ...], *,
              required: bool = True) -> Iterator[Any]:
         from openpyxl.utils.cell import get_column_letter, range_boundaries
 
-        found = self.where.get(name.lower())
-        if found is None:
+        found = self.places.get(name.lower())
+        if found is None or found[0] not in self.book.sheetnames:
             if not required:
                 return
             raise InputError(f"table {name} not found", where=Location(file=self.file),
                              hint="use the planning template (`finops template build`); tables are found by name")
-        sheet, ref = found
+        title, ref = found
         min_col, min_row, max_col, max_row = range_boundaries(ref)
-        found_headers = [str(h).strip() if h is not None else ""
-                         for h in (sheet.cell(min_row, c).value for c in range(min_col, max_col + 1))]
+        cells = self.book[title].iter_rows(min_row=min_row, max_row=max_row, min_col=min_col, max_col=max_col,
+                                           values_only=True)
+        width = max_col - min_col + 1
+        header_row = next(cells, ())
+        found_headers = [str(h).strip() if h is not None else "" for h in (tuple(header_row) + (None,) * width)[:width]]
         missing = [h for h in headers if h not in found_headers]
         if missing:
             raise InputError(f"table {name} has no column {missing[0]}",
-                             where=Location(file=self.file, sheet=sheet.title, column=missing[0]),
+                             where=Location(file=self.file, sheet=title, column=missing[0]),
                              hint=f"{name} needs the columns {', '.join(headers)} (exact names)")
-        for r in range(min_row + 1, max_row + 1):
-            values = [sheet.cell(r, c).value for c in range(min_col, max_col + 1)]
+        for r, row in enumerate(cells, start=min_row + 1):
+            values = (tuple(row) + (None,) * width)[:width]
             if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
                 continue
             refs = {h: f"{get_column_letter(min_col + i)}{r}" for i, h in enumerate(found_headers)}
-            yield build(_Row(self.file, sheet.title, r, dict(zip(found_headers, values)), refs))
+            yield build(_Row(self.file, title, r, dict(zip(found_headers, values)), refs))
 
 
 def _budget(row: _Row) -> BudgetLine:

@@ -102,7 +102,8 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                           usage: Path | None = None, run_at: datetime | None = None,
                           on_progress: Callable[[float], None] | None = None,
                           bill_names: Sequence[str] | None = None,
-                          basis: MonthBasis = "invoice") -> tuple[Reconciliation, Path]:
+                          basis: MonthBasis = "invoice",
+                          unmapped_csv: Path | None = None) -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
@@ -117,7 +118,7 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
                               past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress,
-                              basis=basis)
+                              basis=basis, unmapped_csv=unmapped_csv)
         names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at)
 
@@ -236,6 +237,9 @@ def register(app: typer.Typer) -> None:
                                       help="flag lines more than PCT % over or under plan"),
         fail_on_variance: str | None = typer.Option(None, "--fail-on-variance", metavar="PCT",
                                                        help="exit 1 when a line is more than PCT % over plan"),
+        unmapped_csv: Path | None = typer.Option(None, "--unmapped-csv", metavar="FILE",
+                                                    help="write every unmapped charge group to this CSV "
+                                                         "(the review lists the 200 largest)"),
         as_json: bool = typer.Option(False, "--json", help="print the totals as JSON"),
         quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
         in_place: bool = typer.Option(False, "--in-place",
@@ -260,6 +264,9 @@ def register(app: typer.Typer) -> None:
             if bills or sources or more:
                 raise InputError(f"--engine {engine} reads --table, not bill files or --from sources",
                                  hint="drop --bills/--from, or drop --engine to reconcile local bills in DuckDB")
+            if unmapped_csv is not None:
+                raise InputError(f"--unmapped-csv is for local bills, not --engine {engine}",
+                                 hint="the review lists the 200 largest unmapped charge groups")
             rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
                                           rates=parse_rates(rate), threshold_pct=threshold_pct,
                                           run_at=run_at, where=where)
@@ -284,7 +291,7 @@ def register(app: typer.Typer) -> None:
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
                     usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
                     bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
-                    basis=month_basis)
+                    basis=month_basis, unmapped_csv=unmapped_csv)
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
 

@@ -1,36 +1,46 @@
-"""The FOCUS aggregation: one SQL query that folds a month of bills into a few charge groups.
+"""The FOCUS aggregation: SQL that maps and folds a month of bills into the few totals the review shows.
 
-Every figure of a reconciliation (totals, invoices, commitments, spot share, GPU-hours, mapping to
-plan lines) is a sum over rows that share the same dimensions, so the bill is read exactly once, by
-the engine that holds it (DuckDB locally, BigQuery or Athena remotely, see
-:mod:`finops.reconcile.dialects`), and only the groups come back. This module holds that one SQL
-source, written in DuckDB's dialect over a relation with the FOCUS 1.2 columns of
-:mod:`finops.focus`, and the :class:`ChargeGroup` each result row becomes.
+Every figure of a reconciliation (totals, invoices, commitments, spot share, GPU-hours, plan lines)
+is a sum over charges that share a few dimensions, so the bill is read once, by the engine that holds
+it (DuckDB locally, BigQuery or Athena remotely, see :mod:`finops.reconcile.dialects`), and only those
+sums come back. The SQL is written in DuckDB's dialect over a relation with the FOCUS 1.2 columns of
+:mod:`finops.focus`, in two steps:
 
-A charge belongs to the month of its invoice, ``BillingPeriodStart`` (FOCUS: the billing period the
-charge is invoiced in), so a month's review ties to that month's invoices and a charge whose usage
-straddles a month edge is in exactly one month; ``basis="usage"`` takes the month of its
-``ChargePeriodStart`` instead (usage-month accrual), see :func:`month_filter`;
-the instance type is ``x_InstanceType`` when the connector filled it, else ``SkuPriceDetails.InstanceType``.
-Every mandatory FOCUS column with a type (money, quantities, timestamps) is read by the query, so a
-value that does not cast is found in the same single scan.
+1. :func:`charge_groups_sql`, the scan: each charge of the month gets its plan line from the Mapping
+   rules (:func:`~finops.reconcile.mapping.plan_line_sql`, NULL when unmapped) and is summed by plan
+   line and :data:`DIMENSIONS`; an unmapped charge is also kept apart by what a rule could match on
+   (sub-account, region, tags: :data:`UNMAPPED_DIMENSIONS`), so the review can list it.
+2. :func:`summary_sql`, over those groups: one row per plan line and dimensions (``part = 'group'``,
+   a :class:`ChargeGroup`), the largest ``limit`` unmapped charge groups by EffectiveCost in the plan
+   currency (``'unmapped'``) and, per billing currency, one row for the rest (``'rest'``; its
+   ``unmapped_rank`` is the rank of the last one, so the count of the rest is ``rank - limit``).
 
->>> sql = aggregation_sql("focus_bills", "2026-05")
->>> "BillingPeriodStart < TIMESTAMP '2026-06-01 00:00:00'" in sql
+Locally step 1 is a temporary table (the ``--unmapped-csv`` file is written from it too); remotely
+the two steps are one statement. A charge belongs to the month :func:`month_filter` selects; the
+instance type is ``x_InstanceType`` when the connector filled it, else ``SkuPriceDetails.InstanceType``.
+Every typed FOCUS column the figures use is read by the scan, and the other typed mandatory ones when
+a file stores them as text (:data:`CHECKED_COLUMNS`), so a value that does not cast is found in the
+same single pass. Sums are exact decimals: DECIMAL(38, 10) inputs give exact sums to
+1e-10 in every engine.
+
+>>> "BillingPeriodStart < TIMESTAMP '2026-06-01 00:00:00'" in charge_groups_sql("focus_bills", "2026-05", ())
 True
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, get_args
 
 from ..depreciation import month_index, month_label
+from .mapping import plan_line_sql
+from .plan import MappingRule
 
-__all__ = ["DIMENSIONS", "MEASURES", "MONTH_BASES", "MONTH_COLUMNS", "ChargeGroup", "MonthBasis", "aggregation_sql",
-           "month_bounds", "month_filter", "regroup_sql"]
+__all__ = ["CHECKED_COLUMNS", "DIMENSIONS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
+           "charge_groups_sql", "decimal_of", "MONTH_BASES", "MONTH_COLUMNS", "MonthBasis", "month_bounds", "month_filter", "summary_sql", "unmapped_csv_sql"]
 
 #: Which month a charge belongs to: its invoice's (billing period) or its usage's (charge period).
 MonthBasis = Literal["invoice", "usage"]
@@ -38,19 +48,16 @@ MONTH_BASES: tuple[str, ...] = get_args(MonthBasis)
 #: month basis -> the FOCUS column whose month is the charge's month
 MONTH_COLUMNS: dict[str, str] = {"invoice": "BillingPeriodStart", "usage": "ChargePeriodStart"}
 
-#: Group-by dimensions: result name -> expression over FOCUS columns.
+#: The instance type of a charge.
+INSTANCE_TYPE = "COALESCE(x_InstanceType, JSON_EXTRACT_STRING(SkuPriceDetails, '$.InstanceType'))"
+
+#: Dimensions the review's figures group by: result name -> expression over FOCUS columns.
 DIMENSIONS: dict[str, str] = {
     "provider_name": "ProviderName",
     "billing_currency": "BillingCurrency",
     "invoice_id": "InvoiceId",
-    "billing_period_start": "BillingPeriodStart",
-    "billing_period_end": "BillingPeriodEnd",
-    "sub_account_id": "SubAccountId",
-    "sub_account_name": "SubAccountName",
     "service_name": "ServiceName",
-    "region_id": "RegionId",
-    "instance_type": "COALESCE(x_InstanceType, JSON_EXTRACT_STRING(SkuPriceDetails, '$.InstanceType'))",
-    "tags": "Tags",
+    "instance_type": INSTANCE_TYPE,
     "charge_category": "ChargeCategory",
     "pricing_category": "PricingCategory",
     "commitment_status": "CommitmentDiscountStatus",
@@ -60,18 +67,36 @@ DIMENSIONS: dict[str, str] = {
     "consumed_unit": "ConsumedUnit",
 }
 
-#: Measures: result name -> aggregate. Money sums stay exact decimals in every engine.
-MEASURES: dict[str, str] = {
-    "billed_cost": "SUM(BilledCost)",
-    "effective_cost": "SUM(EffectiveCost)",
-    "list_cost": "SUM(ListCost)",
-    "contracted_cost": "SUM(ContractedCost)",
-    "pricing_quantity": "SUM(PricingQuantity)",
-    "consumed_quantity": "SUM(ConsumedQuantity)",
-    "gpu_hours": "SUM(x_GpuHours)",
-    "last_charge_end": "MAX(ChargePeriodEnd)",
-    "row_count": "COUNT(*)",
+#: What else a rule could match on, kept for unmapped charges only (NULL for mapped ones).
+UNMAPPED_DIMENSIONS: dict[str, str] = {
+    "sub_account": "COALESCE(SubAccountName, SubAccountId, '')",
+    "region_id": "COALESCE(RegionId, '')",
+    "tags": "COALESCE(Tags, '')",
 }
+
+#: Measures: result name -> (aggregate over the bill, aggregate over groups of it).
+MEASURES: dict[str, tuple[str, str]] = {
+    "billed_cost": ("SUM(BilledCost)", "SUM(billed_cost)"),
+    "effective_cost": ("SUM(EffectiveCost)", "SUM(effective_cost)"),
+    "list_cost": ("SUM(ListCost)", "SUM(list_cost)"),
+    "consumed_quantity": ("SUM(ConsumedQuantity)", "SUM(consumed_quantity)"),
+    "gpu_hours": ("SUM(x_GpuHours)", "SUM(gpu_hours)"),
+    "last_charge_end": ("MAX(ChargePeriodEnd)", "MAX(last_charge_end)"),
+    "row_count": ("COUNT(*)", "SUM(row_count)"),
+}
+
+#: Typed mandatory FOCUS columns no figure sums. The scan reads them only when a file stores them as text
+#: (CSV), so a value there that does not cast is still found in the one pass; a typed Parquet column
+#: always casts, and leaving it unread spares the scan its decoding.
+CHECKED_COLUMNS = ("BillingPeriodStart", "BillingPeriodEnd", "ContractedCost", "PricingQuantity")
+
+#: Unmapped charge groups the review lists one by one; the rest is one row (all are in ``--unmapped-csv``).
+UNMAPPED_LIMIT = 200
+
+#: The key of an unmapped charge group, as the review lists it.
+_UNMAPPED_KEY = ("COALESCE(provider_name, '')", "sub_account", "COALESCE(service_name, '')",
+                 "COALESCE(instance_type, '')", "region_id", "tags")
+_UNMAPPED_NAMES = ("provider_name", "sub_account", "service_name", "instance_type", "region_id", "tags")
 
 
 def month_bounds(month: str) -> tuple[str, str]:
@@ -85,10 +110,12 @@ def month_bounds(month: str) -> tuple[str, str]:
 
 
 def month_filter(month: str, basis: MonthBasis = "invoice") -> str:
-    """The SQL condition selecting the charges of ``month``: by ``BillingPeriodStart`` (the invoice month,
-    the default) or by ``ChargePeriodStart`` (``basis="usage"``, usage-month accrual). On the invoice basis
-    ``ChargePeriodStart`` is still read (a condition true for every timestamp), so a value that does not cast
-    fails the scan and is located, as on the usage basis.
+    """The SQL condition selecting the charges of ``month``, the one place the month is chosen: by
+    ``BillingPeriodStart`` (the invoice month, the default, so a month ties to its invoices and a charge
+    whose usage straddles a month edge is in exactly one month) or by ``ChargePeriodStart``
+    (``basis="usage"``, usage-month accrual). On the invoice basis ``ChargePeriodStart`` is still read (a
+    condition true for every timestamp), so a value that does not cast fails the scan and is located, as
+    on the usage basis.
 
     >>> month_filter("2026-05", "usage")
     "ChargePeriodStart >= TIMESTAMP '2026-05-01 00:00:00' AND ChargePeriodStart < TIMESTAMP '2026-06-01 00:00:00'"
@@ -101,65 +128,105 @@ def month_filter(month: str, basis: MonthBasis = "invoice") -> str:
     return f"{chosen} AND (ChargePeriodStart IS NULL OR ChargePeriodStart >= TIMESTAMP '0001-01-01 00:00:00')"
 
 
-def aggregation_sql(relation: str, month: str, *, per: str | None = None, basis: MonthBasis = "invoice") -> str:
-    """The aggregation over ``relation`` for ``month``, in DuckDB's dialect.
+def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *, per: str | None = None,
+                      checked: Sequence[str] = (), basis: MonthBasis = "invoice") -> str:
+    """The scan of ``month`` over ``relation``: sums by ``plan_line`` (NULL: unmapped), :data:`DIMENSIONS`,
+    then :data:`UNMAPPED_DIMENSIONS` (NULL for mapped charges) and ``per`` (locally the bill file, so the
+    same scan gives each file's groups for :mod:`finops.reconcile.fingerprint`), then :data:`MEASURES`,
+    then a count of each ``checked`` column (read only so that its values are cast, see
+    :data:`CHECKED_COLUMNS`).
 
-    ``relation`` is a table or view name with the FOCUS columns (``focus_bills`` locally, a fully
-    qualified table remotely). Columns come out in :data:`DIMENSIONS` then :data:`MEASURES` order.
-    ``per`` adds one more group-by column after the dimensions: locally, the bill file, so the same
-    scan gives each file's groups (:mod:`finops.reconcile.fingerprint` compares them, and
-    :func:`regroup_sql` then folds the files together).
-
-    >>> aggregation_sql("t", "2026-05").splitlines()[0]
-    'SELECT'
-    >>> aggregation_sql("t", "2026-05", per="f").splitlines()[-1]
-    'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19'
+    >>> charge_groups_sql("t", "2026-05", (), per="f").splitlines()[-1]
+    'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17'
     """
-    dimensions = {**DIMENSIONS, **({per: per} if per else {})}
-    select = [f"  {expr} AS {name}" for name, expr in {**dimensions, **MEASURES}.items()]
-    ordinals = ", ".join(str(i + 1) for i in range(len(dimensions)))
-    return ("SELECT\n" + ",\n".join(select) + f"\nFROM {relation}\n"
-            f"WHERE {month_filter(month, basis)}\n"
-            f"GROUP BY {ordinals}")
+    plan_line = plan_line_sql(rules, instance_type=INSTANCE_TYPE)
+    inner = [f"{plan_line} AS plan_line"] + [f"{expr} AS {name}" for name, expr in DIMENSIONS.items()]
+    inner += [f"{expr} AS {name}_any" for name, expr in UNMAPPED_DIMENSIONS.items()] + ([per] if per else [])
+    inner += ["BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodEnd",
+              *checked]
+    outer = ["plan_line"] + list(DIMENSIONS)
+    outer += [f"CASE WHEN plan_line IS NULL THEN {name}_any END AS {name}" for name in UNMAPPED_DIMENSIONS]
+    outer += ([per] if per else [])
+    keys = len(outer)
+    outer += [f"{over_bill} AS {name}" for name, (over_bill, _) in MEASURES.items()]
+    outer += [f"COUNT({column}) AS checked_{column}" for column in checked]
+    return ("SELECT\n  " + ",\n  ".join(outer) + "\nFROM (\n  SELECT " + ",\n    ".join(inner)
+            + f"\n  FROM {relation}\n  WHERE {month_filter(month, basis)}\n) AS charges\n"
+            f"GROUP BY {', '.join(str(i + 1) for i in range(keys))}")
 
 
-#: How the measures of finer groups combine into coarser ones: sums and counts add up, maxima take the max.
-_REGROUP = {"SUM": "SUM", "COUNT": "SUM", "MAX": "MAX"}
+def _weight(rates: Mapping[str, Decimal] | None) -> str:
+    """EffectiveCost in the plan currency, to rank unmapped groups: exact without rates, else DOUBLE."""
+    if not rates:
+        return "effective_cost"
+    cases = " ".join(f"WHEN '{code}' THEN {Decimal(rate)}" for code, rate in sorted(rates.items()))
+    return f"CAST(effective_cost AS DOUBLE) * CASE UPPER(billing_currency) {cases} ELSE 1 END"
 
 
-def regroup_sql(relation: str) -> str:
-    """The groups of :func:`aggregation_sql` from finer ones: ``relation`` holds the result of
-    ``aggregation_sql(..., per=...)``, and its rows sharing every dimension fold into one group
-    (same columns, same order; a NULL sum stays NULL, as in the single query).
+def summary_sql(groups: str, *, rates: Mapping[str, Decimal] | None = None, limit: int = UNMAPPED_LIMIT) -> str:
+    """The review's rows from ``groups`` (the result of :func:`charge_groups_sql`): columns ``part``,
+    ``plan_line``, :data:`DIMENSIONS`, :data:`MEASURES`, ``sub_account``, ``region_id``, ``tags``,
+    ``unmapped_rank``. Unmapped groups are ranked by EffectiveCost converted with ``rates`` (largest
+    first, then by key), per key over its billing currencies.
 
-    >>> regroup_sql("g").splitlines()[-4:-1]
-    ['  MAX(last_charge_end) AS last_charge_end,', '  SUM(row_count) AS row_count', 'FROM g']
+    >>> summary_sql("g").splitlines()[0]
+    'WITH unmapped AS ('
     """
-    select = [f"  {name}" for name in DIMENSIONS]
-    select += [f"  {_REGROUP[expr.split('(')[0]]}({name}) AS {name}" for name, expr in MEASURES.items()]
-    ordinals = ", ".join(str(i + 1) for i in range(len(DIMENSIONS)))
-    return "SELECT\n" + ",\n".join(select) + f"\nFROM {relation}\nGROUP BY {ordinals}"
+    key = ", ".join(f"{expr} AS {name}" for expr, name in zip(_UNMAPPED_KEY, _UNMAPPED_NAMES, strict=True))
+    names = ", ".join(_UNMAPPED_NAMES)
+    dims = list(DIMENSIONS)
+    # The first branch types every column; NULL in the others takes that type in every engine.
+    group_cols = ["'group' AS part", "plan_line", *dims, *(f"{over} AS {name}" for name, (_, over) in MEASURES.items()),
+                  "CAST(NULL AS VARCHAR)", "CAST(NULL AS VARCHAR)", "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)"]
+
+    def listed(part: str, shown: set[str], money: str, rank: str) -> list[str]:
+        """A row of unmapped sums: ``shown`` dimensions, the two costs (``money`` around each), NULL elsewhere."""
+        cols = [part, "NULL", *(name if name in shown else "NULL" for name in dims)]
+        cols += [money.format(name) if name in ("billed_cost", "effective_cost") else "NULL" for name in MEASURES]
+        return cols + (["sub_account", "region_id", "tags"] if part == "'unmapped'" else ["NULL"] * 3) + [rank]
+
+    unmapped = listed("'unmapped'", {"provider_name", "billing_currency", "service_name", "instance_type"}, "{}",
+                      "unmapped_rank")
+    rest = listed("'rest'", {"billing_currency"}, "SUM({})", "MAX(unmapped_rank)")
+    return (f"WITH unmapped AS (\n  SELECT {key}, billing_currency, SUM(effective_cost) AS effective_cost, "
+            f"SUM(billed_cost) AS billed_cost, SUM({_weight(rates)}) AS weight\n"
+            f"  FROM {groups} WHERE plan_line IS NULL GROUP BY 1, 2, 3, 4, 5, 6, 7\n"
+            f"), ranked AS (\n  SELECT *, DENSE_RANK() OVER (ORDER BY key_weight DESC, {names}) AS unmapped_rank\n"
+            f"  FROM (SELECT *, SUM(weight) OVER (PARTITION BY {names}) AS key_weight FROM unmapped) AS keyed\n)\n"
+            f"SELECT {', '.join(group_cols)}\nFROM {groups}\n"
+            f"GROUP BY {', '.join(str(i + 2) for i in range(1 + len(dims)))}\n"
+            f"UNION ALL\nSELECT {', '.join(unmapped)}\nFROM ranked WHERE unmapped_rank <= {int(limit)}\n"
+            f"UNION ALL\nSELECT {', '.join(rest)}\nFROM ranked WHERE unmapped_rank > {int(limit)}\n"
+            f"GROUP BY billing_currency")
+
+
+def unmapped_csv_sql(groups: str) -> str:
+    """Every unmapped charge group of ``groups`` with its sums in its billing currency, largest first.
+
+    >>> unmapped_csv_sql("g").splitlines()[-1]
+    'ORDER BY EffectiveCost DESC, 1, 2, 3, 4, 5, 6, 7'
+    """
+    titles = ("ProviderName", "SubAccount", "ServiceName", "InstanceType", "RegionId", "Tags")
+    key = ", ".join(f"{expr} AS {title}" for expr, title in zip(_UNMAPPED_KEY, titles, strict=True))
+    return (f"SELECT {key}, billing_currency AS BillingCurrency, SUM(effective_cost) AS EffectiveCost, "
+            f"SUM(billed_cost) AS BilledCost, SUM(row_count) AS Charges\nFROM {groups} WHERE plan_line IS NULL\n"
+            f"GROUP BY 1, 2, 3, 4, 5, 6, 7\nORDER BY EffectiveCost DESC, 1, 2, 3, 4, 5, 6, 7")
 
 
 @dataclass(frozen=True)
 class ChargeGroup:
-    """One result row of the aggregation: charges sharing every dimension, with their sums.
+    """Charges of one plan line (``None``: unmapped) sharing every one of :data:`DIMENSIONS`, with their sums.
 
     Money is exact :class:`~decimal.Decimal` in ``billing_currency``; quantities are Decimal too
     (hours and GPU-hours are summed exactly, then reported).
     """
 
+    plan_line: str | None
     provider_name: str | None
     billing_currency: str | None
     invoice_id: str | None
-    billing_period_start: datetime | None
-    billing_period_end: datetime | None
-    sub_account_id: str | None
-    sub_account_name: str | None
     service_name: str | None
-    region_id: str | None
     instance_type: str | None
-    tags: str | None
     charge_category: str | None
     pricing_category: str | None
     commitment_status: str | None
@@ -170,32 +237,28 @@ class ChargeGroup:
     billed_cost: Decimal
     effective_cost: Decimal
     list_cost: Decimal
-    contracted_cost: Decimal
-    pricing_quantity: Decimal
     consumed_quantity: Decimal
     gpu_hours: Decimal | None
     last_charge_end: datetime | None
     row_count: int
 
     @classmethod
-    def from_row(cls, row: tuple[Any, ...]) -> ChargeGroup:
-        """Build from a result row in :data:`DIMENSIONS` + :data:`MEASURES` order (NULL sums -> 0).
+    def from_row(cls, row: Sequence[Any]) -> ChargeGroup:
+        """Build from values in ``plan_line`` + :data:`DIMENSIONS` + :data:`MEASURES` order (NULL sums -> 0).
 
-        >>> g = ChargeGroup.from_row(("AWS", "USD") + (None,) * 12 + (False,) + (None,) * 3
-        ...                          + (Decimal("1.5"), None, None, None, None, None, None, None, 2))
-        >>> g.billed_cost, g.effective_cost, g.gpu_hours, g.row_count
-        (Decimal('1.5'), Decimal('0'), None, 2)
+        >>> g = ChargeGroup.from_row(("GPU", "AWS", "USD") + (None,) * 6 + (False,) + (None,) * 3
+        ...                          + (Decimal("1.5"), None, None, None, None, None, 2))
+        >>> g.plan_line, g.billed_cost, g.effective_cost, g.gpu_hours, g.row_count
+        ('GPU', Decimal('1.5'), Decimal('0'), None, 2)
         """
-        values = dict(zip(list(DIMENSIONS) + list(MEASURES), row, strict=True))
-        for name in ("billed_cost", "effective_cost", "list_cost", "contracted_cost", "pricing_quantity",
-                     "consumed_quantity"):
-            values[name] = _decimal(values[name])
+        values = dict(zip(["plan_line", *DIMENSIONS, *MEASURES], row, strict=True))
+        for name in ("billed_cost", "effective_cost", "list_cost", "consumed_quantity"):
+            values[name] = decimal_of(values[name])
         if values["gpu_hours"] is not None:
-            values["gpu_hours"] = _decimal(values["gpu_hours"])
+            values["gpu_hours"] = decimal_of(values["gpu_hours"])
         values["committed"] = _flag(values["committed"])
         values["row_count"] = int(values["row_count"])
-        for name in ("billing_period_start", "billing_period_end", "last_charge_end"):
-            values[name] = _timestamp(values[name])
+        values["last_charge_end"] = _timestamp(values["last_charge_end"])
         return cls(**values)
 
 
@@ -210,9 +273,58 @@ def _timestamp(value: Any) -> datetime | None:
     return datetime.fromisoformat(str(value).replace(" UTC", "").replace("Z", ""))
 
 
-def _decimal(value: Any) -> Decimal:
+def decimal_of(value: Any) -> Decimal:
+    """A sum as an engine returns it (Decimal, number or text; NULL is 0) as an exact Decimal.
+
+    >>> decimal_of("12.5000000000"), decimal_of(None)
+    (Decimal('12.5000000000'), Decimal('0'))
+    """
     if value is None:
         return Decimal(0)
     if isinstance(value, Decimal):
         return value
     return Decimal(str(value))
+
+
+@dataclass(frozen=True)
+class UnmappedSums:
+    """Unmapped charges under one key (``provider, sub-account, service, instance type, region, tags``;
+    all ``''`` for the rest) in one billing currency."""
+
+    key: tuple[str, ...]
+    billing_currency: str | None
+    effective_cost: Decimal
+    billed_cost: Decimal
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The rows of :func:`summary_sql`: the charge groups, the largest unmapped groups, and the rest
+    (per billing currency) with the number of unmapped groups in it."""
+
+    groups: tuple[ChargeGroup, ...]
+    unmapped: tuple[UnmappedSums, ...] = ()
+    rest: tuple[UnmappedSums, ...] = ()
+    rest_count: int = 0
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence[Any]], limit: int = UNMAPPED_LIMIT) -> Summary:
+        """Read the result rows of ``summary_sql(..., limit=limit)`` (values as any engine returns them)."""
+        width = 1 + len(DIMENSIONS) + len(MEASURES)
+        groups, unmapped, rest, last = [], [], [], limit
+        names = list(DIMENSIONS) + list(MEASURES)
+        for row in rows:
+            part, values = row[0], row[1:1 + width]
+            if part == "group":
+                groups.append(ChargeGroup.from_row(values))
+                continue
+            named = dict(zip(names, values[1:], strict=True))
+            sub_account, region, tags, rank = row[1 + width:]
+            key = ((named["provider_name"] or "", sub_account or "", named["service_name"] or "",
+                    named["instance_type"] or "", region or "", tags or "") if part == "unmapped" else ("",) * 6)
+            sums = UnmappedSums(key, named["billing_currency"], decimal_of(named["effective_cost"]),
+                                decimal_of(named["billed_cost"]))
+            (unmapped if part == "unmapped" else rest).append(sums)
+            if part == "rest":
+                last = max(last, int(rank))
+        return cls(tuple(groups), tuple(unmapped), tuple(rest), last - limit)

@@ -1,15 +1,18 @@
 """The FOCUS aggregation for engines that already hold the bills: BigQuery and Athena.
 
-There is one SQL source, :func:`finops.reconcile.aggregation.aggregation_sql` (DuckDB's dialect);
-:func:`remote_sql` transpiles it with sqlglot (a declarative dialect table, no per-engine branches),
-points it at the engine's table and replaces the columns that table lacks by NULL. The engine runs
-it and only the charge groups (a few thousand rows at most) come back; :func:`reconcile_remote`
-turns them into a reconciliation exactly as for local files.
+There is one SQL source, :mod:`finops.reconcile.aggregation` (DuckDB's dialect): the scan that maps
+charges to plan lines with the plan's rules and groups them, and the summary over its groups, here
+as one statement (``WITH charge_groups AS (scan) summary``). :func:`remote_sql` transpiles it with
+sqlglot (a declarative dialect table, no per-engine branches), points it at the engine's table and
+replaces the columns that table lacks by NULL. The engine runs it and only the summary (the groups
+of plan line and review dimensions, the largest unmapped groups and one row for the rest: a few
+hundred rows) comes back; :func:`reconcile_remote` turns it into a reconciliation exactly as for
+local files.
 
 A runner is any callable ``sql -> rows`` (rows as tuples in the query's column order); the cloud
 clients that run queries live in the connectors.
 
->>> [line for line in remote_sql("athena", "focus.bills_2026", "2026-05").splitlines() if "FROM" in line]
+>>> [line.strip() for line in remote_sql("athena", "focus.bills_2026", "2026-05").splitlines() if "FROM focus" in line]
 ['FROM focus.bills_2026']
 """
 
@@ -21,9 +24,9 @@ from typing import Any, Literal, get_args
 
 from ..errors import InputError
 from ..registry import Registry
-from .aggregation import ChargeGroup, aggregation_sql
+from .aggregation import Summary, charge_groups_sql, summary_sql
 from .engine import InstanceGpus, reconcile_groups
-from .plan import Plan
+from .plan import MappingRule, Plan
 from .result import Reconciliation
 
 __all__ = ["ENGINES", "Engine", "QueryRunner", "canonical_engine", "reconcile_remote", "remote_sql"]
@@ -39,6 +42,7 @@ _DIALECTS = Registry("engine", {"duckdb": "duckdb", "bigquery": "bigquery", "ath
 QueryRunner = Callable[[str], Sequence[Sequence[Any]]]
 
 _PLACEHOLDER = "focus_bills"
+_GROUPS = "charge_groups"
 
 #: Engines whose FOCUS timestamp columns are absolute instants (BigQuery's TIMESTAMP; its DATETIME,
 #: which sqlglot writes for DuckDB's TIMESTAMP, is civil time and does not compare with them): the
@@ -55,11 +59,13 @@ def canonical_engine(name: str) -> str:
     return _DIALECTS[name]
 
 
-def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = ()) -> str:
-    """The aggregation of ``month`` over ``relation`` in ``engine``'s dialect.
+def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = (),
+               rules: Sequence[MappingRule] = (), rates: Mapping[str, Decimal] | None = None) -> str:
+    """The aggregation of ``month`` over ``relation`` in ``engine``'s dialect, mapping with ``rules``.
 
     ``missing`` names FOCUS columns the table does not have (optional ones, or the ``x_`` GPU
-    columns in a provider's own export); they read as NULL.
+    columns in a provider's own export); they read as NULL. ``rates`` rank the unmapped groups in the
+    plan currency.
 
     >>> "NULL AS gpu_model" in remote_sql("bigquery", "proj.billing.focus", "2026-05", missing=["x_GpuModel"])
     True
@@ -69,7 +75,9 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
 
     dialect = _DIALECTS[engine]
     absent = {name.lower() for name in missing}
-    tree = sqlglot.parse_one(aggregation_sql(_PLACEHOLDER, month), read="duckdb")
+    sql = (f"WITH {_GROUPS} AS (\n{charge_groups_sql(_PLACEHOLDER, month, rules)}\n),\n"
+           + summary_sql(_GROUPS, rates=rates).removeprefix("WITH "))
+    tree = sqlglot.parse_one(sql, read="duckdb")
 
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.name.lower() in absent:
@@ -92,9 +100,9 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
                      threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None) -> Reconciliation:
     """Reconcile ``month`` with the aggregation run by ``runner`` on ``engine`` over ``relation``."""
-    rows = runner(remote_sql(engine, relation, month, missing=missing))
-    groups = [ChargeGroup.from_row(tuple(row)) for row in rows]
-    if not groups:
+    rows = runner(remote_sql(engine, relation, month, missing=missing, rules=plan.mapping, rates=rates))
+    summary = Summary.from_rows([tuple(row) for row in rows])
+    if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
-    return reconcile_groups(plan, groups, month, rates=rates, threshold_pct=threshold_pct, past_actuals=past_actuals,
+    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, past_actuals=past_actuals,
                             instance_gpus=instance_gpus, source=f"{engine}:{relation}")

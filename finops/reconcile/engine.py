@@ -31,6 +31,8 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
@@ -44,7 +46,17 @@ from ..depreciation import month_index, monthly_depreciation
 from ..errors import CurrencyMismatchError, InputError, Location
 from ..money import MONEY_CONTEXT, Money
 from ..registry import normalize_key
-from .aggregation import MONTH_COLUMNS, ChargeGroup, MonthBasis, aggregation_sql, regroup_sql
+from .aggregation import (
+    CHECKED_COLUMNS,
+    MONTH_COLUMNS,
+    ChargeGroup,
+    MonthBasis,
+    Summary,
+    UnmappedSums,
+    charge_groups_sql,
+    summary_sql,
+    unmapped_csv_sql,
+)
 from .bills import (
     FILE_COLUMN,
     VIEW,
@@ -55,7 +67,7 @@ from .bills import (
     open_bills,
 )
 from .fingerprint import refuse_same_charges
-from .mapping import UNMAPPED, Charge, Mapper
+from .mapping import UNMAPPED
 from .plan import Plan
 from .result import (
     AssetCharge,
@@ -80,8 +92,11 @@ _CATALOG_PROVIDERS = {"aws": "aws", "amazon web services": "aws", "google cloud"
                       "google cloud platform": "gcp"}
 _SPOT = {"spot", "preemptible"}
 _HOUR_UNITS = {"hours", "hour", "hrs", "h"}
-#: Temporary table of the charge groups of each bill file, when there are several.
-_FILE_GROUPS = "charge_groups_by_file"
+#: DuckDB's memory for the scan; past it, the grouping of many charge groups spills to a temporary folder,
+#: so the peak stays bounded whatever the number of resources (see docs/reconcile.md, Scale).
+SCAN_MEMORY = "512MB"
+#: Temporary table of the charge groups (of each bill file, when there are several).
+_GROUPS = "charge_groups"
 
 
 def catalog_gpus(provider_name: str, instance_type: str) -> tuple[str, int] | None:
@@ -104,11 +119,15 @@ def _gpu_table(provider: str) -> dict[str, tuple[str, int]]:
     return {normalize_key(i.instance_type): (i.gpu_model, i.gpu_count) for i in instances(provider)}
 
 
-def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month: str,
-                    on_progress: Callable[[float], None] | None = None, basis: MonthBasis = "invoice",
-                    ) -> list[ChargeGroup]:
+def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month: str, plan: Plan | None = None,
+                    on_progress: Callable[[float], None] | None = None, *,
+                    rates: Mapping[str, Decimal] | None = None, unmapped_csv: Path | None = None,
+                    basis: MonthBasis = "invoice") -> Summary:
     """Run the aggregation over the view made by :func:`~finops.reconcile.bills.open_bills`.
 
+    The scan (:func:`~finops.reconcile.aggregation.charge_groups_sql`, mapping with ``plan``'s rules)
+    fills a temporary table; the summary (:func:`~finops.reconcile.aggregation.summary_sql`) reads it,
+    and so does the ``unmapped_csv`` file, when given (every unmapped charge group, written atomically).
     ``on_progress`` receives DuckDB's progress in percent while the scan runs (from this thread).
     A value that does not cast raises :class:`InputError` naming file, row and column; a month
     without charges names the months the files do hold. With several files the one scan groups per
@@ -116,15 +135,19 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
     (:func:`~finops.reconcile.fingerprint.refuse_same_charges`) raise :class:`InputError`.
     """
     per_file = len(files) > 1
-    sql = aggregation_sql(VIEW, month, basis=basis)
-    if per_file:
-        sql = f"CREATE OR REPLACE TEMP TABLE {_FILE_GROUPS} AS " + aggregation_sql(VIEW, month, per=FILE_COLUMN,
-                                                                                   basis=basis)
+    rules = plan.mapping if plan is not None else ()
+    con.execute("SET preserve_insertion_order = false")  # the groups' order does not matter: less memory
+    as_text = {name for f in files for name, kind in zip(f.columns, f.types or ("VARCHAR",) * len(f.columns),
+                                                             strict=True) if kind.upper() == "VARCHAR"}
+    checked = [name for name in CHECKED_COLUMNS if name in as_text]
+    sql = f"CREATE OR REPLACE TEMP TABLE {_GROUPS} AS " + charge_groups_sql(
+        VIEW, month, rules, per=FILE_COLUMN if per_file else None, checked=checked, basis=basis)
     outcome: dict[str, object] = {}
 
     def work() -> None:
         try:
-            outcome["rows"] = con.execute(sql).fetchall()
+            con.execute(sql)
+            outcome["done"] = True
         except duckdb.Error as exc:  # re-raised below, on the caller's thread
             outcome["error"] = exc
 
@@ -151,27 +174,40 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
                          hint="check that every file is a FOCUS 1.2 export") from error
     if on_progress is not None:
         on_progress(100.0)
-    rows = outcome["rows"]
     if per_file:
-        refuse_same_charges(con, files, _FILE_GROUPS, month, basis)
-        rows = con.execute(regroup_sql(_FILE_GROUPS)).fetchall()
-        con.execute(f"DROP TABLE {_FILE_GROUPS}")
-    groups = [ChargeGroup.from_row(row) for row in rows]  # type: ignore[union-attr]
-    if not groups:
+        refuse_same_charges(con, files, _GROUPS, month, basis)
+    summary = Summary.from_rows(con.execute(summary_sql(_GROUPS, rates=rates)).fetchall())
+    if not summary.groups:
         column = MONTH_COLUMNS[basis]
         months = [m for (m,) in con.execute(
             f"SELECT DISTINCT strftime({column}, '%Y-%m') AS m FROM {VIEW} ORDER BY m").fetchall()]
         raise InputError(f"no charges in {month}; the bills hold {', '.join(str(m) for m in months) or 'no rows'}",
                          where=Location(file=", ".join(str(f.path) for f in files), column=column),
                          hint="pick a month the bills cover, or give that month's bills")
-    return groups
+    if unmapped_csv is not None:
+        _write_unmapped_csv(con, Path(unmapped_csv))
+    con.execute(f"DROP TABLE {_GROUPS}")
+    return summary
+
+
+def _write_unmapped_csv(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Every unmapped charge group into ``path`` (CSV with a header), through a temporary file beside it."""
+    partial = path.with_name(f".{path.name}.partial")
+    quoted = str(partial).replace("'", "''")
+    try:
+        con.execute(f"COPY ({unmapped_csv_sql(_GROUPS)}) TO '{quoted}' (FORMAT csv, HEADER true)")
+        partial.replace(path)
+    except (duckdb.Error, OSError) as exc:
+        partial.unlink(missing_ok=True)
+        raise InputError(f"cannot write the unmapped charges: {str(exc).splitlines()[0]}",
+                         where=Location(file=str(path)), hint="check that the folder exists and is writable") from exc
 
 
 def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping[str, Decimal] | None = None,
                     threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
                     instance_gpus: InstanceGpus | None = None,
                     on_progress: Callable[[float], None] | None = None,
-                    basis: MonthBasis = "invoice") -> Reconciliation:
+                    unmapped_csv: Path | None = None, basis: MonthBasis = "invoice") -> Reconciliation:
     """Reconcile ``month`` (``'YYYY-MM'``) of ``plan`` against FOCUS bill files, with DuckDB.
 
     ``basis`` is which month a charge belongs to: its invoice's (``BillingPeriodStart``, the default, so the
@@ -179,23 +215,26 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
 
     ``rates`` converts other billing currencies into the plan currency (1 unit = rate units of the
     plan currency); ``past_actuals`` holds earlier months' P&L actuals (from the history) for the forecast;
-    ``instance_gpus`` defaults to the instance catalog (:func:`catalog_gpus`).
+    ``instance_gpus`` defaults to the instance catalog (:func:`catalog_gpus`); ``unmapped_csv`` is a
+    file for every unmapped charge group (the review lists the largest ones).
     """
     month_index(month)
     currency = plan.currency()
-    con = duckdb.connect()
+    spill = tempfile.mkdtemp(prefix="finops-reconcile-")
+    con = duckdb.connect(config={"memory_limit": SCAN_MEMORY, "temp_directory": spill})
     try:
         files = open_bills(con, bills)
-        groups = run_aggregation(con, files, month, on_progress, basis)
-        bill_currencies = sorted({g.billing_currency or "" for g in groups})
+        summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
+                                  basis=basis)
+        bill_currencies = sorted({g.billing_currency or "" for g in summary.groups})
         if len(bill_currencies) > 1 and not _rates_cover(bill_currencies, currency, rates):
-            first = next(g.billing_currency for g in groups if g.billing_currency)
-            located = locate_currency(files, first or "")
+            located = locate_currency(files, currency)
             if located is not None:
                 raise located
     finally:
         con.close()
-    return reconcile_groups(plan, groups, month, rates=rates, threshold_pct=threshold_pct,
+        shutil.rmtree(spill, ignore_errors=True)
+    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
                             past_actuals=past_actuals, instance_gpus=instance_gpus,
                             source=", ".join(str(f.path) for f in files))
 
@@ -224,23 +263,30 @@ class _Converter:
         return Money(MONEY_CONTEXT.multiply(amount, self.rates[code]), self.currency)
 
 
-def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
+def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: str, *,
                      rates: Mapping[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
                      past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None, source: str = "bills") -> Reconciliation:
-    """Turn charge groups and the plan into a reconciliation (no I/O but the bundled instance catalog)."""
+    """Turn the aggregation's summary (or bare charge groups, already mapped) and the plan into a
+    reconciliation (no I/O but the bundled instance catalog).
+
+    Bare groups list their unmapped ones by provider, service and instance type only.
+    """
+    if not isinstance(summary, Summary):
+        summary = Summary(tuple(summary), tuple(
+            UnmappedSums((g.provider_name or "", "", g.service_name or "", g.instance_type or "", "", ""),
+                         g.billing_currency, g.effective_cost, g.billed_cost) for g in summary if g.plan_line is None))
+    groups = list(summary.groups)
     currency = plan.currency()
     instance_gpus = catalog_gpus if instance_gpus is None else instance_gpus
     money = _Converter(currency, rates, source)
     zero = Money.zero(currency)
-    mapper = Mapper(plan.mapping)
 
     effective, billed = zero, zero
     by_line: dict[str, Money] = defaultdict(lambda: zero)
     cash_by_line: dict[str, Money] = defaultdict(lambda: zero)
     invoices: dict[tuple[str, str], Money] = defaultdict(lambda: zero)
     providers: dict[str, list[Money]] = defaultdict(lambda: [zero, zero])
-    unmapped: dict[tuple[str, ...], list[Money]] = defaultdict(lambda: [zero, zero])
     for g in groups:
         eff, bil = money(g.effective_cost, g.billing_currency), money(g.billed_cost, g.billing_currency)
         effective, billed = effective + eff, billed + bil
@@ -248,16 +294,9 @@ def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
         providers[provider][0] += eff
         providers[provider][1] += bil
         invoices[(provider, g.invoice_id or "")] += bil
-        charge = Charge(g.provider_name, g.sub_account_id, g.sub_account_name, g.service_name, g.instance_type,
-                        g.region_id, g.tags)
-        line = mapper.plan_line(charge)
+        line = UNMAPPED if g.plan_line is None else g.plan_line
         by_line[line] += eff
         cash_by_line[line] += bil
-        if line == UNMAPPED:
-            key = (provider, g.sub_account_name or g.sub_account_id or "", g.service_name or "",
-                   g.instance_type or "", g.region_id or "", g.tags or "")
-            unmapped[key][0] += eff
-            unmapped[key][1] += bil
 
     assets = _asset_charges(plan, month, currency)
     capex = Money.total([a.depreciation for a in assets], currency)
@@ -274,12 +313,27 @@ def reconcile_groups(plan: Plan, groups: list[ChargeGroup], month: str, *,
         invoices=tuple(InvoiceTotal(p, i, v) for (p, i), v in sorted(invoices.items())),
         providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
         commitments=_commitments(groups, money, zero), spot_share=_spot_share(groups, money, zero),
-        gpu_hours=_gpu_hours(groups, instance_gpus), assets=assets,
-        unmapped=tuple(UnmappedCharge(*key, v[0], v[1])
-                       for key, v in sorted(unmapped.items(), key=lambda kv: (-kv[1][0].amount, kv[0]))),
+        gpu_hours=_gpu_hours(groups, instance_gpus), assets=assets, unmapped=_unmapped(summary, money, zero),
         forecast=_forecast(plan, month, actual, past_actuals or {}),
         threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups),
         data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None))
+
+
+def _unmapped(summary: Summary, money: _Converter, zero: Money) -> tuple[UnmappedCharge, ...]:
+    """The largest unmapped charge groups in the plan currency (largest EffectiveCost first, then by key),
+    then one row for the rest, named by its number of groups."""
+    listed: dict[tuple[str, ...], list[Money]] = defaultdict(lambda: [zero, zero])
+    for sums in summary.unmapped:
+        listed[sums.key][0] += money(sums.effective_cost, sums.billing_currency)
+        listed[sums.key][1] += money(sums.billed_cost, sums.billing_currency)
+    ordered = sorted(listed.items(), key=lambda kv: (-kv[1][0].amount, kv[0]))
+    charges = [UnmappedCharge(*key, v[0], v[1]) for key, v in ordered]
+    if summary.rest:
+        rest_effective = Money.total([money(s.effective_cost, s.billing_currency) for s in summary.rest], zero.currency)
+        rest_billed = Money.total([money(s.billed_cost, s.billing_currency) for s in summary.rest], zero.currency)
+        charges.append(UnmappedCharge(f"{summary.rest_count:,} more unmapped charge groups (all in --unmapped-csv)",
+                                      "", "", "", "", "", rest_effective, rest_billed))
+    return tuple(charges)
 
 
 def _asset_charges(plan: Plan, month: str, currency: str) -> tuple[AssetCharge, ...]:

@@ -6,9 +6,10 @@ files with the same bytes. Here a file is fingerprinted by the charges of the mo
 through :data:`~finops.reconcile.bills.VIEW` as FOCUS types, so the format does not show:
 
 1. *Shape*, free: with several files the aggregation's one scan groups per file too
-   (``aggregation_sql(VIEW, month, per=FILE_COLUMN)``). A file's shape is its number of charges and the
-   sum, over its groups, of ``hash(dimensions but Tags, row_count)``. A copy has the same groups (Tags
-   are left out because a re-export may write their JSON differently; the groups still split alike).
+   (``charge_groups_sql(VIEW, month, rules, per=FILE_COLUMN)``). A file's shape is its number of charges
+   and the sum, over its groups, of ``hash(plan line, dimensions but Tags, row_count)``. A copy has the
+   same groups (Tags are left out because a re-export may write their JSON differently; the groups
+   still split alike).
 2. *Charges*, only for files of the same shape: one more scan of just those files sums
    ``hash(`` :data:`CHARGE_KEY` ``)`` over each charge of the month. The sum is exact (HUGEINT), so row
    order does not matter. Equal number of charges and equal sum: the same bill, refused.
@@ -33,24 +34,24 @@ CHARGE_KEY = ("BillingAccountId", "SubAccountId", "ChargePeriodStart", "ChargePe
               "ResourceId", "SkuPriceId", "CAST(BilledCost AS DOUBLE)", "CAST(EffectiveCost AS DOUBLE)",
               "CAST(ConsumedQuantity AS DOUBLE)")
 
-#: Group dimensions that a faithful copy keeps exactly (all but the Tags JSON text).
-_SHAPE_KEY = tuple(name for name in DIMENSIONS if name != "tags")
+#: Group columns that a faithful copy keeps exactly (all but the Tags JSON text).
+_SHAPE_KEY = ("plan_line", *DIMENSIONS, "sub_account", "region_id")
 
 
 def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], groups: str, month: str,
                         basis: MonthBasis = "invoice") -> None:
     """Raise :class:`InputError` when two of ``files`` hold the same charges of ``month``.
 
-    ``groups`` is a table with the result of ``aggregation_sql(VIEW, month, per=FILE_COLUMN)`` over
+    ``groups`` is a table with the result of ``charge_groups_sql(VIEW, month, rules, per=FILE_COLUMN)`` over
     ``files``. The later file is named with the earlier one. A file without charges in the month adds
     nothing, so it is never a duplicate (it has no groups).
 
-    >>> from finops.reconcile.aggregation import aggregation_sql
+    >>> from finops.reconcile.aggregation import charge_groups_sql
     >>> from finops.reconcile.bills import open_bills
     >>> from finops.reconcile.sample_bills import sample_bill_paths
     >>> con = duckdb.connect()
     >>> files = open_bills(con, sample_bill_paths())
-    >>> _ = con.execute("CREATE TABLE g AS " + aggregation_sql(VIEW, "2026-05", per=FILE_COLUMN))
+    >>> _ = con.execute("CREATE TABLE g AS " + charge_groups_sql(VIEW, "2026-05", (), per=FILE_COLUMN))
     >>> refuse_same_charges(con, files, "g", "2026-05")  # AWS and GCP: other charges, accepted
     """
     shapes = con.execute(f"SELECT {FILE_COLUMN}, SUM(row_count), SUM(hash({', '.join(_SHAPE_KEY)}, row_count)) "

@@ -1,91 +1,147 @@
-"""Assign each charge group to a plan line: the Mapping sheet's rules, first match wins.
+"""Assign each charge to a plan line inside the bill query: the Mapping sheet's rules as one SQL CASE.
 
 A rule (:class:`~finops.reconcile.plan.MappingRule`) matches a charge when every non-blank field
 matches: provider, sub-account (id or name), service, instance type, region, and a tag (``TagKey``
-with ``TagValue``; a key alone means "has this tag"). Fields are ``*``/``?`` globs, compared
-case-insensitively. Rules are tried in ``Rule`` order and the first that matches wins; a charge no
-rule matches goes to :data:`UNMAPPED`, never dropped.
+with ``TagValue``; a key alone means "has this tag"). Fields are ``*``/``?``/``[...]`` globs
+(:mod:`fnmatch`), compared case-insensitively. Rules are tried in ``Rule`` order and the first that
+matches wins; a charge no rule matches goes to :data:`UNMAPPED`, never dropped.
+
+:func:`plan_line_sql` compiles the rules into ``CASE WHEN <rule> THEN '<plan line>' ... END`` (NULL
+when no rule matches) over the FOCUS columns, in DuckDB's dialect, so the engine holding the bills
+(DuckDB, BigQuery or Athena through sqlglot) maps every charge during its one scan. A glob becomes,
+by the table :data:`_GLOB_FORMS`, the cheapest SQL that means the same: ``=`` for plain text,
+``LIKE`` when it only has ``*`` and ``?`` and no ``%``, ``_`` or ``\\`` of its own, else an anchored
+regular expression. A tag rule is a regular expression over the ``Tags`` JSON object text: a member
+whose key matches ``TagKey`` and whose value (text, or a bare number or boolean) matches ``TagValue``.
 
 >>> from finops.reconcile.plan import MappingRule
->>> rules = [MappingRule(2, "Data", service_name="Big*"), MappingRule(1, "GPU", instance_type="p5.*")]
->>> mapper = Mapper(rules)
->>> mapper.plan_line(Charge(provider_name="AWS", instance_type="p5.48xlarge"))
-'GPU'
->>> mapper.plan_line(Charge(provider_name="AWS", service_name="AmazonS3"))
-'Unmapped'
+>>> print(plan_line_sql([MappingRule(2, "Data", service_name="Big*"), MappingRule(1, "GPU", instance_type="p5.*")],
+...                     instance_type="x_InstanceType"))
+CASE WHEN LOWER(x_InstanceType) LIKE 'p5.%' THEN 'GPU' WHEN LOWER(ServiceName) LIKE 'big%' THEN 'Data' END
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from fnmatch import fnmatchcase
-from functools import lru_cache
 
 from .plan import MappingRule
 
-__all__ = ["UNMAPPED", "Charge", "Mapper"]
+__all__ = ["UNMAPPED", "glob_sql", "plan_line_sql", "tag_sql"]
 
 #: The plan line of charges that match no rule.
 UNMAPPED = "Unmapped"
 
-
-@dataclass(frozen=True)
-class Charge:
-    """The fields of a charge the rules look at (tags as the FOCUS JSON object text)."""
-
-    provider_name: str | None = None
-    sub_account_id: str | None = None
-    sub_account_name: str | None = None
-    service_name: str | None = None
-    instance_type: str | None = None
-    region_id: str | None = None
-    tags: str | None = None
+#: Characters with a meaning in a regular expression (RE2, as in DuckDB and BigQuery, and Java's, as in Athena).
+_REGEX_SPECIAL = set("\\.^$|?*+()[]{}")
+#: One character of a JSON string as it is written in the text: anything but a quote or backslash, or an escape.
+_JSON_CHAR = r'(?:[^"\\]|\\.)'
+#: One character of a bare JSON value (a number, ``true``, ``false``).
+_BARE_CHAR = r"[-+.0-9a-z]"
 
 
-@lru_cache(maxsize=4096)
-def _glob(pattern: str, value: str | None) -> bool:
-    return value is not None and fnmatchcase(value.lower(), pattern.lower())
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
-def _parse_tags(text: str | None) -> dict[str, str]:
-    if not text:
-        return {}
-    try:
-        parsed = json.loads(text)
-    except ValueError:
-        return {}
-    if not isinstance(parsed, dict):
-        return {}
-    return {str(k): "" if v is None else str(v) for k, v in parsed.items()}
+def _escape(char: str) -> str:
+    return "\\" + char if char in _REGEX_SPECIAL else char
 
 
-class Mapper:
-    """The rules of a plan, sorted by ``rule``; remembers the answer for each distinct charge."""
+def _regex(glob: str, *, any_char: str = ".", literal: Callable[[str], str] = _escape) -> str:
+    """The regular expression of ``glob`` (lowercased), unanchored: fnmatch's ``*``, ``?``, ``[seq]``, ``[!seq]``.
 
-    def __init__(self, rules: list[MappingRule] | tuple[MappingRule, ...]) -> None:
-        self.rules = sorted(rules, key=lambda r: r.rule)
-        self._cache: dict[Charge, str] = {}
+    >>> _regex("a[!0-9]?.*")
+    'a[^0-9].\\\\..*'
+    """
+    glob, out, i = glob.lower(), [], 0
+    while i < len(glob):
+        char = glob[i]
+        i += 1
+        if char == "*":
+            out.append(any_char + "*")
+        elif char == "?":
+            out.append(any_char)
+        elif char == "[" and (end := glob.find("]", i + 1 if glob[i:i + 1] in ("!", "]") else i)) != -1:
+            body = glob[i:end]
+            negate = body.startswith("!")
+            body = body[1:] if negate else body
+            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
+            i = end + 1
+        else:
+            out.append(literal(char))
+    return "".join(out)
 
-    def plan_line(self, charge: Charge) -> str:
-        """The plan line of the first rule matching ``charge``, else :data:`UNMAPPED`."""
-        line = self._cache.get(charge)
-        if line is None:
-            line = next((r.plan_line for r in self.rules if _matches(r, charge)), UNMAPPED)
-            self._cache[charge] = line
-        return line
+
+def _is_plain(glob: str) -> bool:
+    return not any(c in glob for c in "*?[")
 
 
-def _matches(rule: MappingRule, charge: Charge) -> bool:
-    fields = ((rule.provider_name, charge.provider_name), (rule.service_name, charge.service_name),
-              (rule.instance_type, charge.instance_type), (rule.region_id, charge.region_id))
-    if any(pattern is not None and not _glob(pattern, value) for pattern, value in fields):
-        return False
-    if rule.sub_account is not None and not (_glob(rule.sub_account, charge.sub_account_id)
-                                             or _glob(rule.sub_account, charge.sub_account_name)):
-        return False
-    if rule.tag_key is None and rule.tag_value is None:
-        return True
-    tags = _parse_tags(charge.tags)
-    return any((rule.tag_key is None or _glob(rule.tag_key, key))
-               and (rule.tag_value is None or _glob(rule.tag_value, value)) for key, value in tags.items())
+def _is_like(glob: str) -> bool:
+    return "[" not in glob and not any(c in glob for c in "%_\\")
+
+
+#: Glob form -> SQL comparing ``LOWER(column)`` with it; the first form a glob has is used.
+_GLOB_FORMS: tuple[tuple[Callable[[str], bool], Callable[[str, str], str]], ...] = (
+    (_is_plain, lambda column, glob: f"LOWER({column}) = {_quote(glob.lower())}"),
+    (_is_like, lambda column, glob: f"LOWER({column}) LIKE "
+                                    f"{_quote(glob.lower().replace('*', '%').replace('?', '_'))}"),
+    (lambda glob: True, lambda column, glob: f"REGEXP_MATCHES(LOWER({column}), {_quote('(?s)^' + _regex(glob) + '$')})"),
+)
+
+
+def glob_sql(column: str, glob: str) -> str:
+    """SQL that is true when ``column`` matches ``glob`` case-insensitively (NULL, so not true, for NULL).
+
+    >>> glob_sql("RegionId", "us-east-1"), glob_sql("RegionId", "us-*"), glob_sql("SkuId", "a_b*")
+    ("LOWER(RegionId) = 'us-east-1'", "LOWER(RegionId) LIKE 'us-%'", "REGEXP_MATCHES(LOWER(SkuId), '(?s)^a_b.*$')")
+    """
+    return next(sql(column, glob) for form, sql in _GLOB_FORMS if form(glob))
+
+
+def _json_literal(char: str) -> str:
+    """A literal character of a tag key or value as the JSON text writes it, as a regular expression."""
+    return {"\\": r"\\\\", '"': r'\\"'}.get(char) or _escape(char)
+
+
+def tag_sql(column: str, key: str | None, value: str | None) -> str:
+    """SQL that is true when the JSON object text in ``column`` has a member whose key matches the glob
+    ``key`` and whose value matches the glob ``value`` (``None``: any), case-insensitively. A JSON
+    ``null`` value reads as the empty text, as a bare number or boolean reads as its text.
+
+    >>> tag_sql("Tags", "env", None)
+    'REGEXP_MATCHES(LOWER(Tags), \\'(?s)[{,]\\\\s*"env"\\\\s*:\\')'
+    """
+    key_regex = _JSON_CHAR + "*" if key is None else _regex(key, any_char=_JSON_CHAR, literal=_json_literal)
+    member = r"[{,]\s*" + '"' + key_regex + '"' + r"\s*:"
+    if value is not None:
+        forms = ['"' + _regex(value, any_char=_JSON_CHAR, literal=_json_literal) + '"',
+                 _regex(value, any_char=_BARE_CHAR)]
+        if fnmatchcase("", value.lower()):
+            forms.append("null")
+        member += r"\s*(?:" + "|".join(forms) + r")\s*[,}]"
+    return f"REGEXP_MATCHES(LOWER({column}), {_quote('(?s)' + member)})"
+
+
+def _rule_sql(rule: MappingRule, instance_type: str) -> str:
+    """The condition of one rule over the FOCUS columns (``TRUE`` for a rule with no field)."""
+    fields = ((rule.provider_name, "ProviderName"), (rule.service_name, "ServiceName"),
+              (rule.instance_type, instance_type), (rule.region_id, "RegionId"))
+    parts = [glob_sql(column, glob) for glob, column in fields if glob is not None]
+    if rule.sub_account is not None:
+        parts.append(f"({glob_sql('SubAccountId', rule.sub_account)} OR {glob_sql('SubAccountName', rule.sub_account)})")
+    if rule.tag_key is not None or rule.tag_value is not None:
+        parts.append(tag_sql("Tags", rule.tag_key, rule.tag_value))
+    return " AND ".join(parts) or "TRUE"
+
+
+def plan_line_sql(rules: Sequence[MappingRule], *, instance_type: str) -> str:
+    """``CASE`` over ``rules`` in ``Rule`` order giving the plan line of a charge, NULL when none matches.
+
+    ``instance_type`` is the SQL of a charge's instance type. With no rules it is ``NULL``.
+    """
+    ordered = sorted(rules, key=lambda r: r.rule)
+    if not ordered:
+        return "CAST(NULL AS VARCHAR)"
+    return ("CASE " + " ".join(f"WHEN {_rule_sql(r, instance_type)} THEN {_quote(r.plan_line)}" for r in ordered)
+            + " END")

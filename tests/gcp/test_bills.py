@@ -316,7 +316,7 @@ def test_cli_pull_writes_focus_that_reconcile_aggregates(tmp_path, capsys):
     code = main(["bills", "pull", "--provider", "gcp", "--source", str(JSONL), "--month", "2026-05", "--out", str(out)])
     assert code == 0 and "wrote 11 FOCUS rows" in capsys.readouterr().out
     with duckdb.connect() as con:
-        groups = run_aggregation(con, open_bills(con, [out]), "2026-05")
+        groups = run_aggregation(con, open_bills(con, [out]), "2026-05").groups
     invoice_total = sum(Decimal(str(r["cost"])) + sum(Decimal(str(c["amount"])) for c in r["credits"]) for r in MAY)
     assert sum(g.billed_cost for g in groups) == sum(g.effective_cost for g in groups) == invoice_total
     assert sum(g.gpu_hours or 0 for g in groups) == 13

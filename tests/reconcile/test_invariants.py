@@ -14,13 +14,13 @@ from finops.reconcile.aggregation import DIMENSIONS, MEASURES, ChargeGroup
 money = st.decimals(min_value=Decimal(-1000), max_value=Decimal(100000), places=6, allow_nan=False,
                     allow_infinity=False)
 group = st.builds(
-    lambda provider, service, itype, invoice, category, status, billed, effective: ChargeGroup.from_row(tuple({
-        **dict.fromkeys(DIMENSIONS), **dict.fromkeys(MEASURES),
+    lambda line, provider, service, itype, invoice, category, status, billed, effective: ChargeGroup.from_row(tuple({
+        "plan_line": line, **dict.fromkeys(DIMENSIONS), **dict.fromkeys(MEASURES),
         "provider_name": provider, "billing_currency": "USD", "invoice_id": invoice, "service_name": service,
         "instance_type": itype, "charge_category": category, "commitment_status": status,
         "committed": status is not None, "billed_cost": billed, "effective_cost": effective, "row_count": 1,
     }.values())),
-    st.sampled_from(["AWS", "Google Cloud"]), st.sampled_from(["AmazonEC2", "Compute Engine", "AmazonS3", None]),
+    st.sampled_from(["gpu", "storage", "other", None]), st.sampled_from(["AWS", "Google Cloud"]), st.sampled_from(["AmazonEC2", "Compute Engine", "AmazonS3", None]),
     st.sampled_from(["p5.48xlarge", "a3-highgpu-8g", None]), st.sampled_from(["INV-1", "INV-2", None]),
     st.sampled_from(["Usage", "Purchase", "Tax"]), st.sampled_from([None, "Used", "Unused"]), money, money)
 

@@ -22,6 +22,7 @@ from finops.cli import main
 from finops.reconcile.bills import VIEW, open_bills
 from finops.reconcile.dialects import remote_sql
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+from templates.plan_reader import read_plan
 
 from ..aws.conftest import aws_env, moto, moto_url  # noqa: F401  (the AWS tests' moto server fixtures)
 from .bigquery_jobs_server import BigQueryJobsServer, run_on_duckdb
@@ -82,7 +83,7 @@ def on_bigquery(bills, plan, capsys, bigquery_env):
     """``run(out, engine="bigquery", **server_options) -> (server, exit code, stdout, stderr)``: the
     command against a local BigQuery server holding the sample bills as ``BQ_TABLE``."""
     def run(out, engine="bigquery", **options):
-        server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=500, **options)
+        server = BigQueryJobsServer(bills, {BQ_TABLE: VIEW}, page_rows=100, **options)
         with server as endpoint:
             bigquery_env.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", endpoint)
             result = reconcile(capsys, plan, out, "--engine", engine, "--table", BQ_TABLE, "--project", "finops-jobs")
@@ -95,14 +96,14 @@ def page_tokens(server: BigQueryJobsServer) -> list[str]:
     return [params["pageToken"] for _, _, params, _ in server.requests if "pageToken" in params]
 
 
-def test_bigquery_engine_gives_the_local_totals_through_the_real_client(on_bigquery, local_totals, tmp_path):
+def test_bigquery_engine_gives_the_local_totals_through_the_real_client(on_bigquery, local_totals, plan, tmp_path):
     server, code, out, err = on_bigquery(tmp_path)
     assert (code, err) == (0, "")
     assert totals(out) == local_totals
-    assert server.queries == [remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH)]
+    assert server.queries == [remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)]
     method, path, _, _ = server.requests[0]
     assert (method, path) == ("POST", "/bigquery/v2/projects/finops-jobs/queries")  # jobs.query, in the job project
-    assert page_tokens(server) == ["500", "1000", "1500"]  # every page of the 1,599 groups, by getQueryResults
+    assert page_tokens(server) == ["100", "200"]  # every page of the 294 summary rows, by getQueryResults
     assert (tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx").is_file()
 
 
@@ -126,7 +127,7 @@ def test_a_job_past_the_wait_timeout_is_cancelled_and_exits_2(on_bigquery, tmp_p
 def test_a_server_error_mid_pagination_is_retried(on_bigquery, local_totals, tmp_path):
     server, code, out, _ = on_bigquery(tmp_path, engine="bq", fail_pages=2)
     assert code == 0 and totals(out) == local_totals
-    assert page_tokens(server) == ["500", "500", "500", "1000", "1500"]  # two 503s on the first page, then success
+    assert page_tokens(server) == ["100", "100", "100", "200"]  # two 503s on the first page, then success
 
 
 def test_a_persistent_failure_exits_2_with_a_clear_message_and_writes_nothing(on_bigquery, tmp_path):
@@ -199,7 +200,7 @@ def queue_athena_result(endpoint: str, columns: list[tuple[str, str]], rows: lis
 def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_totals, athena, tmp_path, capsys):
     client = boto3.client("athena", region_name="us-east-1")
     client.create_work_group(Name="finops", Configuration={})
-    sql = remote_sql("athena", ATHENA_TABLE, SAMPLE_MONTH)
+    sql = remote_sql("athena", ATHENA_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)
     queue_athena_result(athena, *run_on_duckdb(bills, sql, "athena", {ATHENA_TABLE: VIEW}))
     code, out, err = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", ATHENA_TABLE,
                                "--workgroup", "finops", "--output-location", "s3://finops-athena/results/")
@@ -215,7 +216,7 @@ def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_t
 def test_athena_settings_come_from_the_environment(bills, plan, athena, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("FINOPS_ATHENA_DATABASE", "focus_db")
     monkeypatch.setenv("FINOPS_ATHENA_OUTPUT_LOCATION", "s3://from-env/athena/")
-    sql = remote_sql("athena", "focus_1_2", SAMPLE_MONTH)
+    sql = remote_sql("athena", "focus_1_2", SAMPLE_MONTH, rules=read_plan(plan).mapping)
     queue_athena_result(athena, *run_on_duckdb(bills, sql, "athena", {"focus_1_2": VIEW}))
     code, _, _ = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", "focus_1_2")
     assert code == 0
