@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..sizing.performance import ENGINES, Calibration, estimate
 from ..sizing.queueing import serve
 from ..sizing.search import search
-from ..sizing.workload import load_workload, presets
+from ..sizing.workload import presets, workload_from
 from ._console import console, print_json
 
 _ENGINE_HELP = " | ".join(ENGINES)
@@ -119,7 +119,7 @@ def register(app: typer.Typer) -> None:
         if (preset is None) == (workload is None):
             raise InputError("give exactly one of --preset NAME or --workload FILE",
                              hint=f"presets: {', '.join(presets())}")
-        chosen = presets()[preset] if preset else load_workload(workload)  # type: ignore[arg-type]
+        chosen = workload_from(preset=preset, workload=workload)
         result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
                         pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration),
                         rank_by=rank_by, calibrated_only=calibrated_only)  # type: ignore[arg-type]

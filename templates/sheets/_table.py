@@ -90,6 +90,13 @@ class TablePlace:
         bottom = xl_rowcol_to_cell(self.row((rows or self.rows) - 1), col, row_abs=True, col_abs=True)
         return f"{quote_sheet(self.sheet)}!{top}:{bottom}"
 
+    def row_range(self, index: int | None) -> str:
+        """One row of the table across all its columns, sheet-qualified (``None``: the header row)."""
+        row = self.first_row if index is None else self.row(index)
+        first = xl_rowcol_to_cell(row, self.first_col, row_abs=True, col_abs=True)
+        last = xl_rowcol_to_cell(row, self.first_col + len(self.headers) - 1, row_abs=True, col_abs=True)
+        return f"{quote_sheet(self.sheet)}!{first}:{last}"
+
     def whole_range(self) -> str:
         """Header and data, as the add-in's range arguments expect (first row = header)."""
         top = xl_rowcol_to_cell(self.first_row, self.first_col, row_abs=True, col_abs=True)

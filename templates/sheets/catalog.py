@@ -8,6 +8,8 @@ which is what ``FINOPS_PRICE`` takes in xlwings Lite.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from xlsxwriter.workbook import Workbook
 
 from finops.catalog import accelerators, models
@@ -101,8 +103,12 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
     return place
 
 
+@lru_cache(maxsize=2)
 def prices_range(book: PriceBook) -> list[list[object]]:
-    """The price book as the Prices table holds it and ``FINOPS_PRICE`` receives it: header, then rows."""
+    """The price book as the Prices table holds it and ``FINOPS_PRICE`` receives it: header, then rows.
+
+    Worked out once per book (every add-in call of a build passes it); callers read it, never change it.
+    """
     return [list(COLUMNS)] + [
         [float(v) if c in ("hourly_cost", "upfront_cost") else v for c, v in r.to_record().items()]
         for r in book

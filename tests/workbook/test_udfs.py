@@ -155,7 +155,9 @@ def test_size_spills_the_search_ranking():
     assert [row[:5] for row in table[1:]] == [
         [o.gpu, o.precision, o.tp, o.replicas, o.gpus] for o in expected
     ]
-    assert [row[8] for row in table[1:]] == [float(o.monthly_cost.amount) for o in expected]
+    column = {name: j for j, name in enumerate(table[0])}
+    assert [(row[column["gpus_paid"]], row[column["instances"]], row[column["monthly_cost"]]) for row in table[1:]] \
+        == [(o.gpus_paid, o.instances, float(o.monthly_cost.amount)) for o in expected]
 
 
 def test_mix_spills_the_optimizer_result():
