@@ -16,7 +16,7 @@ from finops.catalog import accelerators, models
 from finops.price_book import COLUMNS, PriceBook
 
 from ..styles import Styles
-from ._table import Column, TablePlace, titled_sheet, write_table
+from ._table import Column, TablePlace, fit_for_print, titled_sheet, write_table
 
 __all__ = ["prices_range", "write_catalog", "write_prices"]
 
@@ -59,6 +59,7 @@ def write_catalog(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         "model's config.json, dense tensor rates from the vendors' datasheets).",
     )
     ws.freeze_panes(3, 1)
+    fit_for_print(ws, 2)
     model_rows = [[getattr(m, c) for c, _, _ in _MODEL_COLUMNS] for m in models().values()]
     model_place = write_table(
         ws,
@@ -96,6 +97,7 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
         "`finops template build --prices book.csv` (every price in the workbook follows).",
     )
     ws.freeze_panes(3, 0)
+    fit_for_print(ws, 2)
     rows = prices_range(book)[1:]
     columns = [Column(c, _PRICE_KINDS.get(c, "text"), "input", 30 if c == "source" else 14) for c in COLUMNS]
     place = write_table(ws, styles, "tblPrices", columns, rows or [[""] * len(COLUMNS)], first_row=2)

@@ -27,7 +27,7 @@ from finops.price_book import PriceBook
 from finops.tco.reference import reference_case
 
 from ..styles import Kind, Styles
-from ._table import Column, Formula, TablePlace, titled_sheet, write_cell, write_table
+from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
 from .catalog import prices_range
 from .sizing import SizedRow
 from .workloads import WorkloadRow
@@ -109,6 +109,7 @@ def write_mix(
         ws.write_formula(row, 2, f"=LARGE(MixDemand,A{row + 1})", styles.computed("number"), float(ranked))
     ws.set_column(0, 2, 9)
     ws.freeze_panes(top + 1, 0)
+    fit_for_print(ws, top)
     first, last = top + 1, top + HOURS
     wb.define_name("MixDemand", f"=Mix!$B${first + 1}:$B${last + 1}")
 

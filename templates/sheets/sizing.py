@@ -36,7 +36,7 @@ from addin import udfs
 from finops.price_book import PriceBook
 
 from ..styles import Kind, Styles
-from ._table import Column, Formula, TablePlace, titled_sheet, write_cell, write_table
+from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
 from .catalog import prices_range
 from .workloads import WORKLOAD_COLUMNS, WorkloadRow
 
@@ -190,6 +190,7 @@ def write_sizing(
         "its targets is not priced. All computed; change the Workloads sheet.",
     )
     ws.freeze_panes(3, 1)
+    fit_for_print(ws, 2)
     place = TablePlace("Sizing", "tblSizing", tuple(c.header for c in SIZING_COLUMNS), 2, 0, len(rows))
     built = [_row(i, row, workloads, place, book) for i, row in enumerate(rows)]
     write_table(ws, styles, "tblSizing", SIZING_COLUMNS, [cells for cells, _ in built], first_row=2)

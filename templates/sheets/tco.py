@@ -29,7 +29,7 @@ from finops.price_book import PriceBook
 from finops.tco.reference import reference_case
 
 from ..styles import Styles
-from ._table import Column, Formula, TablePlace, titled_sheet, write_cell, write_table
+from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
 from .catalog import prices_range
 from .sizing import SizedRow, sizing_formula, sizing_value
 from .workloads import WorkloadRow
@@ -134,6 +134,7 @@ def write_tco(
     )
     write_table(ws, styles, "tblTco", TCO_COLUMNS, table, first_row=top)
     ws.freeze_panes(top + 1, 1)
+    fit_for_print(ws, top)
     chart = wb.add_chart({"type": "column"})
     for header, colour in (("CloudMonthly", "#4472C4"), ("OwnedMonthly", "#ED7D31")):
         col = place.col(header)

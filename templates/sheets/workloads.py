@@ -22,7 +22,7 @@ from finops.sizing.performance import ENGINES
 from finops.sizing.search import search
 
 from ..styles import Styles
-from ._table import Column, TablePlace, titled_sheet, validate_column, write_table
+from ._table import Column, TablePlace, fit_for_print, titled_sheet, validate_column, write_table
 
 __all__ = ["WORKLOAD_COLUMNS", "WorkloadRow", "workload_rows", "write_workloads"]
 
@@ -149,6 +149,7 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
         "it against the targets and shows the cheapest that meets them. Pre-filled: the seed scenarios.",
     )
     ws.freeze_panes(3, 1)
+    fit_for_print(ws, 2)
     place = write_table(ws, styles, "tblWorkloads", WORKLOAD_COLUMNS, [r.values() for r in rows], first_row=2)
     lists = {
         "Model": "=ModelIds",
