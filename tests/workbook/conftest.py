@@ -23,6 +23,9 @@ from addin import udfs
 from finops.price_book import PriceBook
 from templates import build_template
 
+#: Run by test_libreoffice.py with LibreOffice's Python (it imports ``uno``), never collected here.
+collect_ignore = ["libreoffice_probe.py"]
+
 
 def _plain(value: Any) -> Any:
     if isinstance(value, list):
