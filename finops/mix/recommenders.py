@@ -38,7 +38,7 @@ from .result import MixResult
 
 __all__ = ["RECOMMENDERS", "Recommendation", "aws_lookback_units", "compare_recommenders", "gcp_stable_units"]
 
-_CLOUD_COMMITMENTS = ("reserved", "savings_plan")
+_CLOUD_COMMITMENTS = ("reserved", "savings_plan", "cud")
 #: name -> (rule, lookback days)
 RECOMMENDERS: dict[str, tuple[str, int]] = {
     "aws-7d": ("aws", 7), "aws-30d": ("aws", 30), "aws-60d": ("aws", 60), "gcp-30d": ("gcp", 30)}

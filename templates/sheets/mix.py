@@ -46,7 +46,7 @@ _OPTION_COLUMNS = (
     Column("max_share", "percent", width=10),
     Column("max_units", "int", width=10),
 )
-_COMMITTED = ("owned", "reserved", "savings_plan")
+_COMMITTED = ("owned", "reserved", "savings_plan", "cud")
 
 
 def _profile(peak: float) -> np.ndarray:
@@ -66,8 +66,8 @@ def _options(book: PriceBook) -> list[list[Any]]:
     owned = float(reference_case("h100").node.cost_per_gpu_hour(cost_of_capital=True).amount)
     rows: list[list[Any]] = [["owned-h100", "owned", owned, None, 16]]
     for name, kind, model, share in (
-        ("gcp-cud-3y", "reserved", "cud_3y", None),
-        ("gcp-cud-1y", "reserved", "cud_1y", None),
+        ("gcp-cud-3y", "cud", "cud_3y", None),
+        ("gcp-cud-1y", "cud", "cud_1y", None),
         ("gcp-on-demand", "on_demand", "on_demand", None),
         ("gcp-spot", "spot", "spot", 0.3),
     ):
