@@ -484,7 +484,9 @@ _MIX_HEADER = ["option", "kind", "units", "share", "cost"]
 def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     """Recommended units per purchase option for an hourly demand profile (spills a table).
 
-    ``demand``: a column of units needed per hour. ``options``: a range whose first row is the header
+    ``demand``: a column of units needed per hour, or a range with a header row naming ``Hour`` and one
+    units column (``GPUs``, ``instances``, ...), read by that header; a wider range without one is refused.
+    ``options``: a range whose first row is the header
     ``name, kind, hourly_cost`` and optionally ``max_share, max_units`` (the ``finops mix`` options
     file). Returns one row per option (units blank for on-demand and spot), then the total cost,
     the all-on-demand cost and the savings over the profile. Source: ``finops.mix.optimize_mix``.
@@ -493,7 +495,7 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     ...                                ["ri", "reserved", 4.3]])[:2]
     [['option', 'kind', 'units', 'share', 'cost'], ['od', 'on_demand', '', 0.3333333333333333, 82.56]]
     """
-    units = [number(v, "demand") for row in grid(demand) for v in row if v not in (None, "")]
+    units = [number(v, "demand") for v in _demand_column(demand) if v not in (None, "")]
     choices = [
         MixOption(
             str(r["name"]),
@@ -518,6 +520,23 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     ):
         table.append([label, "", "", "", float(money.amount)])
     return table
+
+
+def _demand_column(demand: Cell) -> list[Any]:
+    """The units per hour of a demand range: its one column, or the column beside ``Hour`` under a header.
+
+    >>> _demand_column([["Hour", "GPUs"], [1, 8], [2, 9]]), _demand_column([[8], [9]])
+    ([8, 9], [8, 9])
+    """
+    rows = grid(demand)
+    if len(rows[0]) == 1 or len(rows) == 1:
+        return [v for row in rows for v in row]
+    header = [str(h).strip().lower() if isinstance(h, str) else None for h in rows[0]]
+    units = [j for j, h in enumerate(header) if h and h != "hour"]
+    if "hour" not in header or len(units) != 1 or len(header) != 2:
+        raise InputError(f"demand: a range of {len(rows[0])} columns needs a header row with Hour and one units "
+                         "column (e.g. Hour, GPUs); or pass the units column alone")
+    return [row[units[0]] for row in rows[1:]]
 
 
 #: Every Excel function of the add-in, by the name a cell uses.
