@@ -27,7 +27,7 @@ from ..mix import (
 from ..mix.ladder import plan_ladder
 from ..mix.levers import load_shaping
 from ..mix.price_options import options_from_prices
-from ..mix.recommenders import compare_recommenders
+from ..mix.recommenders import compare_recommenders, recommenders_for
 from ..mix.scenarios import Scenario, plan_scenarios, stress_test
 from ..mix.usage import profile_from_bills
 from ..money import quantize
@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
             demand_path, options_path = _required(demand, options)
             profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
         result = optimize_mix(profile, choices)
-        rows = compare_recommenders(profile, choices) if compare else []
+        rows = compare_recommenders(profile, choices, recommenders_for(provider)) if compare else []   # its own rules
         stress = stress_test(profile, choices, result.units) if compare else {}
         shaping = load_shaping(profile, choices, shift_batch) if shift_batch else None
         if as_json:
