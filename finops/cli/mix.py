@@ -27,6 +27,7 @@ from ..mix import (
 from ..mix.ladder import plan_ladder
 from ..mix.levers import load_shaping
 from ..mix.price_options import options_from_prices
+from ..mix.demand_units import in_instances
 from ..mix.recommenders import compare_recommenders, recommenders_for
 from ..mix.scenarios import Scenario, plan_scenarios, stress_test
 from ..mix.usage import profile_from_bills
@@ -51,6 +52,10 @@ def register(app: typer.Typer) -> None:
                  instance_type: str | None = typer.Option(None, "--instance-type"),
                  region: str | None = typer.Option(None),
                  spot_share: float = typer.Option(0.3, "--spot-share", help="with the price book: spot cap"),
+                 demand_unit: str | None = typer.Option(None, "--demand-unit",
+                                                        help="with the price book: what the demand counts, "
+                                                             "accelerators or instances (converted to whole "
+                                                             "instances)"),
                  as_json: bool = _JSON,
                  shift_batch: float = typer.Option(0.0, "--shift-batch",
                                                    help="also price moving this share of each day's work "
@@ -62,8 +67,15 @@ def register(app: typer.Typer) -> None:
         if ctx.invoked_subcommand is not None:
             return
         if options is None and provider and instance_type and region and demand is not None:
-            profile = read_demand_csv(demand)
-            choices = options_from_prices(PriceBook.current(), provider, instance_type, region,
+            if demand_unit is None:
+                raise InputError("--demand-unit is needed with --provider: does the demand count accelerators "
+                                 "or instances?", hint="--demand-unit accelerators (GPUs or chips per hour) or "
+                                                       "--demand-unit instances")
+            book = PriceBook.current()
+            per_instance = next((r.gpu_count for r in book.filter(provider=provider, instance_type=instance_type,
+                                                                   region=region)), 1)
+            profile = in_instances(read_demand_csv(demand), demand_unit, accelerators_per_instance=per_instance)
+            choices = options_from_prices(book, provider, instance_type, region,
                                           horizon_hours=len(profile), spot_share=spot_share)
             demand_path = demand
         else:
