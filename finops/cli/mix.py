@@ -1,7 +1,7 @@
 """``finops mix``: the cheapest commitment mix for an hourly demand profile, and the tools around it.
 
     finops mix --demand demand.csv --options options.csv [--json]
-    finops mix --demand demand.csv --provider gcp --instance-type a3-highgpu-8g --region us-central1
+    finops mix --demand demand.csv --provider gcp --instance-type a3-highgpu-8g --region us-central1 --demand-unit accelerators
     finops mix generate --peak 40 --growth 0.5 --campaign 314:3:10 --out demand.csv
     finops mix scenarios --demand demand.csv --options options.csv --low 0.7 --high 1.3
     finops mix ladder --demand demand-3y.csv --options options.csv
