@@ -27,11 +27,14 @@ from finops.money import Money
 from finops.price_book import PriceBook
 from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
 from finops.sizing.performance import Estimate, estimate
-from finops.sizing.search import SearchResult, search
+from finops.sizing.choice import WorkloadSizing, size_workload
+from finops.sizing.search import SearchResult, SizingOption, search
 from finops.tco import cost_per_million_tokens, tco
 
 from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import current_book, hourly_cost, price_book_from_range
+from ._sizing_fields import SIZING_FIELDS
+from ._workload_row import workload_row
 
 try:  # the classic add-in and xlwings Lite both expose ``func`` on the top-level ``xlwings`` module
     from xlwings import func
@@ -50,7 +53,9 @@ __all__ = [
     "LLM_DEVICES",
     "LLM_KV_GIB",
     "LLM_MAX_CONCURRENCY",
+    "LLM_RANKING",
     "LLM_SIZE",
+    "LLM_SIZING",
     "LLM_TOKENS_PER_S",
     "LLM_TPOT_MS",
     "LLM_TTFT_MS",
@@ -259,6 +264,7 @@ _SIZE_HEADER = [
     "tp",
     "replicas",
     "gpus",
+    "gpus_paid",
     "provider",
     "instance_type",
     "instances",
@@ -317,6 +323,11 @@ def LLM_SIZE(
     )
     if not result.options:
         raise InputError(result.infeasible_reason or "no priced configuration meets the targets")
+    return _ranking_table(result.options)
+
+
+def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
+    """The header row, then one row per option (the spilled table of ``LLM_SIZE`` and ``LLM_RANKING``)."""
     return [list(_SIZE_HEADER)] + [
         [
             o.gpu,
@@ -324,6 +335,7 @@ def LLM_SIZE(
             o.tp,
             o.replicas,
             o.gpus,
+            o.gpus_paid,
             o.provider,
             o.instance_type,
             o.instances,
@@ -332,7 +344,7 @@ def LLM_SIZE(
             o.ttft_p99_ms,
             o.itl_p99_ms,
         ]
-        for o in result.options
+        for o in options
     ]
 
 
@@ -345,6 +357,54 @@ def _ranked(workload: Workload, pricing_model: str, book: PriceBook, top: int,
     so an edited Prices table is a new key.
     """
     return search(workload, pricing_model=pricing_model, price_book=book, top=top, confidence=confidence)
+
+
+@func
+@cell_errors
+def LLM_SIZING(headers: Cell, row: Cell, field: Cell, prices: Cell = None, pricing_model: Cell = None) -> Any:
+    """One figure of a Workloads row's answer: its own choice checked, or the cheapest that works.
+
+    ``headers`` is the Workloads header row, ``row`` the workload's row (``addin._workload_row``);
+    ``field`` one of ``MeetsTargets``, ``WhyNot``, ``TtftMs``, ``TpotMs``, ``Replicas``, ``Gpus``,
+    ``Instances``, ``GpusPaid``, ``InstanceType``, ``MonthlyCost``, ... ``BestGpu``, ``BestPrecision``,
+    ``BestTp``, ``BestGpus``, ``BestInstanceType``, ``BestInstances``, ``BestMonthlyCost``
+    (``addin._sizing_fields``). A choice that misses its targets shows why in its cost cells, never a
+    cost. Source: ``finops.sizing.choice.size_workload``, the function ``finops size`` and
+    ``finops.size`` call.
+
+    >>> headers = ["Workload", "Model", "Precision", "Gpu", "TP", "Concurrency", "ISL", "OSL", "TtftTargetMs"]
+    >>> row = ["agent", "qwen3-32b", "bf16", "h100-sxm", 1, 30, 20000, 2000, 2000]
+    >>> LLM_SIZING(headers, row, "MonthlyCost"), LLM_SIZING(headers, row, "BestTp")
+    ('misses TTFT 2000 ms: 3103 ms', 4)
+    """
+    return SIZING_FIELDS[text(field, "field")](_sized_row(headers, row, prices, pricing_model, 1))
+
+
+@func
+@cell_errors
+def LLM_RANKING(headers: Cell, row: Cell, top: Cell = None, prices: Cell = None, pricing_model: Cell = None) -> Any:
+    """The cheapest configurations for a Workloads row, cheapest first (spills; the first is ``Best*``).
+
+    Columns as ``LLM_SIZE``. Source: ``finops.sizing.choice.size_workload`` (its whole search).
+    """
+    sized = _sized_row(headers, row, prices, pricing_model, whole(top, "top", default=5))
+    if not sized.search.options:
+        raise InputError(sized.search.infeasible_reason or "no priced configuration meets the targets")
+    return _ranking_table(sized.search.options)
+
+
+def _sized_row(headers: Cell, row: Cell, prices: Cell, pricing_model: Cell, top: int) -> WorkloadSizing:
+    workload, (gpu, precision, tp, engine) = workload_row(headers, row)
+    return _sized(workload, gpu, precision, tp, engine, text(pricing_model, "pricing_model", default="on_demand"),
+                  _book(prices), top)
+
+
+@lru_cache(maxsize=256)
+def _sized(workload: Workload, gpu: str, precision: str, tp: int, engine: str, pricing_model: str, book: PriceBook,
+           top: int) -> WorkloadSizing:
+    """``size_workload`` remembered per arguments: every Sizing and TCO cell of a row asks the same question."""
+    return size_workload(workload, gpu=gpu, precision=precision, tp=tp, engine=engine, pricing_model=pricing_model,
+                         price_book=book, top=top)
 
 
 # ---- money --------------------------------------------------------------------------------------------
@@ -428,7 +488,9 @@ _MIX_HEADER = ["option", "kind", "units", "share", "cost"]
 def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     """Recommended units per purchase option for an hourly demand profile (spills a table).
 
-    ``demand``: a column of units needed per hour. ``options``: a range whose first row is the header
+    ``demand``: a column of units needed per hour, or a range with a header row naming ``Hour`` and one
+    units column (``GPUs``, ``instances``, ...), read by that header; a wider range without one is refused.
+    ``options``: a range whose first row is the header
     ``name, kind, hourly_cost`` and optionally ``max_share, max_units`` (the ``finops mix`` options
     file). Returns one row per option (units blank for on-demand and spot), then the total cost,
     the all-on-demand cost and the savings over the profile. Source: ``finops.mix.optimize_mix``.
@@ -437,7 +499,7 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     ...                                ["ri", "reserved", 4.3]])[:2]
     [['option', 'kind', 'units', 'share', 'cost'], ['od', 'on_demand', '', 0.3333333333333333, 82.56]]
     """
-    units = [number(v, "demand") for row in grid(demand) for v in row if v not in (None, "")]
+    units = [number(v, "demand") for v in _demand_column(demand) if v not in (None, "")]
     choices = [
         MixOption(
             str(r["name"]),
@@ -462,6 +524,23 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     ):
         table.append([label, "", "", "", float(money.amount)])
     return table
+
+
+def _demand_column(demand: Cell) -> list[Any]:
+    """The units per hour of a demand range: its one column, or the column beside ``Hour`` under a header.
+
+    >>> _demand_column([["Hour", "GPUs"], [1, 8], [2, 9]]), _demand_column([[8], [9]])
+    ([8, 9], [8, 9])
+    """
+    rows = grid(demand)
+    if len(rows[0]) == 1 or len(rows) == 1:
+        return [v for row in rows for v in row]
+    header = [str(h).strip().lower() if isinstance(h, str) else None for h in rows[0]]
+    units = [j for j, h in enumerate(header) if h and h != "hour"]
+    if "hour" not in header or len(units) != 1 or len(header) != 2:
+        raise InputError(f"demand: a range of {len(rows[0])} columns needs a header row with Hour and one units "
+                         "column (e.g. Hour, GPUs); or pass the units column alone")
+    return [row[units[0]] for row in rows[1:]]
 
 
 #: Every Excel function of the add-in, by the name a cell uses.

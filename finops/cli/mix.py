@@ -1,7 +1,7 @@
 """``finops mix``: the cheapest commitment mix for an hourly demand profile, and the tools around it.
 
     finops mix --demand demand.csv --options options.csv [--json]
-    finops mix --demand demand.csv --provider gcp --instance-type a3-highgpu-8g --region us-central1
+    finops mix --demand demand.csv --provider gcp --instance-type a3-highgpu-8g --region us-central1 --demand-unit accelerators
     finops mix generate --peak 40 --growth 0.5 --campaign 314:3:10 --out demand.csv
     finops mix scenarios --demand demand.csv --options options.csv --low 0.7 --high 1.3
     finops mix ladder --demand demand-3y.csv --options options.csv
@@ -27,7 +27,8 @@ from ..mix import (
 from ..mix.ladder import plan_ladder
 from ..mix.levers import load_shaping
 from ..mix.price_options import options_from_prices
-from ..mix.recommenders import compare_recommenders
+from ..mix.demand_units import in_instances
+from ..mix.recommenders import compare_recommenders, recommenders_for
 from ..mix.scenarios import Scenario, plan_scenarios, stress_test
 from ..mix.usage import profile_from_bills
 from ..money import quantize
@@ -55,6 +56,10 @@ def register(app: typer.Typer) -> None:
                  instance_type: str | None = typer.Option(None, "--instance-type"),
                  region: str | None = typer.Option(None),
                  spot_share: float = typer.Option(0.3, "--spot-share", help="with the price book: spot cap"),
+                 demand_unit: str | None = typer.Option(None, "--demand-unit",
+                                                        help="with the price book: what the demand counts, "
+                                                             "accelerators or instances (converted to whole "
+                                                             "instances)"),
                  as_json: bool = _JSON,
                  shift_batch: float = typer.Option(0.0, "--shift-batch",
                                                    help="also price moving this share of each day's work "
@@ -66,15 +71,22 @@ def register(app: typer.Typer) -> None:
         if ctx.invoked_subcommand is not None:
             return
         if options is None and provider and instance_type and region and demand is not None:
-            profile = read_demand_csv(demand)
-            choices = options_from_prices(PriceBook.current(), provider, instance_type, region,
+            if demand_unit is None:
+                raise InputError("--demand-unit is needed with --provider: does the demand count accelerators "
+                                 "or instances?", hint="--demand-unit accelerators (GPUs or chips per hour) or "
+                                                       "--demand-unit instances")
+            book = PriceBook.current()
+            per_instance = next((r.gpu_count for r in book.filter(provider=provider, instance_type=instance_type,
+                                                                   region=region)), 1)
+            profile = in_instances(read_demand_csv(demand), demand_unit, accelerators_per_instance=per_instance)
+            choices = options_from_prices(book, provider, instance_type, region,
                                           horizon_hours=len(profile), spot_share=spot_share)
             demand_path = demand
         else:
             demand_path, options_path = _required(demand, options)
             profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
         result = optimize_mix(profile, choices)
-        rows = compare_recommenders(profile, choices) if compare else []
+        rows = compare_recommenders(profile, choices, recommenders_for(provider)) if compare else []   # its own rules
         stress = stress_test(profile, choices, result.units) if compare else {}
         shaping = load_shaping(profile, choices, shift_batch) if shift_batch else None
         if as_json:

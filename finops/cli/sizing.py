@@ -12,7 +12,7 @@ from ..errors import InputError
 from ..sizing.performance import ENGINES, Calibration, estimate
 from ..sizing.queueing import serve
 from ..sizing.search import search
-from ..sizing.workload import load_workload, presets
+from ..sizing.workload import presets, workload_from
 from ._console import console, print_json
 
 _ENGINE_HELP = " | ".join(ENGINES)
@@ -145,7 +145,7 @@ def register(app: typer.Typer) -> None:
         if (preset is None) == (workload is None):
             raise InputError("give exactly one of --preset NAME or --workload FILE",
                              hint=f"presets: {', '.join(presets())}")
-        chosen = presets()[preset] if preset else load_workload(workload)  # type: ignore[arg-type]
+        chosen = workload_from(preset=preset, workload=workload)
         result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
                         pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration),
                         rank_by=rank_by, calibrated_only=calibrated_only,  # type: ignore[arg-type]
@@ -161,7 +161,7 @@ def register(app: typer.Typer) -> None:
         unit = next(iter(currencies)) if len(currencies) == 1 else "cost"   # else each cell names its currency
         # Two-line cells and headers keep the ranking whole in an 80-column terminal; a longer value
         # folds onto another line instead of being cut short.
-        table = Table("#", "configuration", "GPUs", "instances", f"{unit}/\nmonth", f"{unit}/M\nout tok",
+        table = Table("#", "configuration", "accel.\nused/paid", "instances", f"{unit}/\nmonth", f"{unit}/M\nout tok",
                       f"TTFT\n{pct} ms", f"ITL\n{pct} ms", "cal.", box=box.SIMPLE_HEAD, pad_edge=False,
                       collapse_padding=True, title=f"{result.workload}: {result.candidates:,} configurations "
                                                    f"searched\n({result.engine}, {result.pricing_model})")
@@ -173,13 +173,16 @@ def register(app: typer.Typer) -> None:
             ttft, itl = (o.ttft_p99_ms, o.itl_p99_ms) if pct == "P99" else (o.ttft_p50_ms, o.tpot_ms)
             month, per_million = (f"{m.amount:,.{places}f}" if unit != "cost" else str(m.rounded())
                                   for m, places in ((o.monthly_cost, 0), (o.cost_per_million_output_tokens, 2)))
-            table.add_row(str(rank), f"{o.gpu}\n{o.precision} TP{o.tp} x{o.replicas}", str(o.gpus),
+            table.add_row(str(rank), f"{o.gpu}\n{o.precision} TP{o.tp} x{o.replicas}", f"{o.gpus}/{o.gpus_paid}",
                           f"{o.instances}x {o.instance_type}\n{o.region}", month, per_million, f"{ttft:,.0f}",
                           f"{itl:.1f}", "yes" if o.calibrated else "no")
         console.print(table)
         if not all(o.calibrated for o in result.options):
             console.print("cal. 'no': not calibrated, latencies extrapolated from H100/H200 measurements; "
                           "confirm with a load test and `finops calibrate` (docs/performance.md)")
+        console.print("accel.: accelerators (GPUs, or TPU/Inferentia/Trainium chips) used by the replicas / paid "
+                      "for on whole instances; /M out tok: cost per million output tokens at the peak load, "
+                      "running 24/7")
         if result.unpriced:
             console.print(f"feasible but with no {result.pricing_model} price in the price book: "
                           f"{', '.join(result.unpriced)}")

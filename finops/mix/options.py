@@ -36,10 +36,11 @@ from ._csv import read_table
 
 __all__ = ["COMMITTED_KINDS", "MixOption", "OptionKind", "check_options", "read_options_csv"]
 
-OptionKind = Literal["owned", "reserved", "savings_plan", "on_demand", "spot"]
-COMMITTED_KINDS: frozenset[str] = frozenset({"owned", "reserved", "savings_plan"})
+#: ``cud``: a GCP committed-use discount (resource-based, per machine), a commitment kind of its own.
+OptionKind = Literal["owned", "reserved", "savings_plan", "cud", "on_demand", "spot"]
+COMMITTED_KINDS: frozenset[str] = frozenset({"owned", "reserved", "savings_plan", "cud"})
 _KINDS: Registry[str] = Registry("option kind", {k: k for k in get_args(OptionKind)},
-                                 aliases={"ri": "reserved", "sp": "savings_plan", "cud": "savings_plan",
+                                 aliases={"ri": "reserved", "sp": "savings_plan", "committed_use": "cud",
                                           "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot"})
 _REQUIRED = ("name", "kind", "hourly_cost")
 

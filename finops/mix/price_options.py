@@ -1,8 +1,8 @@
 """Mix options from the price book: one :class:`MixOption` per price of an instance type in a region.
 
 The unit is one instance. ``on_demand`` and ``spot`` prices become flexible options (spot capped at
-``spot_share`` of each hour's demand); reserved instances become ``reserved``, savings plans and
-committed-use discounts ``savings_plan``, each with its amortized hourly cost, upfront and term.
+``spot_share`` of each hour's demand); reserved instances become ``reserved``, savings plans
+``savings_plan`` and GCP committed-use discounts ``cud``, each with its amortized hourly cost, upfront and term.
 Terms longer than ``horizon_hours`` are left out (a 3-year price cannot be judged on a 1-year
 profile; use the ladder on a 3-year profile).
 
@@ -15,7 +15,7 @@ profile; use the ladder on a 3-year profile).
 ...                   row("cud_3y", "40", "no_upfront")])
 >>> [(o.name, o.kind, o.hourly_cost, o.term_hours) for o in options_from_prices(book, "gcp", "a3-highgpu-8g",
 ...                                                                              "us-central1", horizon_hours=8760)]
-[('on_demand', 'on_demand', Decimal('88.25'), None), ('spot', 'spot', Decimal('30'), None), ('cud_1y-no_upfront', 'savings_plan', Decimal('60'), 8760)]
+[('on_demand', 'on_demand', Decimal('88.25'), None), ('spot', 'spot', Decimal('30'), None), ('cud_1y-no_upfront', 'cud', Decimal('60'), 8760)]
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ __all__ = ["options_from_prices"]
 
 _KIND_OF_MODEL: dict[str, OptionKind] = {
     "on_demand": "on_demand", "spot": "spot", "reserved_1y": "reserved", "reserved_3y": "reserved",
-    "savings_plan_1y": "savings_plan", "savings_plan_3y": "savings_plan", "cud_1y": "savings_plan",
-    "cud_3y": "savings_plan"}
+    "savings_plan_1y": "savings_plan", "savings_plan_3y": "savings_plan", "cud_1y": "cud",
+    "cud_3y": "cud"}
 
 
 def options_from_prices(book: PriceBook, provider: str, instance_type: str, region: str, *,

@@ -36,9 +36,10 @@ from .optimize import optimize_mix
 from .options import MixOption
 from .result import MixResult
 
-__all__ = ["RECOMMENDERS", "Recommendation", "aws_lookback_units", "compare_recommenders", "gcp_stable_units"]
+__all__ = ["RECOMMENDERS", "Recommendation", "aws_lookback_units", "compare_recommenders", "gcp_stable_units",
+           "recommenders_for"]
 
-_CLOUD_COMMITMENTS = ("reserved", "savings_plan")
+_CLOUD_COMMITMENTS = ("reserved", "savings_plan", "cud")
 #: name -> (rule, lookback days)
 RECOMMENDERS: dict[str, tuple[str, int]] = {
     "aws-7d": ("aws", 7), "aws-30d": ("aws", 30), "aws-60d": ("aws", 60), "gcp-30d": ("gcp", 30)}
@@ -79,6 +80,15 @@ def gcp_stable_units(demand: np.ndarray, options: Sequence[MixOption], days: int
         units[option.name] = take
         stable -= take
     return units
+
+
+def recommenders_for(provider: str | None) -> tuple[str, ...]:
+    """The recommender rules of one provider's demand (``None``: every rule, the provider unknown).
+
+    >>> recommenders_for("gcp"), recommenders_for("AWS")
+    (('gcp-30d',), ('aws-7d', 'aws-30d', 'aws-60d'))
+    """
+    return tuple(name for name, (rule, _) in RECOMMENDERS.items() if provider is None or rule == provider.lower())
 
 
 def compare_recommenders(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],

@@ -75,12 +75,14 @@ class SizingOption:
     precision: str
     tp: int
     replicas_at_slo: int          # fewest replicas meeting the SLOs at the peak
-    replicas: int                 # deployed: with spare and N+k redundancy
-    gpus: int
+    replicas: int                 # deployed: with spare and N+k redundancy (whole TP groups)
+    gpus: int                     # accelerators used: replicas x tp
     provider: str
     instance_type: str
     region: str
-    instances: int
+    instances: int                # whole instances (a TP group never straddles two)
+    accelerators_per_instance: int
+    gpus_paid: int                # instances x accelerators per instance: gpus_paid - gpus sit idle
     pricing_model: str
     hourly_cost: Money
     monthly_cost: Money
@@ -380,7 +382,8 @@ def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str) -> S
     return SizingOption(
         gpu=table.gpus[q.row], precision=table.precisions[q.row], tp=tp, replicas_at_slo=q.replicas_at_slo,
         replicas=q.replicas, gpus=q.replicas * tp, provider=q.price.provider, instance_type=q.price.instance_type,
-        region=q.price.region, instances=q.instances, pricing_model=pricing_model, hourly_cost=q.hourly,
+        region=q.price.region, instances=q.instances, accelerators_per_instance=q.price.gpu_count,
+        gpus_paid=q.instances * q.price.gpu_count, pricing_model=pricing_model, hourly_cost=q.hourly,
         monthly_cost=q.hourly * HOURS_PER_MONTH,
         cost_per_million_output_tokens=per_million(q.hourly, q.output_tokens_per_s),
         ttft_p50_ms=float(op.ttft_p50_s[i]) * 1e3, ttft_p99_ms=float(op.ttft_p99_s[i]) * 1e3,

@@ -44,7 +44,7 @@ from ..errors import InputError, Location
 from ..registry import Registry
 from .memory import KV_PRECISIONS, PRECISIONS
 
-__all__ = ["SLO_PERCENTILES", "DemandBasis", "SloPercentile", "Workload", "load_workload", "presets"]
+__all__ = ["SLO_PERCENTILES", "DemandBasis", "SloPercentile", "Workload", "load_workload", "presets", "workload_from"]
 
 SloPercentile = Literal["p50", "p99"]
 SLO_PERCENTILES: tuple[str, ...] = get_args(SloPercentile)
@@ -308,3 +308,17 @@ def load_workload(path: str | Path) -> Workload:
         raise InputError(f"missing key {missing[0]!r}" if missing else str(exc), where=where) from exc
     return workload
 
+
+
+def workload_from(*, preset: str | None = None, workload: Workload | str | Path | None = None) -> Workload:
+    """The workload named by exactly one of ``preset`` (a preset name) or ``workload`` (a Workload or a
+    TOML/JSON file), as ``finops size`` and ``finops.size`` take it.
+
+    >>> workload_from(preset="seed000-doc-qa").name
+    'seed000-doc-qa'
+    """
+    if (preset is None) == (workload is None):
+        raise InputError("give exactly one of a preset name or a workload", hint=f"presets: {', '.join(presets())}")
+    if preset is not None:
+        return presets()[preset]
+    return workload if isinstance(workload, Workload) else load_workload(workload)  # type: ignore[arg-type]

@@ -22,7 +22,8 @@ from xlsxwriter.worksheet import Worksheet
 
 from ..styles import Kind, Styles
 
-__all__ = ["Column", "Formula", "TablePlace", "quote_sheet", "titled_sheet", "validate_column", "write_cell", "write_table"]
+__all__ = ["Column", "Formula", "TablePlace", "fit_for_print", "quote_sheet", "titled_sheet", "validate_column", "write_cell",
+           "write_table"]
 
 
 def titled_sheet(wb: Workbook, styles: Styles, name: str, note: str, *, title: str | None = None) -> Worksheet:
@@ -31,6 +32,18 @@ def titled_sheet(wb: Workbook, styles: Styles, name: str, note: str, *, title: s
     ws.write_string(0, 0, name if title is None else title, styles.title)
     ws.write_string(1, 0, note, styles.subtitle)
     return ws
+
+
+def fit_for_print(ws: Worksheet, header_row: int | None) -> None:
+    """Print setup of a plan sheet: landscape A4, one page wide and as many tall as needed, the table's
+    header row (0-based ``header_row``) repeated at the top of every page, sheet name and page in the footer."""
+    ws.set_landscape()
+    ws.set_paper(9)
+    ws.fit_to_pages(1, 0)
+    ws.set_margins(left=0.4, right=0.4, top=0.5, bottom=0.6)
+    ws.set_footer("&L&A&RPage &P of &N")
+    if header_row is not None:
+        ws.repeat_rows(header_row)
 
 
 def validate_column(ws: Worksheet, place: TablePlace, header: str, rows: int, rule: dict[str, Any]) -> None:
@@ -89,6 +102,13 @@ class TablePlace:
         top = xl_rowcol_to_cell(self.row(0), col, row_abs=True, col_abs=True)
         bottom = xl_rowcol_to_cell(self.row((rows or self.rows) - 1), col, row_abs=True, col_abs=True)
         return f"{quote_sheet(self.sheet)}!{top}:{bottom}"
+
+    def row_range(self, index: int | None) -> str:
+        """One row of the table across all its columns, sheet-qualified (``None``: the header row)."""
+        row = self.first_row if index is None else self.row(index)
+        first = xl_rowcol_to_cell(row, self.first_col, row_abs=True, col_abs=True)
+        last = xl_rowcol_to_cell(row, self.first_col + len(self.headers) - 1, row_abs=True, col_abs=True)
+        return f"{quote_sheet(self.sheet)}!{first}:{last}"
 
     def whole_range(self) -> str:
         """Header and data, as the add-in's range arguments expect (first row = header)."""

@@ -8,13 +8,15 @@ which is what ``FINOPS_PRICE`` takes in xlwings Lite.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from xlsxwriter.workbook import Workbook
 
 from finops.catalog import accelerators, models
 from finops.price_book import COLUMNS, PriceBook
 
 from ..styles import Styles
-from ._table import Column, TablePlace, titled_sheet, write_table
+from ._table import Column, TablePlace, fit_for_print, titled_sheet, write_table
 
 __all__ = ["prices_range", "write_catalog", "write_prices"]
 
@@ -57,6 +59,7 @@ def write_catalog(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         "model's config.json, dense tensor rates from the vendors' datasheets).",
     )
     ws.freeze_panes(3, 1)
+    fit_for_print(ws, 2)
     model_rows = [[getattr(m, c) for c, _, _ in _MODEL_COLUMNS] for m in models().values()]
     model_place = write_table(
         ws,
@@ -94,6 +97,7 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
         "`finops template build --prices book.csv` (every price in the workbook follows).",
     )
     ws.freeze_panes(3, 0)
+    fit_for_print(ws, 2)
     rows = prices_range(book)[1:]
     columns = [Column(c, _PRICE_KINDS.get(c, "text"), "input", 30 if c == "source" else 14) for c in COLUMNS]
     place = write_table(ws, styles, "tblPrices", columns, rows or [[""] * len(COLUMNS)], first_row=2)
@@ -101,8 +105,12 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
     return place
 
 
+@lru_cache(maxsize=2)
 def prices_range(book: PriceBook) -> list[list[object]]:
-    """The price book as the Prices table holds it and ``FINOPS_PRICE`` receives it: header, then rows."""
+    """The price book as the Prices table holds it and ``FINOPS_PRICE`` receives it: header, then rows.
+
+    Worked out once per book (every add-in call of a build passes it); callers read it, never change it.
+    """
     return [list(COLUMNS)] + [
         [float(v) if c in ("hourly_cost", "upfront_cost") else v for c, v in r.to_record().items()]
         for r in book

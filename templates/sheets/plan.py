@@ -13,7 +13,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from .. import demo_plan
 from ..styles import Styles
-from ._table import Column, TablePlace, titled_sheet, validate_column, write_table
+from ._table import Column, TablePlace, fit_for_print, titled_sheet, validate_column, write_table
 
 __all__ = ["ASSETS_COLUMNS", "BUDGET_COLUMNS", "MAPPING_COLUMNS", "USAGE_COLUMNS", "write_plan_sheets"]
 
@@ -67,6 +67,7 @@ _VALIDATED_ROWS = 500  # rows under each header that keep the validation lists a
 def _sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
     ws = titled_sheet(wb, styles, name, note)
     ws.freeze_panes(_TABLE_TOP + 1, 0)
+    fit_for_print(ws, _TABLE_TOP)
     return ws
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from xlsxwriter.workbook import Workbook
 
 from ..styles import Styles
+from ._table import fit_for_print
 
 __all__ = ["STEPS", "write_start"]
 
@@ -57,6 +58,7 @@ STEPS: tuple[tuple[str, str], ...] = (
 
 def write_start(wb: Workbook, styles: Styles) -> None:
     ws = wb.add_worksheet("Start")
+    fit_for_print(ws, None)
     ws.set_column(0, 0, 4)
     ws.set_column(1, 1, 14)
     ws.set_column(2, 2, 100)

@@ -3,16 +3,18 @@
 Seed 003 block: ``CAPEX = GPUs x price``, ``OPEX/month = GPUs x opex``, ``TCO = FINOPS_TCO(CAPEX,
 OPEX/month, months)`` (9 x 160,000 + 9 x 9,000 x 36 = 4,356,000 CNY).
 
-Per workload (``tblTco``)::
+Per workload (``tblTco``), the planner's configuration as the Sizing sheet deploys it (``S`` = its
+Sizing row; ``finops.sizing.choice``)::
 
+    Gpus, Instances, GpusPaid, InstanceType = S                 (whole TP groups on whole instances)
+    Provider, Region, PeakTokensPerS        = LLM_SIZING(...)    (the instance priced, peak output tokens/s)
     InstanceHourly = FINOPS_PRICE(Provider, InstanceType, PricingModel, Region, PriceTable)
-    CloudGpuHour   = InstanceHourly / GpusPerInstance
-    CloudMonthly   = Gpus x CloudGpuHour x 730            OwnedMonthly = Gpus x OwnedGpuHour x 730
-    CloudPerMTok   = FINOPS_COST_PER_MTOK(CloudGpuHour x TP, ReplicaTokensPerS)   (owned likewise)
+    CloudMonthly   = Instances x InstanceHourly x 730           OwnedMonthly = Gpus x OwnedGpuHour x 730
+    CloudPerMTok   = FINOPS_COST_PER_MTOK(Instances x InstanceHourly, PeakTokensPerS)   (owned likewise)
 
-The cloud instance is the one ``finops.sizing.search`` priced for the workload's GPU and TP (the
-cheapest in the price book); the owned GPU-hour is the cited H100 reference node of ``finops.tco.reference``
-with its cost of capital (other GPUs: type your own).
+A configuration that misses its targets (``S.MeetsTargets = "no"``) is priced nowhere: its cost cells
+show why (``S.WhyNot``), so it stays out of the chart. The owned GPU-hour is the cited H100 reference
+node of ``finops.tco.reference`` with its cost of capital (other accelerators: type your own).
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ from xlsxwriter.utility import xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 
 from addin import udfs
-from finops.price_book import PriceBook, PriceRow
+from finops.price_book import PriceBook
 from finops.tco.reference import reference_case
 
 from ..styles import Styles
-from ._table import Column, Formula, TablePlace, titled_sheet, write_cell, write_table
+from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
 from .catalog import prices_range
-from .sizing import SizingValues
+from .sizing import SizedRow, sizing_formula, sizing_value
 from .workloads import WorkloadRow
 
 __all__ = ["TCO_COLUMNS", "write_tco"]
@@ -45,38 +47,28 @@ _SEED003 = (
 TCO_COLUMNS = (
     Column("Workload", role="computed", width=30),
     Column("Gpu", role="computed", width=11),
-    Column("Gpus", "int", "computed", 7),
     Column("TP", "int", "computed", 5),
-    Column("ReplicaTokensPerS", "number", "computed", 12),
-    Column("Provider", width=9),
-    Column("Region", width=13),
-    Column("InstanceType", width=16),
-    Column("GpusPerInstance", "int", width=10),
-    Column("PricingModel", width=12),
+    Column("Gpus", "int", "computed", 7),
+    Column("Instances", "int", "computed", 9),
+    Column("GpusPaid", "int", "computed", 8),
+    Column("PeakTokensPerS", "number", "computed", 12),
+    Column("Provider", role="computed", width=9),
+    Column("Region", role="computed", width=13),
+    Column("InstanceType", role="computed", width=16),
+    Column("PricingModel", role="computed", width=12),
     Column("InstanceHourly", "usd_rate", "computed", 12),
-    Column("CloudGpuHour", "usd_rate", "computed", 11),
-    Column("CloudMonthly", "usd", "computed", 13),
+    Column("CloudMonthly", "usd", "computed", 14),
     Column("CloudPerMTok", "usd_rate", "computed", 12),
     Column("OwnedGpuHour", "usd_rate", width=11),
-    Column("OwnedMonthly", "usd", "computed", 13),
+    Column("OwnedMonthly", "usd", "computed", 14),
     Column("OwnedPerMTok", "usd_rate", "computed", 12),
     Column("Cheaper", role="computed", width=9),
 )
+_PRICING_MODEL = "on_demand"   # the Sizing sheet's search prices on-demand; the Mix sheet weighs commitments
 
 
 def _num(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _instance(book: PriceBook, row: WorkloadRow) -> PriceRow | None:
-    """The on-demand price row of the instance the search chose for this workload, if any."""
-    if row.instance is None:
-        return None
-    provider, region, instance_type = row.instance
-    found = book.filter(
-        provider=provider, region=region, instance_type=instance_type, pricing_model="on_demand"
-    )
-    return min(found, key=lambda r: r.hourly_cost) if len(found) else None
 
 
 def _seed003(ws: Any, wb: Workbook, styles: Styles, top: int) -> None:
@@ -112,91 +104,27 @@ def write_tco(
     rows: list[WorkloadRow],
     workloads: TablePlace,
     sizing: TablePlace,
-    sized: list[SizingValues],
+    sized: list[SizedRow],
     book: PriceBook,
 ) -> TablePlace:
     ws = titled_sheet(
         wb,
         styles,
         "TCO",
-        "Owned vs cloud per workload, per month and per million output tokens. Cloud prices "
-        "come from the Prices sheet (PriceTable); yellow cells are choices you can change.",
+        "Owned vs cloud per workload, per month and per million output tokens (at the peak, running "
+        "24/7), for your configuration as the Sizing sheet deploys it; one that misses its targets is not "
+        "priced. Cloud prices come from the Prices sheet (PriceTable); OwnedGpuHour is yours to change.",
     )
     ws.set_column(0, 0, 30)
     _seed003(ws, wb, styles, 3)
     top = 3 + len(_SEED003) + 5
     owned = float(reference_case("h100").node.cost_per_gpu_hour(cost_of_capital=True).amount)
     place = TablePlace("TCO", "tblTco", tuple(c.header for c in TCO_COLUMNS), top, 0, len(rows))
-    table = []
     price_cells = prices_range(book)
-    for i, (row, values) in enumerate(zip(rows, sized)):
-
-        def own(header: str, i: int = i) -> str:
-            return place.cell(i, header, absolute=False)
-
-        instance = _instance(book, row)
-        provider, region, itype, count, model = (
-            (instance.provider, instance.region, instance.instance_type, instance.gpu_count, "on_demand")
-            if instance
-            else ("", "", "", None, "on_demand")
-        )
-        hourly = (
-            udfs.FINOPS_PRICE(provider, itype, model, region, price_cells)
-            if instance
-            else "#FINOPS: no price"
-        )
-        gpu_hour = hourly / count if _num(hourly) and count else hourly
-        gpus, tps = values.gpus, values.replica_tokens_per_s
-        cloud_month = gpus * gpu_hour * HOURS_PER_MONTH if _num(gpus) and _num(gpu_hour) else ""
-        cloud_mtok = udfs.FINOPS_COST_PER_MTOK(gpu_hour * row.tp, tps) if _num(gpu_hour) and _num(tps) else ""
-        owned_hour = owned if row.gpu == "h100-sxm" else None
-        owned_month = gpus * owned_hour * HOURS_PER_MONTH if owned_hour and _num(gpus) else ""
-        owned_mtok = udfs.FINOPS_COST_PER_MTOK(owned_hour * row.tp, tps) if owned_hour and _num(tps) else ""
-        cheaper = (
-            ("owned" if owned_month < cloud_month else "cloud")
-            if _num(owned_month) and _num(cloud_month)
-            else ""
-        )
-        table.append(
-            [
-                Formula(f"={sizing.cell(i, 'Workload', sheet=True)}", row.workload.name),
-                Formula(f"={workloads.cell(i, 'Gpu', sheet=True)}", row.gpu),
-                Formula(f"={sizing.cell(i, 'Gpus', sheet=True)}", gpus),
-                Formula(f"={workloads.cell(i, 'TP', sheet=True)}", row.tp),
-                Formula(f"={sizing.cell(i, 'ReplicaTokensPerS', sheet=True)}", tps),
-                provider,
-                region,
-                itype,
-                count,
-                model,
-                Formula(
-                    f"=FINOPS_PRICE({own('Provider')},{own('InstanceType')},{own('PricingModel')},{own('Region')},"
-                    "PriceTable)",
-                    hourly,
-                ),
-                Formula(f"={own('InstanceHourly')}/{own('GpusPerInstance')}", gpu_hour),
-                Formula(f"={own('Gpus')}*{own('CloudGpuHour')}*{HOURS_PER_MONTH}", cloud_month),
-                Formula(
-                    f"=FINOPS_COST_PER_MTOK({own('CloudGpuHour')}*{own('TP')},{own('ReplicaTokensPerS')})",
-                    cloud_mtok,
-                ),
-                owned_hour,
-                Formula(
-                    f'=IF(ISNUMBER({own("OwnedGpuHour")}),{own("Gpus")}*{own("OwnedGpuHour")}*{HOURS_PER_MONTH},"")',
-                    owned_month,
-                ),
-                Formula(
-                    f"=IF(ISNUMBER({own('OwnedGpuHour')}),FINOPS_COST_PER_MTOK({own('OwnedGpuHour')}*{own('TP')},"
-                    f'{own("ReplicaTokensPerS")}),"")',
-                    owned_mtok,
-                ),
-                Formula(
-                    f"=IF(AND(ISNUMBER({own('OwnedMonthly')}),ISNUMBER({own('CloudMonthly')})),"
-                    f'IF({own("OwnedMonthly")}<{own("CloudMonthly")},"owned","cloud"),"")',
-                    cheaper,
-                ),
-            ]
-        )
+    table = []
+    for i, (row, answer) in enumerate(zip(rows, sized)):
+        table.append(_tco_row(i, row, answer, place, workloads, sizing, book, price_cells,
+                              owned if row.gpu == "h100-sxm" else None))
     ws.write_string(
         top - 1,
         0,
@@ -206,6 +134,7 @@ def write_tco(
     )
     write_table(ws, styles, "tblTco", TCO_COLUMNS, table, first_row=top)
     ws.freeze_panes(top + 1, 1)
+    fit_for_print(ws, top)
     chart = wb.add_chart({"type": "column"})
     for header, colour in (("CloudMonthly", "#4472C4"), ("OwnedMonthly", "#ED7D31")):
         col = place.col(header)
@@ -217,8 +146,61 @@ def write_tco(
                 "fill": {"color": colour},
             }
         )
-    chart.set_title({"name": "Monthly cost per workload: cloud vs owned"})
-    chart.set_y_axis({"name": "USD per month", "num_format": "#,##0"})
+    chart.set_title({"name": "Monthly cost per workload: cloud vs owned (configurations meeting their targets)"})
+    chart.set_y_axis({"name": "USD per month (log scale)", "num_format": "#,##0", "log_base": 10})
     chart.set_size({"width": 900, "height": 360})
     ws.insert_chart(place.row(place.rows) + 2, 0, chart)
     return place
+
+
+def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, workloads: TablePlace,
+             sizing: TablePlace, book: PriceBook, price_cells: list[list[Any]], owned_hour: float | None) -> list[Any]:
+    """Formulas and cached values of ``tblTco`` row ``i``."""
+
+    def own(header: str) -> str:
+        return place.cell(i, header, absolute=False)
+
+    def sized(header: str) -> str:
+        return sizing.cell(i, header, sheet=True)
+
+    def unless_missed(formula: str) -> str:
+        """``formula`` when the configuration meets its targets, else the Sizing sheet's why-not text."""
+        return f'=IF({sized("MeetsTargets")}="yes",{formula},{sized("WhyNot")})'
+
+    v = answer.values
+    meets, why = answer.meets_targets, v["WhyNot"]
+    provider, region, peak_tps = (sizing_value(row, f, book) for f in ("Provider", "Region", "OutputTokensPerS"))
+    hourly = udfs.FINOPS_PRICE(provider, v["InstanceType"], _PRICING_MODEL, region, price_cells) if meets else why
+    cloud_hour = v["Instances"] * hourly if meets else None
+    cloud_month = cloud_hour * HOURS_PER_MONTH if meets else why
+    cloud_mtok = udfs.FINOPS_COST_PER_MTOK(cloud_hour, peak_tps) if meets else why
+    owned_month = (v["Gpus"] * owned_hour * HOURS_PER_MONTH if owned_hour else "") if meets else why
+    owned_mtok = (udfs.FINOPS_COST_PER_MTOK(v["Gpus"] * owned_hour, peak_tps) if owned_hour else "") if meets \
+        else why
+    cheaper = ("owned" if owned_month < cloud_month else "cloud") if _num(owned_month) and _num(cloud_month) else ""
+    owned_if = f'IF(ISNUMBER({own("OwnedGpuHour")}),{{}},"")'
+    return [
+        Formula(f"={sized('Workload')}", row.workload.name),
+        Formula(f"={workloads.cell(i, 'Gpu', sheet=True)}", row.gpu),
+        Formula(f"={workloads.cell(i, 'TP', sheet=True)}", row.tp),
+        Formula(f"={sized('Gpus')}", v["Gpus"]),
+        Formula(f"={sized('Instances')}", v["Instances"]),
+        Formula(f"={sized('GpusPaid')}", v["GpusPaid"]),
+        Formula(f"={sizing_formula(workloads, i, 'OutputTokensPerS')}", peak_tps),
+        Formula(f"={sizing_formula(workloads, i, 'Provider')}", provider),
+        Formula(f"={sizing_formula(workloads, i, 'Region')}", region),
+        Formula(f"={sized('InstanceType')}", v["InstanceType"]),
+        _PRICING_MODEL,
+        Formula(unless_missed(f"FINOPS_PRICE({own('Provider')},{own('InstanceType')},{own('PricingModel')},"
+                              f"{own('Region')},PriceTable)"), hourly),
+        Formula(unless_missed(f"{own('Instances')}*{own('InstanceHourly')}*{HOURS_PER_MONTH}"), cloud_month),
+        Formula(unless_missed(f"FINOPS_COST_PER_MTOK({own('Instances')}*{own('InstanceHourly')},"
+                              f"{own('PeakTokensPerS')})"), cloud_mtok),
+        owned_hour,
+        Formula(unless_missed(owned_if.format(f"{own('Gpus')}*{own('OwnedGpuHour')}*{HOURS_PER_MONTH}")),
+                owned_month),
+        Formula(unless_missed(owned_if.format(f"FINOPS_COST_PER_MTOK({own('Gpus')}*{own('OwnedGpuHour')},"
+                                              f"{own('PeakTokensPerS')})")), owned_mtok),
+        Formula(f'=IF(OR(ISTEXT({own("OwnedMonthly")}),ISTEXT({own("CloudMonthly")})),"",'
+                f'IF({own("OwnedMonthly")}<{own("CloudMonthly")},"owned","cloud"))', cheaper),
+    ]

@@ -4,7 +4,10 @@ Each preset brings its model, lengths, demand inputs and targets. The workbook n
 configuration per row; the builder takes the preset's first precision and its first GPU that has a
 price in the price book (else H100 SXM), and the tensor-parallel degree of the cheapest configuration
 ``finops.sizing.search`` finds for that GPU and precision (when it finds none: the smallest TP at which
-the model fits, ``finops.sizing.memory_fit``). The planner changes any yellow cell; Sizing follows.
+the model fits, ``finops.sizing.memory_fit``). ``SearchGpus`` and ``SearchPrecisions`` narrow the
+search for the cheapest configuration as the preset does (blank: every accelerator, every precision),
+so the Sizing sheet's ``Best*`` columns are ``finops size --preset NAME``'s first row. The planner
+changes any yellow cell; Sizing follows.
 """
 
 from __future__ import annotations
@@ -14,12 +17,12 @@ from dataclasses import dataclass
 from xlsxwriter.workbook import Workbook
 
 from finops.price_book import PriceBook
-from finops.sizing import PRECISIONS, Workload, memory_fit, presets
+from finops.sizing import PRECISIONS, SLO_PERCENTILES, Workload, memory_fit, presets
 from finops.sizing.performance import ENGINES
 from finops.sizing.search import search
 
 from ..styles import Styles
-from ._table import Column, TablePlace, titled_sheet, validate_column, write_table
+from ._table import Column, TablePlace, fit_for_print, titled_sheet, validate_column, write_table
 
 __all__ = ["WORKLOAD_COLUMNS", "WorkloadRow", "workload_rows", "write_workloads"]
 
@@ -44,6 +47,9 @@ WORKLOAD_COLUMNS = (
     Column("CacheHitRate", "percent", width=9),
     Column("TtftTargetMs", "int", width=10),
     Column("TpotTargetMs", "number", width=10),
+    Column("SloPercentile", width=9),
+    Column("SearchGpus", width=18),
+    Column("SearchPrecisions", width=14),
     Column("Spare", "percent", width=8),
     Column("Redundancy", "int", width=10),
     Column("Description", width=60),
@@ -86,6 +92,9 @@ class WorkloadRow:
             w.cache_hit_rate,
             w.ttft_ms,
             w.itl_ms,
+            w.slo_percentile,
+            ",".join(w.gpus),
+            ",".join(w.precisions),
             w.spare,
             w.redundancy,
             w.description,
@@ -135,9 +144,12 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
         "Workloads",
         "One row per workload. Demand: give Concurrency, or PeakRequestsPerHour with "
         "SecondsPerRequest, or DAU x OnlineShare (x RequestsPerUserPerHour x SecondsPerRequest; "
-        "without them every online user is one streaming session). Pre-filled: the seed scenarios.",
+        "without them every online user is one streaming session). Gpu, Precision, TP: your own "
+        "configuration (Gpu names any accelerator: GPUs, TPU, Inferentia and Trainium chips); Sizing checks "
+        "it against the targets and shows the cheapest that meets them. Pre-filled: the seed scenarios.",
     )
     ws.freeze_panes(3, 1)
+    fit_for_print(ws, 2)
     place = write_table(ws, styles, "tblWorkloads", WORKLOAD_COLUMNS, [r.values() for r in rows], first_row=2)
     lists = {
         "Model": "=ModelIds",
@@ -145,6 +157,7 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
         "Precision": list(PRECISIONS),
         "Engine": list(ENGINES),
         "TP": ["1", "2", "4", "8"],
+        "SloPercentile": list(SLO_PERCENTILES),
     }
     for header, source in lists.items():
         validate_column(ws, place, header, _VALIDATED_ROWS, {

@@ -129,7 +129,7 @@ def test_options_from_a_price_book_file(capsys, files, tmp_path, monkeypatch):
     year = tmp_path / "year.csv"
     year.write_text("hour,units\n" + "".join(f"{h},{[10, 10, 6, 6, 6, 2, 2, 2, 2, 2][h % 10]}\n" for h in range(8760)))
     code, out, _ = run(capsys, "--demand", str(year), "--provider", "aws", "--instance-type", "p5.48xlarge",
-                       "--region", "us-east-1", "--json", "--no-compare")
+                       "--region", "us-east-1", "--demand-unit", "instances", "--json", "--no-compare")
     assert code == 0
     # the 3-year price is left out of a 1-year profile; the rest is the file-based answer
     assert json.loads(out)["units"] == {"reserved_1y-no_upfront": 4}

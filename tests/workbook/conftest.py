@@ -23,6 +23,9 @@ from addin import udfs
 from finops.price_book import PriceBook
 from templates import build_template
 
+#: Run by test_libreoffice.py with LibreOffice's Python (it imports ``uno``), never collected here.
+collect_ignore = ["libreoffice_probe.py"]
+
 
 def _plain(value: Any) -> Any:
     if isinstance(value, list):
@@ -57,9 +60,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class Evaluated:
     """A built workbook compiled by ``formulas``: read any cell, recompute with changed inputs."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, prices: PriceBook) -> None:
         register_udfs()
-        self.path = path
+        self.path, self.prices = path, prices
         self.book = path.name
         self.model = formulas.ExcelModel().loads(str(path)).finish()
         self.solution = self.model.calculate()
@@ -89,4 +92,4 @@ class Evaluated:
 def evaluated(tmp_path_factory: pytest.TempPathFactory) -> Evaluated:
     """A build whose Prices sheet holds one region only (same formulas, a quarter of the cells to compile)."""
     book = PriceBook.bundled().filter(region="us-central1")
-    return Evaluated(build_template(tmp_path_factory.mktemp("evaluated") / "plan.xlsx", prices=book))
+    return Evaluated(build_template(tmp_path_factory.mktemp("evaluated") / "plan.xlsx", prices=book), book)

@@ -14,8 +14,8 @@ from openpyxl.worksheet.formula import ArrayFormula
 from addin import udfs
 from finops.catalog import resolve_model
 from finops.price_book import COLUMNS
-from finops.sizing import demand, devices_needed, memory_fit, presets, weight_bytes
-from finops.sizing.performance import estimate
+from finops.sizing import demand, memory_fit, presets, weight_bytes
+from finops.sizing.choice import size_workload
 from templates.builder import DEFAULT_TEMPLATE
 
 CONTRACT = {  # docs/design.md, "The planning workbook contract"
@@ -198,15 +198,12 @@ def test_every_udf_in_the_template_exists_with_a_matching_signature(formulas_boo
         "LLM_WEIGHTS_GIB",
         "LLM_KV_GIB",
         "LLM_MAX_CONCURRENCY",
-        "LLM_TTFT_MS",
-        "LLM_TPOT_MS",
-        "LLM_TOKENS_PER_S",
-        "LLM_DEVICES",
+        "LLM_SIZING",
+        "LLM_RANKING",
         "FINOPS_TCO",
         "FINOPS_COST_PER_MTOK",
         "FINOPS_PRICE",
         "FINOPS_MIX",
-        "LLM_SIZE",
     } <= seen
 
 
@@ -289,27 +286,19 @@ def test_sizing_recomputed_matches_the_core_for_every_seed_scenario(formulas_boo
         )
         fit = memory_fit(preset.model, gpu, precision=precision, tp=tp, isl=preset.isl, osl=preset.osl)
         assert got("MaxConcurrency") == fit.max_concurrency
-        running = got("ReplicaConcurrency")
-        est = estimate(
-            preset.model,
-            gpu,
-            precision=precision,
-            tp=tp,
-            isl=preset.isl,
-            osl=preset.osl,
-            concurrency=int(running),
-            cache_hit_rate=preset.cache_hit_rate,
-        )
-        assert got("TtftMs") == pytest.approx(est.ttft_ms, rel=1e-9)
-        assert got("TpotMs") == pytest.approx(est.tpot_ms, rel=1e-9)
-        assert got("ReplicaTokensPerS") == pytest.approx(est.output_tokens_per_s, rel=1e-9)
-        if expected_demand.output_tokens_per_s is not None:
-            assert got("RequiredTokensPerS") == pytest.approx(
-                expected_demand.output_tokens_per_s, rel=1e-9
-            ), name
-        assert got("Gpus") == devices_needed(
-            got("RequiredTokensPerS"), est.output_tokens_per_s / tp, preset.spare, preset.redundancy
-        )
+        engine = evaluated.value("Workloads", workloads.cell(i, "Engine"))
+        answer = size_workload(preset, gpu=gpu, precision=precision, tp=tp, engine=engine, price_book=evaluated.prices)
+        chosen, best = answer.choice.option, answer.best
+        assert got("MeetsTargets") == ("yes" if chosen else "no"), name
+        if chosen:
+            p99 = preset.slo_percentile == "p99"
+            assert got("TtftMs") == pytest.approx(chosen.ttft_p99_ms if p99 else chosen.ttft_p50_ms, rel=1e-9)
+            assert got("TpotMs") == pytest.approx(chosen.itl_p99_ms if p99 else chosen.tpot_ms, rel=1e-9)
+            assert (got("Replicas"), got("Gpus"), got("Instances"), got("GpusPaid"), got("InstanceType")) == (
+                chosen.replicas, chosen.gpus, chosen.instances, chosen.gpus_paid, chosen.instance_type), name
+            assert got("MonthlyCost") == pytest.approx(float(chosen.monthly_cost.amount), rel=1e-12)
+        assert (got("BestGpu"), got("BestTp"), got("BestGpus"), got("BestInstances")) == (
+            best.gpu, best.tp, best.gpus, best.instances), name
         checked += 1
     assert checked == len(presets())
 

@@ -155,7 +155,9 @@ def test_size_spills_the_search_ranking():
     assert [row[:5] for row in table[1:]] == [
         [o.gpu, o.precision, o.tp, o.replicas, o.gpus] for o in expected
     ]
-    assert [row[8] for row in table[1:]] == [float(o.monthly_cost.amount) for o in expected]
+    column = {name: j for j, name in enumerate(table[0])}
+    assert [(row[column["gpus_paid"]], row[column["instances"]], row[column["monthly_cost"]]) for row in table[1:]] \
+        == [(o.gpus_paid, o.instances, float(o.monthly_cost.amount)) for o in expected]
 
 
 def test_mix_spills_the_optimizer_result():
@@ -290,3 +292,23 @@ def test_price_without_a_range_uses_the_configured_price_book(tmp_path, monkeypa
     ).write_csv(tmp_path / "book.csv")
     monkeypatch.setenv(PRICE_BOOK_ENV, str(path))
     assert udfs.FINOPS_PRICE("aws", "p5.48xlarge", "on_demand", "us-east-1") == 55.04
+
+
+_MIX_OPTIONS = [["name", "kind", "hourly_cost"], ["od", "on_demand", 6.88], ["ri", "reserved", 4.3]]
+
+
+@pytest.mark.parametrize("demand, reads", [
+    ([[8.0], [8.0], [20.0]], [8.0, 8.0, 20.0]),                                   # one column
+    ([["Hour", "GPUs"], [1, 8.0], [2, 8.0], [3, 20.0]], [8.0, 8.0, 20.0]),        # the Mix sheet's two columns
+    ([["instances", "hour"], [8.0, 1], [8.0, 2], [20.0, 3]], [8.0, 8.0, 20.0]),   # by header, any order
+    ([[1, 8.0], [2, 8.0], [3, 20.0]], "needs a header row with Hour"),            # hours would be read as demand
+    ([["Hour", "GPUs", "Sorted"], [1, 8.0, 20.0]], "needs a header row with Hour"),
+])
+def test_mix_reads_an_hour_units_range_by_its_header_or_refuses_it(demand, reads):
+    got = udfs.FINOPS_MIX(demand, _MIX_OPTIONS)
+    if isinstance(reads, str):
+        assert isinstance(got, str) and got.startswith("#FINOPS: demand:") and reads in got
+        return
+    assert got == udfs.FINOPS_MIX([[v] for v in reads], _MIX_OPTIONS)
+    total = next(r for r in got if r[0] == "total")[4]
+    assert total == pytest.approx(min(6.88 * 36, 4.3 * 3 * 8 + 6.88 * 12, 4.3 * 3 * 20))   # 0, 8 or 20 reserved

@@ -1,0 +1,76 @@
+"""What each Sizing column shows of a workload's answer (:class:`finops.sizing.choice.WorkloadSizing`).
+
+``LLM_SIZING(headers, row, field)`` returns ``SIZING_FIELDS[field]`` of the row's answer. The planner's
+choice is priced only when it meets the targets; otherwise its cost cells show why not, in a few
+words, and its deployment cells are blank, so no failing configuration reaches a total or a chart.
+The ``Best*`` fields are the first row of ``finops size`` for the same workload and price book.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from finops.errors import InputError
+from finops.registry import Registry
+from finops.sizing.choice import WorkloadSizing
+from finops.sizing.search import SizingOption
+
+__all__ = ["SIZING_FIELDS"]
+
+Field = Callable[[WorkloadSizing], Any]
+
+
+def _chosen(read: Callable[[SizingOption], Any], *, priced: bool = False) -> Field:
+    """A figure of the planner's deployment: blank when it misses the targets (``priced``: why not)."""
+    def value(sized: WorkloadSizing) -> Any:
+        option = sized.choice.option
+        if option is None:
+            return sized.choice.why_not if priced else ""
+        return read(option)
+    return value
+
+
+def _best(read: Callable[[SizingOption], Any]) -> Field:
+    def value(sized: WorkloadSizing) -> Any:
+        if sized.best is None:
+            raise InputError(sized.search.infeasible_reason or "no priced configuration meets the targets")
+        return read(sized.best)
+    return value
+
+
+def _p99(sized: WorkloadSizing) -> bool:
+    return sized.workload.slo_percentile == "p99"
+
+
+def _latency(p99: str, p50: str) -> Field:
+    def value(sized: WorkloadSizing) -> Any:
+        return _chosen(lambda o: getattr(o, p99 if _p99(sized) else p50))(sized)
+    return value
+
+
+SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
+    "MeetsTargets": lambda s: "yes" if s.choice.meets_targets else "no",
+    "WhyNot": lambda s: s.choice.why_not,
+    "TtftMs": _latency("ttft_p99_ms", "ttft_p50_ms"),
+    "TpotMs": _latency("itl_p99_ms", "tpot_ms"),
+    "Replicas": _chosen(lambda o: o.replicas),
+    "Gpus": _chosen(lambda o: o.gpus),
+    "Instances": _chosen(lambda o: o.instances),
+    "GpusPaid": _chosen(lambda o: o.gpus_paid),
+    "Provider": _chosen(lambda o: o.provider),
+    "Region": _chosen(lambda o: o.region),
+    "InstanceType": _chosen(lambda o: o.instance_type),
+    "AcceleratorsPerInstance": _chosen(lambda o: o.accelerators_per_instance),
+    "OutputTokensPerS": _chosen(lambda o: o.output_tokens_per_s),
+    "MonthlyCost": _chosen(lambda o: float(o.monthly_cost.amount), priced=True),
+    "CostPerMTokPeak": _chosen(lambda o: float(o.cost_per_million_output_tokens.amount), priced=True),
+    "BestGpu": _best(lambda o: o.gpu),
+    "BestPrecision": _best(lambda o: o.precision),
+    "BestTp": _best(lambda o: o.tp),
+    "BestGpus": _best(lambda o: o.gpus),
+    "BestGpusPaid": _best(lambda o: o.gpus_paid),
+    "BestInstanceType": _best(lambda o: o.instance_type),
+    "BestInstances": _best(lambda o: o.instances),
+    "BestMonthlyCost": _best(lambda o: float(o.monthly_cost.amount)),
+})
