@@ -14,7 +14,7 @@ from .histogram import Histogram, histogram_from_buckets
 from .metric_names import ENGINE_METRICS, engines, known_metric_names, metric_names
 from .realized import RealizedLine, ServingMonth, month_window, realize
 from .series import Gap, Series, counter_steps, gaps, hourly_increase, increase
-from .serving_lines import SERVING_COLUMNS, ServingLine, assign, read_serving_lines
+from .serving_lines import SERVING_COLUMNS, ServingLine, assign, read_serving_lines, serving_lines_from_rows
 
 __all__ = [
     "ENGINE_METRICS",
@@ -37,4 +37,5 @@ __all__ = [
     "month_window",
     "read_serving_lines",
     "realize",
+    "serving_lines_from_rows",
 ]

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import InputError, Location
 from ..mix._csv import read_table
 
-__all__ = ["SERVING_COLUMNS", "ServingLine", "assign", "read_serving_lines"]
+__all__ = ["SERVING_COLUMNS", "ServingLine", "assign", "read_serving_lines", "serving_lines_from_rows"]
 
 #: Columns of the Serving table, in order.
 SERVING_COLUMNS = ("PlanLine", "Engine", "Model", "Gpu", "Precision", "TP", "LabelKey", "LabelValue",
@@ -85,14 +85,14 @@ def _number(text: str, path: Path, row: int, column: str, *, whole: bool = False
     return value
 
 
-def read_serving_lines(path: str | Path) -> tuple[ServingLine, ...]:
-    """The Serving table in a CSV with :data:`SERVING_COLUMNS` (the first eight required)."""
-    path = Path(path)
+def serving_lines_from_rows(rows: Sequence[tuple[int, Mapping[str, str]]], source: str) -> tuple[ServingLine, ...]:
+    """Serving lines from ``(row number, {column: text})`` rows of a CSV or a sheet; errors name the row."""
+    path = Path(source)
     lines = []
-    for row, cells in read_table(path, "serving lines", _REQUIRED):
+    for row, cells in rows:
         for column in _REQUIRED:
-            if not cells[column]:
-                raise InputError(f"{column} is blank", where=Location(file=str(path), row=row, column=column),
+            if not cells.get(column):
+                raise InputError(f"{column} is blank", where=Location(file=source, row=row, column=column),
                                  hint="every serving line names its plan line, configuration and label rule")
         tp = _number(cells["TP"], path, row, "TP", whole=True)
         lines.append(ServingLine(
@@ -103,3 +103,8 @@ def read_serving_lines(path: str | Path) -> tuple[ServingLine, ...]:
             _number(cells.get("Spare", ""), path, row, "Spare") or 0.0,
             cells.get("Provider", "") or "on-prem", cells.get("InstanceType", ""), cells.get("Region", "")))
     return tuple(lines)
+
+
+def read_serving_lines(path: str | Path) -> tuple[ServingLine, ...]:
+    """The Serving table in a CSV with :data:`SERVING_COLUMNS` (the first eight required)."""
+    return serving_lines_from_rows(read_table(Path(path), "serving lines", _REQUIRED), str(path))
