@@ -39,6 +39,12 @@ def _serving_lines(serving: Path | None, plan: Path):  # type: ignore[no-untyped
     return lines
 
 
+def _check_sources(metrics: Sequence[Path] | None, prometheus: str | None) -> None:
+    if bool(metrics) == bool(prometheus):
+        raise InputError("give the month's serving metrics with --metrics FILE... or --prometheus URL (one of them)",
+                         hint="--metrics takes saved /api/v1/query_range answers (.json, .json.gz)")
+
+
 def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequence[Path] | None,
                    prometheus: str | None, step_s: float, costs: dict[str, Money] | None = None):  # type: ignore[no-untyped-def]
     """The realized month of every serving line, from saved answers or a live server."""
@@ -46,9 +52,7 @@ def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequen
 
     from ..serving import realize
 
-    if bool(metrics) == bool(prometheus):
-        raise InputError("give the month's serving metrics with --metrics FILE... or --prometheus URL (one of them)",
-                         hint="--metrics takes saved /api/v1/query_range answers (.json, .json.gz)")
+    _check_sources(metrics, prometheus)
     series = read_saved(metrics) if metrics else pull_month(prometheus, month, step_s=step_s)  # type: ignore[arg-type]
     return realize(_serving_lines(serving, plan), series, month, costs=costs)
 
@@ -104,6 +108,10 @@ def register(app: typer.Typer) -> None:
             raise InputError("--history must be a folder", hint="the corrections are kept in this folder")
         metrics = list(metrics or []) + [p for p in more or [] if _is_metrics(p)]
         bills = list(bills or []) + [p for p in more or [] if not _is_metrics(p)]
+        _check_sources(metrics, prometheus)
+        if out.exists() and plan.exists() and out.resolve() == plan.resolve():
+            raise InputError("--out is the input plan; the input plan is never modified",
+                             hint="write the next plan to another file, e.g. --out plan-next.xlsx")
         plan_values = read_plan(plan)
         costs, commitments = {}, []
         if bills:
