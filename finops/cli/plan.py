@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..money import Money
 from ._console import console, err_console
 
-__all__ = ["observed_month", "register"]
+__all__ = ["is_metrics", "observed_month", "register"]
 
 _DEFAULT_STEP_S = 300
 
@@ -65,7 +65,7 @@ def _warn_ignored(observed) -> None:  # type: ignore[no-untyped-def]
         err_console.print(f"{observed.unassigned_series} series matched no serving line's label rule", highlight=False)
 
 
-def _is_metrics(path: Path) -> bool:
+def is_metrics(path: Path) -> bool:
     """Whether a bare file argument is a saved query answer (``.json``, ``.json.gz``) rather than a bill."""
     return path.name.lower().endswith((".json", ".json.gz"))
 
@@ -106,8 +106,8 @@ def register(app: typer.Typer) -> None:
             raise InputError(f"--growth must be a positive number, got {growth}", hint="1.1 plans 10 % more demand")
         if history.exists() and not history.is_dir():
             raise InputError("--history must be a folder", hint="the corrections are kept in this folder")
-        metrics = list(metrics or []) + [p for p in more or [] if _is_metrics(p)]
-        bills = list(bills or []) + [p for p in more or [] if not _is_metrics(p)]
+        metrics = list(metrics or []) + [p for p in more or [] if is_metrics(p)]
+        bills = list(bills or []) + [p for p in more or [] if not is_metrics(p)]
         _check_sources(metrics, prometheus)
         if out.exists() and plan.exists() and out.resolve() == plan.resolve():
             raise InputError("--out is the input plan; the input plan is never modified",

@@ -77,6 +77,29 @@ def test_live_counters_follow_prometheus_resets(live, serving_csv: Path) -> None
     assert line.ttft_p_ok is not None and 0.9 < line.ttft_p_ok <= 1.0
 
 
+def test_review_shows_the_live_figures(live, serving_csv: Path, tmp_path: Path) -> None:
+    import openpyxl
+
+    from finops.cli.reconcile import reconcile_to_workbook
+    from finops.reconcile.sample_bills import sample_bill_paths
+    from templates.builder import DEFAULT_TEMPLATE
+
+    recorded, series, started = live
+    start = started // 3600 * 3600
+    window = (start, int((time.time() - start) // 3600) + 1)
+    lines = read_serving_lines(serving_csv)[:1]
+    _, review = reconcile_to_workbook(DEFAULT_TEMPLATE, sample_bill_paths(), "2026-05", tmp_path,
+                                      serving=lambda costs: realize(lines, series, "2026-05", costs=costs,
+                                                                    window=window))
+    ws = openpyxl.load_workbook(review, read_only=True)["Serving"]
+    rows = list(ws.iter_rows(min_row=3, values_only=True))
+    row = dict(zip(rows[0], rows[1]))
+    expected = (_expected(recorded, "vllm:prompt_tokens_total") + _expected(recorded, "vllm:generation_tokens_total"))
+    assert row["PlanLine"] == "aws-inference-prod"
+    assert row["MTokens"] == pytest.approx(expected / 1e6, abs=5e-4)
+    assert row["Requests"] == round(_expected(recorded, "vllm:request_success_total"))
+
+
 def test_server_that_does_not_answer_is_a_transient_error() -> None:
     url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(TransientProviderError, match=r"did not answer /api/v1/query_range after 2 tries"):

@@ -102,3 +102,29 @@ def test_unknown_metrics_beside_known_ones_are_listed_not_fatal(metric_files: li
                                         "values": [[1777593600, "1"], [1777597200, "2"]]}]), "node.json")
     month = realize(read_serving_lines(serving_csv), read_saved(metric_files) + extra, "2026-05")
     assert month.ignored_metrics == ("node_cpu_seconds_total",)
+
+
+def test_review_shows_realized_figures_per_plan_line(tmp_path: Path, metric_files: list[Path],
+                                                     serving_csv: Path) -> None:
+    import openpyxl
+
+    from finops.cli import main
+    from finops.reconcile.sample_bills import sample_bill_paths
+    from templates.builder import DEFAULT_TEMPLATE
+
+    args = ["reconcile", "--plan", str(DEFAULT_TEMPLATE), "--month", "2026-05", "--out", str(tmp_path), "--quiet",
+            "--serving", str(serving_csv), "--json"]
+    for bill in sample_bill_paths():
+        args += ["--bills", str(bill)]
+    for path in metric_files:
+        args += ["--metrics", str(path)]
+    assert main(args) == 0
+    ws = openpyxl.load_workbook(tmp_path / "budget-review-2026-05.xlsx", read_only=True)["Serving"]
+    rows = list(ws.iter_rows(min_row=3, values_only=True))
+    table = {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
+    assert sorted(table) == sorted(line for _, line, _ in USAGE)
+    for _, line, mtokens in USAGE:
+        assert table[line]["MTokens"] == pytest.approx(mtokens, rel=1e-6)
+        assert 0 < table[line]["TtftPOk"] <= 1 and table[line]["GpuHours"] > 0
+    # the on-prem line's actual is its depreciation, 11,475 USD (templates/demo_plan.py): per million tokens
+    assert table["onprem-inference"]["CostPerMTokens"] == pytest.approx(11_475 / 2_480, abs=0.005)
