@@ -90,6 +90,7 @@ def register(app: typer.Typer) -> None:
         horizon_months: int = typer.Option(12, "--horizon-months", help="months over which commitments are judged"),
         step: float = typer.Option(_DEFAULT_STEP_S, "--step", help="--prometheus: query resolution in seconds"),
         out: Path = typer.Option(Path("plan-next.xlsx"), "--out", help="the next plan (.xlsx)"),
+        quiet: bool = typer.Option(False, "--quiet", help="print nothing but errors"),
         more: list[Path] | None = typer.Argument(None, hidden=True, metavar="FILE",
                                                     help="further files, as in --metrics a.json b.json: .json and "
                                                          ".json.gz are metrics, the rest bills"),
@@ -128,6 +129,8 @@ def register(app: typer.Typer) -> None:
         written = write_next_plan(plan, plan_values, nxt, month, out)
         history.mkdir(parents=True, exist_ok=True)
         nxt.corrections.write(corrections_path)
+        if quiet:
+            return
         table = Table("plan line", "GPUs now", "GPUs next", "sunk", "new commitments", "per month", "correction",
                       title=f"{nxt.month}: next plan from {month} (growth {growth:g})")
         for n in nxt.lines:
