@@ -50,8 +50,11 @@ def _num(value: Money | Decimal | None) -> float | None:
 
 
 def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend: Sequence[MonthRecord] = (),
-                 plan_name: str = "", bill_names: Sequence[str] = ()) -> Path:
-    """Write the review of ``rec`` into ``out_dir`` atomically and return its path."""
+                 plan_name: str = "", bill_names: Sequence[str] = (), serving: Any = None) -> Path:
+    """Write the review of ``rec`` into ``out_dir`` atomically and return its path.
+
+    ``serving`` (a :class:`finops.serving.ServingMonth`) adds the Serving sheet (``review_serving``).
+    """
     target = Path(out_dir) / review_name(rec.month)
     with replacing(target) as temporary:
         wb = xlsxwriter.Workbook(str(temporary), {"strings_to_formulas": False, "strings_to_urls": False,
@@ -64,6 +67,10 @@ def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend:
         _capex_opex(wb, styles, rec, trend)
         _commitments(wb, styles, rec)
         _gpu_usage(wb, styles, rec)
+        if serving is not None:
+            from .review_serving import write_serving_review
+
+            write_serving_review(wb, styles, serving)
         _unmapped(wb, styles, rec)
         wb.close()
     return target

@@ -37,6 +37,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "reconcile",
     "bills",
     "demo",
+    "plan",
 )
 
 for _name in _COMMAND_MODULES:

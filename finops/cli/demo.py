@@ -4,7 +4,9 @@
 2. costs the seed-003 TCO case and owned H100s against the price book's cloud options;
 3. optimizes the commitment mix for a year of hourly demand on GCP a3-highgpu-8g;
 4. builds the planning workbook;
-5. reconciles the bundled FOCUS 1.2 sample bills (2026-05) against that workbook's plan.
+5. reconciles the bundled FOCUS 1.2 sample bills (2026-05) against that workbook's plan;
+6. closes the loop on the bundled sample serving metrics (``finops/data/metrics``, synthetic): the
+   review's Serving sheet, then ``plan next`` for 2026-06.
 
 Every step writes its result into ``--out`` (JSON beside the workbooks) and prints a short table.
 """
@@ -23,6 +25,9 @@ from ._console import console, write_json
 
 #: The mix step's instance type and the shape of its year of demand (instances per hour).
 MIX_PROVIDER, MIX_INSTANCE, MIX_REGION = "gcp", "a3-highgpu-8g", "us-central1"
+#: The bundled synthetic serving metrics of the sample month and the demo plan's serving lines.
+SAMPLE_METRICS = Path(__file__).resolve().parents[1] / "data" / "metrics"
+SAMPLE_SERVING = SAMPLE_METRICS / "serving-lines.csv"
 
 
 def register(app: typer.Typer) -> None:
@@ -34,6 +39,7 @@ def register(app: typer.Typer) -> None:
         book = PriceBook.current()
         written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
         written += _workbooks(out, book, quiet)
+        written += _loop(out, quiet)
         console.print("\n[bold]wrote[/]\n" + "\n".join(f"  {p}" for p in written))
 
 
@@ -109,11 +115,35 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     from .reconcile import reconcile_to_workbook
 
     plan = build_template(out / "llm-finops-plan.xlsx", prices=book)
-    rec, review = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, out,
-                                        run_at=datetime.now(UTC))
+    from functools import partial
+
+    from .plan import observed_month
+
+    metrics = sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz"))
+    rec, review = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, out, run_at=datetime.now(UTC),
+                                        serving=partial(observed_month, SAMPLE_MONTH, SAMPLE_SERVING, plan,
+                                                        metrics, None, 300))
     if not quiet:
         console.print(f"[bold]4. Planning workbook[/] {plan}")
         console.print(f"[bold]5. Reconcile {SAMPLE_MONTH}[/] (bundled FOCUS 1.2 samples, AWS + GCP): "
                       f"P&L actual {rec.actual} (OPEX {rec.opex}, CAPEX {rec.capex}) vs planned {rec.planned}; "
                       f"cash billed {rec.billed_cost}; unmapped {rec.unmapped_effective_cost}")
     return [plan, review, out / HISTORY_FILE]
+
+
+def _loop(out: Path, quiet: bool) -> list[Path]:
+    """Step 6: ``finops plan next`` on the bundled sample metrics, bills and demo plan."""
+    from ..reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+    from . import main
+
+    args = ["plan", "next", "--plan", str(out / "llm-finops-plan.xlsx"), "--history", str(out), "--month",
+            SAMPLE_MONTH, "--serving", str(SAMPLE_SERVING), "--growth", "1.1",
+            "--out", str(out / "llm-finops-plan-next.xlsx")] + (["--quiet"] if quiet else [])
+    args += [a for p in sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz")) for a in ("--metrics", str(p))]
+    args += [a for p in sample_bill_paths() for a in ("--bills", str(p))]
+    if not quiet:
+        console.print("[bold]6. Close the loop[/] (bundled synthetic vLLM/SGLang/DCGM metrics): next month's plan")
+    code = main(args)
+    if code:
+        raise typer.Exit(code)
+    return [out / "llm-finops-plan-next.xlsx", out / "throughput-corrections.json"]

@@ -103,7 +103,8 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                           on_progress: Callable[[float], None] | None = None,
                           bill_names: Sequence[str] | None = None,
                           basis: MonthBasis = "invoice",
-                          unmapped_csv: Path | None = None) -> tuple[Reconciliation, Path]:
+                          unmapped_csv: Path | None = None,
+                          serving: Callable[[dict], object] | None = None) -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
@@ -120,7 +121,8 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                               past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress,
                               basis=basis, unmapped_csv=unmapped_csv)
         names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
-        return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at)
+        served = None if serving is None else serving({line.plan_line: line.actual for line in rec.lines})
+        return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at, served)
 
 
 @contextmanager
@@ -151,14 +153,14 @@ def _check_out(out_dir: Path) -> None:
 
 
 def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_dir: Path, bill_names: list[str],
-                    run_at: datetime | None) -> Path:
+                    run_at: datetime | None, serving: object = None) -> Path:
     """Write the review and keep the month in the history, as one unit (:func:`~finops.files.one_unit`)."""
     from templates.review_writer import write_review
 
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
     with one_unit():  # the review and the history change together or not at all
         path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
-                            plan_name=plan_path.name, bill_names=bill_names)
+                            plan_name=plan_path.name, bill_names=bill_names, serving=serving)
         history.record(rec, run_at)
     return path
 
@@ -244,6 +246,11 @@ def register(app: typer.Typer) -> None:
         quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
         in_place: bool = typer.Option(False, "--in-place",
                                       help="also write Actuals and Variance sheets into the plan (backup kept)"),
+        metrics: list[Path] | None = typer.Option(None, "--metrics", metavar="FILE",
+                                                     help="saved Prometheus query_range answers: adds the Serving sheet"),
+        prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
+                                                 help="a live Prometheus instead of --metrics"),
+        serving: Path | None = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)"),
         more: list[str] | None = typer.Argument(None, hidden=True, metavar="FILE|PROVIDER:URI",
                                                    help="further bill files or sources, as in --bills a.csv b.csv "
                                                         "or --from aws:s3://... gcp:bq://..."),
@@ -276,6 +283,10 @@ def register(app: typer.Typer) -> None:
         if where:
             raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
                              hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
+        from .plan import is_metrics
+
+        metrics = list(metrics or []) + [Path(v) for v in more or [] if is_metrics(Path(v))]
+        more = [v for v in more or [] if not is_metrics(Path(v))]
         more_sources = [value for value in more or [] if _is_source(value)]
         bills = list(bills or []) + [Path(value) for value in more or [] if value not in more_sources]
         sources = list(sources or []) + more_sources
@@ -291,9 +302,20 @@ def register(app: typer.Typer) -> None:
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
                     usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
                     bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
-                    basis=month_basis, unmapped_csv=unmapped_csv)
+                    basis=month_basis, unmapped_csv=unmapped_csv,
+                    serving=_serving_figures(month, serving, plan, metrics, prometheus))
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
+
+
+def _serving_figures(month: str, serving: Path | None, plan: Path, metrics: list[Path] | None,
+                     prometheus: str | None) -> Callable[[dict], object] | None:
+    """With --metrics or --prometheus: the line costs -> the month's realized serving figures."""
+    if not metrics and not prometheus:
+        return None
+    from .plan import observed_month
+
+    return partial(observed_month, month, serving, plan, metrics, prometheus, 300)
 
 
 def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: datetime, *, in_place: bool,

@@ -1,0 +1,142 @@
+"""``finops plan next``: the next month's plan from the month production served (the loop's last step).
+
+Reads the plan (never modified), the month's serving metrics (saved ``query_range`` answers with
+``--metrics``, or a live server with ``--prometheus``), the serving lines (``--serving`` CSV, else the
+plan's ``Serving`` sheet), optionally the month's FOCUS bills (line costs, commitments already bought),
+and the throughput corrections kept in ``--history``; writes the next plan and the updated
+corrections. Exit 2 on bad input, nothing written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from ..errors import InputError
+from ..money import Money
+from ._console import console, err_console
+
+__all__ = ["is_metrics", "observed_month", "register"]
+
+_DEFAULT_STEP_S = 300
+
+
+def _serving_lines(serving: Path | None, plan: Path):  # type: ignore[no-untyped-def]
+    from templates.plan_next_writer import read_serving_sheet
+
+    from ..serving import read_serving_lines
+
+    if serving is not None:
+        return read_serving_lines(serving)
+    lines = read_serving_sheet(plan)
+    if not lines:
+        raise InputError("no serving lines: the plan has no Serving sheet and no --serving was given",
+                         hint="pass --serving lines.csv (columns in docs/loop.md), e.g. "
+                              "finops/data/metrics/serving-lines.csv for the demo plan")
+    return lines
+
+
+def _check_sources(metrics: Sequence[Path] | None, prometheus: str | None) -> None:
+    if bool(metrics) == bool(prometheus):
+        raise InputError("give the month's serving metrics with --metrics FILE... or --prometheus URL (one of them)",
+                         hint="--metrics takes saved /api/v1/query_range answers (.json, .json.gz)")
+
+
+def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequence[Path] | None,
+                   prometheus: str | None, step_s: float, costs: dict[str, Money] | None = None):  # type: ignore[no-untyped-def]
+    """The realized month of every serving line, from saved answers or a live server."""
+    from connectors.prometheus import pull_month, read_saved
+
+    from ..serving import realize
+
+    _check_sources(metrics, prometheus)
+    series = read_saved(metrics) if metrics else pull_month(prometheus, month, step_s=step_s)  # type: ignore[arg-type]
+    return realize(_serving_lines(serving, plan), series, month, costs=costs)
+
+
+def _warn_ignored(observed) -> None:  # type: ignore[no-untyped-def]
+    if observed.ignored_metrics:
+        err_console.print(f"ignored series of metrics no name table knows: {', '.join(observed.ignored_metrics)}",
+                          highlight=False)
+    if observed.unassigned_series:
+        err_console.print(f"{observed.unassigned_series} series matched no serving line's label rule", highlight=False)
+
+
+def is_metrics(path: Path) -> bool:
+    """Whether a bare file argument is a saved query answer (``.json``, ``.json.gz``) rather than a bill."""
+    return path.name.lower().endswith((".json", ".json.gz"))
+
+
+def register(app: typer.Typer) -> None:
+    plan_app = typer.Typer(name="plan", no_args_is_help=True, help="The planning loop: the next month's plan.")
+    app.add_typer(plan_app)
+
+    @plan_app.command("next")
+    def plan_next(
+        plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
+        history: Path = typer.Option(..., "--history", help="folder of the loop's history (throughput corrections)"),
+        month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month production served"),
+        metrics: list[Path] | None = typer.Option(None, "--metrics", metavar="FILE...",
+                                                     help="saved /api/v1/query_range answers; repeat"),
+        prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
+                                                 help="a live Prometheus (token from FINOPS_PROMETHEUS_TOKEN)"),
+        serving: Path | None = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)"),
+        bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...",
+                                                   help="the month's FOCUS bills: line costs and commitments bought"),
+        growth: float = typer.Option(1.0, "--growth", help="demand of the next month over the observed one"),
+        horizon_months: int = typer.Option(12, "--horizon-months", help="months over which commitments are judged"),
+        step: float = typer.Option(_DEFAULT_STEP_S, "--step", help="--prometheus: query resolution in seconds"),
+        out: Path = typer.Option(Path("plan-next.xlsx"), "--out", help="the next plan (.xlsx)"),
+        quiet: bool = typer.Option(False, "--quiet", help="print nothing but errors"),
+        more: list[Path] | None = typer.Argument(None, hidden=True, metavar="FILE",
+                                                    help="further files, as in --metrics a.json b.json: .json and "
+                                                         ".json.gz are metrics, the rest bills"),
+    ) -> None:
+        """Write next month's plan: observed demand x growth, fleets re-sized, commitments re-optimized."""
+        from templates.plan_next_writer import write_next_plan
+        from templates.plan_reader import read_plan
+
+        from ..serving.commitments import sunk_commitments
+        from ..serving.correction import CORRECTIONS_FILE, CorrectionTable
+        from ..serving.next_month import plan_next_month
+
+        if not growth > 0:
+            raise InputError(f"--growth must be a positive number, got {growth}", hint="1.1 plans 10 % more demand")
+        if history.exists() and not history.is_dir():
+            raise InputError("--history must be a folder", hint="the corrections are kept in this folder")
+        metrics = list(metrics or []) + [p for p in more or [] if is_metrics(p)]
+        bills = list(bills or []) + [p for p in more or [] if not is_metrics(p)]
+        _check_sources(metrics, prometheus)
+        if out.exists() and plan.exists() and out.resolve() == plan.resolve():
+            raise InputError("--out is the input plan; the input plan is never modified",
+                             hint="write the next plan to another file, e.g. --out plan-next.xlsx")
+        plan_values = read_plan(plan)
+        costs, commitments = {}, []
+        if bills:
+            from ..reconcile import reconcile_month
+
+            rec = reconcile_month(plan_values, list(bills), month)
+            costs = {line.plan_line: line.actual for line in rec.lines}
+            commitments = sunk_commitments(list(bills), plan_values.mapping)
+        observed = observed_month(month, serving, plan, metrics, prometheus, step, costs)
+        _warn_ignored(observed)
+        corrections_path = history / CORRECTIONS_FILE
+        nxt = plan_next_month(observed, growth=growth, corrections=CorrectionTable.read(corrections_path),
+                              commitments=commitments, horizon_months=horizon_months, costs=costs)
+        written = write_next_plan(plan, plan_values, nxt, month, out)
+        history.mkdir(parents=True, exist_ok=True)
+        nxt.corrections.write(corrections_path)
+        if quiet:
+            return
+        table = Table("plan line", "GPUs now", "GPUs next", "sunk", "new commitments", "per month", "correction",
+                      title=f"{nxt.month}: next plan from {month} (growth {growth:g})")
+        for n in nxt.lines:
+            table.add_row(n.plan_line, str(n.realized.gpus), "" if n.gpus is None else str(n.gpus), str(n.sunk_units),
+                          ", ".join(f"{u} x {k}" for k, u in sorted(n.committed_units.items())) or "-",
+                          "" if n.monthly_cost is None else str(n.monthly_cost.rounded()),
+                          f"{n.factor:.3f} +-{n.band:.0%}")
+        console.print(table)
+        console.print(f"wrote {written} and {corrections_path}")

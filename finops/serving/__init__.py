@@ -1,0 +1,41 @@
+"""Serving metrics in the core: what production did per plan line, and what it teaches the next plan.
+
+Pure functions over recorded series (the Prometheus connector, ``connectors/prometheus``, produces
+them): :mod:`~finops.serving.series` (counters, resets, gaps), :mod:`~finops.serving.histogram`
+(percentiles, P_ok), :mod:`~finops.serving.metric_names` (engine name tables),
+:mod:`~finops.serving.serving_lines` (series -> plan line), :mod:`~finops.serving.realized` (the
+month per plan line), :mod:`~finops.serving.correction` (realized / predicted throughput kept by
+month) and :mod:`~finops.serving.next_month` (demand, fleet and mix of the next plan).
+"""
+
+from __future__ import annotations
+
+from .histogram import Histogram, histogram_from_buckets
+from .metric_names import ENGINE_METRICS, engines, known_metric_names, metric_names
+from .realized import RealizedLine, ServingMonth, month_window, realize
+from .series import Gap, Series, counter_steps, gaps, hourly_increase, increase
+from .serving_lines import SERVING_COLUMNS, ServingLine, assign, read_serving_lines, serving_lines_from_rows
+
+__all__ = [
+    "ENGINE_METRICS",
+    "SERVING_COLUMNS",
+    "Gap",
+    "Histogram",
+    "RealizedLine",
+    "Series",
+    "ServingLine",
+    "ServingMonth",
+    "assign",
+    "counter_steps",
+    "engines",
+    "gaps",
+    "histogram_from_buckets",
+    "hourly_increase",
+    "increase",
+    "known_metric_names",
+    "metric_names",
+    "month_window",
+    "read_serving_lines",
+    "realize",
+    "serving_lines_from_rows",
+]

@@ -1,0 +1,217 @@
+"""The next month's plan from the month production served: demand, fleet and commitment mix.
+
+Per serving plan line, from its realized month (:mod:`~finops.serving.realized`):
+
+* demand: the observed hourly requests (generation tokens per hour / mean output length) times
+  ``growth``, hour for hour; the peak is the largest hour;
+* fleet: :func:`finops.sizing.search` for the line's engine, GPU, precision and TP at the peak, the
+  line's TTFT/ITL targets and spare, after the recalibration hook
+  (:func:`~finops.serving.correction.corrected_rate`: peak / throughput factor);
+* mix (cloud lines): hour ``h`` needs ``GPUs x requests_h / peak / GPUs per instance`` instances; the
+  month's profile repeats over ``horizon_months`` x 730 hours (the horizon commitments are judged on);
+  commitments already bought (:mod:`~finops.serving.commitments`) serve first, while they last, at no
+  new cost; :func:`finops.mix.optimize_mix` buys the rest from the price book's options for the line's
+  instance type and region.
+
+Every change is a :class:`Change` row: what moved, from what to what, and why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import numpy as np
+
+from ..money import Money
+from ..price_book import PriceBook
+from .commitments import SunkCommitment
+from .correction import CorrectionTable, corrected_rate
+from .realized import RealizedLine, ServingMonth, month_window
+
+__all__ = ["HOURS_PER_MONTH", "Change", "NextLine", "NextPlan", "next_month", "plan_next_month"]
+
+HOURS_PER_MONTH = 730
+
+
+def next_month(month: str) -> str:
+    """``'2026-12'`` -> ``'2027-01'``.
+
+    >>> next_month("2026-12"), next_month("2026-05")
+    ('2027-01', '2026-06')
+    """
+    year, number = (int(p) for p in month.split("-"))
+    return f"{year + number // 12}-{number % 12 + 1:02d}"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row of the Changes sheet."""
+
+    plan_line: str
+    what: str
+    before: float | str | None
+    after: float | str | None
+    why: str
+
+    @property
+    def change(self) -> float | None:
+        """``after / before - 1`` for numbers (``None`` otherwise)."""
+        if isinstance(self.before, int | float) and isinstance(self.after, int | float) and self.before:
+            return self.after / self.before - 1
+        return None
+
+
+@dataclass(frozen=True)
+class NextLine:
+    """One serving line of the next month's plan."""
+
+    realized: RealizedLine
+    observed_month: str
+    month: str
+    hourly_requests: np.ndarray = field(repr=False)
+    factor: float
+    band: float
+    correction_months: tuple[str, ...]
+    replicas: int | None
+    gpus: int | None
+    instances: int | None
+    sunk_units: int
+    committed_units: dict[str, int]
+    monthly_cost: Money | None
+    reason: str | None
+
+    @property
+    def plan_line(self) -> str:
+        return self.realized.plan_line
+
+    @property
+    def peak_requests_per_hour(self) -> float:
+        return float(self.hourly_requests.max()) if self.hourly_requests.size else 0.0
+
+    @property
+    def planned_mtokens(self) -> Decimal:
+        """Million tokens the next month is planned to serve (observed x growth)."""
+        scale = self.hourly_requests.sum() / max(self.realized.requests, 1e-12)
+        return Decimal(repr(round(float(self.realized.tokens * scale) / 1e6, 3)))
+
+
+@dataclass(frozen=True)
+class NextPlan:
+    month: str
+    growth: float
+    lines: tuple[NextLine, ...]
+    changes: tuple[Change, ...]
+    corrections: CorrectionTable
+
+    def line(self, plan_line: str) -> NextLine:
+        return next(n for n in self.lines if n.plan_line == plan_line)
+
+
+def _size(realized: RealizedLine, peak: float, factor: float, book: PriceBook) -> tuple[object | None, str | None]:
+    from ..sizing.search import search
+    from ..sizing.workload import Workload
+
+    line = realized.line
+    if not realized.requests or peak <= 0:
+        return None, "no requests were served: nothing to size"
+    workload = Workload(name=line.plan_line, model=line.model, isl=max(1, round(realized.isl or 1)),
+                        osl=max(1, round(realized.osl or 1)), peak_requests_per_hour=corrected_rate(peak, factor),
+                        ttft_ms=line.ttft_target_ms, itl_ms=line.itl_target_ms, spare=line.spare)
+    result = search(workload, gpus=[line.gpu], precisions=[line.precision], tps=[line.tp], engine=line.engine,
+                    price_book=book, top=1)
+    return (result.options[0], None) if result.options else (None, result.infeasible_reason)
+
+
+def _sunk_per_hour(commitments: Sequence[SunkCommitment], realized: RealizedLine, start: datetime,
+                   hours: int) -> tuple[np.ndarray, int]:
+    line = realized.line
+    mine = [c for c in commitments if c.covers(line.plan_line, line.region, line.instance_type)]
+    sunk = np.zeros(hours)
+    for c in mine:
+        sunk[: min(hours, int(c.hours_left(start)))] += c.units
+    return sunk, sum(c.units for c in mine)
+
+
+def _mix(realized: RealizedLine, gpus: int, hourly: np.ndarray, commitments: Sequence[SunkCommitment],
+         start: datetime, horizon_months: int, book: PriceBook) -> tuple[int, int, dict[str, int], Money]:
+    """(instances at the peak, sunk units, new committed units by option, monthly cost of what is bought)."""
+    from ..catalog.instances import instance
+    from ..mix import optimize_mix
+    from ..mix.price_options import options_from_prices
+
+    line = realized.line
+    per_instance = instance(line.provider, line.instance_type).gpu_count
+    hours = horizon_months * HOURS_PER_MONTH
+    need = np.resize(gpus * hourly / hourly.max() / per_instance, hours)
+    sunk, sunk_units = _sunk_per_hour(commitments, realized, start, hours)
+    residual = np.maximum(need - sunk, 0.0)
+    options = options_from_prices(book, line.provider, line.instance_type, line.region, horizon_hours=hours)
+    result = optimize_mix(residual, options)
+    monthly = result.total_cost * (Decimal(HOURS_PER_MONTH) / Decimal(hours))
+    committed = {name: units for name, units in result.units.items() if units}
+    return math.ceil(gpus / per_instance), sunk_units, committed, monthly
+
+
+def plan_next_month(observed: ServingMonth, *, growth: float, corrections: CorrectionTable,
+                    commitments: Sequence[SunkCommitment] = (), price_book: PriceBook | None = None,
+                    horizon_months: int = 12, costs: Mapping[str, Money] | None = None) -> NextPlan:
+    """The next month's plan for every serving line of ``observed`` (see the module docstring).
+
+    ``corrections`` is the table before this month; the returned plan carries it with this month added.
+    """
+    book = price_book if price_book is not None else PriceBook.current()
+    month = next_month(observed.month)
+    start = datetime.fromtimestamp(month_window(month)[0], UTC).replace(tzinfo=None)
+    table = corrections.with_month(observed)
+    lines, changes = [], []
+    for realized in observed.lines:
+        line = realized.line
+        key = (line.engine, line.gpu, line.model)
+        hourly = realized.hourly_generation_tokens / (realized.osl or 1) * growth
+        peak = float(hourly.max()) if hourly.size else 0.0
+        option, reason = _size(realized, peak, table.factor(*key), book)
+        gpus = getattr(option, "gpus", None)
+        instances, sunk_units, committed, monthly = None, 0, {}, None
+        if gpus and line.buys_capacity:
+            instances, sunk_units, committed, monthly = _mix(realized, gpus, hourly, commitments, start,
+                                                              horizon_months, book)
+        nxt = NextLine(realized, observed.month, month, hourly, table.factor(*key), table.band(*key), table.months(*key),
+                       getattr(option, "replicas", None), gpus, instances, sunk_units, committed, monthly, reason)
+        lines.append(nxt)
+        changes += _changes(nxt, realized, growth, corrections.factor(*key), (costs or {}).get(line.plan_line))
+    return NextPlan(month, growth, tuple(lines), tuple(changes), table)
+
+
+def _changes(nxt: NextLine, realized: RealizedLine, growth: float, factor_before: float,
+             cost_before: Money | None) -> list[Change]:
+    name = nxt.plan_line
+    observed_peak = nxt.peak_requests_per_hour / growth if growth else 0.0
+    rows = [
+        Change(name, "peak requests per hour", round(observed_peak, 1), round(nxt.peak_requests_per_hour, 1),
+               f"the busiest hour of {nxt.observed_month} x growth {growth:g}"),
+        Change(name, "million tokens", round(realized.tokens / 1e6, 3), float(nxt.planned_mtokens),
+               f"tokens served in {nxt.observed_month} x growth {growth:g}"),
+        Change(name, "throughput correction", round(factor_before, 4), round(nxt.factor, 4),
+               f"realized / predicted tokens per GPU-hour {_fmt(realized.throughput_ratio)} this month; "
+               f"from {', '.join(nxt.correction_months) or 'no month'}; band +-{nxt.band:.0%}"),
+        Change(name, "GPUs", realized.gpus, nxt.gpus,
+               nxt.reason or f"{nxt.replicas} replicas of TP{realized.line.tp} {realized.line.gpu} meet TTFT "
+                             f"{_fmt(realized.line.ttft_target_ms)} ms / ITL {_fmt(realized.line.itl_target_ms)} ms "
+                             f"at the peak / correction, with {realized.line.spare:.0%} spare"),
+    ]
+    if realized.line.buys_capacity and nxt.gpus:
+        bought = ", ".join(f"{units} x {name_}" for name_, units in sorted(nxt.committed_units.items())) or "none"
+        rows.append(Change(name, "committed instances", nxt.sunk_units, nxt.sunk_units + sum(nxt.committed_units.values()),
+                           f"{nxt.sunk_units} already bought (sunk, from the bills) serve first; new: {bought}"))
+        rows.append(Change(name, "monthly cost", None if cost_before is None else float(cost_before.rounded().amount),
+                           None if nxt.monthly_cost is None else float(nxt.monthly_cost.rounded().amount),
+                           f"the mix's cost of what is not yet committed, per {HOURS_PER_MONTH} hours"))
+    return rows
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g}"

@@ -1,0 +1,257 @@
+"""What each serving plan line actually did in a month, from its recorded metric series.
+
+Per plan line (series assigned by :mod:`~finops.serving.serving_lines`), over the month's hours:
+
+* tokens served: ``increase()`` of the prompt and generation counters, requests of the success
+  counter (resets handled as Prometheus does, :mod:`~finops.serving.series`); the hourly profile is
+  the generation counter's increase per hour;
+* TTFT and ITL: P50 and P99 of the month's histogram, and seed 003's ``P_ok = N_within / N_total``
+  against the line's targets (:mod:`~finops.serving.histogram`);
+* GPUs: one DCGM utilization series per GPU; ``GPU-hours = sum over GPUs of the time covered``,
+  utilization the mean of the gauge;
+* throughput: realized ``generation tokens / GPU-hours`` against what the performance model
+  (:func:`finops.sizing.estimate`) predicts for the line's configuration at the month's mean prompt
+  and output lengths and mean running batch per replica; ``ratio = realized / predicted``;
+* cost per million tokens: the line's actual cost from the reconciliation over
+  ``(prompt + generation tokens) / 10^6``.
+
+A quantity the engine does not export, or that no series gave, is ``None`` and named in ``missing``.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import numpy as np
+
+from ..errors import FinopsError, InputError
+from ..money import Money
+from .histogram import histogram_from_buckets
+from .metric_names import GPU_METRICS, known_metric_names, metric_names
+from .series import Series, gaps, hourly_increase, increase
+from .serving_lines import ServingLine, assign
+
+__all__ = ["RealizedLine", "ServingMonth", "month_window", "realize"]
+
+_MILLION = Decimal(1_000_000)
+
+
+def month_window(month: str) -> tuple[float, int]:
+    """``(start, hours)`` of a ``YYYY-MM`` month in UTC: Unix seconds of its first instant, its hours.
+
+    >>> month_window("2026-05")
+    (1777593600.0, 744)
+    """
+    try:
+        year, number = (int(part) for part in month.split("-"))
+        start = datetime(year, number, 1, tzinfo=UTC)
+    except ValueError:
+        raise InputError(f"expected a month as YYYY-MM, got {month!r}", hint="for example 2026-05") from None
+    return start.timestamp(), calendar.monthrange(year, number)[1] * 24
+
+
+@dataclass(frozen=True)
+class RealizedLine:
+    """One plan line's month; latencies in milliseconds, shares in [0, 1], ``None`` when not measured."""
+
+    line: ServingLine
+    prompt_tokens: float
+    generation_tokens: float
+    requests: float
+    hourly_generation_tokens: np.ndarray = field(repr=False)
+    ttft_p50_ms: float | None
+    ttft_p99_ms: float | None
+    itl_p50_ms: float | None
+    itl_p99_ms: float | None
+    ttft_p_ok: float | None
+    itl_p_ok: float | None
+    replicas: int
+    mean_running: float | None
+    gpus: int
+    gpu_hours: float
+    gpu_utilization: float | None
+    predicted_tokens_per_gpu_hour: float | None
+    cost: Money | None
+    gap_hours: float
+    missing: tuple[str, ...]
+
+    @property
+    def plan_line(self) -> str:
+        return self.line.plan_line
+
+    @property
+    def tokens(self) -> float:
+        """Prompt plus generation tokens served."""
+        return self.prompt_tokens + self.generation_tokens
+
+    @property
+    def isl(self) -> float | None:
+        return self.prompt_tokens / self.requests if self.requests else None
+
+    @property
+    def osl(self) -> float | None:
+        return self.generation_tokens / self.requests if self.requests else None
+
+    @property
+    def realized_tokens_per_gpu_hour(self) -> float | None:
+        """Generation tokens per GPU-hour the line's GPUs delivered."""
+        return self.generation_tokens / self.gpu_hours if self.gpu_hours else None
+
+    @property
+    def throughput_ratio(self) -> float | None:
+        """Realized over predicted generation tokens per GPU-hour."""
+        realized, predicted = self.realized_tokens_per_gpu_hour, self.predicted_tokens_per_gpu_hour
+        return realized / predicted if realized is not None and predicted else None
+
+    @property
+    def cost_per_million_tokens(self) -> Money | None:
+        """Actual cost over the million tokens actually served."""
+        if self.cost is None or self.tokens <= 0:
+            return None
+        return self.cost * (_MILLION / Decimal(repr(self.tokens)))
+
+
+@dataclass(frozen=True)
+class ServingMonth:
+    """The realized lines of a month, and the series that went nowhere."""
+
+    month: str
+    lines: tuple[RealizedLine, ...]
+    ignored_metrics: tuple[str, ...]   # metric names no table knows
+    unassigned_series: int             # series of known metrics that match no line's rule
+
+    def line(self, plan_line: str) -> RealizedLine:
+        return next(r for r in self.lines if r.plan_line == plan_line)
+
+
+def _inside(series: Series, start: float, end: float) -> Series:
+    keep = (series.times >= start) & (series.times <= end)
+    return Series(series.name, series.labels, series.times[keep], series.values[keep], series.source)
+
+
+def _pick(by_name: Mapping[str, list[Series]], names: Sequence[str], suffix: str = "") -> list[Series]:
+    """The series of the first of ``names`` (alternatives) that has any."""
+    return next((by_name[n + suffix] for n in names if by_name.get(n + suffix)), [])
+
+
+def _predicted(line: ServingLine, isl: float | None, osl: float | None, running: float | None) -> float | None:
+    """Generation tokens per GPU-hour the performance model predicts at the observed operating point.
+
+    A mean running batch ``c`` between whole batches ``k = floor(c)`` and ``k + 1`` is a replica
+    running ``k`` sequences part of the time and ``k + 1`` the rest, so the rate is interpolated:
+    ``rate(c) = rate(k) x (k + 1 - c) + rate(k + 1) x (c - k)``, with ``rate(0) = 0``.
+    """
+    from ..sizing.performance import estimate
+
+    if not isl or not osl or running is None:
+        return None
+
+    def rate(batch: int) -> float:
+        if batch == 0:
+            return 0.0
+        e = estimate(line.model, line.gpu, precision=line.precision, tp=line.tp, isl=max(1, round(isl)),
+                     osl=max(1, round(osl)), concurrency=batch, engine=line.engine)
+        return e.output_tokens_per_s_per_gpu or 0.0
+
+    low = int(running)
+    try:
+        per_s = rate(low) * (low + 1 - running) + rate(low + 1) * (running - low)
+    except FinopsError:
+        return None
+    return per_s * 3600 or None
+
+
+def _realize_line(line: ServingLine, by_name: Mapping[str, list[Series]], start: float, hours: int,
+                  cost: Money | None) -> RealizedLine:
+    missing: list[str] = []
+
+    def counter(quantity: str) -> list[Series]:
+        found = _pick(by_name, metric_names(line.engine, quantity))  # type: ignore[arg-type]
+        if not found:
+            missing.append(quantity)
+        return found
+
+    prompt, generation, requests = counter("prompt_tokens"), counter("generation_tokens"), counter("requests")
+    latency: dict[str, tuple[float | None, float | None, float | None]] = {}
+    for quantity, target in (("ttft", line.ttft_target_ms), ("itl", line.itl_target_ms)):
+        buckets = _pick(by_name, metric_names(line.engine, quantity), "_bucket")  # type: ignore[arg-type]
+        if not buckets:
+            missing.append(quantity)
+            latency[quantity] = (None, None, None)
+            continue
+        h = histogram_from_buckets(buckets)
+        p50, p99 = h.quantile(0.5), h.quantile(0.99)
+        latency[quantity] = (None if p50 is None else p50 * 1e3, None if p99 is None else p99 * 1e3,
+                             None if target is None else h.share_within(target / 1e3))
+    running = _pick(by_name, metric_names(line.engine, "running"))
+    if not running:
+        missing.append("running")
+    utilization = _pick(by_name, GPU_METRICS["gpu_util"])
+    if not utilization:
+        missing.append("gpu_util")
+    total = {name: sum(increase(s) for s in group) for name, group in
+             (("prompt", prompt), ("generation", generation), ("requests", requests))}
+    hourly = sum((hourly_increase(s, start, hours) for s in generation), np.zeros(hours))
+    gpu_hours = sum(_covered_hours(s, start + hours * 3600) for s in utilization)
+    mean_running = float(np.mean([s.values.mean() for s in running])) if running else None
+    requests_n = total["requests"]
+    isl = total["prompt"] / requests_n if requests_n else None
+    osl = total["generation"] / requests_n if requests_n else None
+    gap_hours = sum(g.hours for g in {(g.start, g.end): g for s in generation + requests for g in gaps(s)}.values())
+    return RealizedLine(
+        line, total["prompt"], total["generation"], requests_n, hourly,
+        *latency["ttft"][:2], *latency["itl"][:2], latency["ttft"][2], latency["itl"][2],
+        len(running), mean_running, len(utilization), gpu_hours,
+        float(np.mean(np.concatenate([s.values for s in utilization]))) / 100 if utilization else None,
+        _predicted(line, isl, osl, mean_running), cost, gap_hours, tuple(missing))
+
+
+def _covered_hours(series: Series, end: float) -> float:
+    """Hours a gauge series covers: from its first sample to one median step past its last, within ``end``."""
+    if series.times.size < 2:
+        return 0.0
+    last = min(end, float(series.times[-1] + np.median(np.diff(series.times))))
+    return (last - float(series.times[0])) / 3600
+
+
+def realize(lines: Sequence[ServingLine], series: Sequence[Series], month: str, *,
+            costs: Mapping[str, Money] | None = None, window: tuple[float, int] | None = None) -> ServingMonth:
+    """The realized figures of every serving line in ``month`` from ``series``.
+
+    ``window`` (start in Unix seconds, hours) replaces the month's own hours, for a shorter recording.
+
+    Raises :class:`InputError` when no series is of a metric the name tables know, or when a line gets
+    no series at all (naming its label rule).
+    """
+    start, hours = window or month_window(month)
+    end = start + hours * 3600
+    known = known_metric_names()
+    ignored = sorted({s.name for s in series if s.name not in known})
+    if series and len(ignored) == len({s.name for s in series}):
+        raise InputError(f"no series of a known serving metric (got {', '.join(ignored[:5])})",
+                         hint="give query_range responses of vLLM, SGLang, TRT-LLM or DCGM series "
+                              "(see docs/loop.md for the names)")
+    grouped: dict[str, dict[str, list[Series]]] = {line.plan_line: {} for line in lines}
+    unassigned = 0
+    for s in series:
+        if s.name not in known:
+            continue
+        owner = assign(lines, s.labels)
+        if owner is None:
+            unassigned += 1
+            continue
+        clipped = _inside(s, start, end)
+        if clipped.times.size:
+            grouped[owner.plan_line].setdefault(s.name, []).append(clipped)
+    realized = []
+    for line in lines:
+        if not grouped[line.plan_line]:
+            raise InputError(f"no series in {month} for plan line {line.plan_line!r} "
+                             f"(label {line.label_key} matching {line.label_value!r})",
+                             hint="check the Serving table's label rule against the series' labels")
+        realized.append(_realize_line(line, grouped[line.plan_line], start, hours, (costs or {}).get(line.plan_line)))
+    return ServingMonth(month, tuple(realized), tuple(ignored), unassigned)

@@ -1,0 +1,110 @@
+"""Which metric series belong to which plan line, and what each serving plan line runs.
+
+A serving line is one row of the Serving table (a CSV, or the ``Serving`` sheet that ``plan next``
+writes): the plan line it feeds, the configuration it runs (engine, model, GPU, precision, TP), the
+targets it is held to, how it buys capacity (provider, instance type, region; ``on-prem`` buys
+nothing), and one label rule on the Mapping sheet's pattern: series whose label ``LabelKey`` matches
+the glob ``LabelValue`` (``*``/``?``, case-insensitive) belong to the line. Rules are tried in row
+order; the first match wins. The rule applies to the engine's series and the GPU exporter's alike
+(label both with the same key, e.g. the Kubernetes ``namespace``).
+
+>>> line = ServingLine("prod", "vllm", "llama-3.1-8b", "h100-sxm", "fp8", 1, "namespace", "prod-*")
+>>> line.matches({"namespace": "PROD-eu"}), line.matches({"namespace": "staging"})
+(True, False)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from ..errors import InputError, Location
+from ..mix._csv import read_table
+
+__all__ = ["SERVING_COLUMNS", "ServingLine", "assign", "read_serving_lines", "serving_lines_from_rows"]
+
+#: Columns of the Serving table, in order.
+SERVING_COLUMNS = ("PlanLine", "Engine", "Model", "Gpu", "Precision", "TP", "LabelKey", "LabelValue",
+                   "TtftTargetMs", "ItlTargetMs", "Spare", "Provider", "InstanceType", "Region")
+_REQUIRED = SERVING_COLUMNS[:8]
+
+
+@dataclass(frozen=True)
+class ServingLine:
+    """One row of the Serving table; targets in milliseconds, ``spare`` a share (0.2 = 20 % headroom)."""
+
+    plan_line: str
+    engine: str
+    model: str
+    gpu: str
+    precision: str
+    tp: int
+    label_key: str
+    label_value: str
+    ttft_target_ms: float | None = None
+    itl_target_ms: float | None = None
+    spare: float = 0.0
+    provider: str = "on-prem"
+    instance_type: str = ""
+    region: str = ""
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Whether a series with ``labels`` belongs to this line."""
+        value = labels.get(self.label_key)
+        return value is not None and fnmatchcase(value.lower(), self.label_value.lower())
+
+    @property
+    def buys_capacity(self) -> bool:
+        """A cloud line whose capacity the commitment mix buys (on-prem lines own theirs)."""
+        return self.provider.lower() not in ("on-prem", "onprem", "") and bool(self.instance_type)
+
+    def values(self) -> list[object]:
+        """The row as the Serving table's cells, in :data:`SERVING_COLUMNS` order."""
+        return [self.plan_line, self.engine, self.model, self.gpu, self.precision, self.tp, self.label_key,
+                self.label_value, self.ttft_target_ms, self.itl_target_ms, self.spare, self.provider,
+                self.instance_type, self.region]
+
+
+def assign(lines: Sequence[ServingLine], labels: Mapping[str, str]) -> ServingLine | None:
+    """The first line whose rule matches ``labels``, else ``None``."""
+    return next((line for line in lines if line.matches(labels)), None)
+
+
+def _number(text: str, path: Path, row: int, column: str, *, whole: bool = False) -> float | None:
+    if not text:
+        return None
+    try:
+        value = int(text) if whole else float(text)
+    except ValueError:
+        raise InputError(f"expected a number, got {text!r}", where=Location(file=str(path), row=row, column=column),
+                         hint="a plain number such as 500 or 0.2") from None
+    if value < 0:
+        raise InputError(f"expected 0 or more, got {text!r}", where=Location(file=str(path), row=row, column=column))
+    return value
+
+
+def serving_lines_from_rows(rows: Sequence[tuple[int, Mapping[str, str]]], source: str) -> tuple[ServingLine, ...]:
+    """Serving lines from ``(row number, {column: text})`` rows of a CSV or a sheet; errors name the row."""
+    path = Path(source)
+    lines = []
+    for row, cells in rows:
+        for column in _REQUIRED:
+            if not cells.get(column):
+                raise InputError(f"{column} is blank", where=Location(file=source, row=row, column=column),
+                                 hint="every serving line names its plan line, configuration and label rule")
+        tp = _number(cells["TP"], path, row, "TP", whole=True)
+        lines.append(ServingLine(
+            cells["PlanLine"], cells["Engine"].lower(), cells["Model"], cells["Gpu"], cells["Precision"].lower(),
+            int(tp or 1), cells["LabelKey"], cells["LabelValue"],
+            _number(cells.get("TtftTargetMs", ""), path, row, "TtftTargetMs"),
+            _number(cells.get("ItlTargetMs", ""), path, row, "ItlTargetMs"),
+            _number(cells.get("Spare", ""), path, row, "Spare") or 0.0,
+            cells.get("Provider", "") or "on-prem", cells.get("InstanceType", ""), cells.get("Region", "")))
+    return tuple(lines)
+
+
+def read_serving_lines(path: str | Path) -> tuple[ServingLine, ...]:
+    """The Serving table in a CSV with :data:`SERVING_COLUMNS` (the first eight required)."""
+    return serving_lines_from_rows(read_table(Path(path), "serving lines", _REQUIRED), str(path))

@@ -1,0 +1,151 @@
+"""Write the next month's plan workbook: a copy of the input plan with the loop's answer added.
+
+The input plan is opened read-only and never saved; the output is a new file (written beside its
+target, then renamed into place). What the copy gains:
+
+* ``tblBudget``: one row per plan line for the next month (serving cloud lines: the mix's monthly
+  cost and the planned tokens; the other lines: this month's row carried over), appended below the
+  existing rows (the table grows; rows of that month already there are replaced);
+* ``Serving`` (``tblServing``): the serving lines, so the next run reads them from the plan;
+* ``Demand``: the next month's hourly requests per serving line (observed profile x growth);
+* ``Fleet``: per line the GPUs observed and sized, replicas, instances, commitments sunk and new,
+  monthly cost, the throughput correction with its band and months;
+* ``Changes``: what moved, from what to what, by how much, and why.
+
+Sheets of these names from an earlier run are replaced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from finops.errors import InputError, Location
+from finops.files import replacing
+from finops.reconcile.plan import Plan
+from finops.serving import SERVING_COLUMNS, ServingLine, serving_lines_from_rows
+from finops.serving.next_month import NextPlan
+
+from .plan_reader import check_package
+
+__all__ = ["ADDED_SHEETS", "read_serving_sheet", "write_next_plan"]
+
+ADDED_SHEETS = ("Serving", "Demand", "Fleet", "Changes")
+FLEET_HEADERS = ("PlanLine", "GpusObserved", "GpusNext", "Replicas", "Instances", "SunkCommitted",
+                 "NewCommitted", "MonthlyCost", "Currency", "ThroughputCorrection", "ErrorBand",
+                 "CorrectionMonths", "Note")
+CHANGES_HEADERS = ("PlanLine", "What", "Before", "After", "ChangePct", "Why")
+
+
+def read_serving_sheet(path: Path) -> tuple[ServingLine, ...] | None:
+    """The plan's ``tblServing`` (written by an earlier ``plan next``), or ``None`` when it has none."""
+    import openpyxl
+
+    check_package(Path(path))
+    wb = openpyxl.load_workbook(path, data_only=True)
+    ws = next((ws for ws in wb.worksheets if "tblServing" in ws.tables), None)
+    if ws is None:
+        return None
+    cells = ws[ws.tables["tblServing"].ref]
+    header = [str(c.value or "").strip() for c in cells[0]]
+    rows = [(row[0].row, {h: "" if c.value is None else str(c.value).strip() for h, c in zip(header, row)})
+            for row in cells[1:] if any(c.value not in (None, "") for c in row)]
+    return serving_lines_from_rows(rows, f"{path}, sheet {ws.title}")
+
+
+def _table_sheet(wb, name: str, table: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
+                 note: str) -> None:
+    from openpyxl.utils import get_column_letter
+    from openpyxl.worksheet.table import Table
+
+    if name in wb.sheetnames:
+        del wb[name]
+    ws = wb.create_sheet(name)
+    ws.append([name])
+    ws.append([note])
+    ws.append(list(headers))
+    for row in rows:
+        ws.append(list(row))
+    ref = f"A3:{get_column_letter(len(headers))}{3 + max(1, len(rows))}"
+    ws.add_table(Table(displayName=table, ref=ref))
+    ws.freeze_panes = "A4"
+
+
+def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str) -> list[list[object]]:
+    serving = {n.plan_line: n for n in nxt.lines}
+    rows = []
+    for b in plan.budget_for(observed_month):
+        line = serving.get(b.plan_line)
+        amount, mtokens = b.amount.amount, b.planned_mtokens
+        if line is not None:
+            mtokens = line.planned_mtokens
+            if line.monthly_cost is not None:
+                amount = line.monthly_cost.rounded().amount
+        rows.append([nxt.month, b.plan_line, b.cost_centre, b.category, b.provider, float(amount), b.amount.currency,
+                     None if mtokens is None else float(mtokens)])
+    return rows
+
+
+def _append_budget(wb, rows: list[list[object]], month: str) -> None:
+    import re
+
+    ws = wb["Budget"]
+    table = ws.tables["tblBudget"]
+    first, last = table.ref.split(":")
+    top = int(re.sub(r"\D", "", first))
+    end = int(re.sub(r"\D", "", last))
+    kept = [r for r in range(top + 1, end + 1) if ws.cell(r, 1).value != month]
+    values = [[ws.cell(r, c).value for c in range(1, 9)] for r in kept] + rows
+    for r in range(top + 1, max(end, top + len(values)) + 1):
+        for c in range(1, 9):
+            ws.cell(r, c).value = None
+    for i, row in enumerate(values, start=top + 1):
+        for c, value in enumerate(row, start=1):
+            ws.cell(i, c).value = value
+    col = re.sub(r"\d", "", last)
+    table.ref = f"{first}:{col}{top + len(values)}"
+    if table.autoFilter is not None:
+        table.autoFilter.ref = table.ref
+
+
+def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: str, out: Path) -> Path:
+    """Write the next plan to ``out`` (never ``plan_path``) and return ``out``."""
+    import openpyxl
+
+    plan_path, out = Path(plan_path), Path(out)
+    if out.suffix.lower() != ".xlsx":
+        raise InputError("the next plan is written as .xlsx", where=Location(file=str(out)),
+                         hint="for example --out plan-next.xlsx")
+    if out.exists() and plan_path.exists() and out.resolve() == plan_path.resolve():
+        raise InputError("--out is the input plan; the input plan is never modified", where=Location(file=str(out)),
+                         hint="write the next plan to another file, e.g. --out plan-next.xlsx")
+    check_package(plan_path)
+    wb = openpyxl.load_workbook(plan_path)
+    _append_budget(wb, _budget_rows(plan, nxt, observed_month), nxt.month)
+    lines = [n.realized.line for n in nxt.lines]
+    stamp = f"written by `finops plan next` from {observed_month} on {datetime.now(UTC):%Y-%m-%d}"
+    _table_sheet(wb, "Serving", "tblServing", SERVING_COLUMNS, [line.values() for line in lines],
+                 "Serving plan lines: configuration, targets, how capacity is bought, and the label rule "
+                 "that assigns metric series to the line (first match wins). " + stamp)
+    hours = max((n.hourly_requests.size for n in nxt.lines), default=0)
+    demand = [[h] + [round(float(n.hourly_requests[h]), 3) if h < n.hourly_requests.size else None
+                     for n in nxt.lines] for h in range(hours)]
+    _table_sheet(wb, "Demand", "tblDemand", ["Hour"] + [n.plan_line for n in nxt.lines], demand,
+                 f"Requests per hour planned for {nxt.month}: the observed hours of {observed_month} x growth "
+                 f"{nxt.growth:g}. " + stamp)
+    fleet = [[n.plan_line, n.realized.gpus, n.gpus, n.replicas, n.instances, n.sunk_units,
+              ", ".join(f"{u} x {name}" for name, u in sorted(n.committed_units.items())),
+              None if n.monthly_cost is None else float(n.monthly_cost.rounded().amount),
+              None if n.monthly_cost is None else n.monthly_cost.currency,
+              round(n.factor, 4), round(n.band, 4), ", ".join(n.correction_months), n.reason or ""]
+             for n in nxt.lines]
+    _table_sheet(wb, "Fleet", "tblFleet", FLEET_HEADERS, fleet,
+                 f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp)
+    changes = [[c.plan_line, c.what, c.before, c.after, None if c.change is None else round(c.change, 4), c.why]
+               for c in nxt.changes]
+    _table_sheet(wb, "Changes", "tblChanges", CHANGES_HEADERS, changes,
+                 f"What moved from {observed_month} to {nxt.month}, by how much, and why. " + stamp)
+    with replacing(out) as temporary:
+        wb.save(temporary)
+    return out
