@@ -85,7 +85,8 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     plan = _read_plan(Path(plan_path), usage)
     history = History(Path(out_dir) / HISTORY_FILE)
     rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
-                          past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress)
+                          past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress,
+                          past_one_off=history.past_one_off(month, plan.currency()))
     names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
     return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at)
 
@@ -105,17 +106,20 @@ def _check_out(out_dir: Path) -> None:
 
 def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_dir: Path, bill_names: list[str],
                     run_at: datetime | None) -> Path:
-    """Write the review (atomically), then keep the month in the history."""
-    from templates.review_writer import write_review
+    """Write the review (atomically), then keep the month in the history, with the comments typed into
+    the review it replaces (or kept in the history)."""
+    from templates.review.comments import kept_comments
+    from templates.review_writer import review_name, write_review
 
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+    comments = kept_comments(out_dir / review_name(rec.month), history.comments(rec.month))
     try:
         path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
-                            plan_name=plan_path.name, bill_names=bill_names)
+                            plan_name=plan_path.name, bill_names=bill_names, comments=comments)
     except OSError as exc:
         raise InputError(f"cannot write the review: {exc.strerror or exc}", where=Location(file=str(out_dir)),
                          hint="check that the folder exists or can be created, and is writable") from exc
-    history.record(rec, run_at)
+    history.record(rec, run_at, comments)
     return path
 
 
