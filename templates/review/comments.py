@@ -32,13 +32,14 @@ def comments_in_review(path: Path) -> dict[str, str]:
     path = Path(path)
     if not path.is_file():
         return {}
-    hint = "move the old review away (its comments are then taken from the history), and run again"
-    check_package(path)
     try:
+        check_package(path)
         book = openpyxl.load_workbook(path)
     except Exception as exc:  # openpyxl raises many types for damaged files; translate at the seam
-        raise InputError(f"cannot read the comments of the review this run replaces: {exc}",
-                         where=Location(file=str(path)), hint=hint) from exc
+        reason = exc.message if isinstance(exc, InputError) else str(exc)
+        raise InputError(f"cannot read the comments of the review this run would replace: {reason}",
+                         where=Location(file=str(path)),
+                         hint="move that file away (its comments are then taken from the history) and run again") from exc
     try:
         for ws in book.worksheets:
             if VARIANCE_TABLE in ws.tables:
