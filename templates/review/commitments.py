@@ -15,7 +15,7 @@ from .tables import cell_value, figures_table, label, money_column, text_column
 
 __all__ = ["commitments_sheet", "short_id"]
 
-_COLUMNS = (text_column("Commitment", 46), text_column("Provider", 16), text_column("Type", 22),
+_COLUMNS = (text_column("Commitment", 34), text_column("Provider", 16), text_column("Type", 22),
             text_column("Payment", 11), Column("Purchased on", "date", "computed", 11),
             money_column("Term (months)", 8, "int"), Column("Ends on", "date", "computed", 11),
             money_column("Purchased (cash)", 15), money_column("Scheduled per month", 14),
@@ -30,7 +30,7 @@ def commitments_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at
                       "paid upfront or by monthly fee, and enters the P&L month by month as amortization. Utilization "
                       "= used / (used + unused); coverage = committed usage / usage of the services that had "
                       "committed usage. Balance left: bought in this month's bills and not yet in the P&L. Commitment: the "
-                      "last two parts of its CommitmentDiscountId.",
+                      "kind and last part of its CommitmentDiscountId.",
                       month=rec.month, run_at=run_at, widths=WIDTHS, header_rows=(0, 1))
     c = rec.commitments
     place = figures_table(ws, styles, "tblCommitments", [
@@ -63,14 +63,15 @@ def commitments_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at
 
 
 def short_id(commitment_id: str) -> str:
-    """The last two ``/``-parts of a CommitmentDiscountId, what tells commitments apart on a page.
+    """What tells commitments apart on a page: the kind and the last part of a CommitmentDiscountId.
 
-    >>> short_id("arn:aws:ec2:ap-southeast-1::reservation/12a634f08ae0051d")
-    'ap-southeast-1::reservation/12a634f08ae0051d'
+    >>> short_id("arn:aws:ec2:ap-southeast-1:111:reservation/12a634f08ae0051d")
+    'reservation/12a634f08ae0051d'
     >>> short_id("//compute.googleapis.com/projects/p/regions/asia-southeast1/commitments/cud-2301a9ac21")
     'commitments/cud-2301a9ac21'
     """
-    return "/".join(commitment_id.split("/")[-2:]).removeprefix("arn:aws:ec2:").removeprefix("arn:aws:")
+    *rest, last = commitment_id.split("/")
+    return f"{rest[-1].split(':')[-1]}/{last}" if rest else last
 
 
 #: Schedule column -> the :class:`~finops.reconcile.result.CommitmentLine` field it totals.

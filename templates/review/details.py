@@ -57,7 +57,7 @@ def gpu_usage_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: 
                         [(g.gpu_model, cell_value(g.hours), g.source) for g in rec.gpu_hours], first_row=3)
     if not rec.gpu_hours:
         ws.write_string(place.row(0) + 2, 0, "No GPU usage in these bills: no x_GpuHours, and no usage hours of "
-                        "an instance type the instance catalog knows as a GPU instance.", styles.note)
+                        "an instance type the instance catalog knows as a GPU instance.")
 
 
 def unmapped_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: datetime) -> None:
