@@ -155,7 +155,7 @@ def _print_summary(rec: Reconciliation, path: Path) -> None:
         table.add_row(line.plan_line, f"{line.planned.rounded().amount:,}", f"{line.actual.rounded().amount:,}",
                       f"{line.variance.rounded().amount:,}", pct, line.flag)
     console.print(table)
-    console.print(f"P&L actual {rec.actual} (OPEX {rec.opex}, CAPEX {rec.capex}) vs planned {rec.planned}; "
+    console.print(f"P&L actual {rec.actual} (cloud {rec.opex}, depreciation {rec.capex}) vs planned {rec.planned}; "
                   f"cash {rec.billed_cost} billed; unmapped {rec.unmapped_effective_cost}")
     console.print(f"wrote {path}")
 

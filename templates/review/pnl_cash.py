@@ -74,6 +74,8 @@ def _bridge(ws: Worksheet, styles: ReviewStyles, rec: Reconciliation, top: int) 
                         (text_column("Step", WIDTHS[0]), money_column("Amount", WIDTHS[1]),
                          text_column("Why", WIDTHS[2])),
                         [(s.label, cell_value(s.amount), s.explanation) for s in steps], first_row=top)
+    for i, step in enumerate(steps):  # no border: the explanation runs on past its column
+        ws.write_string(place.row(i), place.col("Why"), step.explanation)
     total = place.row(place.rows - 1) + 1
     ws.write_string(total, 0, "= P&L actual", styles.label)
     ws.write_formula(total, 1, f"=SUM({place.column_range('Amount')})", styles.total, cell_value(rec.actual))
