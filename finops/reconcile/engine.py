@@ -36,8 +36,8 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from dataclasses import replace
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 

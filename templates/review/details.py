@@ -16,34 +16,34 @@ __all__ = ["GLOSSARY", "glossary_sheet", "gpu_usage_sheet", "unmapped_sheet"]
 
 #: Term -> what it means, in plain words (the Glossary sheet).
 GLOSSARY: tuple[tuple[str, str], ...] = (
-    ("P&L view", "Cost as the profit and loss account sees it: cloud cost amortized plus depreciation of owned "
-                 "hardware. The plan is written in this view, so variance is measured in it."),
-    ("Cash view", "Money that left the company this month: what the clouds billed (including commitments paid "
-                  "upfront) plus hardware bought."),
-    ("EffectiveCost", "The cloud cost of a charge after discounts, with prepaid commitments spread over the months "
-                      "they cover (FOCUS column). Summed, it is the cloud part of the P&L."),
-    ("BilledCost", "What the invoice charges for a line (FOCUS column), counted when it is billed. Summed per "
-                   "invoice it ties out to the provider's invoice; it is the cloud part of the cash view."),
-    ("Commitment", "A reservation, savings plan or committed use discount: a price agreed for a term (1 or 3 "
-                   "years), paid upfront or by monthly fee, in exchange for a lower rate."),
-    ("Amortization", "Spreading a prepaid commitment over its term: each month takes its share into the P&L, "
-                     "carried by the usage it covers and by a row for the part left unused."),
+    ("P&L view", ("Cost as the profit and loss account sees it: cloud cost amortized plus depreciation of owned "
+                 "hardware. The plan is written in this view, so variance is measured in it.")),
+    ("Cash view", ("Money that left the company this month: what the clouds billed (including commitments paid "
+                  "upfront) plus hardware bought.")),
+    ("EffectiveCost", ("The cloud cost of a charge after discounts, with prepaid commitments spread over the months "
+                      "they cover (FOCUS column). Summed, it is the cloud part of the P&L.")),
+    ("BilledCost", ("What the invoice charges for a line (FOCUS column), counted when it is billed. Summed per "
+                   "invoice it ties out to the provider's invoice; it is the cloud part of the cash view.")),
+    ("Commitment", ("A reservation, savings plan or committed use discount: a price agreed for a term (1 or 3 "
+                   "years), paid upfront or by monthly fee, in exchange for a lower rate.")),
+    ("Amortization", ("Spreading a prepaid commitment over its term: each month takes its share into the P&L, "
+                     "carried by the usage it covers and by a row for the part left unused.")),
     ("Prepaid balance", "The part of a commitment that has been paid but not yet amortized into the P&L."),
-    ("Depreciation", "Spreading the cost of owned hardware, less its residual value, evenly over its useful "
-                     "life in months, from the month it goes into service."),
-    ("Utilization", "Share of the commitments' amortization that usage actually used: used / (used + unused). "
-                    "100 % means nothing bought went to waste."),
-    ("Coverage", "Share of the usage that commitments paid for, in the services that had committed usage. The "
-                 "rest ran at on-demand or spot prices."),
-    ("Run rate", "The average P&L actual of the latest (up to) three reconciled months, one-off purchases left "
-                 "out: what a month costs if nothing changes."),
-    ("Year-end forecast", "Actuals of the planned months reconciled so far plus the run rate for each planned "
+    ("Depreciation", ("Spreading the cost of owned hardware, less its residual value, evenly over its useful "
+                     "life in months, from the month it goes into service.")),
+    ("Utilization", ("Share of the commitments' amortization that usage actually used: used / (used + unused). "
+                    "100 % means nothing bought went to waste.")),
+    ("Coverage", ("Share of the usage that commitments paid for, in the services that had committed usage. The "
+                 "rest ran at on-demand or spot prices.")),
+    ("Run rate", ("The average P&L actual of the latest (up to) three reconciled months, one-off purchases left "
+                 "out: what a month costs if nothing changes.")),
+    ("Year-end forecast", ("Actuals of the planned months reconciled so far plus the run rate for each planned "
                           "month still to come. It covers the same months as the plan it is set against; months "
-                          "without a plan are shown apart."),
-    ("Unmapped", "Cloud cost that no rule on the plan's Mapping sheet assigns to a plan line. Add a rule to "
-                 "give it a line."),
-    ("Variance", "P&L actual minus planned. Positive: over plan. Lines past the threshold are flagged over or "
-                 "under."),
+                          "without a plan are shown apart.")),
+    ("Unmapped", ("Cloud cost that no rule on the plan's Mapping sheet assigns to a plan line. Add a rule to "
+                 "give it a line.")),
+    ("Variance", ("P&L actual minus planned. Positive: over plan. Lines past the threshold are flagged over or "
+                 "under.")),
 )
 
 
