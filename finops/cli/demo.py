@@ -126,7 +126,7 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     if not quiet:
         console.print(f"[bold]4. Planning workbook[/] {plan}")
         console.print(f"[bold]5. Reconcile {SAMPLE_MONTH}[/] (bundled FOCUS 1.2 samples, AWS + GCP): "
-                      f"P&L actual {rec.actual} (OPEX {rec.opex}, CAPEX {rec.capex}) vs planned {rec.planned}; "
+                      f"P&L actual {rec.actual} (cloud {rec.opex}, depreciation {rec.capex}) vs planned {rec.planned}; "
                       f"cash billed {rec.billed_cost}; unmapped {rec.unmapped_effective_cost}")
     return [plan, review, out / HISTORY_FILE]
 

@@ -119,7 +119,8 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
                               past_actuals=history.past_actuals(month, plan.currency()), on_progress=on_progress,
-                              basis=basis, unmapped_csv=unmapped_csv)
+                              basis=basis, unmapped_csv=unmapped_csv,
+                              past_one_off=history.past_one_off(month, plan.currency()))
         names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
         served = None if serving is None else serving({line.plan_line: line.actual for line in rec.lines})
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at, served)
@@ -154,14 +155,17 @@ def _check_out(out_dir: Path) -> None:
 
 def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_dir: Path, bill_names: list[str],
                     run_at: datetime | None, serving: object = None) -> Path:
-    """Write the review and keep the month in the history, as one unit (:func:`~finops.files.one_unit`)."""
-    from templates.review_writer import write_review
+    """Write the review and keep the month in the history, as one unit (:func:`~finops.files.one_unit`),
+    with the comments typed into the review it replaces (or kept in the history)."""
+    from templates.review.comments import kept_comments
+    from templates.review_writer import review_name, write_review
 
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+    comments = kept_comments(out_dir / review_name(rec.month), history.comments(rec.month))
     with one_unit():  # the review and the history change together or not at all
         path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
-                            plan_name=plan_path.name, bill_names=bill_names, serving=serving)
-        history.record(rec, run_at)
+                            plan_name=plan_path.name, bill_names=bill_names, serving=serving, comments=comments)
+        history.record(rec, run_at, comments)
     return path
 
 
@@ -197,7 +201,7 @@ def _print_summary(rec: Reconciliation, path: Path) -> None:
         table.add_row(line.plan_line, f"{line.planned.rounded().amount:,}", f"{line.actual.rounded().amount:,}",
                       f"{line.variance.rounded().amount:,}", pct, line.flag)
     console.print(table)
-    console.print(f"P&L actual {rec.actual} (OPEX {rec.opex}, CAPEX {rec.capex}) vs planned {rec.planned}; "
+    console.print(f"P&L actual {rec.actual} (cloud {rec.opex}, depreciation {rec.capex}) vs planned {rec.planned}; "
                   f"cash {rec.billed_cost} billed; unmapped {rec.unmapped_effective_cost}")
     console.print(f"wrote {path}")
 

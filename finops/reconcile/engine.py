@@ -17,8 +17,10 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
   spot/preemptible) / EffectiveCost of all usage.
 * GPU-hours: ``x_GpuHours`` by ``x_GpuModel`` where the bill has them, else hours of usage x GPUs
   per instance from the instance catalog (``finops/catalog/data/instances_*.csv``).
-* Forecast: see :class:`~finops.reconcile.result.Forecast` (the capacity-planning loop of seed 003:
-  review monthly against plan).
+* Forecast: see :mod:`finops.reconcile.forecast` (the capacity-planning loop of seed 003: review
+  monthly against plan); forecast and plan cover the same months, the run rate leaves out one-off
+  purchases.
+* Commitments: one row per ``CommitmentDiscountId`` (:mod:`finops.reconcile.commitment_schedule`).
 
 >>> from finops.reconcile.plan import BudgetLine, MappingRule, Plan
 >>> from finops.reconcile.sample_bills import sample_bill_paths
@@ -36,6 +38,7 @@ import tempfile
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -66,7 +69,9 @@ from .bills import (
     locate_malformed_row,
     open_bills,
 )
+from .commitment_schedule import commitment_lines, commitment_rows
 from .fingerprint import refuse_same_charges
+from .forecast import year_forecast
 from .mapping import UNMAPPED
 from .plan import Plan
 from .result import (
@@ -207,16 +212,18 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
                     threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
                     instance_gpus: InstanceGpus | None = None,
                     on_progress: Callable[[float], None] | None = None,
-                    unmapped_csv: Path | None = None, basis: MonthBasis = "invoice") -> Reconciliation:
+                    unmapped_csv: Path | None = None, basis: MonthBasis = "invoice",
+                    past_one_off: Mapping[str, Decimal] | None = None) -> Reconciliation:
     """Reconcile ``month`` (``'YYYY-MM'``) of ``plan`` against FOCUS bill files, with DuckDB.
 
     ``basis`` is which month a charge belongs to: its invoice's (``BillingPeriodStart``, the default, so the
     month ties to its invoices) or its usage's (``"usage"``, ``ChargePeriodStart``).
 
     ``rates`` converts other billing currencies into the plan currency (1 unit = rate units of the
-    plan currency); ``past_actuals`` holds earlier months' P&L actuals (from the history) for the forecast;
-    ``instance_gpus`` defaults to the instance catalog (:func:`catalog_gpus`); ``unmapped_csv`` is a
-    file for every unmapped charge group (the review lists the largest ones).
+    plan currency); ``past_actuals`` holds earlier months' P&L actuals and ``past_one_off`` their
+    one-off cost (from the history) for the forecast; ``instance_gpus`` defaults to the instance
+    catalog (:func:`catalog_gpus`); ``unmapped_csv`` is a file for every unmapped charge group (the
+    review lists the largest ones).
     """
     month_index(month)
     currency = plan.currency()
@@ -227,6 +234,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
         bill_currencies = sorted({g.billing_currency or "" for g in summary.groups})
+        commitments = commitment_rows(con, VIEW, month, basis)
         if len(bill_currencies) > 1 and not _rates_cover(bill_currencies, currency, rates):
             located = locate_currency(files, currency)
             if located is not None:
@@ -234,9 +242,11 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
-    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
-                            past_actuals=past_actuals, instance_gpus=instance_gpus,
-                            source=", ".join(str(f.path) for f in files))
+    source = ", ".join(str(f.path) for f in files)
+    rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
+                           past_actuals=past_actuals, instance_gpus=instance_gpus, source=source,
+                           past_one_off=past_one_off)
+    return replace(rec, commitment_lines=commitment_lines(commitments, _Converter(currency, rates, source)))
 
 
 def _rates_cover(currencies: list[str], target: str, rates: Mapping[str, Decimal] | None) -> bool:
@@ -266,7 +276,8 @@ class _Converter:
 def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: str, *,
                      rates: Mapping[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
                      past_actuals: Mapping[str, Decimal] | None = None,
-                     instance_gpus: InstanceGpus | None = None, source: str = "bills") -> Reconciliation:
+                     instance_gpus: InstanceGpus | None = None, source: str = "bills",
+                     past_one_off: Mapping[str, Decimal] | None = None) -> Reconciliation:
     """Turn the aggregation's summary (or bare charge groups, already mapped) and the plan into a
     reconciliation (no I/O but the bundled instance catalog).
 
@@ -306,6 +317,8 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
     lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct)
     planned = Money.total([b.amount for b in plan.budget_for(month)], currency)
     actual = effective + capex
+    purchases = [g for g in groups if g.charge_category == "Purchase"]
+    one_off = Money.total([money(g.effective_cost, g.billing_currency) for g in purchases], currency)
     return Reconciliation(
         month=month, currency=currency, effective_cost=effective, billed_cost=billed, planned=planned,
         opex=effective, capex=capex, capex_cash=Money.total([a.purchase_cash for a in assets], currency),
@@ -314,9 +327,11 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
         commitments=_commitments(groups, money, zero), spot_share=_spot_share(groups, money, zero),
         gpu_hours=_gpu_hours(groups, instance_gpus), assets=assets, unmapped=_unmapped(summary, money, zero),
-        forecast=_forecast(plan, month, actual, past_actuals or {}),
+        forecast=_forecast(plan, month, actual, one_off, past_actuals or {}, past_one_off or {}),
         threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups),
-        data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None))
+        data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None),
+        one_off_cost=one_off,
+        purchases_billed=Money.total([money(g.billed_cost, g.billing_currency) for g in purchases], currency))
 
 
 def _unmapped(summary: Summary, money: _Converter, zero: Money) -> tuple[UnmappedCharge, ...]:
@@ -363,10 +378,14 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
                     zero: Money, threshold_pct: Decimal) -> tuple[LineVariance, ...]:
     planned: dict[str, Money] = {}
     category: dict[str, str] = {}
+    provider: dict[str, str] = {}
+    cost_centre: dict[str, str] = {a.plan_line: a.cost_centre for a in plan.assets}
     tokens_planned: dict[str, Decimal] = {}
     for b in plan.budget_for(month):
         planned[b.plan_line] = planned.get(b.plan_line, zero) + b.amount
         category.setdefault(b.plan_line, b.category)
+        provider.setdefault(b.plan_line, b.provider)
+        cost_centre.setdefault(b.plan_line, b.cost_centre)
         if b.planned_mtokens is not None:
             tokens_planned[b.plan_line] = tokens_planned.get(b.plan_line, Decimal(0)) + b.planned_mtokens
     tokens_actual: dict[str, Decimal] = {}
@@ -387,7 +406,8 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
             planned=plan_amount, actual=actual, actual_cash=cash_by_line.get(name, zero), variance=variance, variance_pct=pct,
             flag=_flag(pct, actual, threshold_pct), planned_mtokens=p_tok, actual_mtokens=a_tok,
             planned_unit_cost=plan_amount / p_tok if p_tok else None,
-            actual_unit_cost=actual / a_tok if a_tok else None))
+            actual_unit_cost=actual / a_tok if a_tok else None, provider=provider.get(name, ""),
+            cost_centre=cost_centre.get(name, "")))
     return tuple(result)
 
 
@@ -438,13 +458,13 @@ def _gpu_hours(groups: list[ChargeGroup], instance_gpus: InstanceGpus) -> tuple[
     return tuple(GpuHours(model, value, source) for (model, source), value in sorted(hours.items()))  # type: ignore[arg-type]
 
 
-def _forecast(plan: Plan, month: str, actual: Money, past: Mapping[str, Decimal]) -> Forecast:
-    year = month[:4]
-    known = {m: Money(v, actual.currency) for m, v in past.items() if m[:4] == year and m < month}
-    known[month] = actual
-    recent = [known[m] for m in sorted(known)[-3:]]
-    run_rate = Money.total(recent, actual.currency) / len(recent)
-    to_date = Money.total(list(known.values()), actual.currency)
-    return Forecast(months_known=len(known), actual_to_date=to_date, run_rate=run_rate,
-                    year_end=to_date + run_rate * (12 - len(known)),
-                    year_plan=Money.total([b.amount for b in plan.budget_for_year(month)], actual.currency))
+def _forecast(plan: Plan, month: str, actual: Money, one_off: Money, past: Mapping[str, Decimal],
+              past_one_off: Mapping[str, Decimal]) -> Forecast:
+    """:func:`~finops.reconcile.forecast.year_forecast` of this month with the earlier ones (this run wins)."""
+    currency = actual.currency
+    actuals = {m: Money(v, currency) for m, v in past.items() if m < month} | {month: actual}
+    one_offs = {m: Money(v, currency) for m, v in past_one_off.items() if m < month} | {month: one_off}
+    plan_by_month: dict[str, Money] = {}
+    for b in plan.budget_for_year(month):
+        plan_by_month[b.month] = plan_by_month.get(b.month, Money.zero(currency)) + b.amount
+    return year_forecast(month, actuals, one_offs, plan_by_month, currency)

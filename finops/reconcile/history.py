@@ -2,7 +2,12 @@
 
 Each run of a month replaces that month's rows and only them (one transaction), so the review can
 show the trend of earlier months and the forecast can use their actuals. Money is stored as
-``DECIMAL(38, 10)`` and comes back as exact :class:`~decimal.Decimal`.
+``DECIMAL(38, 10)`` and comes back as exact :class:`~decimal.Decimal`. The comments typed into a
+review's ``tblVariance`` are kept per month and plan line in ``comments``; they outlive the lines
+(a re-run replaces the lines, not the comments it was not given).
+
+A history written before a column existed is migrated when it is opened (:data:`_MIGRATIONS`,
+``ADD COLUMN IF NOT EXISTS``); the months kept before read 0 in the new columns.
 
 >>> import tempfile
 >>> db = Path(tempfile.mkdtemp()) / HISTORY_FILE
@@ -13,6 +18,7 @@ show the trend of earlier months and the forecast can use their actuals. Money i
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -37,12 +43,23 @@ CREATE TABLE IF NOT EXISTS months (
 CREATE TABLE IF NOT EXISTS lines (
     month VARCHAR NOT NULL, plan_line VARCHAR NOT NULL, category VARCHAR NOT NULL,
     planned DECIMAL(38, 10) NOT NULL, actual DECIMAL(38, 10) NOT NULL, PRIMARY KEY (month, plan_line));
+CREATE TABLE IF NOT EXISTS comments (
+    month VARCHAR NOT NULL, plan_line VARCHAR NOT NULL, comment VARCHAR NOT NULL, run_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (month, plan_line));
 """
+#: Columns added since the first schema: an existing history gains them, its months read 0 there.
+_MIGRATIONS = """
+ALTER TABLE months ADD COLUMN IF NOT EXISTS capex_cash DECIMAL(38, 10) DEFAULT 0;
+ALTER TABLE months ADD COLUMN IF NOT EXISTS one_off DECIMAL(38, 10) DEFAULT 0;
+"""
+#: Columns of ``months`` in the order :class:`MonthRecord` takes them.
+_MONTH_COLUMNS = "month, currency, planned, opex, capex, billed_cost, unmapped, capex_cash, one_off"
 
 
 @dataclass(frozen=True)
 class MonthRecord:
-    """One reconciled month as kept: P&L actual = opex + capex; ``lines`` maps plan line -> actual."""
+    """One reconciled month as kept: P&L actual = opex + capex, cash = billed_cost + capex_cash;
+    ``lines`` maps plan line -> actual; ``one_off`` is the EffectiveCost of purchases (not in the run rate)."""
 
     month: str
     currency: str
@@ -51,11 +68,17 @@ class MonthRecord:
     capex: Decimal
     billed_cost: Decimal
     unmapped: Decimal
+    capex_cash: Decimal
+    one_off: Decimal
     lines: dict[str, Decimal]
 
     @property
     def actual(self) -> Decimal:
         return self.opex + self.capex
+
+    @property
+    def cash(self) -> Decimal:
+        return self.billed_cost + self.capex_cash
 
 
 class History:
@@ -70,6 +93,7 @@ class History:
             con = duckdb.connect(str(self.path), read_only=read_only)
             if not read_only:
                 con.execute(_SCHEMA)
+                con.execute(_MIGRATIONS)
         except duckdb.Error as exc:
             raise InputError(f"cannot open the history database: {str(exc).splitlines()[0]}",
                              where=Location(file=str(self.path)),
@@ -77,8 +101,10 @@ class History:
                                   "history written by finops, move it away to start a new history") from exc
         return con
 
-    def record(self, rec: Reconciliation, run_at: datetime) -> None:
+    def record(self, rec: Reconciliation, run_at: datetime, comments: Mapping[str, str] | None = None) -> None:
         """Keep ``rec``, replacing any earlier run of the same month (and only that month).
+
+        ``comments`` (plan line -> text), when given, replace the month's comments; a blank one is dropped.
 
         The database is changed in a copy that replaces it whole (:func:`~finops.files.replacing`), so a
         kill leaves the old history or the new one, and inside :func:`~finops.files.one_unit` the new
@@ -89,24 +115,32 @@ class History:
             if self.path.exists():
                 shutil.copyfile(self.path, copy)
             try:
-                History(copy)._record_here(rec, run_at)
+                History(copy)._record_here(rec, run_at, comments)
             except duckdb.ConversionException as exc:  # an amount past DECIMAL(38, 10): too large to keep
                 raise InputError("an amount of this month is too large for the history (at most 28 digits "
                                  "before the decimal point)", where=Location(file=str(self.path)),
                                  hint="check the bills' amounts and the --rate values; nothing was written") from exc
 
-    def _record_here(self, rec: Reconciliation, run_at: datetime) -> None:
+    def _record_here(self, rec: Reconciliation, run_at: datetime, comments: Mapping[str, str] | None) -> None:
         con = self._connect()
+        one_off = rec.one_off_cost.amount if rec.one_off_cost is not None else Decimal(0)
         try:
             con.execute("BEGIN TRANSACTION")
             con.execute("DELETE FROM lines WHERE month = ?", [rec.month])
             con.execute("DELETE FROM months WHERE month = ?", [rec.month])
-            con.execute("INSERT INTO months VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            con.execute(f"INSERT INTO months ({_MONTH_COLUMNS}, run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [rec.month, rec.currency, rec.planned.amount, rec.opex.amount, rec.capex.amount,
-                         rec.billed_cost.amount, rec.unmapped_effective_cost.amount, run_at])
+                         rec.billed_cost.amount, rec.unmapped_effective_cost.amount, rec.capex_cash.amount,
+                         one_off, run_at])
             con.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?)",
                             [[rec.month, line.plan_line, line.category, line.planned.amount, line.actual.amount]
                              for line in rec.lines])
+            kept = [[rec.month, line, text.strip(), run_at] for line, text in sorted((comments or {}).items())
+                    if text.strip()]
+            if comments is not None:
+                con.execute("DELETE FROM comments WHERE month = ?", [rec.month])
+            if kept:
+                con.executemany("INSERT INTO comments VALUES (?, ?, ?, ?)", kept)
             con.execute("COMMIT")
         except BaseException:
             con.execute("ROLLBACK")
@@ -120,8 +154,7 @@ class History:
             return []
         con = self._connect(read_only=True)
         try:
-            heads = con.execute("SELECT month, currency, planned, opex, capex, billed_cost, unmapped FROM months"
-                                " ORDER BY month").fetchall()
+            heads = con.execute(f"SELECT {_month_columns(con)} FROM months ORDER BY month").fetchall()
             lines: dict[str, dict[str, Decimal]] = {}
             for month, plan_line, actual in con.execute(
                     "SELECT month, plan_line, actual FROM lines ORDER BY month, plan_line").fetchall():
@@ -134,3 +167,34 @@ class History:
     def past_actuals(self, month: str, currency: str) -> dict[str, Decimal]:
         """P&L actuals of the months before ``month`` in ``currency`` (the forecast's input)."""
         return {m.month: m.actual for m in self.months(currency) if m.month < month}
+
+    def past_one_off(self, month: str, currency: str) -> dict[str, Decimal]:
+        """One-off cost of the months before ``month`` in ``currency`` (left out of the run rate)."""
+        return {m.month: m.one_off for m in self.months(currency) if m.month < month}
+
+    def comments(self, month: str) -> dict[str, str]:
+        """The comments kept for ``month``: plan line -> text."""
+        if not self.path.exists():
+            return {}
+        con = self._connect(read_only=True)
+        try:
+            if not _has_table(con, "comments"):
+                return {}
+            rows = con.execute("SELECT plan_line, comment FROM comments WHERE month = ? ORDER BY plan_line",
+                               [month]).fetchall()
+        finally:
+            con.close()
+        return dict(rows)
+
+
+def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                            [table]).fetchone()[0])  # type: ignore[index]
+
+
+def _month_columns(con: duckdb.DuckDBPyConnection) -> str:
+    """:data:`_MONTH_COLUMNS` over a history opened read-only: a column an older history lacks (it is
+    migrated at its next :meth:`History.record`) reads 0."""
+    present = {name for (name,) in con.execute(
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'months'").fetchall()}
+    return ", ".join(name if name in present else f"0 AS {name}" for name in _MONTH_COLUMNS.split(", "))

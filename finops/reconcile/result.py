@@ -7,15 +7,17 @@ the denominator is zero. See :func:`finops.reconcile.engine.reconcile_month` for
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
 
 from ..money import Money
+from .mapping import UNMAPPED
 
-__all__ = ["AssetCharge", "CommitmentSummary", "Flag", "Forecast", "GpuHours", "InvoiceTotal", "LineVariance",
-           "ProviderTotal", "Reconciliation", "UnmappedCharge"]
+__all__ = ["AssetCharge", "BridgeStep", "CommitmentLine", "CommitmentSummary", "Flag", "Forecast", "GpuHours",
+           "GroupVariance", "InvoiceTotal", "LineVariance", "ProviderTotal", "Reconciliation", "UnmappedCharge"]
 
 Flag = Literal["over", "under", ""]
 
@@ -53,6 +55,64 @@ class CommitmentSummary:
     utilization: Decimal | None
     coverage: Decimal | None
 
+    @property
+    def amortization(self) -> Money:
+        """What the month's commitments put into the P&L: amortized cost of used plus unused commitment."""
+        return self.used + self.unused
+
+
+@dataclass(frozen=True)
+class CommitmentLine:
+    """One commitment (a ``CommitmentDiscountId``) in the month, from the FOCUS rows that carry its id.
+
+    ``purchased`` is the BilledCost of its purchase rows in this month's bills (zero when it was bought
+    earlier), ``purchase_date`` the first of their ChargePeriodStart; ``term_months`` comes from the
+    purchase row's SkuPriceDetails (``x_PurchaseTerm``, ``x_Plan``), ``None`` when the bill does not say;
+    ``end_date = purchase_date + term``. ``amortized`` is the EffectiveCost of its covered usage and its
+    unused part this month (FOCUS amortization); ``scheduled_monthly = purchased / term_months``
+    (straight line) and ``balance_left = purchased - amortized``: prepaid cost not yet in the P&L
+    (``None`` for a commitment bought before these bills).
+    """
+
+    commitment_id: str
+    provider_name: str
+    kind: str
+    payment: str
+    purchase_date: date | None
+    term_months: int | None
+    end_date: date | None
+    purchased: Money
+    amortized: Money
+    unused: Money
+    scheduled_monthly: Money | None
+    balance_left: Money | None
+
+
+@dataclass(frozen=True)
+class BridgeStep:
+    """One step of the bridge from cash to the P&L; the steps add up from cash to the P&L actual."""
+
+    label: str
+    amount: Money
+    explanation: str
+
+
+@dataclass(frozen=True)
+class GroupVariance:
+    """Planned vs P&L actual of the plan lines sharing a provider or a cost centre."""
+
+    name: str
+    planned: Money
+    actual: Money
+
+    @property
+    def variance(self) -> Money:
+        return self.actual - self.planned
+
+    @property
+    def variance_pct(self) -> Decimal | None:
+        return None if self.planned.amount == 0 else self.variance.amount / self.planned.amount
+
 
 @dataclass(frozen=True)
 class GpuHours:
@@ -78,7 +138,8 @@ class LineVariance:
     """A plan line: planned vs actual (P&L view), variance and unit cost per million tokens.
 
     ``actual_cash`` is the cash view of the same line: BilledCost mapped to it plus its assets bought
-    this month.
+    this month. ``provider`` and ``cost_centre`` come from the line's budget rows (its assets' cost
+    centre for an unplanned CAPEX line; blank when the plan does not say).
     """
 
     plan_line: str
@@ -93,6 +154,8 @@ class LineVariance:
     actual_mtokens: Decimal | None = None
     planned_unit_cost: Money | None = None
     actual_unit_cost: Money | None = None
+    provider: str = ""
+    cost_centre: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,24 +174,33 @@ class UnmappedCharge:
 
 @dataclass(frozen=True)
 class Forecast:
-    """Run-rate forecast of the P&L actual to year end.
+    """Run-rate forecast of the P&L actual to year end, on the plan's months (see
+    :mod:`finops.reconcile.forecast` for the formulas).
 
-    ``run_rate`` is the mean actual of the last (up to) three reconciled months of the year;
-    ``year_end = known actuals of the year + run_rate x months not yet reconciled``.
+    ``year_end`` (actuals of the planned months so far + run rate x ``months_to_forecast``) and
+    ``year_plan`` cover the same ``planned_months``; ``unplanned_actual`` and ``unplanned_forecast``
+    are the months without a plan, shown apart.
     """
 
     months_known: int
-    actual_to_date: Money
     run_rate: Money
+    planned_months: tuple[str, ...]
+    actual_to_date: Money
+    months_to_forecast: int
     year_end: Money
     year_plan: Money
+    unplanned_actual: Money
+    unplanned_forecast: Money
 
 
 @dataclass(frozen=True)
 class Reconciliation:
     """A month of plan vs actual. ``opex`` is cloud EffectiveCost (amortized), ``capex`` depreciation.
 
-    ``data_through`` is the latest ChargePeriodEnd in the bills (how complete the month is).
+    ``data_through`` is the latest ChargePeriodEnd in the bills (how complete the month is);
+    ``one_off_cost`` the EffectiveCost of purchases (left out of the run rate), ``purchases_billed``
+    their BilledCost (commitments included); ``commitment_lines``
+    one row per commitment seen in the bills (empty when the engine gives none).
     """
 
     month: str
@@ -152,6 +224,9 @@ class Reconciliation:
     threshold_pct: Decimal
     bill_rows: int
     data_through: datetime | None
+    one_off_cost: Money | None = None
+    purchases_billed: Money | None = None
+    commitment_lines: tuple[CommitmentLine, ...] = ()
 
     @property
     def actual(self) -> Money:
@@ -166,6 +241,48 @@ class Reconciliation:
     def cash(self) -> Money:
         """Cash view: what was paid this month (BilledCost, upfront purchases included) plus assets bought."""
         return self.billed_cost + self.capex_cash
+
+    def bridge(self) -> tuple[BridgeStep, ...]:
+        """Cash -> P&L: cash - commitment purchases - other purchases' billed cost beyond their
+        EffectiveCost + commitment amortization - assets bought + depreciation + other differences = P&L
+        actual. "Other" is whatever else BilledCost and EffectiveCost differ by (credits, discounts billed
+        apart); it is zero when the bills carry nothing else.
+        """
+        c = self.commitments
+        zero = Money.zero(self.currency)
+        other_purchases = (self.purchases_billed or zero) - c.purchases - (self.one_off_cost or zero)
+        steps = [("Cash paid this month", self.cash, "cloud BilledCost plus owned assets bought"),
+                 ("less commitment purchases", -c.purchases, "prepaid: enters the P&L over the term"),
+                 ("less other purchases with no P&L cost", -other_purchases,
+                  "fees billed whose EffectiveCost the bill gives as 0"),
+                 ("plus commitment amortization", c.amortization, "this month's share of prepaid commitments"),
+                 ("less assets bought", -self.capex_cash, "capitalized: enters the P&L as depreciation"),
+                 ("plus depreciation", self.capex, "this month's straight-line depreciation of owned assets")]
+        other = self.actual - Money.total([amount for _, amount, _ in steps], self.currency)
+        steps.append(("other differences", other, "credits and discounts billed apart from the usage"))
+        return tuple(BridgeStep(*step) for step in steps)
+
+    @property
+    def prepaid_added(self) -> Money:
+        """Commitment purchases not yet in the P&L: purchases - amortization this month."""
+        return self.commitments.purchases - self.commitments.amortization
+
+    def by_provider(self) -> tuple[GroupVariance, ...]:
+        """Plan lines grouped by the provider their budget names (lines without one: "not in plan")."""
+        return self._grouped(lambda line: line.provider)
+
+    def by_cost_centre(self) -> tuple[GroupVariance, ...]:
+        """Plan lines grouped by their cost centre (lines without one: "not in plan")."""
+        return self._grouped(lambda line: line.cost_centre)
+
+    def _grouped(self, key: Callable[[LineVariance], str]) -> tuple[GroupVariance, ...]:
+        groups: dict[str, list[Money]] = {}
+        for line in self.lines:
+            name = key(line) or (UNMAPPED if line.plan_line == UNMAPPED else "not in plan")
+            planned, actual = groups.setdefault(name, [Money.zero(self.currency), Money.zero(self.currency)])
+            groups[name] = [planned + line.planned, actual + line.actual]
+        last = {UNMAPPED: 2, "not in plan": 1}  # after the named groups
+        return tuple(GroupVariance(name, *groups[name]) for name in sorted(groups, key=lambda n: (last.get(n, 0), n)))
 
     def lines_over(self, pct: Decimal) -> list[LineVariance]:
         """Plan lines whose actual exceeds plan by more than ``pct`` percent (unplanned spend counts)."""

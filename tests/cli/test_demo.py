@@ -39,7 +39,7 @@ def test_mix_saves_against_all_on_demand(demo_out):
 
 def test_the_plan_and_the_review_workbooks_are_written(demo_out):
     review = openpyxl.load_workbook(demo_out / "budget-review-2026-05.xlsx", read_only=True)
-    assert {"Summary", "Variance", "CAPEX-OPEX", "Commitments", "GPU usage", "Unmapped"} <= set(review.sheetnames)
+    assert {"Summary", "Variance", "P&L and cash", "Commitments", "GPU usage", "Unmapped", "Glossary"} <= set(review.sheetnames)
     plan = openpyxl.load_workbook(demo_out / "llm-finops-plan.xlsx", read_only=True)
     assert {"Budget", "Assets", "Mapping", "Sizing", "TCO", "Mix"} <= set(plan.sheetnames)
     assert (demo_out / "reconcile-history.duckdb").exists()

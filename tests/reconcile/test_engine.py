@@ -77,16 +77,35 @@ def test_capex_from_assets(rec):
         ("SRV-1", "onprem", usd(1200), usd(0))]
 
 
-def test_forecast_uses_past_months_of_the_same_year(tmp_path, simple_plan):
+def test_forecast_and_plan_cover_the_same_months(tmp_path, simple_plan):
+    """May's P&L actual is 205 of cloud cost + 1,200 depreciation = 1,405; the plan holds May (1,150)
+    and June (100) only, so the year-end forecast is May's actual + one month of run rate, against
+    1,250; the six months after June have no plan and are forecast apart."""
     bill = write_bill(tmp_path / "may.csv", ROWS)
     plan = read_plan(simple_plan)
     alone = reconcile_month(plan, [bill], "2026-05").forecast
-    assert (alone.months_known, alone.run_rate.amount, alone.year_end.amount, alone.year_plan.amount) == (
-        1, usd(1405), usd(16860), usd(1250))
+    assert alone.planned_months == ("2026-05", "2026-06")
+    assert (alone.months_known, alone.run_rate.amount, alone.actual_to_date.amount, alone.months_to_forecast,
+            alone.year_end.amount, alone.year_plan.amount) == (1, usd(1405), usd(1405), 1, usd(2810), usd(1250))
+    assert (alone.unplanned_actual.amount, alone.unplanned_forecast.amount) == (0, usd(1405 * 6))
     past = {"2025-12": usd(5), "2026-03": usd(1000), "2026-04": usd(1300)}
     f = reconcile_month(plan, [bill], "2026-05", past_actuals=past).forecast
     assert (f.months_known, f.actual_to_date.amount, f.run_rate.amount, f.year_end.amount) == (
-        3, usd(3705), usd(1235), usd(14820))
+        3, usd(1405), usd(1235), usd(1405 + 1235))  # run rate (1,000 + 1,300 + 1,405) / 3
+    assert (f.unplanned_actual.amount, f.unplanned_forecast.amount) == (usd(2300), usd(1235 * 6))
+
+
+def test_run_rate_leaves_out_one_off_purchases(tmp_path, simple_plan):
+    """A 60 support fee bought in May (a Purchase with its EffectiveCost) is in May's actual, not in
+    the run rate; April's history says 300 of its 1,300 were one-off."""
+    bill = write_bill(tmp_path / "may.csv", ROWS + [{"ServiceName": "AWSSupport", "ChargeCategory": "Purchase",
+                                                      "ChargeFrequency": "One-Time", "EffectiveCost": "60",
+                                                      "BilledCost": "60"}])
+    rec = reconcile_month(read_plan(simple_plan), [bill], "2026-05", past_actuals={"2026-04": usd(1300)},
+                          past_one_off={"2026-04": usd(300)})
+    assert rec.actual.amount == usd(1465) and rec.one_off_cost.amount == usd(60)
+    assert rec.forecast.run_rate.amount == usd((1000 + 1405) / 2)
+    assert rec.forecast.actual_to_date.amount == usd(1465)  # the actual itself keeps the purchase
 
 
 def test_instance_catalog_gives_gpu_hours_when_the_bill_has_none(tmp_path, simple_plan):

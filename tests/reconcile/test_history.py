@@ -29,10 +29,13 @@ def test_rerun_replaces_that_month_only_and_feeds_forecast_and_trend(tmp_path, s
     assert [(m.month, m.opex, m.capex) for m in months] == [("2026-04", Decimal(300), Decimal(1200)),
                                                             ("2026-05", Decimal(150), Decimal(1200))]
     assert months[1].lines["gpu"] == Decimal(150)
-    # forecast: April 1,500 and May 1,350 known; run-rate 1,425 for the 10 other months
-    assert (rec.forecast.months_known, rec.forecast.run_rate.amount, rec.forecast.year_end.amount) == (
-        2, Decimal(1425), Decimal(2850 + 14250))
-    trend = openpyxl.load_workbook(path, data_only=True)["CAPEX-OPEX"]
+    # forecast: April 1,500 (no plan) and May 1,350 known; run rate 1,425; the plan holds May and June
+    f = rec.forecast
+    assert (f.months_known, f.run_rate.amount, f.year_end.amount, f.year_plan.amount) == (
+        2, Decimal(1425), Decimal(1350 + 1425), Decimal(1150 + 100))
+    assert (f.unplanned_actual.amount, f.unplanned_forecast.amount) == (Decimal(1500), Decimal(1425 * 6))
+    trend = openpyxl.load_workbook(path, data_only=True)["P&L and cash"]
     rows = [[c.value for c in row] for row in trend.iter_rows(min_col=1, max_col=4) if row[0].value in
             ("2026-04", "2026-05")]
-    assert rows == [["2026-04", 300, 1200, 0], ["2026-05", 150, 1200, 1150]]  # this run's May, not the first one
+    # this run's May, not the first one; cash is each month's BilledCost (10 a row) and no asset bought
+    assert rows == [["2026-04", 0, 1500, 10], ["2026-05", 1150, 1350, 10]]

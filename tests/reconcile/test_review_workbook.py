@@ -47,12 +47,11 @@ def test_sheets_charts_and_name(review):
     _, path = review
     assert path.name == "budget-review-2026-05.xlsx"
     book = openpyxl.load_workbook(path)
-    assert book.sheetnames == ["Summary", "Variance", "CAPEX-OPEX", "Commitments", "GPU usage", "Unmapped"]
+    assert book.sheetnames == ["Summary", "Variance", "P&L and cash", "Commitments", "GPU usage", "Unmapped",
+                               "Glossary"]
     with zipfile.ZipFile(path) as z:
         charts = sorted(n for n in z.namelist() if n.startswith("xl/charts/chart"))
-        assert len(charts) == 2
-        kinds = " ".join(z.read(c).decode() for c in charts)
-    assert 'grouping val="stacked"' in kinds and 'grouping val="clustered"' in kinds
+    assert len(charts) == 1  # plan against actual by line; the month-over-month chart needs two months
 
 
 def test_variance_rows_are_native_formulas_with_cached_values(review):
@@ -63,13 +62,13 @@ def test_variance_rows_are_native_formulas_with_cached_values(review):
     rows = {values.cell(r, 1).value: r for r in range(5, 5 + len(rec.lines))}
     gpu = rows["gpu"]
     col = {h: i + 1 for i, h in enumerate(header)}
-    assert formulas.cell(gpu, col["Variance"]).value == f"=$D${gpu}-$C${gpu}"
-    assert formulas.cell(gpu, col["VariancePct"]).value == f'=IF($C${gpu}=0,"",$F${gpu}/$C${gpu})'
+    assert formulas.cell(gpu, col["Variance"]).value == f"=$E${gpu}-$D${gpu}"
+    assert formulas.cell(gpu, col["Variance %"]).value == f'=IF($D${gpu}=0,"",$G${gpu}/$D${gpu})'
     assert values.cell(gpu, col["Planned"]).value == 100
-    assert values.cell(gpu, col["Actual"]).value == 100
+    assert values.cell(gpu, col["P&L actual"]).value == 100
     assert values.cell(rows["onprem"], col["Variance"]).value == 200  # 1,200 depreciation vs 1,000 planned
     assert values.cell(rows["onprem"], col["Flag"]).value == "over"
-    assert values.cell(rows["Unmapped"], col["Actual"]).value == 7.25
+    assert values.cell(rows["Unmapped"], col["P&L actual"]).value == 7.25
 
 
 def test_strings_from_bills_stay_text(review):
@@ -92,8 +91,14 @@ def test_two_runs_are_identical_apart_from_the_run_timestamp(tmp_path, simple_pl
     later = reconcile_to_workbook(simple_plan, [bill], "2026-05", tmp_path / "out2",
                                   run_at=datetime(2026, 6, 3, 8, 0, 0))[1]
     with zipfile.ZipFile(paths[0]) as a, zipfile.ZipFile(later) as b:
+        assert a.namelist() == b.namelist()
         differ = [n for n in a.namelist() if a.read(n) != b.read(n)]
-    assert sorted(differ) == ["docProps/core.xml", "xl/sharedStrings.xml"]  # the run timestamp, nothing else
+        # the run timestamp (Summary cell, page footers, creation date), nothing else
+        assert {n for n in differ if not n.startswith("xl/worksheets/")} == {"docProps/core.xml",
+                                                                             "xl/sharedStrings.xml"}
+        for name in differ:
+            first = re.sub(rb"2026-06-02[ T]07:30", b"RUN", a.read(name))
+            assert first == re.sub(rb"2026-06-03[ T]08:00", b"RUN", b.read(name)), name
 
 
 def test_demo_template_and_sample_bills(tmp_path, template_plan):
@@ -103,8 +108,8 @@ def test_demo_template_and_sample_bills(tmp_path, template_plan):
     assert sum((line.actual.amount for line in rec.lines), Decimal(0)) == rec.actual.amount
     summary = openpyxl.load_workbook(path, data_only=True)["Summary"]
     figures = {summary.cell(r, 1).value: summary.cell(r, 2).value for r in range(1, summary.max_row + 1)}
-    assert figures["Cloud BilledCost (cash)"] == pytest.approx(157596.730671, abs=1e-9)
-    assert figures["Actual (P&L)"] == pytest.approx(float(rec.actual.amount), abs=1e-9)
+    assert figures["Cash: cloud billed (BilledCost)"] == pytest.approx(157596.730671, abs=1e-9)
+    assert figures["P&L actual"] == pytest.approx(float(rec.actual.amount), abs=1e-9)
     documented = re.search(r"```json\n(.*?)```", DOC.read_text(), re.DOTALL).group(1)
     assert json.loads(documented, parse_float=Decimal) == rec.totals()  # the --json example in docs/reconcile.md
 

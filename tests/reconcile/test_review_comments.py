@@ -1,0 +1,117 @@
+"""Comments typed into a review's tblVariance survive a re-run of the month, and the history keeps them;
+a history written before comments existed is migrated when it is opened."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+import duckdb
+import openpyxl
+import pytest
+
+from finops.cli.reconcile import reconcile_to_workbook
+from finops.errors import InputError
+from finops.reconcile.history import HISTORY_FILE, History
+
+from .conftest import write_bill
+
+RUN_AT = datetime(2026, 6, 2, 7, 30, 0)
+P5 = {"x_InstanceType": "p5.48xlarge"}
+
+
+def type_comments(path, comments):
+    """What finance does in Excel: type into the Comment cells of tblVariance, save."""
+    book = openpyxl.load_workbook(path)
+    ws = book["Variance"]
+    header = [c.value for c in ws[4]]
+    line_col, comment_col = header.index("Plan line") + 1, header.index("Comment") + 1
+    for row in range(5, ws.max_row + 1):
+        line = ws.cell(row, line_col).value
+        if line in comments:
+            ws.cell(row, comment_col).value = comments[line]
+    book.save(path)
+
+
+def read_comments(path):
+    ws = openpyxl.load_workbook(path, data_only=True)["Variance"]
+    header = [c.value for c in ws[4]]
+    ref = ws.tables["tblVariance"].ref
+    last = int(ref.split(":")[1].lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    return {ws.cell(r, header.index("Plan line") + 1).value: ws.cell(r, header.index("Comment") + 1).value
+            for r in range(5, last + 1) if ws.cell(r, header.index("Comment") + 1).value}
+
+
+def test_a_comment_survives_a_rerun_and_the_history_keeps_it(tmp_path, simple_plan):
+    out = tmp_path / "out"
+    first = write_bill(tmp_path / "may1.csv", [{**P5, "EffectiveCost": "160"}])
+    corrected = write_bill(tmp_path / "may2.csv", [{**P5, "EffectiveCost": "175"}, {"ServiceName": "AmazonS3"}])
+    _, path = reconcile_to_workbook(simple_plan, [first], "2026-05", out, run_at=RUN_AT)
+    assert read_comments(path) == {}
+    type_comments(path, {"gpu": "=new p5 cluster from 12 May, see ticket FIN-88", "onprem": "L40S server early"})
+
+    rec, path = reconcile_to_workbook(simple_plan, [corrected], "2026-05", out, run_at=datetime(2026, 6, 3, 9, 0))
+    assert [line.actual.amount for line in rec.lines if line.plan_line == "gpu"] == [Decimal(175)]  # the new bill
+    kept = {"gpu": "=new p5 cluster from 12 May, see ticket FIN-88", "onprem": "L40S server early"}
+    assert read_comments(path) == kept  # a comment starting with "=" stays text
+    history = History(out / HISTORY_FILE)
+    assert history.comments("2026-05") == kept
+
+    # the review file moved away: the comments come back from the history
+    path.rename(tmp_path / "elsewhere.xlsx")
+    _, path = reconcile_to_workbook(simple_plan, [corrected], "2026-05", out, run_at=RUN_AT)
+    assert read_comments(path) == kept
+
+    # a comment cleared in the review stays cleared, in the next review and in the history
+    type_comments(path, {"onprem": None})
+    _, path = reconcile_to_workbook(simple_plan, [corrected], "2026-05", out, run_at=RUN_AT)
+    assert read_comments(path) == {"gpu": kept["gpu"]}
+
+    # a later month starts without comments and leaves May's in the history
+    june = write_bill(tmp_path / "june.csv", [{**P5, "ChargePeriodStart": "2026-06-04T00:00:00Z"}])
+    _, june_path = reconcile_to_workbook(simple_plan, [june], "2026-06", out, run_at=RUN_AT)
+    assert read_comments(june_path) == {}
+    assert history.comments("2026-05") == {"gpu": kept["gpu"]}
+
+
+def test_a_damaged_review_is_not_written_over(tmp_path, simple_plan):
+    out = tmp_path / "out"
+    bill = write_bill(tmp_path / "may.csv", [P5])
+    _, path = reconcile_to_workbook(simple_plan, [bill], "2026-05", out, run_at=RUN_AT)
+    path.write_bytes(b"not a workbook")
+    with pytest.raises(InputError) as info:
+        reconcile_to_workbook(simple_plan, [bill], "2026-05", out, run_at=RUN_AT)
+    assert str(path) in str(info.value) and "comments of the review" in str(info.value)
+    assert path.read_bytes() == b"not a workbook"
+
+
+#: The history's schema before the comments table and the capex_cash / one_off columns.
+OLD_SCHEMA = """
+CREATE TABLE months (
+    month VARCHAR PRIMARY KEY, currency VARCHAR NOT NULL, planned DECIMAL(38, 10) NOT NULL,
+    opex DECIMAL(38, 10) NOT NULL, capex DECIMAL(38, 10) NOT NULL, billed_cost DECIMAL(38, 10) NOT NULL,
+    unmapped DECIMAL(38, 10) NOT NULL, run_at TIMESTAMP NOT NULL);
+CREATE TABLE lines (
+    month VARCHAR NOT NULL, plan_line VARCHAR NOT NULL, category VARCHAR NOT NULL,
+    planned DECIMAL(38, 10) NOT NULL, actual DECIMAL(38, 10) NOT NULL, PRIMARY KEY (month, plan_line));
+INSERT INTO months VALUES ('2026-04', 'USD', 1000, 300, 1200, 310, 0, '2026-05-02 07:00:00');
+INSERT INTO lines VALUES ('2026-04', 'gpu', 'OPEX', 100, 300);
+"""
+
+
+def test_an_existing_history_is_migrated(tmp_path, simple_plan):
+    out = tmp_path / "out"
+    out.mkdir()
+    con = duckdb.connect(str(out / HISTORY_FILE))
+    con.execute(OLD_SCHEMA)
+    con.close()
+    bill = write_bill(tmp_path / "may.csv", [{**P5, "EffectiveCost": "150"}])
+    rec, path = reconcile_to_workbook(simple_plan, [bill], "2026-05", out, run_at=RUN_AT)
+    april, may = History(out / HISTORY_FILE).months()
+    assert (april.month, april.actual, april.cash, april.one_off, april.lines) == (
+        "2026-04", Decimal(1500), Decimal(310), Decimal(0), {"gpu": Decimal(300)})
+    assert (may.actual, may.cash) == (Decimal(1350), Decimal(10))
+    assert rec.forecast.run_rate.amount == Decimal(1425)  # April's kept actual feeds the run rate
+    type_comments(path, {"gpu": "checked"})
+    reconcile_to_workbook(simple_plan, [bill], "2026-05", out, run_at=RUN_AT)
+    assert History(out / HISTORY_FILE).comments("2026-05") == {"gpu": "checked"}
