@@ -159,34 +159,36 @@ def usable_rows():
 
 
 def test_bundled_constants_reproduce_their_calibration_data(usable_rows):
-    """In sample, the shipped constants do at least as well as the held-out (k-fold) error recorded with
-    them in calibration.json, and the 90th percentiles stay within docs/performance.md's (26 % TPOT,
-    77 % TTFT)."""
+    """In sample, the shipped constants do at least as well as the held-out (leave-one-model-out) error
+    recorded with them in calibration.json, and the 90th percentiles stay within docs/performance.md's
+    held-out ones (47 % TPOT, 80 % TTFT; measured in sample while updating this test for the #11 model:
+    39.3 % and 73.7 %)."""
     calibration = Calibration.bundled()
     ttft, tpot = predict(usable_rows, calibration)
     tpot_error = np.abs(tpot / np.array([r.tpot_ms for r in usable_rows]) - 1)
     ttft_error = np.abs(ttft / np.array([r.ttft_ms for r in usable_rows]) - 1)
     recorded = json.loads((Path(__file__).parents[2] / "finops/catalog/data/calibration.json").read_text())
-    assert np.median(tpot_error) <= recorded["kfold_tpot_error"]
-    assert np.median(ttft_error) <= recorded["kfold_ttft_error"]
-    assert np.quantile(tpot_error, 0.9) <= 0.26
-    assert np.quantile(ttft_error, 0.9) <= 0.77
+    assert np.median(tpot_error) <= recorded["held_out_tpot_error"]
+    assert np.median(ttft_error) <= recorded["held_out_ttft_error"]
+    assert np.quantile(tpot_error, 0.9) <= 0.47
+    assert np.quantile(ttft_error, 0.9) <= 0.80
 
 
 def test_estimate_reproduces_the_measurements(usable_rows):
     """The public ``estimate`` at every measured configuration and concurrency meets the same documented
-    errors (median within the recorded k-fold error, 90th percentile within 26 % for TPOT).
+    errors (median within the recorded held-out error, 90th percentile within the documented held-out
+    47 % for TPOT).
 
-    Measured while writing this test: at each configuration's lowest concurrency only 82 % of rows are
-    within 26 % TPOT (the model is weakest there); over all rows the documented figures hold."""
+    Measured while updating this test for the #11 model: median 9.8 %, 90th percentile 39.3 % TPOT over
+    all 1,093 usable rows."""
     recorded = json.loads((Path(__file__).parents[2] / "finops/catalog/data/calibration.json").read_text())
     errors = []
     for r in usable_rows:
         e = estimate(r.model, r.gpu, precision=r.precision, tp=r.tp, isl=r.isl, osl=r.osl,
                      concurrency=r.concurrency, engine=r.engine)
         errors.append(abs(e.tpot_ms / r.tpot_ms - 1))
-    assert np.median(errors) <= recorded["kfold_tpot_error"]
-    assert np.quantile(errors, 0.9) <= 0.26
+    assert np.median(errors) <= recorded["held_out_tpot_error"]
+    assert np.quantile(errors, 0.9) <= 0.47
 
 
 def test_every_measured_batch_runs_in_full(usable_rows):
