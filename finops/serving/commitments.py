@@ -3,9 +3,11 @@
 A commitment is a distinct ``CommitmentDiscountId`` with a ``Purchase`` row. One counted in instance
 hours (``CommitmentDiscountUnit = 'Hours'``: a reserved instance, a resource-based CUD) is one
 instance of capacity from the purchase's ``ChargePeriodStart`` for ``CommitmentDiscountQuantity``
-hours, so it ends at ``start + quantity hours``. Its plan line is the Mapping sheet's (the purchase
-row's provider, sub-account, service, region, tags); it covers the line's instances in its region
-(and of its instance type, when the bill names one in ``x_InstanceType``). Its unused balance is the ``EffectiveCost`` of
+hours, so it ends at ``start + quantity hours``. Its plan line is the Mapping sheet's for the purchase
+row (provider, sub-account, service, instance type, region, tags), given by the same SQL ``CASE`` the
+reconciliation maps charges with (:func:`~finops.reconcile.mapping.plan_line_sql`); it covers the
+line's instances in its region (and of its instance type, when the bill names one: ``x_InstanceType``,
+else ``SkuPriceDetails.InstanceType``). Its unused balance is the ``EffectiveCost`` of
 its rows with ``CommitmentDiscountStatus = 'Unused'`` in the bills. A spend-based commitment (unit a
 currency: savings plans, spend CUDs) buys no fixed number of instances and is listed, not counted.
 """
@@ -19,7 +21,8 @@ from decimal import Decimal
 from pathlib import Path
 
 from ..money import Money
-from ..reconcile.mapping import Charge, Mapper
+from ..reconcile.aggregation import INSTANCE_TYPE
+from ..reconcile.mapping import UNMAPPED, plan_line_sql
 from ..reconcile.plan import MappingRule
 
 __all__ = ["SunkCommitment", "sunk_commitments"]
@@ -49,17 +52,24 @@ class SunkCommitment:
         return 0.0 if self.ends is None else max(0.0, (self.ends - at).total_seconds() / 3600)
 
 
+#: One row per commitment; ``{plan_line}`` is the mapping's CASE over a row's FOCUS columns, and the
+#: commitment's fields are those of its (earliest) purchase row.
 _QUERY = """
-SELECT CommitmentDiscountId, any_value(CommitmentDiscountType), any_value(ProviderName),
-       any_value(SubAccountId), any_value(SubAccountName), any_value(ServiceName), any_value(x_InstanceType),
-       any_value(RegionId), any_value(CAST(Tags AS VARCHAR)),
+SELECT CommitmentDiscountId,
+       arg_min(CommitmentDiscountType, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
+       arg_min(plan_line, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
+       arg_min(instance_type, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
+       arg_min(RegionId, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
        min(ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
-       any_value(CommitmentDiscountQuantity) FILTER (WHERE ChargeCategory = 'Purchase'),
-       any_value(CommitmentDiscountUnit) FILTER (WHERE ChargeCategory = 'Purchase'),
+       arg_min(CommitmentDiscountQuantity, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
+       arg_min(CommitmentDiscountUnit, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
        coalesce(sum(EffectiveCost) FILTER (WHERE CommitmentDiscountStatus = 'Unused'), 0),
-       any_value(BillingCurrency)
-FROM {view}
-WHERE CommitmentDiscountId IS NOT NULL
+       arg_min(BillingCurrency, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase')
+FROM (
+  SELECT *, {plan_line} AS plan_line, {instance_type} AS instance_type
+  FROM {view}
+  WHERE CommitmentDiscountId IS NOT NULL
+) AS charges
 GROUP BY CommitmentDiscountId
 HAVING count(*) FILTER (WHERE ChargeCategory = 'Purchase') > 0
 ORDER BY CommitmentDiscountId
@@ -75,17 +85,17 @@ def sunk_commitments(bills: Sequence[Path], mapping: Sequence[MappingRule]) -> l
     con = duckdb.connect()
     try:
         open_bills(con, [Path(b) for b in bills])
-        rows = con.execute(_QUERY.format(view=VIEW)).fetchall()
+        query = _QUERY.format(view=VIEW, plan_line=plan_line_sql(mapping, instance_type=INSTANCE_TYPE),
+                              instance_type=INSTANCE_TYPE)
+        rows = con.execute(query).fetchall()
     finally:
         con.close()
-    mapper = Mapper(list(mapping))
     out = []
-    for (cid, kind, provider, sub_id, sub_name, service, instance_type, region, tags, start, quantity, unit,
-         unused, currency) in rows:
-        line = mapper.plan_line(Charge(provider, sub_id, sub_name, service, instance_type, region, tags))
+    for cid, kind, line, instance_type, region, start, quantity, unit, unused, currency in rows:
         by_hours = (unit or "").lower() == "hours" and quantity
         start = start.replace(tzinfo=None)
-        out.append(SunkCommitment(cid, line, kind or "", 1 if by_hours else 0, region or "", instance_type or "", start,
+        out.append(SunkCommitment(cid, line or UNMAPPED, kind or "", 1 if by_hours else 0, region or "",
+                                  instance_type or "", start,
                                   start + timedelta(hours=float(quantity)) if by_hours else None,
                                   Money(Decimal(str(unused)), currency or "USD")))
     return out
