@@ -107,8 +107,11 @@ def test_review_ties_out_to_the_bills_and_the_plan(demo_out):
     assert sums["billed"] in values            # cloud BilledCost (cash)
     assert sums["effective"] in values         # OPEX: cloud EffectiveCost
     assert sums["rows"] in values              # bill rows
-    invoices = {row[1]: dec(row[2]) for row in review["Summary"].iter_rows(values_only=True)
-                if len(row) > 2 and isinstance(row[1], str) and row[1].startswith("INV-")}
+    # the invoice tie-out is the P&L and cash sheet's table (#16): provider, invoice, billed, amortized
+    cash = review["P&L and cash"]
+    header, *rows = [[c.value for c in r] for r in cash[cash.tables["tblInvoices"].ref]]
+    assert header[:3] == ["Provider", "Invoice", "Billed"]
+    invoices = {row[1]: dec(row[2]) for row in rows if row[1] != "all invoices"}
     assert invoices == {k.removeprefix("invoice "): v for k, v in sums.items() if k.startswith("invoice ")}
     plan = openpyxl.load_workbook(demo_out / "llm-finops-plan.xlsx", data_only=True)
     budget = plan["Budget"]
