@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from ..depreciation import parse_month
 from ._console import console
 
 
@@ -24,9 +25,20 @@ def register(app: typer.Typer) -> None:
         """Read a month of bills from the provider and write FOCUS 1.2 Parquet (nothing written on failure)."""
         from connectors import provider as connector
 
+        month = normalized_months(month)
         target = out or Path(f"focus-{provider.strip().lower()}-{month.strip()}.parquet")
         path = connector(provider).pull_bills(source, month, target)
         import pyarrow.parquet as pq
 
         rows = pq.read_metadata(path).num_rows
         console.print(f"wrote {rows} FOCUS rows to {path}; reconcile with `finops reconcile --bills {path}`")
+
+
+def normalized_months(text: str) -> str:
+    """``--month`` as ASCII: one month or a range ``FROM..TO``, each end through :func:`parse_month`
+    (NFKC, then ``YYYY-MM``), so a full-width month is the same month as its ASCII spelling.
+
+    >>> normalized_months("２０２６-０３..2026-05")
+    '2026-03..2026-05'
+    """
+    return "..".join(parse_month(part) for part in text.strip().split(".."))

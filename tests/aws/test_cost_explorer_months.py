@@ -9,6 +9,7 @@ import urllib.request
 from decimal import Decimal
 
 import duckdb
+import pytest
 
 from finops.cli import main
 
@@ -40,14 +41,16 @@ def results(month: str) -> list[dict]:
     return [by_service, by_instance]
 
 
-def test_a_month_range_pulls_every_month_with_its_own_totals(moto, tmp_path, capsys):
+# the range as typed in ASCII, and in full-width digits (NFKC gives the same months)
+@pytest.mark.parametrize("months", ["2026-03..2026-05", "\uff12\uff10\uff12\uff16-\uff10\uff13..\uff12\uff10\uff12\uff16-\uff10\uff15"])
+def test_a_month_range_pulls_every_month_with_its_own_totals(moto, tmp_path, capsys, months):
     queue = [r for month in MONTHS for r in results(month)]
     request = urllib.request.Request(f"{moto}/moto-api/static/ce/cost-and-usage-results", method="POST",
                                      data=json.dumps({"results": queue}).encode(),
                                      headers={"Content-Type": "application/json"})
     assert urllib.request.urlopen(request).status == 201
     out = tmp_path / "ce.parquet"
-    assert main(["bills", "pull", "--provider", "aws", "--source", "ce", "--month", "2026-03..2026-05",
+    assert main(["bills", "pull", "--provider", "aws", "--source", "ce", "--month", months,
                  "--out", str(out)]) == 0
     capsys.readouterr()
     got = {m: (billed, effective, gpu_hours) for m, billed, effective, gpu_hours in duckdb.connect().execute(
