@@ -377,5 +377,6 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out) / HISTORY_FILE)
         rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
-                               threshold_pct=threshold_pct, past_actuals=history.past_actuals(month, plan.currency()))
+                               threshold_pct=threshold_pct, past_actuals=history.past_actuals(month, plan.currency()),
+                               past_one_off=history.past_one_off(month, plan.currency()))
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)

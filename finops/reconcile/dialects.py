@@ -98,11 +98,13 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
 def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str, month: str, *,
                      missing: Iterable[str] = (), rates: Mapping[str, Decimal] | None = None,
                      threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
-                     instance_gpus: InstanceGpus | None = None) -> Reconciliation:
-    """Reconcile ``month`` with the aggregation run by ``runner`` on ``engine`` over ``relation``."""
+                     instance_gpus: InstanceGpus | None = None,
+                     past_one_off: Mapping[str, Decimal] | None = None) -> Reconciliation:
+    """Reconcile ``month`` with the aggregation run by ``runner`` on ``engine`` over ``relation``
+    (``past_actuals`` and ``past_one_off`` from the history, as for local bills)."""
     rows = runner(remote_sql(engine, relation, month, missing=missing, rules=plan.mapping, rates=rates))
     summary = Summary.from_rows([tuple(row) for row in rows])
     if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
     return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, past_actuals=past_actuals,
-                            instance_gpus=instance_gpus, source=f"{engine}:{relation}")
+                            instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off)

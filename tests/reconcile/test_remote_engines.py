@@ -237,3 +237,27 @@ def test_an_option_of_the_other_engine_is_refused(plan, tmp_path, capsys, engine
     code, _, err = reconcile(capsys, plan, tmp_path / "o", "--engine", engine, "--table", "d.t", *option)
     assert code == 2 and message in err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_remote_month_forecasts_like_a_local_one_with_past_one_offs_left_out_of_the_run_rate(bills, plan):
+    """Earlier months' one-off purchases (from the history) leave the run rate on BigQuery as they do locally:
+    the remote and the local forecast are the same, and differ from one that counts the purchase as running cost."""
+    from finops.reconcile import reconcile_month
+    from finops.reconcile.dialects import reconcile_remote
+
+    the_plan = read_plan(plan)
+    past = {"2026-03": Decimal("60000"), "2026-04": Decimal("61000")}
+    one_off = {"2026-03": Decimal("0"), "2026-04": Decimal("40000")}  # April bought a commitment up front
+
+    def on_duckdb(sql: str) -> list[tuple]:
+        return run_on_duckdb(bills, sql, "bigquery", {BQ_TABLE: VIEW})[1]
+
+    def remote(past_one_off):
+        return reconcile_remote(the_plan, on_duckdb, "bigquery", BQ_TABLE, SAMPLE_MONTH, past_actuals=past,
+                                past_one_off=past_one_off).forecast
+
+    local = reconcile_month(the_plan, sample_bill_paths(), SAMPLE_MONTH, past_actuals=past,
+                            past_one_off=one_off).forecast
+    assert remote(one_off) == local
+    # the purchase counted as running cost raises the 3-month run rate by a third of it
+    assert (remote({}).run_rate - local.run_rate).amount.quantize(Decimal("0.01")) == Decimal("13333.33")
