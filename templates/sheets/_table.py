@@ -6,7 +6,7 @@ Addresses are derived from the table's place, never typed by hand.
 
 >>> place = TablePlace("Budget", "tblBudget", ("Month", "Amount"), first_row=3, first_col=0, rows=2)
 >>> place.cell(1, "Amount"), place.column_range("Month"), place.whole_range()
-('$B$5', 'Budget!$A$5:$A$6', 'Budget!$A$4:$B$6')
+('$B$6', 'Budget!$A$5:$A$6', 'Budget!$A$4:$B$6')
 """
 
 from __future__ import annotations
