@@ -164,13 +164,13 @@ class History:
         return [MonthRecord(*head, lines=lines.get(head[0], {})) for head in heads
                 if currency is None or head[1] == currency]
 
-    def past_actuals(self, month: str, currency: str) -> dict[str, Decimal]:
-        """P&L actuals of the months before ``month`` in ``currency`` (the forecast's input)."""
-        return {m.month: m.actual for m in self.months(currency) if m.month < month}
-
-    def past_one_off(self, month: str, currency: str) -> dict[str, Decimal]:
-        """One-off cost of the months before ``month`` in ``currency`` (left out of the run rate)."""
-        return {m.month: m.one_off for m in self.months(currency) if m.month < month}
+    def forecast_inputs(self, month: str, currency: str) -> dict[str, dict[str, Decimal]]:
+        """The forecast's inputs from the months before ``month`` in ``currency``, read once: ``past_actuals``
+        (P&L actual per month) and ``past_one_off`` (one-off cost per month, left out of the run rate), as
+        keywords of :func:`~finops.reconcile.engine.reconcile_month`."""
+        earlier = [m for m in self.months(currency) if m.month < month]
+        return {"past_actuals": {m.month: m.actual for m in earlier},
+                "past_one_off": {m.month: m.one_off for m in earlier}}
 
     def comments(self, month: str) -> dict[str, str]:
         """The comments kept for ``month``: plan line -> text."""
