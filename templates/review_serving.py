@@ -8,12 +8,13 @@ million tokens actually served (the line's actual cost from the reconciliation o
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from finops.serving import ServingMonth
 
-from .sheets._table import Column, titled_sheet, write_table
-from .styles import Styles
+from .review.page import ReviewStyles, review_sheet
+from .sheets._table import Column, write_table
 
 __all__ = ["SERVING_REVIEW_COLUMNS", "write_serving_review"]
 
@@ -36,13 +37,14 @@ def _round(value: float | None, digits: int = 2) -> Any:
     return None if value is None else round(float(value), digits)
 
 
-def write_serving_review(wb: Any, styles: Styles, month: ServingMonth) -> None:
-    """Add the Serving sheet to the review workbook ``wb``."""
-    ws = titled_sheet(wb, styles, "Serving",
+def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run_at: datetime) -> None:
+    """Add the Serving sheet to the review workbook ``wb``, set up for print like the review's other sheets."""
+    ws = review_sheet(wb, styles, "Serving", f"Serving: what production did in {month.month}",
                       "Per serving plan line, from its metric series (increase() over the month, resets counted "
                       "as restarts). P_ok = requests within the target / all requests (seed 003). Predicted: the "
                       "performance model at the month's mean lengths and running batch.",
-                      title=f"Serving: what production did in {month.month}")
+                      month=month.month, run_at=run_at, widths=tuple(c.width for c in SERVING_REVIEW_COLUMNS),
+                      header_rows=(2, 2))
     rows = []
     for r in month.lines:
         cost = r.cost_per_million_tokens

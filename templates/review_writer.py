@@ -75,7 +75,7 @@ def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend:
         if serving is not None:
             from .review_serving import write_serving_review
 
-            write_serving_review(wb, styles, serving)
+            write_serving_review(wb, styles, serving, run_at)
         unmapped_sheet(wb, styles, rec, run_at)
         glossary_sheet(wb, styles, rec, run_at)
         wb.close()
