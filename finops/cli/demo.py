@@ -115,14 +115,12 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     from .reconcile import reconcile_to_workbook
 
     plan = build_template(out / "llm-finops-plan.xlsx", prices=book)
-    from functools import partial
-
-    from .plan import observed_month
+    from .plan import served_by
 
     metrics = sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz"))
     rec, review = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, out, run_at=datetime.now(UTC),
-                                        serving=partial(observed_month, SAMPLE_MONTH, SAMPLE_SERVING, plan,
-                                                        metrics, None, 300))
+                                        serving=served_by(SAMPLE_MONTH, SAMPLE_SERVING, plan, metrics, None,
+                                                                          300))
     if not quiet:
         console.print(f"[bold]4. Planning workbook[/] {plan}")
         console.print(f"[bold]5. Reconcile {SAMPLE_MONTH}[/] (bundled FOCUS 1.2 samples, AWS + GCP): "

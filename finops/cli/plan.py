@@ -19,7 +19,7 @@ from ..errors import InputError
 from ..money import Money
 from ._console import console, err_console
 
-__all__ = ["is_metrics", "observed_month", "register"]
+__all__ = ["is_metrics", "observed_month", "register", "served_by"]
 
 _DEFAULT_STEP_S = 300
 
@@ -46,15 +46,34 @@ def _check_sources(metrics: Sequence[Path] | None, prometheus: str | None) -> No
 
 
 def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequence[Path] | None,
-                   prometheus: str | None, step_s: float, costs: dict[str, Money] | None = None):  # type: ignore[no-untyped-def]
-    """The realized month of every serving line, from saved answers or a live server."""
+                   prometheus: str | None, step_s: float, costs: dict[str, Money] | None = None,
+                   load_tests: Sequence[str] = (), gpu_hours: dict[str, float] | None = None):  # type: ignore[no-untyped-def]
+    """The realized month of every serving line, from saved answers or a live server, with its load tests
+    (``PLANLINE=FILE``) and the bill's GPU-hours per plan line."""
+    from dataclasses import replace
+
     from connectors.prometheus import pull_month, read_saved
 
     from ..serving import realize
+    from ..serving.load_tests import parse_load_test_option, read_load_tests
 
     _check_sources(metrics, prometheus)
+    tests = [parse_load_test_option(v) for v in load_tests]
+    lines = _serving_lines(serving, plan)
+    read = read_load_tests(tests, lines)
     series = read_saved(metrics) if metrics else pull_month(prometheus, month, step_s=step_s)  # type: ignore[arg-type]
-    return realize(_serving_lines(serving, plan), series, month, costs=costs)
+    return replace(realize(lines, series, month, costs=costs, billed_gpu_hours=gpu_hours), load_tests=read)
+
+
+def served_by(month: str, serving: Path | None, plan: Path, metrics: Sequence[Path] | None, prometheus: str | None,
+              step_s: float, load_tests: Sequence[str] = ()):  # type: ignore[no-untyped-def]
+    """The review's hook: a reconciliation -> the realized month, with its line costs and billed GPU-hours."""
+    from ..serving.realized import billed_gpu_hours
+
+    def served(rec):  # type: ignore[no-untyped-def]
+        return observed_month(month, serving, plan, metrics, prometheus, step_s,
+                              {line.plan_line: line.actual for line in rec.lines}, load_tests, billed_gpu_hours(rec))
+    return served
 
 
 def _warn_ignored(observed) -> None:  # type: ignore[no-untyped-def]
@@ -86,6 +105,9 @@ def register(app: typer.Typer) -> None:
         serving: Path | None = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)"),
         bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...",
                                                    help="the month's FOCUS bills: line costs and commitments bought"),
+        load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
+                                                    help="a load-test result of a serving line's configuration "
+                                                         "(as `finops calibrate` reads); repeat"),
         growth: float = typer.Option(1.0, "--growth", help="demand of the next month over the observed one"),
         horizon_months: int = typer.Option(12, "--horizon-months", help="months over which commitments are judged"),
         step: float = typer.Option(_DEFAULT_STEP_S, "--step", help="--prometheus: query resolution in seconds"),
@@ -100,8 +122,8 @@ def register(app: typer.Typer) -> None:
         from templates.plan_reader import read_plan
 
         from ..serving.commitments import sunk_commitments
-        from ..serving.correction import CORRECTIONS_FILE, CorrectionTable
         from ..serving.next_month import plan_next_month
+        from ..sizing.corrections import CORRECTIONS_FILE, CorrectionTable
 
         if not growth > 0:
             raise InputError(f"--growth must be a positive number, got {growth}", hint="1.1 plans 10 % more demand")
@@ -114,14 +136,16 @@ def register(app: typer.Typer) -> None:
             raise InputError("--out is the input plan; the input plan is never modified",
                              hint="write the next plan to another file, e.g. --out plan-next.xlsx")
         plan_values = read_plan(plan)
-        costs, commitments = {}, []
+        costs, commitments, gpu_hours = {}, [], None
         if bills:
             from ..reconcile import reconcile_month
+            from ..serving.realized import billed_gpu_hours
 
             rec = reconcile_month(plan_values, list(bills), month)
             costs = {line.plan_line: line.actual for line in rec.lines}
+            gpu_hours = billed_gpu_hours(rec)
             commitments = sunk_commitments(list(bills), plan_values.mapping)
-        observed = observed_month(month, serving, plan, metrics, prometheus, step, costs)
+        observed = observed_month(month, serving, plan, metrics, prometheus, step, costs, load_test or (), gpu_hours)
         _warn_ignored(observed)
         corrections_path = history / CORRECTIONS_FILE
         nxt = plan_next_month(observed, growth=growth, corrections=CorrectionTable.read(corrections_path),

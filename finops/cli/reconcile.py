@@ -104,7 +104,7 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                           bill_names: Sequence[str] | None = None,
                           basis: MonthBasis = "invoice",
                           unmapped_csv: Path | None = None,
-                          serving: Callable[[dict], object] | None = None) -> tuple[Reconciliation, Path]:
+                          serving: Callable[[Reconciliation], object] | None = None) -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
@@ -121,7 +121,7 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                               on_progress=on_progress, basis=basis, unmapped_csv=unmapped_csv,
                               **history.forecast_inputs(month, plan.currency()))
         names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
-        served = None if serving is None else serving({line.plan_line: line.actual for line in rec.lines})
+        served = None if serving is None else serving(rec)
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at, served)
 
 
@@ -254,6 +254,9 @@ def register(app: typer.Typer) -> None:
         prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
                                                  help="a live Prometheus instead of --metrics"),
         serving: Path | None = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)"),
+        load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
+                                                    help="with --metrics/--prometheus: a load-test result of a "
+                                                         "serving line (as `finops calibrate` reads); repeat"),
         more: list[str] | None = typer.Argument(None, hidden=True, metavar="FILE|PROVIDER:URI",
                                                    help="further bill files or sources, as in --bills a.csv b.csv "
                                                         "or --from aws:s3://... gcp:bq://..."),
@@ -306,19 +309,22 @@ def register(app: typer.Typer) -> None:
                     usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
                     bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
                     basis=month_basis, unmapped_csv=unmapped_csv,
-                    serving=_serving_figures(month, serving, plan, metrics, prometheus))
+                    serving=_serving_figures(month, serving, plan, metrics, prometheus, load_test or []))
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
 
 
 def _serving_figures(month: str, serving: Path | None, plan: Path, metrics: list[Path] | None,
-                     prometheus: str | None) -> Callable[[dict], object] | None:
-    """With --metrics or --prometheus: the line costs -> the month's realized serving figures."""
+                     prometheus: str | None, load_tests: list[str]) -> Callable[[Reconciliation], object] | None:
+    """With --metrics or --prometheus: the reconciliation -> the month's realized serving figures."""
     if not metrics and not prometheus:
+        if load_tests:
+            raise InputError("--load-test goes with --metrics or --prometheus (the Serving sheet)",
+                             hint="give the month's serving metrics as well")
         return None
-    from .plan import observed_month
+    from .plan import served_by
 
-    return partial(observed_month, month, serving, plan, metrics, prometheus, 300)
+    return served_by(month, serving, plan, metrics, prometheus, 300, load_tests)
 
 
 def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: datetime, *, in_place: bool,

@@ -326,7 +326,8 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         invoices=tuple(InvoiceTotal(p, i, v) for (p, i), v in sorted(invoices.items())),
         providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
         commitments=_commitments(groups, money, zero), spot_share=_spot_share(groups, money, zero),
-        gpu_hours=_gpu_hours(groups, instance_gpus), assets=assets, unmapped=_unmapped(summary, money, zero),
+        gpu_hours=_gpu_hours(groups, instance_gpus),
+        gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets, unmapped=_unmapped(summary, money, zero),
         forecast=_forecast(plan, month, actual, one_off, past_actuals or {}, past_one_off or {}),
         threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups),
         data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None),
@@ -444,18 +445,22 @@ def _spot_share(groups: list[ChargeGroup], money: _Converter, zero: Money) -> De
     return _ratio(spot.amount, usage.amount)
 
 
-def _gpu_hours(groups: list[ChargeGroup], instance_gpus: InstanceGpus) -> tuple[GpuHours, ...]:
-    hours: dict[tuple[str, str], Decimal] = defaultdict(Decimal)
+def _gpu_hours(groups: list[ChargeGroup], instance_gpus: InstanceGpus, *,
+               by_line: bool = False) -> tuple[GpuHours, ...]:
+    """GPU-hours of the usage per GPU model (and per plan line with ``by_line``)."""
+    hours: dict[tuple[str | None, str, str], Decimal] = defaultdict(Decimal)
     for g in groups:
         if g.charge_category != "Usage":
             continue
+        line = (UNMAPPED if g.plan_line is None else g.plan_line) if by_line else None
         if g.gpu_hours is not None:
-            hours[(g.gpu_model or "unknown", "bill")] += g.gpu_hours
+            hours[(line, g.gpu_model or "unknown", "bill")] += g.gpu_hours
         elif g.instance_type and (g.consumed_unit or "").lower() in _HOUR_UNITS:
             gpus = instance_gpus(g.provider_name or "", g.instance_type)
             if gpus is not None:
-                hours[(gpus[0], "catalog")] += g.consumed_quantity * gpus[1]
-    return tuple(GpuHours(model, value, source) for (model, source), value in sorted(hours.items()))  # type: ignore[arg-type]
+                hours[(line, gpus[0], "catalog")] += g.consumed_quantity * gpus[1]
+    return tuple(GpuHours(model, value, source, line)  # type: ignore[arg-type]
+                 for (line, model, source), value in sorted(hours.items(), key=lambda kv: tuple(map(str, kv[0]))))
 
 
 def _forecast(plan: Plan, month: str, actual: Money, one_off: Money, past: Mapping[str, Decimal],

@@ -116,11 +116,13 @@ class GroupVariance:
 
 @dataclass(frozen=True)
 class GpuHours:
-    """GPU-hours of one GPU model; ``source`` says whether the bill gave them or the instance catalog."""
+    """GPU-hours of one GPU model (of one plan line, when ``plan_line`` is set); ``source`` says whether
+    the bill gave them or the instance catalog."""
 
     gpu_model: str
     hours: Decimal
     source: Literal["bill", "catalog"]
+    plan_line: str | None = None
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,7 @@ class Reconciliation:
     one_off_cost: Money | None = None
     purchases_billed: Money | None = None
     commitment_lines: tuple[CommitmentLine, ...] = ()
+    gpu_hours_by_line: tuple[GpuHours, ...] = ()    # the same usage per plan line (the review's Serving sheet)
 
     @property
     def actual(self) -> Money:

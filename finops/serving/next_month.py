@@ -5,8 +5,9 @@ Per serving plan line, from its realized month (:mod:`~finops.serving.realized`)
 * demand: the observed hourly requests (generation tokens per hour / mean output length) times
   ``growth``, hour for hour; the peak is the largest hour;
 * fleet: :func:`finops.sizing.search` for the line's engine, GPU, precision and TP at the peak, the
-  line's TTFT/ITL targets and spare, after the recalibration hook
-  (:func:`~finops.serving.correction.corrected_rate`: peak / throughput factor);
+  line's TTFT/ITL targets and spare, through the sizing's correction hook
+  (:func:`finops.sizing.corrections.corrected_search`) with the correction of the line's engine, GPU
+  and model once this month's production ratio and its load tests are recorded;
 * mix (cloud lines): hour ``h`` needs ``GPUs x requests_h / peak / GPUs per instance`` instances; the
   month's profile repeats over ``horizon_months`` x 730 hours (the horizon commitments are judged on);
   commitments already bought (:mod:`~finops.serving.commitments`) serve first, while they last, at no
@@ -28,8 +29,9 @@ import numpy as np
 
 from ..money import Money
 from ..price_book import PriceBook
+from ..sizing.corrections import CorrectionTable, ThroughputCorrection
 from .commitments import SunkCommitment
-from .correction import CorrectionTable, corrected_rate
+from .load_tests import load_test_ratios
 from .realized import RealizedLine, ServingMonth, month_window
 
 __all__ = ["HOURS_PER_MONTH", "Change", "NextLine", "NextPlan", "next_month", "plan_next_month"]
@@ -111,18 +113,19 @@ class NextPlan:
         return next(n for n in self.lines if n.plan_line == plan_line)
 
 
-def _size(realized: RealizedLine, peak: float, factor: float, book: PriceBook) -> tuple[object | None, str | None]:
-    from ..sizing.search import search
+def _size(realized: RealizedLine, peak: float, correction: ThroughputCorrection,
+          book: PriceBook) -> tuple[object | None, str | None]:
+    from ..sizing.corrections import corrected_search
     from ..sizing.workload import Workload
 
     line = realized.line
     if not realized.requests or peak <= 0:
         return None, "no requests were served: nothing to size"
     workload = Workload(name=line.plan_line, model=line.model, isl=max(1, round(realized.isl or 1)),
-                        osl=max(1, round(realized.osl or 1)), peak_requests_per_hour=corrected_rate(peak, factor),
+                        osl=max(1, round(realized.osl or 1)), peak_requests_per_hour=peak,
                         ttft_ms=line.ttft_target_ms, itl_ms=line.itl_target_ms, spare=line.spare)
-    result = search(workload, gpus=[line.gpu], precisions=[line.precision], tps=[line.tp], engine=line.engine,
-                    price_book=book, top=1)
+    result = corrected_search(workload, correction, gpus=[line.gpu], precisions=[line.precision], tps=[line.tp],
+                              engine=line.engine, price_book=book, top=1)
     return (result.options[0], None) if result.options else (None, result.infeasible_reason)
 
 
@@ -161,19 +164,22 @@ def plan_next_month(observed: ServingMonth, *, growth: float, corrections: Corre
                     horizon_months: int = 12, costs: Mapping[str, Money] | None = None) -> NextPlan:
     """The next month's plan for every serving line of ``observed`` (see the module docstring).
 
-    ``corrections`` is the table before this month; the returned plan carries it with this month added.
+    ``corrections`` is the table before this month; the returned plan carries it with this month's
+    production ratios and load tests (``observed.load_tests``) added.
     """
     book = price_book if price_book is not None else PriceBook.current()
     month = next_month(observed.month)
     start = datetime.fromtimestamp(month_window(month)[0], UTC).replace(tzinfo=None)
-    table = corrections.with_month(observed)
+    table = corrections.with_ratios(observed.throughput_ratios(), observed.month)
+    for file, ratios in load_test_ratios(observed.load_tests).items():
+        table = table.with_ratios(ratios, f"{observed.month} load test {file}")
     lines, changes = [], []
     for realized in observed.lines:
         line = realized.line
         key = (line.engine, line.gpu, line.model)
         hourly = realized.hourly_generation_tokens / (realized.osl or 1) * growth
         peak = float(hourly.max()) if hourly.size else 0.0
-        option, reason = _size(realized, peak, table.factor(*key), book)
+        option, reason = _size(realized, peak, table.correction(*key), book)
         gpus = getattr(option, "gpus", None)
         instances, sunk_units, committed, monthly = None, 0, {}, None
         if gpus and line.buys_capacity:

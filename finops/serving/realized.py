@@ -7,8 +7,10 @@ Per plan line (series assigned by :mod:`~finops.serving.serving_lines`), over th
   the generation counter's increase per hour;
 * TTFT and ITL: P50 and P99 of the month's histogram, and seed 003's ``P_ok = N_within / N_total``
   against the line's targets (:mod:`~finops.serving.histogram`);
-* GPUs: one DCGM utilization series per GPU; ``GPU-hours = sum over GPUs of the time covered``,
-  utilization the mean of the gauge;
+* GPU-hours: the bill's, per plan line (the reconciliation's usage: ``x_GpuHours``, else hours of
+  usage x GPUs per instance, :func:`billed_gpu_hours`); a line the bill does not carry (on-prem, or no
+  bills given) falls back to DCGM: one utilization series per GPU, ``GPU-hours = sum over GPUs of the
+  time covered``. Utilization is DCGM's alone: the mean of the gauge;
 * throughput: realized ``generation tokens / GPU-hours`` against what the performance model
   (:func:`finops.sizing.estimate`) predicts for the line's configuration at the month's mean prompt
   and output lengths and mean running batch per replica; ``ratio = realized / predicted``;
@@ -21,6 +23,7 @@ A quantity the engine does not export, or that no series gave, is ``None`` and n
 from __future__ import annotations
 
 import calendar
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,12 +33,14 @@ import numpy as np
 
 from ..errors import FinopsError, InputError
 from ..money import Money
+from ..reconcile.result import Reconciliation
 from .histogram import histogram_from_buckets
+from .load_tests import LoadTestResult
 from .metric_names import GPU_METRICS, known_metric_names, metric_names
 from .series import Series, gaps, hourly_increase, increase
 from .serving_lines import ServingLine, assign
 
-__all__ = ["RealizedLine", "ServingMonth", "month_window", "realize"]
+__all__ = ["RealizedLine", "ServingMonth", "billed_gpu_hours", "month_window", "realize"]
 
 _MILLION = Decimal(1_000_000)
 
@@ -73,6 +78,7 @@ class RealizedLine:
     mean_running: float | None
     gpus: int
     gpu_hours: float
+    gpu_hours_source: str              # "bill" or "DCGM"
     gpu_utilization: float | None
     predicted_tokens_per_gpu_hour: float | None
     cost: Money | None
@@ -123,9 +129,18 @@ class ServingMonth:
     lines: tuple[RealizedLine, ...]
     ignored_metrics: tuple[str, ...]   # metric names no table knows
     unassigned_series: int             # series of known metrics that match no line's rule
+    load_tests: tuple[LoadTestResult, ...] = ()   # load tests of the month's configurations, if given
 
     def line(self, plan_line: str) -> RealizedLine:
         return next(r for r in self.lines if r.plan_line == plan_line)
+
+    def throughput_ratios(self) -> dict[tuple[str, str, str], float]:
+        """Realized / predicted per ``(engine, GPU, model)`` with one (lines of one key: geometric mean)."""
+        logs: dict[tuple[str, str, str], list[float]] = {}
+        for r in self.lines:
+            if r.throughput_ratio:
+                logs.setdefault((r.line.engine, r.line.gpu, r.line.model), []).append(math.log(r.throughput_ratio))
+        return {key: math.exp(sum(values) / len(values)) for key, values in logs.items()}
 
 
 def _inside(series: Series, start: float, end: float) -> Series:
@@ -165,8 +180,17 @@ def _predicted(line: ServingLine, isl: float | None, osl: float | None, running:
     return per_s * 3600 or None
 
 
+def billed_gpu_hours(reconciliation: Reconciliation) -> dict[str, float]:
+    """GPU-hours per plan line of the month's bills (the reconciliation's usage, every GPU model summed)."""
+    out: dict[str, float] = {}
+    for g in reconciliation.gpu_hours_by_line:
+        if g.plan_line is not None:
+            out[g.plan_line] = out.get(g.plan_line, 0.0) + float(g.hours)
+    return out
+
+
 def _realize_line(line: ServingLine, by_name: Mapping[str, list[Series]], start: float, hours: int,
-                  cost: Money | None) -> RealizedLine:
+                  cost: Money | None, billed_hours: float | None) -> RealizedLine:
     missing: list[str] = []
 
     def counter(quantity: str) -> list[Series]:
@@ -196,7 +220,7 @@ def _realize_line(line: ServingLine, by_name: Mapping[str, list[Series]], start:
     total = {name: sum(increase(s) for s in group) for name, group in
              (("prompt", prompt), ("generation", generation), ("requests", requests))}
     hourly = sum((hourly_increase(s, start, hours) for s in generation), np.zeros(hours))
-    gpu_hours = sum(_covered_hours(s, start + hours * 3600) for s in utilization)
+    gpu_hours = billed_hours if billed_hours else sum(_covered_hours(s, start + hours * 3600) for s in utilization)
     mean_running = float(np.mean([s.values.mean() for s in running])) if running else None
     requests_n = total["requests"]
     isl = total["prompt"] / requests_n if requests_n else None
@@ -205,7 +229,7 @@ def _realize_line(line: ServingLine, by_name: Mapping[str, list[Series]], start:
     return RealizedLine(
         line, total["prompt"], total["generation"], requests_n, hourly,
         *latency["ttft"][:2], *latency["itl"][:2], latency["ttft"][2], latency["itl"][2],
-        len(running), mean_running, len(utilization), gpu_hours,
+        len(running), mean_running, len(utilization), gpu_hours, "bill" if billed_hours else "DCGM",
         float(np.mean(np.concatenate([s.values for s in utilization]))) / 100 if utilization else None,
         _predicted(line, isl, osl, mean_running), cost, gap_hours, tuple(missing))
 
@@ -219,10 +243,12 @@ def _covered_hours(series: Series, end: float) -> float:
 
 
 def realize(lines: Sequence[ServingLine], series: Sequence[Series], month: str, *,
-            costs: Mapping[str, Money] | None = None, window: tuple[float, int] | None = None) -> ServingMonth:
+            costs: Mapping[str, Money] | None = None, window: tuple[float, int] | None = None,
+            billed_gpu_hours: Mapping[str, float] | None = None) -> ServingMonth:
     """The realized figures of every serving line in ``month`` from ``series``.
 
-    ``window`` (start in Unix seconds, hours) replaces the month's own hours, for a shorter recording.
+    ``window`` (start in Unix seconds, hours) replaces the month's own hours, for a shorter recording;
+    ``billed_gpu_hours`` (per plan line, :func:`billed_gpu_hours`) replaces DCGM's GPU-hours.
 
     Raises :class:`InputError` when no series is of a metric the name tables know, or when a line gets
     no series at all (naming its label rule).
@@ -253,5 +279,6 @@ def realize(lines: Sequence[ServingLine], series: Sequence[Series], month: str, 
             raise InputError(f"no series in {month} for plan line {line.plan_line!r} "
                              f"(label {line.label_key} matching {line.label_value!r})",
                              hint="check the Serving table's label rule against the series' labels")
-        realized.append(_realize_line(line, grouped[line.plan_line], start, hours, (costs or {}).get(line.plan_line)))
+        realized.append(_realize_line(line, grouped[line.plan_line], start, hours, (costs or {}).get(line.plan_line),
+                                      (billed_gpu_hours or {}).get(line.plan_line)))
     return ServingMonth(month, tuple(realized), tuple(ignored), unassigned)

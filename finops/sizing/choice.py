@@ -29,6 +29,7 @@ from typing import Any
 
 from ..catalog import get_accelerator
 from ..price_book import PriceBook
+from .corrections import ThroughputCorrection, corrected_search
 from .memory import memory_fit
 from .performance import Calibration, estimate
 from .search import SearchResult, SizingOption, search
@@ -91,16 +92,20 @@ class WorkloadSizing:
 
 def size_workload(workload: Workload, *, gpu: str, precision: str, tp: int, engine: str = "vllm",
                   pricing_model: str = "on_demand", price_book: PriceBook | None = None, top: int = 1,
-                  calibration: Calibration | None = None) -> WorkloadSizing:
+                  calibration: Calibration | None = None,
+                  correction: ThroughputCorrection | None = None) -> WorkloadSizing:
     """Check the planner's ``gpu`` x ``precision`` x ``tp`` and search for the cheapest configuration.
 
-    ``top`` options of the whole search are kept (``WorkloadSizing.search.options``).
+    ``top`` options of the whole search are kept (``WorkloadSizing.search.options``). ``correction``
+    (the loop's realized / predicted throughput of this engine, GPU and model,
+    :mod:`~finops.sizing.corrections`) sizes the planner's configuration for the throughput it delivered.
     """
     book = PriceBook.current() if price_book is None else price_book
     common: dict[str, Any] = {"engine": engine, "pricing_model": pricing_model, "price_book": book,
                               "calibration": calibration}
     gpu_id, precision = get_accelerator(gpu).id, precision.lower()
-    own = search(workload, gpus=[gpu_id], precisions=[precision], tps=[tp], top=1, **common)
+    own = corrected_search(workload, correction or ThroughputCorrection(), gpus=[gpu_id], precisions=[precision],
+                           tps=[tp], top=1, **common)
     option = own.options[0] if own.options else None
     why_not = "" if option else _why_not(workload, gpu_id, precision, tp, engine, own, calibration)
     best = search(workload, top=top, **common)

@@ -1,4 +1,5 @@
-"""The throughput correction table: geometric mean of monthly ratios, a band that narrows with months.
+"""The throughput correction table: geometric mean of monthly ratios, a band that narrows with months;
+and the sizing hook that applies it (finops/sizing/corrections.py).
 
 Hand-worked: ratios 0.8 and 0.9 -> factor sqrt(0.72) = 0.8485; logs -0.22314 and -0.10536, mean
 -0.16425, squared deviations 0.0034686 each; band = sqrt((0.09 + 0.0069372) / 2) / sqrt(2) = 0.15567.
@@ -12,7 +13,11 @@ from pathlib import Path
 import pytest
 
 from finops.errors import InputError
-from finops.serving.correction import PRIOR_BAND, CorrectionTable, corrected_rate
+from finops.price_book import PriceBook
+from finops.sizing.choice import size_workload
+from finops.sizing.corrections import PRIOR_BAND, CorrectionTable, ThroughputCorrection, corrected_search
+from finops.sizing.search import search
+from finops.sizing.workload import Workload
 
 KEY = ("vllm", "h100-sxm", "llama-3.1-70b")
 
@@ -50,5 +55,24 @@ def test_bad_ratio_and_damaged_file_are_refused(tmp_path: Path) -> None:
         CorrectionTable.read(damaged)
 
 
-def test_hook_sizes_for_the_throughput_actually_delivered() -> None:
-    assert corrected_rate(1200.0, 0.75) == pytest.approx(1600.0)
+#: A throughput-bound line: no latency targets, so its replicas follow the demand over one replica's rate.
+WORKLOAD = Workload(name="loop", model="llama-3.1-8b", isl=1024, osl=256, peak_requests_per_hour=40_000.0)
+
+
+def test_the_sizing_hook_sizes_for_the_throughput_actually_delivered() -> None:
+    # delivering half the modelled throughput needs the fleet of twice the demand, found by the search itself
+    common = {"gpus": ["l40s"], "precisions": ["fp8"], "tps": [1], "price_book": PriceBook.bundled(), "top": 1}
+    doubled = search(Workload(**{**WORKLOAD.__dict__, "peak_requests_per_hour": 80_000.0}), **common).options[0]
+    half = corrected_search(WORKLOAD, ThroughputCorrection(0.5), **common).options[0]
+    plain = search(WORKLOAD, **common).options[0]
+    assert half.gpus == doubled.gpus and half.gpus > plain.gpus
+    assert corrected_search(WORKLOAD, ThroughputCorrection(), **common).options[0].gpus == plain.gpus
+
+
+def test_the_planners_choice_is_sized_with_the_correction_of_its_configuration() -> None:
+    table = CorrectionTable().with_ratio("vllm", "l40s", "llama-3.1-8b", "2026-05", 0.5)
+    plain = size_workload(WORKLOAD, gpu="l40s", precision="fp8", tp=1, price_book=PriceBook.bundled())
+    corrected = size_workload(WORKLOAD, gpu="l40s", precision="fp8", tp=1, price_book=PriceBook.bundled(),
+                              correction=table.correction("vllm", "l40s", "llama-3.1-8b"))
+    assert corrected.choice.option.gpus > plain.choice.option.gpus
+    assert table.correction("vllm", "l40s", "llama-3.1-8b").sources == ("2026-05",)

@@ -89,8 +89,8 @@ def test_review_shows_the_live_figures(live, serving_csv: Path, tmp_path: Path) 
     window = (start, int((time.time() - start) // 3600) + 1)
     lines = read_serving_lines(serving_csv)[:1]
     _, review = reconcile_to_workbook(DEFAULT_TEMPLATE, sample_bill_paths(), "2026-05", tmp_path,
-                                      serving=lambda costs: realize(lines, series, "2026-05", costs=costs,
-                                                                    window=window))
+                                      serving=lambda rec: realize(lines, series, "2026-05", window=window,
+                                                                  costs={r.plan_line: r.actual for r in rec.lines}))
     ws = openpyxl.load_workbook(review, read_only=True)["Serving"]
     rows = list(ws.iter_rows(min_row=3, values_only=True))
     row = dict(zip(rows[0], rows[1]))
