@@ -4,7 +4,7 @@ The input plan is opened read-only and never saved; the output is a new file (wr
 target, then renamed into place). What the copy gains:
 
 * ``tblBudget``: one row per plan line for the next month (serving cloud lines: the mix's monthly
-  cost and the planned tokens; the other lines: this month's row carried over), appended below the
+  cost plus the amortization of commitments already bought, and the planned tokens; the other lines: this month's row carried over), appended below the
   existing rows (the table grows; rows of that month already there are replaced);
 * ``Serving`` (``tblServing``): the serving lines, so the next run reads them from the plan;
 * ``Demand``: the next month's hourly requests per serving line (observed profile x growth);
@@ -33,7 +33,7 @@ __all__ = ["ADDED_SHEETS", "read_serving_sheet", "write_next_plan"]
 
 ADDED_SHEETS = ("Serving", "Demand", "Fleet", "Changes")
 FLEET_HEADERS = ("PlanLine", "GpusObserved", "GpusNext", "Replicas", "Instances", "SunkCommitted",
-                 "NewCommitted", "MonthlyCost", "Currency", "ThroughputCorrection", "ErrorBand",
+                 "NewCommitted", "MonthlyCost", "SunkAmortization", "Currency", "ThroughputCorrection", "ErrorBand",
                  "CorrectionMonths", "Note")
 CHANGES_HEADERS = ("PlanLine", "What", "Before", "After", "ChangePct", "Why")
 
@@ -80,8 +80,8 @@ def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str) -> list[list[ob
         amount, mtokens = b.amount.amount, b.planned_mtokens
         if line is not None:
             mtokens = line.planned_mtokens
-            if line.monthly_cost is not None:
-                amount = line.monthly_cost.rounded().amount
+            if line.budget is not None:
+                amount = line.budget.rounded().amount
         rows.append([nxt.month, b.plan_line, b.cost_centre, b.category, b.provider, float(amount), b.amount.currency,
                      None if mtokens is None else float(mtokens)])
     return rows
@@ -137,6 +137,7 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
     fleet = [[n.plan_line, n.realized.gpus, n.gpus, n.replicas, n.instances, n.sunk_units,
               ", ".join(f"{u} x {name}" for name, u in sorted(n.committed_units.items())),
               None if n.monthly_cost is None else float(n.monthly_cost.rounded().amount),
+              None if n.sunk_amortization is None else float(n.sunk_amortization.rounded().amount),
               None if n.monthly_cost is None else n.monthly_cost.currency,
               round(n.factor, 4), round(n.band, 4), ", ".join(n.correction_months), n.reason or ""]
              for n in nxt.lines]

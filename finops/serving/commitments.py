@@ -10,6 +10,15 @@ line's instances in its region (and of its instance type, when the bill names on
 else ``SkuPriceDetails.InstanceType``). Its unused balance is the ``EffectiveCost`` of
 its rows with ``CommitmentDiscountStatus = 'Unused'`` in the bills. A spend-based commitment (unit a
 currency: savings plans, spend CUDs) buys no fixed number of instances and is listed, not counted.
+
+What an instance-hour commitment costs a later month (:meth:`SunkCommitment.amortization`) is its
+straight-line amortization over the hours ``h`` of that month it still runs, of a month of ``H`` hours:
+
+    amortization = upfront x h / term_hours + recurring x h / H
+
+``upfront`` the BilledCost of its one-time purchase rows, ``term_hours`` its
+``CommitmentDiscountQuantity``, ``recurring`` the BilledCost of its recurring purchase rows in the bills
+(one month's fee: the bills are the month's). A spend-based commitment states no term: not amortized.
 """
 
 from __future__ import annotations
@@ -41,6 +50,8 @@ class SunkCommitment:
     starts: datetime
     ends: datetime | None
     unused: Money
+    upfront: Money
+    recurring: Money
 
     def covers(self, plan_line: str, region: str, instance_type: str) -> bool:
         """Whether this commitment is capacity of a plan line's instances (region and type when the bill names them)."""
@@ -50,6 +61,14 @@ class SunkCommitment:
     def hours_left(self, at: datetime) -> float:
         """Hours of capacity left from ``at``."""
         return 0.0 if self.ends is None else max(0.0, (self.ends - at).total_seconds() / 3600)
+
+    def amortization(self, start: datetime, hours: int) -> Money:
+        """Its cost in the ``hours`` from ``start`` (module docstring); zero once ended, or spend-based."""
+        if self.ends is None:
+            return self.upfront * Decimal(0)
+        covered = Decimal(repr(min(self.hours_left(start), float(hours))))
+        term = Decimal(repr((self.ends - self.starts).total_seconds() / 3600))
+        return self.upfront * (covered / term) + self.recurring * (covered / Decimal(hours))
 
 
 #: One row per commitment; ``{plan_line}`` is the mapping's CASE over a row's FOCUS columns, and the
@@ -64,6 +83,9 @@ SELECT CommitmentDiscountId,
        arg_min(CommitmentDiscountQuantity, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
        arg_min(CommitmentDiscountUnit, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase'),
        coalesce(sum(EffectiveCost) FILTER (WHERE CommitmentDiscountStatus = 'Unused'), 0),
+       coalesce(sum(BilledCost) FILTER (WHERE ChargeCategory = 'Purchase'
+                                        AND coalesce(ChargeFrequency, '') <> 'Recurring'), 0),
+       coalesce(sum(BilledCost) FILTER (WHERE ChargeCategory = 'Purchase' AND ChargeFrequency = 'Recurring'), 0),
        arg_min(BillingCurrency, ChargePeriodStart) FILTER (WHERE ChargeCategory = 'Purchase')
 FROM (
   SELECT *, {plan_line} AS plan_line, {instance_type} AS instance_type
@@ -91,11 +113,11 @@ def sunk_commitments(bills: Sequence[Path], mapping: Sequence[MappingRule]) -> l
     finally:
         con.close()
     out = []
-    for cid, kind, line, instance_type, region, start, quantity, unit, unused, currency in rows:
+    for cid, kind, line, instance_type, region, start, quantity, unit, unused, upfront, recurring, currency in rows:
         by_hours = (unit or "").lower() == "hours" and quantity
         start = start.replace(tzinfo=None)
         out.append(SunkCommitment(cid, line or UNMAPPED, kind or "", 1 if by_hours else 0, region or "",
                                   instance_type or "", start,
                                   start + timedelta(hours=float(quantity)) if by_hours else None,
-                                  Money(Decimal(str(unused)), currency or "USD")))
+                                  *(Money(Decimal(str(v)), currency or "USD") for v in (unused, upfront, recurring))))
     return out

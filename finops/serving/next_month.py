@@ -12,7 +12,10 @@ Per serving plan line, from its realized month (:mod:`~finops.serving.realized`)
   month's profile repeats over ``horizon_months`` x 730 hours (the horizon commitments are judged on);
   commitments already bought (:mod:`~finops.serving.commitments`) serve first, while they last, at no
   new cost; :func:`finops.mix.optimize_mix` buys the rest from the price book's options for the line's
-  instance type and region.
+  instance type and region;
+* budget (cloud lines): the mix's monthly cost of what is bought plus the month's amortization of every
+  instance-hour commitment already bought on the plan line (:meth:`SunkCommitment.amortization` over
+  the first :data:`HOURS_PER_MONTH` hours of the month): sunk, but still the line's cost.
 
 Every change is a :class:`Change` row: what moved, from what to what, and why.
 """
@@ -84,7 +87,15 @@ class NextLine:
     sunk_units: int
     committed_units: dict[str, int]
     monthly_cost: Money | None
+    sunk_amortization: Money | None
     reason: str | None
+
+    @property
+    def budget(self) -> Money | None:
+        """The line's next-month budget: the mix's cost plus the sunk commitments' amortization."""
+        if self.monthly_cost is None:
+            return None
+        return self.monthly_cost + self.sunk_amortization if self.sunk_amortization is not None else self.monthly_cost
 
     @property
     def plan_line(self) -> str:
@@ -181,12 +192,15 @@ def plan_next_month(observed: ServingMonth, *, growth: float, corrections: Corre
         peak = float(hourly.max()) if hourly.size else 0.0
         option, reason = _size(realized, peak, table.correction(*key), book)
         gpus = getattr(option, "gpus", None)
-        instances, sunk_units, committed, monthly = None, 0, {}, None
+        instances, sunk_units, committed, monthly, amortized = None, 0, {}, None, None
         if gpus and line.buys_capacity:
             instances, sunk_units, committed, monthly = _mix(realized, gpus, hourly, commitments, start,
                                                               horizon_months, book)
+            amortized = Money.total([c.amortization(start, HOURS_PER_MONTH) for c in commitments
+                                     if c.plan_line == line.plan_line], monthly.currency)
         nxt = NextLine(realized, observed.month, month, hourly, table.factor(*key), table.band(*key), table.months(*key),
-                       getattr(option, "replicas", None), gpus, instances, sunk_units, committed, monthly, reason)
+                       getattr(option, "replicas", None), gpus, instances, sunk_units, committed, monthly, amortized,
+                       reason)
         lines.append(nxt)
         changes += _changes(nxt, realized, growth, corrections.factor(*key), (costs or {}).get(line.plan_line))
     return NextPlan(month, growth, tuple(lines), tuple(changes), table)
@@ -213,9 +227,11 @@ def _changes(nxt: NextLine, realized: RealizedLine, growth: float, factor_before
         bought = ", ".join(f"{units} x {name_}" for name_, units in sorted(nxt.committed_units.items())) or "none"
         rows.append(Change(name, "committed instances", nxt.sunk_units, nxt.sunk_units + sum(nxt.committed_units.values()),
                            f"{nxt.sunk_units} already bought (sunk, from the bills) serve first; new: {bought}"))
+        sunk = nxt.sunk_amortization
         rows.append(Change(name, "monthly cost", None if cost_before is None else float(cost_before.rounded().amount),
-                           None if nxt.monthly_cost is None else float(nxt.monthly_cost.rounded().amount),
-                           f"the mix's cost of what is not yet committed, per {HOURS_PER_MONTH} hours"))
+                           None if nxt.budget is None else float(nxt.budget.rounded().amount),
+                           f"the mix's cost of what is not yet committed, per {HOURS_PER_MONTH} hours"
+                           f"{'' if sunk is None else f', plus {sunk.rounded()} amortization of commitments already bought'}"))
     return rows
 
 

@@ -169,3 +169,36 @@ def test_a_prometheus_that_does_not_answer_exits_2_naming_it(tmp_path: Path, ser
     code = main(["plan", "next", "--plan", str(DEFAULT_TEMPLATE), "--history", str(tmp_path / "h"), "--month",
                  "2026-05", "--serving", str(serving), "--prometheus", url, "--out", str(tmp_path / "n.xlsx")])
     assert code == 2 and f"Prometheus at {url} did not answer" in capsys.readouterr().err
+
+
+def _reservations(folder: Path) -> Path:
+    """Two reserved instances bought on 2026-05-01 for aws-inference-prod, all upfront at 1.00 USD an hour:
+    one for a year (8760 h, 8760.00 USD), one for 1109 h (1109.00 USD), which ends 365 h into June."""
+    with gzip.open(sample_bill_paths()[0], "rt", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    purchase = next(r for r in rows if r["ChargeCategory"] == "Purchase" and r["CommitmentDiscountUnit"] == "Hours")
+    bought = [{**purchase, "CommitmentDiscountId": f"arn:aws:ec2:us-east-1::reservation/test{hours}", "RegionId": "us-east-1",
+               "SubAccountName": "prod-platform", "ServiceName": "AmazonEC2", "ChargePeriodStart": "2026-05-01 00:00:00",
+               "ChargePeriodEnd": "2026-05-01 01:00:00", "CommitmentDiscountQuantity": str(hours),
+               "ChargeFrequency": "One-Time", "BilledCost": f"{hours}.00"} for hours in (8760, 1109)]
+    path = folder / "reservations.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(bought)
+    return path
+
+
+def test_the_budget_carries_the_amortization_of_commitments_already_bought(tmp_path: Path, generator: ModuleType,
+                                                                           serving: Path) -> None:
+    # hand-worked: June's first 730 hours; 8760.00 x 730 / 8760 = 730.00, and the second runs 1109 - 744 = 365 h
+    # into June: 1109.00 x 365 / 1109 = 365.00; together 1095.00 on top of the mix's cost of what is new
+    metrics = _metrics(tmp_path / "metrics", generator, 1.0)
+    assert _run(tmp_path, metrics, serving, [sample_bill_paths()[1], _reservations(tmp_path)]) == 0
+    fleet = {r["PlanLine"]: r for r in _sheet(tmp_path / "next.xlsx", "Fleet")}["aws-inference-prod"]
+    assert fleet["SunkCommitted"] == 2 and fleet["SunkAmortization"] == 1095.00
+    budget = {r["PlanLine"]: r for r in _sheet(tmp_path / "next.xlsx", "Budget") if r["Month"] == "2026-06"}
+    assert budget["aws-inference-prod"]["Amount"] == pytest.approx(fleet["MonthlyCost"] + 1095.00, abs=0.011)
+    change = next(r for r in _sheet(tmp_path / "next.xlsx", "Changes")
+                  if r["PlanLine"] == "aws-inference-prod" and r["What"] == "monthly cost")
+    assert "plus 1,095.00 USD amortization of commitments already bought" in change["Why"]
