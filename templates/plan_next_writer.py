@@ -1,7 +1,9 @@
 """Write the next month's plan workbook: a copy of the input plan with the loop's answer added.
 
-The input plan is opened read-only and never saved; the output is a new file (written beside its
-target, then renamed into place). What the copy gains:
+The input plan is read, never written; the output is a new file (written beside its target, then
+renamed into place), the input's package with parts added and changed (:mod:`templates.xlsx_package`),
+so its charts, formulas with their cached values, data validation and styles stay as they were. What
+the copy gains:
 
 * ``tblBudget``: one row per plan line for the next month (serving cloud lines: the mix's monthly
   cost plus the amortization of commitments already bought, and the planned tokens; the other lines: this month's row carried over), appended below the
@@ -17,17 +19,17 @@ Sheets of these names from an earlier run are replaced.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from finops.errors import InputError, Location
-from finops.files import replacing
+from finops.files import write_atomically
 from finops.reconcile.plan import Plan
 from finops.serving import SERVING_COLUMNS, ServingLine, serving_lines_from_rows
 from finops.serving.next_month import NextPlan
 
-from .plan_reader import check_package
+from .plan_reader import check_package, table_places
+from .xlsx_package import XlsxPackage
 
 __all__ = ["ADDED_SHEETS", "read_serving_sheet", "write_next_plan"]
 
@@ -54,25 +56,7 @@ def read_serving_sheet(path: Path) -> tuple[ServingLine, ...] | None:
     return serving_lines_from_rows(rows, f"{path}, sheet {ws.title}")
 
 
-def _table_sheet(wb, name: str, table: str, headers: Sequence[str], rows: Sequence[Sequence[object]],
-                 note: str) -> None:
-    from openpyxl.utils import get_column_letter
-    from openpyxl.worksheet.table import Table
-
-    if name in wb.sheetnames:
-        del wb[name]
-    ws = wb.create_sheet(name)
-    ws.append([name])
-    ws.append([note])
-    ws.append(list(headers))
-    for row in rows:
-        ws.append(list(row))
-    ref = f"A3:{get_column_letter(len(headers))}{3 + max(1, len(rows))}"
-    ws.add_table(Table(displayName=table, ref=ref))
-    ws.freeze_panes = "A4"
-
-
-def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str) -> list[list[object]]:
+def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str) -> list[dict[str, object]]:
     serving = {n.plan_line: n for n in nxt.lines}
     rows = []
     for b in plan.budget_for(observed_month):
@@ -82,37 +66,14 @@ def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str) -> list[list[ob
             mtokens = line.planned_mtokens
             if line.budget is not None:
                 amount = line.budget.rounded().amount
-        rows.append([nxt.month, b.plan_line, b.cost_centre, b.category, b.provider, float(amount), b.amount.currency,
-                     None if mtokens is None else float(mtokens)])
+        rows.append({"Month": nxt.month, "PlanLine": b.plan_line, "CostCentre": b.cost_centre, "Category": b.category,
+                     "Provider": b.provider, "Amount": float(amount), "Currency": b.amount.currency,
+                     "PlannedMTokens": None if mtokens is None else float(mtokens)})
     return rows
-
-
-def _append_budget(wb, rows: list[list[object]], month: str) -> None:
-    import re
-
-    ws = wb["Budget"]
-    table = ws.tables["tblBudget"]
-    first, last = table.ref.split(":")
-    top = int(re.sub(r"\D", "", first))
-    end = int(re.sub(r"\D", "", last))
-    kept = [r for r in range(top + 1, end + 1) if ws.cell(r, 1).value != month]
-    values = [[ws.cell(r, c).value for c in range(1, 9)] for r in kept] + rows
-    for r in range(top + 1, max(end, top + len(values)) + 1):
-        for c in range(1, 9):
-            ws.cell(r, c).value = None
-    for i, row in enumerate(values, start=top + 1):
-        for c, value in enumerate(row, start=1):
-            ws.cell(i, c).value = value
-    col = re.sub(r"\d", "", last)
-    table.ref = f"{first}:{col}{top + len(values)}"
-    if table.autoFilter is not None:
-        table.autoFilter.ref = table.ref
 
 
 def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: str, out: Path) -> Path:
     """Write the next plan to ``out`` (never ``plan_path``) and return ``out``."""
-    import openpyxl
-
     plan_path, out = Path(plan_path), Path(out)
     if out.suffix.lower() != ".xlsx":
         raise InputError("the next plan is written as .xlsx", where=Location(file=str(out)),
@@ -121,19 +82,21 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
         raise InputError("--out is the input plan; the input plan is never modified", where=Location(file=str(out)),
                          hint="write the next plan to another file, e.g. --out plan-next.xlsx")
     check_package(plan_path)
-    wb = openpyxl.load_workbook(plan_path)
-    _append_budget(wb, _budget_rows(plan, nxt, observed_month), nxt.month)
+    package = XlsxPackage(plan_path)
+    budget_sheet = table_places(plan_path)["tblbudget"][0]
+    package.append_table_rows(budget_sheet, "tblBudget", _budget_rows(plan, nxt, observed_month),
+                              drop_tail=[b.row for b in plan.budget if b.month == nxt.month and b.row is not None])
     lines = [n.realized.line for n in nxt.lines]
     stamp = f"written by `finops plan next` from {observed_month} on {datetime.now(UTC):%Y-%m-%d}"
-    _table_sheet(wb, "Serving", "tblServing", SERVING_COLUMNS, [line.values() for line in lines],
-                 "Serving plan lines: configuration, targets, how capacity is bought, and the label rule "
-                 "that assigns metric series to the line (first match wins). " + stamp)
+    package.put_table_sheet("Serving", "tblServing", SERVING_COLUMNS, [line.values() for line in lines],
+                            "Serving plan lines: configuration, targets, how capacity is bought, and the label rule "
+                            "that assigns metric series to the line (first match wins). " + stamp)
     hours = max((n.hourly_requests.size for n in nxt.lines), default=0)
     demand = [[h] + [round(float(n.hourly_requests[h]), 3) if h < n.hourly_requests.size else None
                      for n in nxt.lines] for h in range(hours)]
-    _table_sheet(wb, "Demand", "tblDemand", ["Hour"] + [n.plan_line for n in nxt.lines], demand,
-                 f"Requests per hour planned for {nxt.month}: the observed hours of {observed_month} x growth "
-                 f"{nxt.growth:g}. " + stamp)
+    package.put_table_sheet("Demand", "tblDemand", ["Hour"] + [n.plan_line for n in nxt.lines], demand,
+                            f"Requests per hour planned for {nxt.month}: the observed hours of {observed_month} x growth "
+                            f"{nxt.growth:g}. " + stamp)
     fleet = [[n.plan_line, n.realized.gpus, n.gpus, n.replicas, n.instances, n.sunk_units,
               ", ".join(f"{u} x {name}" for name, u in sorted(n.committed_units.items())),
               None if n.monthly_cost is None else float(n.monthly_cost.rounded().amount),
@@ -141,12 +104,10 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
               None if n.monthly_cost is None else n.monthly_cost.currency,
               round(n.factor, 4), round(n.band, 4), ", ".join(n.correction_months), n.reason or ""]
              for n in nxt.lines]
-    _table_sheet(wb, "Fleet", "tblFleet", FLEET_HEADERS, fleet,
-                 f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp)
+    package.put_table_sheet("Fleet", "tblFleet", FLEET_HEADERS, fleet,
+                            f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp)
     changes = [[c.plan_line, c.what, c.before, c.after, None if c.change is None else round(c.change, 4), c.why]
                for c in nxt.changes]
-    _table_sheet(wb, "Changes", "tblChanges", CHANGES_HEADERS, changes,
-                 f"What moved from {observed_month} to {nxt.month}, by how much, and why. " + stamp)
-    with replacing(out) as temporary:
-        wb.save(temporary)
-    return out
+    package.put_table_sheet("Changes", "tblChanges", CHANGES_HEADERS, changes,
+                            f"What moved from {observed_month} to {nxt.month}, by how much, and why. " + stamp)
+    return write_atomically(out, package.to_bytes())

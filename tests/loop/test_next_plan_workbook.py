@@ -1,0 +1,113 @@
+"""``plan next`` keeps the workbook whole: the input's package with parts added, not a re-saved copy.
+
+Checked against the committed template's own parts (read with ``zipfile``, not with the writer):
+every part the writer has no reason to touch is byte-identical in the next plan (the charts and their
+drawings, the styles, every sheet but Budget), the formulas keep their cached values, Budget keeps
+its rows and data validation and gains the next month's below them, and the Changes sheet's figures
+follow from the observed month (the demo plan's Usage table, which the sample metrics were drawn
+from) and the growth: million tokens after = before x 1.1, ChangePct = after / before - 1.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+
+from finops.cli import main
+from finops.reconcile.sample_bills import sample_bill_paths
+from templates.builder import DEFAULT_TEMPLATE
+from templates.demo_plan import USAGE
+
+#: The parts the next plan may change; every other part of the template is copied byte for byte.
+CHANGED = {"xl/workbook.xml", "xl/_rels/workbook.xml.rels", "[Content_Types].xml", "xl/sharedStrings.xml",
+           "xl/worksheets/sheet6.xml", "xl/tables/table5.xml"}    # Budget and its tblBudget (template order)
+GROWTH = 1.1
+
+
+def _plan_next(plan: Path, out: Path, metric_files: list[Path], serving_csv: Path) -> None:
+    args = ["plan", "next", "--plan", str(plan), "--history", str(out.parent / "history"), "--month", "2026-05",
+            "--serving", str(serving_csv), "--growth", str(GROWTH), "--out", str(out), "--quiet"]
+    args += [a for p in metric_files for a in ("--metrics", str(p))]
+    args += [a for p in sample_bill_paths() for a in ("--bills", str(p))]
+    assert main(args) == 0
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory, metric_files: list[Path], serving_csv: Path) -> Path:
+    before = hashlib.sha256(DEFAULT_TEMPLATE.read_bytes()).hexdigest()
+    out = tmp_path_factory.mktemp("next") / "plan-next.xlsx"
+    _plan_next(DEFAULT_TEMPLATE, out, metric_files, serving_csv)
+    assert hashlib.sha256(DEFAULT_TEMPLATE.read_bytes()).hexdigest() == before      # the input is untouched
+    return out
+
+
+def _parts(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as package:
+        return {name: package.read(name) for name in package.namelist()}
+
+
+def test_every_untouched_part_is_the_templates_byte_for_byte(written: Path) -> None:
+    template, nxt = _parts(DEFAULT_TEMPLATE), _parts(written)
+    charts = [p for p in template if p.startswith(("xl/charts/", "xl/drawings/"))]
+    assert len([p for p in charts if p.startswith("xl/charts/chart")]) == 3
+    for name, body in template.items():
+        if name not in CHANGED:
+            assert nxt[name] == body, name
+    # the sheets that hold the charts still point at their drawings
+    assert b"<drawing " in nxt["xl/worksheets/sheet4.xml"] and b"<drawing " in nxt["xl/worksheets/sheet5.xml"]
+
+
+def test_formulas_keep_their_cached_values_and_budget_its_validation(written: Path) -> None:
+    template, nxt = _parts(DEFAULT_TEMPLATE), _parts(written)
+
+    def cached(parts: dict[str, bytes]) -> int:
+        return sum(len(re.findall(rb"</f><v>", b)) for n, b in parts.items() if n.startswith("xl/worksheets/sheet"))
+    assert cached(nxt) == cached(template) > 900
+    assert b"fullCalcOnLoad" not in nxt["xl/workbook.xml"]
+    validation = re.search(rb"<dataValidations.*?</dataValidations>", template["xl/worksheets/sheet6.xml"]).group(0)
+    assert validation in nxt["xl/worksheets/sheet6.xml"]
+
+
+def test_budget_keeps_its_rows_and_gains_the_next_months(written: Path) -> None:
+    def rows(path: Path) -> list[tuple]:
+        ws = openpyxl.load_workbook(path, read_only=True, data_only=True)["Budget"]
+        return [r for r in ws.iter_rows(min_row=4, max_col=8, values_only=True) if r[0] is not None]
+    old, new = rows(DEFAULT_TEMPLATE), rows(written)
+    assert new[:len(old)] == old
+    added = new[len(old):]
+    assert [r[1] for r in added] == [r[1] for r in old if r[0] == "2026-05"] and {r[0] for r in added} == {"2026-06"}
+    table = openpyxl.load_workbook(written)["Budget"].tables["tblBudget"]
+    assert table.ref == f"A3:H{3 + len(new)}"
+
+
+def test_the_changes_sheet_follows_the_observed_month_and_the_growth(written: Path) -> None:
+    ws = openpyxl.load_workbook(written, read_only=True, data_only=True)["Changes"]
+    table = list(ws.iter_rows(min_row=3, values_only=True))
+    assert table[0] == ("PlanLine", "What", "Before", "After", "ChangePct", "Why")
+    changes = [dict(zip(table[0], r)) for r in table[1:]]
+    served = {line: mtokens for _, line, mtokens in USAGE}
+    tokens = {c["PlanLine"]: c for c in changes if c["What"] == "million tokens"}
+    assert set(tokens) == set(served)
+    for line, mtokens in served.items():
+        assert tokens[line]["Before"] == pytest.approx(mtokens, rel=1e-6)
+        assert tokens[line]["After"] == pytest.approx(mtokens * GROWTH, rel=1e-4)
+    for c in changes:
+        if isinstance(c["Before"], int | float) and isinstance(c["After"], int | float) and c["Before"]:
+            assert c["ChangePct"] == pytest.approx(c["After"] / c["Before"] - 1, abs=1e-4)
+        assert c["Why"]
+
+
+def test_a_next_plan_planned_again_replaces_its_months_rows(written: Path, tmp_path: Path, metric_files: list[Path],
+                                                             serving_csv: Path) -> None:
+    again = tmp_path / "again.xlsx"
+    _plan_next(written, again, metric_files, serving_csv)
+    def june(path: Path) -> list[tuple]:
+        ws = openpyxl.load_workbook(path, read_only=True, data_only=True)["Budget"]
+        return [r for r in ws.iter_rows(min_row=4, max_col=8, values_only=True) if r[0] == "2026-06"]
+    assert len(june(again)) == len(june(written))
+    assert [n for n in openpyxl.load_workbook(again, read_only=True).sheetnames].count("Changes") == 1
