@@ -4,8 +4,10 @@ Pure functions over recorded series (the Prometheus connector, ``connectors/prom
 them): :mod:`~finops.serving.series` (counters, resets, gaps), :mod:`~finops.serving.histogram`
 (percentiles, P_ok), :mod:`~finops.serving.metric_names` (engine name tables),
 :mod:`~finops.serving.serving_lines` (series -> plan line), :mod:`~finops.serving.realized` (the
-month per plan line), :mod:`~finops.serving.correction` (realized / predicted throughput kept by
-month) and :mod:`~finops.serving.next_month` (demand, fleet and mix of the next plan).
+month per plan line), :mod:`~finops.serving.load_tests` (load-test files of a line's configuration),
+:mod:`~finops.serving.commitments` (commitments already bought) and
+:mod:`~finops.serving.next_month` (demand, fleet, mix and budget of the next plan). The realized /
+predicted throughput is kept by :mod:`finops.sizing.corrections`, which the sizing reads.
 """
 
 from __future__ import annotations
