@@ -161,8 +161,8 @@ class XlsxPackage:
 
         ``drop_tail`` are sheet row numbers at the table's end to drop first (rows an earlier run wrote).
         """
-        part = self.sheets()[sheet]
-        table_part = self._table_part(part, table)
+        part = self.sheets().get(sheet)
+        table_part = None if part is None else self._table_part(part, table)
         if table_part is None:
             raise InputError(f"no table {table} on sheet {sheet}", where=Location(file=str(self.path), sheet=sheet))
         table_xml = self._text(table_part)
