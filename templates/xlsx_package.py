@@ -41,7 +41,7 @@ _CONTENT = {"worksheet": "application/vnd.openxmlformats-officedocument.spreadsh
             "table": "application/vnd.openxmlformats-officedocument.spreadsheetml.table+xml",
             "sharedStrings": "application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"}
 _HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
-_ROW = re.compile(r'<row r="(\d+)"[^>]*?(?:/>|>.*?</row>)', re.S)
+_ROW = re.compile(r'<row r="(\d+)"[^>]*?(?:/>|>.*?</row>)', re.DOTALL)
 
 Cell = str | int | float | None
 
@@ -111,14 +111,14 @@ class XlsxPackage:
         rid = next(f"rId{i}" for i in range(1, len(taken) + 2) if f"rId{i}" not in taken)
         target = posixpath.relpath(target_part, posixpath.dirname(part))
         text = text.replace("</Relationships>", f'<Relationship Id="{rid}" Type="{kind}" Target="{target}"/></Relationships>')
-        self.parts[rels] = text.encode("utf-8")
+        self.parts[rels] = text.encode()
         return rid
 
     def _declare(self, part: str, kind: str) -> None:
         types = self._text("[Content_Types].xml")
         if f'PartName="/{part}"' not in types:
             types = types.replace("</Types>", f'<Override PartName="/{part}" ContentType="{_CONTENT[kind]}"/></Types>')
-            self.parts["[Content_Types].xml"] = types.encode("utf-8")
+            self.parts["[Content_Types].xml"] = types.encode()
 
     def _free(self, pattern: str) -> str:
         return next(pattern.format(i) for i in range(1, len(self.parts) + 2) if pattern.format(i) not in self.parts)
@@ -130,8 +130,8 @@ class XlsxPackage:
                 self.parts["xl/sharedStrings.xml"] = f'{_HEAD}<sst xmlns="{_MAIN}" count="0" uniqueCount="0"></sst>'.encode()
                 self._add_relationship("xl/workbook.xml", _STRINGS_TYPE, "xl/sharedStrings.xml")
                 self._declare("xl/sharedStrings.xml", "sharedStrings")
-            items = re.findall(r"<si>(.*?)</si>", self._text("xl/sharedStrings.xml"), re.S)
-            self._strings = ["".join(re.findall(r"<t[^>]*>(.*?)</t>", i, re.S)) for i in items]
+            items = re.findall(r"<si>(.*?)</si>", self._text("xl/sharedStrings.xml"), re.DOTALL)
+            self._strings = ["".join(re.findall(r"<t[^>]*>(.*?)</t>", i, re.DOTALL)) for i in items]
             self._new_strings: list[str] = []
         key = escape(text)
         if key in self._strings:
@@ -195,11 +195,11 @@ class XlsxPackage:
         xml = xml[:start] + "".join(body + added + after) + xml[stop:]
         xml = re.sub(r'(<dimension ref="[A-Z]+\d+:[A-Z]+)(\d+)"',
                      lambda m: f'{m.group(1)}{max(int(m.group(2)), new_end)}"', xml, count=1)
-        self.parts[part] = xml.encode("utf-8")
+        self.parts[part] = xml.encode()
         grown = f'{first_col}{top}:{last_col}{max(new_end, top + 1)}'
         table_xml = re.sub(r'(<table\b[^>]*?\bref=")[^"]*"', rf'\g<1>{grown}"', table_xml, count=1)
         table_xml = re.sub(r'(<autoFilter\b[^>]*?\bref=")[^"]*"', rf'\g<1>{grown}"', table_xml, count=1)
-        self.parts[table_part] = table_xml.encode("utf-8")
+        self.parts[table_part] = table_xml.encode()
 
     def put_table_sheet(self, name: str, table: str, headers: Sequence[str], rows: Sequence[Sequence[Cell]],
                         note: str) -> None:
@@ -214,7 +214,7 @@ class XlsxPackage:
             ids = [int(i) for i in re.findall(r'<sheet\b[^>]*?sheetId="(\d+)"', workbook)]
             workbook = workbook.replace("</sheets>", f'<sheet name={quoteattr(name)} sheetId="{max(ids, default=0) + 1}" '
                                                      f'r:id="{rid}"/></sheets>')
-            self.parts["xl/workbook.xml"] = workbook.encode("utf-8")
+            self.parts["xl/workbook.xml"] = workbook.encode()
             self._declare(part, "worksheet")
         table_part = self._table_part(part) if part in self.parts else None
         if table_part is None:
@@ -232,7 +232,7 @@ class XlsxPackage:
             'state="frozen"/><selection pane="bottomLeft"/></sheetView></sheetViews><sheetFormatPr defaultRowHeight="15"/>'
             f'<sheetData>{"".join(data)}</sheetData>'
             '<pageMargins left="0.7" right="0.7" top="0.75" bottom="0.75" header="0.3" footer="0.3"/>'
-            f'<tableParts count="1"><tablePart r:id="{table_rid}"/></tableParts></worksheet>').encode("utf-8")
+            f'<tableParts count="1"><tablePart r:id="{table_rid}"/></tableParts></worksheet>').encode()
         ids = [int(i) for p, body in self.parts.items() if p.startswith("xl/tables/") and p != table_part
                for i in re.findall(rb'<table\b[^>]*?\bid="(\d+)"', body)]
         columns = "".join(f'<tableColumn id="{i}" name={quoteattr(h)}/>' for i, h in enumerate(headers, start=1))
@@ -241,7 +241,7 @@ class XlsxPackage:
             f'ref="A3:{last}" totalsRowShown="0"><autoFilter ref="A3:{last}"/>'
             f'<tableColumns count="{len(headers)}">{columns}</tableColumns>'
             '<tableStyleInfo name="TableStyleLight9" showFirstColumn="0" showLastColumn="0" showRowStripes="1" '
-            'showColumnStripes="0"/></table>').encode("utf-8")
+            'showColumnStripes="0"/></table>').encode()
 
     def to_bytes(self) -> bytes:
         """The package as ``.xlsx`` bytes (the shared strings with what was appended)."""
@@ -255,7 +255,7 @@ class XlsxPackage:
             count = re.search(r'\bcount="(\d+)"', text)
             if count is not None:
                 text = re.sub(r'\bcount="\d+"', f'count="{int(count.group(1)) + len(self._new_strings)}"', text, count=1)
-            self.parts["xl/sharedStrings.xml"] = text.encode("utf-8")
+            self.parts["xl/sharedStrings.xml"] = text.encode()
             self._new_strings = []
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:

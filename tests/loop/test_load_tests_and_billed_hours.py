@@ -90,7 +90,7 @@ def test_plan_next_records_the_load_test_beside_the_month(tmp_path: Path, metric
     code = main(["plan", "next", "--plan", str(DEFAULT_TEMPLATE), "--history", str(history), "--month", "2026-05",
                  "--serving", str(serving_csv), "--out", str(tmp_path / "next.xlsx"),
                  "--load-test", f"{LINE}=" + str(FIXTURES / "vllm-bench-serve.json"),
-                 *sum((["--metrics", str(p)] for p in metric_files), [])])
+                 *[a for p in metric_files for a in ("--metrics", str(p))]])
     assert code == 0
     saved = json.loads((history / CORRECTIONS_FILE).read_text())
     entry = next(e for e in saved["corrections"] if (e["engine"], e["gpu"], e["model"]) == ("vllm", "l40s", "llama-3.1-8b"))
@@ -135,7 +135,7 @@ def test_the_review_takes_gpu_hours_from_the_bill(tmp_path: Path, metric_files: 
     bill = _gpu_bill(tmp_path)
     with bill.open(newline="") as handle:
         billed = sum(Decimal(r["ConsumedQuantity"]) * 1 for r in csv.DictReader(handle))   # 1 L40S per g6e.xlarge
-    assert billed == Decimal("2232")
+    assert billed == 2232
     spec = next(s for s in generator.SPECS if s.plan_line == LINE)
     generation = spec.mtokens * 1e6 * spec.osl / (spec.isl + spec.osl)
     _, review = reconcile_to_workbook(DEFAULT_TEMPLATE, [sample_bill_paths()[0], bill], "2026-05", tmp_path / "out",
