@@ -28,6 +28,7 @@ SERVING_REVIEW_COLUMNS = (
     Column("TtftPOk", "percent", "computed"), Column("ItlP50Ms", "number", "computed"),
     Column("ItlP99Ms", "number", "computed"), Column("ItlPOk", "percent", "computed"),
     Column("Gpus", "int", "computed"), Column("GpuHours", "number", "computed"), Column("GpuHoursFrom", width=8),
+    Column("DcgmGpuHours", "number", "computed"),
     Column("GpuUtilization", "percent", "computed"),
     Column("RealizedTokPerGpuHour", "int", "computed"), Column("PredictedTokPerGpuHour", "int", "computed"),
     Column("RealizedOverPredicted", "number", "computed"), Column("CostPerMTokens", "money", "computed"),
@@ -63,7 +64,8 @@ def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run
             round(float(r.hourly_generation_tokens.max())) if r.hourly_generation_tokens.size else None,
             _round(r.ttft_p50_ms, 1), _round(r.ttft_p99_ms, 1), _round(r.ttft_p_ok, 4),
             _round(r.itl_p50_ms, 2), _round(r.itl_p99_ms, 2), _round(r.itl_p_ok, 4),
-            r.gpus, _round(r.gpu_hours, 1), r.gpu_hours_source, _round(r.gpu_utilization, 4),
+            r.gpus, _round(r.gpu_hours, 1), r.gpu_hours_source, _round(r.dcgm_gpu_hours, 1),
+            _round(r.gpu_utilization, 4),
             _round(r.realized_tokens_per_gpu_hour, 0), _round(r.predicted_tokens_per_gpu_hour, 0),
             _round(r.throughput_ratio, 3), None if cost is None else float(cost.rounded().amount),
             _round(r.gap_hours, 1), ", ".join(r.missing)])

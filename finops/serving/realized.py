@@ -79,6 +79,7 @@ class RealizedLine:
     gpus: int
     gpu_hours: float
     gpu_hours_source: str              # "bill" or "DCGM"
+    dcgm_gpu_hours: float              # what DCGM saw (beside the bill's: paid hours no exporter reported)
     gpu_utilization: float | None
     predicted_tokens_per_gpu_hour: float | None
     cost: Money | None
@@ -220,7 +221,7 @@ def _realize_line(line: ServingLine, by_name: Mapping[str, list[Series]], start:
     total = {name: sum(increase(s) for s in group) for name, group in
              (("prompt", prompt), ("generation", generation), ("requests", requests))}
     hourly = sum((hourly_increase(s, start, hours) for s in generation), np.zeros(hours))
-    gpu_hours = billed_hours if billed_hours else sum(_covered_hours(s, start + hours * 3600) for s in utilization)
+    dcgm_hours = sum(_covered_hours(s, start + hours * 3600) for s in utilization)
     mean_running = float(np.mean([s.values.mean() for s in running])) if running else None
     requests_n = total["requests"]
     isl = total["prompt"] / requests_n if requests_n else None
@@ -229,7 +230,8 @@ def _realize_line(line: ServingLine, by_name: Mapping[str, list[Series]], start:
     return RealizedLine(
         line, total["prompt"], total["generation"], requests_n, hourly,
         *latency["ttft"][:2], *latency["itl"][:2], latency["ttft"][2], latency["itl"][2],
-        len(running), mean_running, len(utilization), gpu_hours, "bill" if billed_hours else "DCGM",
+        len(running), mean_running, len(utilization), billed_hours or dcgm_hours, "bill" if billed_hours else "DCGM",
+        dcgm_hours,
         float(np.mean(np.concatenate([s.values for s in utilization]))) / 100 if utilization else None,
         _predicted(line, isl, osl, mean_running), cost, gap_hours, tuple(missing))
 

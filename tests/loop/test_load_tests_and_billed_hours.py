@@ -145,6 +145,7 @@ def test_the_review_takes_gpu_hours_from_the_bill(tmp_path: Path, metric_files: 
             if r.get("PlanLine") and r.get("GpuHoursFrom") is not None}
     row = rows[LINE]
     assert (row["GpuHours"], row["GpuHoursFrom"]) == (float(billed), "bill")
+    assert row["DcgmGpuHours"] == pytest.approx(spec.replicas * spec.tp * 744)     # 2 L40S seen by DCGM, 3 paid
     assert row["RealizedTokPerGpuHour"] == pytest.approx(generation / float(billed), abs=1)
     # DCGM still gives the utilization, and the lines the bill does not carry keep DCGM's GPU-hours
     on_prem = next(s for s in generator.SPECS if s.plan_line == "onprem-inference")
