@@ -16,17 +16,16 @@ from .tables import cell_value, figures_table, label, money_column, text_column
 
 __all__ = ["commitments_sheet", "short_id", "source_text"]
 
-_COLUMNS = (text_column("Commitment", 30), text_column("Provider", 13), text_column("Type", 17),
-            text_column("Payment", 13), Column("Purchased on", "date", "computed", 11),
+_COLUMNS = (text_column("Commitment", 30), text_column("Provider", 16), text_column("Type", 17),
+            text_column("Payment", 11), Column("Purchased on", "date", "computed", 11),
             money_column("Term (months)", 7, "int"), Column("Ends on", "date", "computed", 11),
-            money_column("Paid to date (cash)", 14), money_column("Paid this month", 13),
-            money_column("Scheduled per month", 13), money_column("Amortized this month", 13),
-            money_column("Unused this month", 11), money_column("Amortized to date", 13),
+            money_column("Paid to date (cash)", 14), money_column("Scheduled per month", 13),
+            money_column("Amortized this month", 13), money_column("Amortized to date", 14),
             money_column("Balance left", 14), text_column("Source", 26))
 WIDTHS = tuple(c.width for c in _COLUMNS)
-#: Schedule column -> the :class:`~finops.reconcile.result.CommitmentLine` field it totals.
-_TOTALS = {"Paid this month": "paid_this_month", "Amortized this month": "amortized",
-           "Unused this month": "unused", "Balance left": "balance_left"}
+#: Schedule column -> the :class:`~finops.reconcile.result.CommitmentLine` field it totals (this month's
+#: purchases and unused part are in the totals above the schedule).
+_TOTALS = {"Amortized this month": "amortized", "Balance left": "balance_left"}
 
 
 def commitments_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: datetime) -> None:
@@ -40,25 +39,28 @@ def commitments_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at
                       month=rec.month, run_at=run_at, widths=WIDTHS, header_rows=(0, 1))
     c = rec.commitments
     prepaid = c.prepaid()
+    # labels fit the Commitment column (30), values the Provider column
     place = figures_table(ws, styles, "tblCommitments", [
-        ("Commitments bought this month (cash)", cell_value(c.purchases), "money"),
+        ("Bought this month (cash)", cell_value(c.purchases), "money"),
         ("Amortization this month (P&L)", cell_value(c.amortization), "money"),
         ("  of which covered usage", cell_value(c.used), "money"),
-        ("  of which unused commitment", cell_value(c.unused), "money"),
-        ("Prepaid balance at the start of the month", cell_value(prepaid.opening), "money"),
-        ("Prepaid balance left at the end of the month", cell_value(prepaid.closing), "money"),
-        ("  of which estimated (bought before the history)", cell_value(prepaid.estimated), "money"),
+        ("  of which unused", cell_value(c.unused), "money"),
+        ("Prepaid balance, month start", cell_value(prepaid.opening), "money"),
+        ("Prepaid balance, month end", cell_value(prepaid.closing), "money"),
+        ("  of which estimated", cell_value(prepaid.estimated), "money"),
         ("Savings against list price", cell_value(c.savings), "money"),
         ("Utilization", cell_value(c.utilization), "percent"),
         ("Coverage", cell_value(c.coverage), "percent"),
-        ("Spot share of usage", cell_value(rec.spot_share), "percent")], 3,
-        (WIDTHS[0] + WIDTHS[1] + WIDTHS[2], WIDTHS[3]))
+        ("Spot share of usage", cell_value(rec.spot_share), "percent")], 3, (WIDTHS[0], WIDTHS[1]))
+    if prepaid.estimated.amount:
+        ws.write_string(place.row(6), 2, "bought before the history began: the first month's amortization x term, "
+                                         "an upper bound")
     top = place.row(place.rows - 1) + 3
     label(ws, styles, top - 1, f"One row per commitment running this month ({len(c.lines)})")
     rows = [(short_id(line.commitment_id), line.provider_name, line.kind, line.payment, line.purchase_date,
-             line.term_months, line.end_date, cell_value(line.paid_to_date), cell_value(line.paid_this_month),
-             cell_value(line.scheduled_monthly), cell_value(line.amortized), cell_value(line.unused),
-             cell_value(line.amortized_to_date), cell_value(line.balance_left), source_text(line))
+             line.term_months, line.end_date, cell_value(line.paid_to_date), cell_value(line.scheduled_monthly),
+             cell_value(line.amortized), cell_value(line.amortized_to_date), cell_value(line.balance_left),
+             source_text(line))
             for line in c.lines]
     schedule = write_table(ws, styles, "tblCommitmentSchedule", _COLUMNS, rows, first_row=top)
     ws.set_row(top, 30)

@@ -39,6 +39,7 @@ def pnl_cash_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
         ("Owned hardware (CAPEX): depreciation / bought", cell_value(rec.capex), cell_value(rec.capex_cash)),
         ("Total", *totals)], first_row=3)
     top = _bridge(ws, styles, rec, 10)
+    ws.set_h_pagebreaks([top - 1])  # the views and the bridge on the first page, the detail tables after
     label(ws, styles, top - 1, "Owned hardware: depreciation and capital bought this month")
     assets = write_table(ws, styles, "tblAssetCharges",
                          (text_column("Asset", WIDTHS[0]), text_column("Plan line", WIDTHS[1]),
