@@ -16,7 +16,7 @@ from .tables import cell_value, figures_table, label, money_column, text_column
 
 __all__ = ["commitments_sheet", "short_id", "source_text"]
 
-_COLUMNS = (text_column("Commitment", 30), text_column("Provider", 16), text_column("Type", 17),
+_COLUMNS = (text_column("Commitment", 30), text_column("Provider", 15), text_column("Type", 22),
             text_column("Payment", 11), Column("Purchased on", "date", "computed", 11),
             money_column("Term (months)", 7, "int"), Column("Ends on", "date", "computed", 11),
             money_column("Paid to date (cash)", 14), money_column("Scheduled per month", 13),
