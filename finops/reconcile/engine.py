@@ -221,7 +221,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     ``rates`` converts other billing currencies into the plan currency (1 unit = rate units of the
     plan currency); ``past_actuals`` holds earlier months' P&L actuals and ``past_one_off`` their
     one-off cost (from the history) for the forecast, ``earlier_commitments`` the commitments the history
-    kept before ``month`` (for their balance left: :mod:`~finops.reconcile.commitment_schedule`); ``instance_gpus`` defaults to the instance
+    kept before ``month`` (for their balance left: :mod:`~finops.reconcile.commitment_schedule`);
+    ``instance_gpus`` defaults to the instance
     catalog (:func:`catalog_gpus`); ``unmapped_csv`` is a file for every unmapped charge group (the
     review lists the largest ones).
     """

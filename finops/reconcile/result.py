@@ -17,7 +17,8 @@ from ..money import Money
 from .mapping import UNMAPPED
 
 __all__ = ["AssetCharge", "BridgeStep", "CommitmentLine", "CommitmentSummary", "Flag", "Forecast", "GpuHours",
-           "GroupVariance", "InvoiceTotal", "LineVariance", "PrepaidRollForward", "ProviderTotal", "Reconciliation", "UnmappedCharge"]
+           "GroupVariance", "InvoiceTotal", "LineVariance", "PrepaidRollForward", "ProviderTotal",
+           "Reconciliation", "UnmappedCharge"]
 
 Flag = Literal["over", "under", ""]
 

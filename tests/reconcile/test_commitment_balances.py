@@ -42,24 +42,29 @@ MONTHS = {"2026-03": (datetime(2026, 3, 1, tzinfo=timezone.utc), 744),
 P5 = {"x_InstanceType": "p5.48xlarge", "ServiceName": "AmazonEC2"}
 GCP = {"ProviderName": "Google Cloud", "PublisherName": "Google Cloud", "InvoiceIssuerName": "Google Cloud",
        "InvoiceId": "G-1", "ServiceName": "Compute Engine", "x_InstanceType": "a3-highgpu-8g"}
-#: commitment id -> (fields of its rows, hourly amortization, first hour it covers: (month, hour) or None)
+#: commitment id -> (fields of its rows, hourly amortization, first hour it covers: (month, hour))
 COMMITMENTS: dict[str, tuple[dict[str, Any], Decimal, tuple[str, int]]] = {
     "arn:aws:ec2:us-east-1:111:reservation/ri-up-1": (
-        {**P5, "CommitmentDiscountType": "Reserved Instance", "CommitmentDiscountName": "EC2ReservedInstance-1yr-AllUpfront"},
+        {**P5, "CommitmentDiscountType": "Reserved Instance",
+         "CommitmentDiscountName": "EC2ReservedInstance-1yr-AllUpfront"},
         Decimal("3.00"), ("2026-03", 0)),
     "arn:aws:savingsplans::111:savingsplan/sp-up-2": (
-        {**P5, "CommitmentDiscountType": "Savings Plan", "CommitmentDiscountName": "ComputeSavingsPlan-3yr-AllUpfront"},
+        {**P5, "CommitmentDiscountType": "Savings Plan",
+         "CommitmentDiscountName": "ComputeSavingsPlan-3yr-AllUpfront"},
         Decimal("1.25"), ("2026-04", 14 * 24)),
     "//compute.googleapis.com/projects/p/regions/us-central1/commitments/cud-fee-3": (
         {**GCP, "CommitmentDiscountType": "Committed Use Discount", "CommitmentDiscountName": "ResourceBasedCUD-1yr"},
         Decimal("0.90"), ("2026-03", 0)),
     "arn:aws:ec2:us-east-1:111:reservation/ri-old-4": (
-        {**P5, "CommitmentDiscountType": "Reserved Instance", "CommitmentDiscountName": "EC2ReservedInstance-3yr-AllUpfront"},
+        {**P5, "CommitmentDiscountType": "Reserved Instance",
+         "CommitmentDiscountName": "EC2ReservedInstance-3yr-AllUpfront"},
         Decimal("2.00"), ("2026-03", 0)),
 }
 #: The purchase rows: commitment id -> (month, hour, BilledCost, ChargeFrequency, SkuPriceDetails).
-UPFRONT = {"arn:aws:ec2:us-east-1:111:reservation/ri-up-1": ("2026-03", 0, "26280", '{"x_PurchaseTerm":"1yr","x_PaymentOption":"AllUpfront"}'),
-           "arn:aws:savingsplans::111:savingsplan/sp-up-2": ("2026-04", 14 * 24, "32850", '{"x_PurchaseTerm":"3yr","x_PaymentOption":"AllUpfront"}')}
+UPFRONT = {"arn:aws:ec2:us-east-1:111:reservation/ri-up-1":
+           ("2026-03", 0, "26280", '{"x_PurchaseTerm":"1yr","x_PaymentOption":"AllUpfront"}'),
+           "arn:aws:savingsplans::111:savingsplan/sp-up-2":
+           ("2026-04", 14 * 24, "32850", '{"x_PurchaseTerm":"3yr","x_PaymentOption":"AllUpfront"}')}
 CUD_FEE = "//compute.googleapis.com/projects/p/regions/us-central1/commitments/cud-fee-3"
 
 
@@ -197,3 +202,31 @@ def test_balances_carry_over_three_months_of_bills(tmp_path, simple_plan):
             (c, sum(csv_sums(bills[m]).get(c, (Decimal(0), Decimal(0)))[0] for m in ("2026-03", "2026-04")),
              sum(csv_sums(bills[m]).get(c, (Decimal(0), Decimal(0)))[1] for m in ("2026-03", "2026-04")))
             for c in COMMITMENTS)}
+
+
+def test_a_remote_engine_carries_the_same_balances(tmp_path, simple_plan):
+    """May on BigQuery (the SQL sent, run by DuckDB over May's files) with the history of March and April
+    kept by local runs: the same rows, balances included, as May run locally."""
+    import duckdb
+
+    from finops.reconcile.bills import VIEW, open_bills
+    from finops.reconcile.dialects import reconcile_remote
+    from templates.plan_reader import read_plan
+
+    from .bigquery_jobs_server import run_on_duckdb
+
+    out = tmp_path / "out"
+    bills = {month: write_month(tmp_path, month) for month in MONTHS}
+    for month in ("2026-03", "2026-04"):
+        reconcile_to_workbook(simple_plan, bills[month], month, out, run_at=RUN_AT)
+    earlier = History(out / HISTORY_FILE).earlier_inputs("2026-05", "USD")
+    con = duckdb.connect()
+    open_bills(con, bills["2026-05"])
+    def runner(sql):
+        return run_on_duckdb(con, sql, "bigquery", {"p.d.focus": VIEW})[1]
+
+    remote = reconcile_remote(read_plan(simple_plan), runner, "bigquery", "p.d.focus", "2026-05", **earlier)
+    local, _ = reconcile_to_workbook(simple_plan, bills["2026-05"], "2026-05", out, run_at=RUN_AT)
+    assert remote.commitments == local.commitments
+    assert {short(line.commitment_id): line.balance_left.amount for line in remote.commitment_lines} == {
+        "ri-up-1": Decimal(19656), "sp-up-2": Decimal(31440), "cud-fee-3": Decimal(0), "ri-old-4": Decimal(49152)}
