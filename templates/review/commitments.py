@@ -18,7 +18,7 @@ __all__ = ["commitments_sheet", "short_id", "source_text"]
 
 _COLUMNS = (text_column("Commitment", 30), text_column("Provider", 15), text_column("Type", 22),
             text_column("Payment", 11), Column("Purchased on", "date", "computed", 11),
-            money_column("Term (months)", 7, "int"), Column("Ends on", "date", "computed", 11),
+            money_column("Term (months)", 8, "int"), Column("Ends on", "date", "computed", 11),
             money_column("Paid to date (cash)", 14), money_column("Scheduled per month", 13),
             money_column("Amortized this month", 13), money_column("Amortized to date", 14),
             money_column("Balance left", 14), text_column("Source", 26))
