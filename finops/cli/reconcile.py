@@ -119,7 +119,7 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
                               on_progress=on_progress, basis=basis, unmapped_csv=unmapped_csv,
-                              **history.forecast_inputs(month, plan.currency()))
+                              **history.earlier_inputs(month, plan.currency()))
         names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
         served = None if serving is None else serving(rec)
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out_dir), names, run_at, served)
@@ -382,5 +382,5 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out) / HISTORY_FILE)
         rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
-                               threshold_pct=threshold_pct, **history.forecast_inputs(month, plan.currency()))
+                               threshold_pct=threshold_pct, **history.earlier_inputs(month, plan.currency()))
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)

@@ -51,6 +51,11 @@ MONTH_COLUMNS: dict[str, str] = {"invoice": "BillingPeriodStart", "usage": "Char
 #: The instance type of a charge.
 INSTANCE_TYPE = "COALESCE(x_InstanceType, JSON_EXTRACT_STRING(SkuPriceDetails, '$.InstanceType'))"
 
+#: The term of a commitment purchase as its SkuPriceDetails write it (AWS ``x_PurchaseTerm``, Google Cloud
+#: ``x_Plan``; read as months by :func:`~finops.reconcile.commitment_schedule.term_months`), NULL on other rows.
+COMMITMENT_TERM = ("CASE WHEN ChargeCategory = 'Purchase' THEN COALESCE(JSON_EXTRACT_STRING(SkuPriceDetails, "
+                   "'$.x_PurchaseTerm'), JSON_EXTRACT_STRING(SkuPriceDetails, '$.x_Plan')) END")
+
 #: Dimensions the review's figures group by: result name -> expression over FOCUS columns.
 DIMENSIONS: dict[str, str] = {
     "provider_name": "ProviderName",
@@ -59,9 +64,14 @@ DIMENSIONS: dict[str, str] = {
     "service_name": "ServiceName",
     "instance_type": INSTANCE_TYPE,
     "charge_category": "ChargeCategory",
+    "charge_frequency": "ChargeFrequency",
     "pricing_category": "PricingCategory",
     "commitment_status": "CommitmentDiscountStatus",
-    "committed": "CommitmentDiscountId IS NOT NULL",
+    # the commitment's own row of the review (finops/reconcile/commitment_schedule.py), from the same scan
+    "commitment_id": "CommitmentDiscountId",
+    "commitment_type": "CommitmentDiscountType",
+    "commitment_name": "CommitmentDiscountName",
+    "commitment_term": COMMITMENT_TERM,
     "gpu_model": "x_GpuModel",
     "purchase_option": "x_PurchaseOption",
     "consumed_unit": "ConsumedUnit",
@@ -81,6 +91,7 @@ MEASURES: dict[str, tuple[str, str]] = {
     "list_cost": ("SUM(ListCost)", "SUM(list_cost)"),
     "consumed_quantity": ("SUM(ConsumedQuantity)", "SUM(consumed_quantity)"),
     "gpu_hours": ("SUM(x_GpuHours)", "SUM(gpu_hours)"),
+    "first_charge_start": ("MIN(ChargePeriodStart)", "MIN(first_charge_start)"),
     "last_charge_end": ("MAX(ChargePeriodEnd)", "MAX(last_charge_end)"),
     "row_count": ("COUNT(*)", "SUM(row_count)"),
 }
@@ -137,13 +148,13 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
     :data:`CHECKED_COLUMNS`).
 
     >>> charge_groups_sql("t", "2026-05", (), per="f").splitlines()[-1]
-    'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17'
+    'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21'
     """
     plan_line = plan_line_sql(rules, instance_type=INSTANCE_TYPE)
     inner = [f"{plan_line} AS plan_line"] + [f"{expr} AS {name}" for name, expr in DIMENSIONS.items()]
     inner += [f"{expr} AS {name}_any" for name, expr in UNMAPPED_DIMENSIONS.items()] + ([per] if per else [])
-    inner += ["BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodEnd",
-              *checked]
+    inner += ["BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
+              "ChargePeriodEnd", *checked]
     outer = ["plan_line"] + list(DIMENSIONS)
     outer += [f"CASE WHEN plan_line IS NULL THEN {name}_any END AS {name}" for name in UNMAPPED_DIMENSIONS]
     outer += ([per] if per else [])
@@ -228,9 +239,13 @@ class ChargeGroup:
     service_name: str | None
     instance_type: str | None
     charge_category: str | None
+    charge_frequency: str | None
     pricing_category: str | None
     commitment_status: str | None
-    committed: bool
+    commitment_id: str | None
+    commitment_type: str | None
+    commitment_name: str | None
+    commitment_term: str | None
     gpu_model: str | None
     purchase_option: str | None
     consumed_unit: str | None
@@ -239,15 +254,21 @@ class ChargeGroup:
     list_cost: Decimal
     consumed_quantity: Decimal
     gpu_hours: Decimal | None
+    first_charge_start: datetime | None
     last_charge_end: datetime | None
     row_count: int
+
+    @property
+    def committed(self) -> bool:
+        """Whether the charges carry a commitment (a ``CommitmentDiscountId``)."""
+        return self.commitment_id is not None
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> ChargeGroup:
         """Build from values in ``plan_line`` + :data:`DIMENSIONS` + :data:`MEASURES` order (NULL sums -> 0).
 
-        >>> g = ChargeGroup.from_row(("GPU", "AWS", "USD") + (None,) * 6 + (False,) + (None,) * 3
-        ...                          + (Decimal("1.5"), None, None, None, None, None, 2))
+        >>> g = ChargeGroup.from_row(("GPU", "AWS", "USD") + (None,) * 14
+        ...                          + (Decimal("1.5"), None, None, None, None, None, None, 2))
         >>> g.plan_line, g.billed_cost, g.effective_cost, g.gpu_hours, g.row_count
         ('GPU', Decimal('1.5'), Decimal('0'), None, 2)
         """
@@ -256,15 +277,10 @@ class ChargeGroup:
             values[name] = decimal_of(values[name])
         if values["gpu_hours"] is not None:
             values["gpu_hours"] = decimal_of(values["gpu_hours"])
-        values["committed"] = _flag(values["committed"])
         values["row_count"] = int(values["row_count"])
+        values["first_charge_start"] = _timestamp(values["first_charge_start"])
         values["last_charge_end"] = _timestamp(values["last_charge_end"])
         return cls(**values)
-
-
-def _flag(value: Any) -> bool:
-    """Booleans as engines return them: ``True``, ``1`` or the text ``'true'`` (Athena's result rows)."""
-    return value.strip().lower() == "true" if isinstance(value, str) else bool(value)
 
 
 def _timestamp(value: Any) -> datetime | None:

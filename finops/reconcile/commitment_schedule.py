@@ -1,121 +1,222 @@
-"""The commitments of a month, one row per ``CommitmentDiscountId``: purchase, term, amortization, balance.
+"""The month's commitments in one summary: totals, and one row per ``CommitmentDiscountId`` with its
+purchase, term, amortization and the prepaid balance left, carried from month to month by the history.
 
-FOCUS 1.2 amortizes a commitment in the standard way, and this module reads it that way, whichever
-provider wrote the bill: the purchase (``ChargeCategory = Purchase``) carries the cash in BilledCost
-and EffectiveCost 0; every usage row it covers carries its amortized share in EffectiveCost
-(``CommitmentDiscountStatus = Used``), and the part left unused is its own row
-(``CommitmentDiscountStatus = Unused``); all of them carry the ``CommitmentDiscountId``. So, per id:
+Everything comes from the aggregation's one scan (:mod:`finops.reconcile.aggregation`: its charge
+groups carry ``commitment_id``, type, name, the purchase's ``ChargeFrequency`` and term and the first
+``ChargePeriodStart``), so local files and remote engines give the same rows. FOCUS 1.2 amortizes a
+commitment in the standard way, whichever provider wrote the bill: the purchase (``ChargeCategory =
+Purchase``) carries the cash in BilledCost and EffectiveCost 0; every usage row it covers carries its
+amortized share in EffectiveCost (``CommitmentDiscountStatus = Used``), and the part left unused is
+its own row (``Unused``); all of them carry the ``CommitmentDiscountId``. So, per id, in a month:
 
-* purchased = sum of BilledCost of its Purchase rows; purchase date = their first ChargePeriodStart;
-* amortized this month = sum of EffectiveCost of its Used and Unused rows;
-* term (months) from the purchase row's ``SkuPriceDetails`` (:data:`TERM_MONTHS`), end = purchase + term;
-* scheduled monthly amortization = purchased / term for an upfront purchase (``ChargeFrequency
-  One-Time``), the fee itself for a recurring one;
-* balance left = purchased - amortized this month (prepaid cost not yet in the P&L), known only
-  for commitments bought in these bills.
+* paid this month = sum of BilledCost of its Purchase groups; purchase date = their first ChargePeriodStart;
+* amortized this month = sum of EffectiveCost of its Used and Unused groups (unused: of the Unused ones);
+* term (months) from the purchase's ``SkuPriceDetails`` (:data:`TERM_MONTHS`), else from the
+  ``CommitmentDiscountName`` (``...-1yr-...``); end = purchase date + term.
 
-The query runs on the same view as the aggregation (:data:`finops.reconcile.bills.VIEW`), locally.
+With the months before it (:class:`EarlierCommitment`, kept by :class:`~finops.reconcile.history.History`):
 
->>> term_months('{"x_PurchaseTerm":"3yr","x_PaymentOption":"AllUpfront"}'), term_months('{"x_Plan":"TWELVE_MONTH"}')
-(36, 12)
+* paid to date = paid in the earlier months + this month; amortized to date likewise;
+* balance left = paid to date - amortized to date (prepaid cost not yet in the P&L); source ``bills``
+  (bought in this month's bills) or ``history`` (bought in an earlier month's);
+* bought before the history began (no purchase row in any month kept): an upfront purchase whose
+  amount is estimated as the amortization of the first month seen x term, balance left = estimate -
+  amortized to date, an upper bound (it assumes the purchase was in that first month); source
+  ``estimate``. Without a term, the balance is not known (``None``);
+* scheduled per month = paid / term for an upfront purchase (``ChargeFrequency One-Time``), the fee
+  itself for a recurring one, the first month's amortization for an estimate;
+* a commitment of an earlier month without rows this month is listed while a balance is left.
+
+Totals: purchases = BilledCost of commitment purchases; used / unused = amortized EffectiveCost of
+covered usage / of the unused part; utilization = used / (used + unused); coverage = used /
+EffectiveCost of all usage in the services that had committed usage; savings = ListCost -
+EffectiveCost of covered usage.
+
+>>> term_months("3yr"), term_months("TWELVE_MONTH"), term_months(None, "ComputeSavingsPlan-3yr-NoUpfront")
+(36, 12, 36)
 """
 
 from __future__ import annotations
 
 import calendar
-import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from ..depreciation import month_index, month_label
-from ..money import Money
-from .aggregation import MonthBasis, month_filter
-from .result import CommitmentLine
+from ..money import MONEY_CONTEXT, Money
+from .result import CommitmentLine, CommitmentSummary
 
-__all__ = ["TERM_MONTHS", "commitment_lines", "commitment_rows", "term_months"]
+if TYPE_CHECKING:
+    from .aggregation import ChargeGroup
 
-#: SkuPriceDetails key -> {value (lower case) -> term in months}, as the providers' FOCUS exports write them.
-TERM_MONTHS: dict[str, dict[str, int]] = {
-    "x_PurchaseTerm": {"1yr": 12, "3yr": 36, "1 year": 12, "3 years": 36},  # AWS
-    "x_Plan": {"twelve_month": 12, "thirty_six_month": 36},  # Google Cloud
-}
+__all__ = ["PAYMENT", "TERM_MONTHS", "EarlierCommitment", "commitment_summary", "term_months"]
+
+#: A purchase's term as the providers' FOCUS exports write it in SkuPriceDetails (lower case) -> months:
+#: AWS ``x_PurchaseTerm``, Google Cloud ``x_Plan`` (the keys :data:`~finops.reconcile.aggregation.COMMITMENT_TERM` reads).
+TERM_MONTHS: dict[str, int] = {"1yr": 12, "3yr": 36, "1 year": 12, "3 years": 36,
+                               "twelve_month": 12, "thirty_six_month": 36}
+#: A term in a CommitmentDiscountName (``EC2ReservedInstance-1yr-AllUpfront``, ``SpendBasedCUD-3yr``): years.
+_NAME_TERM = re.compile(r"(?<![0-9])([13])\s*-?\s*(?:yr|y|year)", re.IGNORECASE)
 #: ChargeFrequency of the purchase -> how the review names the payment.
 PAYMENT = {"one-time": "upfront", "recurring": "monthly fee"}
-
-_SQL = """
-SELECT CommitmentDiscountId, ANY_VALUE(ProviderName), ANY_VALUE(BillingCurrency),
-       ANY_VALUE(CommitmentDiscountType),
-       ANY_VALUE(CASE WHEN ChargeCategory = 'Purchase' THEN ChargeFrequency END),
-       ANY_VALUE(CASE WHEN ChargeCategory = 'Purchase' THEN CAST(SkuPriceDetails AS VARCHAR) END),
-       MIN(CASE WHEN ChargeCategory = 'Purchase' THEN ChargePeriodStart END),
-       SUM(CASE WHEN ChargeCategory = 'Purchase' THEN BilledCost ELSE 0 END),
-       SUM(CASE WHEN lower(CommitmentDiscountStatus) IN ('used', 'unused') THEN EffectiveCost ELSE 0 END),
-       SUM(CASE WHEN lower(CommitmentDiscountStatus) = 'unused' THEN EffectiveCost ELSE 0 END)
-FROM {view}
-WHERE CommitmentDiscountId IS NOT NULL AND {month}
-GROUP BY CommitmentDiscountId, BillingCurrency
-ORDER BY 2, 1
-"""
+_ESTIMATE_PAYMENT = "upfront"
 
 
-def term_months(sku_price_details: str | None) -> int | None:
-    """The commitment term in months from a purchase row's SkuPriceDetails JSON, ``None`` when it does not say."""
-    try:
-        details = json.loads(sku_price_details or "{}")
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(details, dict):
-        return None
-    for key, terms in TERM_MONTHS.items():
-        months = terms.get(str(details.get(key, "")).strip().lower())
-        if months is not None:
-            return months
-    return None
+@dataclass(frozen=True)
+class EarlierCommitment:
+    """A commitment as the history kept it over the months before the reviewed one (plan currency).
+
+    ``paid`` and ``amortized`` are sums over those months; ``first_month`` is the first month it was seen
+    and ``first_amortized`` its amortization then (the monthly amount of an estimated purchase).
+    """
+
+    commitment_id: str
+    provider_name: str
+    kind: str
+    payment: str
+    purchase_date: date | None
+    term_months: int | None
+    paid: Decimal
+    amortized: Decimal
+    first_month: str
+    first_amortized: Decimal
 
 
-def commitment_rows(con: duckdb.DuckDBPyConnection, view: str, month: str,
-                    basis: MonthBasis = "invoice") -> list[tuple[Any, ...]]:
-    """One row per commitment id (and billing currency) of ``month`` (chosen on ``basis``, as the
-    aggregation chooses it: :func:`~finops.reconcile.aggregation.month_filter`) in ``view``."""
-    return con.execute(_SQL.format(view=view, month=month_filter(month, basis))).fetchall()
+def term_months(term: str | None, name: str | None = None) -> int | None:
+    """The term in months from a purchase's term text (:data:`TERM_MONTHS`), else from the commitment's
+    name; ``None`` when neither says."""
+    months = TERM_MONTHS.get((term or "").strip().lower())
+    if months is not None:
+        return months
+    found = _NAME_TERM.search(name or "")
+    return 12 * int(found.group(1)) if found else None
 
 
-def commitment_lines(rows: list[tuple[Any, ...]],
-                     money: Callable[[Decimal, str | None], Money]) -> tuple[CommitmentLine, ...]:
-    """:class:`CommitmentLine` from :func:`commitment_rows`; ``money`` converts into the plan currency."""
-    lines = []
-    for cid, provider, currency, kind, frequency, details, bought_at, purchased, amortized, unused in rows:
-        paid = money(Decimal(purchased or 0), currency)
-        bought = _day(bought_at)
-        term = term_months(details)
-        payment = PAYMENT.get((frequency or "").lower(), "")
-        scheduled = None
-        if bought is not None and payment == "monthly fee":
-            scheduled = paid
-        elif bought is not None and term:
-            scheduled = paid / term
-        amortized_money = money(Decimal(amortized or 0), currency)
-        lines.append(CommitmentLine(
-            commitment_id=cid, provider_name=provider or "", kind=kind or "", payment=payment,
-            purchase_date=bought, term_months=term,
-            end_date=_add_months(bought, term) if bought is not None and term else None,
-            purchased=paid, amortized=amortized_money, unused=money(Decimal(unused or 0), currency),
-            scheduled_monthly=scheduled, balance_left=paid - amortized_money if bought is not None else None))
-    return tuple(lines)
+@dataclass
+class _Month:
+    """One commitment's charge groups of the month, summed (plan currency)."""
+
+    provider_name: str = ""
+    kind: str = ""
+    name: str = ""
+    frequency: str = ""
+    term: str = ""
+    bought_at: datetime | None = None
+    paid: Decimal = Decimal(0)
+    amortized: Decimal = Decimal(0)
+    unused: Decimal = Decimal(0)
+    services: set[str | None] = field(default_factory=set)
 
 
-def _day(value: Any) -> date | None:
-    if value is None:
-        return None
-    return value.date() if isinstance(value, datetime) else date.fromisoformat(str(value)[:10])
+def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, str | None], Money], currency: str,
+                       month: str, earlier: Mapping[str, EarlierCommitment] | None = None) -> CommitmentSummary:
+    """The month's :class:`CommitmentSummary` (totals and one :class:`CommitmentLine` per commitment) from
+    the aggregation's charge groups; ``money`` converts into the plan ``currency``; ``earlier`` are the
+    commitments the history kept for the months before ``month``."""
+    zero = Money.zero(currency)
+    groups = list(groups)
+    purchases = used = unused = savings = zero
+    months: dict[str, _Month] = {}
+    for g in groups:
+        if g.commitment_id is None:
+            continue
+        one = months.setdefault(g.commitment_id, _Month())
+        one.provider_name = one.provider_name or g.provider_name or ""
+        one.kind = one.kind or g.commitment_type or ""
+        one.name = one.name or g.commitment_name or ""
+        status = (g.commitment_status or "").lower()
+        if g.charge_category == "Purchase":
+            billed = money(g.billed_cost, g.billing_currency)
+            purchases += billed
+            one.paid += billed.amount
+            one.frequency = one.frequency or (g.charge_frequency or "")
+            one.term = one.term or (g.commitment_term or "")
+            if g.first_charge_start is not None:
+                one.bought_at = min(filter(None, (one.bought_at, g.first_charge_start)))
+        if status in ("used", "unused"):
+            cost = money(g.effective_cost, g.billing_currency)
+            one.amortized += cost.amount
+        if status == "used":
+            used += cost
+            savings += money(g.list_cost - g.effective_cost, g.billing_currency)
+            one.services.add(g.service_name)
+        elif status == "unused":
+            unused += cost
+            one.unused += cost.amount
+    committed_services = {s for one in months.values() for s in one.services}
+    eligible = Money.total([money(g.effective_cost, g.billing_currency) for g in groups
+                            if g.charge_category == "Usage" and g.service_name in committed_services
+                            and (g.commitment_status or "").lower() != "unused"], currency)
+    lines = [_line(cid, months.get(cid, _Month()), (earlier or {}).get(cid), month, currency)
+             for cid in sorted(set(months) | set(earlier or {}))]
+    return CommitmentSummary(
+        purchases=purchases, used=used, unused=unused, savings=savings,
+        utilization=_ratio(used.amount, (used + unused).amount), coverage=_ratio(used.amount, eligible.amount),
+        lines=tuple(sorted((line for line in lines if line.commitment_id in months or _running(line)),
+                           key=lambda line: (line.provider_name, line.commitment_id))))
+
+
+def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, currency: str) -> CommitmentLine:
+    """One commitment's row: this month's sums on top of what the history kept before it."""
+    def of(amount: Decimal) -> Money:
+        return Money(amount, currency)
+
+    paid = (before.paid if before else Decimal(0)) + this.paid
+    amortized = (before.amortized if before else Decimal(0)) + this.amortized
+    bought = before.purchase_date if before and before.purchase_date else _day(this.bought_at)
+    term = (before.term_months if before else None) or term_months(this.term, this.name)
+    payment = (before.payment if before else "") or PAYMENT.get(this.frequency.lower(), "")
+    scheduled: Money | None = None
+    if bought is not None:
+        source = "history" if before and before.purchase_date else "bills"
+        balance: Money | None = of(paid - amortized)
+        ends = _add_months(bought, term) if term else None
+        if payment == "monthly fee":
+            scheduled = of(this.paid)
+        elif term:
+            scheduled = of(MONEY_CONTEXT.divide(paid, Decimal(term)))
+    else:
+        first_month = before.first_month if before else month
+        monthly = before.first_amortized if before else this.amortized
+        source, payment = "estimate", _ESTIMATE_PAYMENT
+        ends = _add_months(date.fromisoformat(f"{first_month}-01"), term) if term else None
+        if term:
+            paid = monthly * term
+            scheduled, balance = of(monthly), of(paid - amortized)
+        else:
+            source, balance = "", None
+    return CommitmentLine(
+        commitment_id=cid, provider_name=this.provider_name or (before.provider_name if before else ""),
+        kind=this.kind or (before.kind if before else ""), payment=payment, purchase_date=bought,
+        term_months=term, end_date=ends, paid_to_date=of(paid), paid_this_month=of(this.paid),
+        amortized=of(this.amortized), unused=of(this.unused), amortized_to_date=of(amortized),
+        scheduled_monthly=scheduled, balance_left=balance, source=source,
+        first_month=before.first_month if before else month)
+
+
+def _running(line: CommitmentLine) -> bool:
+    """Whether a commitment without rows this month is still listed: a balance is left."""
+    return line.balance_left is not None and line.balance_left.amount > 0
+
+
+def _ratio(part: Decimal, whole: Decimal) -> Decimal | None:
+    return None if whole == 0 else MONEY_CONTEXT.divide(part, whole)
+
+
+def _day(value: datetime | None) -> date | None:
+    return None if value is None else value.date()
 
 
 def _add_months(day: date, months: int) -> date:
-    """``day`` plus whole months (the last day of a shorter month when the day does not exist there)."""
+    """``day`` plus whole months (the last day of a shorter month when the day does not exist there).
+
+    >>> _add_months(date(2026, 1, 31), 1)
+    datetime.date(2026, 2, 28)
+    """
     label = month_label(month_index(f"{day.year:04d}-{day.month:02d}") + months)
     year, month = int(label[:4]), int(label[5:])
     return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))

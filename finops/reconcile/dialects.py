@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 from ..errors import InputError
 from ..registry import Registry
 from .aggregation import Summary, charge_groups_sql, summary_sql
+from .commitment_schedule import EarlierCommitment
 from .engine import InstanceGpus, reconcile_groups
 from .plan import MappingRule, Plan
 from .result import Reconciliation
@@ -99,12 +100,15 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
                      missing: Iterable[str] = (), rates: Mapping[str, Decimal] | None = None,
                      threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None,
-                     past_one_off: Mapping[str, Decimal] | None = None) -> Reconciliation:
+                     past_one_off: Mapping[str, Decimal] | None = None,
+                     earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
     """Reconcile ``month`` with the aggregation run by ``runner`` on ``engine`` over ``relation``
-    (``past_actuals`` and ``past_one_off`` from the history, as for local bills)."""
+    (``past_actuals``, ``past_one_off`` and ``earlier_commitments`` from the history, as for local bills).
+    The commitments come from the same summary rows as every other figure."""
     rows = runner(remote_sql(engine, relation, month, missing=missing, rules=plan.mapping, rates=rates))
     summary = Summary.from_rows([tuple(row) for row in rows])
     if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
     return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, past_actuals=past_actuals,
-                            instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off)
+                            instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off,
+                            earlier_commitments=earlier_commitments)

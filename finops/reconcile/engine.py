@@ -38,7 +38,6 @@ import tempfile
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -69,14 +68,13 @@ from .bills import (
     locate_malformed_row,
     open_bills,
 )
-from .commitment_schedule import commitment_lines, commitment_rows
+from .commitment_schedule import EarlierCommitment, commitment_summary
 from .fingerprint import refuse_same_charges
 from .forecast import year_forecast
 from .mapping import UNMAPPED
 from .plan import Plan
 from .result import (
     AssetCharge,
-    CommitmentSummary,
     Flag,
     Forecast,
     GpuHours,
@@ -213,7 +211,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
                     instance_gpus: InstanceGpus | None = None,
                     on_progress: Callable[[float], None] | None = None,
                     unmapped_csv: Path | None = None, basis: MonthBasis = "invoice",
-                    past_one_off: Mapping[str, Decimal] | None = None) -> Reconciliation:
+                    past_one_off: Mapping[str, Decimal] | None = None,
+                    earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
     """Reconcile ``month`` (``'YYYY-MM'``) of ``plan`` against FOCUS bill files, with DuckDB.
 
     ``basis`` is which month a charge belongs to: its invoice's (``BillingPeriodStart``, the default, so the
@@ -221,7 +220,9 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
 
     ``rates`` converts other billing currencies into the plan currency (1 unit = rate units of the
     plan currency); ``past_actuals`` holds earlier months' P&L actuals and ``past_one_off`` their
-    one-off cost (from the history) for the forecast; ``instance_gpus`` defaults to the instance
+    one-off cost (from the history) for the forecast, ``earlier_commitments`` the commitments the history
+    kept before ``month`` (for their balance left: :mod:`~finops.reconcile.commitment_schedule`);
+    ``instance_gpus`` defaults to the instance
     catalog (:func:`catalog_gpus`); ``unmapped_csv`` is a file for every unmapped charge group (the
     review lists the largest ones).
     """
@@ -234,7 +235,6 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
         bill_currencies = sorted({g.billing_currency or "" for g in summary.groups})
-        commitments = commitment_rows(con, VIEW, month, basis)
         if len(bill_currencies) > 1 and not _rates_cover(bill_currencies, currency, rates):
             located = locate_currency(files, currency)
             if located is not None:
@@ -242,11 +242,10 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)
-    source = ", ".join(str(f.path) for f in files)
-    rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
-                           past_actuals=past_actuals, instance_gpus=instance_gpus, source=source,
-                           past_one_off=past_one_off)
-    return replace(rec, commitment_lines=commitment_lines(commitments, _Converter(currency, rates, source)))
+    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
+                            past_actuals=past_actuals, instance_gpus=instance_gpus,
+                            source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
+                            earlier_commitments=earlier_commitments)
 
 
 def _rates_cover(currencies: list[str], target: str, rates: Mapping[str, Decimal] | None) -> bool:
@@ -277,7 +276,8 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
                      rates: Mapping[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
                      past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None, source: str = "bills",
-                     past_one_off: Mapping[str, Decimal] | None = None) -> Reconciliation:
+                     past_one_off: Mapping[str, Decimal] | None = None,
+                     earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
     """Turn the aggregation's summary (or bare charge groups, already mapped) and the plan into a
     reconciliation (no I/O but the bundled instance catalog).
 
@@ -325,9 +325,11 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         unmapped_effective_cost=by_line.get(UNMAPPED, zero), lines=lines,
         invoices=tuple(InvoiceTotal(p, i, v) for (p, i), v in sorted(invoices.items())),
         providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
-        commitments=_commitments(groups, money, zero), spot_share=_spot_share(groups, money, zero),
+        commitments=commitment_summary(groups, money, currency, month, earlier_commitments),
+        spot_share=_spot_share(groups, money, zero),
         gpu_hours=_gpu_hours(groups, instance_gpus),
-        gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets, unmapped=_unmapped(summary, money, zero),
+        gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets,
+        unmapped=_unmapped(summary, money, zero),
         forecast=_forecast(plan, month, actual, one_off, past_actuals or {}, past_one_off or {}),
         threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups),
         data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None),
@@ -410,27 +412,6 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
             actual_unit_cost=actual / a_tok if a_tok else None, provider=provider.get(name, ""),
             cost_centre=cost_centre.get(name, "")))
     return tuple(result)
-
-
-def _commitments(groups: list[ChargeGroup], money: _Converter, zero: Money) -> CommitmentSummary:
-    purchases = used = unused = savings = zero
-    committed_services: set[str | None] = set()
-    for g in groups:
-        if g.charge_category == "Purchase" and g.committed:
-            purchases += money(g.billed_cost, g.billing_currency)
-        status = (g.commitment_status or "").lower()
-        if status == "used":
-            used += money(g.effective_cost, g.billing_currency)
-            savings += money(g.list_cost - g.effective_cost, g.billing_currency)
-            committed_services.add(g.service_name)
-        elif status == "unused":
-            unused += money(g.effective_cost, g.billing_currency)
-    eligible = Money.total([money(g.effective_cost, g.billing_currency) for g in groups
-                            if g.charge_category == "Usage" and g.service_name in committed_services
-                            and (g.commitment_status or "").lower() != "unused"], zero.currency)
-    return CommitmentSummary(purchases=purchases, used=used, unused=unused, savings=savings,
-                             utilization=_ratio(used.amount, (used + unused).amount),
-                             coverage=_ratio(used.amount, eligible.amount))
 
 
 def _spot_share(groups: list[ChargeGroup], money: _Converter, zero: Money) -> Decimal | None:

@@ -4,7 +4,10 @@ Each run of a month replaces that month's rows and only them (one transaction), 
 show the trend of earlier months and the forecast can use their actuals. Money is stored as
 ``DECIMAL(38, 10)`` and comes back as exact :class:`~decimal.Decimal`. The comments typed into a
 review's ``tblVariance`` are kept per month and plan line in ``comments``; they outlive the lines
-(a re-run replaces the lines, not the comments it was not given).
+(a re-run replaces the lines, not the comments it was not given). Each commitment's month is kept in
+``commitment_months`` (attributes, paid and amortized that month), so a later month carries its
+balance left: :meth:`History.earlier_inputs` sums them up to the month before
+(:class:`~finops.reconcile.commitment_schedule.EarlierCommitment`).
 
 A history written before a column existed is migrated when it is opened (:data:`_MIGRATIONS`,
 ``ADD COLUMN IF NOT EXISTS``); the months kept before read 0 in the new columns.
@@ -20,7 +23,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -28,6 +31,7 @@ import duckdb
 
 from ..errors import InputError, Location
 from ..files import replacing
+from .commitment_schedule import EarlierCommitment
 from .result import Reconciliation
 
 __all__ = ["HISTORY_FILE", "History", "MonthRecord"]
@@ -46,6 +50,10 @@ CREATE TABLE IF NOT EXISTS lines (
 CREATE TABLE IF NOT EXISTS comments (
     month VARCHAR NOT NULL, plan_line VARCHAR NOT NULL, comment VARCHAR NOT NULL, run_at TIMESTAMP NOT NULL,
     PRIMARY KEY (month, plan_line));
+CREATE TABLE IF NOT EXISTS commitment_months (
+    month VARCHAR NOT NULL, commitment_id VARCHAR NOT NULL, currency VARCHAR NOT NULL, provider_name VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL, payment VARCHAR NOT NULL, purchase_date DATE, term_months INTEGER,
+    paid DECIMAL(38, 10) NOT NULL, amortized DECIMAL(38, 10) NOT NULL, PRIMARY KEY (month, commitment_id));
 """
 #: Columns added since the first schema: an existing history gains them, its months read 0 there.
 _MIGRATIONS = """
@@ -127,6 +135,7 @@ class History:
         try:
             con.execute("BEGIN TRANSACTION")
             con.execute("DELETE FROM lines WHERE month = ?", [rec.month])
+            con.execute("DELETE FROM commitment_months WHERE month = ?", [rec.month])
             con.execute("DELETE FROM months WHERE month = ?", [rec.month])
             con.execute(f"INSERT INTO months ({_MONTH_COLUMNS}, run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [rec.month, rec.currency, rec.planned.amount, rec.opex.amount, rec.capex.amount,
@@ -135,6 +144,11 @@ class History:
             con.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?)",
                             [[rec.month, line.plan_line, line.category, line.planned.amount, line.actual.amount]
                              for line in rec.lines])
+            commitments = [[rec.month, c.commitment_id, rec.currency, c.provider_name, c.kind, c.payment,
+                            c.purchase_date, c.term_months, c.paid_this_month.amount, c.amortized.amount]
+                           for c in rec.commitment_lines]
+            if commitments:
+                con.executemany("INSERT INTO commitment_months VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", commitments)
             kept = [[rec.month, line, text.strip(), run_at] for line, text in sorted((comments or {}).items())
                     if text.strip()]
             if comments is not None:
@@ -164,13 +178,37 @@ class History:
         return [MonthRecord(*head, lines=lines.get(head[0], {})) for head in heads
                 if currency is None or head[1] == currency]
 
-    def forecast_inputs(self, month: str, currency: str) -> dict[str, dict[str, Decimal]]:
-        """The forecast's inputs from the months before ``month`` in ``currency``, read once: ``past_actuals``
-        (P&L actual per month) and ``past_one_off`` (one-off cost per month, left out of the run rate), as
-        keywords of :func:`~finops.reconcile.engine.reconcile_month`."""
+    def earlier_inputs(self, month: str, currency: str) -> dict[str, Mapping[str, object]]:
+        """What a run of ``month`` takes from the months before it in ``currency``, read once, as keywords of
+        :func:`~finops.reconcile.engine.reconcile_month`: ``past_actuals`` (P&L actual per month) and
+        ``past_one_off`` (one-off cost per month, left out of the run rate) for the forecast, and
+        ``earlier_commitments`` (commitment id -> :class:`EarlierCommitment`) for the balance left."""
         earlier = [m for m in self.months(currency) if m.month < month]
         return {"past_actuals": {m.month: m.actual for m in earlier},
-                "past_one_off": {m.month: m.one_off for m in earlier}}
+                "past_one_off": {m.month: m.one_off for m in earlier},
+                "earlier_commitments": self.commitments_before(month, currency)}
+
+    def commitments_before(self, month: str, currency: str) -> dict[str, EarlierCommitment]:
+        """Every commitment kept in a month before ``month`` in ``currency``: paid and amortized summed over
+        those months, its purchase date, term and payment from the first month that names them."""
+        if not self.path.exists():
+            return {}
+        con = self._connect(read_only=True)
+        try:
+            if not _has_table(con, "commitment_months"):
+                return {}
+            rows = con.execute(
+                "SELECT commitment_id, month, provider_name, kind, payment, purchase_date, term_months, paid, amortized "
+                "FROM commitment_months WHERE month < ? AND currency = ? ORDER BY commitment_id, month",
+                [month, currency]).fetchall()
+        finally:
+            con.close()
+        kept: dict[str, EarlierCommitment] = {}
+        for cid, seen, provider, kind, payment, bought, term, paid, amortized in rows:
+            before = kept.get(cid)
+            kept[cid] = EarlierCommitment(cid, provider, kind, payment, bought, term, paid, amortized, seen, amortized) \
+                if before is None else _carried(before, provider, kind, payment, bought, term, paid, amortized)
+        return kept
 
     def comments(self, month: str) -> dict[str, str]:
         """The comments kept for ``month``: plan line -> text."""
@@ -185,6 +223,16 @@ class History:
         finally:
             con.close()
         return dict(rows)
+
+
+def _carried(before: EarlierCommitment, provider: str, kind: str, payment: str, bought: date | None,
+             term: int | None, paid: Decimal, amortized: Decimal) -> EarlierCommitment:
+    """``before`` with one more month: sums added, the first purchase date, term and payment kept."""
+    return EarlierCommitment(
+        before.commitment_id, before.provider_name or provider, before.kind or kind,
+        before.payment if before.purchase_date else payment, before.purchase_date or bought,
+        before.term_months or term, before.paid + paid, before.amortized + amortized, before.first_month,
+        before.first_amortized)
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:

@@ -17,7 +17,8 @@ from ..money import Money
 from .mapping import UNMAPPED
 
 __all__ = ["AssetCharge", "BridgeStep", "CommitmentLine", "CommitmentSummary", "Flag", "Forecast", "GpuHours",
-           "GroupVariance", "InvoiceTotal", "LineVariance", "ProviderTotal", "Reconciliation", "UnmappedCharge"]
+           "GroupVariance", "InvoiceTotal", "LineVariance", "PrepaidRollForward", "ProviderTotal",
+           "Reconciliation", "UnmappedCharge"]
 
 Flag = Literal["over", "under", ""]
 
@@ -39,8 +40,56 @@ class ProviderTotal:
 
 
 @dataclass(frozen=True)
+class CommitmentLine:
+    """One commitment (a ``CommitmentDiscountId``) in the month, from the FOCUS rows that carry its id and
+    the months before kept in the history (:mod:`finops.reconcile.commitment_schedule` has the formulas).
+
+    ``paid_this_month`` is the BilledCost of its purchase rows in this month's bills, ``paid_to_date`` with
+    the earlier months' (an estimate when ``source == "estimate"``: bought before the history began);
+    ``purchase_date`` the first ChargePeriodStart of its purchase rows (``None`` before the history);
+    ``end_date = purchase_date + term_months`` (for an estimate: the first month seen + term, the latest
+    it can end). ``amortized`` / ``unused`` are this month's EffectiveCost of its covered usage and unused
+    part, ``amortized_to_date`` with the earlier months'; ``balance_left = paid_to_date -
+    amortized_to_date``: prepaid cost not yet in the P&L (``None`` when no term says how much was bought).
+    ``source``: ``bills`` (bought in this month's bills), ``history`` (in an earlier month's),
+    ``estimate``, or ``""`` (not known). ``first_month``: the first month it was seen.
+    """
+
+    commitment_id: str
+    provider_name: str
+    kind: str
+    payment: str
+    purchase_date: date | None
+    term_months: int | None
+    end_date: date | None
+    paid_to_date: Money
+    paid_this_month: Money
+    amortized: Money
+    unused: Money
+    amortized_to_date: Money
+    scheduled_monthly: Money | None
+    balance_left: Money | None
+    source: str
+    first_month: str
+
+
+@dataclass(frozen=True)
+class PrepaidRollForward:
+    """Prepaid commitments over the month: ``opening + bought - amortized = closing``. ``estimated`` is the
+    part of ``closing`` from commitments bought before the history (an upper bound); ``unknown`` counts the
+    commitments left out because no term says how much was bought."""
+
+    opening: Money
+    bought: Money
+    amortized: Money
+    closing: Money
+    estimated: Money
+    unknown: int
+
+
+@dataclass(frozen=True)
 class CommitmentSummary:
-    """Reservations, savings plans and CUDs in the month.
+    """Reservations, savings plans and CUDs in the month: totals and one row per commitment (``lines``).
 
     ``purchases`` is cash (BilledCost of commitment purchases); ``used`` and ``unused`` are the
     amortized EffectiveCost of committed usage and of the unused part; ``utilization = used / (used +
@@ -54,38 +103,24 @@ class CommitmentSummary:
     savings: Money
     utilization: Decimal | None
     coverage: Decimal | None
+    lines: tuple[CommitmentLine, ...] = ()
 
     @property
     def amortization(self) -> Money:
         """What the month's commitments put into the P&L: amortized cost of used plus unused commitment."""
         return self.used + self.unused
 
-
-@dataclass(frozen=True)
-class CommitmentLine:
-    """One commitment (a ``CommitmentDiscountId``) in the month, from the FOCUS rows that carry its id.
-
-    ``purchased`` is the BilledCost of its purchase rows in this month's bills (zero when it was bought
-    earlier), ``purchase_date`` the first of their ChargePeriodStart; ``term_months`` comes from the
-    purchase row's SkuPriceDetails (``x_PurchaseTerm``, ``x_Plan``), ``None`` when the bill does not say;
-    ``end_date = purchase_date + term``. ``amortized`` is the EffectiveCost of its covered usage and its
-    unused part this month (FOCUS amortization); ``scheduled_monthly = purchased / term_months``
-    (straight line) and ``balance_left = purchased - amortized``: prepaid cost not yet in the P&L
-    (``None`` for a commitment bought before these bills).
-    """
-
-    commitment_id: str
-    provider_name: str
-    kind: str
-    payment: str
-    purchase_date: date | None
-    term_months: int | None
-    end_date: date | None
-    purchased: Money
-    amortized: Money
-    unused: Money
-    scheduled_monthly: Money | None
-    balance_left: Money | None
+    def prepaid(self) -> PrepaidRollForward:
+        """The prepaid balance of the commitments whose balance is known, from the month's start to its end."""
+        known = [line for line in self.lines if line.balance_left is not None]
+        currency = self.purchases.currency
+        closing = Money.total([line.balance_left for line in known if line.balance_left is not None], currency)
+        bought = Money.total([line.paid_this_month for line in known], currency)
+        amortized = Money.total([line.amortized for line in known], currency)
+        estimated = Money.total([line.balance_left for line in known
+                                 if line.source == "estimate" and line.balance_left is not None], currency)
+        return PrepaidRollForward(opening=closing - bought + amortized, bought=bought, amortized=amortized,
+                                  closing=closing, estimated=estimated, unknown=len(self.lines) - len(known))
 
 
 @dataclass(frozen=True)
@@ -201,8 +236,7 @@ class Reconciliation:
 
     ``data_through`` is the latest ChargePeriodEnd in the bills (how complete the month is);
     ``one_off_cost`` the EffectiveCost of purchases (left out of the run rate), ``purchases_billed``
-    their BilledCost (commitments included); ``commitment_lines``
-    one row per commitment seen in the bills (empty when the engine gives none).
+    their BilledCost (commitments included).
     """
 
     month: str
@@ -228,8 +262,12 @@ class Reconciliation:
     data_through: datetime | None
     one_off_cost: Money | None = None
     purchases_billed: Money | None = None
-    commitment_lines: tuple[CommitmentLine, ...] = ()
     gpu_hours_by_line: tuple[GpuHours, ...] = ()    # the same usage per plan line (the review's Serving sheet)
+
+    @property
+    def commitment_lines(self) -> tuple[CommitmentLine, ...]:
+        """One row per commitment of the month (and earlier ones with a balance left)."""
+        return self.commitments.lines
 
     @property
     def actual(self) -> Money:
@@ -264,11 +302,6 @@ class Reconciliation:
         other = self.actual - Money.total([amount for _, amount, _ in steps], self.currency)
         steps.append(("other differences", other, "credits and discounts billed apart from the usage"))
         return tuple(BridgeStep(*step) for step in steps)
-
-    @property
-    def prepaid_added(self) -> Money:
-        """Commitment purchases not yet in the P&L: purchases - amortization this month."""
-        return self.commitments.purchases - self.commitments.amortization
 
     def by_provider(self) -> tuple[GroupVariance, ...]:
         """Plan lines grouped by the provider their budget names (lines without one: "not in plan")."""

@@ -62,7 +62,7 @@ def gpu_usage_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: 
 
 def unmapped_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: datetime) -> None:
     columns = (text_column("Provider", 13), text_column("Sub-account", 20), text_column("Service", 18),
-               text_column("Instance type", 13), text_column("Region", 13), text_column("Tags", 60),
+               text_column("Instance type", 13), text_column("Region", 13), text_column("Tags", 76),
                money_column("Amortized", 15), money_column("Billed", 15))
     ws = review_sheet(wb, styles, "Unmapped", f"Cloud cost no mapping rule matched, {rec.month}",
                       "Add a rule on the plan's Mapping sheet to give these charges a plan line. Largest first.",
@@ -86,5 +86,5 @@ def glossary_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
                       month=rec.month, run_at=run_at, widths=tuple(c.width for c in columns), header_rows=(3, 3))
     place = write_table(ws, styles, "tblGlossary", columns, GLOSSARY, first_row=3)
     for i, (term, meaning) in enumerate(GLOSSARY):
-        ws.write_string(place.row(i), 0, term, styles.label)
+        ws.write_string(place.row(i), 0, term, styles.label_top)
         write_wrapped(ws, styles, place.row(i), 1, meaning, columns[1].width)

@@ -24,7 +24,7 @@ __all__ = ["PORTRAIT_WIDTH", "ReviewStyles", "review_sheet", "write_wrapped"]
 #: Column widths (characters) that fit a portrait A4 page at 100 %; wider sheets print landscape.
 PORTRAIT_WIDTH = 95
 #: Points per line of wrapped text (11 pt font), and characters per unit of column width it allows.
-_LINE_POINTS, _CHARS_PER_WIDTH = 15, 1.2
+_LINE_POINTS, _CHARS_PER_WIDTH = 15, 1.0
 #: Money kinds and the number format each gets, ``{currency}`` filled in.
 _CURRENCY_FORMATS: dict[str, str] = {"money": '#,##0.00 "{currency}"', "rate": '#,##0.0000 "{currency}"'}
 _A4 = 9
@@ -41,6 +41,7 @@ class ReviewStyles(Styles):
         self._money: dict[str, Format] = {}
         self.wrapped_note = self.workbook.add_format({"italic": True, "font_color": "#595959", "text_wrap": True,
                                                       "valign": "top"})
+        self.label_top = self.workbook.add_format({"bold": True, "valign": "top"})
         self.wrapped = self.workbook.add_format({"text_wrap": True, "valign": "top", "border": 1,
                                                  "border_color": "#D9D9D9"})
         self.total = self.workbook.add_format({"bold": True, "top": 2, "border_color": "#000000",
@@ -98,6 +99,6 @@ def _wrapped_lines(text: str, width: float) -> int:
     """Lines ``text`` takes in a column ``width`` wide (at least one).
 
     >>> _wrapped_lines("x" * 30, 14), _wrapped_lines("", 14)
-    (2, 1)
+    (3, 1)
     """
     return max(1, ceil(len(text) / (width * _CHARS_PER_WIDTH)))

@@ -39,6 +39,7 @@ def pnl_cash_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
         ("Owned hardware (CAPEX): depreciation / bought", cell_value(rec.capex), cell_value(rec.capex_cash)),
         ("Total", *totals)], first_row=3)
     top = _bridge(ws, styles, rec, 10)
+    ws.set_h_pagebreaks([top - 1])  # the views and the bridge on the first page, the detail tables after
     label(ws, styles, top - 1, "Owned hardware: depreciation and capital bought this month")
     assets = write_table(ws, styles, "tblAssetCharges",
                          (text_column("Asset", WIDTHS[0]), text_column("Plan line", WIDTHS[1]),
@@ -79,10 +80,21 @@ def _bridge(ws: Worksheet, styles: ReviewStyles, rec: Reconciliation, top: int) 
     total = place.row(place.rows - 1) + 1
     ws.write_string(total, 0, "= P&L actual", styles.label)
     ws.write_formula(total, 1, f"=SUM({place.column_range('Amount')})", styles.total, cell_value(rec.actual))
-    ws.write_string(total + 1, 0, "Prepaid left from this month's purchases", styles.label)
-    ws.write_number(total + 1, 1, cell_value(rec.prepaid_added), styles.computed("money"))
-    ws.write_string(total + 1, 2, "purchases less this month's amortization: enters the P&L in later months")
-    return total + 4
+    prepaid = rec.commitments.prepaid()
+    label(ws, styles, total + 2, "Prepaid commitments: balance not yet in the P&L (every commitment still running)")
+    rows = [("Balance at the start of the month", prepaid.opening, "paid in earlier months, not yet amortized"),
+            ("plus commitments bought this month", prepaid.bought, "cash paid for them this month"),
+            ("less amortization this month", -prepaid.amortized, "their share in this month's P&L"),
+            ("= Balance left at the end of the month", prepaid.closing, "enters the P&L in later months")]
+    if prepaid.estimated.amount:
+        rows.append(("  of which estimated", prepaid.estimated,
+                     "bought before the history: amortization of the first month seen x term, at most"))
+    for i, (text, amount, why) in enumerate(rows):
+        row = total + 3 + i
+        ws.write_string(row, 0, text, styles.label if text.startswith("=") else None)
+        ws.write_number(row, 1, cell_value(amount), styles.total if text.startswith("=") else styles.computed("money"))
+        ws.write_string(row, 2, why)
+    return total + 3 + len(rows) + 3
 
 
 def month_over_month_chart(wb: Any, ws: Worksheet, trend: TablePlace, row: int, currency: str) -> None:

@@ -78,7 +78,7 @@ def _forecast(ws: Worksheet, styles: ReviewStyles, rec: Reconciliation, top: int
     figures_table(ws, styles, "tblForecast", [
         ("Plan of the planned months", cell_value(f.year_plan), "money"),
         ("Actual to date, planned months", cell_value(f.actual_to_date), "money"),
-        (f"Forecast of {f.months_to_forecast} planned months to come", cell_value(f.run_rate * f.months_to_forecast),
+        (f"Forecast, planned months to come ({f.months_to_forecast})", cell_value(f.run_rate * f.months_to_forecast),
          "money"),
         ("Year-end forecast, planned months", Formula(f"={to_date}+{rest}", cell_value(f.year_end)), "money"),
         ("Forecast against plan", Formula(f"={year_end}-{plan}", cell_value(f.year_end - f.year_plan)), "money"),

@@ -1,5 +1,7 @@
 """The Variance sheet: one row per plan line (``tblVariance``, whose ``Comment`` cells are the review's
-only input), a chart of plan against actual by line, and the unit cost per million tokens."""
+only input), the comments kept for lines no longer in the plan (``tblFormerLineComments``, shown, not
+input: the history keeps them), a chart of plan against actual by line, and the unit cost per million
+tokens."""
 
 from __future__ import annotations
 
@@ -14,7 +16,10 @@ from .comments import COMMENT, PLAN_LINE, VARIANCE_TABLE
 from .page import ReviewStyles, review_sheet
 from .tables import cell_value, label, money_column, text_column
 
-__all__ = ["variance_sheet"]
+__all__ = ["FORMER_LINES_TABLE", "variance_sheet"]
+
+#: The table of comments on lines the plan no longer has.
+FORMER_LINES_TABLE = "tblFormerLineComments"
 
 _COLUMNS = (text_column(PLAN_LINE, 24), text_column("Cost centre", 10), text_column("Category", 9),
             money_column("Planned", 15), money_column("P&L actual", 15), money_column("Cash", 15),
@@ -50,6 +55,7 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
     for value, fmt in (('"over"', styles.bad), ('"under"', styles.ok)):
         ws.conditional_format(place.row(0), flag, last, flag,
                               {"type": "cell", "criteria": "==", "value": value, "format": fmt})
+    below = _former_line_comments(ws, styles, rec, comments, last + 3)
     chart = wb.add_chart({"type": "column"})
     for header, color in (("Planned", "#8EA9DB"), ("P&L actual", "#1F3864")):
         chart.add_series({"name": header, "categories": "=" + place.column_range(PLAN_LINE),
@@ -58,8 +64,8 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
     chart.set_y_axis({"name": rec.currency, "num_format": "#,##0"})
     chart.set_legend({"position": "bottom"})
     chart.set_size({"width": 1000, "height": 360})
-    ws.insert_chart(last + 2, 0, chart)
-    top = last + 22
+    ws.insert_chart(below, 0, chart)
+    top = below + 20
     tokens = [line for line in rec.lines if line.planned_mtokens or line.actual_mtokens]
     label(ws, styles, top - 1, "Unit cost per million tokens (lines with token counts)")
     write_table(ws, styles, "tblUnitCost", _UNIT_COLUMNS,
@@ -70,3 +76,18 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
     for col, width in enumerate(WIDTHS):
         ws.set_column(col, col, width)
     ws.freeze_panes(4, 1)
+
+
+def _former_line_comments(ws: Any, styles: ReviewStyles, rec: Reconciliation, comments: Mapping[str, str],
+                          top: int) -> int:
+    """The comments kept for plan lines this month's review no longer has (the line left the plan since they
+    were typed); return the first free row below (``top - 1`` when there are none)."""
+    current = {line.plan_line for line in rec.lines}
+    former = sorted((line, text) for line, text in comments.items() if line not in current and text.strip())
+    if not former:
+        return top - 1
+    label(ws, styles, top - 1, "Comments on lines no longer in the plan (kept in the history; not an input here)")
+    place = write_table(ws, styles, FORMER_LINES_TABLE,
+                        (text_column(PLAN_LINE, WIDTHS[0]), text_column(COMMENT, WIDTHS[1])),
+                        former, first_row=top)  # a comment runs on over the empty cells to its right
+    return place.row(place.rows - 1) + 3

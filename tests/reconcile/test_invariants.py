@@ -18,7 +18,7 @@ group = st.builds(
         "plan_line": line, **dict.fromkeys(DIMENSIONS), **dict.fromkeys(MEASURES),
         "provider_name": provider, "billing_currency": "USD", "invoice_id": invoice, "service_name": service,
         "instance_type": itype, "charge_category": category, "commitment_status": status,
-        "committed": status is not None, "billed_cost": billed, "effective_cost": effective, "row_count": 1,
+        "commitment_id": None if status is None else "c-1", "billed_cost": billed, "effective_cost": effective, "row_count": 1,
     }.values())),
     st.sampled_from(["gpu", "storage", "other", None]), st.sampled_from(["AWS", "Google Cloud"]), st.sampled_from(["AmazonEC2", "Compute Engine", "AmazonS3", None]),
     st.sampled_from(["p5.48xlarge", "a3-highgpu-8g", None]), st.sampled_from(["INV-1", "INV-2", None]),

@@ -16,6 +16,7 @@ from decimal import Decimal
 
 import boto3
 import duckdb
+import openpyxl
 import pytest
 
 from finops.cli import main
@@ -57,12 +58,24 @@ def reconcile(capsys, plan, out, *args):
 
 
 @pytest.fixture(scope="module")
-def local_totals(plan, tmp_path_factory):
-    """The totals of the local DuckDB run over the same sample bills."""
+def local_run(plan, tmp_path_factory):
+    """The local DuckDB run over the same sample bills: (reconciliation, review path)."""
     from finops.cli.reconcile import reconcile_to_workbook
 
-    rec, _ = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, tmp_path_factory.mktemp("local"))
-    return rec.totals()
+    return reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, tmp_path_factory.mktemp("local"))
+
+
+@pytest.fixture(scope="module")
+def local_totals(local_run):
+    """The totals of the local DuckDB run over the same sample bills."""
+    return local_run[0].totals()
+
+
+def commitment_tables(review) -> dict[str, list[list]]:
+    """The Commitments sheet's two tables (totals, one row per commitment) as written in the review."""
+    ws = openpyxl.load_workbook(review, data_only=True)["Commitments"]
+    return {name: [[c.value for c in row] for row in ws[ws.tables[name].ref]]
+            for name in ("tblCommitments", "tblCommitmentSchedule")}
 
 
 def totals(out: str) -> dict:
@@ -96,15 +109,26 @@ def page_tokens(server: BigQueryJobsServer) -> list[str]:
     return [params["pageToken"] for _, _, params, _ in server.requests if "pageToken" in params]
 
 
-def test_bigquery_engine_gives_the_local_totals_through_the_real_client(on_bigquery, local_totals, plan, tmp_path):
+def pages_after_the_first(bills, plan) -> list[str]:
+    """The page tokens of every page after the first of the summary rows (100 a page), counted by DuckDB."""
+    sql = remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)
+    rows = len(run_on_duckdb(bills, sql, "bigquery", {BQ_TABLE: VIEW})[1])
+    assert rows > 300  # one group per commitment too: several pages
+    return [str(start) for start in range(100, rows, 100)]
+
+
+def test_bigquery_engine_gives_the_local_totals_through_the_real_client(on_bigquery, local_totals, local_run, bills,
+                                                                       plan, tmp_path):
     server, code, out, err = on_bigquery(tmp_path)
     assert (code, err) == (0, "")
     assert totals(out) == local_totals
     assert server.queries == [remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)]
     method, path, _, _ = server.requests[0]
     assert (method, path) == ("POST", "/bigquery/v2/projects/finops-jobs/queries")  # jobs.query, in the job project
-    assert page_tokens(server) == ["100", "200"]  # every page of the 294 summary rows, by getQueryResults
-    assert (tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx").is_file()
+    assert page_tokens(server) == pages_after_the_first(bills, plan)  # every page of the summary, by getQueryResults
+    # the commitments come from the same summary rows: the review shows the local run's, every commitment
+    remote, local = commitment_tables(tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx"), commitment_tables(local_run[1])
+    assert remote == local and len(local["tblCommitmentSchedule"]) == 1 + 180  # 93 AWS, 87 Google Cloud ids
 
 
 def test_a_job_still_running_is_waited_for(on_bigquery, local_totals, tmp_path):
@@ -124,10 +148,11 @@ def test_a_job_past_the_wait_timeout_is_cancelled_and_exits_2(on_bigquery, tmp_p
     assert not (tmp_path / "reviews").exists()
 
 
-def test_a_server_error_mid_pagination_is_retried(on_bigquery, local_totals, tmp_path):
+def test_a_server_error_mid_pagination_is_retried(on_bigquery, local_totals, bills, plan, tmp_path):
     server, code, out, _ = on_bigquery(tmp_path, engine="bq", fail_pages=2)
     assert code == 0 and totals(out) == local_totals
-    assert page_tokens(server) == ["100", "100", "100", "200"]  # two 503s on the first page, then success
+    # two 503s on the first page after the first, then success
+    assert page_tokens(server) == ["100", "100", *pages_after_the_first(bills, plan)]
 
 
 def test_a_persistent_failure_exits_2_with_a_clear_message_and_writes_nothing(on_bigquery, tmp_path):
@@ -197,7 +222,8 @@ def queue_athena_result(endpoint: str, columns: list[tuple[str, str]], rows: lis
     assert urllib.request.urlopen(request).status == 201
 
 
-def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_totals, athena, tmp_path, capsys):
+def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_totals, local_run, athena, tmp_path,
+                                                           capsys):
     client = boto3.client("athena", region_name="us-east-1")
     client.create_work_group(Name="finops", Configuration={})
     sql = remote_sql("athena", ATHENA_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)
@@ -211,6 +237,8 @@ def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_t
     execution = client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
     assert execution["Query"] == sql  # the results served are DuckDB's answer to exactly the SQL sent
     assert execution["ResultConfiguration"]["OutputLocation"].startswith("s3://finops-athena/results/")
+    # commitments read from Athena's text values: the same rows as the local run
+    assert commitment_tables(tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx") == commitment_tables(local_run[1])
 
 
 def test_athena_settings_come_from_the_environment(bills, plan, athena, tmp_path, capsys, monkeypatch):

@@ -14,7 +14,7 @@ from finops.cli.reconcile import reconcile_to_workbook
 from finops.errors import InputError
 from finops.reconcile.history import HISTORY_FILE, History
 
-from .conftest import write_bill
+from .conftest import write_bill, write_plan
 
 RUN_AT = datetime(2026, 6, 2, 7, 30, 0)
 P5 = {"x_InstanceType": "p5.48xlarge"}
@@ -115,3 +115,36 @@ def test_an_existing_history_is_migrated(tmp_path, simple_plan):
     type_comments(path, {"gpu": "checked"})
     reconcile_to_workbook(simple_plan, [bill], "2026-05", out, run_at=RUN_AT)
     assert History(out / HISTORY_FILE).comments("2026-05") == {"gpu": "checked"}
+
+
+def test_a_comment_on_a_line_that_left_the_plan_is_shown_and_kept(tmp_path, simple_plan):
+    """simple_plan has gpu, storage and onprem; the revised plan drops storage (its S3 charges go unmapped)."""
+    out = tmp_path / "out"
+    bill = write_bill(tmp_path / "may.csv", [{**P5, "EffectiveCost": "160"}, {"ServiceName": "AmazonS3"}])
+    _, path = reconcile_to_workbook(simple_plan, [bill], "2026-05", out, run_at=RUN_AT)
+    typed = {"gpu": "new p5 cluster", "storage": "S3 moved to the data team's budget in June"}
+    type_comments(path, typed)
+
+    revised = write_plan(tmp_path / "revised.xlsx",
+                         budget=[("2026-05", "gpu", "cc-1", "OPEX", "AWS", 100, "USD", None)],
+                         mapping=[(1, "gpu", "AWS", "", "AmazonEC2", "p5.*", "", "", "")])
+    rec, path = reconcile_to_workbook(revised, [bill], "2026-05", out, run_at=RUN_AT)
+    assert "storage" not in {line.plan_line for line in rec.lines}
+    assert read_comments(path) == {"gpu": "new p5 cluster"}  # tblVariance: the plan's lines only
+    assert former_line_comments(path) == [("storage", typed["storage"])]
+    assert History(out / HISTORY_FILE).comments("2026-05") == typed
+
+    # run again: still shown, still kept; and gone from neither when the line comes back
+    _, path = reconcile_to_workbook(revised, [bill], "2026-05", out, run_at=RUN_AT)
+    assert former_line_comments(path) == [("storage", typed["storage"])]
+    _, path = reconcile_to_workbook(simple_plan, [bill], "2026-05", out, run_at=RUN_AT)
+    assert read_comments(path) == typed and former_line_comments(path) == []
+
+
+def former_line_comments(path):
+    ws = openpyxl.load_workbook(path, data_only=True)["Variance"]
+    if "tblFormerLineComments" not in ws.tables:
+        return []
+    rows = [[c.value for c in row] for row in ws[ws.tables["tblFormerLineComments"].ref]]
+    assert rows[0] == ["Plan line", "Comment"]
+    return [tuple(row) for row in rows[1:]]

@@ -53,7 +53,7 @@ def usd(value):
 def test_one_row_per_commitment_with_term_end_and_balance(tmp_path, simple_plan):
     rec = reconcile_month(read_plan(simple_plan), [write_bill(tmp_path / "may.csv", COMMITMENT_ROWS)], "2026-05")
     got = {line.commitment_id.split("/")[-1]: (
-        line.payment, line.purchase_date, line.term_months, line.end_date, line.purchased.amount,
+        line.payment, line.purchase_date, line.term_months, line.end_date, line.paid_this_month.amount,
         None if line.scheduled_monthly is None else line.scheduled_monthly.amount, line.amortized.amount,
         line.unused.amount, None if line.balance_left is None else line.balance_left.amount)
         for line in rec.commitment_lines}
@@ -61,10 +61,11 @@ def test_one_row_per_commitment_with_term_end_and_balance(tmp_path, simple_plan)
         "ri-1": ("upfront", date(2026, 5, 1), 12, date(2027, 5, 1), usd(360), usd(30), usd(40), usd(10), usd(320)),
         "cud-7": ("monthly fee", date(2026, 5, 31), 36, date(2029, 5, 31), usd(50), usd(50), usd(45), usd(0),
                   usd(5)),
-        "sp-9": ("", None, None, None, usd(0), None, usd(7), usd(0), None),  # bought before these bills
+        # bought before these bills, with no term to say how much: no balance
+        "sp-9": ("upfront", None, None, None, usd(0), None, usd(7), usd(0), None),
     }
     # the rows add up to the month's commitment totals
-    assert sum(line.purchased.amount for line in rec.commitment_lines) == rec.commitments.purchases.amount == 410
+    assert sum(line.paid_this_month.amount for line in rec.commitment_lines) == rec.commitments.purchases.amount == 410
     assert sum(line.amortized.amount for line in rec.commitment_lines) == rec.commitments.amortization.amount == 92
 
 
@@ -91,7 +92,8 @@ def test_bridge_from_cash_to_pnl_on_the_sample_bills(tmp_path, template_plan):
         "other differences": usd(0),
     }
     assert sum(steps.values()) == rec.actual.amount
-    assert rec.prepaid_added.amount == committed - amortized
+    prepaid = rec.commitments.prepaid()  # every sample commitment is bought in May, each with its term
+    assert (prepaid.opening.amount, prepaid.closing.amount, prepaid.unknown) == (0, committed - amortized, 0)
 
 
 def test_variance_by_provider_and_cost_centre(tmp_path, simple_plan):
