@@ -317,6 +317,9 @@ def _print_options(result: Comparison, token_rows: list[dict[str, Decimal]], sta
                       "\n".join(_amount(getattr(o, attribute)) for _, attribute in parts),
                       *(["\n".join(f"{tokens[c]:,}" for c in token_columns)] if token_columns else []))
     console.print(table)
+    console.print(f"per month: the steady rate (owned levelized, cloud upfront amortized); total {result.months} "
+                  "mo, which ranks: what the horizon commits you to (owned: purchases + OPEX - resale - residual "
+                  "value still held, never its book value; commitments: their whole term; docs/tco.md)")
     for o in result.options:
         if o.note:
             console.print(f"  {o.name}: {o.note}")
@@ -336,6 +339,12 @@ def _print_owned(node: OwnedNode, result: Comparison, schedule: bool) -> None:
                   f"depreciation {_amount(owned.depreciation)}, closing book value "
                   f"{_amount(owned.closing_book_value)}"
                   + (f", NPV of cash {_amount(owned.npv)}" if owned.npv is not None else ""))
+    rate = f"{node.cost_of_capital:.0%} cost of capital" if node.cost_of_capital else "no cost of capital"
+    console.print(f"owned totals over {result.months} months: cash {_amount(owned.cash_total)} (purchases + OPEX "
+                  f"as paid - resale); book {_amount(owned.book_total)} (straight-line depreciation + OPEX); "
+                  f"levelized {_amount(owned.levelized_total)} (capital recovery annuity at {rate} + OPEX); "
+                  f"ranked on net cash {_amount(owned.net_cash_total)} (cash - "
+                  f"{_amount(owned.held_residual)} residual value still held)")
     if not schedule:
         return
     table = compact_table("owned fleet month by month", ["month", "CAPEX\ndepreciation", "power\ncolocation",
