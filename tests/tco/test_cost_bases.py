@@ -66,8 +66,8 @@ def test_a_twelve_month_horizon_does_not_rank_owned_first_on_its_book_value():
     month) against a 3-year reservation at 1.50 USD per GPU-hour (12 USD per instance-hour).
 
     Over 12 months the reservation is owed its 36 months: 12 x 730 x 36 = 315,360. The node's book cost
-    (80,000.04 depreciation, each month rounded to the cent, + 31,794.09 OPEX = 111,794.13) or its levelized cost would rank it first; the one
-    rule for both sides charges it the purchase: 400,000 + 12 x 2,649.5072 = 431,794.09, so the
+    (80,000.04 depreciation, each month rounded to the cent, + 31,794.09 OPEX = 111,794.13) or its
+    levelized cost would rank it first; the one rule for both sides charges it the purchase: 400,000 + 12 x 2,649.5072 = 431,794.09, so the
     reservation is the cheaper commitment."""
     from finops.tco.reference import reference_case
 
