@@ -29,7 +29,8 @@ from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memor
 from finops.sizing.performance import Estimate, estimate
 from finops.sizing.choice import WorkloadSizing, size_workload
 from finops.sizing.search import SearchResult, SizingOption, search
-from finops.tco import cost_per_million_tokens, tco
+from finops.tco import compare_options, cost_per_million_tokens, tco
+from finops.tco.reference import reference_case
 
 from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import current_book, hourly_cost, price_book_from_range
@@ -47,6 +48,7 @@ except ImportError:  # no xlwings (CI, plain Pyodide): an identity decorator kee
 __all__ = [
     "FINOPS_COST_PER_MTOK",
     "FINOPS_MIX",
+    "FINOPS_OWNED_TCO",
     "FINOPS_PRICE",
     "FINOPS_TCO",
     "LLM_CONCURRENCY",
@@ -477,6 +479,26 @@ def FINOPS_COST_PER_MTOK(hourly_cost: Cell, tokens_per_s: Cell, currency: Cell =
             _money(hourly_cost, "hourly_cost", currency), number(tokens_per_s, "tokens_per_s")
         ).amount
     )
+
+
+@func
+@cell_errors
+def FINOPS_OWNED_TCO(gpus: Cell, months: Cell, basis: Cell, reference: Cell = None) -> Any:
+    """An owned fleet's total over ``months`` in one labelled basis, for ``gpus`` GPUs on whole nodes
+    of the cited ``reference`` case (default ``h100-sxm-8gpu``).
+
+    ``basis``: ``cash`` (purchases + OPEX as paid - resale), ``book`` (straight-line depreciation +
+    OPEX), ``levelized`` (capital recovery annuity at the cost of capital + OPEX) or ``net_cash``
+    (cash - the residual value still held at the end: what ``finops tco`` ranks). Source:
+    ``finops.tco.compare_options`` (``Comparison.owned``, :class:`finops.tco.OwnedTco`).
+
+    >>> FINOPS_OWNED_TCO(8, 60, "net_cash")     # 400,000 + 60 x 2,649.5072 (seed 003: CAPEX + OPEX x months)
+    558970.432
+    """
+    case = reference_case(text(reference, "reference", default="h100-sxm-8gpu"))
+    result = compare_options(whole(gpus, "gpus"), whole(months, "months"), case.node, [])
+    assert result.owned is not None
+    return float(result.owned.total(text(basis, "basis")).amount)
 
 
 # ---- commitment mix -----------------------------------------------------------------------------------

@@ -37,7 +37,17 @@ from .levers import (
     right_sizing,
     utilization,
 )
-from .owned import OwnedMonth, OwnedNode, OwnedTco, capital_recovery_factor, npv, owned_tco, tco
+from .owned import (
+    OWNED_BASES,
+    OwnedBasis,
+    OwnedMonth,
+    OwnedNode,
+    OwnedTco,
+    capital_recovery_factor,
+    npv,
+    owned_tco,
+    tco,
+)
 from .reference import ReferenceCase, reference_case, reference_cases
 from .unit_cost import (
     TokenCosts,
@@ -49,8 +59,8 @@ from .unit_cost import (
 )
 
 __all__ = [
-    "CloudMonth", "CommitmentOutcome", "Comparison", "LeverEffect", "LeverName", "OptionCost", "OptionKind",
-    "OwnedMonth", "OwnedNode", "OwnedTco", "ReferenceCase", "SpotPolicy", "TokenCosts", "amortized_hourly",
+    "OWNED_BASES", "CloudMonth", "CommitmentOutcome", "Comparison", "LeverEffect", "LeverName", "OptionCost",
+    "OptionKind", "OwnedBasis", "OwnedMonth", "OwnedNode", "OwnedTco", "ReferenceCase", "SpotPolicy", "TokenCosts", "amortized_hourly",
     "blended_hourly", "capital_recovery_factor", "cloud_rows", "compare_options", "cost_per_gpu_hour",
     "cost_per_million_tokens", "cost_per_replica_month", "load_shaping", "npv", "owned_tco",
     "prefill_time_share", "prefix_cache", "quantization", "recurring_hourly", "reference_case",

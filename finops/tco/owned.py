@@ -38,13 +38,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from typing import Literal, get_args
 
 from ..depreciation import DEFAULT_LIFE_MONTHS, month_index, month_label, monthly_depreciation
 from ..errors import InputError
 from ..money import MONEY_CONTEXT, Money, Number, quantize, to_decimal
 from ._inputs import HOURS_PER_MONTH, money, positive, share, whole
 
-__all__ = ["OwnedMonth", "OwnedNode", "OwnedTco", "capital_recovery_factor", "npv", "owned_tco", "tco"]
+__all__ = ["OWNED_BASES", "OwnedBasis", "OwnedMonth", "OwnedNode", "OwnedTco", "capital_recovery_factor", "npv",
+           "owned_tco", "tco"]
+
+OwnedBasis = Literal["cash", "book", "levelized", "net_cash"]
+OWNED_BASES: tuple[str, ...] = get_args(OwnedBasis)
 
 
 def tco(capex: Money, opex_per_month: Money, months: int) -> Money:
@@ -225,6 +230,14 @@ class OwnedTco:
     def net_cash_total(self) -> Money:
         """Cash - the residual value of the nodes still held at the end: what the horizon commits."""
         return self.cash_total - self.held_residual
+
+    def total(self, basis: str) -> Money:
+        """The horizon's total in one basis of :data:`OWNED_BASES` (``cash``, ``book``, ``levelized``,
+        ``net_cash``); another name fails with the list."""
+        key = basis.strip().lower().replace("-", "_").replace(" ", "_")
+        if key not in OWNED_BASES:
+            raise InputError(f"unknown owned cost basis {basis!r}", hint=f"use one of: {', '.join(OWNED_BASES)}")
+        return getattr(self, f"{key}_total")
 
     def to_dict(self) -> dict[str, object]:
         """Plain values for JSON, money rounded to the cent, with the monthly schedule."""
