@@ -121,3 +121,19 @@ def test_api_tco_has_the_same_owned_bases(months):
     assert table.owned is not None
     assert table[0].total == table.owned.net_cash_total
     assert table.owned.cash_total == table.owned.capex + table.owned.opex
+
+
+def test_the_owned_tco_udf_gives_each_basis_of_the_cited_node():
+    """One 400,000 USD node for 12 months, OPEX 2,649.5072 a month, 10 % cost of capital, 60-month life:
+    cash = 400,000 + 12 x 2,649.5072; book = 12 x 6,666.67 (each month rounded to the cent) + OPEX;
+    levelized = 12 x (400,000 x CRF(0.1/12, 60) + 2,649.5072); net cash = cash (no residual held)."""
+    from addin.udfs import FINOPS_OWNED_TCO
+
+    opex = Decimal("2649.5072") * 12
+    i = Decimal("0.1") / 12
+    crf = i / (1 - (1 + i) ** -60)
+    expected = {"cash": 400_000 + opex, "book": Decimal("6666.67") * 12 + opex,
+                "levelized": 12 * (400_000 * crf + Decimal("2649.5072")), "net_cash": 400_000 + opex}
+    for basis, figure in expected.items():
+        assert FINOPS_OWNED_TCO(8, 12, basis) == pytest.approx(float(figure), abs=0.01), basis
+    assert FINOPS_OWNED_TCO(8, 12, "resale").startswith("#FINOPS: unknown owned cost basis 'resale'")
