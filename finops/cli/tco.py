@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..money import Money, quantize
 from ..price_book import PriceBook
 from ..tco import (
+    TOTAL_BASIS,
     Comparison,
     LeverEffect,
     OptionCost,
@@ -318,8 +319,7 @@ def _print_options(result: Comparison, token_rows: list[dict[str, Decimal]], sta
                       *(["\n".join(f"{tokens[c]:,}" for c in token_columns)] if token_columns else []))
     console.print(table)
     console.print(f"per month: the steady rate (owned levelized, cloud upfront amortized); total {result.months} "
-                  "mo, which ranks: what the horizon commits you to (owned: purchases + OPEX - resale - residual "
-                  "value still held, never its book value; commitments: their whole term; docs/tco.md)")
+                  f"mo, which ranks: {TOTAL_BASIS} (docs/tco.md)")
     for o in result.options:
         if o.note:
             console.print(f"  {o.name}: {o.note}")

@@ -27,7 +27,7 @@ from .cloud import (
     spend_commitment_cost,
     spot_effective_hourly,
 )
-from .compare import Comparison, OptionCost, OptionKind, SpotPolicy, cloud_rows, compare_options
+from .compare import TOTAL_BASIS, Comparison, OptionCost, OptionKind, SpotPolicy, cloud_rows, compare_options
 from .levers import (
     LeverEffect,
     LeverName,
@@ -59,7 +59,7 @@ from .unit_cost import (
 )
 
 __all__ = [
-    "OWNED_BASES", "CloudMonth", "CommitmentOutcome", "Comparison", "LeverEffect", "LeverName", "OptionCost",
+    "OWNED_BASES", "TOTAL_BASIS", "CloudMonth", "CommitmentOutcome", "Comparison", "LeverEffect", "LeverName", "OptionCost",
     "OptionKind", "OwnedBasis", "OwnedMonth", "OwnedNode", "OwnedTco", "ReferenceCase", "SpotPolicy", "TokenCosts", "amortized_hourly",
     "blended_hourly", "capital_recovery_factor", "cloud_rows", "compare_options", "cost_per_gpu_hour",
     "cost_per_million_tokens", "cost_per_replica_month", "load_shaping", "npv", "owned_tco",

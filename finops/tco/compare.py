@@ -46,7 +46,11 @@ from .cloud import spot_effective_hourly
 from .owned import OwnedNode, OwnedTco, owned_tco
 from .unit_cost import cost_per_million_tokens
 
-__all__ = ["Comparison", "OptionCost", "OptionKind", "SpotPolicy", "cloud_rows", "compare_options"]
+__all__ = ["TOTAL_BASIS", "Comparison", "OptionCost", "OptionKind", "SpotPolicy", "cloud_rows", "compare_options"]
+
+#: What ``OptionCost.total`` counts, as the table's note and ``--json``'s ``total_basis`` say it.
+TOTAL_BASIS = ("what the horizon commits you to: owned purchases + OPEX - resale - the residual value still held "
+               "(never its book value); commitments every month of their term; on-demand and spot the horizon")
 
 OptionKind = Literal["owned", "on_demand", "reserved", "savings_plan", "cud", "spot"]
 
@@ -113,6 +117,7 @@ class Comparison:
     def to_dict(self) -> dict[str, object]:
         payload: dict[str, object] = {"gpus": self.gpus, "months": self.months,
                                       "currency": self.options[0].total.currency, "cheapest": self.cheapest.name,
+                                      "total_basis": TOTAL_BASIS,
                                       "options": [o.to_dict() for o in self.options]}
         if self.owned is not None:
             payload["owned"] = self.owned.to_dict()

@@ -104,12 +104,14 @@ def test_cli_json_and_text_label_each_owned_basis(capsys):
     assert figures == {"cash_total": 3276, "book_total": 1776, "levelized_total": 1776, "held_residual": 600,
                        "net_cash_total": 2676}
     assert Decimal(str(payload["options"][0]["total"])) == 2676
+    assert "residual value still held (never its book value)" in payload["total_basis"]
+    assert "commitments every month of their term" in payload["total_basis"]
     assert main(args) == 0
     text = " ".join(capsys.readouterr().out.split())
     for label in ("cash 3,276.00 (purchases + OPEX as paid - resale)",
                   "book 1,776.00 (straight-line depreciation + OPEX)",
                   "levelized 1,776.00 (capital recovery annuity at no cost of capital + OPEX)",
-                  "ranked on net cash 2,676.00"):
+                  "ranked on net cash 2,676.00", "which ranks: what the horizon commits you to"):
         assert label in text
 
 
