@@ -271,7 +271,8 @@ _SIZE_HEADER = [
     "instance_type",
     "instances",
     "monthly_cost",
-    "cost_per_mtok",
+    "cost_per_mtok_peak",
+    "cost_per_mtok_avg",
     "ttft_p99_ms",
     "itl_p99_ms",
 ]
@@ -299,7 +300,9 @@ def LLM_SIZE(
     comma-separated list (blank: every catalog GPU / precision); ``prices`` is ``PriceTable`` (blank: the
     add-in's price book); ``confidence`` (e.g. 0.9, blank: none) meets the targets even when the model is as
     optimistic as that quantile of its held-out error. One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
-    cost per million output tokens, TTFT and ITL at P99. Source: ``finops.sizing.search.search``.
+    cost per million output tokens at the peak running 24/7 (``cost_per_mtok_peak``) and at the average load
+    (``cost_per_mtok_avg``; ``LLM_SIZE`` states no peak/average, so the two are equal; ``LLM_RANKING`` takes
+    the Workloads row's ``PeakToAverage``), TTFT and ITL at P99. Source: ``finops.sizing.search.search``.
 
     >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
     >>> table[0][:5], table[1][:3]
@@ -343,6 +346,7 @@ def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
             o.instances,
             float(o.monthly_cost.amount),
             float(o.cost_per_million_output_tokens.amount),
+            float(o.cost_per_million_output_tokens_average.amount),
             o.ttft_p99_ms,
             o.itl_p99_ms,
         ]

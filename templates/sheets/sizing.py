@@ -172,7 +172,7 @@ def _ranking(ws: Any, styles: Styles, rows: list[WorkloadRow], workloads: TableP
         return
     ws.write_dynamic_array_formula(anchor, 0, anchor + len(result) - 1, len(result[0]) - 1, formula,
                                    styles.computed("text"), result[0][0])
-    money = {result[0].index("monthly_cost"), result[0].index("cost_per_mtok")}
+    money = {result[0].index(h) for h in ("monthly_cost", "cost_per_mtok_peak", "cost_per_mtok_avg")}
     for i, values in enumerate(result):
         for j, value in enumerate(values):
             if i or j:
