@@ -9,6 +9,8 @@ from rich import box
 from rich.table import Table
 
 from ..errors import InputError
+from ..mix.demand_units import peak_to_average as profile_peak_to_average
+from ..mix.profile import read_demand
 from ..sizing.performance import ENGINES, Calibration, estimate
 from ..sizing.queueing import serve
 from ..sizing.search import search
@@ -140,6 +142,9 @@ def register(app: typer.Typer) -> None:
             peak_to_average: float | None = typer.Option(
                 None, "--peak-to-average", help="peak over average load (default: the workload's, else 1), for "
                                                 "the cost per million tokens at the average load"),
+            demand_profile: Path | None = typer.Option(
+                None, "--demand-profile", help="an hourly demand CSV (finops mix's): its peak over its average "
+                                               "hour sets --peak-to-average"),
             as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
         """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first.
 
@@ -149,6 +154,10 @@ def register(app: typer.Typer) -> None:
             raise InputError("give exactly one of --preset NAME or --workload FILE",
                              hint=f"presets: {', '.join(presets())}")
         chosen = workload_from(preset=preset, workload=workload)
+        if demand_profile is not None:
+            if peak_to_average is not None:
+                raise InputError("give --peak-to-average or --demand-profile, not both")
+            peak_to_average = profile_peak_to_average(read_demand(demand_profile).units, str(demand_profile))
         if peak_to_average is not None:
             chosen = chosen.with_changes(peak_to_average=peak_to_average)
         result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
@@ -188,7 +197,7 @@ def register(app: typer.Typer) -> None:
                           "confirm with a load test and `finops calibrate` (docs/performance.md)")
         console.print("accel.: accelerators (GPUs, or TPU/Inferentia/Trainium chips) used by the replicas / paid "
                       "for on whole instances; /M out: cost per million output tokens at the peak load running "
-                      f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:g}, the fleet "
+                      f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "
                       "still sized and paid for the peak (avg)")
         if result.unpriced:
             console.print(f"feasible but with no {result.pricing_model} price in the price book: "

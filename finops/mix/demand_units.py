@@ -24,8 +24,8 @@ import numpy as np
 
 from ..errors import InputError, Location
 
-__all__ = ["DEMAND_UNITS", "UNIT_COLUMNS", "DemandUnit", "in_instances", "instances_needed", "resolve_unit",
-           "value_column"]
+__all__ = ["DEMAND_UNITS", "UNIT_COLUMNS", "DemandUnit", "in_instances", "instances_needed", "peak_to_average",
+           "resolve_unit", "value_column"]
 
 DemandUnit = Literal["accelerators", "instances"]
 DEMAND_UNITS: tuple[str, ...] = get_args(DemandUnit)
@@ -71,3 +71,17 @@ def in_instances(demand: Sequence[float] | np.ndarray, unit: str, *, accelerator
     if unit == "instances":
         return np.asarray(demand, dtype=float)
     return instances_needed(demand, accelerators_per_instance=accelerators_per_instance)
+
+
+def peak_to_average(demand: Sequence[float] | np.ndarray, file: str | None = None) -> float:
+    """A profile's peak over its average hour (the Mix sheet's "Peak / average"), whatever its unit.
+
+    >>> peak_to_average([2, 4, 6, 4])
+    1.5
+    """
+    values = np.asarray(demand, dtype=float)
+    mean = float(values.mean()) if values.size else 0.0
+    if mean <= 0:
+        raise InputError("the demand profile has no demand: its average hour is 0",
+                         where=Location(file=file) if file else None, hint="give a profile with some demand")
+    return float(values.max()) / mean

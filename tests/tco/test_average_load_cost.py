@@ -72,3 +72,20 @@ def test_the_api_gives_the_command_lines_average_cost(capsys):
     assert api.cost_per_million_output_tokens_average.amount == cli["cost_per_million_output_tokens_average"]
     assert api.cost_per_million_output_tokens_average.amount == pytest.approx(
         api.cost_per_million_output_tokens.amount * Decimal("2.5"), rel=Decimal("1e-15"))
+
+
+def test_the_peak_to_average_of_an_hourly_profile(capsys, tmp_path):
+    """An hourly profile of 2, 4, 6, 4 GPUs: peak 6 over an average of 4 = 1.5 (the Mix sheet's Peak / average)."""
+    demand = tmp_path / "demand.csv"
+    demand.write_text("hour,gpus\n0,2\n1,4\n2,6\n3,4\n")
+    (option,) = _size_json(capsys, "--demand-profile", str(demand), "--top", "1")
+    assert option["peak_to_average"] == Decimal("1.5")
+    expected = _per_million_from_the_month(option["hourly_cost"], float(option["output_tokens_per_s"]), 1.5)
+    assert option["cost_per_million_output_tokens_average"] == pytest.approx(expected, rel=Decimal("1e-12"))
+    assert main(["size", "--preset", "seed002-financial-copilot", "--demand-profile", str(demand),
+                 "--peak-to-average", "2"]) == 2
+    assert "not both" in capsys.readouterr().err
+    demand.write_text("hour,gpus\n0,0\n1,0\n")
+    assert main(["size", "--preset", "seed002-financial-copilot", "--demand-profile", str(demand)]) == 2
+    err = capsys.readouterr().err
+    assert str(demand) in err and "average hour is 0" in err
