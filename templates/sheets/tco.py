@@ -171,8 +171,8 @@ def write_tco(
     ws.write_string(
         top - 1,
         0,
-        f"Per workload (owned GPU-hour: {reference_case('h100').name}, "
-        "cited in finops/catalog/data/owned_reference.csv, with its 10 % cost of capital)",
+        f"Per workload (OwnedGpuHour: {reference_case('h100').name}, cited in "
+        "finops/catalog/data/owned_reference.csv, levelized at its 10 % cost of capital; OwnedMonthly on that basis)",
         styles.label,
     )
     write_table(ws, styles, "tblTco", TCO_COLUMNS, table, first_row=top)
