@@ -89,3 +89,29 @@ def test_the_peak_to_average_of_an_hourly_profile(capsys, tmp_path):
     assert main(["size", "--preset", "seed002-financial-copilot", "--demand-profile", str(demand)]) == 2
     err = capsys.readouterr().err
     assert str(demand) in err and "average hour is 0" in err
+
+
+def test_tco_prices_tokens_at_the_peak_and_at_the_average_load(capsys):
+    """AWS p5 on-demand, 6.88 USD per GPU-hour, 1,000 tokens/s per GPU at the peak: 6.88 / 3.6 = 1.911 USD per
+    million at the peak; at half that on average (peak/average 2) the same hours serve half the tokens: 3.822."""
+    assert main(["tco", "--gpus", "8", "--months", "12", "--provider", "aws", "--no-owned", "--tokens-per-s", "1000",
+                 "--peak-to-average", "2", "--json"]) == 0
+    options = {o["name"]: o for o in json.loads(capsys.readouterr().out, parse_float=Decimal)["options"]}
+    on_demand = options["aws p5.48xlarge on_demand"]
+    assert on_demand["per_million_tokens"] == Decimal("1.911")
+    assert on_demand["per_million_tokens_average"] == Decimal("3.822")
+    assert main(["tco", "--gpus", "8", "--months", "12", "--provider", "aws", "--no-owned", "--tokens-per-s", "1000",
+                 "--peak-to-average", "2"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "M tok pk" in text and "M tok avg" in text
+    assert "at the peak load running 24/7 (pk) and at the average load, peak/average 2" in text
+
+
+def test_tco_splits_input_and_output_on_both_bases(capsys):
+    args = ["tco", "--gpus", "8", "--months", "12", "--provider", "aws", "--no-owned", "--model", "llama-3.1-8b",
+            "--precision", "bf16", "--isl", "2000", "--osl", "500", "--json"]
+    assert main([*args, "--peak-to-average", "3"]) == 0
+    for option in json.loads(capsys.readouterr().out, parse_float=Decimal)["options"]:
+        for side in ("input", "output"):
+            peak, average = option[f"per_million_{side}"], option[f"per_million_{side}_average"]
+            assert average == pytest.approx(peak * 3, abs=Decimal("0.002")), (option["name"], side)
