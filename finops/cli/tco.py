@@ -27,7 +27,6 @@ from ..tco import (
     SpotPolicy,
     cloud_rows,
     compare_options,
-    cost_per_million_tokens_at_average,
     load_shaping,
     reference_case,
 )
@@ -219,8 +218,8 @@ def _token_costs(option: OptionCost, tokens_per_s: float | None, sized: Estimate
     if tokens_per_s is not None:
         costs["per_million_tokens"] = quantize(option.per_million_tokens(tokens_per_s).amount, _MILLI)
         if peak_to_average is not None:
-            costs["per_million_tokens_average"] = quantize(cost_per_million_tokens_at_average(
-                option.per_gpu_hour, tokens_per_s, peak_to_average).amount, _MILLI)
+            costs["per_million_tokens_average"] = quantize(
+                option.per_million_tokens(tokens_per_s, peak_to_average).amount, _MILLI)
     if sized is not None:
         from ..tco.from_sizing import replica_cost
 

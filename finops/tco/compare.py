@@ -44,7 +44,7 @@ from ..registry import normalize_key
 from ._inputs import HOURS_PER_MONTH, positive, share, whole
 from .cloud import spot_effective_hourly
 from .owned import OwnedNode, OwnedTco, owned_tco
-from .unit_cost import cost_per_million_tokens
+from .unit_cost import cost_per_million_tokens, cost_per_million_tokens_at_average
 
 __all__ = ["TOTAL_BASIS", "Comparison", "OptionCost", "OptionKind", "SpotPolicy", "cloud_rows", "compare_options"]
 
@@ -90,9 +90,13 @@ class OptionCost:
     term_months: int
     note: str
 
-    def per_million_tokens(self, tokens_per_s_per_gpu: float) -> Money:
-        """Cost of a million tokens at ``tokens_per_s_per_gpu`` served per GPU."""
-        return cost_per_million_tokens(self.per_gpu_hour, tokens_per_s_per_gpu)
+    def per_million_tokens(self, tokens_per_s_per_gpu: float, peak_to_average: Number | None = None) -> Money:
+        """Cost of a million tokens at ``tokens_per_s_per_gpu`` served per GPU at the peak, running 24/7; with
+        ``peak_to_average``, at the average load, the fleet still sized for the peak
+        (:func:`.unit_cost.cost_per_million_tokens_at_average`)."""
+        if peak_to_average is None:
+            return cost_per_million_tokens(self.per_gpu_hour, tokens_per_s_per_gpu)
+        return cost_per_million_tokens_at_average(self.per_gpu_hour, tokens_per_s_per_gpu, peak_to_average)
 
     def to_dict(self) -> dict[str, object]:
         """Plain values for JSON: money rounded to the cent, the GPU-hour rate to 1/10,000."""

@@ -115,3 +115,9 @@ def test_tco_splits_input_and_output_on_both_bases(capsys):
         for side in ("input", "output"):
             peak, average = option[f"per_million_{side}"], option[f"per_million_{side}_average"]
             assert average == pytest.approx(peak * 3, abs=Decimal("0.002")), (option["name"], side)
+
+
+def test_api_tco_options_price_tokens_on_both_bases():
+    (on_demand,) = [o for o in finops.tco(8, 12, owned=False, provider="aws") if o.kind == "on_demand"]
+    assert on_demand.per_million_tokens(1000).rounded() == Money.of("1.91", "USD")
+    assert on_demand.per_million_tokens(1000, peak_to_average=2).rounded() == Money.of("3.82", "USD")
