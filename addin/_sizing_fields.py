@@ -4,6 +4,10 @@
 choice is priced only when it meets the targets; otherwise its cost cells show why not, in a few
 words, and its deployment cells are blank, so no failing configuration reaches a total or a chart.
 The ``Best*`` fields are the first row of ``finops size`` for the same workload and price book.
+
+Two cost bases per million output tokens, labelled by name: ``CostPerMTokPeak`` at the peak load
+running 24/7, ``CostPerMTokAverage`` at the row's average load (``PeakToAverage``) with the fleet
+still sized and paid for the peak (:func:`finops.sizing.ranking.per_million_at_average`).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "OutputTokensPerS": _chosen(lambda o: o.output_tokens_per_s),
     "MonthlyCost": _chosen(lambda o: float(o.monthly_cost.amount), priced=True),
     "CostPerMTokPeak": _chosen(lambda o: float(o.cost_per_million_output_tokens.amount), priced=True),
+    "CostPerMTokAverage": _chosen(lambda o: float(o.cost_per_million_output_tokens_average.amount), priced=True),
     "BestGpu": _best(lambda o: o.gpu),
     "BestPrecision": _best(lambda o: o.precision),
     "BestTp": _best(lambda o: o.tp),

@@ -49,6 +49,7 @@ WORKLOAD_FIELDS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "PeakRequestsPerHour": ("peak_requests_per_hour", _optional),
     "Concurrency": ("concurrency", _optional),
     "Growth": ("growth", _field(1.0)),
+    "PeakToAverage": ("peak_to_average", _field(1.0)),
     "ISL": ("isl", whole),
     "OSL": ("osl", whole),
     "CacheHitRate": ("cache_hit_rate", _field(0.0)),

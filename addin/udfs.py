@@ -29,7 +29,8 @@ from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memor
 from finops.sizing.performance import Estimate, estimate
 from finops.sizing.choice import WorkloadSizing, size_workload
 from finops.sizing.search import SearchResult, SizingOption, search
-from finops.tco import cost_per_million_tokens, tco
+from finops.tco import compare_options, cost_per_million_tokens, tco
+from finops.tco.reference import reference_case
 
 from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import current_book, hourly_cost, price_book_from_range
@@ -47,6 +48,7 @@ except ImportError:  # no xlwings (CI, plain Pyodide): an identity decorator kee
 __all__ = [
     "FINOPS_COST_PER_MTOK",
     "FINOPS_MIX",
+    "FINOPS_OWNED_TCO",
     "FINOPS_PRICE",
     "FINOPS_TCO",
     "LLM_CONCURRENCY",
@@ -269,7 +271,8 @@ _SIZE_HEADER = [
     "instance_type",
     "instances",
     "monthly_cost",
-    "cost_per_mtok",
+    "cost_per_mtok_peak",
+    "cost_per_mtok_avg",
     "ttft_p99_ms",
     "itl_p99_ms",
 ]
@@ -297,7 +300,9 @@ def LLM_SIZE(
     comma-separated list (blank: every catalog GPU / precision); ``prices`` is ``PriceTable`` (blank: the
     add-in's price book); ``confidence`` (e.g. 0.9, blank: none) meets the targets even when the model is as
     optimistic as that quantile of its held-out error. One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
-    cost per million output tokens, TTFT and ITL at P99. Source: ``finops.sizing.search.search``.
+    cost per million output tokens at the peak running 24/7 (``cost_per_mtok_peak``) and at the average load
+    (``cost_per_mtok_avg``; ``LLM_SIZE`` states no peak/average, so the two are equal; ``LLM_RANKING`` takes
+    the Workloads row's ``PeakToAverage``), TTFT and ITL at P99. Source: ``finops.sizing.search.search``.
 
     >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
     >>> table[0][:5], table[1][:3]
@@ -341,6 +346,7 @@ def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
             o.instances,
             float(o.monthly_cost.amount),
             float(o.cost_per_million_output_tokens.amount),
+            float(o.cost_per_million_output_tokens_average.amount),
             o.ttft_p99_ms,
             o.itl_p99_ms,
         ]
@@ -477,6 +483,26 @@ def FINOPS_COST_PER_MTOK(hourly_cost: Cell, tokens_per_s: Cell, currency: Cell =
             _money(hourly_cost, "hourly_cost", currency), number(tokens_per_s, "tokens_per_s")
         ).amount
     )
+
+
+@func
+@cell_errors
+def FINOPS_OWNED_TCO(gpus: Cell, months: Cell, basis: Cell, reference: Cell = None) -> Any:
+    """An owned fleet's total over ``months`` in one labelled basis, for ``gpus`` GPUs on whole nodes
+    of the cited ``reference`` case (default ``h100-sxm-8gpu``).
+
+    ``basis``: ``cash`` (purchases + OPEX as paid - resale), ``book`` (straight-line depreciation +
+    OPEX), ``levelized`` (capital recovery annuity at the cost of capital + OPEX) or ``net_cash``
+    (cash - the residual value still held at the end: what ``finops tco`` ranks). Source:
+    ``finops.tco.compare_options`` (``Comparison.owned``, :class:`finops.tco.OwnedTco`).
+
+    >>> FINOPS_OWNED_TCO(8, 60, "net_cash")     # 400,000 + 60 x 2,649.5072 (seed 003: CAPEX + OPEX x months)
+    558970.432
+    """
+    case = reference_case(text(reference, "reference", default="h100-sxm-8gpu"))
+    result = compare_options(whole(gpus, "gpus"), whole(months, "months"), case.node, [])
+    assert result.owned is not None
+    return float(result.owned.total(text(basis, "basis")).amount)
 
 
 # ---- commitment mix -----------------------------------------------------------------------------------

@@ -126,10 +126,16 @@ def size(workload: Workload | str | Path | None = None, *, preset: str | None = 
          gpus: Sequence[str] | None = None, precisions: Sequence[str] | None = None, engine: str = "vllm",
          pricing_model: str = "on_demand", top: int = 10, rank_by: RankBy = "monthly_cost",
          calibrated_only: bool = False, price_book: PriceBook | None = None,
-         calibration: Calibration | None = None) -> SizeTable:
+         calibration: Calibration | None = None, peak_to_average: float | None = None) -> SizeTable:
     """The ranked configurations for a workload (a :class:`Workload`, a workload file, or ``preset``),
-    as ``finops size`` prints them, cheapest first (:func:`finops.sizing.search.search`)."""
+    as ``finops size`` prints them, cheapest first (:func:`finops.sizing.search.search`).
+
+    Each option's ``cost_per_million_output_tokens`` is at the peak load running 24/7 and
+    ``cost_per_million_output_tokens_average`` at the average load (``peak_to_average``, default the
+    workload's), the fleet still sized for the peak (``size --peak-to-average``)."""
     chosen = workload_from(preset=preset, workload=workload)
+    if peak_to_average is not None:
+        chosen = chosen.with_changes(peak_to_average=peak_to_average)
     return _as(SizeTable, search(chosen, gpus=gpus, precisions=precisions, engine=engine,
                                  pricing_model=pricing_model, top=top, rank_by=rank_by, price_book=price_book,
                                  calibration=calibration, calibrated_only=calibrated_only))

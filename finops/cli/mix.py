@@ -1,7 +1,7 @@
 """``finops mix``: the cheapest commitment mix for an hourly demand profile, and the tools around it.
 
     finops mix --demand demand.csv --options options.csv [--json]
-    finops mix --demand demand.csv --provider gcp --instance-type a3-highgpu-8g --region us-central1 --demand-unit accelerators
+    finops mix --demand demand.csv --provider gcp --instance-type a3-highgpu-8g --region us-central1 [--demand-unit accelerators]
     finops mix generate --peak 40 --growth 0.5 --campaign 314:3:10 --out demand.csv
     finops mix scenarios --demand demand.csv --options options.csv --low 0.7 --high 1.3
     finops mix ladder --demand demand-3y.csv --options options.csv
@@ -27,7 +27,8 @@ from ..mix import (
 from ..mix.ladder import plan_ladder
 from ..mix.levers import load_shaping
 from ..mix.price_options import options_from_prices
-from ..mix.demand_units import in_instances
+from ..mix.demand_units import in_instances, resolve_unit
+from ..mix.profile import read_demand
 from ..mix.recommenders import compare_recommenders, recommenders_for
 from ..mix.scenarios import Scenario, plan_scenarios, stress_test
 from ..mix.usage import profile_from_bills
@@ -39,7 +40,8 @@ from ._options import in_range
 #: The longest profile ``mix generate`` writes: 20 years of hours.
 MAX_HOURS = 20 * 8784
 
-_DEMAND = typer.Option(None, "--demand", help="CSV with columns hour, units (one row per hour)")
+_DEMAND = typer.Option(None, "--demand", help="CSV with columns hour and accelerators (or gpus, chips), instances "
+                                             "or units (unit not stated), one row per hour")
 _OPTIONS = typer.Option(None, "--options", help="CSV with columns name, kind, hourly_cost [, max_share, max_units...]")
 _JSON = typer.Option(False, "--json", help="print JSON instead of tables")
 
@@ -59,7 +61,8 @@ def register(app: typer.Typer) -> None:
                  demand_unit: str | None = typer.Option(None, "--demand-unit",
                                                         help="with the price book: what the demand counts, "
                                                              "accelerators or instances (converted to whole "
-                                                             "instances)"),
+                                                             "instances); a file whose header names its unit "
+                                                             "needs none, and must agree with it"),
                  as_json: bool = _JSON,
                  shift_batch: float = typer.Option(0.0, "--shift-batch",
                                                    help="also price moving this share of each day's work "
@@ -71,14 +74,17 @@ def register(app: typer.Typer) -> None:
         if ctx.invoked_subcommand is not None:
             return
         if options is None and provider and instance_type and region and demand is not None:
-            if demand_unit is None:
-                raise InputError("--demand-unit is needed with --provider: does the demand count accelerators "
-                                 "or instances?", hint="--demand-unit accelerators (GPUs or chips per hour) or "
-                                                       "--demand-unit instances")
+            stated = read_demand(demand)
+            unit = resolve_unit(stated.unit, demand_unit, str(demand), stated.column)
+            if unit is None:
+                raise InputError(f"--demand-unit is needed with --provider: {demand.name}'s column "
+                                 f"{stated.column!r} does not say whether it counts accelerators or instances",
+                                 hint="name the column accelerators (or gpus, chips) or instances, or give "
+                                      "--demand-unit accelerators / --demand-unit instances")
             book = PriceBook.current()
             per_instance = next((r.gpu_count for r in book.filter(provider=provider, instance_type=instance_type,
                                                                    region=region)), 1)
-            profile = in_instances(read_demand_csv(demand), demand_unit, accelerators_per_instance=per_instance)
+            profile = in_instances(stated.units, unit, accelerators_per_instance=per_instance)
             choices = options_from_prices(book, provider, instance_type, region,
                                           horizon_hours=len(profile), spot_share=spot_share)
             demand_path = demand
@@ -128,8 +134,12 @@ def register(app: typer.Typer) -> None:
                  batch_share: float = typer.Option(0.0, "--batch-share",
                                                    help="share of each day's work shifted off-peak"),
                  noise: float = typer.Option(0.0, help="std. dev. of multiplicative hourly noise"),
-                 seed: int = typer.Option(0)) -> None:
-        """Write an hourly demand profile built from a workload shape."""
+                 seed: int = typer.Option(0),
+                 unit: str = typer.Option("accelerators", help="what the profile counts, written as its column "
+                                                               "name: accelerators (GPUs or chips) or instances")
+                 ) -> None:
+        """Write an hourly demand profile built from a workload shape, its column named by its unit."""
+        stated = resolve_unit(None, unit.strip().lower(), str(out), "units")
         in_range(hours, "--hours", 1, MAX_HOURS, hint="up to 20 years of hours, e.g. --hours 8760")
         for value, option, high in ((peak, "--peak", 1e9), (trough, "--trough", 1), (weekend, "--weekend", 1e3),
                                     (growth, "--growth", 10), (batch_share, "--batch-share", 1),
@@ -140,9 +150,9 @@ def register(app: typer.Typer) -> None:
                               annual_growth=growth, campaigns=tuple(_campaign(c) for c in campaign or []),
                               batch_share=batch_share, noise=noise, seed=seed)
         profile = generate_profile(shape, hours)
-        write_demand_csv(out, profile)
+        write_demand_csv(out, profile, unit=stated)
         console.print(f"wrote {hours:,} hours to {out}: peak {profile.max():.1f}, mean {profile.mean():.1f}, "
-                      f"min {profile.min():.1f} units")
+                      f"min {profile.min():.1f} {stated}")
 
     @mix.command("profile")
     def profile(bills: list[Path] = typer.Option(..., "--bills", help="FOCUS bill files (repeatable)"),
@@ -157,7 +167,8 @@ def register(app: typer.Typer) -> None:
         if not usage.units.size:
             raise InputError("the bills hold no GPU usage (x_GpuHours) for this selection",
                              hint="check --instance-type and --region, or pull bills with the connectors")
-        write_demand_csv(out, usage.units, hours=usage.hours())
+        # one GPU a unit: the file says accelerators; units of several GPUs are counted but not named
+        write_demand_csv(out, usage.units, hours=usage.hours(), unit="accelerators" if gpus_per_unit == 1 else None)
         console.print(f"wrote {usage.units.size:,} hours to {out}: peak {usage.units.max():.1f}, "
                       f"mean {usage.units.mean():.1f} units of {gpus_per_unit} GPU(s)")
 

@@ -9,6 +9,8 @@ from rich import box
 from rich.table import Table
 
 from ..errors import InputError
+from ..mix.demand_units import peak_to_average as profile_peak_to_average
+from ..mix.profile import read_demand
 from ..sizing.performance import ENGINES, Calibration, estimate
 from ..sizing.queueing import serve
 from ..sizing.search import search
@@ -137,6 +139,12 @@ def register(app: typer.Typer) -> None:
             confidence: float | None = typer.Option(
                 None, help="meet the SLOs even when the model is as optimistic as this quantile of its held-out "
                            "error, e.g. 0.9"),
+            peak_to_average: float | None = typer.Option(
+                None, "--peak-to-average", help="peak over average load (default: the workload's, else 1), for "
+                                                "the cost per million tokens at the average load"),
+            demand_profile: Path | None = typer.Option(
+                None, "--demand-profile", help="an hourly demand CSV (finops mix's): its peak over its average "
+                                               "hour sets --peak-to-average"),
             as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
         """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first.
 
@@ -146,6 +154,12 @@ def register(app: typer.Typer) -> None:
             raise InputError("give exactly one of --preset NAME or --workload FILE",
                              hint=f"presets: {', '.join(presets())}")
         chosen = workload_from(preset=preset, workload=workload)
+        if demand_profile is not None:
+            if peak_to_average is not None:
+                raise InputError("give --peak-to-average or --demand-profile, not both")
+            peak_to_average = profile_peak_to_average(read_demand(demand_profile).units, str(demand_profile))
+        if peak_to_average is not None:
+            chosen = chosen.with_changes(peak_to_average=peak_to_average)
         result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
                         pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration),
                         rank_by=rank_by, calibrated_only=calibrated_only,  # type: ignore[arg-type]
@@ -161,7 +175,7 @@ def register(app: typer.Typer) -> None:
         unit = next(iter(currencies)) if len(currencies) == 1 else "cost"   # else each cell names its currency
         # Two-line cells and headers keep the ranking whole in an 80-column terminal; a longer value
         # folds onto another line instead of being cut short.
-        table = Table("#", "configuration", "accel.\nused/paid", "instances", f"{unit}/\nmonth", f"{unit}/M\nout tok",
+        table = Table("#", "configuration", "accel.\nused/paid", "instances", f"{unit}/\nmonth", f"{unit}/M\npk|avg",
                       f"TTFT\n{pct} ms", f"ITL\n{pct} ms", "cal.", box=box.SIMPLE_HEAD, pad_edge=False,
                       collapse_padding=True, title=f"{result.workload}: {result.candidates:,} configurations "
                                                    f"searched\n({result.engine}, {result.pricing_model})")
@@ -171,18 +185,20 @@ def register(app: typer.Typer) -> None:
             column.min_width = {"configuration": 13, "instances": 16}.get(str(column.header))
         for rank, o in enumerate(result.options, start=1):
             ttft, itl = (o.ttft_p99_ms, o.itl_p99_ms) if pct == "P99" else (o.ttft_p50_ms, o.tpot_ms)
-            month, per_million = (f"{m.amount:,.{places}f}" if unit != "cost" else str(m.rounded())
-                                  for m, places in ((o.monthly_cost, 0), (o.cost_per_million_output_tokens, 2)))
+            month, peak, average = (f"{m.amount:,.{places}f}" if unit != "cost" else str(m.rounded())
+                                    for m, places in ((o.monthly_cost, 0), (o.cost_per_million_output_tokens, 2),
+                                                      (o.cost_per_million_output_tokens_average, 2)))
             table.add_row(str(rank), f"{o.gpu}\n{o.precision} TP{o.tp} x{o.replicas}", f"{o.gpus}/{o.gpus_paid}",
-                          f"{o.instances}x {o.instance_type}\n{o.region}", month, per_million, f"{ttft:,.0f}",
+                          f"{o.instances}x {o.instance_type}\n{o.region}", month, f"{peak}\n{average}", f"{ttft:,.0f}",
                           f"{itl:.1f}", "yes" if o.calibrated else "no")
         console.print(table)
         if not all(o.calibrated for o in result.options):
             console.print("cal. 'no': not calibrated, latencies extrapolated from H100/H200 measurements; "
                           "confirm with a load test and `finops calibrate` (docs/performance.md)")
         console.print("accel.: accelerators (GPUs, or TPU/Inferentia/Trainium chips) used by the replicas / paid "
-                      "for on whole instances; /M out tok: cost per million output tokens at the peak load, "
-                      "running 24/7")
+                      "for on whole instances; /M out: cost per million output tokens at the peak load running "
+                      f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "
+                      "still sized and paid for the peak (avg)")
         if result.unpriced:
             console.print(f"feasible but with no {result.pricing_model} price in the price book: "
                           f"{', '.join(result.unpriced)}")

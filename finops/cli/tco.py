@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..money import Money, quantize
 from ..price_book import PriceBook
 from ..tco import (
+    TOTAL_BASIS,
     Comparison,
     LeverEffect,
     OptionCost,
@@ -37,8 +38,11 @@ if TYPE_CHECKING:
     from ..sizing.performance import Estimate
 
 _MILLI = Decimal("0.001")
-_TOKEN_HEADERS = {"per_million_tokens": "per M tok", "per_million_input": "per M in",
-                  "per_million_output": "per M out", "per_replica_month": "replica-mo"}
+#: Token-cost columns: at the peak running 24/7 ("pk"), and at the average load ("avg", --peak-to-average).
+_TOKEN_HEADERS = {"per_million_tokens": "M tok pk", "per_million_tokens_average": "M tok avg",
+                  "per_million_input": "M in pk", "per_million_input_average": "M in avg",
+                  "per_million_output": "M out pk", "per_million_output_average": "M out avg",
+                  "per_replica_month": "replica-mo"}
 _PRICE_BOOK = typer.Option(None, "--price-book",
                            help="a pulled price book (default: FINOPS_PRICE_BOOK or the bundled snapshot)")
 
@@ -85,7 +89,10 @@ def register(app: typer.Typer) -> None:
                                                 help="share of spot hours that fall back to on-demand"),
             spot_max_share: float = typer.Option(0.30, "--spot-max-share", help="cap on the fleet's spot share"),
             tokens_per_s: float | None = typer.Option(None, "--tokens-per-s",
-                                                         help="tokens per second served per GPU"),
+                                                         help="tokens per second served per GPU at the peak"),
+            peak_to_average: float | None = typer.Option(
+                None, "--peak-to-average", help="peak over average load: also price tokens at the average load, "
+                                                "the fleet still sized for the peak"),
             model: str | None = typer.Option(None, help="price tokens from the sizing engine for this model"),
             precision: str = typer.Option("fp8", help="weight precision for --model"),
             tp: int = typer.Option(1, help="GPUs per replica (tensor parallel) for --model"),
@@ -145,7 +152,7 @@ def register(app: typer.Typer) -> None:
                              cache_hit_rate=sizing.cache_hit_rate)
         levers = _levers(result, sizing, utilization=what_if_utilization, quantize_to=what_if_quantize,
                          cache=what_if_cache, shift=what_if_shift)
-        token_rows = [_token_costs(o, tokens_per_s, sized) for o in result.options]
+        token_rows = [_token_costs(o, tokens_per_s, sized, peak_to_average) for o in result.options]
         if as_json:
             payload = result.to_dict()
             for entry, tokens in zip(payload["options"], token_rows):  # type: ignore[arg-type]
@@ -157,7 +164,7 @@ def register(app: typer.Typer) -> None:
                                       "levers": [_lever_dict(effect) for effect in levers]}
             print_json(payload)
             return
-        _print_options(result, token_rows, start)
+        _print_options(result, token_rows, start, peak_to_average)
         if node is not None and result.owned is not None:
             _print_owned(node, result, schedule)
         if levers:
@@ -203,17 +210,26 @@ def _owned_node(base: OwnedNode, *, currency: str | None, node_price: str | None
     return dataclasses.replace(base, **{k: v for k, v in overrides.items() if v is not None})
 
 
-def _token_costs(option: OptionCost, tokens_per_s: float | None, sized: Estimate | None) -> dict[str, Decimal]:
-    """Per-million-token costs of one option: from a per-GPU rate, and/or from a sizing estimate."""
+def _token_costs(option: OptionCost, tokens_per_s: float | None, sized: Estimate | None,
+                 peak_to_average: float | None) -> dict[str, Decimal]:
+    """Per-million-token costs of one option at the peak (from a per-GPU rate, and/or a sizing estimate),
+    each followed by its ``_average`` at the average load when ``peak_to_average`` is given."""
     costs: dict[str, Decimal] = {}
     if tokens_per_s is not None:
         costs["per_million_tokens"] = quantize(option.per_million_tokens(tokens_per_s).amount, _MILLI)
+        if peak_to_average is not None:
+            costs["per_million_tokens_average"] = quantize(
+                option.per_million_tokens(tokens_per_s, peak_to_average).amount, _MILLI)
     if sized is not None:
         from ..tco.from_sizing import replica_cost
 
         replica = replica_cost(sized, option.per_gpu_hour)
-        costs["per_million_input"] = quantize(replica.tokens.per_million_input.amount, _MILLI)
-        costs["per_million_output"] = quantize(replica.tokens.per_million_output.amount, _MILLI)
+        bases = [("", replica.tokens)]
+        if peak_to_average is not None:
+            bases.append(("_average", replica.tokens.at_average(peak_to_average)))
+        for suffix, tokens in bases:
+            costs[f"per_million_input{suffix}"] = quantize(tokens.per_million_input.amount, _MILLI)
+            costs[f"per_million_output{suffix}"] = quantize(tokens.per_million_output.amount, _MILLI)
         costs["per_replica_month"] = quantize(replica.replica_month.amount)
     return costs
 
@@ -296,7 +312,8 @@ def _print_levers(result: Comparison, levers: list[LeverEffect]) -> None:
     console.print(table)
 
 
-def _print_options(result: Comparison, token_rows: list[dict[str, Decimal]], start: str) -> None:
+def _print_options(result: Comparison, token_rows: list[dict[str, Decimal]], start: str,
+                   peak_to_average: float | None) -> None:
     """Stacked cells (provider and instance over the pricing; month over total; CAPEX over OPEX over upfront)
     keep every figure whole in an 80-column terminal; the currency is named once, in the title."""
     currency = result.options[0].total.currency
@@ -317,6 +334,12 @@ def _print_options(result: Comparison, token_rows: list[dict[str, Decimal]], sta
                       "\n".join(_amount(getattr(o, attribute)) for _, attribute in parts),
                       *(["\n".join(f"{tokens[c]:,}" for c in token_columns)] if token_columns else []))
     console.print(table)
+    console.print(f"per month: the steady rate (owned levelized, cloud upfront amortized); total {result.months} "
+                  f"mo, which ranks: {TOTAL_BASIS} (docs/tco.md)")
+    if token_rows and token_rows[0]:
+        console.print("M tok/in/out: cost per million tokens at the peak load running 24/7 (pk)"
+                      + (f" and at the average load, peak/average {peak_to_average:g}, the fleet still sized for "
+                         "the peak (avg)" if peak_to_average is not None else ""))
     for o in result.options:
         if o.note:
             console.print(f"  {o.name}: {o.note}")
@@ -336,6 +359,12 @@ def _print_owned(node: OwnedNode, result: Comparison, schedule: bool) -> None:
                   f"depreciation {_amount(owned.depreciation)}, closing book value "
                   f"{_amount(owned.closing_book_value)}"
                   + (f", NPV of cash {_amount(owned.npv)}" if owned.npv is not None else ""))
+    rate = f"{node.cost_of_capital:.0%} cost of capital" if node.cost_of_capital else "no cost of capital"
+    console.print(f"owned totals over {result.months} months: cash {_amount(owned.cash_total)} (purchases + OPEX "
+                  f"as paid - resale); book {_amount(owned.book_total)} (straight-line depreciation + OPEX); "
+                  f"levelized {_amount(owned.levelized_total)} (capital recovery annuity at {rate} + OPEX); "
+                  f"ranked on net cash {_amount(owned.net_cash_total)} (cash - "
+                  f"{_amount(owned.held_residual)} residual value still held)")
     if not schedule:
         return
     table = compact_table("owned fleet month by month", ["month", "CAPEX\ndepreciation", "power\ncolocation",

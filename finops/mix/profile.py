@@ -25,15 +25,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 from ..errors import InputError, Location
 from ..files import replacing
 from ._csv import read_table
+from .demand_units import DemandUnit, value_column
 
-__all__ = ["Campaign", "WorkloadShape", "generate_profile", "read_demand_csv", "shift_batch_off_peak",
-           "write_demand_csv"]
+__all__ = ["Campaign", "StatedDemand", "WorkloadShape", "generate_profile", "read_demand", "read_demand_csv",
+           "shift_batch_off_peak", "write_demand_csv"]
 
 HOURS_PER_DAY = 24
 
@@ -126,7 +128,10 @@ def _water_fill(kept: np.ndarray, energy: np.ndarray) -> np.ndarray:
 
 
 def read_demand_csv(path: str | Path) -> np.ndarray:
-    """Read a demand CSV (``hour``, ``units``) into an array of hourly units.
+    """Read a demand CSV (``hour`` and its units column) into an array of hourly units.
+
+    The units column is named by its unit (``accelerators``, ``gpus``, ``chips``, ``instances``) or
+    ``units`` (no unit stated); :func:`read_demand` gives the unit too.
 
     Hours are consecutive integers or consecutive hourly ISO timestamps; a gap, a repeat, a negative
     hour or a negative unit count fails naming the file, row and column.
@@ -137,13 +142,28 @@ def read_demand_csv(path: str | Path) -> np.ndarray:
     >>> read_demand_csv(p).tolist()
     [3.0, 4.5]
     """
+    return read_demand(path).units
+
+
+class StatedDemand(NamedTuple):
+    """A demand profile and what its header says it counts (``None``: an old ``hour,units`` file)."""
+
+    units: np.ndarray
+    unit: DemandUnit | None
+    column: str
+
+
+def read_demand(path: str | Path) -> StatedDemand:
+    """Read a demand CSV with the unit its value column states (:mod:`.demand_units`)."""
     path = Path(path)
     units: list[float] = []
     previous: int | datetime | None = None
-    for line, row in read_table(path, "demand", ("hour", "units")):
+    rows = read_table(path, "demand", ("hour",))
+    column, unit = value_column(list(rows[0][1]), str(path))
+    for line, row in rows:
         previous = _hour(row["hour"], Location(file=str(path), row=line, column="hour"), previous)
-        units.append(_units(row["units"], Location(file=str(path), row=line, column="units")))
-    return np.asarray(units, dtype=float)
+        units.append(_units(row[column], Location(file=str(path), row=line, column=column)))
+    return StatedDemand(np.asarray(units, dtype=float), unit, column)
 
 
 def _hour(text: str, where: Location, previous: int | datetime | None) -> int | datetime:
@@ -184,9 +204,9 @@ def _units(text: str, where: Location) -> float:
 
 
 def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, decimals: int = 3,
-                     hours: Sequence[datetime] | None = None) -> Path:
-    """Write ``units`` as a demand CSV (whole or not at all), hours as an index or the given timestamps;
-    returns the path."""
+                     hours: Sequence[datetime] | None = None, unit: DemandUnit | None = None) -> Path:
+    """Write ``units`` as a demand CSV (whole or not at all), hours as an index or the given timestamps,
+    the value column named by ``unit`` (``units`` when none is stated); returns the path."""
     path = Path(path)
     labels = [h.isoformat() for h in hours] if hours is not None else range(len(units))
     values = np.asarray(units, dtype=float)
@@ -195,7 +215,7 @@ def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, d
                          where=Location(file=str(path)))
     with replacing(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["hour", "units"])
+        writer.writerow(["hour", unit or "units"])
         for hour, value in zip(labels, values):
             writer.writerow([hour, f"{float(value):.{decimals}f}".rstrip("0").rstrip(".")])
     return path

@@ -5,7 +5,8 @@ A feasible configuration at its fewest SLO-meeting replicas is deployed (seed 00
 (:mod:`finops.catalog.instances`) -> the cheapest row of each type under the pricing model, over regions
 and payment options; a TP group stays inside one instance and whole instances are paid for (Cloud TPUs
 are priced per chip, so a slice is ``tp`` chips). Monthly cost is ``hourly x 730``; cost per million
-output tokens is the hourly cost over the millions served in an hour at the peak.
+output tokens is given on two labelled bases: at the peak load running 24/7 (:func:`per_million`) and at
+the workload's average load with the fleet still sized for the peak (:func:`per_million_at_average`).
 
 Ranking by monthly cost, a configuration none of whose counts below ``n`` replicas is feasible costs at
 least the price of ``n`` deployed replicas (deployment and instance counts only grow with replicas), so
@@ -27,13 +28,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..errors import InputError
 from ..money import Money
 from ..price_book import PriceBook, PriceRow
 from .demand import devices_needed
 from .workload import Workload
 
 __all__ = ["HOURS_PER_MONTH", "Cost", "PriceIndex", "Quote", "Ranking", "cheapest_rows", "hosting", "per_million",
-           "price_index", "quote"]
+           "per_million_at_average", "price_index", "quote"]
 
 HOURS_PER_MONTH = 730
 
@@ -216,5 +218,23 @@ def quote(table: Any, row: int, flat: dict[str, Any], i: int, workload: Workload
 
 
 def per_million(hourly: Money, output_tokens_per_s: float) -> Money:
-    """Cost per million output tokens: the hourly cost over the millions served in an hour."""
+    """Cost per million output tokens at the peak load, running 24/7: the hourly cost over the millions
+    served in an hour at the peak (seed 003: ``C_per_token = C_hour / T_tokens/hour``)."""
     return hourly / Decimal(repr(output_tokens_per_s * 3600 / 1e6))
+
+
+def per_million_at_average(hourly: Money, peak_output_tokens_per_s: float, peak_to_average: float) -> Money:
+    """Cost per million output tokens at the workload's average load, the fleet fixed at its peak size.
+
+    Seed 003's ``C_per_token = C_hour / T_tokens/hour`` with the tokens the fleet actually serves: the
+    deployment is sized for the peak and paid every hour (seed 003's "deterministic capacity", 确定性容量),
+    so the monthly cost is the same and the month serves ``peak tokens/s / peak_to_average x 3,600 x 730``
+    tokens: the cost per million is the peak-load figure x ``peak_to_average``.
+
+    >>> str(per_million_at_average(Money.of(36, "USD"), 10_000, 2.5))   # 1.00 at the peak, 2.50 on average
+    '2.50 USD'
+    """
+    if peak_to_average < 1:
+        raise InputError(f"peak_to_average is peak over average, at least 1, got {peak_to_average}",
+                         hint="e.g. 2.5 for a peak 2.5 times the average (the Mix sheet's Peak/average)")
+    return per_million(hourly, peak_output_tokens_per_s / peak_to_average)

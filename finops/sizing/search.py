@@ -55,7 +55,7 @@ from .performance import (
     scheduling_delay,
 )
 from .queueing import operating_point, sla_attainment
-from .ranking import HOURS_PER_MONTH, Quote, Ranking, per_million, price_index
+from .ranking import HOURS_PER_MONTH, Quote, Ranking, per_million, per_million_at_average, price_index
 from .workload import Workload
 
 __all__ = ["HOURS_PER_MONTH", "RANKINGS", "RankBy", "SearchResult", "SizingOption", "search"]
@@ -86,7 +86,9 @@ class SizingOption:
     pricing_model: str
     hourly_cost: Money
     monthly_cost: Money
-    cost_per_million_output_tokens: Money
+    cost_per_million_output_tokens: Money           # at the peak load, running 24/7
+    peak_to_average: float                          # the workload's peak over average load
+    cost_per_million_output_tokens_average: Money   # at the average load, the fleet fixed at its peak size
     ttft_p50_ms: float
     ttft_p99_ms: float
     tpot_ms: float
@@ -100,7 +102,8 @@ class SizingOption:
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
-        for key in ("hourly_cost", "monthly_cost", "cost_per_million_output_tokens"):
+        for key in ("hourly_cost", "monthly_cost", "cost_per_million_output_tokens",
+                    "cost_per_million_output_tokens_average"):
             money: Money = out.pop(key)
             out[key] = money.amount
         out["currency"] = self.hourly_cost.currency
@@ -206,7 +209,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     ranking = Ranking(table, rows, grid, workload, prices, top, by_month=rank_by == "monthly_cost")
     picks, evaluated = _first_feasible(grid, phys, limits, constants, workload, need, ranking)
     unpriced = ranking.settle(picks)
-    options = [_option(table, q, int(slots[q.row]), pricing_model) for q in ranking.best()]
+    options = [_option(table, q, int(slots[q.row]), pricing_model, workload.peak_to_average)
+               for q in ranking.best()]
     reason = None
     if not options:
         closest, more = _closest_miss(table, rows, picks, grid, phys, limits, constants, workload, need)
@@ -377,7 +381,7 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
     return {"replicas": replicas, "ok": miss <= 1.0, "miss": miss, "op": op, "rate": rate, "p_ok": attainment}
 
 
-def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str) -> SizingOption:
+def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str, peak_to_average: float) -> SizingOption:
     op, i, tp = q.flat["op"], q.i, table.tps[q.row]
     return SizingOption(
         gpu=table.gpus[q.row], precision=table.precisions[q.row], tp=tp, replicas_at_slo=q.replicas_at_slo,
@@ -386,6 +390,9 @@ def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str) -> S
         gpus_paid=q.instances * q.price.gpu_count, pricing_model=pricing_model, hourly_cost=q.hourly,
         monthly_cost=q.hourly * HOURS_PER_MONTH,
         cost_per_million_output_tokens=per_million(q.hourly, q.output_tokens_per_s),
+        peak_to_average=peak_to_average,
+        cost_per_million_output_tokens_average=per_million_at_average(q.hourly, q.output_tokens_per_s,
+                                                                      peak_to_average),
         ttft_p50_ms=float(op.ttft_p50_s[i]) * 1e3, ttft_p99_ms=float(op.ttft_p99_s[i]) * 1e3,
         tpot_ms=float(op.tpot_s[i]) * 1e3, itl_p99_ms=float(op.itl_p99_s[i]) * 1e3,
         ttft_sla_attainment=None if q.flat["p_ok"] is None else float(q.flat["p_ok"][i]),

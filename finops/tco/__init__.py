@@ -27,7 +27,7 @@ from .cloud import (
     spend_commitment_cost,
     spot_effective_hourly,
 )
-from .compare import Comparison, OptionCost, OptionKind, SpotPolicy, cloud_rows, compare_options
+from .compare import TOTAL_BASIS, Comparison, OptionCost, OptionKind, SpotPolicy, cloud_rows, compare_options
 from .levers import (
     LeverEffect,
     LeverName,
@@ -37,22 +37,33 @@ from .levers import (
     right_sizing,
     utilization,
 )
-from .owned import OwnedMonth, OwnedNode, OwnedTco, capital_recovery_factor, npv, owned_tco, tco
+from .owned import (
+    OWNED_BASES,
+    OwnedBasis,
+    OwnedMonth,
+    OwnedNode,
+    OwnedTco,
+    capital_recovery_factor,
+    npv,
+    owned_tco,
+    tco,
+)
 from .reference import ReferenceCase, reference_case, reference_cases
 from .unit_cost import (
     TokenCosts,
     cost_per_gpu_hour,
     cost_per_million_tokens,
+    cost_per_million_tokens_at_average,
     cost_per_replica_month,
     prefill_time_share,
     token_costs,
 )
 
 __all__ = [
-    "CloudMonth", "CommitmentOutcome", "Comparison", "LeverEffect", "LeverName", "OptionCost", "OptionKind",
-    "OwnedMonth", "OwnedNode", "OwnedTco", "ReferenceCase", "SpotPolicy", "TokenCosts", "amortized_hourly",
+    "OWNED_BASES", "TOTAL_BASIS", "CloudMonth", "CommitmentOutcome", "Comparison", "LeverEffect", "LeverName", "OptionCost",
+    "OptionKind", "OwnedBasis", "OwnedMonth", "OwnedNode", "OwnedTco", "ReferenceCase", "SpotPolicy", "TokenCosts", "amortized_hourly",
     "blended_hourly", "capital_recovery_factor", "cloud_rows", "compare_options", "cost_per_gpu_hour",
-    "cost_per_million_tokens", "cost_per_replica_month", "load_shaping", "npv", "owned_tco",
+    "cost_per_million_tokens", "cost_per_million_tokens_at_average", "cost_per_replica_month", "load_shaping", "npv", "owned_tco",
     "prefill_time_share", "prefix_cache", "quantization", "recurring_hourly", "reference_case",
     "reference_cases", "reserved_schedule", "resource_commitment_cost", "right_sizing", "spend_commitment_cost",
     "spot_effective_hourly", "tco", "token_costs", "utilization",

@@ -1,15 +1,24 @@
 """Owned hardware against the price book's cloud options, for one steady GPU fleet over a horizon.
 
-Each option runs ``gpus`` GPUs all the time for ``months`` months (730 hours each):
+Each option runs ``gpus`` GPUs all the time for ``months`` months (730 hours each). Two cost bases,
+each labelled where it is shown:
 
-* owned: ``ceil(gpus / GPUs per node)`` nodes (:mod:`.owned`); ``per_gpu_hour`` is the levelized cost
-  (straight-line when the cost of capital is 0); ``total`` = that rate x GPU-hours, ``capex`` the
-  purchases and ``opex`` the power, colocation and support paid inside the horizon.
-* on-demand, reserved, savings plan, CUD: ``ceil(gpus / GPUs per instance)`` instances at the row's
-  effective hourly cost (upfront amortized, FOCUS EffectiveCost). A commitment whose term outlasts the
-  horizon is still owed: ``total`` adds the months past the horizon and the note says so.
-* spot: at most ``max_share`` of the fleet on spot at its effective rate (interruptions redone,
-  fallback to on-demand, :func:`.cloud.spot_effective_hourly`), the rest on-demand.
+* ``monthly`` (and ``per_gpu_hour``): the steady rate. Owned: the levelized cost (capital recovery
+  factor annuity at the cost of capital, straight-line at 0); cloud: the effective hourly cost (upfront
+  amortized over the term, FOCUS EffectiveCost).
+* ``total``, which ranks the options: **what the horizon commits you to**, one rule for both sides.
+  Owned: ``ceil(gpus / GPUs per node)`` nodes bought (:mod:`.owned`), purchases + OPEX paid inside the
+  horizon - resale at the end of each life - the residual value of the nodes still held at the end
+  (:attr:`.owned.OwnedTco.net_cash_total`): hardware is never assumed to keep its book value. A
+  commitment (reserved, savings plan, CUD): every month of its term, the months past the horizon
+  included, as they are still owed (the note says how many). On-demand and spot: the horizon's months.
+  ``capex`` is the purchases and ``opex`` the cash operating cost inside the horizon.
+
+Cloud options are ``ceil(gpus / GPUs per instance)`` instances; spot puts at most ``max_share`` of the
+fleet on spot at its effective rate (interruptions redone, fallback to on-demand,
+:func:`.cloud.spot_effective_hourly`), the rest on-demand. At a horizon of the hardware's whole life
+with no residual, the owned total is seed 003's ``CAPEX + OPEX x months``; the owned fleet's cash,
+book and levelized totals are on :attr:`Comparison.owned`.
 
 Variable demand belongs to the commitment mix optimizer (``finops.mix``); this is the steady case.
 
@@ -17,7 +26,7 @@ Variable demand belongs to the commitment mix optimizer (``finops.mix``); this i
 >>> case = reference_case()
 >>> result = compare_options(16, 36, case.node, [case.cloud_price_row()])
 >>> [(o.name, str(o.per_gpu_hour), str(o.total)) for o in result.options]
-[('owned', '1.91 USD', '802,679.41 USD'), ('aws p5.48xlarge on_demand', '6.88 USD', '2,892,902.40 USD')]
+[('owned', '1.91 USD', '990,764.52 USD'), ('aws p5.48xlarge on_demand', '6.88 USD', '2,892,902.40 USD')]
 """
 
 from __future__ import annotations
@@ -35,9 +44,13 @@ from ..registry import normalize_key
 from ._inputs import HOURS_PER_MONTH, positive, share, whole
 from .cloud import spot_effective_hourly
 from .owned import OwnedNode, OwnedTco, owned_tco
-from .unit_cost import cost_per_million_tokens
+from .unit_cost import cost_per_million_tokens, cost_per_million_tokens_at_average
 
-__all__ = ["Comparison", "OptionCost", "OptionKind", "SpotPolicy", "cloud_rows", "compare_options"]
+__all__ = ["TOTAL_BASIS", "Comparison", "OptionCost", "OptionKind", "SpotPolicy", "cloud_rows", "compare_options"]
+
+#: What ``OptionCost.total`` counts, as the table's note and ``--json``'s ``total_basis`` say it.
+TOTAL_BASIS = ("what the horizon commits you to: owned purchases + OPEX - resale - the residual value still held "
+               "(never its book value); commitments every month of their term; on-demand and spot the horizon")
 
 OptionKind = Literal["owned", "on_demand", "reserved", "savings_plan", "cud", "spot"]
 
@@ -77,9 +90,13 @@ class OptionCost:
     term_months: int
     note: str
 
-    def per_million_tokens(self, tokens_per_s_per_gpu: float) -> Money:
-        """Cost of a million tokens at ``tokens_per_s_per_gpu`` served per GPU."""
-        return cost_per_million_tokens(self.per_gpu_hour, tokens_per_s_per_gpu)
+    def per_million_tokens(self, tokens_per_s_per_gpu: float, peak_to_average: Number | None = None) -> Money:
+        """Cost of a million tokens at ``tokens_per_s_per_gpu`` served per GPU at the peak, running 24/7; with
+        ``peak_to_average``, at the average load, the fleet still sized for the peak
+        (:func:`.unit_cost.cost_per_million_tokens_at_average`)."""
+        if peak_to_average is None:
+            return cost_per_million_tokens(self.per_gpu_hour, tokens_per_s_per_gpu)
+        return cost_per_million_tokens_at_average(self.per_gpu_hour, tokens_per_s_per_gpu, peak_to_average)
 
     def to_dict(self) -> dict[str, object]:
         """Plain values for JSON: money rounded to the cent, the GPU-hour rate to 1/10,000."""
@@ -104,6 +121,7 @@ class Comparison:
     def to_dict(self) -> dict[str, object]:
         payload: dict[str, object] = {"gpus": self.gpus, "months": self.months,
                                       "currency": self.options[0].total.currency, "cheapest": self.cheapest.name,
+                                      "total_basis": TOTAL_BASIS,
                                       "options": [o.to_dict() for o in self.options]}
         if self.owned is not None:
             payload["owned"] = self.owned.to_dict()
@@ -150,8 +168,14 @@ def _owned_option(node: OwnedNode, gpus: int, months: int, start: str, discount_
     monthly = rate * (result.gpus * HOURS_PER_MONTH)
     note = (f"{nodes} node{'s' if nodes > 1 else ''}, {node.life_months}-month life, "
             + (f"{node.cost_of_capital:.0%} cost of capital" if node.cost_of_capital else "straight-line"))
-    return result, OptionCost(name, "owned", name, nodes, result.gpus, rate, monthly, monthly * months,
+    if result.held_residual.amount:
+        note += f"; total less the {_plain(result.held_residual)} residual value still held"
+    return result, OptionCost(name, "owned", name, nodes, result.gpus, rate, monthly, result.net_cash_total,
                               result.capex, result.opex, Money.zero(node.currency), node.life_months, note)
+
+
+def _plain(value: Money) -> str:
+    return f"{value.amount:,.2f}"
 
 
 def _cloud_option(row: PriceRow, gpus: int, months: int, rate: Money, kind: OptionKind, name: str,

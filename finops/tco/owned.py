@@ -13,6 +13,18 @@ Formulas (per node, a month being 730 hours):
   capital recovery factor (standard engineering economics, e.g. NREL's levelized cost definitions).
 * cost per GPU-hour = (capital + OPEX) per node-month / (730 x GPUs per node).
 
+An owned fleet over a horizon has three labelled totals (:class:`OwnedTco`), and the one the comparison
+ranks on:
+
+* **cash**: purchases when bought + OPEX as paid - resale of the residual at the end of a life;
+* **book**: straight-line depreciation + OPEX (what the P&L shows, IAS 16);
+* **levelized**: (levelized capital charge + OPEX) x months, the capital recovery factor annuity that
+  spreads the purchase and its cost of capital evenly over the life (equal to book at a zero rate);
+* **net cash** (ranked): cash - the residual value of the nodes still held at the horizon's end
+  (price x residual share: what the hardware is assumed to fetch, no more), so a horizon shorter than
+  the life is charged the whole purchase, as a commitment is charged its whole term
+  (:mod:`.compare`).
+
 >>> from finops.money import Money
 >>> node = OwnedNode(node_price=Money.of(400_000, "USD"), gpus_per_node=8, node_power_kw=10.2,
 ...                  electricity_per_kwh=Money.of("0.08", "USD"), colocation_per_kw_month=Money.of(150, "USD"),
@@ -26,13 +38,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from typing import Literal, get_args
 
 from ..depreciation import DEFAULT_LIFE_MONTHS, month_index, month_label, monthly_depreciation
 from ..errors import InputError
 from ..money import MONEY_CONTEXT, Money, Number, quantize, to_decimal
 from ._inputs import HOURS_PER_MONTH, money, positive, share, whole
 
-__all__ = ["OwnedMonth", "OwnedNode", "OwnedTco", "capital_recovery_factor", "npv", "owned_tco", "tco"]
+__all__ = ["OWNED_BASES", "OwnedBasis", "OwnedMonth", "OwnedNode", "OwnedTco", "capital_recovery_factor", "npv",
+           "owned_tco", "tco"]
+
+OwnedBasis = Literal["cash", "book", "levelized", "net_cash"]
+OWNED_BASES: tuple[str, ...] = get_args(OwnedBasis)
 
 
 def tco(capex: Money, opex_per_month: Money, months: int) -> Money:
@@ -196,14 +213,31 @@ class OwnedTco:
     residual_recovery: Money
     closing_book_value: Money
     npv: Money | None
+    levelized_total: Money          # (levelized capital charge + OPEX) per node-month x nodes x months
+    held_residual: Money            # residual value of the nodes still held at the horizon's end
 
     @property
     def cash_total(self) -> Money:
+        """Purchases + OPEX as paid - resale at the end of a life inside the horizon."""
         return self.capex + self.opex - self.residual_recovery
 
     @property
     def book_total(self) -> Money:
+        """Straight-line depreciation + OPEX."""
         return self.depreciation + self.opex
+
+    @property
+    def net_cash_total(self) -> Money:
+        """Cash - the residual value of the nodes still held at the end: what the horizon commits."""
+        return self.cash_total - self.held_residual
+
+    def total(self, basis: str) -> Money:
+        """The horizon's total in one basis of :data:`OWNED_BASES` (``cash``, ``book``, ``levelized``,
+        ``net_cash``); another name fails with the list."""
+        key = basis.strip().lower().replace("-", "_").replace(" ", "_")
+        if key not in OWNED_BASES:
+            raise InputError(f"unknown owned cost basis {basis!r}", hint=f"use one of: {', '.join(OWNED_BASES)}")
+        return getattr(self, f"{key}_total")
 
     def to_dict(self) -> dict[str, object]:
         """Plain values for JSON, money rounded to the cent, with the monthly schedule."""
@@ -213,7 +247,9 @@ class OwnedTco:
         return {"nodes": self.nodes, "gpus": self.gpus, "capex": cents(self.capex), "opex": cents(self.opex),
                 "depreciation": cents(self.depreciation), "residual_recovery": cents(self.residual_recovery),
                 "closing_book_value": cents(self.closing_book_value), "cash_total": cents(self.cash_total),
-                "book_total": cents(self.book_total), "npv": None if self.npv is None else cents(self.npv),
+                "book_total": cents(self.book_total), "levelized_total": cents(self.levelized_total),
+                "held_residual": cents(self.held_residual), "net_cash_total": cents(self.net_cash_total),
+                "npv": None if self.npv is None else cents(self.npv),
                 "schedule": [{"month": m.month, "capex": cents(m.capex), "depreciation": cents(m.depreciation),
                               "power": cents(m.power), "colocation": cents(m.colocation),
                               "support": cents(m.support), "opex": cents(m.opex),
@@ -227,7 +263,8 @@ def owned_tco(node: OwnedNode, nodes: int, months: int, start: str = "2026-01",
 
     Each cohort is depreciated straight-line from its purchase month (full-month convention) and sold
     for its residual value in the last month of its life when that falls inside the horizon. NPV
-    discounts the cash column at ``discount_rate`` (defaults to the node's cost of capital).
+    discounts the cash column at ``discount_rate`` (defaults to the node's cost of capital). The last
+    cohort, when its life runs past the horizon, is held at the end: ``held_residual`` is its residual.
 
     >>> from finops.money import Money
     >>> node = OwnedNode(Money.of(1200, "USD"), 1, 1.0, Money.of("0.10", "USD"), Money.of(0, "USD"),
@@ -235,6 +272,8 @@ def owned_tco(node: OwnedNode, nodes: int, months: int, start: str = "2026-01",
     >>> result = owned_tco(node, nodes=2, months=12)
     >>> str(result.capex), str(result.depreciation), str(result.opex), str(result.cash_total)
     ('2,400.00 USD', '1,800.00 USD', '1,752.00 USD', '3,552.00 USD')
+    >>> str(owned_tco(node, nodes=2, months=6).net_cash_total)       # 2,400 + 876 - 600 held
+    '2,676.00 USD'
     """
     whole(nodes, "nodes")
     whole(months, "months")
@@ -259,11 +298,14 @@ def owned_tco(node: OwnedNode, nodes: int, months: int, start: str = "2026-01",
     capex_total = fleet_cost * len(cohorts)
     recovered = Money.total([m.residual_recovery for m in schedule], currency)
     rate = node.cost_of_capital if discount_rate is None else discount_rate
+    held = cohorts[-1] + node.life_months > months
     return OwnedTco(
         schedule=tuple(schedule), nodes=nodes, gpus=nodes * node.gpus_per_node, capex=capex_total,
         opex=Money.total([m.opex for m in schedule], currency), depreciation=depreciation_total,
         residual_recovery=recovered, closing_book_value=capex_total - depreciation_total - recovered,
-        npv=npv([m.cash for m in schedule], rate, currency) if rate else None)
+        npv=npv([m.cash for m in schedule], rate, currency) if rate else None,
+        levelized_total=(node.capital_per_month() + node.opex_per_month()) * (nodes * months),
+        held_residual=fleet_residual if held else zero)
 
 
 def _first_day(index: int) -> date:

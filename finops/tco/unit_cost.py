@@ -7,6 +7,8 @@ Formulas (seed 003: "cost per token = hourly device cost / tokens per hour; comp
 * cost per GPU-hour = hourly cost / GPUs.
 * cost per replica-month = cost per GPU-hour x GPUs per replica x 730 h.
 * cost per million tokens = hourly cost / (tokens/s x 3,600) x 1,000,000.
+* at the average load, the fleet fixed at its peak size: the peak figure x peak-to-average (the month
+  costs the same and serves peak-to-average times fewer tokens).
 * input and output apart: a replica's GPU time is split between prefill (input tokens) and decode
   (output tokens) by their shares of time, so
   ``input cost per M = hourly x prefill share / (input tokens/s x 3,600) x 10^6`` and
@@ -22,13 +24,14 @@ Money(amount=Decimal('1.91'), currency='USD')
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 
 from ..errors import InputError
 from ..money import Money, Number
 from ._inputs import HOURS_PER_MONTH, money, positive, share, whole
 
-__all__ = ["TokenCosts", "cost_per_gpu_hour", "cost_per_million_tokens", "cost_per_replica_month",
-           "prefill_time_share", "token_costs"]
+__all__ = ["TokenCosts", "cost_per_gpu_hour", "cost_per_million_tokens", "cost_per_million_tokens_at_average",
+           "cost_per_replica_month", "prefill_time_share", "token_costs"]
 
 _SECONDS_PER_HOUR = 3600
 _MILLION = 1_000_000
@@ -65,6 +68,28 @@ def cost_per_million_tokens(hourly_cost: Money, tokens_per_s: float) -> Money:
     return hourly_cost * _MILLION / (rate * _SECONDS_PER_HOUR)
 
 
+def cost_per_million_tokens_at_average(hourly_cost: Money, peak_tokens_per_s: float,
+                                       peak_to_average: Number) -> Money:
+    """Cost of a million tokens at the average load, the fleet fixed at its peak size.
+
+    The hours are paid for at the peak's size and serve ``peak_tokens_per_s / peak_to_average`` on
+    average, so the cost is the peak figure x ``peak_to_average`` (seed 003's cost per token with the
+    tokens actually served).
+
+    >>> cost_per_million_tokens_at_average(Money.of(36, "USD"), 10_000, 2.5)
+    Money(amount=Decimal('2.5'), currency='USD')
+    """
+    return cost_per_million_tokens(hourly_cost, peak_tokens_per_s) * _ratio(peak_to_average)
+
+
+def _ratio(peak_to_average: Number) -> Decimal:
+    ratio = positive(peak_to_average, "peak_to_average")
+    if ratio < 1:
+        raise InputError(f"peak_to_average is peak over average, at least 1, got {peak_to_average!r}",
+                         hint="e.g. 2.5 for a peak 2.5 times the average")
+    return ratio
+
+
 def prefill_time_share(input_tokens: float, output_tokens: float, prefill_tokens_per_s: float,
                        decode_tokens_per_s: float) -> float:
     """Share of GPU time spent on prefill for requests of ``input_tokens`` in and ``output_tokens`` out.
@@ -89,6 +114,17 @@ class TokenCosts:
     per_million_output: Money
     per_million_tokens: Money
     prefill_share: float
+
+    def at_average(self, peak_to_average: Number) -> TokenCosts:
+        """The same costs at the average load, the fleet fixed at its peak size: each x ``peak_to_average``.
+
+        >>> c = token_costs(Money.of(36, "USD"), 8000, 2000, 0.2).at_average(2)
+        >>> str(c.per_million_input), str(c.per_million_output), str(c.per_million_tokens)
+        ('0.50 USD', '8.00 USD', '2.00 USD')
+        """
+        ratio = _ratio(peak_to_average)
+        return TokenCosts(self.per_million_input * ratio, self.per_million_output * ratio,
+                          self.per_million_tokens * ratio, self.prefill_share)
 
 
 def token_costs(hourly_cost: Money, input_tokens_per_s: float, output_tokens_per_s: float,

@@ -9,6 +9,8 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     KvGiB              = LLM_KV_GIB(Model, ISL + OSL, ROUNDUP(Concurrency))
     MaxConcurrency     = LLM_MAX_CONCURRENCY(Model, Gpu, Precision, TP, ISL, OSL)      (per replica)
     MeetsTargets ... BestMonthlyCost = LLM_SIZING(H, W, "<column>", PriceTable)
+    CostPerMTokPeak    = hourly / (peak output tokens/s x 3,600 / 10^6)        (at the peak, running 24/7)
+    CostPerMTokAverage = CostPerMTokPeak x PeakToAverage   (average load, fleet fixed at its peak size)
 
 ``LLM_SIZING`` calls ``finops.sizing.choice.size_workload``, the function behind ``finops size`` and
 ``finops.size``: the planner's Gpu x Precision x TP at its fewest replicas meeting the SLOs (with
@@ -54,6 +56,8 @@ _ANSWER: tuple[tuple[str, Kind, float], ...] = (
     ("GpusPaid", "int", 8),
     ("InstanceType", "text", 16),
     ("MonthlyCost", "usd", 14),
+    ("CostPerMTokPeak", "usd_rate", 11),
+    ("CostPerMTokAverage", "usd_rate", 11),
     ("BestGpu", "text", 11),
     ("BestPrecision", "text", 9),
     ("BestTp", "int", 6),
@@ -168,7 +172,7 @@ def _ranking(ws: Any, styles: Styles, rows: list[WorkloadRow], workloads: TableP
         return
     ws.write_dynamic_array_formula(anchor, 0, anchor + len(result) - 1, len(result[0]) - 1, formula,
                                    styles.computed("text"), result[0][0])
-    money = {result[0].index("monthly_cost"), result[0].index("cost_per_mtok")}
+    money = {result[0].index(h) for h in ("monthly_cost", "cost_per_mtok_peak", "cost_per_mtok_avg")}
     for i, values in enumerate(result):
         for j, value in enumerate(values):
             if i or j:
@@ -187,7 +191,9 @@ def write_sizing(
         "Per workload: your configuration (Workloads' Gpu, Precision, TP) checked against the targets, "
         "deployed on whole instances (GpusPaid = Instances x accelerators per instance), and beside it the "
         "cheapest configuration that meets them (Best*, as `finops size`). A configuration that misses "
-        "its targets is not priced. All computed; change the Workloads sheet.",
+        "its targets is not priced. Cost per million output tokens: CostPerMTokPeak at the peak load "
+        "running 24/7; CostPerMTokAverage at the average load (Workloads' PeakToAverage), the fleet still "
+        "sized and paid for the peak. All computed; change the Workloads sheet.",
     )
     ws.freeze_panes(3, 1)
     fit_for_print(ws, 2)

@@ -3,6 +3,10 @@
 Seed 003 block: ``CAPEX = GPUs x price``, ``OPEX/month = GPUs x opex``, ``TCO = FINOPS_TCO(CAPEX,
 OPEX/month, months)`` (9 x 160,000 + 9 x 9,000 x 36 = 4,356,000 CNY).
 
+Beside it, the cited owned H100 fleet over a horizon in each labelled basis, ``FINOPS_OWNED_TCO(GPUs,
+months, basis)``: cash, book, levelized, and net cash (cash - the residual value still held), which
+``finops tco`` ranks against commitments charged their whole term (:mod:`finops.tco.compare`).
+
 Per workload (``tblTco``), the planner's configuration as the Sizing sheet deploys it (``S`` = its
 Sizing row; ``finops.sizing.choice``)::
 
@@ -10,7 +14,13 @@ Sizing row; ``finops.sizing.choice``)::
     Provider, Region, PeakTokensPerS        = LLM_SIZING(...)    (the instance priced, peak output tokens/s)
     InstanceHourly = FINOPS_PRICE(Provider, InstanceType, PricingModel, Region, PriceTable)
     CloudMonthly   = Instances x InstanceHourly x 730           OwnedMonthly = Gpus x OwnedGpuHour x 730
-    CloudPerMTok   = FINOPS_COST_PER_MTOK(Instances x InstanceHourly, PeakTokensPerS)   (owned likewise)
+    CloudPerMTokPeak    = FINOPS_COST_PER_MTOK(Instances x InstanceHourly, PeakTokensPerS)  (owned likewise)
+    CloudPerMTokAverage = CloudPerMTokPeak x Workloads' PeakToAverage    (owned likewise)
+
+Cost per million output tokens on two labelled bases: ``*PerMTokPeak`` at the peak load running 24/7,
+``*PerMTokAverage`` at the workload's average load with the fleet still sized and paid for the peak
+(the same monthly cost over ``PeakToAverage`` times fewer tokens;
+:func:`finops.sizing.ranking.per_million_at_average`).
 
 A configuration that misses its targets (``S.MeetsTargets = "no"``) is priced nowhere: its cost cells
 show why (``S.WhyNot``), so it stays out of the chart. The owned GPU-hour is the cited H100 reference
@@ -58,12 +68,16 @@ TCO_COLUMNS = (
     Column("PricingModel", role="computed", width=12),
     Column("InstanceHourly", "usd_rate", "computed", 12),
     Column("CloudMonthly", "usd", "computed", 14),
-    Column("CloudPerMTok", "usd_rate", "computed", 12),
+    Column("CloudPerMTokPeak", "usd_rate", "computed", 12),
+    Column("CloudPerMTokAverage", "usd_rate", "computed", 12),
     Column("OwnedGpuHour", "usd_rate", width=11),
     Column("OwnedMonthly", "usd", "computed", 14),
-    Column("OwnedPerMTok", "usd_rate", "computed", 12),
+    Column("OwnedPerMTokPeak", "usd_rate", "computed", 12),
+    Column("OwnedPerMTokAverage", "usd_rate", "computed", 12),
     Column("Cheaper", role="computed", width=9),
 )
+
+
 _PRICING_MODEL = "on_demand"   # the Sizing sheet's search prices on-demand; the Mix sheet weighs commitments
 
 
@@ -98,6 +112,32 @@ def _seed003(ws: Any, wb: Workbook, styles: Styles, top: int) -> None:
         wb.define_name(name, f"=TCO!{xl_rowcol_to_cell(first + i, 1, True, True)}")
 
 
+_OWNED_BASES = (
+    ("Cash: purchases + OPEX as paid - resale", "cash"),
+    ("Book: straight-line depreciation + OPEX", "book"),
+    ("Levelized: capital recovery annuity + OPEX", "levelized"),
+    ("Net cash: cash - residual still held (ranked)", "net_cash"),
+)
+_OWNED_INPUTS = (("Owned GPUs", "TcoOwnedGpus", 8), ("Horizon, months", "TcoOwnedMonths", 36))
+
+
+def _owned_bases(ws: Any, wb: Workbook, styles: Styles, top: int, label_col: int, value_col: int) -> None:
+    """The cited owned fleet's totals over a horizon in each labelled basis (``FINOPS_OWNED_TCO``)."""
+    case = reference_case("h100")
+    ws.write_string(top, label_col, f"Owned {case.name} fleet over a horizon, each cost basis "
+                                    "(finops tco; docs/tco.md)", styles.label)
+    for i, (label, name, value) in enumerate(_OWNED_INPUTS, start=1):
+        ws.write_string(top + i, label_col, label)
+        write_cell(ws, top + i, value_col, value, styles.input("int"))
+        wb.define_name(name, f"=TCO!{xl_rowcol_to_cell(top + i, value_col, True, True)}")
+    gpus, months = (v for _, _, v in _OWNED_INPUTS)
+    for i, (label, basis) in enumerate(_OWNED_BASES, start=len(_OWNED_INPUTS) + 1):
+        ws.write_string(top + i, label_col, label)
+        write_cell(ws, top + i, value_col,
+                   Formula(f'=FINOPS_OWNED_TCO(TcoOwnedGpus,TcoOwnedMonths,"{basis}")',
+                           udfs.FINOPS_OWNED_TCO(gpus, months, basis)), styles.computed("usd"))
+
+
 def write_tco(
     wb: Workbook,
     styles: Styles,
@@ -111,12 +151,15 @@ def write_tco(
         wb,
         styles,
         "TCO",
-        "Owned vs cloud per workload, per month and per million output tokens (at the peak, running "
-        "24/7), for your configuration as the Sizing sheet deploys it; one that misses its targets is not "
+        "Owned vs cloud per workload, per month and per million output tokens (*PerMTokPeak: at the peak, "
+        "running 24/7; *PerMTokAverage: at the average load, the fleet still sized for the peak), for your "
+        "configuration as the Sizing sheet deploys it; one that misses its targets is not "
         "priced. Cloud prices come from the Prices sheet (PriceTable); OwnedGpuHour is yours to change.",
     )
     ws.set_column(0, 0, 30)
     _seed003(ws, wb, styles, 3)
+    headers = [c.header for c in TCO_COLUMNS]
+    _owned_bases(ws, wb, styles, 3, headers.index("Gpus"), headers.index("PeakTokensPerS"))
     top = 3 + len(_SEED003) + 5
     owned = float(reference_case("h100").node.cost_per_gpu_hour(cost_of_capital=True).amount)
     place = TablePlace("TCO", "tblTco", tuple(c.header for c in TCO_COLUMNS), top, 0, len(rows))
@@ -128,8 +171,8 @@ def write_tco(
     ws.write_string(
         top - 1,
         0,
-        f"Per workload (owned GPU-hour: {reference_case('h100').name}, "
-        "cited in finops/catalog/data/owned_reference.csv, with its 10 % cost of capital)",
+        f"Per workload (OwnedGpuHour: {reference_case('h100').name}, cited in "
+        "finops/catalog/data/owned_reference.csv, levelized at its 10 % cost of capital; OwnedMonthly on that basis)",
         styles.label,
     )
     write_table(ws, styles, "tblTco", TCO_COLUMNS, table, first_row=top)
@@ -177,6 +220,10 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
     owned_month = (v["Gpus"] * owned_hour * HOURS_PER_MONTH if owned_hour else "") if meets else why
     owned_mtok = (udfs.FINOPS_COST_PER_MTOK(v["Gpus"] * owned_hour, peak_tps) if owned_hour else "") if meets \
         else why
+    ratio = row.workload.peak_to_average
+    cloud_avg = cloud_mtok * ratio if meets else why
+    owned_avg = (owned_mtok * ratio if owned_hour else "") if meets else why
+    to_average = f"*{workloads.cell(i, 'PeakToAverage', sheet=True)}"
     cheaper = ("owned" if owned_month < cloud_month else "cloud") if _num(owned_month) and _num(cloud_month) else ""
     owned_if = f'IF(ISNUMBER({own("OwnedGpuHour")}),{{}},"")'
     return [
@@ -196,11 +243,13 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
         Formula(unless_missed(f"{own('Instances')}*{own('InstanceHourly')}*{HOURS_PER_MONTH}"), cloud_month),
         Formula(unless_missed(f"FINOPS_COST_PER_MTOK({own('Instances')}*{own('InstanceHourly')},"
                               f"{own('PeakTokensPerS')})"), cloud_mtok),
+        Formula(unless_missed(own("CloudPerMTokPeak") + to_average), cloud_avg),
         owned_hour,
         Formula(unless_missed(owned_if.format(f"{own('Gpus')}*{own('OwnedGpuHour')}*{HOURS_PER_MONTH}")),
                 owned_month),
         Formula(unless_missed(owned_if.format(f"FINOPS_COST_PER_MTOK({own('Gpus')}*{own('OwnedGpuHour')},"
                                               f"{own('PeakTokensPerS')})")), owned_mtok),
+        Formula(unless_missed(owned_if.format(own("OwnedPerMTokPeak") + to_average)), owned_avg),
         Formula(f'=IF(OR(ISTEXT({own("OwnedMonthly")}),ISTEXT({own("CloudMonthly")})),"",'
                 f'IF({own("OwnedMonthly")}<{own("CloudMonthly")},"owned","cloud"))', cheaper),
     ]

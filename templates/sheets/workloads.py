@@ -42,6 +42,7 @@ WORKLOAD_COLUMNS = (
     Column("PeakRequestsPerHour", "int", width=11),
     Column("Concurrency", "number", width=11),
     Column("Growth", "number", width=8),
+    Column("PeakToAverage", "number", width=9),
     Column("ISL", "int", width=8),
     Column("OSL", "int", width=8),
     Column("CacheHitRate", "percent", width=9),
@@ -87,6 +88,7 @@ class WorkloadRow:
             w.peak_requests_per_hour,
             w.concurrency,
             w.growth,
+            w.peak_to_average,
             w.isl,
             w.osl,
             w.cache_hit_rate,
@@ -146,7 +148,9 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
         "SecondsPerRequest, or DAU x OnlineShare (x RequestsPerUserPerHour x SecondsPerRequest; "
         "without them every online user is one streaming session). Gpu, Precision, TP: your own "
         "configuration (Gpu names any accelerator: GPUs, TPU, Inferentia and Trainium chips); Sizing checks "
-        "it against the targets and shows the cheapest that meets them. Pre-filled: the seed scenarios.",
+        "it against the targets and shows the cheapest that meets them. PeakToAverage: peak over average "
+        "load (e.g. the Mix sheet's Peak / average; 1 = the peak all the time), for the cost per million "
+        "tokens at the average load. Pre-filled: the seed scenarios.",
     )
     ws.freeze_panes(3, 1)
     fit_for_print(ws, 2)
@@ -175,4 +179,11 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
             "error_message": f"{header} is a share between 0 % and 100 %",
             "ignore_blank": True,
         })
+    validate_column(ws, place, "PeakToAverage", _VALIDATED_ROWS, {
+        "validate": "decimal",
+        "criteria": ">=",
+        "value": 1,
+        "error_message": "PeakToAverage is peak over average load, at least 1",
+        "ignore_blank": True,
+    })
     return place

@@ -1,5 +1,6 @@
 """Reading demand and options files: good files parse, bad ones name the file, row and column."""
 
+import json
 from decimal import Decimal
 
 import numpy as np
@@ -37,7 +38,9 @@ def test_demand_files_that_parse(tmp_path, text, expected):
 
 @pytest.mark.parametrize("text, row, column, words", [
     ("time,units\n0,1\n", 1, "hour", "missing column 'hour'"),
-    ("hour,load\n0,1\n", 1, "units", "missing column 'units'"),
+    ("hour,load\n0,1\n", 1, "units", "no column of units"),
+    ("hour,gpus,instances\n0,8,1\n", 1, "units", "2 columns of units (gpus, instances)"),
+    ("hour,gpus\n0,-1\n", 2, "gpus", ">= 0"),
     ("hour,units\n-1,1\n", 2, "hour", "negative hour"),
     ("hour,units\n0,1\n1,2\n3,2\n", 4, "hour", "gap"),
     ("hour,units\n0,1\n0,2\n", 3, "hour", "gap"),
@@ -132,3 +135,75 @@ def test_write_then_read_round_trip(tmp_path):
     values = np.array([0.0, 1.25, 3.3333333, 12345.678])
     path = write_demand_csv(tmp_path / "d.csv", values)
     assert read_demand_csv(path).tolist() == [0.0, 1.25, 3.333, 12345.678]
+
+
+# ---- a demand states its unit -------------------------------------------------------------------------
+@pytest.mark.parametrize("column, unit", [
+    ("accelerators", "accelerators"), ("gpus", "accelerators"), ("Chips", "accelerators"),
+    ("instances", "instances"), ("units", None),     # an old file: readable, no unit stated
+])
+def test_the_value_column_names_the_unit(tmp_path, column, unit):
+    from finops.mix.profile import read_demand
+
+    stated = read_demand(write(tmp_path, "d.csv", f"hour,{column}\n0,8\n1,9\n"))
+    assert stated.units.tolist() == [8.0, 9.0] and stated.unit == unit and stated.column == column
+
+
+@pytest.mark.parametrize("unit", ["accelerators", "instances", None])
+def test_write_names_the_column_by_its_unit(tmp_path, unit):
+    from finops.mix.profile import read_demand
+
+    path = write_demand_csv(tmp_path / "d.csv", [1, 2], unit=unit)
+    assert path.read_text().splitlines()[0] == f"hour,{unit or 'units'}"
+    assert read_demand(path).unit == unit
+
+
+def _mix(capsys, demand, *args):
+    from finops.cli import main
+
+    code = main(["mix", "--demand", str(demand), "--provider", "gcp", "--instance-type", "a3-highgpu-8g",
+                 "--region", "us-central1", "--no-compare", "--json", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_mix_converts_a_demand_by_the_unit_its_file_states(tmp_path, capsys, monkeypatch):
+    """9 and 16.5 GPUs on 8-GPU a3-highgpu-8g machines are ceil(9 / 8) = 2 and ceil(16.5 / 8) = 3 machines;
+    the same numbers counted as instances are 9 and 17 (16.5 bought whole) machines."""
+    from finops.price_book import PRICE_BOOK_ENV, PriceBook
+
+    monkeypatch.delenv(PRICE_BOOK_ENV, raising=False)
+    hourly = float(PriceBook.current().lookup("gcp", "a3-highgpu-8g", "on_demand", "us-central1").hourly_cost)
+    body = "0,9\n1,16.5\n"
+    for column, machines in (("gpus", 2 + 3), ("accelerators", 2 + 3)):
+        code, out, _ = _mix(capsys, write(tmp_path, f"{column}.csv", f"hour,{column}\n{body}"))
+        assert code == 0
+        assert float(json.loads(out)["on_demand_only_cost"]) == pytest.approx(hourly * machines,
+                                                                                          abs=0.005)
+    old = write(tmp_path, "old.csv", f"hour,units\n{body}")
+    code, out, _ = _mix(capsys, old, "--demand-unit", "accelerators")      # an old file with the override
+    assert code == 0
+    assert float(json.loads(out)["on_demand_only_cost"]) == pytest.approx(hourly * 5, abs=0.005)
+    code, _, err = _mix(capsys, old)                                        # an old file alone: never guessed
+    assert code == 2 and "--demand-unit is needed" in err and "'units'" in err
+
+
+def test_a_demand_unit_that_disagrees_with_the_file_exits_2_naming_the_header(tmp_path, capsys):
+    path = write(tmp_path, "demand.csv", "hour,gpus\n0,9\n")
+    code, out, err = _mix(capsys, path, "--demand-unit", "instances")
+    assert code == 2 and out == ""
+    assert f"{path}, row 1, column gpus" in err and "disagrees" in err and "counts accelerators" in err
+    code, _, err = _mix(capsys, path, "--demand-unit", "machines")
+    assert code == 2 and "unknown demand unit 'machines'" in err
+
+
+@pytest.mark.parametrize("args, header", [([], "hour,accelerators"), (["--unit", "instances"], "hour,instances")])
+def test_mix_generate_writes_its_unit(tmp_path, capsys, args, header):
+    from finops.cli import main
+
+    out = tmp_path / "demand.csv"
+    assert main(["mix", "generate", "--peak", "4", "--hours", "3", "--out", str(out), *args]) == 0
+    assert out.read_text().splitlines()[0] == header
+    assert main(["mix", "generate", "--peak", "4", "--hours", "3", "--out", str(tmp_path / "x.csv"),
+                 "--unit", "gpu-hours"]) == 2
+    assert not (tmp_path / "x.csv").exists()

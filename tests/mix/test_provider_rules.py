@@ -38,18 +38,19 @@ def _run(args: list[str]) -> tuple[int, str]:
 
 
 def test_a_demand_in_accelerators_is_bought_as_whole_8_gpu_machines(monkeypatch):
-    """examples/mix/demand.csv counts GPUs: on a3-highgpu-8g, hour by hour ceil(GPUs / 8) machines."""
+    """examples/mix/demand.csv counts GPUs (its header says accelerators): on a3-highgpu-8g, hour by hour
+    ceil(GPUs / 8) machines."""
     import csv
     import math
 
     from finops.price_book import PriceBook
 
     monkeypatch.delenv(PRICE_BOOK_ENV, raising=False)
-    gpus = [float(r["units"]) for r in csv.DictReader(DEMAND.open(encoding="utf-8"))]
+    gpus = [float(r["accelerators"]) for r in csv.DictReader(DEMAND.open(encoding="utf-8"))]
     hourly = PriceBook.current().lookup("gcp", "a3-highgpu-8g", "on_demand", "us-central1").hourly_cost
     machines = sum(math.ceil(round(g / 8, 9)) for g in gpus)
     code, out = _run(["--instance-type", "a3-highgpu-8g", "--demand-unit", "accelerators"])
     assert code == 0
     assert float(json.loads(out)["on_demand_only_cost"]) == pytest.approx(float(hourly) * machines, abs=0.005)   # JSON: cents
-    code, out = _run(["--instance-type", "a3-highgpu-8g"])
-    assert code == 2                                       # the unit is never guessed
+    code, out_stated = _run(["--instance-type", "a3-highgpu-8g"])
+    assert code == 0 and out_stated == out                 # the file's header states its unit (hour,accelerators)

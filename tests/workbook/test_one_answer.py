@@ -126,7 +126,41 @@ def test_a_configuration_that_misses_its_targets_is_priced_nowhere(formulas_book
     assert sized("MeetsTargets") == "no"
     assert sized("WhyNot") == sized("MonthlyCost") == "misses TTFT 2000 ms: 2973 ms"
     assert sized("Instances") in ("", None) and sized("GpusPaid") in ("", None)
-    for header in ("InstanceHourly", "CloudMonthly", "CloudPerMTok", "OwnedMonthly", "OwnedPerMTok"):
+    for header in ("InstanceHourly", "CloudMonthly", "CloudPerMTokPeak", "OwnedMonthly", "OwnedPerMTokPeak"):
         assert evaluated.value("TCO", tco.cell(i, header), after) == "misses TTFT 2000 ms: 2973 ms", header
     assert evaluated.value("TCO", tco.cell(i, "Cheaper"), after) in ("", None)
     assert sized("BestTp") == 8 and isinstance(sized("BestMonthlyCost"), float)   # the recommendation stays
+
+
+def test_cost_per_million_at_the_average_load_beside_the_peak(formulas_book, evaluated):
+    """Workloads' PeakToAverage 2.5 on the financial copilot, recalculated: the fleet and its monthly cost
+    stay at the peak size; per million output tokens at the average load = monthly cost / (peak tokens/s
+    / 2.5 x 3,600 x 730 / 10^6), on the Sizing and TCO sheets, and equal to ``finops.size(...,
+    peak_to_average=2.5)`` (``size --peak-to-average 2.5``) for the same configuration and price book."""
+    workloads, sizing, tco = (Table(formulas_book, t) for t in ("tblWorkloads", "tblSizing", "tblTco"))
+    ws = formulas_book["Workloads"]
+    i = next(i for i in range(workloads.rows) if ws[workloads.cell(i, "Workload")].value == "seed002-financial-copilot")
+    before = {h: evaluated.value("Sizing", sizing.cell(i, h)) for h in ("MonthlyCost", "CostPerMTokPeak",
+                                                                        "CostPerMTokAverage")}
+    assert before["CostPerMTokAverage"] == before["CostPerMTokPeak"]          # PeakToAverage 1: the peak 24/7
+    after = evaluated.recalculate({("Workloads", workloads.cell(i, "PeakToAverage")): 2.5})
+
+    def cell(sheet, table, header):
+        return evaluated.value(sheet, table.cell(i, header), after)
+
+    monthly, peak_tps = cell("TCO", tco, "CloudMonthly"), cell("TCO", tco, "PeakTokensPerS")
+    expected = monthly / (peak_tps / 2.5 * 3600 * 730 / 1e6)
+    assert cell("Sizing", sizing, "MonthlyCost") == pytest.approx(before["MonthlyCost"], rel=1e-12)
+    assert cell("Sizing", sizing, "CostPerMTokAverage") == pytest.approx(expected, rel=1e-9)
+    assert cell("Sizing", sizing, "CostPerMTokPeak") == pytest.approx(before["CostPerMTokPeak"], rel=1e-12)
+    assert cell("TCO", tco, "CloudPerMTokAverage") == pytest.approx(expected, rel=1e-9)
+    owned_hour = cell("TCO", tco, "OwnedGpuHour")
+    owned_expected = cell("TCO", tco, "Gpus") * owned_hour * 730 / (peak_tps / 2.5 * 3600 * 730 / 1e6)
+    assert cell("TCO", tco, "OwnedPerMTokAverage") == pytest.approx(owned_expected, rel=1e-9)
+    choice = (ws[workloads.cell(i, "Gpu")].value, ws[workloads.cell(i, "Precision")].value,
+              ws[workloads.cell(i, "TP")].value)
+    options = finops.size(preset="seed002-financial-copilot", peak_to_average=2.5, price_book=evaluated.prices,
+                          top=50)
+    same = next(o for o in options if (o.gpu, o.precision, o.tp) == choice)
+    assert cell("Sizing", sizing, "CostPerMTokAverage") == pytest.approx(
+        float(same.cost_per_million_output_tokens_average.amount), rel=0.005)

@@ -237,7 +237,7 @@ def test_no_formula_cell_is_formatted_as_text(formulas_book):
     "table, header, shows",
     [
         ("tblTco", "CloudMonthly", "$"),
-        ("tblTco", "CloudPerMTok", "$"),
+        ("tblTco", "CloudPerMTokPeak", "$"),
         ("tblWorkloads", "OnlineShare", "%"),
         ("tblBudget", "Amount", "#,##0.00"),
         ("tblAssets", "PurchaseDate", "yyyy-mm-dd"),
