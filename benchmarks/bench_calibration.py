@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from finops.sizing.calibration import (
     Measurement,
     bundled_measurements,
     fit,
+    kernel_covered,
     leave_one_model_out,
     with_held_out,
 )
@@ -97,16 +99,51 @@ def estimate_speed(calls: int = 2000) -> None:
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
 
 
-def write_constants(report: FoldReport) -> None:
+def kernels_against_roofline(roofline: FoldReport) -> tuple[FoldReport, tuple[str, ...]]:
+    """Leave-one-model-out and leave-one-GPU-out error of the measured-kernel step times on the rows the
+    tables cover, beside the roofline's on the same rows; returns the kernel report and the
+    ``engine:class`` keys where the kernels are better held out (TPOT and throughput both), which
+    become the default there (``Calibration.kernels_default``)."""
+    rows = [r for r in bundled_measurements() if kernel_covered(r)]
+    kernel = leave_one_model_out(rows, classes=BUNDLED_CLASSES, step_time="kernels")
+    by_gpu = {step: leave_one_model_out(rows, classes=BUNDLED_CLASSES, step_time=step, hold_out="gpu")
+              for step in ("kernels", "roofline")}
+    covered = {(r.engine, r.model, r.gpu, r.precision, r.tp, r.isl, r.osl, r.concurrency) for r in kernel.rows}
+    same = [(r.engine, r.model, r.gpu, r.precision, r.tp, r.isl, r.osl, r.concurrency) in covered for r in roofline.rows]
+    print(f"\nmeasured kernels against the roofline on the {len(kernel.rows)} rows the kernel tables cover "
+          "(median absolute error, held out; TPOT / TTFT / throughput):")
+    print(f"{'slice':24} {'rows':>5} {'kernels':>22} {'roofline':>22}")
+    better = []
+    for key in sorted({r.engine for r in kernel.rows}) + [None]:
+        mine = [key is None or r.engine == key for r in kernel.rows]
+        theirs = [s and (key is None or r.engine == key) for s, r in zip(same, roofline.rows)]
+        k, f = kernel.median_errors(mine), roofline.median_errors(theirs)
+        print(f"{'model out, ' + (key or 'all'):24} {sum(mine):>5} "
+              + "  ".join(f"{x:5.1%}" for x in k) + "  " + "  ".join(f"{x:5.1%}" for x in f))
+        if key is not None and k[0] < f[0] and k[2] < f[2]:
+            better.append(f"{key}:dense")
+    for key in sorted({r.engine for r in kernel.rows}) + [None]:
+        k, f = (by_gpu[s].median_errors([key is None or r.engine == key for r in by_gpu[s].rows])
+                for s in ("kernels", "roofline"))
+        print(f"{'GPU out, ' + (key or 'all'):24} {sum(key is None or r.engine == key for r in by_gpu['kernels'].rows):>5} "
+              + "  ".join(f"{x:5.1%}" for x in k) + "  " + "  ".join(f"{x:5.1%}" for x in f))
+    print(f"kernels become the default for: {', '.join(better) or 'nothing'}")
+    return kernel, tuple(better)
+
+
+def write_constants(report: FoldReport, kernel_report: FoldReport, kernels_default: tuple[str, ...]) -> None:
     rows = bundled_measurements()
     as_of = rows[0].source.rsplit(" ", 1)[-1]
     target = Path(__file__).parents[1] / "finops" / "catalog" / "data" / "calibration.json"
-    with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES), report).write(target)
+    kernels = with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, step_time="kernels"), kernel_report)
+    calibration = with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES), report)
+    replace(calibration, kernels=kernels, kernels_default=kernels_default).write(target)
     print(f"\nwrote {target}")
 
 
 if __name__ == "__main__":
     fold_report = main()
+    kernel_fold_report, default = kernels_against_roofline(fold_report)
     estimate_speed()
     if "--write" in sys.argv[1:]:
-        write_constants(fold_report)
+        write_constants(fold_report, kernel_fold_report, default)

@@ -49,6 +49,7 @@ import numpy as np
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError, Location
 from .engine_defaults import default_kv_precision, engine_defaults
+from .kernels import RowKernels
 from .memory import memory_fit
 from .performance import (
     BAND_LEVELS,
@@ -95,6 +96,14 @@ _PARAMETERS: dict[str, tuple[float, float, float]] = {
 _NAMES = tuple(_PARAMETERS)
 _OVERHEAD = ("o1", "o2", "o4", "o8")
 _LOWER, _UPPER, _START = (np.log([v[i] for v in _PARAMETERS.values()]) for i in range(3))
+# With measured kernels, eta_bw and eta_c are the engine's speed relative to the kernel tables (their
+# engine version, not the measured rows'), so they may exceed 1: bounds 0.3-3.
+_KERNEL_SCALES = ("bandwidth_efficiency", "compute_efficiency")
+_KERNEL_LOWER = np.where(np.isin(_NAMES, _KERNEL_SCALES), np.log(0.8), _LOWER)
+_KERNEL_UPPER = np.where(np.isin(_NAMES, _KERNEL_SCALES), np.log(1.25), _UPPER)
+_KERNEL_START = np.where(np.isin(_NAMES, _KERNEL_SCALES), 0.0, _START)
+#: The two ways a step is timed (``step_time_source``).
+StepTime = Literal["roofline", "kernels"]
 # Robust-loss scale and the weight of TPOT against TTFT residuals, chosen on the k-fold error (TPOT
 # is the tighter goal at 10 %, TTFT the noisier data; 0.5 balances the two held-out medians).
 _F_SCALE = 0.05
@@ -147,13 +156,24 @@ def queue_limited(m: Measurement) -> bool:
     return m.concurrency > min(fit_.max_concurrency, engine_defaults(m.engine, m.gpu).max_batch)
 
 
-def _physics(rows: Sequence[Measurement]) -> ReplicaPhysics:
-    per_row = [replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp,
-                               kv_precision=default_kv_precision(r.engine, r.precision),
-                               prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget)
-               for r in rows]
-    return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
-                             for f in fields(ReplicaPhysics)})
+def _row_physics(r: Measurement, kernels: bool) -> ReplicaPhysics:
+    return replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp,
+                           kv_precision=default_kv_precision(r.engine, r.precision),
+                           prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget,
+                           kernels_of=r.engine if kernels else None)
+
+
+def kernel_covered(m: Measurement) -> bool:
+    """True when the measured kernel tables time this row's configuration (:mod:`finops.sizing.kernels`)."""
+    return _row_physics(m, True).kernels is not None
+
+
+def _physics(rows: Sequence[Measurement], kernels: bool = False) -> ReplicaPhysics:
+    """The rows' physics stacked into arrays; with ``kernels``, every row must be :func:`kernel_covered`."""
+    per_row = [_row_physics(r, kernels) for r in rows]
+    stacked = {f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
+               for f in fields(ReplicaPhysics) if f.name != "kernels"}
+    return ReplicaPhysics(**stacked, kernels=RowKernels([p.kernels for p in per_row]) if kernels else None)
 
 
 def _constants(theta: np.ndarray) -> EngineConstants:
@@ -162,10 +182,10 @@ def _constants(theta: np.ndarray) -> EngineConstants:
     return EngineConstants(step_overhead_us_per_layer=overhead, **v)  # type: ignore[arg-type]
 
 
-def _theta(c: EngineConstants) -> np.ndarray:
+def _theta(c: EngineConstants, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     values = dict(zip(_OVERHEAD, c.step_overhead_us_per_layer))
     values.update({name: getattr(c, name) for name in _NAMES if name not in values})
-    return np.clip(np.log(np.maximum([values[name] for name in _NAMES], 1e-9)), _LOWER, _UPPER)
+    return np.clip(np.log(np.maximum([values[name] for name in _NAMES], 1e-9)), lower, upper)
 
 
 def _columns(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
@@ -178,11 +198,13 @@ def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.nda
     return lat.ttft * 1e3, lat.tpot * 1e3
 
 
-def _fit_engine(rows: Sequence[Measurement], prior: EngineConstants | None, prior_weight: float) -> EngineConstants:
+def _fit_engine(rows: Sequence[Measurement], prior: EngineConstants | None, prior_weight: float,
+                kernels: bool = False) -> EngineConstants:
     from scipy.optimize import least_squares
 
-    phys, cols = _physics(rows), _columns(rows)
-    start = _theta(prior) if prior is not None else _START
+    phys, cols = _physics(rows, kernels), _columns(rows)
+    lower, upper, first = (_KERNEL_LOWER, _KERNEL_UPPER, _KERNEL_START) if kernels else (_LOWER, _UPPER, _START)
+    start = _theta(prior, lower, upper) if prior is not None else first
 
     def residuals(theta: np.ndarray) -> np.ndarray:
         ttft, tpot = _latency_ms(phys, _constants(theta), cols)
@@ -191,7 +213,7 @@ def _fit_engine(rows: Sequence[Measurement], prior: EngineConstants | None, prio
             parts.append(np.sqrt(prior_weight) * (theta - start))
         return np.concatenate(parts)
 
-    result = least_squares(residuals, start, bounds=(_LOWER, _UPPER), loss="soft_l1", f_scale=_F_SCALE)
+    result = least_squares(residuals, start, bounds=(lower, upper), loss="soft_l1", f_scale=_F_SCALE)
     return _constants(result.x)
 
 
@@ -201,9 +223,11 @@ def _as_floats(c: EngineConstants) -> EngineConstants:
 
 def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         prior_weight: float = REFIT_PRIOR_WEIGHT, source: str = BUNDLED_SOURCE, as_of: str | None = None,
-        classes: Sequence[str] | None = None) -> Calibration:
+        classes: Sequence[str] | None = None, step_time: StepTime = "roofline") -> Calibration:
     """Fit each engine present in ``rows`` (queue-limited rows left out; with ``classes``, also the rows
-    of other model classes); engines absent keep ``prior``'s.
+    of other model classes); engines absent keep ``prior``'s. ``step_time="kernels"`` fits the constants
+    of the measured-kernel step times on the rows the tables cover (the result is a plain calibration
+    of those; :attr:`Calibration.kernels` of the bundled one holds it).
 
     The result records which (GPU, precision, model class, TP) each engine was measured on (added to
     ``prior``'s): estimates elsewhere are marked extrapolated (``calibrated: false``). A prior's error
@@ -219,7 +243,8 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         raise InputError(f"prior weight must be a number >= 0, got {prior_weight!r}",
                          hint=f"0 is a free fit; the default {REFIT_PRIOR_WEIGHT} lets the measurements win")
     usable = [r for r in rows if not queue_limited(r)
-              and (classes is None or model_class(resolve_model(r.model)) in classes)]
+              and (classes is None or model_class(resolve_model(r.model)) in classes)
+              and (step_time == "roofline" or kernel_covered(r))]
     if not usable:
         raise InputError("no usable measurements to fit",
                          hint="give load-test points whose concurrency fits the KV cache")
@@ -230,7 +255,7 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
             raise InputError(f"unknown engine {engine!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
         base = prior.engines.get(engine) if prior is not None else None
         mine = [r for r in usable if r.engine == engine]
-        engines[engine] = _as_floats(_fit_engine(mine, base, prior_weight))
+        engines[engine] = _as_floats(_fit_engine(mine, base, prior_weight, step_time == "kernels"))
         covered = measured.setdefault(engine, {})
         for r in mine:
             spec = resolve_model(r.model)
@@ -241,14 +266,17 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
                        measured=measured, bands=dict(prior.bands) if prior is not None else {})
 
 
-def predict(rows: Sequence[Measurement], calibration: Calibration) -> tuple[np.ndarray, np.ndarray]:
-    """Model TTFT and TPOT (ms) for each measurement's configuration, in order."""
+def predict(rows: Sequence[Measurement], calibration: Calibration,
+            step_time: StepTime = "roofline") -> tuple[np.ndarray, np.ndarray]:
+    """Model TTFT and TPOT (ms) for each measurement's configuration, in order (``kernels``: every row
+    :func:`kernel_covered`, ``calibration`` fitted with ``step_time="kernels"``)."""
     ttft = np.empty(len(rows))
     tpot = np.empty(len(rows))
     for engine in {r.engine for r in rows}:
         index = [i for i, r in enumerate(rows) if r.engine == engine]
         subset = [rows[i] for i in index]
-        ttft[index], tpot[index] = _latency_ms(_physics(subset), calibration.constants(engine), _columns(subset))
+        ttft[index], tpot[index] = _latency_ms(_physics(subset, step_time == "kernels"),
+                                               calibration.constants(engine), _columns(subset))
     return ttft, tpot
 
 
@@ -295,30 +323,33 @@ class FoldReport:
         return tpot, ttft, rate
 
 
-def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] | None = None) -> FoldReport:
+def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] | None = None,
+                        step_time: StepTime = "roofline", hold_out: str = "model") -> FoldReport:
     """Predict every usable row from a fit on the rows of the other models only (of ``classes``, when
     given: rows of other classes are then predicted, never fitted on).
 
     A row whose engine was measured on no other model has no held-out fit; it is left out of the
-    report and counted in ``excluded``, with the queue-limited rows.
+    report and counted in ``excluded``, with the queue-limited rows. ``step_time="kernels"`` judges the
+    measured-kernel step times on the rows the tables cover (the others are left out); ``hold_out="gpu"``
+    leaves one GPU out instead of one model.
     """
     all_rows = list(rows)
-    usable = [r for r in all_rows if not queue_limited(r)]
-    models = sorted({r.model for r in usable})
-    if len(models) < 2:
-        raise InputError(f"leave-one-model-out needs rows of at least 2 models, got {len(models)}")
+    usable = [r for r in all_rows if not queue_limited(r) and (step_time == "roofline" or kernel_covered(r))]
+    groups = sorted({getattr(r, hold_out) for r in usable})
+    if len(groups) < 2:
+        raise InputError(f"leave-one-{hold_out}-out needs rows of at least 2, got {len(groups)}")
     ttft = np.full(len(usable), np.nan)
     tpot = np.full(len(usable), np.nan)
-    for model in models:
-        held = [i for i, r in enumerate(usable) if r.model == model]
-        train = [r for r in usable if r.model != model
+    for group in groups:
+        held = [i for i, r in enumerate(usable) if getattr(r, hold_out) == group]
+        train = [r for r in usable if getattr(r, hold_out) != group
                  and (classes is None or model_class(resolve_model(r.model)) in classes)]
         trained_engines = {r.engine for r in train}
         held = [i for i in held if usable[i].engine in trained_engines]
         if not held:
             continue
-        calibration = fit(train, classes=classes)
-        ttft[held], tpot[held] = predict([usable[i] for i in held], calibration)
+        calibration = fit(train, classes=classes, step_time=step_time)
+        ttft[held], tpot[held] = predict([usable[i] for i in held], calibration, step_time)
     keep = ~np.isnan(ttft)
     kept = tuple(r for r, k in zip(usable, keep) if k)
     return FoldReport(rows=kept, ttft_ms=ttft[keep], tpot_ms=tpot[keep], excluded=len(all_rows) - len(kept))

@@ -14,10 +14,13 @@ dim ``d``, MLP width ``I``, vocabulary ``V``, ``t`` GPUs) runs, for ``m`` tokens
     gemms(m) = G(m, (h + 2g) d / t, H) + G(m, H, h d / t) + G(m, 2 I / t, H) + G(m, H, I / t)
     comm(m)  = 2 x AR(t, m x H x 2 bytes)                   (0 at t = 1)
     decode(b, ctx)  = L x (gemms(b) + gen_attn(b, ctx, h / t, g / t) + comm(b)) + G(b, V / t, H)
-    prefill(new, isl) = L x (chunks x (gemms(new / chunks) + comm(new / chunks))
-                             + ctx_attn(1, isl) - ctx_attn(1, isl - new)) + G(1, V / t, H)
+    tokens(m) = L x (gemms(m) + comm(m))
+    prefill(new, isl, b) = chunks x (tokens(b + new / chunks) - tokens(b))
+                           + L x (ctx_attn(1, isl) - ctx_attn(1, isl - new)) + G(1, V / t, H)
 
 ``chunks = ceil(new / budget)``: a prompt is split over steps of ``budget`` tokens (chunked prefill).
+``b``: the sequences the steps decode meanwhile; a chunk joins their GEMMs (``tokens(0) = 0``: a prompt
+alone, as at one client). Only the tokens beyond them cost more: the weights are read once a step.
 Normalisation, rotary embedding, activation and sampling are not in the tables; the calibration's
 per-layer step overhead carries them. The same composition as AIConfigurator's (per-op latencies of one
 layer, summed over layers), written from its documentation and data layout, not its code. Dense models
@@ -56,38 +59,44 @@ HEAD_DIM = 128
 TABLES_OF = {"trtllm": "trtllm", "vllm": "vllm", "sglang": "sglang"}
 
 
-@dataclass(frozen=True)
 class KernelTable:
     """Log latency (ms) on a rectilinear grid; :meth:`__call__` gives seconds at any point."""
 
-    log_ms: np.ndarray
-    axes: tuple[np.ndarray, ...]
+    def __init__(self, log_ms: np.ndarray, axes: Sequence[np.ndarray]) -> None:
+        self.log_ms = np.asarray(log_ms, dtype=float)
+        self.flat = self.log_ms.ravel()
+        self.axes = tuple(np.asarray(a, dtype=float) for a in axes)
+        self.log_axes = tuple(np.log(a) for a in self.axes)
+        self.strides = np.array([int(np.prod(self.log_ms.shape[i + 1:])) for i in range(self.log_ms.ndim)])
+        # the 2^d corners of a grid cell: their offsets along each axis (0 where an axis has one point)
+        steps = [(0, 1) if len(a) > 1 else (0,) for a in self.axes]
+        self.corners = np.array(list(product(*steps)), dtype=int).reshape(-1, len(self.axes))
 
     def __call__(self, *points: Any) -> Any:
         """Latency in seconds at ``points`` (one array per axis; they broadcast), module rule."""
+        if len(points) == 1:   # the common case, in one C call
+            x = np.asarray(points[0], dtype=float)
+            axis = self.axes[0]
+            out = np.exp(np.interp(np.log(np.maximum(x, axis[0])), self.log_axes[0], self.flat)) \
+                * np.maximum(x / axis[-1], 1.0) * 1e-3
+            return out if out.ndim else float(out)
         q = np.broadcast_arrays(*(np.asarray(x, dtype=float) for x in points))
         scale = np.ones(q[0].shape)
-        index, weight = [], []
-        for axis, x in zip(self.axes, q):
-            top = axis[-1]
-            scale = scale * np.maximum(x / top, 1.0)
-            lx = np.log(np.clip(x, axis[0], top))
-            la = np.log(axis)
-            i = np.clip(np.searchsorted(la, lx, side="right") - 1, 0, max(len(axis) - 2, 0))
+        offset = np.zeros(q[0].shape, dtype=int)
+        fracs = np.zeros((len(self.axes),) + q[0].shape)
+        for d, (axis, la, x, stride) in enumerate(zip(self.axes, self.log_axes, q, self.strides)):
+            scale = scale * np.maximum(x / axis[-1], 1.0)
             if len(axis) == 1:
-                index.append(np.zeros(lx.shape, dtype=int))
-                weight.append(np.zeros(lx.shape))
                 continue
-            index.append(i)
-            weight.append((lx - la[i]) / (la[i + 1] - la[i]))
-        total = np.zeros(q[0].shape)
-        for corner in product((0, 1), repeat=len(self.axes)):
-            w = np.ones(q[0].shape)
-            at = []
-            for up, i, f, axis in zip(corner, index, weight, self.axes):
-                w = w * (f if up else 1.0 - f)
-                at.append(np.minimum(i + up, len(axis) - 1))
-            total = total + w * self.log_ms[tuple(at)]
+            lx = np.log(np.minimum(np.maximum(x, axis[0]), axis[-1]))
+            i = np.minimum(np.maximum(np.searchsorted(la, lx, side="right") - 1, 0), len(axis) - 2)
+            offset = offset + i * stride
+            fracs[d] = (lx - la[i]) / (la[i + 1] - la[i])
+        extra = (1,) * q[0].ndim
+        up = self.corners.reshape(self.corners.shape + extra).astype(bool)
+        weight = np.where(up, fracs[None], 1.0 - fracs[None]).prod(axis=1)
+        at = offset[None] + (self.corners @ self.strides).reshape((-1,) + extra)
+        total = (weight * self.flat[at]).sum(axis=0)
         out = np.exp(total) * scale * 1e-3
         return out if out.ndim else float(out)
 
@@ -124,52 +133,58 @@ def _table(gpu: str, name: str) -> KernelTable | None:
     return KernelTable(log_ms=np.asarray(data[name], dtype=float), axes=axes)
 
 
+def _reduced(seconds: np.ndarray, *axes: np.ndarray) -> KernelTable:
+    return KernelTable(np.log(np.maximum(seconds, 1e-12) * 1e3), axes)
+
+
 @dataclass(frozen=True)
 class StepKernels:
-    """One model on one TP group of one GPU under one engine: the module formulas."""
+    """One model on one TP group of one GPU under one engine: the module formulas, with the model's
+    dimensions already applied (tables on the tables' own grids of tokens, batch and sequence length,
+    so that a query is three small look-ups)."""
 
-    gemm: KernelTable
-    context: KernelTable
-    generation: KernelTable
-    allreduce: KernelTable | None
-    layers: int
-    hidden: int
-    q_heads: float          # query heads per GPU
-    kv_heads: float         # KV heads per GPU
-    qkv_width: float        # (h + 2 g) d / t
-    o_width: float          # h d / t
-    mlp_width: float        # I / t
-    vocab_width: float      # V / t
-    tp: int
+    tokens: KernelTable       # L x (gemms(m) + comm(m)) on the GEMM table's m grid
+    logits: KernelTable       # G(m, V / t, H)
+    generation: KernelTable   # L x gen_attn(b, seq) on the generation table's batch x sequence grid
+    context: KernelTable      # L x ctx_attn(1, seq) on the context table's sequence grid
 
-    def _gemms(self, m: Any) -> Any:
-        h = self.hidden
-        return (self.gemm(m, self.qkv_width, h) + self.gemm(m, h, self.o_width)
-                + self.gemm(m, 2.0 * self.mlp_width, h) + self.gemm(m, h, self.mlp_width))
-
-    def _comm(self, m: Any) -> Any:
-        if self.allreduce is None:
-            return 0.0
-        return 2.0 * self.allreduce(self.tp, np.asarray(m, dtype=float) * self.hidden * 2.0)
+    @classmethod
+    def of(cls, model: ModelSpec, tp: int, gemm: KernelTable, context: KernelTable, generation: KernelTable,
+           allreduce: KernelTable | None) -> StepKernels:
+        """Apply the model's dimensions (module formulas) to the full tables."""
+        d, h, g, hidden = model.head_dim, model.num_attention_heads / tp, model.num_kv_heads / tp, model.hidden_size
+        m = gemm.axes[0][:, None]
+        n = np.array([(h + 2 * g) * d, hidden, 2.0 * model.intermediate_size / tp, hidden, model.vocab_size / tp])
+        k = np.array([hidden, h * d, hidden, model.intermediate_size / tp, hidden])
+        times = gemm(m, n[None, :], k[None, :])
+        comm = 0.0 if allreduce is None else 2.0 * allreduce(float(tp), m[:, 0] * hidden * 2.0)
+        layers = model.layers
+        batch, seq = generation.axes[0][:, None], generation.axes[1][None, :]
+        return cls(tokens=_reduced(layers * (times[:, :4].sum(axis=1) + comm), m[:, 0]),
+                   logits=_reduced(times[:, 4], m[:, 0]),
+                   generation=_reduced(layers * generation(batch, seq, h, g), generation.axes[0], generation.axes[1]),
+                   context=_reduced(layers * context(1.0, context.axes[1], h, g), context.axes[1]))
 
     def decode(self, batch: Any, ctx: Any) -> Any:
         """Seconds of one decode step of ``batch`` sequences at mean context ``ctx``."""
         b = np.maximum(np.asarray(batch, dtype=float), 1.0)
-        attention = self.generation(b, ctx, self.q_heads, self.kv_heads)
-        return self.layers * (self._gemms(b) + attention + self._comm(b)) + self.gemm(b, self.vocab_width, self.hidden)
+        return self.tokens(b) + self.logits(b) + self.generation(b, ctx)
 
     def _context(self, seq: Any) -> Any:
         seq = np.asarray(seq, dtype=float)
-        return np.where(seq >= 1.0, self.context(1.0, np.maximum(seq, 1.0), self.q_heads, self.kv_heads), 0.0)
+        return np.where(seq >= 1.0, self.context(np.maximum(seq, 1.0)), 0.0)
 
-    def prefill(self, new: Any, isl: Any, budget: Any) -> Any:
-        """Seconds of one prompt's prefill: ``new`` uncached tokens of ``isl``, ``budget`` tokens a step."""
+    def prefill(self, new: Any, isl: Any, budget: Any, batch: Any = 0.0) -> Any:
+        """Seconds one prompt's prefill takes (``new`` uncached tokens of ``isl``, ``budget`` tokens a
+        step) alone, or, with ``batch`` > 0, adds to steps that decode ``batch`` sequences: its chunks
+        ride in the same GEMMs, so it costs ``tokens(batch + chunk) - tokens(batch)`` a chunk."""
         new = np.maximum(np.asarray(new, dtype=float), 1.0)
         chunks = np.maximum(np.ceil(new / np.asarray(budget, dtype=float)), 1.0)
-        m = new / chunks
+        b = np.asarray(batch, dtype=float)
+        base = np.where(b > 0.0, self.tokens(np.maximum(b, 1.0)), 0.0)
         attention = self._context(isl) - self._context(np.asarray(isl, dtype=float) - new)
-        return (self.layers * (chunks * (self._gemms(m) + self._comm(m)) + np.maximum(attention, 0.0))
-                + self.gemm(1.0, self.vocab_width, self.hidden))
+        return (chunks * np.maximum(self.tokens(b + new / chunks) - base, 0.0) + np.maximum(attention, 0.0)
+                + self.logits(1.0))
 
 
 @cache
@@ -182,18 +197,12 @@ def step_kernels(model: ModelSpec, gpu: str, *, engine: str, precision: str, kv_
             or model.sliding_window or model.num_attention_heads % tp or model.num_kv_heads % tp):
         return None
     source = TABLES_OF.get(engine, engine)
-    tables = [_table(gpu, f"{source}/{name}") for name in (f"gemm/{gemm_p}", f"context/{kv_p}", f"generation/{kv_p}")]
+    gemm, context, generation = (_table(gpu, f"{source}/{name}")
+                                 for name in (f"gemm/{gemm_p}", f"context/{kv_p}", f"generation/{kv_p}"))
     allreduce = _table(gpu, f"{source}/allreduce") if tp > 1 else None
-    if any(t is None for t in tables) or (tp > 1 and allreduce is None):
+    if gemm is None or context is None or generation is None or (tp > 1 and allreduce is None):
         return None
-    gemm, context, generation = tables
-    d = model.head_dim
-    return StepKernels(gemm=gemm, context=context, generation=generation, allreduce=allreduce,  # type: ignore[arg-type]
-                       layers=model.layers, hidden=model.hidden_size, q_heads=model.num_attention_heads / tp,
-                       kv_heads=model.num_kv_heads / tp,
-                       qkv_width=(model.num_attention_heads + 2 * model.num_kv_heads) * d / tp,
-                       o_width=model.num_attention_heads * d / tp, mlp_width=model.intermediate_size / tp,
-                       vocab_width=model.vocab_size / tp, tp=tp)
+    return StepKernels.of(model, tp, gemm, context, generation, allreduce)
 
 
 class RowKernels:
@@ -221,5 +230,5 @@ class RowKernels:
     def decode(self, batch: Any, ctx: Any) -> np.ndarray:
         return self._each("decode", batch, ctx)
 
-    def prefill(self, new: Any, isl: Any, budget: Any) -> np.ndarray:
-        return self._each("prefill", new, isl, budget)
+    def prefill(self, new: Any, isl: Any, budget: Any, batch: Any = 0.0) -> np.ndarray:
+        return self._each("prefill", new, isl, budget, batch)

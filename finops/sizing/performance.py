@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -69,6 +69,7 @@ from ..files import write_atomically
 from ..registry import Registry
 from .closed_loop import closed_loop_wait
 from .engine_defaults import default_kv_precision, engine_defaults
+from .kernels import step_kernels
 from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 from .support import check_supported
 
@@ -157,6 +158,11 @@ class Calibration:
     held_out_throughput_error: float | None = None
     measured: Mapping[str, Mapping[Coverage, tuple[float, float]]] = field(default_factory=dict)
     bands: Mapping[str, Mapping[str, tuple[float, ...]]] = field(default_factory=dict)
+    #: The constants, coverage and bands of the measured-kernel step times (``step_time_source:
+    #: kernels``), used where the kernel tables cover a configuration and ``kernels_default`` names its
+    #: ``engine:class``; there ``eta_bw`` and ``eta_c`` scale the kernels' decode and prefill times.
+    kernels: Calibration | None = None
+    kernels_default: tuple[str, ...] = ()
 
     def constants(self, engine: str) -> EngineConstants:
         """The constants of ``engine``; an unknown name lists the calibrated ones."""
@@ -200,7 +206,9 @@ class Calibration:
                           for engine, per in sorted(self.bands.items())},
                 "engines": {name: c.to_dict() for name, c in self.engines.items()},
                 "measured": {name: sorted([*key, *sizes] for key, sizes in entries.items())
-                             for name, entries in sorted(self.measured.items())}}
+                             for name, entries in sorted(self.measured.items())},
+                **({"kernels": self.kernels.to_dict(), "kernels_default": list(self.kernels_default)}
+                   if self.kernels is not None else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
@@ -223,10 +231,12 @@ class Calibration:
                              hint="rewrite the file with `finops calibrate`") from None
         if any(len(q) != len(BAND_LEVELS) for per in bands.values() for q in per.values()):
             raise InputError(f"each calibration band needs one value per level {list(BAND_LEVELS)}")
+        kernels = cls.from_dict(data["kernels"]) if isinstance(data.get("kernels"), Mapping) else None
         return cls(engines={str(k): EngineConstants.from_dict(v) for k, v in data["engines"].items()},
                    source=str(data.get("source", "")), as_of=str(data.get("as_of", "")), rows=rows,
                    held_out_tpot_error=errors[0], held_out_ttft_error=errors[1],
-                   held_out_throughput_error=errors[2], measured=measured, bands=bands)
+                   held_out_throughput_error=errors[2], measured=measured, bands=bands, kernels=kernels,
+                   kernels_default=tuple(str(k) for k in data.get("kernels_default") or ()))
 
     @classmethod
     def read(cls, path: str | Path) -> Calibration:
@@ -268,12 +278,16 @@ class ReplicaPhysics:
     expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
     prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
+    kernels: Any = None     # StepKernels/RowKernels: step times from measured kernels (None: the roofline)
 
 
 def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
-                    kv_precision: str | None = None, prefill_token_budget: int = 8192) -> ReplicaPhysics:
+                    kv_precision: str | None = None, prefill_token_budget: int = 8192,
+                    kernels_of: str | None = None) -> ReplicaPhysics:
     """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision (KV cache: ``kv_precision``,
     by default the model dtype; ``prefill_token_budget``: the engine's prompt tokens per step).
+    ``kernels_of``: an engine whose measured kernel tables time the steps where they cover this
+    configuration (:func:`~finops.sizing.kernels.step_kernels`); otherwise, or when not covered, the roofline.
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> p = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="fp8", tp=2)
@@ -294,7 +308,9 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
         attention_width=float(model.num_attention_heads * model.head_dim),
         bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
-        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget))
+        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget),
+        kernels=None if kernels_of is None else step_kernels(model, gpu.id, engine=kernels_of, precision=precision,
+                                                             kv_precision=kv_p, tp=tp))
 
 
 @dataclass(frozen=True)
@@ -348,6 +364,18 @@ class PromptTerms:
     two_layers: Any         # 2 L
     tp_share: Any           # tp - 1
     allreduce_bandwidth: float
+    new: Any = 0.0          # prompt tokens not found in the cache
+    isl: Any = 0.0
+    prefill_scale: Any = 1.0   # eta_c: with measured kernels, the engine's prefill speed relative to them
+
+
+def prefill_in_batch(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> Any:
+    """Seconds one prompt's prefill adds to the steps of ``batch`` running sequences: the prefill's
+    compute (roofline), or with measured kernels the GEMM time of its chunks beyond the batch's own
+    (:meth:`~finops.sizing.kernels.StepKernels.prefill`)."""
+    if p.kernels is None:
+        return terms.prefill_compute
+    return p.kernels.prefill(terms.new, terms.isl, p.prefill_token_budget, batch) / terms.prefill_scale
 
 
 def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, cache_hit_rate: Any = 0.0) -> PromptTerms:
@@ -361,8 +389,11 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
                                  / (p.link_bandwidth * c.link_efficiency), 0.0)
-    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0)) \
-        / group_flops + prefill_allreduce
+    if p.kernels is not None:
+        prefill_compute = p.kernels.prefill(new, isl, p.prefill_token_budget) / c.compute_efficiency
+    else:
+        prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
+                           * (isl - new / 2.0)) / group_flops + prefill_allreduce
     chunks = np.maximum(np.ceil(new / p.prefill_token_budget), 1.0)
     return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
@@ -370,7 +401,8 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                        bandwidth=p.bandwidth * c.bandwidth_efficiency,
                        moe=bool(np.asarray(p.expert_weight_bytes_per_gpu).any()), sharded=sharded,
                        any_sharded=bool(sharded.any()),
-                       two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9)
+                       two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9,
+                       new=new, isl=isl, prefill_scale=c.compute_efficiency)
 
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
@@ -380,12 +412,15 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
     if terms.moe:
         step_bytes = step_bytes - p.expert_weight_bytes_per_gpu * (1.0 - p.expert_share_per_token) ** np.maximum(b, 1.0)
     step_bytes = step_bytes + b * terms.ctx * p.kv_bytes_per_token_per_gpu
-    step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
-    if terms.any_sharded:
+    if p.kernels is not None:
+        step = p.kernels.decode(b, terms.ctx) * (p.bandwidth / terms.bandwidth) + terms.overhead   # kernels / eta_bw
+    else:
+        step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
+    if terms.any_sharded and p.kernels is None:
         step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
                                / terms.allreduce_bandwidth, 0.0)
     others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
-    return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * terms.prefill_compute
+    return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * prefill_in_batch(p, terms, b)
 
 
 def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
@@ -405,9 +440,10 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
     step, step_bytes, tpot = decode_latency(p, terms, batch)
     clients = np.maximum(np.asarray(batch, dtype=float), 1.0)
-    prefill, prefill_compute = terms.prefill, terms.prefill_compute
+    prefill = terms.prefill
+    prefill_compute = prefill_in_batch(p, terms, clients - 1.0)   # the prompts ahead share steps with the rest
     delay = scheduling_delay(c, step)
-    think = prefill - prefill_compute + delay + (np.asarray(osl, dtype=float) - 1.0) * tpot
+    think = prefill - terms.prefill_compute + delay + (np.asarray(osl, dtype=float) - 1.0) * tpot
     wait = np.minimum(c.prefill_queue * closed_loop_wait(clients, prefill_compute, think)
                       + c.prefill_burst * (clients - 1.0) / 2.0 * prefill_compute, (clients - 1.0) * prefill_compute)
     ttft = prefill + wait + delay
@@ -455,6 +491,7 @@ class Estimate:
     input_tokens_per_s: float | None
     effective_bandwidth_efficiency: float | None
     calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
+    step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
@@ -530,6 +567,12 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     else:
         wanted = concurrency
     kind = model_class(spec)
+    kernels = step_kernels(spec, device.id, engine=engine_name, precision=precision, kv_precision=kv_p, tp=tp)
+    if kernels is not None and cal.kernels is not None and f"{engine_name}:{kind}" in cal.kernels_default \
+            and engine_name in cal.kernels.engines:
+        cal = cal.kernels
+    else:
+        kernels = None
     common: dict[str, Any] = {
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
         "tp": tp, "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate),
@@ -537,7 +580,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "kv_bytes_per_token": fit.kv_bytes_per_token,
         "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p),
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
-        "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b)}
+        "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
+        "step_time_source": "roofline" if kernels is None else "kernels"}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
@@ -546,8 +590,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
                         output_tokens_per_s_band=None)
     running = min(wanted, fit.max_concurrency, batch_limit)
     constants = cal.constants(engine_name)
-    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p,
-                           prefill_token_budget=budget)
+    phys = replace(replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p,
+                                   prefill_token_budget=budget), kernels=kernels)
     lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
     ttft, tpot = float(lat.ttft), float(lat.tpot)
     cycle = ttft + (osl - 1) * tpot                      # one request's life in a running slot
