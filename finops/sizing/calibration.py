@@ -102,6 +102,12 @@ _KERNEL_SCALES = ("bandwidth_efficiency", "compute_efficiency")
 _KERNEL_LOWER = np.where(np.isin(_NAMES, _KERNEL_SCALES), np.log(0.8), _LOWER)
 _KERNEL_UPPER = np.where(np.isin(_NAMES, _KERNEL_SCALES), np.log(1.25), _UPPER)
 _KERNEL_START = np.where(np.isin(_NAMES, _KERNEL_SCALES), 0.0, _START)
+# ... and the kernels leave launch and scheduling to a per-step overhead o(tp) (not per layer: a
+# CUDA-graph step launches once), 1 us to 20 ms.
+_IS_OVERHEAD = np.isin(_NAMES, _OVERHEAD)
+_KERNEL_LOWER = np.where(_IS_OVERHEAD, np.log(1.0), _KERNEL_LOWER)
+_KERNEL_UPPER = np.where(_IS_OVERHEAD, np.log(20000.0), _KERNEL_UPPER)
+_KERNEL_START = np.where(_IS_OVERHEAD, np.log(1000.0), _KERNEL_START)
 #: The two ways a step is timed (``step_time_source``).
 StepTime = Literal["roofline", "kernels"]
 # Robust-loss scale and the weight of TPOT against TTFT residuals, chosen on the k-fold error (TPOT

@@ -107,7 +107,7 @@ class EngineConstants:
 
     bandwidth_efficiency: float          # eta_bw: share of peak HBM bandwidth a decode step reaches
     compute_efficiency: float            # eta_c: share of dense peak FLOPS prefill reaches
-    step_overhead_us_per_layer: tuple[float, float, float, float]  # o(tp) at TP 1, 2, 4, 8
+    step_overhead_us_per_layer: tuple[float, float, float, float]  # o(tp) at TP 1, 2, 4, 8 (kernels: per step)
     allreduce_gbps: float                # effective all-reduce bandwidth per GPU
     prefill_queue: float                 # q: scales the closed-loop wait behind the other clients' prompts
     ttft_steps: float                    # a: decode steps a new request waits to be scheduled
@@ -383,7 +383,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     isl = np.asarray(isl, dtype=float)
     osl = np.asarray(osl, dtype=float)
     ctx = isl + osl / 2.0
-    overhead = p.layers * _overhead_per_layer_s(c, p.tp)
+    overhead = (p.layers if p.kernels is None else 1.0) * _overhead_per_layer_s(c, p.tp)   # kernels: per step
     group_flops = p.tp * p.flops * c.compute_efficiency
     new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
     sharded = np.asarray(p.tp) > 1
