@@ -49,7 +49,7 @@ import numpy as np
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError, Location
 from .engine_defaults import default_kv_precision, engine_defaults
-from .kernels import RowKernels
+from .kernels import RowKernels, StepKernels, step_kernels
 from .memory import memory_fit
 from .performance import (
     BAND_LEVELS,
@@ -162,24 +162,28 @@ def queue_limited(m: Measurement) -> bool:
     return m.concurrency > min(fit_.max_concurrency, engine_defaults(m.engine, m.gpu).max_batch)
 
 
-def _row_physics(r: Measurement, kernels: bool) -> ReplicaPhysics:
-    return replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp,
-                           kv_precision=default_kv_precision(r.engine, r.precision),
-                           prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget,
-                           kernels_of=r.engine if kernels else None)
+def _row_kernels(r: Measurement) -> StepKernels | None:
+    return step_kernels(resolve_model(r.model), r.gpu, engine=r.engine, precision=r.precision,
+                        kv_precision=default_kv_precision(r.engine, r.precision), tp=r.tp)
 
 
 def kernel_covered(m: Measurement) -> bool:
     """True when the measured kernel tables time this row's configuration (:mod:`finops.sizing.kernels`)."""
-    return _row_physics(m, True).kernels is not None
+    return _row_kernels(m) is not None
 
 
-def _physics(rows: Sequence[Measurement], kernels: bool = False) -> ReplicaPhysics:
-    """The rows' physics stacked into arrays; with ``kernels``, every row must be :func:`kernel_covered`."""
-    per_row = [_row_physics(r, kernels) for r in rows]
-    stacked = {f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
-               for f in fields(ReplicaPhysics) if f.name != "kernels"}
-    return ReplicaPhysics(**stacked, kernels=RowKernels([p.kernels for p in per_row]) if kernels else None)
+def _physics(rows: Sequence[Measurement]) -> ReplicaPhysics:
+    per_row = [replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp,
+                               kv_precision=default_kv_precision(r.engine, r.precision),
+                               prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget)
+               for r in rows]
+    return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
+                             for f in fields(ReplicaPhysics)})
+
+
+def _kernels(rows: Sequence[Measurement], kernels: bool) -> RowKernels | None:
+    """The rows' measured kernels (every row :func:`kernel_covered`), or ``None`` for the roofline."""
+    return RowKernels([_row_kernels(r) for r in rows]) if kernels else None  # type: ignore[misc]
 
 
 def _constants(theta: np.ndarray) -> EngineConstants:
@@ -199,8 +203,9 @@ def _columns(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
             for name in ("isl", "osl", "concurrency", "ttft_ms", "tpot_ms")}
 
 
-def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    lat = replica_latency(phys, c, isl=cols["isl"], osl=cols["osl"], batch=cols["concurrency"])
+def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.ndarray],
+                kernels: RowKernels | None = None) -> tuple[np.ndarray, np.ndarray]:
+    lat = replica_latency(phys, c, isl=cols["isl"], osl=cols["osl"], batch=cols["concurrency"], kernels=kernels)
     return lat.ttft * 1e3, lat.tpot * 1e3
 
 
@@ -208,12 +213,12 @@ def _fit_engine(rows: Sequence[Measurement], prior: EngineConstants | None, prio
                 kernels: bool = False) -> EngineConstants:
     from scipy.optimize import least_squares
 
-    phys, cols = _physics(rows, kernels), _columns(rows)
+    phys, cols, row_kernels = _physics(rows), _columns(rows), _kernels(rows, kernels)
     lower, upper, first = (_KERNEL_LOWER, _KERNEL_UPPER, _KERNEL_START) if kernels else (_LOWER, _UPPER, _START)
     start = _theta(prior, lower, upper) if prior is not None else first
 
     def residuals(theta: np.ndarray) -> np.ndarray:
-        ttft, tpot = _latency_ms(phys, _constants(theta), cols)
+        ttft, tpot = _latency_ms(phys, _constants(theta), cols, row_kernels)
         parts = [_TPOT_WEIGHT * np.log(tpot / cols["tpot_ms"]), np.log(ttft / cols["ttft_ms"])]
         if prior is not None:
             parts.append(np.sqrt(prior_weight) * (theta - start))
@@ -281,8 +286,8 @@ def predict(rows: Sequence[Measurement], calibration: Calibration,
     for engine in {r.engine for r in rows}:
         index = [i for i, r in enumerate(rows) if r.engine == engine]
         subset = [rows[i] for i in index]
-        ttft[index], tpot[index] = _latency_ms(_physics(subset, step_time == "kernels"),
-                                               calibration.constants(engine), _columns(subset))
+        ttft[index], tpot[index] = _latency_ms(_physics(subset), calibration.constants(engine), _columns(subset),
+                                               _kernels(subset, step_time == "kernels"))
     return ttft, tpot
 
 

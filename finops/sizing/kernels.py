@@ -6,7 +6,8 @@ NOTICE): GEMM latency by ``(m, n, k)`` and dtype, context and generation attenti
 length, query and KV heads (head dim 128) and KV dtype, and all-reduce by GPUs and message bytes, per
 engine and GPU. A value between grid points is interpolated multilinearly in log latency over log
 coordinates; below the grid it is clamped, above it scaled linearly (latency grows in proportion to
-tokens, heads or bytes once a kernel fills the GPU).
+tokens, heads or bytes once a kernel fills the GPU), except prefill attention beyond the longest
+measured prompt (16,384 tokens), which grows with the square of the prompt.
 
 One tensor-parallel rank of a dense decoder layer (hidden ``H``, query heads ``h``, KV heads ``g``, head
 dim ``d``, MLP width ``I``, vocabulary ``V``, ``t`` GPUs) runs, for ``m`` tokens::
@@ -171,8 +172,11 @@ class StepKernels:
         return self.tokens(b) + self.logits(b) + self.generation(b, ctx)
 
     def _context(self, seq: Any) -> Any:
+        """Prefill attention over ``seq`` tokens; beyond the table's longest prompt it grows as seq^2."""
         seq = np.asarray(seq, dtype=float)
-        return np.where(seq >= 1.0, self.context(np.maximum(seq, 1.0)), 0.0)
+        top = self.context.axes[0][-1]
+        inside = self.context(np.clip(seq, 1.0, top))
+        return np.where(seq >= 1.0, inside * np.maximum(seq / top, 1.0) ** 2, 0.0)
 
     def prefill(self, new: Any, isl: Any, budget: Any, batch: Any = 0.0) -> Any:
         """Seconds one prompt's prefill takes (``new`` uncached tokens of ``isl``, ``budget`` tokens a

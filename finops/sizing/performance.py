@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -73,7 +73,7 @@ from .kernels import step_kernels
 from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 from .support import check_supported
 
-__all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "Calibration", "Engine", "EngineConstants", "Estimate",
+__all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibration", "Engine", "EngineConstants", "Estimate",
            "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "model_class", "prompt_terms",
            "replica_latency", "replica_physics", "scheduling_delay"]
 
@@ -278,16 +278,12 @@ class ReplicaPhysics:
     expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
     prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
-    kernels: Any = None     # StepKernels/RowKernels: step times from measured kernels (None: the roofline)
 
 
 def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
-                    kv_precision: str | None = None, prefill_token_budget: int = 8192,
-                    kernels_of: str | None = None) -> ReplicaPhysics:
+                    kv_precision: str | None = None, prefill_token_budget: int = 8192) -> ReplicaPhysics:
     """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision (KV cache: ``kv_precision``,
     by default the model dtype; ``prefill_token_budget``: the engine's prompt tokens per step).
-    ``kernels_of``: an engine whose measured kernel tables time the steps where they cover this
-    configuration (:func:`~finops.sizing.kernels.step_kernels`); otherwise, or when not covered, the roofline.
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> p = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="fp8", tp=2)
@@ -308,9 +304,7 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
         attention_width=float(model.num_attention_heads * model.head_dim),
         bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
-        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget),
-        kernels=None if kernels_of is None else step_kernels(model, gpu.id, engine=kernels_of, precision=precision,
-                                                             kv_precision=kv_p, tp=tp))
+        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget))
 
 
 @dataclass(frozen=True)
@@ -367,30 +361,34 @@ class PromptTerms:
     new: Any = 0.0          # prompt tokens not found in the cache
     isl: Any = 0.0
     prefill_scale: Any = 1.0   # eta_c: with measured kernels, the engine's prefill speed relative to them
+    kernels: Any = None     # StepKernels/RowKernels: step times from measured kernels (None: the roofline)
 
 
 def prefill_in_batch(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> Any:
     """Seconds one prompt's prefill adds to the steps of ``batch`` running sequences: the prefill's
     compute (roofline), or with measured kernels the GEMM time of its chunks beyond the batch's own
     (:meth:`~finops.sizing.kernels.StepKernels.prefill`)."""
-    if p.kernels is None:
+    if terms.kernels is None:
         return terms.prefill_compute
-    return p.kernels.prefill(terms.new, terms.isl, p.prefill_token_budget, batch) / terms.prefill_scale
+    return terms.kernels.prefill(terms.new, terms.isl, p.prefill_token_budget, batch) / terms.prefill_scale
 
 
-def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, cache_hit_rate: Any = 0.0) -> PromptTerms:
-    """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast."""
+def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, cache_hit_rate: Any = 0.0,
+                 kernels: Any = None) -> PromptTerms:
+    """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast.
+    ``kernels`` (:func:`~finops.sizing.kernels.step_kernels`): time the steps from measured kernels
+    (``c`` then a calibration's ``kernels`` constants) in place of the roofline."""
     isl = np.asarray(isl, dtype=float)
     osl = np.asarray(osl, dtype=float)
     ctx = isl + osl / 2.0
-    overhead = (p.layers if p.kernels is None else 1.0) * _overhead_per_layer_s(c, p.tp)   # kernels: per step
+    overhead = (p.layers if kernels is None else 1.0) * _overhead_per_layer_s(c, p.tp)   # kernels: per step
     group_flops = p.tp * p.flops * c.compute_efficiency
     new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
                                  / (p.link_bandwidth * c.link_efficiency), 0.0)
-    if p.kernels is not None:
-        prefill_compute = p.kernels.prefill(new, isl, p.prefill_token_budget) / c.compute_efficiency
+    if kernels is not None:
+        prefill_compute = kernels.prefill(new, isl, p.prefill_token_budget) / c.compute_efficiency
     else:
         prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
                            * (isl - new / 2.0)) / group_flops + prefill_allreduce
@@ -402,7 +400,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                        moe=bool(np.asarray(p.expert_weight_bytes_per_gpu).any()), sharded=sharded,
                        any_sharded=bool(sharded.any()),
                        two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9,
-                       new=new, isl=isl, prefill_scale=c.compute_efficiency)
+                       new=new, isl=isl, prefill_scale=c.compute_efficiency, kernels=kernels)
 
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
@@ -412,11 +410,11 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
     if terms.moe:
         step_bytes = step_bytes - p.expert_weight_bytes_per_gpu * (1.0 - p.expert_share_per_token) ** np.maximum(b, 1.0)
     step_bytes = step_bytes + b * terms.ctx * p.kv_bytes_per_token_per_gpu
-    if p.kernels is not None:
-        step = p.kernels.decode(b, terms.ctx) * (p.bandwidth / terms.bandwidth) + terms.overhead   # kernels / eta_bw
+    if terms.kernels is not None:
+        step = terms.kernels.decode(b, terms.ctx) * (p.bandwidth / terms.bandwidth) + terms.overhead   # kernels / eta_bw
     else:
         step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
-    if terms.any_sharded and p.kernels is None:
+    if terms.any_sharded and terms.kernels is None:
         step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
                                / terms.allreduce_bandwidth, 0.0)
     others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
@@ -424,7 +422,7 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
 
 
 def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
-                    cache_hit_rate: Any = 0.0, terms: PromptTerms | None = None) -> Latency:
+                    cache_hit_rate: Any = 0.0, terms: PromptTerms | None = None, kernels: Any = None) -> Latency:
     """The module formulas, vectorized: any argument may be a numpy array (they broadcast).
 
     ``terms``: :func:`prompt_terms` of the same physics, constants, ``isl``, ``osl`` and hit rate, when
@@ -437,7 +435,7 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     >>> bool(lat.tpot[1] > lat.tpot[0]), bool(lat.ttft[1] > lat.ttft[0])
     (True, True)
     """
-    terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
+    terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate, kernels=kernels)
     step, step_bytes, tpot = decode_latency(p, terms, batch)
     clients = np.maximum(np.asarray(batch, dtype=float), 1.0)
     prefill = terms.prefill
@@ -524,10 +522,26 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     return out
 
 
+#: ``step_time`` choices of :func:`estimate`.
+STEP_TIMES: tuple[str, ...] = ("auto", "kernels", "roofline")
+
+
+def _kernels_for(cal: Calibration, step_time: str, spec: ModelSpec, gpu: str, engine: str, precision: str,
+                 kv_precision: str, tp: int) -> Any:
+    """The measured kernels that time this estimate, or ``None`` for the roofline (see :func:`estimate`)."""
+    if step_time not in STEP_TIMES:
+        raise InputError(f"unknown step time {step_time!r}", hint=f"use one of: {', '.join(STEP_TIMES)}")
+    wanted = step_time == "kernels" or (step_time == "auto" and f"{engine}:{model_class(spec)}" in cal.kernels_default)
+    if not wanted or cal.kernels is None or engine not in cal.kernels.engines:
+        return None
+    return step_kernels(spec, gpu, engine=engine, precision=precision, kv_precision=kv_precision, tp=tp)
+
+
 def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
              concurrency: int | Literal["max"] = "max", engine: str = "vllm", cache_hit_rate: float = 0.0,
              kv_precision: str | None = None, calibration: Calibration | None = None,
-             max_batch: int | None = None, prefill_token_budget: int | None = None) -> Estimate:
+             max_batch: int | None = None, prefill_token_budget: int | None = None,
+             step_time: str = "auto") -> Estimate:
     """Memory fit, TTFT, TPOT and throughput of one replica at a concurrency.
 
     ``concurrency="max"`` is the maximum-throughput point: as many sequences as the KV cache holds and
@@ -535,6 +549,11 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     ``prefill_token_budget`` and ``kv_precision``, see :mod:`finops.sizing.engine_defaults`). Above
     those limits the engine runs ``running_batch`` sequences and the rest wait; by Little's law each
     waits ``(c - running) / completions per second``, which is added to TTFT.
+
+    ``step_time``: ``"kernels"`` times the steps from measured kernel tables where they cover the
+    configuration (:mod:`finops.sizing.kernels`), ``"roofline"`` never, ``"auto"`` where the calibration
+    made them the default (``Calibration.kernels_default``: the ``engine:class`` keys where they were
+    better held out). ``step_time_source`` says which one answered.
 
     >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
@@ -567,12 +586,9 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     else:
         wanted = concurrency
     kind = model_class(spec)
-    kernels = step_kernels(spec, device.id, engine=engine_name, precision=precision, kv_precision=kv_p, tp=tp)
-    if kernels is not None and cal.kernels is not None and f"{engine_name}:{kind}" in cal.kernels_default \
-            and engine_name in cal.kernels.engines:
-        cal = cal.kernels
-    else:
-        kernels = None
+    kernels = _kernels_for(cal, step_time, spec, device.id, engine_name, precision, kv_p, tp)
+    if kernels is not None:
+        cal = cal.kernels  # type: ignore[assignment]
     common: dict[str, Any] = {
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
         "tp": tp, "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate),
@@ -590,9 +606,9 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
                         output_tokens_per_s_band=None)
     running = min(wanted, fit.max_concurrency, batch_limit)
     constants = cal.constants(engine_name)
-    phys = replace(replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p,
-                                   prefill_token_budget=budget), kernels=kernels)
-    lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
+    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget)
+    lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate,
+                          kernels=kernels)
     ttft, tpot = float(lat.ttft), float(lat.tpot)
     cycle = ttft + (osl - 1) * tpot                      # one request's life in a running slot
     output_rate = running * osl / cycle
