@@ -8,6 +8,10 @@ Goal (issue 11): <= 5 % maximum throughput, <= 10 % TPOT and TTFT at fixed concu
 are fitted on the dense models only (``BUNDLED_CLASSES``); the DeepSeek-V3/R1 rows are predicted, never
 fitted, so their slice is the error of extrapolating to an MLA/MoE model.
 
+Then the measured-kernel step times (``finops.sizing.kernels``) beside the roofline on the rows the
+kernel tables cover, leave-one-model-out and leave-one-GPU-out, per engine; where the kernels are better
+leave-one-model-out (TPOT and throughput) they become that engine's default for dense models.
+
 Run: ``python benchmarks/bench_calibration.py``; ``--write`` also refits on every row and rewrites the
 shipped constants ``finops/catalog/data/calibration.json`` (with these held-out errors and the
 per-engine bands in it).
@@ -88,15 +92,17 @@ def main() -> FoldReport:
 
 def estimate_speed(calls: int = 2000) -> None:
     """Warm time of one ``estimate`` in this process (goal, issue 11: at most 1 ms), with the load."""
-    args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256,
-            "concurrency": 16, "engine": "trtllm"}
-    estimate(**args)
-    start = time.perf_counter()
-    for _ in range(calls):
+    print()
+    for step_time in ("kernels", "roofline"):
+        args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256,
+                "concurrency": 16, "engine": "trtllm", "step_time": step_time}
         estimate(**args)
-    per_call_ms = (time.perf_counter() - start) / calls * 1e3
-    print(f"\nwarm estimate: {per_call_ms:.3f} ms per query (goal 1 ms; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+        start = time.perf_counter()
+        for _ in range(calls):
+            estimate(**args)
+        per_call_ms = (time.perf_counter() - start) / calls * 1e3
+        print(f"warm estimate, {step_time} step times: {per_call_ms:.3f} ms per query (goal 1 ms; load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
 
 
 def kernels_against_roofline(roofline: FoldReport) -> tuple[FoldReport, tuple[str, ...]]:

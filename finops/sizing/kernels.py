@@ -145,9 +145,10 @@ class StepKernels:
     so that a query is three small look-ups)."""
 
     tokens: KernelTable       # L x (gemms(m) + comm(m)) on the GEMM table's m grid
-    logits: KernelTable       # G(m, V / t, H)
+    decode_tokens: KernelTable   # tokens(m) + G(m, V / t, H): a decode step's GEMMs, logits included
     generation: KernelTable   # L x gen_attn(b, seq) on the generation table's batch x sequence grid
     context: KernelTable      # L x ctx_attn(1, seq) on the context table's sequence grid
+    last_logits: float        # G(1, V / t, H): a prompt's first token
 
     @classmethod
     def of(cls, model: ModelSpec, tp: int, gemm: KernelTable, context: KernelTable, generation: KernelTable,
@@ -161,21 +162,22 @@ class StepKernels:
         comm = 0.0 if allreduce is None else 2.0 * allreduce(float(tp), m[:, 0] * hidden * 2.0)
         layers = model.layers
         batch, seq = generation.axes[0][:, None], generation.axes[1][None, :]
-        return cls(tokens=_reduced(layers * (times[:, :4].sum(axis=1) + comm), m[:, 0]),
-                   logits=_reduced(times[:, 4], m[:, 0]),
+        tokens = layers * (times[:, :4].sum(axis=1) + comm)
+        return cls(tokens=_reduced(tokens, m[:, 0]), decode_tokens=_reduced(tokens + times[:, 4], m[:, 0]),
+                   last_logits=float(gemm(1.0, n[4], k[4])),
                    generation=_reduced(layers * generation(batch, seq, h, g), generation.axes[0], generation.axes[1]),
                    context=_reduced(layers * context(1.0, context.axes[1], h, g), context.axes[1]))
 
     def decode(self, batch: Any, ctx: Any) -> Any:
         """Seconds of one decode step of ``batch`` sequences at mean context ``ctx``."""
         b = np.maximum(np.asarray(batch, dtype=float), 1.0)
-        return self.tokens(b) + self.logits(b) + self.generation(b, ctx)
+        return self.decode_tokens(b) + self.generation(b, ctx)
 
     def _context(self, seq: Any) -> Any:
         """Prefill attention over ``seq`` tokens; beyond the table's longest prompt it grows as seq^2."""
         seq = np.asarray(seq, dtype=float)
         top = self.context.axes[0][-1]
-        inside = self.context(np.clip(seq, 1.0, top))
+        inside = self.context(np.minimum(np.maximum(seq, 1.0), top))
         return np.where(seq >= 1.0, inside * np.maximum(seq / top, 1.0) ** 2, 0.0)
 
     def prefill(self, new: Any, isl: Any, budget: Any, batch: Any = 0.0) -> Any:
@@ -185,10 +187,11 @@ class StepKernels:
         new = np.maximum(np.asarray(new, dtype=float), 1.0)
         chunks = np.maximum(np.ceil(new / np.asarray(budget, dtype=float)), 1.0)
         b = np.asarray(batch, dtype=float)
-        base = np.where(b > 0.0, self.tokens(np.maximum(b, 1.0)), 0.0)
-        attention = self._context(isl) - self._context(np.asarray(isl, dtype=float) - new)
-        return (chunks * np.maximum(self.tokens(b + new / chunks) - base, 0.0) + np.maximum(attention, 0.0)
-                + self.logits(1.0))
+        with_chunk, alone = self.tokens(np.stack(np.broadcast_arrays(b + new / chunks, np.maximum(b, 1.0))))
+        base = np.where(b > 0.0, alone, 0.0)
+        isl = np.asarray(isl, dtype=float)
+        whole, cached = self._context(np.stack(np.broadcast_arrays(isl, isl - new)))
+        return chunks * np.maximum(with_chunk - base, 0.0) + np.maximum(whole - cached, 0.0) + self.last_logits
 
 
 @cache
