@@ -30,7 +30,7 @@ hold are covered (:func:`step_kernels`); anything else returns ``None`` and the 
 
 >>> from finops.catalog import get_model
 >>> k = step_kernels(get_model("llama-3.1-8b"), "h100-sxm", engine="trtllm", precision="bf16", kv_precision="bf16", tp=1)
->>> 5 < float(k.decode(1, 1024)) * 1e3 < 12, 0.05 < float(k.prefill(2048, 2048, 8192)) < 0.3
+>>> 5 < float(k.decode(1, 1024)) * 1e3 < 12, 30 < float(k.prefill(2048, 2048, 8192)) * 1e3 < 100
 (True, True)
 >>> step_kernels(get_model("llama-3.1-8b"), "mi300x", engine="vllm", precision="bf16", kv_precision="bf16", tp=1) is None
 True
