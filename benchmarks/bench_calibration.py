@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import replace
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,7 +39,7 @@ from finops.sizing.calibration import (
     leave_one_model_out,
     with_held_out,
 )
-from finops.sizing.performance import estimate, model_class, replica_physics
+from finops.sizing.performance import ENGINES, estimate, model_class, replica_physics
 
 
 def roofline(m: Measurement) -> tuple[float, float]:
@@ -60,10 +59,12 @@ def table(report: FoldReport, title: str, key: Callable[[Measurement], object]) 
         print(f"{value!s:24} {sum(mask):>5} {tpot:>9.1%} {ttft:>9.1%} {rate:>9.1%}")
 
 
-def main() -> FoldReport:
+def main(kernel_engines: tuple[str, ...] | None = None) -> FoldReport:
+    """The held-out report as the product answers: measured kernels for ``kernel_engines`` (by default
+    the bundled calibration's), the roofline elsewhere."""
     rows = bundled_measurements()
     start = time.perf_counter()
-    report = leave_one_model_out(rows, classes=BUNDLED_CLASSES)
+    report = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines)
     seconds = time.perf_counter() - start
     tpot, ttft, rate = report.median_errors()
     print(f"leave-one-model-out on {len(rows)} AIConfigurator rows ({report.excluded} left out: "
@@ -105,51 +106,43 @@ def estimate_speed(calls: int = 2000) -> None:
               f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
 
 
-def kernels_against_roofline(roofline: FoldReport) -> tuple[FoldReport, tuple[str, ...]]:
+def kernels_against_roofline() -> tuple[str, ...]:
     """Leave-one-model-out and leave-one-GPU-out error of the measured-kernel step times on the rows the
-    tables cover, beside the roofline's on the same rows; returns the kernel report and the
-    ``engine:class`` keys where the kernels are better held out (TPOT and throughput both), which
-    become the default there (``Calibration.kernels_default``)."""
+    tables cover, beside the roofline's on the same rows; returns the engines where the kernels are
+    better leave-one-model-out (TPOT and throughput both), which become their default (``kernel_steps``)."""
     rows = [r for r in bundled_measurements() if kernel_covered(r)]
-    kernel = leave_one_model_out(rows, classes=BUNDLED_CLASSES, step_time="kernels")
-    by_gpu = {step: leave_one_model_out(rows, classes=BUNDLED_CLASSES, step_time=step, hold_out="gpu")
-              for step in ("kernels", "roofline")}
-    covered = {(r.engine, r.model, r.gpu, r.precision, r.tp, r.isl, r.osl, r.concurrency) for r in kernel.rows}
-    same = [(r.engine, r.model, r.gpu, r.precision, r.tp, r.isl, r.osl, r.concurrency) in covered for r in roofline.rows]
-    print(f"\nmeasured kernels against the roofline on the {len(kernel.rows)} rows the kernel tables cover "
-          "(median absolute error, held out; TPOT / TTFT / throughput):")
+    reports = {(step, hold): leave_one_model_out(rows, classes=BUNDLED_CLASSES, hold_out=hold,
+                                                 kernel_engines=ENGINES if step == "kernels" else ())
+               for step in ("kernels", "roofline") for hold in ("model", "gpu")}
+    print(f"\nmeasured kernels against the roofline on the {len(reports['kernels', 'model'].rows)} rows the kernel "
+          "tables cover (median absolute error, held out; TPOT / TTFT / throughput):")
     print(f"{'slice':24} {'rows':>5} {'kernels':>22} {'roofline':>22}")
     better = []
-    for key in sorted({r.engine for r in kernel.rows}) + [None]:
-        mine = [key is None or r.engine == key for r in kernel.rows]
-        theirs = [s and (key is None or r.engine == key) for s, r in zip(same, roofline.rows)]
-        k, f = kernel.median_errors(mine), roofline.median_errors(theirs)
-        print(f"{'model out, ' + (key or 'all'):24} {sum(mine):>5} "
-              + "  ".join(f"{x:5.1%}" for x in k) + "  " + "  ".join(f"{x:5.1%}" for x in f))
-        if key is not None and k[0] < f[0] and k[2] < f[2]:
-            better.append(f"{key}:dense")
-    for key in sorted({r.engine for r in kernel.rows}) + [None]:
-        k, f = (by_gpu[s].median_errors([key is None or r.engine == key for r in by_gpu[s].rows])
-                for s in ("kernels", "roofline"))
-        print(f"{'GPU out, ' + (key or 'all'):24} {sum(key is None or r.engine == key for r in by_gpu['kernels'].rows):>5} "
-              + "  ".join(f"{x:5.1%}" for x in k) + "  " + "  ".join(f"{x:5.1%}" for x in f))
+    for hold in ("model", "gpu"):
+        for engine in [*ENGINES, None]:
+            k, f = (reports[step, hold].median_errors([engine is None or r.engine == engine
+                                                       for r in reports[step, hold].rows])
+                    for step in ("kernels", "roofline"))
+            count = sum(engine is None or r.engine == engine for r in reports["kernels", hold].rows)
+            print(f"{hold + ' out, ' + (engine or 'all'):24} {count:>5} "
+                  + "  ".join(f"{x:5.1%}" for x in k) + "  " + "  ".join(f"{x:5.1%}" for x in f))
+            if hold == "model" and engine is not None and k[0] < f[0] and k[2] < f[2]:
+                better.append(engine)
     print(f"kernels become the default for: {', '.join(better) or 'nothing'}")
-    return kernel, tuple(better)
+    return tuple(better)
 
 
-def write_constants(report: FoldReport, kernel_report: FoldReport, kernels_default: tuple[str, ...]) -> None:
+def write_constants(report: FoldReport, kernel_engines: tuple[str, ...]) -> None:
     rows = bundled_measurements()
     as_of = rows[0].source.rsplit(" ", 1)[-1]
     target = Path(__file__).parents[1] / "finops" / "catalog" / "data" / "calibration.json"
-    kernels = with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, step_time="kernels"), kernel_report)
-    calibration = with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES), report)
-    replace(calibration, kernels=kernels, kernels_default=kernels_default).write(target)
+    with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines), report).write(target)
     print(f"\nwrote {target}")
 
 
 if __name__ == "__main__":
-    fold_report = main()
-    kernel_fold_report, default = kernels_against_roofline(fold_report)
+    chosen = kernels_against_roofline()
+    fold_report = main(chosen)
     estimate_speed()
     if "--write" in sys.argv[1:]:
-        write_constants(fold_report, kernel_fold_report, default)
+        write_constants(fold_report, chosen)

@@ -38,7 +38,7 @@ import gzip
 import io
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
@@ -49,7 +49,7 @@ import numpy as np
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError, Location
 from .engine_defaults import default_kv_precision, engine_defaults
-from .kernels import RowKernels, StepKernels, step_kernels
+from .kernels import step_kernels
 from .memory import memory_fit
 from .performance import (
     BAND_LEVELS,
@@ -93,23 +93,26 @@ _PARAMETERS: dict[str, tuple[float, float, float]] = {
     "ttft_steps": (1e-3, 2.0, 1.0),
     "ttft_fixed_ms": (0.01, 30.0, 10.0),
 }
+# Step times from measured kernels (finops.sizing.kernels) add their own: the engine's decode and
+# prefill speed relative to the tables (whose engine version is not the measured rows'), bounded to
+# 0.8-1.25 so that they cannot trade the kernels for overhead (unbounded, TRT-LLM's fit put the kernels
+# at a third of their time and the rest in overhead), and a per-step overhead k1..k8 (not per layer:
+# a CUDA-graph step launches once; per layer, the 70B rows took the 8B rows' overhead x 2.5), 1 us-20 ms.
+# They are fitted after the others, with the others fixed: the scheduling terms are shared.
+_PARAMETERS.update({
+    "kernel_decode_scale": (0.8, 1.25, 1.0),
+    "kernel_prefill_scale": (0.8, 1.25, 1.0),
+    "k1": (1.0, 20000.0, 1000.0),
+    "k2": (1.0, 20000.0, 1000.0),
+    "k4": (1.0, 20000.0, 1000.0),
+    "k8": (1.0, 20000.0, 1000.0),
+})
 _NAMES = tuple(_PARAMETERS)
 _OVERHEAD = ("o1", "o2", "o4", "o8")
+_KERNEL_OVERHEAD = ("k1", "k2", "k4", "k8")
+_KERNEL_NAMES = ("kernel_decode_scale", "kernel_prefill_scale", *_KERNEL_OVERHEAD)
+_ROOFLINE_NAMES = tuple(n for n in _NAMES if n not in _KERNEL_NAMES)
 _LOWER, _UPPER, _START = (np.log([v[i] for v in _PARAMETERS.values()]) for i in range(3))
-# With measured kernels, eta_bw and eta_c are the engine's speed relative to the kernel tables (their
-# engine version, not the measured rows'), so they may exceed 1: bounds 0.3-3.
-_KERNEL_SCALES = ("bandwidth_efficiency", "compute_efficiency")
-_KERNEL_LOWER = np.where(np.isin(_NAMES, _KERNEL_SCALES), np.log(0.8), _LOWER)
-_KERNEL_UPPER = np.where(np.isin(_NAMES, _KERNEL_SCALES), np.log(1.25), _UPPER)
-_KERNEL_START = np.where(np.isin(_NAMES, _KERNEL_SCALES), 0.0, _START)
-# ... and the kernels leave launch and scheduling to a per-step overhead o(tp) (not per layer: a
-# CUDA-graph step launches once), 1 us to 20 ms.
-_IS_OVERHEAD = np.isin(_NAMES, _OVERHEAD)
-_KERNEL_LOWER = np.where(_IS_OVERHEAD, np.log(1.0), _KERNEL_LOWER)
-_KERNEL_UPPER = np.where(_IS_OVERHEAD, np.log(20000.0), _KERNEL_UPPER)
-_KERNEL_START = np.where(_IS_OVERHEAD, np.log(1000.0), _KERNEL_START)
-#: The two ways a step is timed (``step_time_source``).
-StepTime = Literal["roofline", "kernels"]
 # Robust-loss scale and the weight of TPOT against TTFT residuals, chosen on the k-fold error (TPOT
 # is the tighter goal at 10 %, TTFT the noisier data; 0.5 balances the two held-out medians).
 _F_SCALE = 0.05
@@ -162,40 +165,34 @@ def queue_limited(m: Measurement) -> bool:
     return m.concurrency > min(fit_.max_concurrency, engine_defaults(m.engine, m.gpu).max_batch)
 
 
-def _row_kernels(r: Measurement) -> StepKernels | None:
-    return step_kernels(resolve_model(r.model), r.gpu, engine=r.engine, precision=r.precision,
-                        kv_precision=default_kv_precision(r.engine, r.precision), tp=r.tp)
-
-
 def kernel_covered(m: Measurement) -> bool:
     """True when the measured kernel tables time this row's configuration (:mod:`finops.sizing.kernels`)."""
-    return _row_kernels(m) is not None
+    return step_kernels(resolve_model(m.model), m.gpu, engine=m.engine, precision=m.precision,
+                        kv_precision=default_kv_precision(m.engine, m.precision), tp=m.tp) is not None
 
 
 def _physics(rows: Sequence[Measurement]) -> ReplicaPhysics:
     per_row = [replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp,
                                kv_precision=default_kv_precision(r.engine, r.precision),
-                               prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget)
+                               prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget,
+                               engine=r.engine)
                for r in rows]
     return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
                              for f in fields(ReplicaPhysics)})
 
 
-def _kernels(rows: Sequence[Measurement], kernels: bool) -> RowKernels | None:
-    """The rows' measured kernels (every row :func:`kernel_covered`), or ``None`` for the roofline."""
-    return RowKernels([_row_kernels(r) for r in rows]) if kernels else None  # type: ignore[misc]
-
-
-def _constants(theta: np.ndarray) -> EngineConstants:
+def _constants(theta: np.ndarray, kernel_steps: float) -> EngineConstants:
     v = dict(zip(_NAMES, np.exp(theta)))
     overhead = tuple(v.pop(name) for name in _OVERHEAD)
-    return EngineConstants(step_overhead_us_per_layer=overhead, **v)  # type: ignore[arg-type]
+    kernel_overhead = tuple(v.pop(name) for name in _KERNEL_OVERHEAD)
+    return EngineConstants(step_overhead_us_per_layer=overhead, kernel_step_overhead_us=kernel_overhead,  # type: ignore[arg-type]
+                           kernel_steps=kernel_steps, **v)
 
 
-def _theta(c: EngineConstants, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-    values = dict(zip(_OVERHEAD, c.step_overhead_us_per_layer))
+def _theta(c: EngineConstants) -> np.ndarray:
+    values = dict(zip(_OVERHEAD, c.step_overhead_us_per_layer)) | dict(zip(_KERNEL_OVERHEAD, c.kernel_step_overhead_us))
     values.update({name: getattr(c, name) for name in _NAMES if name not in values})
-    return np.clip(np.log(np.maximum([values[name] for name in _NAMES], 1e-9)), lower, upper)
+    return np.clip(np.log(np.maximum([values[name] for name in _NAMES], 1e-9)), _LOWER, _UPPER)
 
 
 def _columns(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
@@ -203,29 +200,35 @@ def _columns(rows: Sequence[Measurement]) -> dict[str, np.ndarray]:
             for name in ("isl", "osl", "concurrency", "ttft_ms", "tpot_ms")}
 
 
-def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.ndarray],
-                kernels: RowKernels | None = None) -> tuple[np.ndarray, np.ndarray]:
-    lat = replica_latency(phys, c, isl=cols["isl"], osl=cols["osl"], batch=cols["concurrency"], kernels=kernels)
+def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    lat = replica_latency(phys, c, isl=cols["isl"], osl=cols["osl"], batch=cols["concurrency"])
     return lat.ttft * 1e3, lat.tpot * 1e3
 
 
-def _fit_engine(rows: Sequence[Measurement], prior: EngineConstants | None, prior_weight: float,
-                kernels: bool = False) -> EngineConstants:
+def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[str], kernel_steps: float,
+                prior_weight: float | None) -> EngineConstants:
+    """The constants ``free`` fitted on ``rows``, the others kept at ``start`` (log space); with a
+    ``prior_weight``, each free constant's log deviation from ``start`` is a residual of that weight."""
     from scipy.optimize import least_squares
 
-    phys, cols, row_kernels = _physics(rows), _columns(rows), _kernels(rows, kernels)
-    lower, upper, first = (_KERNEL_LOWER, _KERNEL_UPPER, _KERNEL_START) if kernels else (_LOWER, _UPPER, _START)
-    start = _theta(prior, lower, upper) if prior is not None else first
+    phys, cols = _physics(rows), _columns(rows)
+    index = np.array([_NAMES.index(name) for name in free])
 
-    def residuals(theta: np.ndarray) -> np.ndarray:
-        ttft, tpot = _latency_ms(phys, _constants(theta), cols, row_kernels)
+    def full(x: np.ndarray) -> np.ndarray:
+        theta = start.copy()
+        theta[index] = x
+        return theta
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        ttft, tpot = _latency_ms(phys, _constants(full(x), kernel_steps), cols)
         parts = [_TPOT_WEIGHT * np.log(tpot / cols["tpot_ms"]), np.log(ttft / cols["ttft_ms"])]
-        if prior is not None:
-            parts.append(np.sqrt(prior_weight) * (theta - start))
+        if prior_weight is not None:
+            parts.append(np.sqrt(prior_weight) * (x - start[index]))
         return np.concatenate(parts)
 
-    result = least_squares(residuals, start, bounds=(lower, upper), loss="soft_l1", f_scale=_F_SCALE)
-    return _constants(result.x)
+    result = least_squares(residuals, start[index], bounds=(_LOWER[index], _UPPER[index]), loss="soft_l1",
+                           f_scale=_F_SCALE)
+    return _constants(full(result.x), kernel_steps)
 
 
 def _as_floats(c: EngineConstants) -> EngineConstants:
@@ -234,11 +237,12 @@ def _as_floats(c: EngineConstants) -> EngineConstants:
 
 def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         prior_weight: float = REFIT_PRIOR_WEIGHT, source: str = BUNDLED_SOURCE, as_of: str | None = None,
-        classes: Sequence[str] | None = None, step_time: StepTime = "roofline") -> Calibration:
+        classes: Sequence[str] | None = None, kernel_engines: Collection[str] | None = None) -> Calibration:
     """Fit each engine present in ``rows`` (queue-limited rows left out; with ``classes``, also the rows
-    of other model classes); engines absent keep ``prior``'s. ``step_time="kernels"`` fits the constants
-    of the measured-kernel step times on the rows the tables cover (the result is a plain calibration
-    of those; :attr:`Calibration.kernels` of the bundled one holds it).
+    of other model classes); engines absent keep ``prior``'s. The roofline's constants are fitted first
+    on every usable row, then, with those fixed, the measured-kernel ones on the rows the kernel tables
+    cover. ``kernel_engines``: the engines whose steps the kernels time where they can
+    (``kernel_steps``); by default the prior's, or none.
 
     The result records which (GPU, precision, model class, TP) each engine was measured on (added to
     ``prior``'s): estimates elsewhere are marked extrapolated (``calibrated: false``). A prior's error
@@ -254,8 +258,7 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         raise InputError(f"prior weight must be a number >= 0, got {prior_weight!r}",
                          hint=f"0 is a free fit; the default {REFIT_PRIOR_WEIGHT} lets the measurements win")
     usable = [r for r in rows if not queue_limited(r)
-              and (classes is None or model_class(resolve_model(r.model)) in classes)
-              and (step_time == "roofline" or kernel_covered(r))]
+              and (classes is None or model_class(resolve_model(r.model)) in classes)]
     if not usable:
         raise InputError("no usable measurements to fit",
                          hint="give load-test points whose concurrency fits the KV cache")
@@ -266,7 +269,17 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
             raise InputError(f"unknown engine {engine!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
         base = prior.engines.get(engine) if prior is not None else None
         mine = [r for r in usable if r.engine == engine]
-        engines[engine] = _as_floats(_fit_engine(mine, base, prior_weight, step_time == "kernels"))
+        weight = None if base is None else prior_weight
+        constants = _fit_engine(mine, _START if base is None else _theta(base), _ROOFLINE_NAMES, 0.0, weight)
+        covered_rows = [r for r in mine if kernel_covered(r)]
+        if covered_rows:
+            start = _theta(constants)
+            if base is None:
+                start[[_NAMES.index(n) for n in _KERNEL_NAMES]] = _START[[_NAMES.index(n) for n in _KERNEL_NAMES]]
+            constants = _fit_engine(covered_rows, start, _KERNEL_NAMES, 1.0, weight)
+        chosen = (kernel_engines if kernel_engines is not None
+                  else [e for e, c in (prior.engines.items() if prior is not None else ()) if c.kernel_steps])
+        engines[engine] = _as_floats(replace(constants, kernel_steps=1.0 if engine in chosen else 0.0))
         covered = measured.setdefault(engine, {})
         for r in mine:
             spec = resolve_model(r.model)
@@ -277,17 +290,14 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
                        measured=measured, bands=dict(prior.bands) if prior is not None else {})
 
 
-def predict(rows: Sequence[Measurement], calibration: Calibration,
-            step_time: StepTime = "roofline") -> tuple[np.ndarray, np.ndarray]:
-    """Model TTFT and TPOT (ms) for each measurement's configuration, in order (``kernels``: every row
-    :func:`kernel_covered`, ``calibration`` fitted with ``step_time="kernels"``)."""
+def predict(rows: Sequence[Measurement], calibration: Calibration) -> tuple[np.ndarray, np.ndarray]:
+    """Model TTFT and TPOT (ms) for each measurement's configuration, in order."""
     ttft = np.empty(len(rows))
     tpot = np.empty(len(rows))
     for engine in {r.engine for r in rows}:
         index = [i for i, r in enumerate(rows) if r.engine == engine]
         subset = [rows[i] for i in index]
-        ttft[index], tpot[index] = _latency_ms(_physics(subset), calibration.constants(engine), _columns(subset),
-                                               _kernels(subset, step_time == "kernels"))
+        ttft[index], tpot[index] = _latency_ms(_physics(subset), calibration.constants(engine), _columns(subset))
     return ttft, tpot
 
 
@@ -335,17 +345,19 @@ class FoldReport:
 
 
 def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] | None = None,
-                        step_time: StepTime = "roofline", hold_out: str = "model") -> FoldReport:
+                        kernel_engines: Collection[str] | None = None, hold_out: str = "model") -> FoldReport:
     """Predict every usable row from a fit on the rows of the other models only (of ``classes``, when
     given: rows of other classes are then predicted, never fitted on).
 
     A row whose engine was measured on no other model has no held-out fit; it is left out of the
-    report and counted in ``excluded``, with the queue-limited rows. ``step_time="kernels"`` judges the
-    measured-kernel step times on the rows the tables cover (the others are left out); ``hold_out="gpu"``
-    leaves one GPU out instead of one model.
+    report and counted in ``excluded``, with the queue-limited rows. ``kernel_engines``: the engines
+    whose steps the measured kernels time (by default those of the bundled calibration, as the product
+    answers); ``hold_out="gpu"`` leaves one GPU out instead of one model.
     """
     all_rows = list(rows)
-    usable = [r for r in all_rows if not queue_limited(r) and (step_time == "roofline" or kernel_covered(r))]
+    usable = [r for r in all_rows if not queue_limited(r)]
+    if kernel_engines is None:
+        kernel_engines = [e for e, c in Calibration.bundled().engines.items() if c.kernel_steps]
     groups = sorted({getattr(r, hold_out) for r in usable})
     if len(groups) < 2:
         raise InputError(f"leave-one-{hold_out}-out needs rows of at least 2, got {len(groups)}")
@@ -359,8 +371,8 @@ def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] |
         held = [i for i in held if usable[i].engine in trained_engines]
         if not held:
             continue
-        calibration = fit(train, classes=classes, step_time=step_time)
-        ttft[held], tpot[held] = predict([usable[i] for i in held], calibration, step_time)
+        calibration = fit(train, classes=classes, kernel_engines=kernel_engines)
+        ttft[held], tpot[held] = predict([usable[i] for i in held], calibration)
     keep = ~np.isnan(ttft)
     kept = tuple(r for r, k in zip(usable, keep) if k)
     return FoldReport(rows=kept, ttft_ms=ttft[keep], tpot_ms=tpot[keep], excluded=len(all_rows) - len(kept))

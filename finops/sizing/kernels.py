@@ -50,14 +50,12 @@ import numpy as np
 
 from ..catalog import ModelSpec
 
-__all__ = ["KernelTable", "RowKernels", "StepKernels", "kernel_gpus", "step_kernels", "tables_meta"]
+__all__ = ["KernelTable", "ModelKernels", "decode_seconds", "kernel_gpus", "prefill_seconds", "step_kernels", "tables_meta"]
 
 #: Weight (GEMM) and KV-cache precisions the tables hold, by our names.
 GEMM_PRECISIONS = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8"}
 KV_PRECISIONS = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8"}
 HEAD_DIM = 128
-#: Engine -> the engine whose tables time its kernels.
-TABLES_OF = {"trtllm": "trtllm", "vllm": "vllm", "sglang": "sglang"}
 
 
 class KernelTable:
@@ -134,108 +132,133 @@ def _table(gpu: str, name: str) -> KernelTable | None:
     return KernelTable(log_ms=np.asarray(data[name], dtype=float), axes=axes)
 
 
-def _reduced(seconds: np.ndarray, *axes: np.ndarray) -> KernelTable:
-    return KernelTable(np.log(np.maximum(seconds, 1e-12) * 1e3), axes)
+#: The grids the model-specific tables are laid on (the same for every GPU, so that the candidate rows of
+#: a search stack into arrays): tokens per step 1-65,536 in quarter octaves, decode batch 1-2,048 x KV
+#: length 1-131,072 and prompt length 1-16,384 in octaves.
+TOKEN_GRID = np.unique(np.round(2.0 ** np.arange(0.0, 16.01, 0.25)))
+BATCH_GRID = 2.0 ** np.arange(0, 12)
+LENGTH_GRID = 2.0 ** np.arange(0, 18)
+PROMPT_GRID = 2.0 ** np.arange(0, 15)
+_LOG = {id(g): np.log(g) for g in (TOKEN_GRID, BATCH_GRID, LENGTH_GRID, PROMPT_GRID)}   # grid -> its logs
+
+
+def _place(grid: np.ndarray, x: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Cell index, weight of its upper neighbour (log coordinates) and the scale beyond the grid's top."""
+    x = np.asarray(x, dtype=float)
+    log = _LOG[id(grid)]
+    lx = np.log(np.minimum(np.maximum(x, grid[0]), grid[-1]))
+    i = np.minimum(np.maximum(np.searchsorted(log, lx, side="right") - 1, 0), len(grid) - 2)
+    return i, (lx - log[i]) / (log[i + 1] - log[i]), np.maximum(x / grid[-1], 1.0)
+
+
+def _gather(table: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``table[..., index]`` row by row: ``table`` (rows..., cells) with rows broadcasting against ``index``."""
+    if table.ndim == 1:   # one configuration (an estimate): plain indexing
+        return table[index]
+    if index.shape == table.shape[:-1]:
+        return np.take_along_axis(table, index[..., None], axis=-1)[..., 0]
+    shape = np.broadcast_shapes(table.shape[:-1], index.shape)
+    rows = np.broadcast_to(table, shape + table.shape[-1:])
+    return np.take_along_axis(rows, np.broadcast_to(index, shape)[..., None], axis=-1)[..., 0]
+
+
+def _line(table: np.ndarray, grid: np.ndarray, x: Any) -> np.ndarray:
+    """Seconds from a log-ms table on ``grid`` (last axis), interpolated in log-log, linear beyond the top."""
+    i, f, scale = _place(grid, x)
+    low, high = _gather(table, i), _gather(table, i + 1)
+    return np.exp(low + f * (high - low)) * scale * 1e-3
+
+
+def decode_seconds(decode_tokens: Any, generation: Any, batch: Any, ctx: Any) -> Any:
+    """One decode step: ``decode_tokens(b)`` (GEMMs, all-reduces, logits) plus ``L x gen_attn(b, ctx)``
+    (``generation``: log ms on BATCH_GRID x LENGTH_GRID, flattened); arrays broadcast by row."""
+    b = np.maximum(np.asarray(batch, dtype=float), 1.0)
+    i, f, over_b = _place(BATCH_GRID, b)
+    j, g, over_s = _place(LENGTH_GRID, ctx)
+    n = len(LENGTH_GRID)
+    attention = 0.0
+    for di, wi in ((0, 1.0 - f), (1, f)):
+        for dj, wj in ((0, 1.0 - g), (1, g)):
+            attention = attention + wi * wj * _gather(generation, (i + di) * n + j + dj)
+    return _line(decode_tokens, TOKEN_GRID, b) + np.exp(attention) * over_b * over_s * 1e-3
+
+
+def prefill_seconds(tokens: Any, context: Any, last_logits: Any, new: Any, isl: Any, budget: Any,
+                    batch: Any = 0.0) -> Any:
+    """One prompt's prefill (module formula): ``new`` uncached tokens of ``isl`` in chunks of ``budget``,
+    beside ``batch`` decoding sequences (0: alone); prefill attention beyond the grid grows as seq^2."""
+    new = np.maximum(np.asarray(new, dtype=float), 1.0)
+    chunks = np.maximum(np.ceil(new / np.asarray(budget, dtype=float)), 1.0)
+    b = np.asarray(batch, dtype=float)
+    with_chunk = _line(tokens, TOKEN_GRID, b + new / chunks)
+    base = np.where(b > 0.0, _line(tokens, TOKEN_GRID, np.maximum(b, 1.0)), 0.0)
+    isl = np.asarray(isl, dtype=float)
+    top = PROMPT_GRID[-1]
+
+    def attention(seq: np.ndarray) -> np.ndarray:
+        inside = _line(context, PROMPT_GRID, np.minimum(np.maximum(seq, 1.0), top))
+        return np.where(seq >= 1.0, inside * np.maximum(seq / top, 1.0) ** 2, 0.0)
+    return (chunks * np.maximum(with_chunk - base, 0.0) + np.maximum(attention(isl) - attention(isl - new), 0.0)
+            + last_logits)
 
 
 @dataclass(frozen=True)
-class StepKernels:
-    """One model on one TP group of one GPU under one engine: the module formulas, with the model's
-    dimensions already applied (tables on the tables' own grids of tokens, batch and sequence length,
-    so that a query is three small look-ups)."""
+class ModelKernels:
+    """One model on one TP group of one GPU under one engine, the model's dimensions applied: log-ms
+    tables on the module grids, so that a query is a few look-ups (and rows of a search stack)."""
 
-    tokens: KernelTable       # L x (gemms(m) + comm(m)) on the GEMM table's m grid
-    decode_tokens: KernelTable   # tokens(m) + G(m, V / t, H): a decode step's GEMMs, logits included
-    generation: KernelTable   # L x gen_attn(b, seq) on the generation table's batch x sequence grid
-    context: KernelTable      # L x ctx_attn(1, seq) on the context table's sequence grid
-    last_logits: float        # G(1, V / t, H): a prompt's first token
+    decode_tokens: np.ndarray   # tokens(m) + G(m, V / t, H) on TOKEN_GRID: a decode step's GEMMs and logits
+    tokens: np.ndarray          # tokens(m) = L x (gemms(m) + comm(m)) on TOKEN_GRID
+    generation: np.ndarray      # L x gen_attn(b, seq) on BATCH_GRID x LENGTH_GRID, flattened
+    context: np.ndarray         # L x ctx_attn(1, seq) on PROMPT_GRID
+    last_logits: float          # G(1, V / t, H) in seconds: a prompt's first token
 
     @classmethod
     def of(cls, model: ModelSpec, tp: int, gemm: KernelTable, context: KernelTable, generation: KernelTable,
-           allreduce: KernelTable | None) -> StepKernels:
+           allreduce: KernelTable | None) -> ModelKernels:
         """Apply the model's dimensions (module formulas) to the full tables."""
         d, h, g, hidden = model.head_dim, model.num_attention_heads / tp, model.num_kv_heads / tp, model.hidden_size
-        m = gemm.axes[0][:, None]
+        m = TOKEN_GRID[:, None]
         n = np.array([(h + 2 * g) * d, hidden, 2.0 * model.intermediate_size / tp, hidden, model.vocab_size / tp])
         k = np.array([hidden, h * d, hidden, model.intermediate_size / tp, hidden])
         times = gemm(m, n[None, :], k[None, :])
-        comm = 0.0 if allreduce is None else 2.0 * allreduce(float(tp), m[:, 0] * hidden * 2.0)
-        layers = model.layers
-        batch, seq = generation.axes[0][:, None], generation.axes[1][None, :]
-        tokens = layers * (times[:, :4].sum(axis=1) + comm)
-        return cls(tokens=_reduced(tokens, m[:, 0]), decode_tokens=_reduced(tokens + times[:, 4], m[:, 0]),
-                   last_logits=float(gemm(1.0, n[4], k[4])),
-                   generation=_reduced(layers * generation(batch, seq, h, g), generation.axes[0], generation.axes[1]),
-                   context=_reduced(layers * context(1.0, context.axes[1], h, g), context.axes[1]))
+        comm = 0.0 if allreduce is None else 2.0 * allreduce(float(tp), TOKEN_GRID * hidden * 2.0)
+        tokens = model.layers * (times[:, :4].sum(axis=1) + comm)
+        attention = model.layers * generation(BATCH_GRID[:, None], LENGTH_GRID[None, :], h, g)
+        log_ms = lambda seconds: np.log(np.maximum(seconds, 1e-12) * 1e3)  # noqa: E731
+        return cls(decode_tokens=log_ms(tokens + times[:, 4]), tokens=log_ms(tokens),
+                   generation=log_ms(attention).ravel(),
+                   context=log_ms(model.layers * context(1.0, PROMPT_GRID, h, g)),
+                   last_logits=float(gemm(1.0, n[4], k[4])))
+
+    @classmethod
+    def uncovered(cls) -> ModelKernels:
+        """NaN tables of the grids' shapes: the kernels of a configuration the tables do not cover."""
+        tokens = np.full(len(TOKEN_GRID), np.nan)
+        return cls(decode_tokens=tokens, tokens=tokens, generation=np.full(len(BATCH_GRID) * len(LENGTH_GRID), np.nan),
+                   context=np.full(len(PROMPT_GRID), np.nan), last_logits=float("nan"))
 
     def decode(self, batch: Any, ctx: Any) -> Any:
         """Seconds of one decode step of ``batch`` sequences at mean context ``ctx``."""
-        b = np.maximum(np.asarray(batch, dtype=float), 1.0)
-        return self.decode_tokens(b) + self.generation(b, ctx)
-
-    def _context(self, seq: Any) -> Any:
-        """Prefill attention over ``seq`` tokens; beyond the table's longest prompt it grows as seq^2."""
-        seq = np.asarray(seq, dtype=float)
-        top = self.context.axes[0][-1]
-        inside = self.context(np.minimum(np.maximum(seq, 1.0), top))
-        return np.where(seq >= 1.0, inside * np.maximum(seq / top, 1.0) ** 2, 0.0)
+        return decode_seconds(self.decode_tokens, self.generation, batch, ctx)
 
     def prefill(self, new: Any, isl: Any, budget: Any, batch: Any = 0.0) -> Any:
-        """Seconds one prompt's prefill takes (``new`` uncached tokens of ``isl``, ``budget`` tokens a
-        step) alone, or, with ``batch`` > 0, adds to steps that decode ``batch`` sequences: its chunks
-        ride in the same GEMMs, so it costs ``tokens(batch + chunk) - tokens(batch)`` a chunk."""
-        new = np.maximum(np.asarray(new, dtype=float), 1.0)
-        chunks = np.maximum(np.ceil(new / np.asarray(budget, dtype=float)), 1.0)
-        b = np.asarray(batch, dtype=float)
-        with_chunk, alone = self.tokens(np.stack(np.broadcast_arrays(b + new / chunks, np.maximum(b, 1.0))))
-        base = np.where(b > 0.0, alone, 0.0)
-        isl = np.asarray(isl, dtype=float)
-        whole, cached = self._context(np.stack(np.broadcast_arrays(isl, isl - new)))
-        return chunks * np.maximum(with_chunk - base, 0.0) + np.maximum(whole - cached, 0.0) + self.last_logits
+        """Seconds of one prompt's prefill (:func:`prefill_seconds`)."""
+        return prefill_seconds(self.tokens, self.context, self.last_logits, new, isl, budget, batch)
 
 
 @cache
 def step_kernels(model: ModelSpec, gpu: str, *, engine: str, precision: str, kv_precision: str,
-                 tp: int) -> StepKernels | None:
+                 tp: int) -> ModelKernels | None:
     """The kernels of this configuration, or ``None`` where the tables do not cover it (another GPU,
     engine or precision, a mixture-of-experts or MLA model, a head dim other than 128, sliding window)."""
     gemm_p, kv_p = GEMM_PRECISIONS.get(precision), KV_PRECISIONS.get(kv_precision)
     if (gemm_p is None or kv_p is None or model.is_moe or model.attention == "mla" or model.head_dim != HEAD_DIM
             or model.sliding_window or model.num_attention_heads % tp or model.num_kv_heads % tp):
         return None
-    source = TABLES_OF.get(engine, engine)
-    gemm, context, generation = (_table(gpu, f"{source}/{name}")
+    gemm, context, generation = (_table(gpu, f"{engine}/{name}")
                                  for name in (f"gemm/{gemm_p}", f"context/{kv_p}", f"generation/{kv_p}"))
-    allreduce = _table(gpu, f"{source}/allreduce") if tp > 1 else None
+    allreduce = _table(gpu, f"{engine}/allreduce") if tp > 1 else None
     if gemm is None or context is None or generation is None or (tp > 1 and allreduce is None):
         return None
-    return StepKernels.of(model, tp, gemm, context, generation, allreduce)
-
-
-class RowKernels:
-    """Kernels of many rows at once (one :class:`StepKernels` per row, rows grouped by configuration),
-    with the interface of :class:`StepKernels`; arguments are arrays over the rows."""
-
-    def __init__(self, per_row: Sequence[StepKernels]) -> None:
-        self.size = len(per_row)
-        groups: dict[int, tuple[StepKernels, list[int]]] = {}
-        for i, k in enumerate(per_row):
-            groups.setdefault(id(k), (k, []))[1].append(i)
-        self.groups = [(k, np.array(rows)) for k, rows in groups.values()]
-        self._seen: dict[tuple[Any, ...], np.ndarray] = {}
-
-    def _each(self, method: str, *args: Any) -> np.ndarray:
-        full = [np.broadcast_to(np.asarray(a, dtype=float), (self.size,)) for a in args]
-        key = (method, *(a.tobytes() for a in full))
-        if key not in self._seen:   # a fit asks the same points at every iteration: the kernels are fixed
-            out = np.empty(self.size)
-            for k, rows in self.groups:
-                out[rows] = getattr(k, method)(*(a[rows] for a in full))
-            self._seen[key] = out
-        return self._seen[key]
-
-    def decode(self, batch: Any, ctx: Any) -> np.ndarray:
-        return self._each("decode", batch, ctx)
-
-    def prefill(self, new: Any, isl: Any, budget: Any, batch: Any = 0.0) -> np.ndarray:
-        return self._each("prefill", new, isl, budget, batch)
+    return ModelKernels.of(model, tp, gemm, context, generation, allreduce)

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -69,13 +69,13 @@ from ..files import write_atomically
 from ..registry import Registry
 from .closed_loop import closed_loop_wait
 from .engine_defaults import default_kv_precision, engine_defaults
-from .kernels import step_kernels
+from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
 from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 from .support import check_supported
 
 __all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibration", "Engine", "EngineConstants", "Estimate",
            "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "model_class", "prompt_terms",
-           "replica_latency", "replica_physics", "scheduling_delay"]
+           "replica_latency", "replica_physics", "scheduling_delay", "with_step_time"]
 
 Engine = Literal["trtllm", "vllm", "sglang"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -114,22 +114,28 @@ class EngineConstants:
     ttft_fixed_ms: float                 # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
     prefill_burst: float                 # s: share of the other b - 1 prompts a synchronized client lands behind
     link_efficiency: float               # eta_link: share of the GPU link bandwidth a prefill all-reduce reaches
+    # Step times from measured kernels (finops.sizing.kernels), where the tables cover a configuration:
+    kernel_steps: float = 0.0            # 1: they time this engine's steps there (0: the roofline everywhere)
+    kernel_decode_scale: float = 1.0     # the engine's decode speed relative to the kernel tables
+    kernel_prefill_scale: float = 1.0    # ... and its prefill speed
+    kernel_step_overhead_us: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per step at TP 1-8
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: (list(getattr(self, f.name)) if f.name == "step_overhead_us_per_layer"
-                         else getattr(self, f.name)) for f in fields(self)}
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EngineConstants:
+        """Constants from JSON; the kernel fields are optional (a file written before them has none)."""
+        per_tp = {f.name for f in fields(cls) if f.name.endswith("overhead_us_per_layer") or f.name.endswith("overhead_us")}
         try:
-            overhead = tuple(float(v) for v in data["step_overhead_us_per_layer"])
-            values = {f.name: float(data[f.name]) for f in fields(cls) if f.name != "step_overhead_us_per_layer"}
+            values = {f.name: (tuple(float(v) for v in data[f.name]) if f.name in per_tp else float(data[f.name]))
+                      for f in fields(cls) if f.name in data or f.default is MISSING}
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"calibration constants are incomplete or not numbers ({exc})",
                              hint=f"each engine needs {', '.join(f.name for f in fields(cls))}") from None
-        if len(overhead) != len(CALIBRATED_TPS):
-            raise InputError("step_overhead_us_per_layer needs one value per TP 1, 2, 4, 8")
-        return cls(step_overhead_us_per_layer=overhead, **values)  # type: ignore[arg-type]
+        if any(len(values[name]) != len(CALIBRATED_TPS) for name in per_tp if name in values):
+            raise InputError("each per-TP overhead needs one value per TP 1, 2, 4, 8")
+        return cls(**values)  # type: ignore[arg-type]
 
 
 #: One measured configuration: (GPU id, weight precision, model class, TP) -> the smallest and largest
@@ -158,11 +164,6 @@ class Calibration:
     held_out_throughput_error: float | None = None
     measured: Mapping[str, Mapping[Coverage, tuple[float, float]]] = field(default_factory=dict)
     bands: Mapping[str, Mapping[str, tuple[float, ...]]] = field(default_factory=dict)
-    #: The constants, coverage and bands of the measured-kernel step times (``step_time_source:
-    #: kernels``), used where the kernel tables cover a configuration and ``kernels_default`` names its
-    #: ``engine:class``; there ``eta_bw`` and ``eta_c`` scale the kernels' decode and prefill times.
-    kernels: Calibration | None = None
-    kernels_default: tuple[str, ...] = ()
 
     def constants(self, engine: str) -> EngineConstants:
         """The constants of ``engine``; an unknown name lists the calibrated ones."""
@@ -206,9 +207,7 @@ class Calibration:
                           for engine, per in sorted(self.bands.items())},
                 "engines": {name: c.to_dict() for name, c in self.engines.items()},
                 "measured": {name: sorted([*key, *sizes] for key, sizes in entries.items())
-                             for name, entries in sorted(self.measured.items())},
-                **({"kernels": self.kernels.to_dict(), "kernels_default": list(self.kernels_default)}
-                   if self.kernels is not None else {})}
+                             for name, entries in sorted(self.measured.items())}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
@@ -231,12 +230,10 @@ class Calibration:
                              hint="rewrite the file with `finops calibrate`") from None
         if any(len(q) != len(BAND_LEVELS) for per in bands.values() for q in per.values()):
             raise InputError(f"each calibration band needs one value per level {list(BAND_LEVELS)}")
-        kernels = cls.from_dict(data["kernels"]) if isinstance(data.get("kernels"), Mapping) else None
         return cls(engines={str(k): EngineConstants.from_dict(v) for k, v in data["engines"].items()},
                    source=str(data.get("source", "")), as_of=str(data.get("as_of", "")), rows=rows,
                    held_out_tpot_error=errors[0], held_out_ttft_error=errors[1],
-                   held_out_throughput_error=errors[2], measured=measured, bands=bands, kernels=kernels,
-                   kernels_default=tuple(str(k) for k in data.get("kernels_default") or ()))
+                   held_out_throughput_error=errors[2], measured=measured, bands=bands)
 
     @classmethod
     def read(cls, path: str | Path) -> Calibration:
@@ -278,12 +275,23 @@ class ReplicaPhysics:
     expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
     prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
+    # Measured kernels of this configuration (finops.sizing.kernels.ModelKernels, log-ms tables on its
+    # grids; NaN, with kernel_covered 0, where the tables do not cover it):
+    kernel_covered: Any = 0.0
+    kernel_decode_tokens: Any = 0.0
+    kernel_tokens: Any = 0.0
+    kernel_generation: Any = 0.0
+    kernel_context: Any = 0.0
+    kernel_last_logits: Any = 0.0
 
 
 def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
-                    kv_precision: str | None = None, prefill_token_budget: int = 8192) -> ReplicaPhysics:
+                    kv_precision: str | None = None, prefill_token_budget: int = 8192,
+                    engine: str | None = None) -> ReplicaPhysics:
     """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision (KV cache: ``kv_precision``,
     by default the model dtype; ``prefill_token_budget``: the engine's prompt tokens per step).
+    ``engine``: also that engine's measured kernels where the tables cover the configuration
+    (:func:`~finops.sizing.kernels.step_kernels`), for the constants whose ``kernel_steps`` is 1.
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> p = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="fp8", tp=2)
@@ -304,7 +312,18 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
         attention_width=float(model.num_attention_heads * model.head_dim),
         bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
-        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget))
+        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget),
+        **_kernel_fields(model, gpu, engine, precision, kv_p, tp))
+
+
+def _kernel_fields(model: ModelSpec, gpu: Accelerator, engine: str | None, precision: str, kv_precision: str,
+                   tp: int) -> dict[str, Any]:
+    if engine is None:
+        return {}
+    k = step_kernels(model, gpu.id, engine=engine, precision=precision, kv_precision=kv_precision, tp=tp)
+    covered = k is not None
+    k = k or ModelKernels.uncovered()   # NaN tables of the same shapes: covered and uncovered rows stack
+    return {"kernel_covered": float(covered), **{f"kernel_{f.name}": getattr(k, f.name) for f in fields(ModelKernels)}}
 
 
 @dataclass(frozen=True)
@@ -319,11 +338,12 @@ class Latency:
     step_bytes: Any         # bytes one decode step reads per GPU (weights touched + KV)
 
 
-def _overhead_per_layer_s(c: EngineConstants, tp: Any) -> Any:
+def _per_tp_s(values_us: Any, tp: Any) -> Any:
+    """Seconds from a value in us per TP 1, 2, 4, 8, interpolated (and clamped) in log2 tp."""
     x = np.log2(np.asarray(tp, dtype=float))
     low = np.clip(np.floor(x), 0, len(CALIBRATED_TPS) - 2).astype(int)
     frac = np.clip(x - low, 0.0, 1.0)
-    table = [np.asarray(v, dtype=float) for v in c.step_overhead_us_per_layer]
+    table = [np.asarray(v, dtype=float) for v in values_us]
     lo, hi = np.choose(low, table), np.choose(low + 1, table)
     return (lo + (hi - lo) * frac) * 1e-6
 
@@ -358,40 +378,47 @@ class PromptTerms:
     two_layers: Any         # 2 L
     tp_share: Any           # tp - 1
     allreduce_bandwidth: float
-    new: Any = 0.0          # prompt tokens not found in the cache
-    isl: Any = 0.0
-    prefill_scale: Any = 1.0   # eta_c: with measured kernels, the engine's prefill speed relative to them
-    kernels: Any = None     # StepKernels/RowKernels: step times from measured kernels (None: the roofline)
+    new: Any                # prompt tokens not found in the cache
+    isl: Any
+    kernels: Any            # 1 where measured kernels time the steps (covered and c.kernel_steps), else 0
+    any_kernels: bool       # False: the roofline everywhere
+    kernel_decode_scale: float
+    kernel_prefill_scale: float
 
 
 def prefill_in_batch(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> Any:
     """Seconds one prompt's prefill adds to the steps of ``batch`` running sequences: the prefill's
     compute (roofline), or with measured kernels the GEMM time of its chunks beyond the batch's own
-    (:meth:`~finops.sizing.kernels.StepKernels.prefill`)."""
-    if terms.kernels is None:
+    (:func:`~finops.sizing.kernels.prefill_seconds`)."""
+    if not terms.any_kernels:
         return terms.prefill_compute
-    return terms.kernels.prefill(terms.new, terms.isl, p.prefill_token_budget, batch) / terms.prefill_scale
+    shared = prefill_seconds(p.kernel_tokens, p.kernel_context, p.kernel_last_logits, terms.new, terms.isl,
+                             p.prefill_token_budget, batch) / terms.kernel_prefill_scale
+    return np.where(terms.kernels > 0, shared, terms.prefill_compute)
 
 
-def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, cache_hit_rate: Any = 0.0,
-                 kernels: Any = None) -> PromptTerms:
+def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, cache_hit_rate: Any = 0.0) -> PromptTerms:
     """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast.
-    ``kernels`` (:func:`~finops.sizing.kernels.step_kernels`): time the steps from measured kernels
-    (``c`` then a calibration's ``kernels`` constants) in place of the roofline."""
+    Where ``p`` holds measured kernels and ``c.kernel_steps`` is 1, they time the steps (see
+    :mod:`finops.sizing.kernels`): the overhead is then ``c.kernel_step_overhead_us`` per step."""
     isl = np.asarray(isl, dtype=float)
     osl = np.asarray(osl, dtype=float)
     ctx = isl + osl / 2.0
-    overhead = (p.layers if kernels is None else 1.0) * _overhead_per_layer_s(c, p.tp)   # kernels: per step
+    kernels = np.asarray(p.kernel_covered, dtype=float) * c.kernel_steps
+    any_kernels = bool(np.any(kernels > 0))
+    overhead = p.layers * _per_tp_s(c.step_overhead_us_per_layer, p.tp)
     group_flops = p.tp * p.flops * c.compute_efficiency
     new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
                                  / (p.link_bandwidth * c.link_efficiency), 0.0)
-    if kernels is not None:
-        prefill_compute = kernels.prefill(new, isl, p.prefill_token_budget) / c.compute_efficiency
-    else:
-        prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
-                           * (isl - new / 2.0)) / group_flops + prefill_allreduce
+    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
+                       * (isl - new / 2.0)) / group_flops + prefill_allreduce
+    if any_kernels:
+        alone = prefill_seconds(p.kernel_tokens, p.kernel_context, p.kernel_last_logits, new, isl,
+                                p.prefill_token_budget) / c.kernel_prefill_scale
+        prefill_compute = np.where(kernels > 0, alone, prefill_compute)
+        overhead = np.where(kernels > 0, _per_tp_s(c.kernel_step_overhead_us, p.tp), overhead)
     chunks = np.maximum(np.ceil(new / p.prefill_token_budget), 1.0)
     return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
@@ -400,7 +427,8 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                        moe=bool(np.asarray(p.expert_weight_bytes_per_gpu).any()), sharded=sharded,
                        any_sharded=bool(sharded.any()),
                        two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9,
-                       new=new, isl=isl, prefill_scale=c.compute_efficiency, kernels=kernels)
+                       new=new, isl=isl, kernels=kernels, any_kernels=any_kernels,
+                       kernel_decode_scale=c.kernel_decode_scale, kernel_prefill_scale=c.kernel_prefill_scale)
 
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
@@ -410,19 +438,19 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
     if terms.moe:
         step_bytes = step_bytes - p.expert_weight_bytes_per_gpu * (1.0 - p.expert_share_per_token) ** np.maximum(b, 1.0)
     step_bytes = step_bytes + b * terms.ctx * p.kv_bytes_per_token_per_gpu
-    if terms.kernels is not None:
-        step = terms.kernels.decode(b, terms.ctx) * (p.bandwidth / terms.bandwidth) + terms.overhead   # kernels / eta_bw
-    else:
-        step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
-    if terms.any_sharded and terms.kernels is None:
+    step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
+    if terms.any_sharded:
         step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
                                / terms.allreduce_bandwidth, 0.0)
+    if terms.any_kernels:
+        measured = decode_seconds(p.kernel_decode_tokens, p.kernel_generation, b, terms.ctx) / terms.kernel_decode_scale
+        step = np.where(terms.kernels > 0, measured + terms.overhead, step)
     others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
     return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * prefill_in_batch(p, terms, b)
 
 
 def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
-                    cache_hit_rate: Any = 0.0, terms: PromptTerms | None = None, kernels: Any = None) -> Latency:
+                    cache_hit_rate: Any = 0.0, terms: PromptTerms | None = None) -> Latency:
     """The module formulas, vectorized: any argument may be a numpy array (they broadcast).
 
     ``terms``: :func:`prompt_terms` of the same physics, constants, ``isl``, ``osl`` and hit rate, when
@@ -435,7 +463,7 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     >>> bool(lat.tpot[1] > lat.tpot[0]), bool(lat.ttft[1] > lat.ttft[0])
     (True, True)
     """
-    terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate, kernels=kernels)
+    terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
     step, step_bytes, tpot = decode_latency(p, terms, batch)
     clients = np.maximum(np.asarray(batch, dtype=float), 1.0)
     prefill = terms.prefill
@@ -522,19 +550,21 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     return out
 
 
-#: ``step_time`` choices of :func:`estimate`.
-STEP_TIMES: tuple[str, ...] = ("auto", "kernels", "roofline")
+#: ``step_time`` choices of :func:`estimate`: the calibration's choice per engine, or one for all.
+STEP_TIMES: dict[str, float | None] = {"auto": None, "kernels": 1.0, "roofline": 0.0}
 
 
-def _kernels_for(cal: Calibration, step_time: str, spec: ModelSpec, gpu: str, engine: str, precision: str,
-                 kv_precision: str, tp: int) -> Any:
-    """The measured kernels that time this estimate, or ``None`` for the roofline (see :func:`estimate`)."""
+def with_step_time(c: EngineConstants, step_time: str) -> EngineConstants:
+    """``c`` with measured kernels switched on (``"kernels"``), off (``"roofline"``) or as fitted (``"auto"``).
+
+    >>> c = Calibration.bundled().constants("vllm")
+    >>> with_step_time(c, "kernels").kernel_steps, with_step_time(c, "roofline").kernel_steps
+    (1.0, 0.0)
+    """
     if step_time not in STEP_TIMES:
         raise InputError(f"unknown step time {step_time!r}", hint=f"use one of: {', '.join(STEP_TIMES)}")
-    wanted = step_time == "kernels" or (step_time == "auto" and f"{engine}:{model_class(spec)}" in cal.kernels_default)
-    if not wanted or cal.kernels is None or engine not in cal.kernels.engines:
-        return None
-    return step_kernels(spec, gpu, engine=engine, precision=precision, kv_precision=kv_precision, tp=tp)
+    switch = STEP_TIMES[step_time]
+    return c if switch is None else replace(c, kernel_steps=switch)
 
 
 def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
@@ -551,9 +581,9 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     waits ``(c - running) / completions per second``, which is added to TTFT.
 
     ``step_time``: ``"kernels"`` times the steps from measured kernel tables where they cover the
-    configuration (:mod:`finops.sizing.kernels`), ``"roofline"`` never, ``"auto"`` where the calibration
-    made them the default (``Calibration.kernels_default``: the ``engine:class`` keys where they were
-    better held out). ``step_time_source`` says which one answered.
+    configuration (:mod:`finops.sizing.kernels`), ``"roofline"`` never, ``"auto"`` as the calibration
+    chose per engine (``kernel_steps``: 1 where they were better held out). ``step_time_source`` says
+    which one answered.
 
     >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
@@ -586,9 +616,10 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     else:
         wanted = concurrency
     kind = model_class(spec)
-    kernels = _kernels_for(cal, step_time, spec, device.id, engine_name, precision, kv_p, tp)
-    if kernels is not None:
-        cal = cal.kernels  # type: ignore[assignment]
+    constants = with_step_time(cal.constants(engine_name), step_time)
+    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget,
+                           engine=engine_name)
+    kernels = bool(phys.kernel_covered * constants.kernel_steps)
     common: dict[str, Any] = {
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
         "tp": tp, "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate),
@@ -597,7 +628,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p),
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
         "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
-        "step_time_source": "roofline" if kernels is None else "kernels"}
+        "step_time_source": "kernels" if kernels else "roofline"}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
@@ -605,10 +636,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
                         effective_bandwidth_efficiency=None, ttft_ms_band=None, tpot_ms_band=None,
                         output_tokens_per_s_band=None)
     running = min(wanted, fit.max_concurrency, batch_limit)
-    constants = cal.constants(engine_name)
-    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget)
-    lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate,
-                          kernels=kernels)
+    lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
     ttft, tpot = float(lat.ttft), float(lat.tpot)
     cycle = ttft + (osl - 1) * tpot                      # one request's life in a running slot
     output_rate = running * osl / cycle
