@@ -23,7 +23,9 @@ dim ``d``, MLP width ``I``, vocabulary ``V``, ``t`` GPUs) runs, for ``m`` tokens
 ``b``: the sequences the steps decode meanwhile; a chunk joins their GEMMs (``tokens(0) = 0``: a prompt
 alone, as at one client). Only the tokens beyond them cost more: the weights are read once a step.
 Normalisation, rotary embedding, activation and sampling are not in the tables; the calibration's
-per-layer step overhead carries them. The same composition as AIConfigurator's (per-op latencies of one
+per-step overhead carries them (``EngineConstants.kernel_step_overhead_us``). With the model's
+dimensions applied, the terms are laid on grids common to every GPU (:class:`ModelKernels`), which the
+replica physics carries, so that a search's candidate rows stack. The same composition as AIConfigurator's (per-op latencies of one
 layer, summed over layers), written from its documentation and data layout, not its code. Dense models
 with head dim 128 and no sliding window, at BF16/FP16 or FP8 weights, on a GPU and engine the tables
 hold are covered (:func:`step_kernels`); anything else returns ``None`` and the caller keeps the roofline.
