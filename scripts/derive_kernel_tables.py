@@ -75,7 +75,7 @@ def _fill(grid: np.ndarray) -> np.ndarray:
 
 
 def _grid(frame: pd.DataFrame, axes: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Mean log latency on the product of the axes' measured values."""
+    """Log of the median latency on the product of the axes' measured values."""
     values = frame.groupby(axes)["latency"].median()
     coords = [np.array(sorted(frame[a].unique()), dtype=float) for a in axes]
     full = values.reindex(pd.MultiIndex.from_product(coords, names=axes))
