@@ -8,6 +8,10 @@ Goal (issue 11): <= 5 % maximum throughput, <= 10 % TPOT and TTFT at fixed concu
 are fitted on the dense models only (``BUNDLED_CLASSES``); the DeepSeek-V3/R1 rows are predicted, never
 fitted, so their slice is the error of extrapolating to an MLA/MoE model.
 
+Then the measured-kernel step times (``finops.sizing.kernels``) beside the roofline on the rows the
+kernel tables cover, leave-one-model-out and leave-one-GPU-out, per engine; where the kernels are better
+leave-one-model-out (TPOT and throughput) they become that engine's default for dense models.
+
 Run: ``python benchmarks/bench_calibration.py``; ``--write`` also refits on every row and rewrites the
 shipped constants ``finops/catalog/data/calibration.json`` (with these held-out errors and the
 per-engine bands in it).
@@ -31,10 +35,11 @@ from finops.sizing.calibration import (
     Measurement,
     bundled_measurements,
     fit,
+    kernel_covered,
     leave_one_model_out,
     with_held_out,
 )
-from finops.sizing.performance import estimate, model_class, replica_physics
+from finops.sizing.performance import ENGINES, estimate, model_class, replica_physics
 
 
 def roofline(m: Measurement) -> tuple[float, float]:
@@ -54,10 +59,12 @@ def table(report: FoldReport, title: str, key: Callable[[Measurement], object]) 
         print(f"{value!s:24} {sum(mask):>5} {tpot:>9.1%} {ttft:>9.1%} {rate:>9.1%}")
 
 
-def main() -> FoldReport:
+def main(kernel_engines: tuple[str, ...] | None = None) -> FoldReport:
+    """The held-out report as the product answers: measured kernels for ``kernel_engines`` (by default
+    the bundled calibration's), the roofline elsewhere."""
     rows = bundled_measurements()
     start = time.perf_counter()
-    report = leave_one_model_out(rows, classes=BUNDLED_CLASSES)
+    report = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines)
     seconds = time.perf_counter() - start
     tpot, ttft, rate = report.median_errors()
     print(f"leave-one-model-out on {len(rows)} AIConfigurator rows ({report.excluded} left out: "
@@ -86,27 +93,56 @@ def main() -> FoldReport:
 
 def estimate_speed(calls: int = 2000) -> None:
     """Warm time of one ``estimate`` in this process (goal, issue 11: at most 1 ms), with the load."""
-    args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256,
-            "concurrency": 16, "engine": "trtllm"}
-    estimate(**args)
-    start = time.perf_counter()
-    for _ in range(calls):
+    print()
+    for step_time in ("kernels", "roofline"):
+        args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256,
+                "concurrency": 16, "engine": "trtllm", "step_time": step_time}
         estimate(**args)
-    per_call_ms = (time.perf_counter() - start) / calls * 1e3
-    print(f"\nwarm estimate: {per_call_ms:.3f} ms per query (goal 1 ms; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+        start = time.perf_counter()
+        for _ in range(calls):
+            estimate(**args)
+        per_call_ms = (time.perf_counter() - start) / calls * 1e3
+        print(f"warm estimate, {step_time} step times: {per_call_ms:.3f} ms per query (goal 1 ms; load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
 
 
-def write_constants(report: FoldReport) -> None:
+def kernels_against_roofline() -> tuple[str, ...]:
+    """Leave-one-model-out and leave-one-GPU-out error of the measured-kernel step times on the rows the
+    tables cover, beside the roofline's on the same rows; returns the engines where the kernels are
+    better leave-one-model-out (TPOT and throughput both), which become their default (``kernel_steps``)."""
+    rows = [r for r in bundled_measurements() if kernel_covered(r)]
+    reports = {(step, hold): leave_one_model_out(rows, classes=BUNDLED_CLASSES, hold_out=hold,
+                                                 kernel_engines=ENGINES if step == "kernels" else ())
+               for step in ("kernels", "roofline") for hold in ("model", "gpu")}
+    print(f"\nmeasured kernels against the roofline on the {len(reports['kernels', 'model'].rows)} rows the kernel "
+          "tables cover (median absolute error, held out; TPOT / TTFT / throughput):")
+    print(f"{'slice':24} {'rows':>5} {'kernels':>22} {'roofline':>22}")
+    better = []
+    for hold in ("model", "gpu"):
+        for engine in [*ENGINES, None]:
+            k, f = (reports[step, hold].median_errors([engine is None or r.engine == engine
+                                                       for r in reports[step, hold].rows])
+                    for step in ("kernels", "roofline"))
+            count = sum(engine is None or r.engine == engine for r in reports["kernels", hold].rows)
+            print(f"{hold + ' out, ' + (engine or 'all'):24} {count:>5} "
+                  + "  ".join(f"{x:5.1%}" for x in k) + "  " + "  ".join(f"{x:5.1%}" for x in f))
+            if hold == "model" and engine is not None and k[0] < f[0] and k[2] < f[2]:
+                better.append(engine)
+    print(f"kernels become the default for: {', '.join(better) or 'nothing'}")
+    return tuple(better)
+
+
+def write_constants(report: FoldReport, kernel_engines: tuple[str, ...]) -> None:
     rows = bundled_measurements()
     as_of = rows[0].source.rsplit(" ", 1)[-1]
     target = Path(__file__).parents[1] / "finops" / "catalog" / "data" / "calibration.json"
-    with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES), report).write(target)
+    with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines), report).write(target)
     print(f"\nwrote {target}")
 
 
 if __name__ == "__main__":
-    fold_report = main()
+    chosen = kernels_against_roofline()
+    fold_report = main(chosen)
     estimate_speed()
     if "--write" in sys.argv[1:]:
-        write_constants(fold_report)
+        write_constants(fold_report, chosen)

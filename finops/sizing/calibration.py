@@ -38,7 +38,7 @@ import gzip
 import io
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 from pathlib import Path
@@ -49,6 +49,7 @@ import numpy as np
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError, Location
 from .engine_defaults import default_kv_precision, engine_defaults
+from .kernels import step_kernels
 from .memory import memory_fit
 from .performance import (
     BAND_LEVELS,
@@ -92,8 +93,25 @@ _PARAMETERS: dict[str, tuple[float, float, float]] = {
     "ttft_steps": (1e-3, 2.0, 1.0),
     "ttft_fixed_ms": (0.01, 30.0, 10.0),
 }
+# Step times from measured kernels (finops.sizing.kernels) add their own: the engine's decode and
+# prefill speed relative to the tables (whose engine version is not the measured rows'), bounded to
+# 0.8-1.25 so that they cannot trade the kernels for overhead (unbounded, TRT-LLM's fit put the kernels
+# at a third of their time and the rest in overhead), and a per-step overhead k1..k8 (not per layer:
+# a CUDA-graph step launches once; per layer, the 70B rows took the 8B rows' overhead x 2.5), 1 us-20 ms.
+# They are fitted after the others, with the others fixed: the scheduling terms are shared.
+_PARAMETERS.update({
+    "kernel_decode_scale": (0.8, 1.25, 1.0),
+    "kernel_prefill_scale": (0.8, 1.25, 1.0),
+    "k1": (1.0, 20000.0, 1000.0),
+    "k2": (1.0, 20000.0, 1000.0),
+    "k4": (1.0, 20000.0, 1000.0),
+    "k8": (1.0, 20000.0, 1000.0),
+})
 _NAMES = tuple(_PARAMETERS)
 _OVERHEAD = ("o1", "o2", "o4", "o8")
+_KERNEL_OVERHEAD = ("k1", "k2", "k4", "k8")
+_KERNEL_NAMES = ("kernel_decode_scale", "kernel_prefill_scale", *_KERNEL_OVERHEAD)
+_ROOFLINE_NAMES = tuple(n for n in _NAMES if n not in _KERNEL_NAMES)
 _LOWER, _UPPER, _START = (np.log([v[i] for v in _PARAMETERS.values()]) for i in range(3))
 # Robust-loss scale and the weight of TPOT against TTFT residuals, chosen on the k-fold error (TPOT
 # is the tighter goal at 10 %, TTFT the noisier data; 0.5 balances the two held-out medians).
@@ -147,23 +165,32 @@ def queue_limited(m: Measurement) -> bool:
     return m.concurrency > min(fit_.max_concurrency, engine_defaults(m.engine, m.gpu).max_batch)
 
 
+def kernel_covered(m: Measurement) -> bool:
+    """True when the measured kernel tables time this row's configuration (:mod:`finops.sizing.kernels`)."""
+    return step_kernels(resolve_model(m.model), m.gpu, engine=m.engine, precision=m.precision,
+                        kv_precision=default_kv_precision(m.engine, m.precision), tp=m.tp) is not None
+
+
 def _physics(rows: Sequence[Measurement]) -> ReplicaPhysics:
     per_row = [replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp,
                                kv_precision=default_kv_precision(r.engine, r.precision),
-                               prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget)
+                               prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget,
+                               engine=r.engine)
                for r in rows]
     return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
                              for f in fields(ReplicaPhysics)})
 
 
-def _constants(theta: np.ndarray) -> EngineConstants:
+def _constants(theta: np.ndarray, kernel_steps: float) -> EngineConstants:
     v = dict(zip(_NAMES, np.exp(theta)))
     overhead = tuple(v.pop(name) for name in _OVERHEAD)
-    return EngineConstants(step_overhead_us_per_layer=overhead, **v)  # type: ignore[arg-type]
+    kernel_overhead = tuple(v.pop(name) for name in _KERNEL_OVERHEAD)
+    return EngineConstants(step_overhead_us_per_layer=overhead, kernel_step_overhead_us=kernel_overhead,  # type: ignore[arg-type]
+                           kernel_steps=kernel_steps, **v)
 
 
 def _theta(c: EngineConstants) -> np.ndarray:
-    values = dict(zip(_OVERHEAD, c.step_overhead_us_per_layer))
+    values = dict(zip(_OVERHEAD, c.step_overhead_us_per_layer)) | dict(zip(_KERNEL_OVERHEAD, c.kernel_step_overhead_us))
     values.update({name: getattr(c, name) for name in _NAMES if name not in values})
     return np.clip(np.log(np.maximum([values[name] for name in _NAMES], 1e-9)), _LOWER, _UPPER)
 
@@ -178,21 +205,30 @@ def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.nda
     return lat.ttft * 1e3, lat.tpot * 1e3
 
 
-def _fit_engine(rows: Sequence[Measurement], prior: EngineConstants | None, prior_weight: float) -> EngineConstants:
+def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[str], kernel_steps: float,
+                prior_weight: float | None) -> EngineConstants:
+    """The constants ``free`` fitted on ``rows``, the others kept at ``start`` (log space); with a
+    ``prior_weight``, each free constant's log deviation from ``start`` is a residual of that weight."""
     from scipy.optimize import least_squares
 
     phys, cols = _physics(rows), _columns(rows)
-    start = _theta(prior) if prior is not None else _START
+    index = np.array([_NAMES.index(name) for name in free])
 
-    def residuals(theta: np.ndarray) -> np.ndarray:
-        ttft, tpot = _latency_ms(phys, _constants(theta), cols)
+    def full(x: np.ndarray) -> np.ndarray:
+        theta = start.copy()
+        theta[index] = x
+        return theta
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        ttft, tpot = _latency_ms(phys, _constants(full(x), kernel_steps), cols)
         parts = [_TPOT_WEIGHT * np.log(tpot / cols["tpot_ms"]), np.log(ttft / cols["ttft_ms"])]
-        if prior is not None:
-            parts.append(np.sqrt(prior_weight) * (theta - start))
+        if prior_weight is not None:
+            parts.append(np.sqrt(prior_weight) * (x - start[index]))
         return np.concatenate(parts)
 
-    result = least_squares(residuals, start, bounds=(_LOWER, _UPPER), loss="soft_l1", f_scale=_F_SCALE)
-    return _constants(result.x)
+    result = least_squares(residuals, start[index], bounds=(_LOWER[index], _UPPER[index]), loss="soft_l1",
+                           f_scale=_F_SCALE)
+    return _constants(full(result.x), kernel_steps)
 
 
 def _as_floats(c: EngineConstants) -> EngineConstants:
@@ -201,9 +237,12 @@ def _as_floats(c: EngineConstants) -> EngineConstants:
 
 def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         prior_weight: float = REFIT_PRIOR_WEIGHT, source: str = BUNDLED_SOURCE, as_of: str | None = None,
-        classes: Sequence[str] | None = None) -> Calibration:
+        classes: Sequence[str] | None = None, kernel_engines: Collection[str] | None = None) -> Calibration:
     """Fit each engine present in ``rows`` (queue-limited rows left out; with ``classes``, also the rows
-    of other model classes); engines absent keep ``prior``'s.
+    of other model classes); engines absent keep ``prior``'s. The roofline's constants are fitted first
+    on every usable row, then, with those fixed, the measured-kernel ones on the rows the kernel tables
+    cover. ``kernel_engines``: the engines whose steps the kernels time where they can
+    (``kernel_steps``); by default the prior's, or none.
 
     The result records which (GPU, precision, model class, TP) each engine was measured on (added to
     ``prior``'s): estimates elsewhere are marked extrapolated (``calibrated: false``). A prior's error
@@ -230,7 +269,17 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
             raise InputError(f"unknown engine {engine!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
         base = prior.engines.get(engine) if prior is not None else None
         mine = [r for r in usable if r.engine == engine]
-        engines[engine] = _as_floats(_fit_engine(mine, base, prior_weight))
+        weight = None if base is None else prior_weight
+        constants = _fit_engine(mine, _START if base is None else _theta(base), _ROOFLINE_NAMES, 0.0, weight)
+        covered_rows = [r for r in mine if kernel_covered(r)]
+        if covered_rows:
+            start = _theta(constants)
+            if base is None:
+                start[[_NAMES.index(n) for n in _KERNEL_NAMES]] = _START[[_NAMES.index(n) for n in _KERNEL_NAMES]]
+            constants = _fit_engine(covered_rows, start, _KERNEL_NAMES, 1.0, weight)
+        chosen = (kernel_engines if kernel_engines is not None
+                  else [e for e, c in (prior.engines.items() if prior is not None else ()) if c.kernel_steps])
+        engines[engine] = _as_floats(replace(constants, kernel_steps=1.0 if engine in chosen else 0.0))
         covered = measured.setdefault(engine, {})
         for r in mine:
             spec = resolve_model(r.model)
@@ -295,29 +344,34 @@ class FoldReport:
         return tpot, ttft, rate
 
 
-def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] | None = None) -> FoldReport:
+def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] | None = None,
+                        kernel_engines: Collection[str] | None = None, hold_out: str = "model") -> FoldReport:
     """Predict every usable row from a fit on the rows of the other models only (of ``classes``, when
     given: rows of other classes are then predicted, never fitted on).
 
     A row whose engine was measured on no other model has no held-out fit; it is left out of the
-    report and counted in ``excluded``, with the queue-limited rows.
+    report and counted in ``excluded``, with the queue-limited rows. ``kernel_engines``: the engines
+    whose steps the measured kernels time (by default those of the bundled calibration, as the product
+    answers); ``hold_out="gpu"`` leaves one GPU out instead of one model.
     """
     all_rows = list(rows)
     usable = [r for r in all_rows if not queue_limited(r)]
-    models = sorted({r.model for r in usable})
-    if len(models) < 2:
-        raise InputError(f"leave-one-model-out needs rows of at least 2 models, got {len(models)}")
+    if kernel_engines is None:
+        kernel_engines = [e for e, c in Calibration.bundled().engines.items() if c.kernel_steps]
+    groups = sorted({getattr(r, hold_out) for r in usable})
+    if len(groups) < 2:
+        raise InputError(f"leave-one-{hold_out}-out needs rows of at least 2, got {len(groups)}")
     ttft = np.full(len(usable), np.nan)
     tpot = np.full(len(usable), np.nan)
-    for model in models:
-        held = [i for i, r in enumerate(usable) if r.model == model]
-        train = [r for r in usable if r.model != model
+    for group in groups:
+        held = [i for i, r in enumerate(usable) if getattr(r, hold_out) == group]
+        train = [r for r in usable if getattr(r, hold_out) != group
                  and (classes is None or model_class(resolve_model(r.model)) in classes)]
         trained_engines = {r.engine for r in train}
         held = [i for i in held if usable[i].engine in trained_engines]
         if not held:
             continue
-        calibration = fit(train, classes=classes)
+        calibration = fit(train, classes=classes, kernel_engines=kernel_engines)
         ttft[held], tpot[held] = predict([usable[i] for i in held], calibration)
     keep = ~np.isnan(ttft)
     kept = tuple(r for r, k in zip(usable, keep) if k)

@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -69,12 +69,13 @@ from ..files import write_atomically
 from ..registry import Registry
 from .closed_loop import closed_loop_wait
 from .engine_defaults import default_kv_precision, engine_defaults
+from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
 from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 from .support import check_supported
 
-__all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "Calibration", "Engine", "EngineConstants", "Estimate",
+__all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibration", "Engine", "EngineConstants", "Estimate",
            "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "model_class", "prompt_terms",
-           "replica_latency", "replica_physics", "scheduling_delay"]
+           "replica_latency", "replica_physics", "scheduling_delay", "with_step_time"]
 
 Engine = Literal["trtllm", "vllm", "sglang"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -106,29 +107,35 @@ class EngineConstants:
 
     bandwidth_efficiency: float          # eta_bw: share of peak HBM bandwidth a decode step reaches
     compute_efficiency: float            # eta_c: share of dense peak FLOPS prefill reaches
-    step_overhead_us_per_layer: tuple[float, float, float, float]  # o(tp) at TP 1, 2, 4, 8
+    step_overhead_us_per_layer: tuple[float, float, float, float]  # o(tp) at TP 1, 2, 4, 8 (kernels: per step)
     allreduce_gbps: float                # effective all-reduce bandwidth per GPU
     prefill_queue: float                 # q: scales the closed-loop wait behind the other clients' prompts
     ttft_steps: float                    # a: decode steps a new request waits to be scheduled
     ttft_fixed_ms: float                 # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
     prefill_burst: float                 # s: share of the other b - 1 prompts a synchronized client lands behind
     link_efficiency: float               # eta_link: share of the GPU link bandwidth a prefill all-reduce reaches
+    # Step times from measured kernels (finops.sizing.kernels), where the tables cover a configuration:
+    kernel_steps: float = 0.0            # 1: they time this engine's steps there (0: the roofline everywhere)
+    kernel_decode_scale: float = 1.0     # the engine's decode speed relative to the kernel tables
+    kernel_prefill_scale: float = 1.0    # ... and its prefill speed
+    kernel_step_overhead_us: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per step at TP 1-8
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: (list(getattr(self, f.name)) if f.name == "step_overhead_us_per_layer"
-                         else getattr(self, f.name)) for f in fields(self)}
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EngineConstants:
+        """Constants from JSON; the kernel fields are optional (a file written before them has none)."""
+        per_tp = {f.name for f in fields(cls) if f.name.endswith("overhead_us_per_layer") or f.name.endswith("overhead_us")}
         try:
-            overhead = tuple(float(v) for v in data["step_overhead_us_per_layer"])
-            values = {f.name: float(data[f.name]) for f in fields(cls) if f.name != "step_overhead_us_per_layer"}
+            values = {f.name: (tuple(float(v) for v in data[f.name]) if f.name in per_tp else float(data[f.name]))
+                      for f in fields(cls) if f.name in data or f.default is MISSING}
         except (KeyError, TypeError, ValueError) as exc:
             raise InputError(f"calibration constants are incomplete or not numbers ({exc})",
                              hint=f"each engine needs {', '.join(f.name for f in fields(cls))}") from None
-        if len(overhead) != len(CALIBRATED_TPS):
-            raise InputError("step_overhead_us_per_layer needs one value per TP 1, 2, 4, 8")
-        return cls(step_overhead_us_per_layer=overhead, **values)  # type: ignore[arg-type]
+        if any(len(values[name]) != len(CALIBRATED_TPS) for name in per_tp if name in values):
+            raise InputError("each per-TP overhead needs one value per TP 1, 2, 4, 8")
+        return cls(**values)  # type: ignore[arg-type]
 
 
 #: One measured configuration: (GPU id, weight precision, model class, TP) -> the smallest and largest
@@ -268,12 +275,23 @@ class ReplicaPhysics:
     expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
     prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
+    # Measured kernels of this configuration (finops.sizing.kernels.ModelKernels, log-ms tables on its
+    # grids; NaN, with kernel_covered 0, where the tables do not cover it):
+    kernel_covered: Any = 0.0
+    kernel_decode_tokens: Any = 0.0
+    kernel_tokens: Any = 0.0
+    kernel_generation: Any = 0.0
+    kernel_context: Any = 0.0
+    kernel_last_logits: Any = 0.0
 
 
 def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
-                    kv_precision: str | None = None, prefill_token_budget: int = 8192) -> ReplicaPhysics:
+                    kv_precision: str | None = None, prefill_token_budget: int = 8192,
+                    engine: str | None = None) -> ReplicaPhysics:
     """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision (KV cache: ``kv_precision``,
     by default the model dtype; ``prefill_token_budget``: the engine's prompt tokens per step).
+    ``engine``: also that engine's measured kernels where the tables cover the configuration
+    (:func:`~finops.sizing.kernels.step_kernels`), for the constants whose ``kernel_steps`` is 1.
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> p = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="fp8", tp=2)
@@ -294,7 +312,18 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
         attention_width=float(model.num_attention_heads * model.head_dim),
         bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
-        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget))
+        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget),
+        **_kernel_fields(model, gpu, engine, precision, kv_p, tp))
+
+
+def _kernel_fields(model: ModelSpec, gpu: Accelerator, engine: str | None, precision: str, kv_precision: str,
+                   tp: int) -> dict[str, Any]:
+    if engine is None:
+        return {}
+    k = step_kernels(model, gpu.id, engine=engine, precision=precision, kv_precision=kv_precision, tp=tp)
+    covered = k is not None
+    k = k or ModelKernels.uncovered()   # NaN tables of the same shapes: covered and uncovered rows stack
+    return {"kernel_covered": float(covered), **{f"kernel_{f.name}": getattr(k, f.name) for f in fields(ModelKernels)}}
 
 
 @dataclass(frozen=True)
@@ -309,11 +338,12 @@ class Latency:
     step_bytes: Any         # bytes one decode step reads per GPU (weights touched + KV)
 
 
-def _overhead_per_layer_s(c: EngineConstants, tp: Any) -> Any:
+def _per_tp_s(values_us: Any, tp: Any) -> Any:
+    """Seconds from a value in us per TP 1, 2, 4, 8, interpolated (and clamped) in log2 tp."""
     x = np.log2(np.asarray(tp, dtype=float))
     low = np.clip(np.floor(x), 0, len(CALIBRATED_TPS) - 2).astype(int)
     frac = np.clip(x - low, 0.0, 1.0)
-    table = [np.asarray(v, dtype=float) for v in c.step_overhead_us_per_layer]
+    table = [np.asarray(v, dtype=float) for v in values_us]
     lo, hi = np.choose(low, table), np.choose(low + 1, table)
     return (lo + (hi - lo) * frac) * 1e-6
 
@@ -348,21 +378,47 @@ class PromptTerms:
     two_layers: Any         # 2 L
     tp_share: Any           # tp - 1
     allreduce_bandwidth: float
+    new: Any                # prompt tokens not found in the cache
+    isl: Any
+    kernels: Any            # 1 where measured kernels time the steps (covered and c.kernel_steps), else 0
+    any_kernels: bool       # False: the roofline everywhere
+    kernel_decode_scale: float
+    kernel_prefill_scale: float
+
+
+def prefill_in_batch(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> Any:
+    """Seconds one prompt's prefill adds to the steps of ``batch`` running sequences: the prefill's
+    compute (roofline), or with measured kernels the GEMM time of its chunks beyond the batch's own
+    (:func:`~finops.sizing.kernels.prefill_seconds`)."""
+    if not terms.any_kernels:
+        return terms.prefill_compute
+    shared = prefill_seconds(p.kernel_tokens, p.kernel_context, p.kernel_last_logits, terms.new, terms.isl,
+                             p.prefill_token_budget, batch) / terms.kernel_prefill_scale
+    return np.where(terms.kernels > 0, shared, terms.prefill_compute)
 
 
 def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, cache_hit_rate: Any = 0.0) -> PromptTerms:
-    """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast."""
+    """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast.
+    Where ``p`` holds measured kernels and ``c.kernel_steps`` is 1, they time the steps (see
+    :mod:`finops.sizing.kernels`): the overhead is then ``c.kernel_step_overhead_us`` per step."""
     isl = np.asarray(isl, dtype=float)
     osl = np.asarray(osl, dtype=float)
     ctx = isl + osl / 2.0
-    overhead = p.layers * _overhead_per_layer_s(c, p.tp)
+    kernels = np.asarray(p.kernel_covered, dtype=float) * c.kernel_steps
+    any_kernels = bool(np.any(kernels > 0))
+    overhead = p.layers * _per_tp_s(c.step_overhead_us_per_layer, p.tp)
     group_flops = p.tp * p.flops * c.compute_efficiency
     new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
                                  / (p.link_bandwidth * c.link_efficiency), 0.0)
-    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new * (isl - new / 2.0)) \
-        / group_flops + prefill_allreduce
+    prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
+                       * (isl - new / 2.0)) / group_flops + prefill_allreduce
+    if any_kernels:
+        alone = prefill_seconds(p.kernel_tokens, p.kernel_context, p.kernel_last_logits, new, isl,
+                                p.prefill_token_budget) / c.kernel_prefill_scale
+        prefill_compute = np.where(kernels > 0, alone, prefill_compute)
+        overhead = np.where(kernels > 0, _per_tp_s(c.kernel_step_overhead_us, p.tp), overhead)
     chunks = np.maximum(np.ceil(new / p.prefill_token_budget), 1.0)
     return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
@@ -370,7 +426,9 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                        bandwidth=p.bandwidth * c.bandwidth_efficiency,
                        moe=bool(np.asarray(p.expert_weight_bytes_per_gpu).any()), sharded=sharded,
                        any_sharded=bool(sharded.any()),
-                       two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9)
+                       two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9,
+                       new=new, isl=isl, kernels=kernels, any_kernels=any_kernels,
+                       kernel_decode_scale=c.kernel_decode_scale, kernel_prefill_scale=c.kernel_prefill_scale)
 
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
@@ -384,8 +442,11 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
     if terms.any_sharded:
         step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
                                / terms.allreduce_bandwidth, 0.0)
+    if terms.any_kernels:
+        measured = decode_seconds(p.kernel_decode_tokens, p.kernel_generation, b, terms.ctx) / terms.kernel_decode_scale
+        step = np.where(terms.kernels > 0, measured + terms.overhead, step)
     others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
-    return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * terms.prefill_compute
+    return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * prefill_in_batch(p, terms, b)
 
 
 def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, batch: Any,
@@ -405,9 +466,10 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
     step, step_bytes, tpot = decode_latency(p, terms, batch)
     clients = np.maximum(np.asarray(batch, dtype=float), 1.0)
-    prefill, prefill_compute = terms.prefill, terms.prefill_compute
+    prefill = terms.prefill
+    prefill_compute = prefill_in_batch(p, terms, clients - 1.0)   # the prompts ahead share steps with the rest
     delay = scheduling_delay(c, step)
-    think = prefill - prefill_compute + delay + (np.asarray(osl, dtype=float) - 1.0) * tpot
+    think = prefill - terms.prefill_compute + delay + (np.asarray(osl, dtype=float) - 1.0) * tpot
     wait = np.minimum(c.prefill_queue * closed_loop_wait(clients, prefill_compute, think)
                       + c.prefill_burst * (clients - 1.0) / 2.0 * prefill_compute, (clients - 1.0) * prefill_compute)
     ttft = prefill + wait + delay
@@ -455,6 +517,7 @@ class Estimate:
     input_tokens_per_s: float | None
     effective_bandwidth_efficiency: float | None
     calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
+    step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
@@ -487,10 +550,28 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     return out
 
 
+#: ``step_time`` choices of :func:`estimate`: the calibration's choice per engine, or one for all.
+STEP_TIMES: dict[str, float | None] = {"auto": None, "kernels": 1.0, "roofline": 0.0}
+
+
+def with_step_time(c: EngineConstants, step_time: str) -> EngineConstants:
+    """``c`` with measured kernels switched on (``"kernels"``), off (``"roofline"``) or as fitted (``"auto"``).
+
+    >>> c = Calibration.bundled().constants("vllm")
+    >>> with_step_time(c, "kernels").kernel_steps, with_step_time(c, "roofline").kernel_steps
+    (1.0, 0.0)
+    """
+    if step_time not in STEP_TIMES:
+        raise InputError(f"unknown step time {step_time!r}", hint=f"use one of: {', '.join(STEP_TIMES)}")
+    switch = STEP_TIMES[step_time]
+    return c if switch is None else replace(c, kernel_steps=switch)
+
+
 def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
              concurrency: int | Literal["max"] = "max", engine: str = "vllm", cache_hit_rate: float = 0.0,
              kv_precision: str | None = None, calibration: Calibration | None = None,
-             max_batch: int | None = None, prefill_token_budget: int | None = None) -> Estimate:
+             max_batch: int | None = None, prefill_token_budget: int | None = None,
+             step_time: str = "auto") -> Estimate:
     """Memory fit, TTFT, TPOT and throughput of one replica at a concurrency.
 
     ``concurrency="max"`` is the maximum-throughput point: as many sequences as the KV cache holds and
@@ -498,6 +579,11 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     ``prefill_token_budget`` and ``kv_precision``, see :mod:`finops.sizing.engine_defaults`). Above
     those limits the engine runs ``running_batch`` sequences and the rest wait; by Little's law each
     waits ``(c - running) / completions per second``, which is added to TTFT.
+
+    ``step_time``: ``"kernels"`` times the steps from measured kernel tables where they cover the
+    configuration (:mod:`finops.sizing.kernels`), ``"roofline"`` never, ``"auto"`` as the calibration
+    chose per engine (``kernel_steps``: 1 where they were better held out). ``step_time_source`` says
+    which one answered.
 
     >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
@@ -530,6 +616,10 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     else:
         wanted = concurrency
     kind = model_class(spec)
+    constants = with_step_time(cal.constants(engine_name), step_time)
+    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget,
+                           engine=engine_name)
+    kernels = bool(phys.kernel_covered * constants.kernel_steps)
     common: dict[str, Any] = {
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
         "tp": tp, "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate),
@@ -537,7 +627,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "kv_bytes_per_token": fit.kv_bytes_per_token,
         "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p),
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
-        "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b)}
+        "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
+        "step_time_source": "kernels" if kernels else "roofline"}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
@@ -545,9 +636,6 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
                         effective_bandwidth_efficiency=None, ttft_ms_band=None, tpot_ms_band=None,
                         output_tokens_per_s_band=None)
     running = min(wanted, fit.max_concurrency, batch_limit)
-    constants = cal.constants(engine_name)
-    phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p,
-                           prefill_token_budget=budget)
     lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
     ttft, tpot = float(lat.ttft), float(lat.tpot)
     cycle = ttft + (osl - 1) * tpot                      # one request's life in a running slot

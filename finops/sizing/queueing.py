@@ -248,7 +248,8 @@ def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp:
     constants = (calibration or Calibration.bundled()).constants(base.engine)
     phys = replica_physics(resolve_model(model) if isinstance(model, str) else model,
                            get_accelerator(gpu) if isinstance(gpu, str) else gpu, precision=base.precision, tp=tp,
-                           kv_precision=base.kv_precision, prefill_token_budget=base.prefill_token_budget)
+                           kv_precision=base.kv_precision, prefill_token_budget=base.prefill_token_budget,
+                           engine=base.engine)
     op = operating_point(phys, constants, arrival_rate=float(arrival_rate), isl=isl, osl=osl,
                          cache_hit_rate=cache_hit_rate, max_batch=min(base.max_concurrency, base.max_batch))
     stable = bool(op.stable)

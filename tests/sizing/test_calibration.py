@@ -48,14 +48,16 @@ def test_rows_beyond_the_kv_cache_are_left_out(rows):
 
 def test_leave_one_model_out_error_does_not_regress(rows):
     """Every row predicted by a fit on the dense rows of the other models. Issue 11's goals are 5 %
-    throughput and 10 % TPOT/TTFT; the roofline model measures 17.5 % TPOT, 40.9 % TTFT, 15.7 %
-    throughput over all 1,093 usable rows, 14.7 / 36.6 / 13.6 % on the dense ones
-    (docs/performance.md). This pins those figures against regression, not the goals."""
+    throughput and 10 % TPOT/TTFT; as the product answers (measured-kernel step times for TRT-LLM,
+    the roofline elsewhere) the model measures 15.3 % TPOT, 39.4 % TTFT, 13.3 % throughput over all
+    1,093 usable rows, 12.6 / 34.7 / 11.0 % on the dense ones (the roofline alone: 17.5 / 40.9 / 15.7
+    and 14.7 / 36.6 / 13.6 %; docs/performance.md). This pins those figures against regression, not
+    the goals."""
     report = leave_one_model_out(rows, classes=BUNDLED_CLASSES)
     tpot, ttft, rate = report.median_errors()
-    assert tpot <= 0.185 and ttft <= 0.42 and rate <= 0.165
+    assert tpot <= 0.16 and ttft <= 0.405 and rate <= 0.14
     dense = [r.model != "deepseek-v3" for r in report.rows]
-    assert all(e <= g for e, g in zip(report.median_errors(dense), (0.155, 0.375, 0.145)))
+    assert all(e <= g for e, g in zip(report.median_errors(dense), (0.135, 0.36, 0.12)))
     assert report.excluded == sum(queue_limited(r) for r in rows)
     assert {r.model for r in report.rows} == {r.model for r in rows}
 

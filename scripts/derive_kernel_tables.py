@@ -1,0 +1,169 @@
+"""Write the measured kernel tables of ``finops/data/kernels/`` from an installed aiconfigurator-core.
+
+Development-time only (the product never imports aiconfigurator)::
+
+    python3 -m venv /tmp/aic && /tmp/aic/bin/pip install aiconfigurator-core==0.12.0
+    /tmp/aic/bin/python scripts/derive_kernel_tables.py          # needs pandas + pyarrow (the package's own)
+
+For each GPU of our catalog that the package measured, and each engine (TRT-LLM, vLLM, SGLang), the
+newest collected version of four kernel families is reduced to dense grids of log latency (float16,
+natural log of milliseconds), one ``.npz`` per GPU:
+
+===========================  ============================================================================
+``<engine>/gemm/<dtype>``    GEMM latency on axes ``m`` (tokens) x ``n`` x ``k``; dtypes bf16, fp8
+``<engine>/context/<kv>``    prefill (context) attention, head dim 128, no sliding window, on axes batch x
+                             sequence length x query heads x KV heads; KV dtype bf16, fp8
+``<engine>/generation/<kv>`` decode (generation) attention, same axes, the sequence axis being the KV length
+``<engine>/allreduce``       all-reduce of bf16 activations on axes GPUs x message bytes
+===========================  ============================================================================
+
+Each array ``A`` has its axes in ``A@<axis>``. Grid cells the package did not measure are filled from
+the nearest measured cell along each axis in turn (a cell never measured anywhere is left NaN).
+``meta`` is a JSON string: source, package version, date read, and the (op, engine) -> version used.
+The numbers are NVIDIA's measurements (Apache-2.0, see NOTICE); only the layout and the precision
+(float16 of the log: 0.4 % at worst) are ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import io
+import json
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from packaging.version import InvalidVersion, Version
+
+#: aiconfigurator system directory -> our catalog id.
+GPUS = {"a100_sxm": "a100-80gb", "h100_sxm": "h100-sxm", "h200_sxm": "h200", "b200_sxm": "b200",
+        "l40s": "l40s", "rtx_pro_6000_server": "rtx-pro-6000"}
+ENGINES = ("trtllm", "vllm", "sglang")
+GEMM_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
+KV_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
+HEAD_DIM = 128
+OUT = Path(__file__).resolve().parents[1] / "finops" / "data" / "kernels"
+
+
+def _newest(directory: Path, table: str) -> Path | None:
+    """The newest version folder under ``directory`` holding ``table``."""
+    def key(p: Path) -> Version:
+        try:
+            return Version(p.name)
+        except InvalidVersion:
+            return Version("0")
+    found = sorted((p for p in directory.glob("*") if (p / table).is_file()), key=key)
+    return found[-1] / table if found else None
+
+
+def _fill(grid: np.ndarray) -> np.ndarray:
+    """NaN cells take the nearest measured value along each axis in turn (last axis first)."""
+    out = grid.copy()
+    for axis in reversed(range(out.ndim)):
+        moved = np.moveaxis(out, axis, -1)
+        flat = moved.reshape(-1, moved.shape[-1])
+        for row in flat:
+            known = np.flatnonzero(~np.isnan(row))
+            if len(known) and len(known) < len(row):
+                nearest = known[np.abs(np.arange(len(row))[:, None] - known[None, :]).argmin(axis=1)]
+                row[:] = row[nearest]
+        out = np.moveaxis(flat.reshape(moved.shape), -1, axis)
+    return out
+
+
+def _grid(frame: pd.DataFrame, axes: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Log of the median latency on the product of the axes' measured values."""
+    values = frame.groupby(axes)["latency"].median()
+    coords = [np.array(sorted(frame[a].unique()), dtype=float) for a in axes]
+    full = values.reindex(pd.MultiIndex.from_product(coords, names=axes))
+    grid = np.log(full.to_numpy(dtype=float)).reshape([len(c) for c in coords])
+    return _fill(grid), coords
+
+
+def _store(arrays: dict[str, np.ndarray], name: str, grid: np.ndarray, axes: list[str],
+           coords: list[np.ndarray]) -> None:
+    arrays[name] = grid.astype(np.float16)
+    for axis, c in zip(axes, coords):
+        arrays[f"{name}@{axis}"] = c.astype(np.float32)
+
+
+def _attention(path: Path, kv: str) -> pd.DataFrame:
+    d = pd.read_parquet(path)
+    window = d["window_size"] if "window_size" in d else 0
+    d = d[(d.head_dim == HEAD_DIM) & (window == 0) & (d.kv_cache_dtype == kv)]
+    same = d[d.attn_dtype == kv]
+    return same if len(same) else d[d.attn_dtype == "bfloat16"]
+
+
+def derive_gpu(system: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    arrays: dict[str, np.ndarray] = {}
+    versions: dict[str, str] = {}
+    for engine in ENGINES:
+        gemm = _newest(system / "gemm" / engine, "gemm_perf.parquet")
+        if gemm is not None:
+            d = pd.read_parquet(gemm)
+            for theirs, ours in GEMM_DTYPES.items():
+                part = d[d.gemm_dtype == theirs]
+                if len(part):
+                    _store(arrays, f"{engine}/gemm/{ours}", *_axes(part, ["m", "n", "k"]))
+            versions[f"{engine}/gemm"] = gemm.parent.name
+        for kind, table in (("context", "context_attention_perf.parquet"),
+                            ("generation", "generation_attention_perf.parquet")):
+            path = _newest(system / "attention" / engine, table)
+            if path is None:
+                continue
+            column = "isl" if kind == "context" else "step"
+            for theirs, ours in KV_DTYPES.items():
+                part = _attention(path, theirs).rename(columns={column: "seq"})
+                if len(part):
+                    _store(arrays, f"{engine}/{kind}/{ours}",
+                           *_axes(part, ["batch_size", "seq", "num_heads", "num_key_value_heads"]))
+            versions[f"{engine}/{kind}"] = path.parent.name
+        comm = _newest(system / "comm" / engine, "custom_allreduce_perf.parquet")
+        if comm is not None:
+            d = pd.read_parquet(comm)
+            d = d[d.allreduce_dtype == "bfloat16"]
+            _store(arrays, f"{engine}/allreduce", *_axes(d, ["num_gpus", "message_size"]))
+            versions[f"{engine}/allreduce"] = comm.parent.name
+    return arrays, versions
+
+
+def _axes(frame: pd.DataFrame, axes: list[str]) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
+    grid, coords = _grid(frame, axes)
+    return grid, axes, coords
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    import aiconfigurator_core
+    root = Path(aiconfigurator_core.__file__).parent / "systems" / "data"
+    version = metadata.version("aiconfigurator-core")
+    args.out.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for system, gpu in GPUS.items():
+        arrays, versions = derive_gpu(root / system)
+        if not arrays:
+            print(f"{system}: no tables", file=sys.stderr)
+            continue
+        meta = {"source": f"aiconfigurator-core {version} systems/data/{system} "
+                          "(NVIDIA AIConfigurator, https://github.com/ai-dynamo/aiconfigurator, Apache-2.0)",
+                "package_version": version, "as_of": dt.date.today().isoformat(), "gpu": gpu,
+                "versions": versions, "units": "natural log of milliseconds; message_size in bytes"}
+        arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, **arrays)
+        path = args.out / f"{gpu}.npz"
+        path.write_bytes(buffer.getvalue())
+        total += path.stat().st_size
+        print(f"{path.name}: {path.stat().st_size / 1e6:.2f} MB, {len(arrays)} arrays")
+    print(f"total {total / 1e6:.2f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

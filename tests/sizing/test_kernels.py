@@ -1,0 +1,151 @@
+"""Step times from measured kernels (issue 11): the tables, their interpolation, the composed step,
+the fallback to the roofline, and the held-out error that decides where they are the default.
+
+Expected kernel latencies are read from aiconfigurator-core 0.12.0's own parquet files (H100 SXM,
+TRT-LLM 1.3.0rc20 tables; ``pandas.read_parquet`` on ``systems/data/h100_sxm/...``, 2026-12-02),
+not from our tables; the physical bounds are worked by hand from the catalog's datasheet figures.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from finops.catalog import get_model
+from finops.errors import InputError
+from finops.sizing.calibration import BUNDLED_CLASSES, bundled_measurements, kernel_covered, leave_one_model_out
+from finops.sizing.kernels import _table, kernel_gpus, step_kernels, tables_meta
+from finops.sizing.performance import Calibration, estimate
+
+KERNELS = resources.files("finops").joinpath("data", "kernels")
+
+
+def test_tables_are_small_and_say_where_they_come_from():
+    sizes = [p.stat().st_size for p in Path(str(KERNELS)).glob("*.npz")]
+    assert sum(sizes) <= 8e6 and len(sizes) == len(kernel_gpus()) >= 6
+    for gpu in kernel_gpus():
+        meta = tables_meta(gpu)
+        assert meta["package_version"] == "0.12.0" and "Apache-2.0" in meta["source"] and meta["as_of"]
+    notice = (Path(__file__).parents[2] / "NOTICE").read_text()
+    assert "finops/data/kernels/" in notice and "Apache License, Version 2.0" in notice
+
+
+@pytest.mark.parametrize("table, point, latency_ms", [
+    ("trtllm/gemm/bf16", (64, 4096, 4096), 0.015677),
+    ("trtllm/gemm/fp8", (1024, 16384, 8192), 0.210357),
+    ("trtllm/generation/bf16", (64, 1023, 32, 8), 0.107589),
+    ("trtllm/allreduce", (4, 1048576), 0.026134),
+])
+def test_a_grid_point_is_the_measured_latency(table, point, latency_ms):
+    """float16 of the log keeps 0.4 % at worst."""
+    assert _table("h100-sxm", table)(*point) * 1e3 == pytest.approx(latency_ms, rel=0.005)
+
+
+def test_between_grid_points_the_latency_is_between_its_neighbours():
+    gemm = _table("h100-sxm", "trtllm/gemm/bf16")
+    low, mid, high = gemm(512, 4096, 4096), gemm(512, 4600, 4096), gemm(512, 5120, 4096)
+    assert low < mid < high
+    # beyond the grid: proportional to the tokens (twice the largest m costs twice as much)
+    assert gemm(65536, 4096, 4096) == pytest.approx(2 * gemm(32768, 4096, 4096), rel=1e-9)
+
+
+def test_the_composed_step_respects_the_hardware_bounds():
+    """Llama-3.1-8B BF16 on one H100 SXM: a decode step reads the 16.06 GB of weights at no more than
+    3.35 TB/s (>= 4.79 ms); a 2,048-token prefill needs 2 x 8.03e9 x 2048 = 3.29e13 FLOPs at no more
+    than 989 TFLOPS (>= 33.3 ms)."""
+    k = step_kernels(get_model("llama-3.1-8b"), "h100-sxm", engine="trtllm", precision="bf16",
+                     kv_precision="bf16", tp=1)
+    decode, prefill = k.decode(1, 1024), k.prefill(2048, 2048, 8192)
+    assert 4.79e-3 <= decode <= 2 * 4.79e-3
+    assert 33.3e-3 <= prefill <= 3 * 33.3e-3
+    assert k.decode(256, 1024) > decode                      # KV reads grow with the batch
+    assert k.prefill(2048, 2048, 8192, batch=64) < prefill   # a chunk riding in a decode batch shares its weight reads
+
+
+@pytest.mark.parametrize("model, gpu, engine, precision", [
+    ("llama-3.1-8b", "mi300x", "vllm", "bf16"),      # no tables for the GPU
+    ("qwen3-30b-a3b", "h100-sxm", "trtllm", "bf16"),  # mixture of experts: not composed yet
+    ("deepseek-v3", "h200", "trtllm", "fp8"),        # MLA
+    ("llama-3.1-8b", "h100-sxm", "vllm", "int4"),     # no int4 GEMM tables
+])
+def test_outside_the_tables_the_roofline_answers(model, gpu, engine, precision):
+    assert step_kernels(get_model(model), gpu, engine=engine, precision=precision, kv_precision="bf16", tp=8) is None
+    e = estimate(model, gpu, precision=precision, tp=8, isl=1024, osl=256, concurrency=8, engine=engine,
+                 step_time="kernels")
+    assert e.step_time_source == "roofline"
+
+
+def test_step_time_is_chosen_and_reported():
+    args = {"precision": "bf16", "tp": 1, "isl": 1024, "osl": 256, "concurrency": 16}
+    sources = {st: estimate("llama-3.1-8b", "h100-sxm", engine="vllm", step_time=st, **args).step_time_source
+               for st in ("kernels", "roofline")}
+    assert sources == {"kernels": "kernels", "roofline": "roofline"}
+    auto = estimate("llama-3.1-8b", "h100-sxm", engine="trtllm", **args)
+    assert auto.step_time_source == ("kernels" if Calibration.bundled().constants("trtllm").kernel_steps
+                                     else "roofline")
+    with pytest.raises(InputError, match="step time"):
+        estimate("llama-3.1-8b", "h100-sxm", engine="vllm", step_time="exact", **args)
+
+
+def test_the_bundled_calibration_records_the_kernel_fit():
+    cal = Calibration.bundled()
+    for engine in ("trtllm", "vllm", "sglang"):
+        c = cal.constants(engine)
+        assert 0.8 <= c.kernel_decode_scale <= 1.25 and 0.8 <= c.kernel_prefill_scale <= 1.25
+        assert all(1.0 <= o <= 20000.0 for o in c.kernel_step_overhead_us)
+    assert Calibration.from_dict(json.loads(json.dumps(cal.to_dict()))) == cal
+
+
+def test_a_calibration_file_from_before_the_kernels_still_reads():
+    data = Calibration.bundled().to_dict()
+    for per in data["engines"].values():
+        for name in ("kernel_steps", "kernel_decode_scale", "kernel_prefill_scale", "kernel_step_overhead_us"):
+            del per[name]
+    old = Calibration.from_dict(data)
+    assert old.constants("trtllm").kernel_steps == 0.0
+    e = estimate("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, engine="trtllm", calibration=old)
+    assert e.step_time_source == "roofline"
+
+
+def test_the_search_times_steps_as_the_estimate_does():
+    """One answer: the sizing search's TPOT of a TRT-LLM configuration at its running batch lies between
+    the estimate's at the two whole batches around it (TPOT grows with the batch), and is not the
+    roofline's."""
+    from dataclasses import replace
+
+    from finops.sizing.search import search
+    from finops.sizing.workload import presets
+    workload = replace(presets()["seed002-financial-copilot"], gpus=("h100-sxm",), precisions=("fp8",))
+    best = search(workload, engine="trtllm").options[0]
+    tpot = [estimate(workload.model, "h100-sxm", precision="fp8", tp=best.tp, isl=workload.isl, osl=workload.osl,
+                     concurrency=max(1, int(np.floor(best.running_batch)) + up), engine="trtllm").tpot_ms
+            for up in (0, 1)]
+    assert tpot[0] * 0.999 <= best.tpot_ms <= tpot[1] * 1.001
+    cal = Calibration.bundled()
+    roofline = replace(cal, engines={**cal.engines, "trtllm": replace(cal.constants("trtllm"), kernel_steps=0.0)})
+    assert search(workload, engine="trtllm", calibration=roofline).options[0].tpot_ms != best.tpot_ms
+
+
+@pytest.fixture(scope="module")
+def held_out():
+    rows = [r for r in bundled_measurements() if kernel_covered(r)]
+    kernels = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=("trtllm", "vllm", "sglang"))
+    roofline = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=())
+    return kernels, roofline
+
+
+def test_kernels_are_the_default_only_where_they_are_better_held_out(held_out):
+    """Measured 2026-12-02, leave-one-model-out on the 880 covered rows: TRT-LLM TPOT 11.3 % / throughput
+    10.7 % (roofline 14.0 % / 15.6 %); vLLM 17.3 % / 19.3 % (roofline 9.7 % / 9.7 %)."""
+    kernels, roofline = held_out
+    for engine in ("trtllm", "vllm", "sglang"):
+        k = kernels.median_errors([r.engine == engine for r in kernels.rows])
+        f = roofline.median_errors([r.engine == engine for r in roofline.rows])
+        better = k[0] < f[0] and k[2] < f[2]
+        assert bool(Calibration.bundled().constants(engine).kernel_steps) == better, (engine, k, f)
+    trtllm = kernels.median_errors([r.engine == "trtllm" for r in kernels.rows])
+    assert trtllm[0] <= 0.115 and trtllm[2] <= 0.11
