@@ -36,7 +36,7 @@ from decimal import Decimal
 from typing import Any, Literal, get_args
 
 from ..depreciation import month_index, month_label
-from .mapping import plan_line_sql
+from .mapping import compared_columns, plan_line_sql
 from .plan import MappingRule
 
 __all__ = ["CHECKED_COLUMNS", "DIMENSIONS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
@@ -150,7 +150,11 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
     >>> charge_groups_sql("t", "2026-05", (), per="f").splitlines()[-1]
     'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21'
     """
-    plan_line = plan_line_sql(rules, instance_type=INSTANCE_TYPE)
+    # each column a rule compares is lowercased once per charge, not once per rule the CASE tries
+    lowered = {column: f"lowered_{i}" for i, column in enumerate(compared_columns(rules, instance_type=INSTANCE_TYPE))}
+    plan_line = plan_line_sql(rules, instance_type=INSTANCE_TYPE, lowered=lowered)
+    source = relation if not lowered else (
+        f"(SELECT *, {', '.join(f'LOWER({column}) AS {name}' for column, name in lowered.items())} FROM {relation}) AS bill")
     inner = [f"{plan_line} AS plan_line"] + [f"{expr} AS {name}" for name, expr in DIMENSIONS.items()]
     inner += [f"{expr} AS {name}_any" for name, expr in UNMAPPED_DIMENSIONS.items()] + ([per] if per else [])
     inner += ["BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
@@ -162,7 +166,7 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
     outer += [f"{over_bill} AS {name}" for name, (over_bill, _) in MEASURES.items()]
     outer += [f"COUNT({column}) AS checked_{column}" for column in checked]
     return ("SELECT\n  " + ",\n  ".join(outer) + "\nFROM (\n  SELECT " + ",\n    ".join(inner)
-            + f"\n  FROM {relation}\n  WHERE {month_filter(month, basis)}\n) AS charges\n"
+            + f"\n  FROM {source}\n  WHERE {month_filter(month, basis)}\n) AS charges\n"
             f"GROUP BY {', '.join(str(i + 1) for i in range(keys))}")
 
 

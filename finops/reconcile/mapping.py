@@ -22,12 +22,12 @@ CASE WHEN LOWER(x_InstanceType) LIKE 'p5.%' THEN 'GPU' WHEN LOWER(ServiceName) L
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 
 from .plan import MappingRule
 
-__all__ = ["UNMAPPED", "glob_sql", "plan_line_sql", "tag_sql"]
+__all__ = ["UNMAPPED", "compared_columns", "glob_sql", "plan_line_sql", "tag_sql"]
 
 #: The plan line of charges that match no rule.
 UNMAPPED = "Unmapped"
@@ -81,22 +81,22 @@ def _is_like(glob: str) -> bool:
     return "[" not in glob and not any(c in glob for c in "%_\\")
 
 
-#: Glob form -> SQL comparing ``LOWER(column)`` with it; the first form a glob has is used.
+#: Glob form -> SQL comparing a column's lowercased value (SQL) with it; the first form a glob has is used.
 _GLOB_FORMS: tuple[tuple[Callable[[str], bool], Callable[[str, str], str]], ...] = (
-    (_is_plain, lambda column, glob: f"LOWER({column}) = {_quote(glob.lower())}"),
-    (_is_like, lambda column, glob: f"LOWER({column}) LIKE "
-                                    f"{_quote(glob.lower().replace('*', '%').replace('?', '_'))}"),
-    (lambda glob: True, lambda column, glob: f"REGEXP_MATCHES(LOWER({column}), {_quote('(?s)^' + _regex(glob) + '$')})"),
+    (_is_plain, lambda lowered, glob: f"{lowered} = {_quote(glob.lower())}"),
+    (_is_like, lambda lowered, glob: f"{lowered} LIKE {_quote(glob.lower().replace('*', '%').replace('?', '_'))}"),
+    (lambda glob: True, lambda lowered, glob: f"REGEXP_MATCHES({lowered}, {_quote('(?s)^' + _regex(glob) + '$')})"),
 )
 
 
-def glob_sql(column: str, glob: str) -> str:
-    """SQL that is true when ``column`` matches ``glob`` case-insensitively (NULL, so not true, for NULL).
+def glob_sql(column: str, glob: str, *, lowered: str | None = None) -> str:
+    """SQL that is true when ``column`` matches ``glob`` case-insensitively (NULL, so not true, for NULL);
+    ``lowered`` is SQL already holding ``LOWER(column)``, when there is one.
 
     >>> glob_sql("RegionId", "us-east-1"), glob_sql("RegionId", "us-*"), glob_sql("SkuId", "a_b*")
     ("LOWER(RegionId) = 'us-east-1'", "LOWER(RegionId) LIKE 'us-%'", "REGEXP_MATCHES(LOWER(SkuId), '(?s)^a_b.*$')")
     """
-    return next(sql(column, glob) for form, sql in _GLOB_FORMS if form(glob))
+    return next(sql(lowered or f"LOWER({column})", glob) for form, sql in _GLOB_FORMS if form(glob))
 
 
 def _json_literal(char: str) -> str:
@@ -123,25 +123,49 @@ def tag_sql(column: str, key: str | None, value: str | None) -> str:
     return f"REGEXP_MATCHES(LOWER({column}), {_quote('(?s)' + member)})"
 
 
-def _rule_sql(rule: MappingRule, instance_type: str) -> str:
+#: Field of a rule -> the columns it compares (a sub-account matches its id or its name); ``None`` stands for
+#: the SQL of the charge's instance type. In the order the conditions are written.
+_FIELDS: tuple[tuple[str, tuple[str | None, ...]], ...] = (
+    ("provider_name", ("ProviderName",)), ("service_name", ("ServiceName",)), ("instance_type", (None,)),
+    ("region_id", ("RegionId",)), ("sub_account", ("SubAccountId", "SubAccountName")))
+
+
+def compared_columns(rules: Sequence[MappingRule], *, instance_type: str) -> list[str]:
+    """The columns (``instance_type``: the SQL of the instance type) the rules compare with a glob, as first used.
+
+    >>> compared_columns([MappingRule(1, "GPU", provider_name="AWS", sub_account="prod")], instance_type="it")
+    ['ProviderName', 'SubAccountId', 'SubAccountName']
+    """
+    return list(dict.fromkeys(column or instance_type for rule in sorted(rules, key=lambda r: r.rule)
+                              for field, columns in _FIELDS if getattr(rule, field) is not None for column in columns))
+
+
+def _rule_sql(rule: MappingRule, instance_type: str, lowered: Mapping[str, str]) -> str:
     """The condition of one rule over the FOCUS columns (``TRUE`` for a rule with no field)."""
-    fields = ((rule.provider_name, "ProviderName"), (rule.service_name, "ServiceName"),
-              (rule.instance_type, instance_type), (rule.region_id, "RegionId"))
-    parts = [glob_sql(column, glob) for glob, column in fields if glob is not None]
-    if rule.sub_account is not None:
-        parts.append(f"({glob_sql('SubAccountId', rule.sub_account)} OR {glob_sql('SubAccountName', rule.sub_account)})")
+    parts = []
+    for field, columns in _FIELDS:
+        glob = getattr(rule, field)
+        if glob is not None:
+            matches = [glob_sql(column, glob, lowered=lowered.get(column)) for column in
+                       (c or instance_type for c in columns)]
+            parts.append(matches[0] if len(matches) == 1 else "(" + " OR ".join(matches) + ")")
     if rule.tag_key is not None or rule.tag_value is not None:
         parts.append(tag_sql("Tags", rule.tag_key, rule.tag_value))
     return " AND ".join(parts) or "TRUE"
 
 
-def plan_line_sql(rules: Sequence[MappingRule], *, instance_type: str) -> str:
+def plan_line_sql(rules: Sequence[MappingRule], *, instance_type: str, lowered: Mapping[str, str] | None = None) -> str:
     """``CASE`` over ``rules`` in ``Rule`` order giving the plan line of a charge, NULL when none matches.
 
-    ``instance_type`` is the SQL of a charge's instance type. With no rules it is ``NULL``.
+    ``instance_type`` is the SQL of a charge's instance type. ``lowered`` names, for columns of
+    :func:`compared_columns`, SQL already holding their lowercased value (the scan lowers each once per
+    charge; a CASE would lower it again for each rule it tries). With no rules it is ``NULL``.
+
+    >>> plan_line_sql([MappingRule(1, "AWS", provider_name="AWS")], instance_type="it", lowered={"ProviderName": "p"})
+    "CASE WHEN p = 'aws' THEN 'AWS' END"
     """
     ordered = sorted(rules, key=lambda r: r.rule)
     if not ordered:
         return "CAST(NULL AS VARCHAR)"
-    return ("CASE " + " ".join(f"WHEN {_rule_sql(r, instance_type)} THEN {_quote(r.plan_line)}" for r in ordered)
-            + " END")
+    return ("CASE " + " ".join(f"WHEN {_rule_sql(r, instance_type, lowered or {})} THEN {_quote(r.plan_line)}"
+                               for r in ordered) + " END")
