@@ -131,3 +131,11 @@ def test_two_concurrent_reconciles_of_one_folder_take_turns_and_leave_no_lock(tm
     assert [m.month for m in history.months("USD")] == ["2026-05", "2026-06"]
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [f"budget-review-2026-05.xlsx", f"budget-review-2026-06.xlsx", HISTORY_FILE])
+
+
+def test_mix_generate_into_a_missing_folder_succeeds_whole(tmp_path, capsys):
+    out = tmp_path / "new" / "deeper" / "demand.csv"
+    code, _, err = run_cli(["mix", "generate", "--peak", "40", "--hours", "48", "--out", out], capsys)
+    assert code == 0, err
+    assert sorted(tree(tmp_path)) == ["new/", "new/deeper/", "new/deeper/demand.csv"]
+    assert out.read_text().splitlines()[0].startswith("hour") and len(out.read_text().splitlines()) == 49
