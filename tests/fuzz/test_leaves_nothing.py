@@ -130,7 +130,7 @@ def test_two_concurrent_reconciles_of_one_folder_take_turns_and_leave_no_lock(tm
     history = History(out / HISTORY_FILE)
     assert [m.month for m in history.months("USD")] == ["2026-05", "2026-06"]
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [f"budget-review-2026-05.xlsx", f"budget-review-2026-06.xlsx", HISTORY_FILE])
+        ["budget-review-2026-05.xlsx", "budget-review-2026-06.xlsx", HISTORY_FILE])
 
 
 def test_mix_generate_into_a_missing_folder_succeeds_whole(tmp_path, capsys):
