@@ -127,7 +127,10 @@ def make_folder(folder: Path) -> list[Path]:
     made = []
     try:
         for each in reversed(missing):
-            each.mkdir(exist_ok=True)
+            try:
+                each.mkdir()
+            except FileExistsError:  # another run made it meanwhile: not ours to remove
+                continue
             made.append(each)
     except OSError as error:
         _remove_folders(made)

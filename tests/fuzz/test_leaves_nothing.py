@@ -112,8 +112,7 @@ def test_two_concurrent_reconciles_of_one_folder_take_turns_and_leave_no_lock(tm
     """Each run holds the lock from before it reads the history to after it wrote it: run together, the
     second waits, then keeps its month beside the first's (both months are in the history, neither lost)."""
     inputs = _inputs(tmp_path)
-    out = tmp_path / "out"
-    out.mkdir()
+    out = tmp_path / "out"  # not there yet: the first of the two makes it, under the lock
     plan = write_plan(tmp_path / "inputs" / "plan2.xlsx",
                       budget=[(m, "gpu", "cc", "OPEX", "AWS", 100, "USD", None) for m in ("2026-05", "2026-06")])
     june = write_bill(tmp_path / "inputs" / "june.csv", [{"BillingPeriodStart": "2026-06-01T00:00:00Z",
