@@ -138,3 +138,16 @@ def test_mix_generate_into_a_missing_folder_succeeds_whole(tmp_path, capsys):
     assert code == 0, err
     assert sorted(tree(tmp_path)) == ["new/", "new/deeper/", "new/deeper/demand.csv"]
     assert out.read_text().splitlines()[0].startswith("hour") and len(out.read_text().splitlines()) == 49
+
+
+def test_a_demo_failing_at_its_last_step_removes_every_file_and_folder_it_made(tmp_path, capsys, monkeypatch):
+    """Steps 1-5 write sizing, TCO, mix, both workbooks and the history; step 6 (plan next) then fails on
+    serving lines that are not there: the demo's folder and all it held are gone, one message said."""
+    import finops.cli.demo
+
+    monkeypatch.setattr(finops.cli.demo, "SAMPLE_SERVING", tmp_path / "missing-serving-lines.csv")
+    before = tree(tmp_path)
+    code, _, err = run_cli(["demo", "--out", tmp_path / "new" / "demo", "--quiet"], capsys)
+    assert code == 2 and "missing-serving-lines.csv" in err, err
+    assert [line for line in err.splitlines() if line.startswith("error:")] == [err.splitlines()[0]], err
+    assert tree(tmp_path) == before
