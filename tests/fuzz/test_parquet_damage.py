@@ -104,3 +104,21 @@ def test_the_amounts_check_reads_the_cost_columns_and_a_bad_setting_is_named(tmp
     monkeypatch.setenv("FINOPS_PARQUET_CHECK", "some")
     code, _, err = _reconcile(tmp_path, bill, capsys)
     assert code == 2 and "FINOPS_PARQUET_CHECK='some'" in err, err
+
+
+def test_a_damaged_text_page_is_read_by_default_and_refused_by_the_full_check(tmp_path, capsys, monkeypatch):
+    """The default reads the amounts only (docs/durability.md): a byte flipped in a ServiceName page of a
+    bill with page checksums changes no amount and is read; FINOPS_PARQUET_CHECK=full refuses it."""
+    bill = _bill(tmp_path, checksums=True, flip=None)
+    data = bytearray(bill.read_bytes())
+    found = [i for i in range(len(data)) if data.startswith(b"AmazonEC2", i)]
+    at = found[len(found) // 2]  # a ServiceName value in a data page (not the header's min/max statistics)
+    data[at + 1] ^= 0x20  # 'm' -> 'M': still valid UTF-8, another service name
+    bill.write_bytes(bytes(data))
+    code, out, err = _reconcile(tmp_path, bill, capsys)
+    assert code == 0, err
+    assert Decimal(json.loads(out, parse_float=Decimal)["actual_billed_cost"]) == TRUE_TOTAL
+    monkeypatch.setenv("FINOPS_PARQUET_CHECK", "full")
+    (tmp_path / "again").mkdir()
+    code, _, err = _reconcile(tmp_path / "again", bill, capsys)
+    assert code == 2 and "ServiceName" in err and "checksum" in err, err
