@@ -29,7 +29,7 @@ declare -A MUTATE=(
 )
 # module -> the tests that cover it (pytest arguments; doctests of the module included)
 declare -A TESTS=(
-  [money]="tests/core/test_registry_money.py tests/core/test_money_contract.py tests/tco/test_annuity.py tests/reconcile/test_totals.py tests/reconcile/test_real_shaped_bills.py finops/money.py"
+  [money]="tests/core/test_registry_money.py tests/core/test_money_contract.py tests/core/test_money_edges.py tests/tco/test_annuity.py tests/reconcile/test_totals.py tests/reconcile/test_real_shaped_bills.py finops/money.py"
   [reconcile]="tests/reconcile finops/reconcile"
   [tco]="tests/tco finops/tco"
   [tco-owned]="tests/tco/test_annuity.py tests/tco finops/tco/owned.py"
