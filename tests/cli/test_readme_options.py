@@ -111,3 +111,25 @@ def test_size_confidence_is_sizing_for_targets_tightened_by_the_error_band(capsy
     by_hand = size_json(capsys, "--workload", str(tightened), "--top", "5")
     assert [(o["gpu"], o["gpus"], o["monthly_cost"]) for o in at_90["options"]] == \
         [(o["gpu"], o["gpus"], o["monthly_cost"]) for o in by_hand["options"]]
+
+
+def test_size_calibration_uses_the_refitted_file(capsys, tmp_path):
+    """``finops calibrate ... --out my-cal.json`` then ``finops size ... --calibration my-cal.json`` (README):
+    the option on the measured configuration (vLLM, Llama 3.1 8B, H100 SXM, BF16) is then calibrated, and
+    its modelled TPOT is what ``estimate --calibration`` gives at the same concurrency."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).parents[1] / "sizing" / "fixtures"
+    cal = tmp_path / "my-cal.json"
+    assert main(["calibrate", str(fixtures / "vllm-bench-serve.json"), "--engine", "vllm", "--model", "llama-3.1-8b",
+                 "--gpu", "h100-sxm", "--precision", "bf16", "--out", str(cal)]) == 0
+    capsys.readouterr()
+    workload = tmp_path / "w.json"
+    workload.write_text(json.dumps({"name": "w", "model": "llama-3.1-8b", "isl": 1024, "osl": 256, "concurrency": 16,
+                                    "precisions": ["bf16"], "gpus": ["h100-sxm"], "itl_ms": 100}))
+    before = size_json(capsys, "--workload", str(workload), "--top", "50")["options"]
+    after = size_json(capsys, "--workload", str(workload), "--top", "50", "--calibration", str(cal))["options"]
+    tp1_before = next(o for o in before if o["tp"] == 1)
+    tp1_after = next(o for o in after if o["tp"] == 1)
+    assert tp1_before["calibrated"] is False and tp1_after["calibrated"] is True
+    assert tp1_after["tpot_ms"] != pytest.approx(tp1_before["tpot_ms"], rel=1e-3)
