@@ -66,7 +66,7 @@ def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], g
 
 
 def refuse_identical_files(con: duckdb.DuckDBPyConnection, files: list[BillFile], indices: list[int] | None = None,
-                           *, where: str = "TRUE", what: str = "") -> None:
+                           *, where: str = "1 = 1", what: str = "") -> None:
     """Raise :class:`InputError` when two of ``files`` (those at ``indices``, default all) hold the same
     charges among the rows ``where`` selects: equal count and equal sum of ``hash(CHARGE_KEY)``.
 
