@@ -59,3 +59,67 @@ def test_only_the_rows_selected_are_compared(bills):
     effective = sum(Decimal(r["EffectiveCost"]) for r in paid)
     assert caught.value.message == (f"same charges as {aws}: the same {len(paid):,} charges of the paid rows, "
                                     f"BilledCost {billed:,.2f}, EffectiveCost {effective:,.2f}")
+
+
+def month_groups(con, files):
+    from finops.reconcile.aggregation import charge_groups_sql
+    from finops.reconcile.bills import FILE_COLUMN, VIEW
+    con.execute("CREATE OR REPLACE TABLE g AS " + charge_groups_sql(VIEW, "2026-05", (), per=FILE_COLUMN))
+    return "g"
+
+
+def test_the_same_charges_in_the_month_are_refused_with_the_month_named(tmp_path):
+    from finops.reconcile.fingerprint import refuse_same_charges
+    from .conftest import write_bill
+
+    rows = [{"BilledCost": "1.25", "EffectiveCost": "1"}, {"BilledCost": "2", "EffectiveCost": "2.5"}]
+    first = write_bill(tmp_path / "may.csv", rows)
+    again = tmp_path / "may.parquet"
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{first}', all_varchar = true)) TO '{again}' (FORMAT parquet)")
+    con = duckdb.connect()
+    files = open_bills(con, [first, again])
+    with pytest.raises(InputError) as caught:
+        refuse_same_charges(con, files, month_groups(con, files), "2026-05", "invoice")
+    assert caught.value.message == (f"same charges as {first}: the same 2 charges of 2026-05, "
+                                    "BilledCost 3.25, EffectiveCost 3.50")
+    assert caught.value.where == Location(file=str(again))
+
+
+def test_files_of_other_shapes_are_never_the_same_bill(tmp_path):
+    """Charges compare only between files of the same shape (groups by plan line and review dimensions):
+    the same amounts on the same resources under another service name are another bill, both counted."""
+    from finops.reconcile.fingerprint import refuse_same_charges
+    from .conftest import write_bill
+
+    rows = [{"BilledCost": "1.25"}, {"BilledCost": "2"}]
+    first = write_bill(tmp_path / "a.csv", rows)
+    renamed = write_bill(tmp_path / "b.csv", [{**r, "ServiceName": "Another service"} for r in rows])
+    con = duckdb.connect()
+    files = open_bills(con, [first, renamed])
+    refuse_same_charges(con, files, month_groups(con, files), "2026-05", "invoice")  # accepted
+    with pytest.raises(InputError):  # the charges alone would call them the same
+        refuse_identical_files(con, files)
+
+
+def test_on_the_usage_basis_only_the_months_usage_is_compared(tmp_path):
+    """B is A plus an April charge on May's invoice: on the usage basis May's charges are the same (refused),
+    on the invoice basis B has one more (accepted)."""
+    from finops.reconcile.aggregation import charge_groups_sql
+    from finops.reconcile.bills import FILE_COLUMN, VIEW
+    from finops.reconcile.fingerprint import refuse_same_charges
+    from .conftest import write_bill
+
+    rows = [{"BilledCost": "1.25"}, {"BilledCost": "2"}]
+    april = {"BilledCost": "7", "ChargePeriodStart": "2026-04-30T23:00:00Z", "ChargePeriodEnd": "2026-05-01T00:00:00Z",
+             "BillingPeriodStart": "2026-05-01T00:00:00Z", "BillingPeriodEnd": "2026-06-01T00:00:00Z"}
+    a = write_bill(tmp_path / "a.csv", rows)
+    b = write_bill(tmp_path / "b.csv", rows + [april])
+    con = duckdb.connect()
+    files = open_bills(con, [a, b])
+    for basis in ("usage", "invoice"):
+        con.execute(f"CREATE OR REPLACE TABLE g_{basis} AS "
+                    + charge_groups_sql(VIEW, "2026-05", (), per=FILE_COLUMN, basis=basis))
+    refuse_same_charges(con, files, "g_invoice", "2026-05", "invoice")
+    with pytest.raises(InputError) as caught:
+        refuse_same_charges(con, files, "g_usage", "2026-05", "usage")
+    assert caught.value.message.startswith(f"same charges as {a}: the same 2 charges of 2026-05, BilledCost 3.25")
