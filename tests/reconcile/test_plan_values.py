@@ -75,7 +75,7 @@ def test_a_usage_csv_is_read_with_its_rows(tmp_path):
     ("Month,PlanLine,ActualMTokens\n2026-05,gpu,1\n2026-06,gpu,-0.5\n", "expected a count of 0 or more, got '-0.5'",
      "ActualMTokens", 3),
     ("Month,PlanLine,ActualMTokens\n2026-05,gpu,lots\n", "expected a number, got 'lots'", "ActualMTokens", 2),
-    ("Month,PlanLine,ActualMTokens\n2026-05,gpu,1\n,gpu,1\n", None, "Month", 3),
+    ("Month,PlanLine,ActualMTokens\n2026-05,gpu,1\n,gpu,1\n", "month must be 'YYYY-MM', got ''", "Month", 3),
     ("Month,PlanLine,ActualMTokens\n2026-05,gpu\n", "expected a number, got ''", "ActualMTokens", 2),
 ])
 def test_a_bad_usage_csv_names_file_row_and_column(tmp_path, text, message, column, row):
@@ -104,3 +104,10 @@ def test_an_unreadable_usage_file(tmp_path):
     with pytest.raises(InputError) as caught:
         usage_from_csv(latin)
     assert caught.value.message == "cannot read the usage file: it is not a UTF-8 CSV file"
+
+
+def test_a_blank_plan_line_and_a_quoted_line_break_are_kept_as_written(tmp_path):
+    path = tmp_path / "usage.csv"
+    path.write_bytes(b'Month,ActualMTokens,PlanLine\r\n2026-05,1,\r\n2026-05,2,"gpu\r\nbatch"\r\n2026-05,3\r\n')
+    assert [(u.plan_line, u.actual_mtokens) for u in usage_from_csv(path)] == [
+        ("", Decimal(1)), ("gpu\r\nbatch", Decimal(2)), ("", Decimal(3))]
