@@ -78,6 +78,7 @@ def test_the_headline_totals_are_rounded_half_up_to_the_cent():
 
 
 LINES = (line("b-gpu", 100, 150, provider="aws", cost_centre="cc-2"),
+         line("z-gpu", 10, 10, provider="zeta", cost_centre="zz-9"),  # a named group after "not in plan"
          line("a-gpu", 200, 180, provider="gcp", cost_centre="cc-1"),
          line("c-gpu", 50, 70, provider="aws", cost_centre="cc-1"),
          line("extra", 0, 30),                    # unplanned: no budget row, so no provider
@@ -87,26 +88,28 @@ LINES = (line("b-gpu", 100, 150, provider="aws", cost_centre="cc-2"),
 def test_plan_lines_grouped_by_provider_named_groups_first():
     groups = reconciliation(LINES).by_provider()
     assert [(g.name, g.planned, g.actual) for g in groups] == [
-        ("aws", usd(150), usd(220)), ("gcp", usd(200), usd(180)), ("not in plan", usd(0), usd(30)),
-        ("Unmapped", usd(0), usd(12))]
-    assert [g.variance for g in groups] == [usd(70), usd(-20), usd(30), usd(12)]
+        ("aws", usd(150), usd(220)), ("gcp", usd(200), usd(180)), ("zeta", usd(10), usd(10)),
+        ("not in plan", usd(0), usd(30)), ("Unmapped", usd(0), usd(12))]
+    assert [g.variance for g in groups] == [usd(70), usd(-20), usd(0), usd(30), usd(12)]
     assert groups[0].variance_pct == Decimal(70) / Decimal(150)
-    assert groups[2].variance_pct is None
+    assert groups[3].variance_pct is None
 
 
 def test_plan_lines_grouped_by_cost_centre():
     groups = reconciliation(LINES).by_cost_centre()
     assert [(g.name, g.planned, g.actual) for g in groups] == [
-        ("cc-1", usd(250), usd(250)), ("cc-2", usd(100), usd(150)), ("not in plan", usd(0), usd(30)),
-        ("Unmapped", usd(0), usd(12))]
+        ("cc-1", usd(250), usd(250)), ("cc-2", usd(100), usd(150)), ("zz-9", usd(10), usd(10)),
+        ("not in plan", usd(0), usd(30)), ("Unmapped", usd(0), usd(12))]
     assert groups[0].variance_pct == Decimal(0)
 
 
 def test_lines_over_plan_by_more_than_a_percentage():
-    r = reconciliation(LINES + (line("edge", 100, 110),))  # exactly 10 % over: not more than 10
+    # exactly 10 % over is not more than 10; a line with neither plan nor spend is never over
+    r = reconciliation(LINES + (line("edge", 100, 110), line("idle", 0, 0)))
     assert [x.plan_line for x in r.lines_over(Decimal(10))] == ["b-gpu", "c-gpu", "extra", "Unmapped"]
     assert [x.plan_line for x in r.lines_over(Decimal(45))] == ["b-gpu", "extra", "Unmapped"]  # b +50 %, c +40 %
     assert [x.plan_line for x in r.lines_over(Decimal("9.99"))] == ["b-gpu", "c-gpu", "extra", "Unmapped", "edge"]
+    assert [x.plan_line for x in r.lines_over(Decimal(-5))] == ["b-gpu", "c-gpu", "extra", "Unmapped", "edge"]
 
 
 def test_a_group_variance_share():
