@@ -92,3 +92,45 @@ def test_only_bigquery_reads_the_month_bounds_as_instants():
     for engine in ("athena", "duckdb"):
         sql = remote_sql(engine, "d.t", SAMPLE_MONTH)
         assert "TIMESTAMP WITH TIME ZONE" not in sql.upper() and "TIMESTAMPTZ" not in sql.upper()
+
+
+def test_rates_rank_the_unmapped_groups_in_the_plan_currency(tmp_path):
+    """200 unmapped USD groups of 10 USD and one of 1,000 JPY (6.70 USD at 0.0067): in the plan currency
+    the yen group is the smallest, so it falls past the 200 listed one by one into the rest."""
+    from .conftest import write_bill
+
+    rows = [{"ServiceName": f"svc-{k:03d}", "BilledCost": "10", "EffectiveCost": "10"} for k in range(200)]
+    rows.append({"ServiceName": "yen-service", "BilledCost": "1000", "EffectiveCost": "1000", "BillingCurrency": "JPY"})
+    bill = write_bill(tmp_path / "may.csv", rows)
+    con = duckdb.connect()
+    open_bills(con, [bill])
+    rates = {"JPY": Decimal("0.0067")}
+    remote = reconcile_remote(PLAN, runner_on(con, "athena"), "athena", VIEW, SAMPLE_MONTH, rates=rates)
+    here = reconcile_month(PLAN, [bill], SAMPLE_MONTH, rates=rates)
+    listed = {u.service_name for u in remote.unmapped}
+    assert "yen-service" not in listed and "svc-000" in listed
+    assert remote.unmapped == here.unmapped
+    assert remote.unmapped_effective_cost == Money.of("2006.70", "USD")  # 200 x 10 + 1,000 x 0.0067
+
+
+def test_a_currency_without_a_rate_names_the_remote_table(tmp_path):
+    from .conftest import write_bill
+
+    bill = write_bill(tmp_path / "may.csv", [{"BillingCurrency": "JPY"}])
+    con = duckdb.connect()
+    open_bills(con, [bill])
+    with pytest.raises(InputError) as caught:
+        reconcile_remote(PLAN, runner_on(con, "athena"), "athena", VIEW, SAMPLE_MONTH)
+    assert caught.value.where.file == f"athena:{VIEW}"
+
+
+def test_an_instance_catalog_given_reaches_the_gpu_hours(local):
+    def three_gpus(provider: str, instance_type: str):
+        return ("test-gpu", 3)
+
+    remote = reconcile_remote(PLAN, runner_on(local, "bigquery"), "bigquery", VIEW, SAMPLE_MONTH,
+                              instance_gpus=three_gpus)
+    here = reconcile_month(PLAN, sample_bill_paths(), SAMPLE_MONTH, instance_gpus=three_gpus)
+    default = reconcile_month(PLAN, sample_bill_paths(), SAMPLE_MONTH)
+    assert remote.gpu_hours == here.gpu_hours
+    assert remote.gpu_hours != default.gpu_hours
