@@ -213,3 +213,24 @@ def test_the_first_row_in_a_second_currency(tmp_path):
     assert error.where == Location(file=str(bill), row=4, column="BillingCurrency")
     assert error.hint == "give a rate into the plan currency (--rate EUR=1.08) or bills in one currency"
     assert locate_currency([bill_file(good)], "USD") is None
+
+
+def test_quotes_in_a_path_or_a_column_name_and_null_text(tmp_path):
+    folder = tmp_path / "o'brien's bills"
+    folder.mkdir()
+    bill = write_bill(folder / "may.csv", [{"BilledCost": "1.5", "SubAccountName": "NULL"}, {"BilledCost": "2"}])
+    text = bill.read_text().splitlines()
+    text[0] += ",it's extra"
+    bill.write_text("\n".join([text[0]] + [line + ",x" for line in text[1:]]) + "\n")
+    con = duckdb.connect()
+    files = open_bills(con, [bill])
+    assert files[0].columns[-1] == "it's extra"
+    assert con.execute(f"SELECT SUM(BilledCost), count(SubAccountName), count(*) FROM {VIEW}").fetchone() == (
+        Decimal("3.5"), 1, 2)  # the literal NULL of SQL dumps reads as NULL
+    plain = tmp_path / "plain.csv"
+    shutil.copyfile(bill, plain)
+    parquet_copy = folder / "may.parquet"
+    shutil.move(parquet(tmp_path, plain, "BilledCost", "BilledCost"), parquet_copy)
+    con = duckdb.connect()
+    open_bills(con, [parquet_copy])
+    assert con.execute(f"SELECT SUM(BilledCost) FROM {VIEW}").fetchone()[0] == Decimal("3.5")
