@@ -234,3 +234,48 @@ def test_quotes_in_a_path_or_a_column_name_and_null_text(tmp_path):
     con = duckdb.connect()
     open_bills(con, [parquet_copy])
     assert con.execute(f"SELECT SUM(BilledCost) FROM {VIEW}").fetchone()[0] == Decimal("3.5")
+
+
+def test_parquet_tags_as_a_map_and_empty_text_read_as_in_csv(tmp_path):
+    source = write_bill(tmp_path / "b.csv", [{"SubAccountName": ""}, {"SubAccountName": "ml-prod"}])
+    out = tmp_path / "b.parquet"
+    duckdb.connect().execute(
+        f"COPY (SELECT * REPLACE (MAP {{'team': 'ml'}} AS Tags, COALESCE(SubAccountName, '') AS SubAccountName) "
+        f"FROM read_csv('{source}', all_varchar = true)) TO '{out}' (FORMAT parquet)")
+    con = duckdb.connect()
+    open_bills(con, [out])
+    assert con.execute(f"SELECT Tags, SubAccountName FROM {VIEW} ORDER BY SubAccountName NULLS FIRST").fetchall() == [
+        ('{"team":"ml"}', None), ('{"team":"ml"}', "ml-prod")]
+
+
+def test_a_timestamp_with_an_offset_lands_in_utc(tmp_path):
+    from datetime import datetime
+
+    bill = write_bill(tmp_path / "b.csv", [{"ChargePeriodStart": "2026-05-31T23:00:00-05:00"}])
+    con = duckdb.connect()
+    open_bills(con, [bill])
+    assert con.execute(f"SELECT ChargePeriodStart FROM {VIEW}").fetchone()[0] == datetime(2026, 6, 1, 4, 0)
+
+
+def test_a_field_past_the_csv_limit_is_named_by_row(tmp_path):
+    import csv as csv_module
+
+    bill = write_bill(tmp_path / "b.csv", [{}, {"SubAccountName": "x" * (csv_module.field_size_limit() + 10)}])
+    error = locate_malformed_row([bill_file(bill)])
+    assert error.message.startswith("malformed CSV: field larger than field limit")
+    assert error.where == Location(file=str(bill), row=3)
+
+
+def test_a_file_that_cannot_be_read_while_hashed(tmp_path, monkeypatch):
+    import finops.reconcile.bills as bills
+
+    first = write_bill(tmp_path / "a.csv", [{"BilledCost": "1"}])
+    second = write_bill(tmp_path / "b.csv", [{"BilledCost": "2"}])  # the same size: both are hashed
+
+    def unreadable(path):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(bills, "_open_bytes", unreadable)
+    error = refused([first, second])
+    assert (error.message, error.where) == ("cannot read the bill file", Location(file=str(first)))
+    assert error.hint == "check that the file is a FOCUS export in Parquet, CSV or gzip CSV"
