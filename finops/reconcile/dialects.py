@@ -48,6 +48,10 @@ _GROUPS = "charge_groups"
 #: which sqlglot writes for DuckDB's TIMESTAMP, is civil time and does not compare with them): the
 #: month's bounds are written there as UTC instants.
 _INSTANT_TIME = {"bigquery"}
+#: sqlglot's types for DuckDB's TIMESTAMP (civil time): TIMESTAMPNTZ in sqlglot 26 and later, TIMESTAMP before.
+_CIVIL_TIME = ("timestamp", "timestampntz")
+#: What a civil-time cast becomes on an instant-time engine.
+_INSTANT_TYPE = "TIMESTAMPTZ"
 
 
 def canonical_engine(name: str) -> str:
@@ -85,8 +89,8 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.name.lower() in absent:
             return exp.Null()
-        if isinstance(node, exp.Cast) and dialect in _INSTANT_TIME and node.to.is_type("timestamp", "timestampntz"):
-            return exp.cast(node.this, exp.DataType.build("TIMESTAMPTZ"))
+        if isinstance(node, exp.Cast) and dialect in _INSTANT_TIME and node.to.is_type(*_CIVIL_TIME):
+            return exp.cast(node.this, exp.DataType.build(_INSTANT_TYPE))
         if isinstance(node, exp.Table) and node.name == _PLACEHOLDER:
             return exp.to_table(relation, dialect=dialect)
         return node
