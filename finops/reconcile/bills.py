@@ -284,7 +284,7 @@ def _wrong_storage_type(bill: BillFile) -> InputError | None:
     for name, stored in zip(bill.columns, bill.types, strict=False):
         kind = schema.get(name, _TEXT_TYPE).split("(")[0]
         allowed = _STORAGE.get(kind)
-        if allowed is not None and (not stored.strip('"').upper().startswith(allowed) or "[" in stored):
+        if allowed is not None and (not stored.replace('"', "").upper().startswith(allowed) or "[" in stored):
             word = kind.lower()
             return InputError(f"column {name} is stored as {stored}, not as a {word}",
                               where=Location(file=str(bill.path), column=name),

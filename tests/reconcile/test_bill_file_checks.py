@@ -279,3 +279,30 @@ def test_a_file_that_cannot_be_read_while_hashed(tmp_path, monkeypatch):
     error = refused([first, second])
     assert (error.message, error.where) == ("cannot read the bill file", Location(file=str(first)))
     assert error.hint == "check that the file is a FOCUS export in Parquet, CSV or gzip CSV"
+
+
+def test_parquet_tags_as_a_struct_read_as_json_text(tmp_path):
+    source = write_bill(tmp_path / "b.csv", [{}])
+    out = tmp_path / "s.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * REPLACE ({{'team': 'ml'}} AS Tags) FROM read_csv('{source}', "
+                             f"all_varchar = true)) TO '{out}' (FORMAT parquet)")
+    con = duckdb.connect()
+    open_bills(con, [out])
+    assert con.execute(f"SELECT Tags FROM {VIEW}").fetchone()[0] == '{"team":"ml"}'
+
+
+def test_a_damaged_parquet_file_is_named_with_duckdb_s_reason(tmp_path):
+    source = write_bill(tmp_path / "b.csv", [{"BilledCost": str(k)} for k in range(2000)])
+    bill = tmp_path / "b.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_csv('{source}')) TO '{bill}' (FORMAT parquet)")
+    data = bytearray(bill.read_bytes())
+    data[4:len(data) // 2] = b"\x00" * (len(data) // 2 - 4)  # the pages, not the footer: the header still reads
+    bill.write_bytes(bytes(data))
+    files = open_bills(duckdb.connect(), [bill])
+    with pytest.raises(duckdb.Error) as duckdb_says:  # DuckDB's own reason, read here without the product
+        duckdb.connect().execute(f"SELECT * FROM read_parquet('{bill}')").fetchall()
+    with pytest.raises(InputError) as caught:
+        locate_bad_value(files)
+    assert caught.value.message == "cannot read the bill file: " + str(duckdb_says.value).splitlines()[0][:200]
+    assert caught.value.where == Location(file=str(bill))
+    assert caught.value.hint == "export the bill again; the file is damaged or not a FOCUS export"
