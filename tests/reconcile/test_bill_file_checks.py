@@ -306,3 +306,13 @@ def test_a_damaged_parquet_file_is_named_with_duckdb_s_reason(tmp_path):
     assert caught.value.message == "cannot read the bill file: " + str(duckdb_says.value).splitlines()[0][:200]
     assert caught.value.where == Location(file=str(bill))
     assert caught.value.hint == "export the bill again; the file is damaged or not a FOCUS export"
+
+
+def test_a_header_whose_quoted_name_runs_past_the_csv_limit_on_the_next_line(tmp_path):
+    import csv as csv_module
+
+    bill = tmp_path / "b.csv"
+    bill.write_text('BilledCost,"Tags\n' + "x" * (csv_module.field_size_limit() + 10) + '"\n1,2\n')
+    error = locate_malformed_row([BillFile(bill, "csv", ("BilledCost", "Tags"))])
+    assert error.message.startswith("malformed CSV: field larger than field limit")
+    assert error.where == Location(file=str(bill), row=2)  # the first record fails on its second line
