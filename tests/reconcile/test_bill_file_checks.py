@@ -316,3 +316,11 @@ def test_a_header_whose_quoted_name_runs_past_the_csv_limit_on_the_next_line(tmp
     error = locate_malformed_row([BillFile(bill, "csv", ("BilledCost", "Tags"))])
     assert error.message.startswith("malformed CSV: field larger than field limit")
     assert error.where == Location(file=str(bill), row=2)  # the first record fails on its second line
+
+
+def test_an_empty_csv_has_no_mandatory_column(tmp_path):
+    bill = tmp_path / "empty.csv"
+    bill.write_text("")
+    error = refused([bill])
+    assert error.message.startswith("not a FOCUS 1.0, 1.1 or 1.2 bill: missing mandatory FOCUS columns ")
+    assert error.where == Location(file=str(bill), column=MANDATORY[0])
