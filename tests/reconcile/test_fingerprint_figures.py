@@ -123,3 +123,18 @@ def test_on_the_usage_basis_only_the_months_usage_is_compared(tmp_path):
     with pytest.raises(InputError) as caught:
         refuse_same_charges(con, files, "g_usage", "2026-05", "usage")
     assert caught.value.message.startswith(f"same charges as {a}: the same 2 charges of 2026-05, BilledCost 3.25")
+
+
+def test_only_files_of_one_shape_are_compared_by_their_charges(tmp_path):
+    """X and Y share a shape (same groups and row counts) but not their amounts; Z has X's charges under
+    another service name (another shape). X and Y are compared and differ; Z is compared with neither."""
+    from finops.reconcile.fingerprint import refuse_same_charges
+    from .conftest import write_bill
+
+    rows = [{"BilledCost": "1.25"}, {"BilledCost": "2"}]
+    x = write_bill(tmp_path / "x.csv", rows)
+    y = write_bill(tmp_path / "y.csv", [{"BilledCost": "3"}, {"BilledCost": "4"}])
+    z = write_bill(tmp_path / "z.csv", [{**r, "ServiceName": "Another service"} for r in rows])
+    con = duckdb.connect()
+    files = open_bills(con, [x, y, z])
+    refuse_same_charges(con, files, month_groups(con, files), "2026-05", "invoice")  # accepted
