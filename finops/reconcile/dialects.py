@@ -82,8 +82,8 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
     # Equivalent mutants (docs/testing.md): sqlglot reads a second "WITH" left in, and this SQL in its
     # default dialect, to the same tree, so the two lines marked below are not mutated.
     summary = summary_sql(_GROUPS, rates=rates)
-    sql = (f"WITH {_GROUPS} AS (\n{charge_groups_sql(_PLACEHOLDER, month, rules)}\n),\n"
-           + summary.removeprefix("WITH "))  # pragma: no mutate
+    ctes = summary.removeprefix("WITH ")  # pragma: no mutate
+    sql = f"WITH {_GROUPS} AS (\n{charge_groups_sql(_PLACEHOLDER, month, rules)}\n),\n" + ctes
     tree = sqlglot.parse_one(sql, read="duckdb")  # pragma: no mutate
 
     def rewrite(node: exp.Expression) -> exp.Expression:

@@ -134,3 +134,15 @@ def test_an_instance_catalog_given_reaches_the_gpu_hours(local):
     default = reconcile_month(PLAN, sample_bill_paths(), SAMPLE_MONTH)
     assert remote.gpu_hours == here.gpu_hours
     assert remote.gpu_hours != default.gpu_hours
+
+
+def test_missing_columns_reach_the_sql_the_engine_runs(local):
+    sent = []
+
+    def recording(sql):
+        sent.append(sql)
+        return runner_on(local, "athena")(sql)
+
+    reconcile_remote(PLAN, recording, "athena", VIEW, SAMPLE_MONTH, missing=["x_GpuHours"])
+    (sql,) = sent
+    assert "x_GpuHours" not in sql and "x_GpuModel" in sql
