@@ -74,6 +74,9 @@ _DIGEST = "sha256"
 _SESSION = ("SET TimeZone = 'UTC'", "SET enable_progress_bar = true", "SET enable_progress_bar_print = false")
 #: Settings of the error-path scan: one thread, so row_number() follows the file order.
 _SCAN_SESSION = ("SET threads = 1", "SET TimeZone = 'UTC'")
+_UNION = " UNION ALL "
+_TRY_CAST = "TRY_CAST"
+_CURRENCY_COLUMN = "BillingCurrency"
 _SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".csv": "csv", ".gz": "csv"}
 
 
@@ -194,7 +197,7 @@ def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list
         try:  # the first line only: a bad byte further down is located later, with its row
             with _open_bytes(path) as handle:
                 first = handle.readline().decode(_UTF8_BOM)
-            names = next(csv.reader([first]), [])
+            names = next(csv.reader([first]))  # one record, empty for an empty line
         except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
             raise unreadable from exc
         return [(name.strip(), _TEXT_TYPE) for name in names]
@@ -237,7 +240,7 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
             raise wrong
         files.append(bill)
     con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS "
-                + " UNION ALL ".join(_select(f, i) for i, f in enumerate(files)))
+                + _UNION.join(_select(f, i) for i, f in enumerate(files)))
     return files
 
 
@@ -394,7 +397,7 @@ def locate_bad_value(files: list[BillFile]) -> InputError | None:
             if kind is None or kind == _TEXT_TYPE:
                 continue
             stored = dict(zip(bill.columns, bill.types, strict=False)).get(name, _TEXT_TYPE)
-            hit = _first_row(bill, name, f'"{name}" IS NOT NULL AND {_cast(name, kind, stored, "TRY_CAST")} IS NULL')
+            hit = _first_row(bill, name, f'"{name}" IS NOT NULL AND {_cast(name, kind, stored, _TRY_CAST)} IS NULL')
             if hit is not None:
                 row, value = hit
                 word = kind.split("(")[0].lower()
@@ -430,7 +433,7 @@ def locate_currency(files: list[BillFile], currency: str) -> InputError | None:
     """The first row billed in another currency than ``currency``, as an error naming file and row."""
     quoted = currency.replace("'", "''")
     for bill in files:
-        hit = _first_row(bill, "BillingCurrency", f"\"BillingCurrency\" IS DISTINCT FROM '{quoted}'")
+        hit = _first_row(bill, _CURRENCY_COLUMN, f"\"{_CURRENCY_COLUMN}\" IS DISTINCT FROM '{quoted}'")
         if hit is not None:
             row, other = hit
             return InputError(f"several billing currencies without a rate table: {other} here, {currency} elsewhere",

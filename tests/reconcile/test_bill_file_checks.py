@@ -324,3 +324,73 @@ def test_an_empty_csv_has_no_mandatory_column(tmp_path):
     error = refused([bill])
     assert error.message.startswith("not a FOCUS 1.0, 1.1 or 1.2 bill: missing mandatory FOCUS columns ")
     assert error.where == Location(file=str(bill), column=MANDATORY[0])
+
+
+def test_a_duplicate_after_a_file_of_a_size_of_its_own_is_found(tmp_path):
+    unique = write_bill(tmp_path / "unique.csv", [{}, {}, {}])
+    good = write_bill(tmp_path / "good.csv", [{}])
+    copy = tmp_path / "copy.csv"
+    shutil.copyfile(good, copy)
+    assert refused([unique, good, copy]).message == f"duplicated bill file: same content as {good}"
+
+
+def ragged(path: Path, row: int) -> Path:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as handle:
+        lines = handle.read().splitlines()
+    lines[row - 1] += ",x"
+    with opener(path, "wt") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return path
+
+
+def test_ragged_rows_in_gzip_and_on_the_first_data_row_after_a_parquet_file(tmp_path):
+    gz = ragged(write_bill(tmp_path / "b.csv.gz", [{}, {}, {}]), 4)
+    error = locate_malformed_row([bill_file(gz)])
+    assert (error.message, error.where) == (f"this row has {len(ALL) + 1} fields, the header has {len(ALL)}",
+                                            Location(file=str(gz), row=4))
+    first = ragged(write_bill(tmp_path / "c.csv", [{}, {}]), 2)
+    other = BillFile(tmp_path / "p.parquet", "parquet", tuple(ALL))
+    assert locate_malformed_row([other, bill_file(first)]).where == Location(file=str(first), row=2)
+
+
+def test_strict_values_stop_the_scan_of_the_view(tmp_path):
+    con = duckdb.connect()
+    open_bills(con, [write_bill(tmp_path / "b.csv", [{}, {"BilledCost": ""}])])
+    with pytest.raises(duckdb.Error, match="BilledCost is empty; FOCUS requires an amount on every row"):
+        con.execute(f"SELECT SUM(BilledCost) FROM {VIEW}").fetchall()
+    source = write_bill(tmp_path / "t.csv", [{"Tags": "[1, 2]"}])
+    out = tmp_path / "t.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * FROM read_csv('{source}', all_varchar = true)) TO '{out}' (FORMAT parquet)")
+    con = duckdb.connect()
+    open_bills(con, [out])
+    with pytest.raises(duckdb.Error, match="Tags is not a JSON object"):
+        con.execute(f"SELECT Tags FROM {VIEW}").fetchall()
+
+
+def test_a_long_strict_value_is_quoted_to_sixty_characters(tmp_path):
+    bill = write_bill(tmp_path / "b.csv", [{"Tags": "[" + "1," * 40 + "1]"}])
+    error = locate_bad_value([bill_file(bill)])
+    assert error.message.endswith(f", got {('[' + '1,' * 40)[:60]!r}")
+
+
+def test_a_bill_without_one_strict_column_is_still_checked_for_the_others(tmp_path):
+    columns = [c for c in ALL if c != "BilledCost"]
+    bill = write_bill(tmp_path / "b.csv", [{"Tags": "[1]"}], columns=columns)
+    error = locate_bad_value([BillFile(bill, "csv", tuple(columns), tuple("VARCHAR" for _ in columns))])
+    assert error.where == Location(file=str(bill), row=2, column="Tags")
+
+
+def test_columns_outside_focus_are_not_cast(tmp_path):
+    bill = write_bill(tmp_path / "b.csv", [{}])
+    lines = bill.read_text().splitlines()
+    bill.write_text("\n".join([lines[0] + ",x_Team"] + [line + ",not a number" for line in lines[1:]]) + "\n")
+    assert locate_bad_value([BillFile(bill, "csv", tuple(ALL) + ("x_Team",), ("VARCHAR",) * (len(ALL) + 1))]) is None
+    assert locate_bad_value([BillFile(bill, "csv", tuple(ALL) + ("x_Team",))]) is None  # types unknown: text
+
+
+def test_a_plan_currency_with_a_quote_is_compared_as_text(tmp_path):
+    bill = write_bill(tmp_path / "b.csv", [{}])
+    error = locate_currency([bill_file(bill)], "US'D")
+    assert error.message == "several billing currencies without a rate table: USD here, US'D elsewhere"
+    assert error.where == Location(file=str(bill), row=2, column="BillingCurrency")
