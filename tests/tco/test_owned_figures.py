@@ -178,3 +178,16 @@ def test_the_edges_of_the_checks_are_allowed():
     n = node(node_power_kw=0, avg_power_share=1, pue=1, support_share_per_year=0, residual_share=1, cost_of_capital=0,
              life_months=1, gpus_per_node=1, node_price=usd(0))
     assert n.opex_per_month() == usd(500)
+
+
+def test_tco_names_a_capex_that_is_not_money():
+    with pytest.raises(InputError) as caught:
+        tco(1000, usd(10), 3)
+    assert caught.value.message == "capex must be Money, got int 1000"
+
+
+def test_to_dict_keeps_the_npv_in_cents():
+    small = OwnedNode(usd(1200), 1, 1.0, usd("0.10"), usd(0), avg_power_share=1, pue=1, life_months=12,
+                      cost_of_capital=0.12)
+    d = owned_tco(small, nodes=1, months=3).to_dict()
+    assert d["npv"] == Decimal(str(round(1200 + 73 + 73 / 1.01 + 73 / 1.01 ** 2, 2)))
