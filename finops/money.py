@@ -24,6 +24,10 @@ __all__ = ["CENT", "MAX_AMOUNT", "MONEY_CONTEXT", "Money", "Number", "quantize",
 #: The one decimal context for money: 34 significant digits, banker's rounding off, traps on.
 MONEY_CONTEXT = decimal.Context(prec=34, rounding=decimal.ROUND_HALF_UP,
                                 traps=[decimal.InvalidOperation, decimal.DivisionByZero, decimal.Overflow])
+#: What :func:`quantize` rounds in: :data:`MONEY_CONTEXT` (half-up, same traps) with no limit on digits,
+#: so an amount of any size rounds to the cent (quantize's result never has more digits than it needs).
+_ROUNDING_CONTEXT = MONEY_CONTEXT.copy()
+_ROUNDING_CONTEXT.prec = decimal.MAX_PREC
 CENT = Decimal("0.01")
 #: Amounts given as money must be smaller than this: what a bill's ``DECIMAL(38, 10)`` holds.
 MAX_AMOUNT = Decimal(10) ** 28
@@ -75,10 +79,7 @@ def quantize(amount: Decimal, step: Decimal = CENT) -> Decimal:
     >>> quantize(Decimal("2.675")), quantize(Decimal("1E+32"))
     (Decimal('2.68'), Decimal('100000000000000000000000000000000.00'))
     """
-    digits = max(MONEY_CONTEXT.prec, amount.adjusted() - step.adjusted() + 2)  # any finite amount, to the cent
-    context = MONEY_CONTEXT.copy()
-    context.prec = digits
-    return amount.quantize(step, rounding=decimal.ROUND_HALF_UP, context=context)
+    return amount.quantize(step, context=_ROUNDING_CONTEXT)
 
 
 @dataclass(frozen=True, order=True)

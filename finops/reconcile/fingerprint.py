@@ -39,7 +39,7 @@ _SHAPE_KEY = ("plan_line", *DIMENSIONS, "sub_account", "region_id")
 
 
 def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], groups: str, month: str,
-                        basis: MonthBasis = "invoice") -> None:
+                        basis: MonthBasis) -> None:
     """Raise :class:`InputError` when two of ``files`` hold the same charges of ``month``.
 
     ``groups`` is a table with the result of ``charge_groups_sql(VIEW, month, rules, per=FILE_COLUMN)`` over
@@ -52,7 +52,7 @@ def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], g
     >>> con = duckdb.connect()
     >>> files = open_bills(con, sample_bill_paths())
     >>> _ = con.execute("CREATE TABLE g AS " + charge_groups_sql(VIEW, "2026-05", (), per=FILE_COLUMN))
-    >>> refuse_same_charges(con, files, "g", "2026-05")  # AWS and GCP: other charges, accepted
+    >>> refuse_same_charges(con, files, "g", "2026-05", "invoice")  # AWS and GCP: other charges, accepted
     """
     shapes = con.execute(f"SELECT {FILE_COLUMN}, SUM(row_count), SUM(hash({', '.join(_SHAPE_KEY)}, row_count)) "
                          f"FROM {groups} GROUP BY 1").fetchall()
@@ -66,7 +66,7 @@ def refuse_same_charges(con: duckdb.DuckDBPyConnection, files: list[BillFile], g
 
 
 def refuse_identical_files(con: duckdb.DuckDBPyConnection, files: list[BillFile], indices: list[int] | None = None,
-                           *, where: str = "TRUE", what: str = "") -> None:
+                           *, where: str = "1 = 1", what: str = "") -> None:
     """Raise :class:`InputError` when two of ``files`` (those at ``indices``, default all) hold the same
     charges among the rows ``where`` selects: equal count and equal sum of ``hash(CHARGE_KEY)``.
 

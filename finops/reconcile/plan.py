@@ -30,6 +30,8 @@ Category = Literal["OPEX", "CAPEX"]
 
 #: Columns of the Usage table and of a usage CSV.
 USAGE_COLUMNS = ("Month", "PlanLine", "ActualMTokens")
+#: How a usage CSV is read: UTF-8, with the byte-order mark Excel's "CSV UTF-8" writes skipped.
+_CSV_ENCODING = "utf-8-sig"
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
     """
     path = Path(path)
     try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
+        with path.open(newline="", encoding=_CSV_ENCODING) as handle:
             reader = csv.DictReader(handle)
             rows = list(reader)
             header = reader.fieldnames or []

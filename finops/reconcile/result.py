@@ -22,6 +22,9 @@ __all__ = ["AssetCharge", "BridgeStep", "CommitmentLine", "CommitmentSummary", "
 
 Flag = Literal["over", "under", ""]
 
+#: The group of plan lines whose budget names no provider or cost centre (lines not in the plan).
+_NOT_IN_PLAN = "not in plan"
+
 
 @dataclass(frozen=True)
 class InvoiceTotal:
@@ -314,11 +317,11 @@ class Reconciliation:
     def _grouped(self, key: Callable[[LineVariance], str]) -> tuple[GroupVariance, ...]:
         groups: dict[str, list[Money]] = {}
         for line in self.lines:
-            name = key(line) or (UNMAPPED if line.plan_line == UNMAPPED else "not in plan")
+            name = key(line) or (UNMAPPED if line.plan_line == UNMAPPED else _NOT_IN_PLAN)
             planned, actual = groups.setdefault(name, [Money.zero(self.currency), Money.zero(self.currency)])
             groups[name] = [planned + line.planned, actual + line.actual]
-        last = {UNMAPPED: 2, "not in plan": 1}  # after the named groups
-        return tuple(GroupVariance(name, *groups[name]) for name in sorted(groups, key=lambda n: (last.get(n, 0), n)))
+        order = sorted(groups, key=lambda n: (n == UNMAPPED, n == _NOT_IN_PLAN, n))  # named, not in plan, unmapped
+        return tuple(GroupVariance(name, *groups[name]) for name in order)
 
     def lines_over(self, pct: Decimal) -> list[LineVariance]:
         """Plan lines whose actual exceeds plan by more than ``pct`` percent (unplanned spend counts)."""
