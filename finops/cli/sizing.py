@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich import box
 from rich.table import Table
 
 from ..errors import InputError
-from ..mix.demand_units import peak_to_average as profile_peak_to_average
-from ..mix.profile import read_demand
-from ..sizing.performance import ENGINES, Calibration, estimate
-from ..sizing.queueing import serve
-from ..sizing.search import search
-from ..sizing.workload import presets, workload_from
 from ._console import console, print_json
+from ._options import ENGINE_HELP
 
-_ENGINE_HELP = " | ".join(ENGINES)
+if TYPE_CHECKING:
+    from ..sizing.performance import Calibration
+
+# The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
+# for the commands that need none (finops reconcile).
 
 
 def _calibration(path: Path | None) -> Calibration | None:
+    from ..sizing.performance import Calibration
+
     return Calibration.read(path) if path else None
 
 
@@ -66,7 +68,7 @@ def register(app: typer.Typer) -> None:
             isl: int = typer.Option(..., help="input tokens per request"),
             osl: int = typer.Option(..., help="output tokens per request"),
             concurrency: str = typer.Option("max", help="running requests, or 'max' (offline throughput point)"),
-            engine: str = typer.Option("vllm", help=_ENGINE_HELP),
+            engine: str = typer.Option("vllm", help=ENGINE_HELP),
             cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
             kv_precision: str | None = typer.Option(None, "--kv-precision",
                                                     help="KV cache precision (default: the engine's for this checkpoint)"),
@@ -84,6 +86,9 @@ def register(app: typer.Typer) -> None:
 
         With --arrival-rate, also the replica under that Poisson load ("under_load"): queueing delay,
         TTFT P50/P99, ITL P99 and, with --ttft-target-ms, the share of requests within the target."""
+        from ..sizing.performance import estimate
+        from ..sizing.queueing import serve
+
         result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
                           osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
                           cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
@@ -124,9 +129,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("size")
     def size_command(
-            preset: str | None = typer.Option(None, help=f"a named workload: {', '.join(presets())}"),
+            preset: str | None = typer.Option(None, help="a named workload (an unknown name lists them)"),
             workload: Path | None = typer.Option(None, help="a workload file (TOML or JSON)"),
-            engine: str = typer.Option("vllm", help=_ENGINE_HELP),
+            engine: str = typer.Option("vllm", help=ENGINE_HELP),
             pricing_model: str = typer.Option("on_demand", "--pricing-model",
                                               help="on_demand, spot, reserved_1y, cud_1y, ..."),
             gpus: list[str] | None = typer.Option(None, "--gpus", help="limit the GPUs (repeat or comma-separate)"),
@@ -150,6 +155,11 @@ def register(app: typer.Typer) -> None:
 
         Only combinations the engine runs are searched; the 'calibrated' column says whether the
         latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
+        from ..mix.demand_units import peak_to_average as profile_peak_to_average
+        from ..mix.profile import read_demand
+        from ..sizing.search import search
+        from ..sizing.workload import presets, workload_from
+
         if (preset is None) == (workload is None):
             raise InputError("give exactly one of --preset NAME or --workload FILE",
                              hint=f"presets: {', '.join(presets())}")
