@@ -61,7 +61,7 @@ CAPACITY: tuple[Labelled, ...] = (
     (money_column("RealizedTokPerGpuHour", 10, "int"), "Output tokens per GPU-hour, actual"),
     (money_column("PredictedTokPerGpuHour", 10, "int"), "Output tokens per GPU-hour, model"),
     (money_column("RealizedOverPredicted", 8, "number"), "Actual over model (x)"),
-    (money_column("CostPerMTokens", 14), "Cost per million tokens served"),
+    (money_column("CostPerMTokens", 14, "rate"), "Cost per million tokens served"),
     (money_column("GapHours", 8, "number"), "Hours without metrics"),
 )
 LOAD_TESTS: tuple[Labelled, ...] = (
@@ -83,8 +83,8 @@ LOAD_TEST_COLUMNS = tuple(c for c, _ in LOAD_TESTS)
 #: One width per sheet column: the widest of the tables that share it.
 _WIDTHS = tuple(max(t[i][0].width for t in (SERVING_REVIEW, CAPACITY, LOAD_TESTS) if i < len(t))
                 for i in range(max(map(len, (SERVING_REVIEW, CAPACITY, LOAD_TESTS)))))
-#: Points for the row of words over a table header: three wrapped lines of a 9 pt font.
-_WORDS_ROW_POINTS = 38
+#: Points for the row of words over a table header: four wrapped lines of a 9 pt font.
+_WORDS_ROW_POINTS = 50
 
 
 def _round(value: float | None, digits: int = 2) -> Any:
