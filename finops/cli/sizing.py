@@ -28,6 +28,21 @@ def _calibration(path: Path | None) -> Calibration | None:
     return Calibration.read(path) if path else None
 
 
+def _with_step_time(path: Path | None, engine: str, step_time: str) -> Calibration | None:
+    """The calibration (``path`` or the bundled one) with ``engine``'s steps timed as ``step_time`` says
+    (:func:`~finops.sizing.performance.with_step_time`, what ``estimate(step_time=...)`` applies)."""
+    from dataclasses import replace
+
+    from ..sizing.performance import Calibration, with_step_time
+
+    cal = _calibration(path)
+    if step_time == "auto":
+        return cal
+    cal = cal or Calibration.bundled()
+    name = engine.strip().lower()
+    return replace(cal, engines={**cal.engines, name: with_step_time(cal.constants(name), step_time)})
+
+
 def _positive(name: str, value: int) -> int:
     if value < 1:
         raise InputError(f"--{name} must be a whole number >= 1, got {value}")
@@ -172,6 +187,7 @@ def register(app: typer.Typer) -> None:
             top: int = typer.Option(10, help="how many options to print"),
             rank_by: str = typer.Option("monthly_cost", "--rank-by", help="monthly_cost | cost_per_million"),
             calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            step_time: str = typer.Option("auto", "--step-time", help="auto | kernels | roofline (finops estimate's)"),
             corrections: Path | None = typer.Option(
                 None, "--corrections", help="throughput-corrections.json from `finops plan next`: size for the "
                                             "throughput production delivered on one --gpus GPU"),
@@ -209,10 +225,12 @@ def register(app: typer.Typer) -> None:
         correction = _correction(corrections, chosen, _split(gpus), engine)
         result = corrected_search(chosen, correction, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
                                   pricing_model=pricing_model, top=_positive("top", top),
-                                  calibration=_calibration(calibration), rank_by=rank_by,
+                                  calibration=_with_step_time(calibration, engine, step_time.strip().lower()),
+                                  rank_by=rank_by,
                                   calibrated_only=calibrated_only, confidence=confidence)
         if as_json:
-            print_json({**result.to_dict(), **({"correction": _correction_dict(correction)} if corrections else {})})
+            print_json({**result.to_dict(), "step_time": step_time.strip().lower(),
+                        **({"correction": _correction_dict(correction)} if corrections else {})})
             return
         if corrections is not None:
             console.print(_correction_line(correction))

@@ -81,3 +81,19 @@ def test_estimate_step_time_reaches_the_model_and_is_reported(capsys, step_time)
     assert data["step_time_source"] == step_time     # H100 fp8 vLLM is covered by the kernel tables
     assert main([*args, "--step-time", "guess"]) == 2
     assert "unknown step time 'guess'" in capsys.readouterr().err
+
+
+def test_size_step_time_times_the_search_as_asked(capsys, tmp_path):
+    """``auto`` is the bundled calibration's own choice for vLLM; ``kernels`` and ``roofline`` differ on H100
+    (the kernel tables cover it), so the switch reaches the search."""
+    from finops.sizing.performance import Calibration
+
+    workload = str(_workload(tmp_path, 40_000))
+    runs = {}
+    for step_time in ("auto", "kernels", "roofline"):
+        code, runs[step_time] = _size(capsys, "--workload", workload, "--step-time", step_time)
+        assert code == 0 and runs[step_time]["step_time"] == step_time
+    latency = {k: (r["options"][0]["ttft_p99_ms"], r["options"][0]["itl_p99_ms"]) for k, r in runs.items()}
+    assert latency["kernels"] != latency["roofline"]
+    fitted = "kernels" if Calibration.bundled().constants("vllm").kernel_steps >= 0.5 else "roofline"
+    assert latency["auto"] == latency[fitted]
