@@ -279,7 +279,7 @@ class FocusParquetWriter:
         import pyarrow.parquet as pq
 
         temporary = self._replacing.enter_context(replacing(self.out))  # finops.files: whole or not at all
-        self._writer = pq.ParquetWriter(str(temporary), _arrow_schema())
+        self._writer = pq.ParquetWriter(str(temporary), _arrow_schema(), write_page_checksum=True)  # checked on read
         return self
 
     def write(self, rows: Iterable[Mapping[str, Any]]) -> None:

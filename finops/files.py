@@ -11,6 +11,12 @@ are done and the journal removed. :func:`recover`, run by the next writer of the
 renames of a journal a kill interrupted and removes temporary files whose writer is gone, so every
 file is the old one or the new one, never a mix of the two states.
 
+A run that fails leaves the file system as it was: inside :func:`undone_on_failure` (the command line's
+boundary holds one around every command) each folder this module creates and each file it creates where
+there was none are recorded, and an error removes them again (a file only while it is still the one
+written; a folder only while empty). A file that replaced an older one stays replaced; commands that
+change several existing files change them in one :func:`one_unit`.
+
 >>> import tempfile
 >>> target = Path(tempfile.mkdtemp()) / "book.csv"
 >>> write_atomically(target, b"a,b\\n").read_bytes()
@@ -36,15 +42,109 @@ import shutil
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError, Location
 
-__all__ = ["locked", "one_unit", "recover", "replacing", "write_atomically"]
+__all__ = ["locked", "make_folder", "one_unit", "recover", "replacing", "undone_on_failure", "write_atomically"]
 
 _JOURNAL_PREFIX = ".finops-commit."
 #: The renames of the :func:`one_unit` being written, if any: (temporary, target) pairs.
 _UNIT: contextvars.ContextVar[list[tuple[Path, Path]] | None] = contextvars.ContextVar("finops_unit", default=None)
+
+
+@dataclass
+class _Made:
+    """What a run created: folders in the order made, and new files with the (device, inode) written."""
+
+    folders: list[Path] = field(default_factory=list)
+    files: list[tuple[Path, tuple[int, int]]] = field(default_factory=list)
+
+    def undo(self) -> None:
+        """Remove the new files still the ones written, then the folders made, deepest first, if empty."""
+        for path, identity in reversed(self.files):
+            try:
+                if _identity(path) == identity:
+                    path.unlink()
+            except OSError:
+                pass
+        for folder in reversed(self.folders):
+            try:
+                folder.rmdir()
+            except OSError:  # not empty (someone else wrote there) or gone
+                pass
+
+
+#: What the :func:`undone_on_failure` block being run has created, if any.
+_MADE: contextvars.ContextVar[_Made | None] = contextvars.ContextVar("finops_made", default=None)
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    status = os.stat(path, follow_symlinks=False)
+    return status.st_dev, status.st_ino
+
+
+@contextmanager
+def undone_on_failure() -> Iterator[None]:
+    """Remove, when the block raises, every folder and new file it created through this module.
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> try:
+    ...     with undone_on_failure():
+    ...         _ = write_atomically(root / "new" / "deeper" / "a.csv", b"a")
+    ...         raise RuntimeError("a later step failed")
+    ... except RuntimeError:
+    ...     pass
+    >>> list(root.iterdir())
+    []
+    """
+    made = _Made()
+    token = _MADE.set(made)
+    try:
+        yield
+    except BaseException:
+        made.undo()
+        raise
+    finally:
+        _MADE.reset(token)
+    outer = _MADE.get()
+    if outer is not None:  # a nested run's creations are the enclosing run's too
+        outer.folders += made.folders
+        outer.files += made.files
+
+
+def make_folder(folder: Path) -> list[Path]:
+    """Make ``folder`` and its missing parents; returns those made (outermost first), recorded so that a
+    failing :func:`undone_on_failure` block removes them. An :class:`OSError` is an :class:`InputError`."""
+    folder = Path(folder)
+    missing = []
+    while not folder.exists() and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    made = []
+    try:
+        for each in reversed(missing):
+            try:
+                each.mkdir()
+            except FileExistsError:  # another run made it meanwhile: not ours to remove
+                continue
+            made.append(each)
+    except OSError as error:
+        _remove_folders(made)
+        raise _cannot_write(missing[0], error) from error
+    recording = _MADE.get()
+    if recording is not None:
+        recording.folders += made
+    return made
+
+
+def _record_new(targets: list[Path]) -> None:
+    recording = _MADE.get()
+    if recording is not None:
+        recording.files += [(target, _identity(target)) for target in targets]
 
 
 def _temporary_name(target: Path) -> Path:
@@ -81,11 +181,12 @@ def replacing(target: Path, *, mode_of: Path | None = None) -> Iterator[Path]:
     Temporary files an earlier, killed write of the same target left are removed first."""
     target = _resolved(Path(target))
     temporary = _temporary_name(target)
+    made = make_folder(target.parent)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         _remove_leftovers(target.parent, f".{glob.escape(target.name)}")  # an earlier, killed write of it
         temporary.touch(mode=0o600, exist_ok=False)
     except OSError as error:
+        _remove_folders(made)
         raise _cannot_write(target, error) from error
     try:
         yield temporary
@@ -98,15 +199,28 @@ def replacing(target: Path, *, mode_of: Path | None = None) -> Iterator[Path]:
         _flush(temporary)
         unit = _UNIT.get()
         if unit is None:
+            new = not target.exists()
             os.replace(temporary, target)
+            _record_new([target] if new else [])
         else:
             unit.append((temporary, target))
     except OSError as error:
         temporary.unlink(missing_ok=True)
+        _remove_folders(made)
         raise _cannot_write(target, error) from error
     except BaseException:
         temporary.unlink(missing_ok=True)
+        _remove_folders(made)
         raise
+
+
+def _remove_folders(made: list[Path]) -> None:
+    """Remove the folders a failed write made (deepest first) while they are empty."""
+    for folder in reversed(made):
+        try:
+            folder.rmdir()
+        except OSError:
+            pass
 
 
 def write_atomically(path: Path, data: bytes) -> Path:
@@ -138,8 +252,10 @@ def one_unit() -> Iterator[None]:
     folder = renames[0][1].parent
     journal = folder / f"{_JOURNAL_PREFIX}{os.getpid()}.{secrets.token_hex(4)}.json"
     pairs = [[str(temporary), str(target)] for temporary, target in renames]
+    new = [target for _, target in renames if not target.exists()]
     write_atomically(journal, json.dumps(pairs).encode("utf-8"))
     _apply(journal)
+    _record_new(new)
 
 
 def _apply(journal: Path) -> None:
@@ -205,34 +321,62 @@ def _remove_leftovers(folder: Path, name: str) -> list[Path]:
 
 @contextmanager
 def locked(path: Path, *, wait_s: float, on_wait: Callable[[str], None] | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on the file ``path`` (created if need be) for the block.
+    """Hold an exclusive lock on the file ``path`` for the block; the file is there only while held.
 
     Another holder is waited for up to ``wait_s`` seconds; ``on_wait`` receives one message when the
-    wait starts. The operating system releases the lock when its holder ends, even by a kill, so a lock
-    is never left behind. Past the wait an :class:`InputError` says so.
+    wait starts. The holder removes the file while it still holds the lock, so a clean run leaves nothing
+    behind; a waiter that then gets the lock finds its open file no longer at ``path`` (another inode, or
+    none) and starts again on a new one, so two holders never overlap. A kill leaves the file, unlocked
+    (the operating system releases a dead holder's lock), for the next run to take and remove. Past the
+    wait an :class:`InputError` says so.
     """
     path = Path(path)
+    deadline = time.monotonic() + wait_s
+    told = False
+    while True:
+        handle = _open_lock(path)
+        taken = _try_lock(handle)
+        if taken and _still_at(handle, path):
+            break
+        handle.close()
+        if taken:  # the holder removed the file as it let go: open the new one at once
+            continue
+        if time.monotonic() >= deadline:
+            raise InputError(f"another run still holds {path.name} after {wait_s:g} s",
+                             where=Location(file=str(path)),
+                             hint="wait for the other `finops reconcile` of this folder to finish, then "
+                                  "run again; the history itself is fine")
+        if not told and on_wait is not None:
+            on_wait(f"waiting up to {wait_s:g} s for another run that holds {path}")
+            told = True
+        time.sleep(0.1)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle = path.open("a+b")
-    except OSError as error:
-        raise _cannot_write(path, error) from error
-    try:
-        deadline = time.monotonic() + wait_s
-        told = False
-        while not _try_lock(handle):
-            if time.monotonic() >= deadline:
-                raise InputError(f"another run still holds {path.name} after {wait_s:g} s",
-                                 where=Location(file=str(path)),
-                                 hint="wait for the other `finops reconcile` of this folder to finish, then "
-                                      "run again; the history itself is fine")
-            if not told and on_wait is not None:
-                on_wait(f"waiting up to {wait_s:g} s for another run that holds {path}")
-                told = True
-            time.sleep(0.1)
         yield
     finally:
+        try:
+            path.unlink()  # while still locked: a waiter re-checks and opens a new file
+        except OSError:  # Windows keeps an open file; it is reused there
+            pass
         handle.close()  # closing releases the lock
+
+
+def _open_lock(path: Path) -> BinaryIO:
+    """The lock file at ``path``, opened (made, with its folder, where missing) but not yet locked."""
+    try:
+        make_folder(path.parent)
+        return path.open("a+b")
+    except OSError as error:
+        raise _cannot_write(path, error) from error
+
+
+def _still_at(handle: object, path: Path) -> bool:
+    """Whether the locked open file is still the one at ``path`` (its holder did not remove it meanwhile)."""
+    try:
+        at_path = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(handle.fileno())  # type: ignore[attr-defined]
+    return (held.st_dev, held.st_ino) == (at_path.st_dev, at_path.st_ino)
 
 
 def _try_lock(handle: object) -> bool:

@@ -5,6 +5,8 @@ error boundary: every :class:`~finops.errors.FinopsError` becomes one clear mess
 exit code (2 for bad input); a foreign error that damaged input can raise (a corrupt zip or gzip, bytes
 that are not UTF-8, a CSV field over the limit, an absurd size) becomes exit 2 with one message too,
 and anything else exit 1 with one line. No traceback reaches the user (``FINOPS_DEBUG=1`` shows it).
+A command that fails leaves the file system as it was: the folders and new files it made are removed
+(:func:`~finops.files.undone_on_failure`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import zlib
 import typer
 
 from ..errors import FinopsError
+from ..files import undone_on_failure
 from ._console import err_console
 
 app = typer.Typer(name="finops", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -82,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     command's errors; its usage errors are shown as typer shows them, with their exit code (2).
     """
     try:
-        result = app(args=argv, standalone_mode=False)
+        with undone_on_failure():
+            result = app(args=argv, standalone_mode=False)
     except FinopsError as exc:
         _say(str(exc))
         return exc.exit_code

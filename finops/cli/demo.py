@@ -19,6 +19,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
+from ..files import make_folder
 from ..money import Money
 from ..price_book import PriceBook
 from ._console import console, write_json
@@ -35,7 +36,7 @@ def register(app: typer.Typer) -> None:
     def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo's outputs"),
              quiet: bool = typer.Option(False, "--quiet", help="print only the list of files written")) -> None:
         """Run the main job on bundled defaults: size, cost, mix, build the workbook, reconcile."""
-        out.mkdir(parents=True, exist_ok=True)
+        make_folder(out)
         book = PriceBook.current()
         written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
         written += _workbooks(out, book, quiet)
@@ -132,7 +133,7 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
 def _loop(out: Path, quiet: bool) -> list[Path]:
     """Step 6: ``finops plan next`` on the bundled sample metrics, bills and demo plan."""
     from ..reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
-    from . import main
+    from . import app
 
     args = ["plan", "next", "--plan", str(out / "llm-finops-plan.xlsx"), "--history", str(out), "--month",
             SAMPLE_MONTH, "--serving", str(SAMPLE_SERVING), "--growth", "1.1",
@@ -141,7 +142,5 @@ def _loop(out: Path, quiet: bool) -> list[Path]:
     args += [a for p in sample_bill_paths() for a in ("--bills", str(p))]
     if not quiet:
         console.print("[bold]6. Close the loop[/] (bundled synthetic vLLM/SGLang/DCGM metrics): next month's plan")
-    code = main(args)
-    if code:
-        raise typer.Exit(code)
+    app(args=args, standalone_mode=False)  # its errors reach the one boundary, which undoes the demo's files
     return [out / "llm-finops-plan-next.xlsx", out / "throughput-corrections.json"]

@@ -16,6 +16,7 @@ import typer
 from rich.table import Table
 
 from ..errors import InputError
+from ..files import make_folder
 from ..money import Money
 from ._console import console, err_console
 
@@ -151,7 +152,7 @@ def register(app: typer.Typer) -> None:
         nxt = plan_next_month(observed, growth=growth, corrections=CorrectionTable.read(corrections_path),
                               commitments=commitments, horizon_months=horizon_months, costs=costs)
         written = write_next_plan(plan, plan_values, nxt, month, out)
-        history.mkdir(parents=True, exist_ok=True)
+        make_folder(history)
         nxt.corrections.write(corrections_path)
         if quiet:
             return

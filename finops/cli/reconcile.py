@@ -128,11 +128,8 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
 @contextmanager
 def _folder_held(out_dir: Path) -> Iterator[None]:
     """Hold the output folder's lock (another run of it is waited for, at most :data:`LOCK_WAIT_S`), after
-    finishing or cleaning what a killed run left there. A folder that does not exist yet has nothing to
-    guard."""
-    if not out_dir.is_dir():
-        yield
-        return
+    finishing or cleaning what a killed run left there. A folder that does not exist yet is made for the
+    lock, so two first runs take turns too (a run that fails removes it again)."""
     with locked(out_dir / LOCK_FILE, wait_s=LOCK_WAIT_S,
                 on_wait=lambda message: err_console.print(message, highlight=False)):
         recover(out_dir)

@@ -36,6 +36,7 @@ import duckdb
 
 from ..errors import InputError, Location
 from ..focus import MANDATORY, duckdb_schema
+from .parquet_check import check_parquet
 
 __all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "VIEW", "BillFile", "BillFormat", "bill_format", "focus_version",
            "locate_bad_value", "locate_currency", "open_bills"]
@@ -225,6 +226,8 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
     for path in paths:
         if path.suffix.lower() == ".gz":
             _check_gzip(path)
+        elif bill_format(path) == "parquet":
+            check_parquet(path)  # DuckDB verifies no page checksum: a damaged page would be summed
     _refuse_duplicates(paths)
     con.execute("SET TimeZone = 'UTC'")
     con.execute("SET enable_progress_bar = true")  # query_progress() for the caller's bar...

@@ -46,6 +46,7 @@ import duckdb
 
 from ..depreciation import month_index, monthly_depreciation
 from ..errors import CurrencyMismatchError, InputError, Location
+from ..files import replacing
 from ..money import MONEY_CONTEXT, Money
 from ..registry import normalize_key
 from .aggregation import (
@@ -195,13 +196,11 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
 
 def _write_unmapped_csv(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Every unmapped charge group into ``path`` (CSV with a header), through a temporary file beside it."""
-    partial = path.with_name(f".{path.name}.partial")
-    quoted = str(partial).replace("'", "''")
     try:
-        con.execute(f"COPY ({unmapped_csv_sql(_GROUPS)}) TO '{quoted}' (FORMAT csv, HEADER true)")
-        partial.replace(path)
+        with replacing(path) as partial:  # finops.files: whole or not at all
+            quoted = str(partial).replace("'", "''")
+            con.execute(f"COPY ({unmapped_csv_sql(_GROUPS)}) TO '{quoted}' (FORMAT csv, HEADER true)")
     except (duckdb.Error, OSError) as exc:
-        partial.unlink(missing_ok=True)
         raise InputError(f"cannot write the unmapped charges: {str(exc).splitlines()[0]}",
                          where=Location(file=str(path)), hint="check that the folder exists and is writable") from exc
 

@@ -95,6 +95,19 @@ def _damaged_parquet(folder: Path, truncate: bool) -> Path:
     return bill
 
 
+def _padded(folder: Path, parts: int, part_bytes: int) -> Path:
+    """A plan with ``parts`` extra parts of ``part_bytes`` spaces each (deflated to almost nothing)."""
+    plan = _plan(folder, "source.xlsx")
+    padded = folder / "plan.xlsx"
+    with zipfile.ZipFile(plan) as package, zipfile.ZipFile(padded, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in package.infolist():
+            out.writestr(info.filename, package.read(info.filename))
+        for i in range(parts):
+            out.writestr(f"xl/media/pad{i}.xml", b" " * part_bytes)
+    plan.unlink()
+    return padded
+
+
 def _options(folder: Path, hourly: str = "1.60") -> Path:
     lines = (EXAMPLES / "options.csv").read_text().splitlines()
     lines[1] = lines[1].replace("1.60", hourly)
@@ -121,6 +134,10 @@ CASES: dict[str, tuple[Callable[[Path], list[object]], str]] = {
         lambda d: _reconcile(d, _damaged_workbook(d, _understate_in_directory), _bill(d)), "damaged"),
     "plan with a DTD after 64 KB, --in-place": (
         lambda d: _reconcile(d, _late_dtd(d), _bill(d), "--in-place"), "DTD"),
+    "plan with more than 10,000 parts": (
+        lambda d: _reconcile(d, _padded(d, 10_001, 1), _bill(d)), "more than 10,000"),
+    "plan whose parts together inflate past 256 MiB (each under 200 MiB)": (
+        lambda d: _reconcile(d, _padded(d, 2, 130 * 1024 * 1024), _bill(d)), "inflates past"),
     "gzip bill with a bad checksum": (
         lambda d: _reconcile(d, _plan(d), _damaged_gzip(d, truncate=False)), "bill.csv.gz"),
     "truncated gzip bill": (
