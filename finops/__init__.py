@@ -7,7 +7,17 @@ inside xlwings Lite (Pyodide).
 For notebooks, :mod:`finops.api` re-exported here: ``finops.size``, ``finops.estimate``, ``finops.tco``,
 ``finops.optimize_mix`` and ``finops.reconcile_month`` (docs/api.md). ``finops.tco`` is the function;
 the TCO package is still imported as ``from finops.tco import ...``.
+
+The API names load lazily (PEP 562 ``__getattr__``): ``import finops`` stays light, so a command that
+needs none of sizing, mix or TCO (``finops reconcile``) does not pay for numpy and the models.
 """
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import Any
 
 from .errors import (
     CurrencyMismatchError,
@@ -22,10 +32,10 @@ from .errors import (
 from .money import Money, to_decimal
 from .registry import Registry
 
-# Imported after the subpackages it loads, so ``finops.tco`` names the function, not the package.
-from .api import estimate, optimize_mix, reconcile_month, size, tco, to_pandas  # noqa: E402
-
 __version__ = "0.1.0"
+
+#: Names :mod:`finops.api` provides, loaded on first access.
+_API_NAMES = frozenset({"estimate", "optimize_mix", "reconcile_month", "size", "tco", "to_pandas"})
 
 __all__ = [
     "CurrencyMismatchError",
@@ -47,3 +57,37 @@ __all__ = [
     "to_decimal",
     "to_pandas",
 ]
+
+
+def _api() -> types.ModuleType:
+    return importlib.import_module(".api", __name__)
+
+
+def __getattr__(name: str) -> Any:
+    """Load :mod:`finops.api` on first use of one of its names."""
+    if name not in _API_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(_api(), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _FinopsModule(types.ModuleType):
+    """``finops.tco`` stays the function even after the ``finops.tco`` package is imported.
+
+    Importing a submodule binds it on its parent (``setattr(finops, "tco", package)``); the data
+    descriptor below wins over that binding, as the eager ``from .api import tco`` did before.
+    """
+
+    @property
+    def tco(self) -> Any:
+        return _api().tco
+
+    @tco.setter
+    def tco(self, package: types.ModuleType) -> None:
+        """The import system's binding of the package: ignored, the package stays in ``sys.modules``."""
+
+
+sys.modules[__name__].__class__ = _FinopsModule

@@ -18,7 +18,11 @@ from typing import TypeVar
 
 from ..errors import InputError
 
-__all__ = ["in_range"]
+__all__ = ["ENGINE_HELP", "in_range"]
+
+#: The engines ``finops.sizing.performance.ENGINES`` names, spelled here so that registering a command
+#: does not load the sizing model (tests/cli/test_light_commands.py keeps the two in step).
+ENGINE_HELP = "trtllm | vllm | sglang"
 
 N = TypeVar("N", int, float)
 

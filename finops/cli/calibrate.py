@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import typer
 from rich import box
 from rich.table import Table
 
-from ..sizing.calibration import REFIT_PRIOR_WEIGHT, fit, predict, read_load_test
-from ..sizing.performance import ENGINES, Calibration
 from ._console import console, print_json
+from ._options import ENGINE_HELP
 
 
 def register(app: typer.Typer) -> None:
@@ -19,18 +17,26 @@ def register(app: typer.Typer) -> None:
     def calibrate_command(
             files: list[Path] = typer.Argument(..., help="load-test JSON: `vllm bench serve --save-result`, "
                                                          "GenAI-Perf/AIPerf profile export, GuideLLM report"),
-            engine: str = typer.Option(..., help=" | ".join(ENGINES)),
+            engine: str = typer.Option(..., help=ENGINE_HELP),
             model: str = typer.Option(..., help="the model the test served"),
             gpu: str = typer.Option(..., help="the GPU it ran on"),
             precision: str = typer.Option(..., help="weight precision served"),
             tp: int = typer.Option(1, help="tensor-parallel GPUs per replica"),
             concurrency: int | None = typer.Option(None, help="override the concurrency the files state"),
             base: Path | None = typer.Option(None, help="calibration to start from (default: the bundled one)"),
-            prior_weight: float = typer.Option(REFIT_PRIOR_WEIGHT, "--prior-weight",
-                                               help="how strongly constants stay near the base (0 = free fit)"),
+            prior_weight: float | None = typer.Option(
+                None, "--prior-weight", help="how strongly constants stay near the base (0 = free fit; default: "
+                                             "the refit's prior weight, docs/performance.md)"),
             out: Path = typer.Option(Path("calibration.json"), help="where to write the new calibration"),
             as_json: bool = typer.Option(False, "--json", help="print the fit report as JSON")) -> None:
         """Fit the engine's constants to measured TTFT/TPOT; write a file for `--calibration`."""
+        import numpy as np
+
+        from ..sizing.calibration import REFIT_PRIOR_WEIGHT, fit, predict, read_load_test
+        from ..sizing.performance import Calibration
+
+        if prior_weight is None:
+            prior_weight = REFIT_PRIOR_WEIGHT
         prior = Calibration.read(base) if base else Calibration.bundled()
         engine_name = engine.strip().lower()
         prior.constants(engine_name)  # an unknown engine fails here, with the known ones listed

@@ -13,29 +13,18 @@ from pathlib import Path
 
 import typer
 
+from typing import TYPE_CHECKING
+
 from ..errors import InputError
-from ..mix import (
-    Campaign,
-    MixResult,
-    WorkloadShape,
-    generate_profile,
-    optimize_mix,
-    read_demand_csv,
-    read_options_csv,
-    write_demand_csv,
-)
-from ..mix.ladder import plan_ladder
-from ..mix.levers import load_shaping
-from ..mix.price_options import options_from_prices
-from ..mix.demand_units import in_instances, resolve_unit
-from ..mix.profile import read_demand
-from ..mix.recommenders import compare_recommenders, recommenders_for
-from ..mix.scenarios import Scenario, plan_scenarios, stress_test
-from ..mix.usage import profile_from_bills
 from ..money import quantize
-from ..price_book import PriceBook
 from ._console import amount, compact_table, console, print_json, shared_currency
 from ._options import in_range
+
+if TYPE_CHECKING:
+    from ..mix import Campaign, MixResult
+
+# The mix model (numpy) loads inside each command, so registering them is cheap for the commands that
+# need none (finops reconcile).
 
 #: The longest profile ``mix generate`` writes: 20 years of hours.
 MAX_HOURS = 20 * 8784
@@ -71,6 +60,15 @@ def register(app: typer.Typer) -> None:
                                               help="also cost the AWS/GCP recommenders' rules and a -30 %/+50 % "
                                                    "stress test")) -> None:
         """Units per option, cost per month and year, utilization, coverage and savings against on-demand."""
+        from ..mix import optimize_mix, read_demand_csv, read_options_csv
+        from ..mix.demand_units import in_instances, resolve_unit
+        from ..mix.levers import load_shaping
+        from ..mix.price_options import options_from_prices
+        from ..mix.profile import read_demand
+        from ..mix.recommenders import compare_recommenders, recommenders_for
+        from ..mix.scenarios import stress_test
+        from ..price_book import PriceBook
+
         if ctx.invoked_subcommand is not None:
             return
         if options is None and provider and instance_type and region and demand is not None:
@@ -139,6 +137,9 @@ def register(app: typer.Typer) -> None:
                                                                "name: accelerators (GPUs or chips) or instances")
                  ) -> None:
         """Write an hourly demand profile built from a workload shape, its column named by its unit."""
+        from ..mix import WorkloadShape, generate_profile, write_demand_csv
+        from ..mix.demand_units import resolve_unit
+
         stated = resolve_unit(None, unit.strip().lower(), str(out), "units")
         in_range(hours, "--hours", 1, MAX_HOURS, hint="up to 20 years of hours, e.g. --hours 8760")
         for value, option, high in ((peak, "--peak", 1e9), (trough, "--trough", 1), (weekend, "--weekend", 1e3),
@@ -163,6 +164,9 @@ def register(app: typer.Typer) -> None:
                                                   help="count units of this many GPUs (8: p5.48xlarge instances, "
                                                        "to match price-book options)")) -> None:
         """Write the hourly GPUs (or units) in use, from FOCUS bills (x_GpuHours), as a demand CSV."""
+        from ..mix import write_demand_csv
+        from ..mix.usage import profile_from_bills
+
         usage = profile_from_bills(bills, instance_type=instance_type, region=region, gpus_per_unit=gpus_per_unit)
         if not usage.units.size:
             raise InputError("the bills hold no GPU usage (x_GpuHours) for this selection",
@@ -179,6 +183,9 @@ def register(app: typer.Typer) -> None:
                   weights: str = typer.Option("0.25,0.5,0.25", help="weights of low, base, high"),
                   as_json: bool = _JSON) -> None:
         """The expected-cost mix over low/base/high scenarios, and the commit-to-low alternative."""
+        from ..mix import read_demand_csv, read_options_csv
+        from ..mix.scenarios import Scenario, plan_scenarios
+
         demand_path, options_path = _required(demand, options)
         profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
         w = _weights(weights)
@@ -200,6 +207,9 @@ def register(app: typer.Typer) -> None:
     @mix.command("ladder")
     def ladder(demand: Path | None = _DEMAND, options: Path | None = _OPTIONS, as_json: bool = _JSON) -> None:
         """A staggered ladder of term commitments (term_hours per option) for a multi-year, growing profile."""
+        from ..mix import read_demand_csv, read_options_csv
+        from ..mix.ladder import plan_ladder
+
         demand_path, options_path = _required(demand, options)
         plan = plan_ladder(read_demand_csv(demand_path), read_options_csv(options_path))
         if as_json:
@@ -227,6 +237,8 @@ def _required(demand: Path | None, options: Path | None) -> tuple[Path, Path]:
 
 
 def _campaign(text: str) -> Campaign:
+    from ..mix import Campaign
+
     try:
         start, days, multiplier = text.split(":")
         return Campaign(in_range(int(start), "--campaign START_DAY", 0, MAX_HOURS),

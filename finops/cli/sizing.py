@@ -3,25 +3,44 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich import box
 from rich.table import Table
 
 from ..errors import InputError
-from ..mix.demand_units import peak_to_average as profile_peak_to_average
-from ..mix.profile import read_demand
-from ..sizing.performance import ENGINES, Calibration, estimate
-from ..sizing.queueing import serve
-from ..sizing.search import search
-from ..sizing.workload import presets, workload_from
 from ._console import console, print_json
+from ._options import ENGINE_HELP
 
-_ENGINE_HELP = " | ".join(ENGINES)
+if TYPE_CHECKING:
+    from ..sizing.corrections import ThroughputCorrection
+    from ..sizing.performance import Calibration
+    from ..sizing.workload import Workload
+
+# The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
+# for the commands that need none (finops reconcile).
 
 
 def _calibration(path: Path | None) -> Calibration | None:
+    from ..sizing.performance import Calibration
+
     return Calibration.read(path) if path else None
+
+
+def _with_step_time(path: Path | None, engine: str, step_time: str) -> Calibration | None:
+    """The calibration (``path`` or the bundled one) with ``engine``'s steps timed as ``step_time`` says
+    (:func:`~finops.sizing.performance.with_step_time`, what ``estimate(step_time=...)`` applies)."""
+    from dataclasses import replace
+
+    from ..sizing.performance import Calibration, with_step_time
+
+    cal = _calibration(path)
+    if step_time == "auto":
+        return cal
+    cal = cal or Calibration.bundled()
+    name = engine.strip().lower()
+    return replace(cal, engines={**cal.engines, name: with_step_time(cal.constants(name), step_time)})
 
 
 def _positive(name: str, value: int) -> int:
@@ -55,6 +74,34 @@ def _split(values: list[str] | None) -> list[str] | None:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
 
 
+def _correction(path: Path | None, workload: Workload, gpus: list[str] | None, engine: str) -> ThroughputCorrection:
+    """The correction ``path`` holds for the one GPU searched, this engine and the workload's model (none: 1)."""
+    from ..catalog import get_accelerator
+    from ..sizing.corrections import CorrectionTable, ThroughputCorrection
+
+    if path is None:
+        return ThroughputCorrection()
+    if not path.is_file():
+        raise InputError(f"--corrections {path}: no such file", hint="`finops plan next` writes it in its --history")
+    searched = gpus or list(workload.gpus or ())
+    if len(searched) != 1:
+        raise InputError("--corrections needs exactly one GPU in --gpus", hint="a correction is per engine, GPU and "
+                         "model, e.g. --gpus l40s")
+    return CorrectionTable.read(path).correction(engine.strip().lower(), get_accelerator(searched[0]).id,
+                                                 workload.model)
+
+
+def _correction_dict(correction: ThroughputCorrection) -> dict[str, object]:
+    return {"factor": correction.factor, "band": correction.band, "sources": list(correction.sources)}
+
+
+def _correction_line(correction: ThroughputCorrection) -> str:
+    if not correction.sources:
+        return "throughput correction: none recorded for this engine, GPU and model (factor 1)"
+    return (f"throughput correction: x{correction.factor:.3g} of the modelled throughput (band +/-"
+            f"{correction.band:.0%}, from {', '.join(correction.sources)}); sized for the demand over it")
+
+
 def register(app: typer.Typer) -> None:
     @app.command("estimate")
     def estimate_command(
@@ -66,7 +113,7 @@ def register(app: typer.Typer) -> None:
             isl: int = typer.Option(..., help="input tokens per request"),
             osl: int = typer.Option(..., help="output tokens per request"),
             concurrency: str = typer.Option("max", help="running requests, or 'max' (offline throughput point)"),
-            engine: str = typer.Option("vllm", help=_ENGINE_HELP),
+            engine: str = typer.Option("vllm", help=ENGINE_HELP),
             cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
             kv_precision: str | None = typer.Option(None, "--kv-precision",
                                                     help="KV cache precision (default: the engine's for this checkpoint)"),
@@ -75,6 +122,9 @@ def register(app: typer.Typer) -> None:
             prefill_token_budget: int | None = typer.Option(None, "--prefill-token-budget",
                                                             help="prompt tokens per engine step (default: the engine's)"),
             calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            step_time: str = typer.Option("auto", "--step-time",
+                                          help="auto (the calibration's choice per engine) | kernels (measured "
+                                               "kernel tables where they cover the step) | roofline"),
             arrival_rate: float | None = typer.Option(None, "--arrival-rate",
                                                       help="requests/s: add queueing delay, TTFT P50/P99"),
             ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",
@@ -84,11 +134,14 @@ def register(app: typer.Typer) -> None:
 
         With --arrival-rate, also the replica under that Poisson load ("under_load"): queueing delay,
         TTFT P50/P99, ITL P99 and, with --ttft-target-ms, the share of requests within the target."""
+        from ..sizing.performance import estimate
+        from ..sizing.queueing import serve
+
         result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
                           osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
                           cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
                           calibration=_calibration(calibration), max_batch=max_batch,
-                          prefill_token_budget=prefill_token_budget)
+                          prefill_token_budget=prefill_token_budget, step_time=step_time.strip().lower())
         payload = result.to_dict()
         if ttft_target_ms is not None and arrival_rate is None:
             raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")
@@ -124,9 +177,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("size")
     def size_command(
-            preset: str | None = typer.Option(None, help=f"a named workload: {', '.join(presets())}"),
+            preset: str | None = typer.Option(None, help="a named workload (an unknown name lists them)"),
             workload: Path | None = typer.Option(None, help="a workload file (TOML or JSON)"),
-            engine: str = typer.Option("vllm", help=_ENGINE_HELP),
+            engine: str = typer.Option("vllm", help=ENGINE_HELP),
             pricing_model: str = typer.Option("on_demand", "--pricing-model",
                                               help="on_demand, spot, reserved_1y, cud_1y, ..."),
             gpus: list[str] | None = typer.Option(None, "--gpus", help="limit the GPUs (repeat or comma-separate)"),
@@ -134,6 +187,10 @@ def register(app: typer.Typer) -> None:
             top: int = typer.Option(10, help="how many options to print"),
             rank_by: str = typer.Option("monthly_cost", "--rank-by", help="monthly_cost | cost_per_million"),
             calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
+            step_time: str = typer.Option("auto", "--step-time", help="auto | kernels | roofline (finops estimate's)"),
+            corrections: Path | None = typer.Option(
+                None, "--corrections", help="throughput-corrections.json from `finops plan next`: size for the "
+                                            "throughput production delivered on one --gpus GPU"),
             calibrated_only: bool = typer.Option(False, "--calibrated-only",
                                                  help="only engine x GPU x precision x TP the calibration measured"),
             confidence: float | None = typer.Option(
@@ -150,6 +207,11 @@ def register(app: typer.Typer) -> None:
 
         Only combinations the engine runs are searched; the 'calibrated' column says whether the
         latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
+        from ..mix.demand_units import peak_to_average as profile_peak_to_average
+        from ..mix.profile import read_demand
+        from ..sizing.corrections import corrected_search
+        from ..sizing.workload import presets, workload_from
+
         if (preset is None) == (workload is None):
             raise InputError("give exactly one of --preset NAME or --workload FILE",
                              hint=f"presets: {', '.join(presets())}")
@@ -160,13 +222,18 @@ def register(app: typer.Typer) -> None:
             peak_to_average = profile_peak_to_average(read_demand(demand_profile).units, str(demand_profile))
         if peak_to_average is not None:
             chosen = chosen.with_changes(peak_to_average=peak_to_average)
-        result = search(chosen, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
-                        pricing_model=pricing_model, top=_positive("top", top), calibration=_calibration(calibration),
-                        rank_by=rank_by, calibrated_only=calibrated_only,  # type: ignore[arg-type]
-                        confidence=confidence)
+        correction = _correction(corrections, chosen, _split(gpus), engine)
+        result = corrected_search(chosen, correction, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
+                                  pricing_model=pricing_model, top=_positive("top", top),
+                                  calibration=_with_step_time(calibration, engine, step_time.strip().lower()),
+                                  rank_by=rank_by,
+                                  calibrated_only=calibrated_only, confidence=confidence)
         if as_json:
-            print_json(result.to_dict())
+            print_json({**result.to_dict(), "step_time": step_time.strip().lower(),
+                        **({"correction": _correction_dict(correction)} if corrections else {})})
             return
+        if corrections is not None:
+            console.print(_correction_line(correction))
         if not result.options:
             console.print(f"[bold]no feasible configuration[/] for {result.workload}: {result.infeasible_reason}")
             return

@@ -18,24 +18,15 @@ from ..depreciation import month_index, parse_month
 from ..errors import InputError
 from ..money import Money, quantize
 from ..price_book import PriceBook
-from ..tco import (
-    TOTAL_BASIS,
-    Comparison,
-    LeverEffect,
-    OptionCost,
-    OwnedNode,
-    SpotPolicy,
-    cloud_rows,
-    compare_options,
-    load_shaping,
-    reference_case,
-)
-from ..tco import utilization as utilization_lever
 from ._console import amount, compact_table, console, print_json
 from ._options import in_range
 
 if TYPE_CHECKING:
     from ..sizing.performance import Estimate
+    from ..tco import Comparison, LeverEffect, OptionCost, OwnedNode
+
+# The TCO model loads inside the command, so registering it is cheap for the commands that need none
+# (finops reconcile).
 
 _MILLI = Decimal("0.001")
 #: Token-cost columns: at the peak running 24/7 ("pk"), and at the average load ("avg", --peak-to-average).
@@ -114,6 +105,8 @@ def register(app: typer.Typer) -> None:
             as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables")) -> None:
         """Owned CAPEX/OPEX against on-demand, reserved, savings plans/CUDs and spot: monthly, total,
         per GPU-hour and per million tokens."""
+        from ..tco import SpotPolicy, cloud_rows, compare_options, reference_case
+
         start = parse_month(start)
         in_range(gpus, "--gpus", 1, 10_000_000)
         in_range(months, "--months", 1, 1200, hint="a horizon of up to 100 years, e.g. --months 36")
@@ -261,6 +254,8 @@ class _Sizing(NamedTuple):
 def _levers(result: Comparison, sizing: _Sizing | None, *, utilization: str | None, quantize_to: str | None,
             cache: float | None, shift: str | None) -> list[LeverEffect]:
     """The what-if levers asked for, priced on the cheapest option."""
+    from ..tco import load_shaping
+    from ..tco import utilization as utilization_lever
     from ..tco.from_sizing import prefix_cache_from_sizing, quantization_from_sizing
 
     base = result.cheapest
@@ -316,6 +311,8 @@ def _print_options(result: Comparison, token_rows: list[dict[str, Decimal]], sta
                    peak_to_average: float | None) -> None:
     """Stacked cells (provider and instance over the pricing; month over total; CAPEX over OPEX over upfront)
     keep every figure whole in an 80-column terminal; the currency is named once, in the title."""
+    from ..tco import TOTAL_BASIS
+
     currency = result.options[0].total.currency
     parts = [(name, attribute) for name, attribute in (("CAPEX", "capex"), ("OPEX", "opex"), ("upfront", "upfront"))
              if name == "OPEX" or any(getattr(o, attribute).amount for o in result.options)]

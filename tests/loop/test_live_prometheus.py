@@ -22,6 +22,7 @@ from finops.errors import ProviderError, TransientProviderError
 from finops.serving import read_serving_lines, realize
 
 from .replay_server import PROMETHEUS, ReplayPage, free_port, start_prometheus
+from .serving_sheet import serving_lines
 
 FIRST, LAST = 397, 402
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="the prometheus binary is not installed "
@@ -78,7 +79,6 @@ def test_live_counters_follow_prometheus_resets(live, serving_csv: Path) -> None
 
 
 def test_review_shows_the_live_figures(live, serving_csv: Path, tmp_path: Path) -> None:
-    import openpyxl
 
     from finops.cli.reconcile import reconcile_to_workbook
     from finops.reconcile.sample_bills import sample_bill_paths
@@ -91,9 +91,7 @@ def test_review_shows_the_live_figures(live, serving_csv: Path, tmp_path: Path) 
     _, review = reconcile_to_workbook(DEFAULT_TEMPLATE, sample_bill_paths(), "2026-05", tmp_path,
                                       serving=lambda rec: realize(lines, series, "2026-05", window=window,
                                                                   costs={r.plan_line: r.actual for r in rec.lines}))
-    ws = openpyxl.load_workbook(review, read_only=True)["Serving"]
-    rows = list(ws.iter_rows(min_row=3, values_only=True))
-    row = dict(zip(rows[0], rows[1]))
+    [row] = serving_lines(review).values()
     expected = (_expected(recorded, "vllm:prompt_tokens_total") + _expected(recorded, "vllm:generation_tokens_total"))
     assert row["PlanLine"] == "aws-inference-prod"
     assert row["MTokens"] == pytest.approx(expected / 1e6, abs=5e-4)

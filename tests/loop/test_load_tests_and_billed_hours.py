@@ -35,6 +35,8 @@ from finops.serving.load_tests import read_load_tests
 from finops.sizing.corrections import CORRECTIONS_FILE
 from templates.builder import DEFAULT_TEMPLATE
 
+from .serving_sheet import serving_lines, serving_tables
+
 FIXTURES = Path(__file__).resolve().parents[1] / "sizing" / "fixtures"
 LINE = "aws-inference-prod"       # vllm, llama-3.1-8b, l40s fp8 TP1, g6e.xlarge in us-east-1
 
@@ -141,8 +143,7 @@ def test_the_review_takes_gpu_hours_from_the_bill(tmp_path: Path, metric_files: 
     _, review = reconcile_to_workbook(DEFAULT_TEMPLATE, [sample_bill_paths()[0], bill], "2026-05", tmp_path / "out",
                                       serving=served_by("2026-05", serving_csv, DEFAULT_TEMPLATE, metric_files, None,
                                                         300, [f"{LINE}={FIXTURES / 'vllm-bench-serve.json'}"]))
-    rows = {r["PlanLine"]: r for r in _sheet(review, "Serving")
-            if r.get("PlanLine") and r.get("GpuHoursFrom") is not None}
+    rows = serving_lines(review)
     row = rows[LINE]
     assert (row["GpuHours"], row["GpuHoursFrom"]) == (float(billed), "bill")
     assert row["DcgmGpuHours"] == pytest.approx(spec.replicas * spec.tp * 744)     # 2 L40S seen by DCGM, 3 paid
@@ -153,8 +154,5 @@ def test_the_review_takes_gpu_hours_from_the_bill(tmp_path: Path, metric_files: 
     assert rows["onprem-inference"]["GpuHours"] == pytest.approx(on_prem.replicas * on_prem.tp * 744)
     assert row["GpuUtilization"] is not None
     # the load test is listed under the production lines, measured against predicted
-    ws = openpyxl.load_workbook(review, read_only=True)["Serving"]
-    cells = [r for r in ws.iter_rows(values_only=True)]
-    header = next(i for i, r in enumerate(cells) if r and r[0] == "PlanLine" and "File" in r)
-    test_row = dict(zip(cells[header], cells[header + 1]))
+    test_row = next(r for table in serving_tables(review) for r in table if "File" in r)
     assert (test_row["PlanLine"], test_row["File"], test_row["Concurrency"]) == (LINE, "vllm-bench-serve.json", 16)

@@ -21,6 +21,8 @@ from finops.errors import InputError
 from finops.serving import ServingLine, read_serving_lines, realize
 from templates.demo_plan import USAGE
 
+from .serving_sheet import serving_lines
+
 
 @pytest.fixture(scope="module")
 def month(metric_files: list[Path], serving_csv: Path):  # type: ignore[no-untyped-def]
@@ -106,7 +108,6 @@ def test_unknown_metrics_beside_known_ones_are_listed_not_fatal(metric_files: li
 
 def test_review_shows_realized_figures_per_plan_line(tmp_path: Path, metric_files: list[Path],
                                                      serving_csv: Path) -> None:
-    import openpyxl
 
     from finops.cli import main
     from finops.reconcile.sample_bills import sample_bill_paths
@@ -119,9 +120,7 @@ def test_review_shows_realized_figures_per_plan_line(tmp_path: Path, metric_file
     for path in metric_files:
         args += ["--metrics", str(path)]
     assert main(args) == 0
-    ws = openpyxl.load_workbook(tmp_path / "budget-review-2026-05.xlsx", read_only=True)["Serving"]
-    rows = list(ws.iter_rows(min_row=3, values_only=True))
-    table = {r[0]: dict(zip(rows[0], r)) for r in rows[1:]}
+    table = serving_lines(tmp_path / "budget-review-2026-05.xlsx")
     assert sorted(table) == sorted(line for _, line, _ in USAGE)
     for _, line, mtokens in USAGE:
         assert table[line]["MTokens"] == pytest.approx(mtokens, rel=1e-6)

@@ -1,5 +1,7 @@
 """`finops reconcile` starts light: in a fresh process it loads nothing of the add-in, xlwings or pandas,
-and reads only the plan's tables (openpyxl read-only)."""
+none of the sizing, mix or TCO models nor the notebook API, and reads only the plan's tables (openpyxl
+read-only). Importing the command line itself loads no numpy (openpyxl pulls numpy in when it is
+installed, ``openpyxl.compat.numbers``, so the reconcile run itself may hold it)."""
 
 from __future__ import annotations
 
@@ -12,17 +14,44 @@ from templates.builder import DEFAULT_TEMPLATE
 
 RUN = """
 import json, sys
-from finops.cli import main
-code = main(sys.argv[1:])
-print(json.dumps({"code": code, "modules": sorted({name.split(".")[0] for name in sys.modules})}))
+import finops.cli
+after_import = sorted(sys.modules)
+code = finops.cli.main(sys.argv[1:])
+print(json.dumps({"code": code, "after_import": after_import, "after_run": sorted(sys.modules)}))
 """
 
+#: What reconcile does not use: the models of the other commands and the notebook API over them.
+OTHER_MODELS = {"finops.sizing", "finops.mix", "finops.tco", "finops.api"}
 
-def test_reconcile_loads_no_addin_xlwings_or_pandas(tmp_path):
+
+def _reconcile_in_fresh_process(tmp_path) -> dict:
     args = ["reconcile", "--plan", str(DEFAULT_TEMPLATE), "--month", "2026-05", "--out", str(tmp_path), "--quiet",
             "--bills", *map(str, sample_bill_paths())]
     out = subprocess.run([sys.executable, "-c", RUN, *args], capture_output=True, text=True, check=True).stdout
-    result = json.loads(out.strip().splitlines()[-1])
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_reconcile_loads_no_addin_xlwings_pandas_or_other_models(tmp_path):
+    result = _reconcile_in_fresh_process(tmp_path)
     assert result["code"] == 0 and (tmp_path / "budget-review-2026-05.xlsx").is_file()
-    assert {"addin", "xlwings", "pandas"}.isdisjoint(result["modules"])
-    assert "duckdb" in result["modules"]  # the command did run its scan in this process
+    top_level = {name.split(".")[0] for name in result["after_run"]}
+    assert {"addin", "xlwings", "pandas"}.isdisjoint(top_level)
+    assert "duckdb" in top_level  # the command did run its scan in this process
+    assert OTHER_MODELS.isdisjoint(result["after_run"])
+    # Importing the command line registers every command without loading numpy or any model.
+    assert {"numpy", *OTHER_MODELS}.isdisjoint(result["after_import"])
+
+
+def test_finops_api_names_still_resolve_lazily():
+    """``from finops import size``, ``finops.tco`` (the function, even once the package is imported) and
+    ``dir(finops)`` behave as the eager re-export did."""
+    code = """
+import json, sys, finops
+light = "finops.api" not in sys.modules
+import finops.tco
+from finops import size, estimate
+print(json.dumps({"light": light, "tco_callable": callable(finops.tco), "tco_is_api": finops.tco is sys.modules["finops.api"].tco,
+                  "size": size is sys.modules["finops.api"].size, "dir": sorted(set(finops.__all__) - set(dir(finops)))}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == {"light": True, "tco_callable": True, "tco_is_api": True, "size": True, "dir": []}
