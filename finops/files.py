@@ -302,7 +302,24 @@ def recover(folder: Path) -> list[Path]:
         if _writer_gone(journal):
             _apply(journal)
             done.append(journal)
-    return done + _remove_leftovers(folder, ".*")
+    return done + _remove_leftovers(folder, ".*") + _remove_stale_locks(folder)
+
+
+def _remove_stale_locks(folder: Path) -> list[Path]:
+    """Remove the lock files (:func:`locked`) a killed holder left: one whose lock can be taken at once has
+    no holder (the operating system released a dead one's); it is removed while locked, as a holder does.
+    A lock held by anyone, this process's other handles included, is left alone."""
+    removed = []
+    for path in sorted(folder.glob(".*.lock")):
+        try:
+            handle = path.open("a+b")
+        except OSError:
+            continue
+        with handle:
+            if _try_lock(handle) and _still_at(handle, path):
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
 
 
 def _remove_leftovers(folder: Path, name: str) -> list[Path]:
