@@ -71,10 +71,18 @@ def check_parquet(path: Path) -> None:
         footer = parquet.metadata
         leaves = {footer.row_group(0).column(j).path_in_schema: j
                   for j in range(footer.num_columns)} if footer.num_row_groups else {}
+        checked = [field.name for field in parquet.schema_arrow if _READS[mode](field.type)]
         for group in range(footer.num_row_groups):
             recorded = footer.row_group(group)
-            for column in [field.name for field in parquet.schema_arrow if _READS[mode](field.type)]:
-                values = parquet.read_row_group(group, columns=[column]).column(0)
+            try:  # all checked columns of the row group at once: pyarrow decodes them on every core
+                table = parquet.read_row_group(group, columns=checked, use_threads=True)
+            except (pa.ArrowException, OSError):
+                for column in checked:  # read again one by one, so the message names the damaged column
+                    parquet.read_row_group(group, columns=[column], use_threads=False)
+                column = None
+                raise
+            for column in checked:
+                values = table.column(column)
                 if len(values) != recorded.num_rows:
                     raise _damaged(path, column, group, f"{len(values)} rows where the footer records "
                                                         f"{recorded.num_rows}")
