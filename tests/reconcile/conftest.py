@@ -9,11 +9,14 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import openpyxl
 import pytest
 from openpyxl.worksheet.table import Table
 
 from finops.focus import COLUMNS, GPU_COLUMNS
+from finops.reconcile.bills import open_bills
+from finops.reconcile.sample_bills import sample_bill_paths
 
 BUDGET_HEADERS = ("Month", "PlanLine", "CostCentre", "Category", "Provider", "Amount", "Currency", "PlannedMTokens")
 ASSETS_HEADERS = ("AssetId", "Description", "PlanLine", "CostCentre", "GpuModel", "GpuCount", "PurchaseDate",
@@ -111,3 +114,11 @@ def template_plan(tmp_path_factory) -> Path:
     from templates.builder import build_template
 
     return build_template(tmp_path_factory.mktemp("template") / "plan.xlsx")
+
+
+@pytest.fixture(scope="module")
+def local():
+    """A DuckDB connection with the bundled sample bills open as the bill view (one per test module)."""
+    con = duckdb.connect()
+    open_bills(con, sample_bill_paths())
+    return con

@@ -22,13 +22,6 @@ PLAN = Plan(budget=(BudgetLine(SAMPLE_MONTH, "compute", "cc", "OPEX", "", Money.
                      MappingRule(2, "compute", service_name="AmazonEC2")))
 
 
-@pytest.fixture(scope="module")
-def local():
-    con = duckdb.connect()
-    open_bills(con, sample_bill_paths())
-    return con
-
-
 def summary_of(rows):
     """The summary's parts, each in a fixed order (engines return rows in any order)."""
     summary = Summary.from_rows([tuple(r) for r in rows])

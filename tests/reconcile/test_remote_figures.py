@@ -24,13 +24,6 @@ PLAN = Plan(budget=(BudgetLine(SAMPLE_MONTH, "compute", "cc", "OPEX", "", Money.
                      MappingRule(2, "compute", service_name="AmazonEC2")))
 
 
-@pytest.fixture(scope="module")
-def local():
-    con = duckdb.connect()
-    open_bills(con, sample_bill_paths())
-    return con
-
-
 def runner_on(con, dialect):
     return lambda sql: con.execute(sqlglot.transpile(sql, read=dialect, write="duckdb")[0]).fetchall()
 
