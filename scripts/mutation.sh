@@ -22,45 +22,65 @@ declare -A MUTATE=(
   [money]="finops/money.py"
   [reconcile]="finops/reconcile/*"
   [tco]="finops/tco/*"
+  # --- tco/, one line per file (issue 18, tco)
   [tco-owned]="finops/tco/owned.py"
+  # --- end tco/
   # one file of reconcile/ with the tests that cover it (a run in minutes, not an hour)
   [reconcile-forecast]="finops/reconcile/forecast.py"
   [reconcile-fingerprint]="finops/reconcile/fingerprint.py"
   [reconcile-dialects]="finops/reconcile/dialects.py"
   [reconcile-plan]="finops/reconcile/plan.py"
   [reconcile-result]="finops/reconcile/result.py"
+  # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="finops/reconcile/bills.py"
-  [reconcile-aggregation]="finops/reconcile/aggregation.py"
-  [reconcile-mapping]="finops/reconcile/mapping.py"
   [reconcile-history]="finops/reconcile/history.py"
   [reconcile-commitment_schedule]="finops/reconcile/commitment_schedule.py"
-  [reconcile-engine]="finops/reconcile/engine.py"
   [reconcile-fleet_bill]="finops/reconcile/fleet_bill.py"
+  # --- end reconcile/ bills ...
+  # --- reconcile/ engine, aggregation, mapping
+  [reconcile-aggregation]="finops/reconcile/aggregation.py"
+  [reconcile-mapping]="finops/reconcile/mapping.py"
+  [reconcile-engine]="finops/reconcile/engine.py"
+  # --- end reconcile/ engine ...
+  # --- sizing/
   [memory]="finops/sizing/memory.py"
   [performance]="finops/sizing/performance.py"
+  # --- end sizing/
+  # --- mix/
   [mix]="finops/mix/*"
+  # --- end mix/
 )
 # module -> the tests that cover it (pytest arguments; doctests of the module included)
 declare -A TESTS=(
   [money]="tests/core/test_registry_money.py tests/core/test_money_contract.py tests/core/test_money_edges.py tests/tco/test_annuity.py tests/reconcile/test_totals.py tests/reconcile/test_real_shaped_bills.py finops/money.py"
   [reconcile]="tests/reconcile finops/reconcile"
   [tco]="tests/tco finops/tco"
+  # --- tco/, one line per file (issue 18, tco)
   [tco-owned]="tests/tco/test_owned_figures.py tests/tco/test_annuity.py tests/tco/test_tco.py tests/tco/test_depreciation.py finops/tco/owned.py"
+  # --- end tco/
   [reconcile-forecast]="tests/reconcile/test_forecast_figures.py finops/reconcile/forecast.py"
   [reconcile-fingerprint]="tests/reconcile/test_fingerprint_figures.py tests/reconcile/test_same_bill_twice.py finops/reconcile/fingerprint.py"
   [reconcile-dialects]="tests/reconcile/test_remote_figures.py tests/reconcile/test_dialects.py finops/reconcile/dialects.py"
   [reconcile-plan]="tests/reconcile/test_plan_values.py finops/reconcile/plan.py"
   [reconcile-result]="tests/reconcile/test_result_views.py finops/reconcile/result.py"
+  # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
-  [reconcile-aggregation]="tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_totals.py tests/reconcile/test_invoice_months.py finops/reconcile/aggregation.py"
-  [reconcile-mapping]="tests/reconcile/test_mapping.py tests/reconcile/test_real_shaped_bills.py finops/reconcile/mapping.py"
   [reconcile-history]="tests/reconcile/test_history.py finops/reconcile/history.py"
   [reconcile-commitment_schedule]="tests/reconcile/test_commitment_balances.py tests/reconcile/test_engine.py tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_review_finance.py tests/reconcile/test_remote_engines.py tests/loop/test_commitment_lines.py finops/reconcile/commitment_schedule.py"
-  [reconcile-engine]="tests/reconcile/test_engine.py tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_history.py finops/reconcile/engine.py"
   [reconcile-fleet_bill]="tests/reconcile/test_figures.py tests/reconcile/test_unmapped_bound.py finops/reconcile/fleet_bill.py"
+  # --- end reconcile/ bills ...
+  # --- reconcile/ engine, aggregation, mapping
+  [reconcile-aggregation]="tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_totals.py tests/reconcile/test_invoice_months.py finops/reconcile/aggregation.py"
+  [reconcile-mapping]="tests/reconcile/test_mapping.py tests/reconcile/test_real_shaped_bills.py finops/reconcile/mapping.py"
+  [reconcile-engine]="tests/reconcile/test_engine.py tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_history.py finops/reconcile/engine.py"
+  # --- end reconcile/ engine ...
+  # --- sizing/
   [memory]="tests/sizing/test_memory.py tests/sizing/test_memory_contract.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"
   [performance]="tests/sizing/test_performance.py tests/sizing/test_physics_pins.py tests/sizing/test_calibration.py finops/sizing/performance.py"
+  # --- end sizing/
+  # --- mix/
   [mix]="tests/mix finops/mix"
+  # --- end mix/
 )
 ORDER=(money reconcile tco memory performance mix)
 
