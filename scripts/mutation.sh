@@ -31,6 +31,7 @@ declare -A MUTATE=(
   [reconcile-dialects]="finops/reconcile/dialects.py"
   [reconcile-plan]="finops/reconcile/plan.py"
   [reconcile-result]="finops/reconcile/result.py"
+  [reconcile-parquet_check]="finops/reconcile/parquet_check.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="finops/reconcile/bills.py"
   [reconcile-history]="finops/reconcile/history.py"
@@ -63,6 +64,7 @@ declare -A TESTS=(
   [reconcile-dialects]="tests/reconcile/test_remote_figures.py tests/reconcile/test_dialects.py finops/reconcile/dialects.py"
   [reconcile-plan]="tests/reconcile/test_plan_values.py finops/reconcile/plan.py"
   [reconcile-result]="tests/reconcile/test_result_views.py finops/reconcile/result.py"
+  [reconcile-parquet_check]="tests/reconcile/test_parquet_check_messages.py tests/fuzz/test_parquet_damage.py finops/reconcile/parquet_check.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
   [reconcile-history]="tests/reconcile/test_history.py finops/reconcile/history.py"

@@ -65,33 +65,48 @@ def check_parquet(path: Path) -> None:
     if mode not in _READS:
         raise InputError(f"{CHECK_ENV}={mode!r} is not one of {', '.join(_READS)}",
                          hint=f"unset {CHECK_ENV} to check the amounts, or set it to full to check every column")
-    column = None
     try:
         parquet = pq.ParquetFile(path, page_checksum_verification=True)
-        footer = parquet.metadata
-        leaves = {footer.row_group(0).column(j).path_in_schema: j
-                  for j in range(footer.num_columns)} if footer.num_row_groups else {}
         checked = [field.name for field in parquet.schema_arrow if _READS[mode](field.type)]
-        for group in range(footer.num_row_groups):
-            recorded = footer.row_group(group)
-            try:  # all checked columns of the row group at once: pyarrow decodes them on every core
-                table = parquet.read_row_group(group, columns=checked, use_threads=True)
-            except (pa.ArrowException, OSError):
-                for column in checked:  # read again one by one, so the message names the damaged column
-                    parquet.read_row_group(group, columns=[column], use_threads=False)
-                column = None
-                raise
-            for column in checked:
-                values = table.column(column)
-                if len(values) != recorded.num_rows:
-                    raise _damaged(path, column, group, f"{len(values)} rows where the footer records "
-                                                        f"{recorded.num_rows}")
-                if column in leaves:
-                    _within_statistics(path, column, group, values, recorded.column(leaves[column]).statistics)
-    except (pa.ArrowException, OSError) as exc:
-        where = f" in column {column}" if column else ""
-        raise InputError(f"the Parquet file is damaged{where}: {str(exc).splitlines()[0][:160]}",
-                         where=Location(file=str(path), column=column), hint=_HINT) from exc
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # a damaged name in the footer: not UTF-8
+        raise _unreadable(path, None, exc) from exc
+    footer = parquet.metadata
+    for group in range(footer.num_row_groups):
+        recorded = footer.row_group(group)
+        try:  # all checked columns of the row group at once: pyarrow decodes them on every core
+            table = parquet.read_row_group(group, columns=checked)
+        except (pa.ArrowException, OSError) as exc:
+            raise _unreadable(path, _first_unreadable(parquet, group, checked), exc) from exc
+        statistics = {recorded.column(j).path_in_schema: recorded.column(j).statistics
+                      for j in range(recorded.num_columns)}
+        for column in checked:
+            values = table.column(column)
+            if len(values) != recorded.num_rows:
+                raise _damaged(path, column, group, f"{len(values)} rows where the footer records "
+                                                    f"{recorded.num_rows}")
+            if column in statistics:
+                _within_statistics(path, column, group, values, statistics[column])
+
+
+def _first_unreadable(parquet: object, group: int, columns: list[str]) -> str | None:
+    """The first of ``columns`` whose pages in row group ``group`` do not read, one column at a time (so the
+    message names it); None when each reads alone."""
+    import pyarrow as pa
+
+    for column in columns:
+        try:
+            parquet.read_row_group(group, columns=[column])  # type: ignore[attr-defined]
+        except (pa.ArrowException, OSError):
+            return column
+    return None
+
+
+def _unreadable(path: Path, column: str | None, exc: Exception) -> InputError:
+    """The error for a file or page that does not read: the reader's reason, its first line cut at 160
+    characters."""
+    where = f" in column {column}" if column else ""
+    return InputError(f"the Parquet file is damaged{where}: {str(exc).splitlines()[0][:160]}",
+                      where=Location(file=str(path), column=column), hint=_HINT)
 
 
 def _within_statistics(path: Path, column: str, group: int, values: object, statistics: object) -> None:
@@ -100,8 +115,9 @@ def _within_statistics(path: Path, column: str, group: int, values: object, stat
     import pyarrow.compute as pc
 
     kind = values.type  # type: ignore[attr-defined]
-    numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
-    if not numeric or statistics is None or not statistics.has_min_max or values.null_count == len(values):  # type: ignore[attr-defined]
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)):
+        return
+    if statistics is None or not statistics.has_min_max or values.null_count == len(values):  # type: ignore[attr-defined]
         return
     low, high = (value.as_py() for value in pc.min_max(values).values())
     if low < statistics.min or high > statistics.max:  # type: ignore[attr-defined]
