@@ -61,9 +61,9 @@ declare -A TESTS=(
   # --- end tco/
   [reconcile-forecast]="tests/reconcile/test_forecast_figures.py finops/reconcile/forecast.py"
   [reconcile-fingerprint]="tests/reconcile/test_fingerprint_figures.py tests/reconcile/test_same_bill_twice.py finops/reconcile/fingerprint.py"
-  [reconcile-dialects]="tests/reconcile/test_remote_figures.py tests/reconcile/test_dialects.py finops/reconcile/dialects.py"
+  [reconcile-dialects]="tests/reconcile/test_remote_figures.py tests/reconcile/test_dialects.py tests/reconcile/test_commitment_balances.py::test_a_remote_engine_carries_the_same_balances finops/reconcile/dialects.py"
   [reconcile-plan]="tests/reconcile/test_plan_values.py finops/reconcile/plan.py"
-  [reconcile-result]="tests/reconcile/test_result_views.py finops/reconcile/result.py"
+  [reconcile-result]="tests/reconcile/test_result_views.py tests/reconcile/test_prepaid_roll_forward.py finops/reconcile/result.py"
   [reconcile-parquet_check]="tests/reconcile/test_parquet_check_messages.py tests/fuzz/test_parquet_damage.py finops/reconcile/parquet_check.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
