@@ -71,6 +71,7 @@ def test_cost_per_million_tokens_at_the_average_load(hourly, peak, ratio, expect
     (0, 100, 1, 1, 0.0),                         # no input: all decode
     (100, 0, 1, 1, 1.0),                         # no output: all prefill
     (1000, 1000, 1000, 3000, 0.75),              # 1 s against 1/3 s
+    (1000, 500, 2000, 1000, 0.5),                # half a second each
 ])
 def test_prefill_time_share(inputs, outputs, prefill_rate, decode_rate, expected):
     assert prefill_time_share(inputs, outputs, prefill_rate, decode_rate) == pytest.approx(expected, abs=1e-15)
