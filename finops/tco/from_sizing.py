@@ -57,7 +57,7 @@ def replica_cost(est: Estimate, gpu_hour_cost: Money) -> ReplicaCost:
     served = _served(est)
     hourly = gpu_hour_cost * served.tp
     tpot, step = float(served.tpot_ms), float(served.decode_step_ms or 0.0)
-    prefill_share = min(1.0, max(0.0, (tpot - step) / tpot))
+    prefill_share = max(0.0, (tpot - step) / tpot)  # at most 1, as the step is never negative
     return ReplicaCost(served, hourly, hourly * HOURS_PER_MONTH,
                        token_costs(hourly, float(served.input_tokens_per_s or 0.0), float(served.output_tokens_per_s),
                                    prefill_share))
