@@ -65,7 +65,7 @@ declare -A TESTS=(
   # --- tco/, one line per file (issue 18, tco)
   [tco-owned]="tests/tco/test_owned_figures.py tests/tco/test_owned_basis_names.py tests/tco/test_annuity.py tests/tco/test_tco.py tests/tco/test_depreciation.py finops/tco/owned.py"
   [tco-cloud]="tests/tco/test_cloud_figures.py tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/cloud.py"
-  [tco-compare]="tests/tco/test_compare_figures.py tests/tco/test_cost_bases.py tests/tco/test_tco.py finops/tco/compare.py"
+  [tco-compare]="tests/tco/test_compare_figures.py tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/compare.py"
   [tco-from_sizing]="tests/tco/test_from_sizing_figures.py tests/tco/test_from_sizing.py finops/tco/from_sizing.py"
   [tco-levers]="tests/tco/test_lever_figures.py tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/levers.py"
   [tco-reference]="tests/tco/test_reference_cases.py tests/tco/test_reference_file.py tests/tco/test_tco.py finops/tco/reference.py"

@@ -52,6 +52,8 @@ BOOK = [
     price("gcp", "us-central1", "a3-highgpu-4g", 4, "on_demand", "44"),
     price("gcp", "us-east5", "a3-ultragpu-8g", 8, "cud_1y", "80", option="no_upfront"),
     price("gcp", "us-south1", "a3-ultragpu-8g", 8, "cud_1y", "72", option="no_upfront"),  # no on-demand price
+    price("gcp", "us-central1", "a2-megagpu-16g", 16, "on_demand", "55.74", gpu="a100-40gb"),
+    price("gcp", "us-central1", "a2-highgpu-8g", 8, "on_demand", "29.39", gpu="a100-40gb"),
 ]
 CITED = price("aws", "us-east-1", "p5.48xlarge", 8, "on_demand", "55.04")
 
@@ -87,6 +89,10 @@ def picked(rows):
     ({"instance_type": "a3-megagpu-8g"}, [("gcp", "us-central1", "a3-megagpu-8g", "on_demand")]),
     ({"instance_type": "a3-ultragpu-8g"}, [("gcp", "us-south1", "a3-ultragpu-8g", "cud_1y")]),  # cheapest of all
     ({"provider": "AWS", "gpu_model": "a100-40gb"}, [("aws", "us-east-1", "p4d.24xlarge", "on_demand")]),
+    ({"gpu_model": "a100-40gb"}, [("aws", "us-east-1", "p4d.24xlarge", "on_demand"),      # 8 GPUs, not 16
+                                  ("gcp", "us-central1", "a2-highgpu-8g", "on_demand")]),
+    ({"gpu_model": "a100-40gb", "gpus_per_instance": 16}, [
+        ("aws", "us-east-1", "p4d.24xlarge", "on_demand"), ("gcp", "us-central1", "a2-megagpu-16g", "on_demand")]),
     ({"provider": "aws", "region": "us-west-2"}, [
         ("aws", "us-west-2", "p5.48xlarge", "on_demand"), ("aws", "us-west-2", "p5.48xlarge", "spot")]),
     ({"provider": "azure"}, []),
