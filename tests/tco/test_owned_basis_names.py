@@ -7,6 +7,8 @@ figures worked by hand for one small node (finops/tco/owned.py's formulas, a mon
 """
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from finops.errors import InputError
@@ -18,8 +20,8 @@ def usd(amount) -> Money:
     return Money.of(amount, "USD")
 
 
-RESULT = owned_tco(OwnedNode(usd(1200), 1, 1.0, usd("0.10"), usd(0), avg_power_share=1, pue=1, life_months=12,
-                             residual_share=0.25), nodes=1, months=6)
+SMALL = OwnedNode(usd(1200), 1, 1.0, usd("0.10"), usd(0), avg_power_share=1, pue=1, life_months=12,
+                  residual_share=0.25)
 
 
 @pytest.mark.parametrize("name,expected", [
@@ -28,16 +30,34 @@ RESULT = owned_tco(OwnedNode(usd(1200), 1, 1.0, usd("0.10"), usd(0), avg_power_s
     ("\tLevelized\n", 888),
 ])
 def test_each_basis_by_its_names(name, expected):
-    assert RESULT.total(name) == usd(expected)
+    assert owned_tco(SMALL, nodes=1, months=6).total(name) == usd(expected)
 
 
 @pytest.mark.parametrize("name", ["resale", "net cash total", "netcash", "", "cash_total"])
 def test_another_name_is_refused_with_the_list(name):
     with pytest.raises(InputError) as caught:
-        RESULT.total(name)
+        owned_tco(SMALL, nodes=1, months=6).total(name)
     assert caught.value.message == f"unknown owned cost basis {name!r}"
     assert caught.value.hint == "use one of: cash, book, levelized, net_cash"
 
 
 def test_the_bases_in_order():
     assert OWNED_BASES == ("cash", "book", "levelized", "net_cash")
+
+
+@pytest.mark.parametrize("nodes,months,cash,held", [
+    # nodes x (1,200 per purchase + 73 a month), less 300 a node resold in the last month of each life
+    (1, 6, 1638, 300),           # 1,200 + 438; the node is still held at the end
+    (2, 6, 3276, 600),
+    (1, 12, 1776, 0),            # a whole life: 1,200 + 876 - 300 resold in its last month, nothing held
+    (2, 18, 6828, 600),          # rebought in month 13: 4,800 + 2,628 - 600, the second pair held
+    (3, 24, 10656, 0),           # two whole lives: 7,200 + 5,256 - 1,800
+])
+def test_the_totals_of_a_horizon(nodes, months, cash, held):
+    result = owned_tco(SMALL, nodes=nodes, months=months)
+    levelized = 148 * nodes * months                      # (75 + 73) a node-month at a zero cost of capital
+    assert (result.cash_total, result.held_residual, result.net_cash_total, result.levelized_total) == (
+        usd(cash), usd(held), usd(cash - held), usd(levelized))
+    payload = result.to_dict()
+    assert (payload["cash_total"], payload["levelized_total"], payload["held_residual"],
+            payload["net_cash_total"]) == (Decimal(cash), Decimal(levelized), Decimal(held), Decimal(cash - held))
