@@ -24,6 +24,13 @@ declare -A MUTATE=(
   [tco]="finops/tco/*"
   # --- tco/, one line per file (issue 18, tco)
   [tco-owned]="finops/tco/owned.py"
+  [tco-cloud]="finops/tco/cloud.py"
+  [tco-compare]="finops/tco/compare.py"
+  [tco-from_sizing]="finops/tco/from_sizing.py"
+  [tco-levers]="finops/tco/levers.py"
+  [tco-reference]="finops/tco/reference.py"
+  [tco-unit_cost]="finops/tco/unit_cost.py"
+  [tco-inputs]="finops/tco/_inputs.py"  # __init__.py has no function body to mutate
   # --- end tco/
   # one file of reconcile/ with the tests that cover it (a run in minutes, not an hour)
   [reconcile-forecast]="finops/reconcile/forecast.py"
@@ -57,7 +64,14 @@ declare -A TESTS=(
   [reconcile]="tests/reconcile finops/reconcile"
   [tco]="tests/tco finops/tco"
   # --- tco/, one line per file (issue 18, tco)
-  [tco-owned]="tests/tco/test_owned_figures.py tests/tco/test_annuity.py tests/tco/test_tco.py tests/tco/test_depreciation.py finops/tco/owned.py"
+  [tco-owned]="tests/tco/test_owned_figures.py tests/tco/test_owned_basis_names.py tests/tco/test_annuity.py tests/tco/test_tco.py tests/tco/test_depreciation.py finops/tco/owned.py"
+  [tco-cloud]="tests/tco/test_cloud_figures.py tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/cloud.py"
+  [tco-compare]="tests/tco/test_compare_figures.py tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/compare.py"
+  [tco-from_sizing]="tests/tco/test_from_sizing_figures.py tests/tco/test_from_sizing.py finops/tco/from_sizing.py"
+  [tco-levers]="tests/tco/test_lever_figures.py tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/levers.py"
+  [tco-reference]="tests/tco/test_reference_cases.py tests/tco/test_reference_file.py tests/tco/test_tco.py finops/tco/reference.py"
+  [tco-unit_cost]="tests/tco/test_unit_cost_figures.py tests/tco/test_input_checks.py tests/tco/test_average_load_cost.py tests/tco/test_tco.py finops/tco/unit_cost.py"
+  [tco-inputs]="tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/_inputs.py"
   # --- end tco/
   [reconcile-forecast]="tests/reconcile/test_forecast_figures.py finops/reconcile/forecast.py"
   [reconcile-fingerprint]="tests/reconcile/test_fingerprint_figures.py tests/reconcile/test_same_bill_twice.py finops/reconcile/fingerprint.py"

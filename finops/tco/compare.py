@@ -38,10 +38,10 @@ from decimal import Decimal
 from typing import Literal
 
 from ..errors import CurrencyMismatchError, InputError
-from ..money import Money, Number, quantize
+from ..money import Money, Number, quantize, to_decimal
 from ..price_book import PriceRow
 from ..registry import normalize_key
-from ._inputs import HOURS_PER_MONTH, positive, share, whole
+from ._inputs import HOURS_PER_MONTH, share, whole
 from .cloud import spot_effective_hourly
 from .owned import OwnedNode, OwnedTco, owned_tco
 from .unit_cost import cost_per_million_tokens, cost_per_million_tokens_at_average
@@ -154,7 +154,7 @@ def cloud_rows(rows: Iterable[PriceRow], *, gpu_model: str | None = None, provid
         on_demand = [r for r in mine if r.pricing_model == "on_demand"] or mine
         best_region = min(on_demand, key=lambda r: (r.per_gpu_hour, r.region)).region
         chosen.extend(r for r in mine if r.region == best_region)
-    if cited is not None and all(normalize_key(getattr(cited, k)) == v for k, v in keys.items() if k != "gpu_model") \
+    if cited is not None and all(normalize_key(getattr(cited, k)) == v for k, v in keys.items()) \
             and not any(r.provider == cited.provider and r.instance_type == cited.instance_type for r in chosen):
         chosen.append(cited)
     return chosen
@@ -184,8 +184,8 @@ def _cloud_option(row: PriceRow, gpus: int, months: int, rate: Money, kind: Opti
     monthly = rate * (instances * max(row.gpu_count, 1) * HOURS_PER_MONTH)
     term = row.term_hours // HOURS_PER_MONTH
     past = max(0, term - months)
-    if past:
-        note = f"{note}; includes {past} months of commitment past the horizon".lstrip("; ")
+    if past:  # only a commitment has a term, and only spot (no term) comes with a note of its own
+        note = f"includes {past} months of commitment past the horizon"
     upfront = Money.of(row.upfront_cost, row.currency) * instances
     return OptionCost(name, kind, row.instance_type, instances, instances * max(row.gpu_count, 1), rate, monthly,
                       monthly * (months + past), Money.zero(row.currency), monthly * months, upfront, term, note)
@@ -231,7 +231,7 @@ def compare_options(gpus: int, months: int, owned: OwnedNode | None, prices: Ite
         od_rate = Money.of(on_demand[0].per_gpu_hour, row.currency)
         effective = spot_effective_hourly(rate, od_rate, lost_work_share=spot.lost_work_share,
                                           fallback_share=spot.fallback_share)
-        cap = positive(spot.max_share, "spot max_share", allow_zero=True)
+        cap = to_decimal(spot.max_share)  # a share in [0, 1], checked by SpotPolicy
         blended = od_rate * (1 - cap) + effective * cap
         options.append(_cloud_option(
             row, gpus, months, blended, "spot", f"{label} {spot.max_share:.0%} + on_demand",

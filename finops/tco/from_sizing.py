@@ -32,6 +32,11 @@ from .unit_cost import TokenCosts, token_costs
 
 __all__ = ["ReplicaCost", "prefix_cache_from_sizing", "quantization_from_sizing", "replica_cost"]
 
+# Defaults as names: the sizing engine reads precision and engine names in any case.
+_UNQUANTIZED = "bf16"
+_QUANTIZED = "fp8"
+_ENGINE = "vllm"
+
 
 @dataclass(frozen=True)
 class ReplicaCost:
@@ -57,15 +62,15 @@ def replica_cost(est: Estimate, gpu_hour_cost: Money) -> ReplicaCost:
     served = _served(est)
     hourly = gpu_hour_cost * served.tp
     tpot, step = float(served.tpot_ms), float(served.decode_step_ms or 0.0)
-    prefill_share = min(1.0, max(0.0, (tpot - step) / tpot))
+    prefill_share = max(0.0, (tpot - step) / tpot)  # at most 1, as the step is never negative
     return ReplicaCost(served, hourly, hourly * HOURS_PER_MONTH,
                        token_costs(hourly, float(served.input_tokens_per_s or 0.0), float(served.output_tokens_per_s),
                                    prefill_share))
 
 
 def quantization_from_sizing(model: str, gpu: str, *, gpus: int, cost_per_gpu_month: Money, isl: int, osl: int,
-                             before: str = "bf16", after: str = "fp8", tp_before: int = 1, tp_after: int = 1,
-                             engine: str = "vllm", concurrency: int | str = "max") -> LeverEffect:
+                             before: str = _UNQUANTIZED, after: str = _QUANTIZED, tp_before: int = 1,
+                             tp_after: int = 1, engine: str = _ENGINE, concurrency: int | str = "max") -> LeverEffect:
     """The quantization lever with the throughput ratio from two sizing estimates (per GPU)."""
     base = _served(estimate(model, gpu, precision=before, tp=tp_before, isl=isl, osl=osl,
                             concurrency=concurrency, engine=engine))  # type: ignore[arg-type]
@@ -76,7 +81,7 @@ def quantization_from_sizing(model: str, gpu: str, *, gpus: int, cost_per_gpu_mo
 
 
 def prefix_cache_from_sizing(model: str, gpu: str, *, monthly_cost: Money, precision: str, tp: int, isl: int,
-                             osl: int, hit_rate_before: float, hit_rate_after: float, engine: str = "vllm",
+                             osl: int, hit_rate_before: float, hit_rate_after: float, engine: str = _ENGINE,
                              concurrency: int | str = "max") -> LeverEffect:
     """The prefix-cache lever: the same work at the throughput the sizing engine gives each hit rate."""
     money(monthly_cost, "monthly_cost")

@@ -126,7 +126,7 @@ def load_shaping(peak_units: Number, offpeak_units: Number, shiftable_units: Num
     if shift > peak:
         raise InputError(f"shiftable_units ({shiftable_units}) must not exceed peak_units ({peak_units})")
     moved = min(shift, (peak - trough) / 2)  # moving more than half the gap only makes a new peak
-    new_peak = max(peak - moved, trough + moved)
+    new_peak = peak - moved  # = max(peak - moved, trough + moved), as moved is at most half the gap
     return LeverEffect("load_shaping", cost_per_unit_month * math.ceil(peak), cost_per_unit_month *
                        math.ceil(new_peak), f"peak {peak} -> {new_peak} units by moving "
                        f"{moved} units off-peak (off-peak {trough} -> {trough + moved})")

@@ -26,6 +26,7 @@ from .owned import OwnedNode
 __all__ = ["ReferenceCase", "reference_case", "reference_cases"]
 
 _FILE = "owned_reference.csv"
+_BUNDLED = "h100-sxm-8gpu"  # the default case; registry names ignore case
 _MONEY = ("node_price", "electricity_per_kwh", "colocation_per_kw_month", "support_per_node_month",
           "cloud_on_demand_per_gpu_hour", "published_per_gpu_hour", "published_per_gpu_hour_with_capital")
 _FLOAT = ("node_power_kw", "avg_power_share", "pue", "residual_share", "cost_of_capital")
@@ -100,10 +101,10 @@ def reference_cases() -> Registry[ReferenceCase]:
     for line, row in read_rows(_FILE):
         grouped.setdefault(row["profile"], {})[row["parameter"]] = (line, row)
     cases = {name: _parse(name, rows) for name, rows in grouped.items()}
-    aliases = {"h100": "h100-sxm-8gpu"} if "h100-sxm-8gpu" in cases else {}
+    aliases = {"h100": _BUNDLED} if _BUNDLED in cases else {}
     return Registry("reference case", cases, aliases=aliases)
 
 
-def reference_case(name: str = "h100-sxm-8gpu") -> ReferenceCase:
+def reference_case(name: str = _BUNDLED) -> ReferenceCase:
     """One reference case by name (did-you-mean on a typo)."""
     return reference_cases()[name]
