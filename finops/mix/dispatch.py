@@ -40,7 +40,7 @@ def as_demand(demand: Sequence[float] | np.ndarray, weights: Sequence[float] | n
         raise InputError("demand must be a non-empty list of hourly units")
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if len(bad):
-        raise InputError(f"demand at hour {int(bad[0])} is {values[bad[0]]!r}; units must be finite and >= 0")
+        raise InputError(f"demand at hour {int(bad[0])} is {float(values[bad[0]])!r}; units must be finite and >= 0")
     w = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float)
     if w.shape != values.shape or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
         raise InputError("weights must be one finite non-negative number per hour, not all zero")

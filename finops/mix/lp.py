@@ -95,15 +95,13 @@ def optimize_pools(pools: Sequence[Pool], *, shared_plan: bool = False, capex_bu
     exactly on every hour.
     """
     demand, currency = _checked(pools)
-    if not shared_plan and capex_budget is None:
+    budget = _budget(capex_budget, currency)
+    if not shared_plan and budget is None:
         results = [optimize_mix(pool.demand, pool.options) for pool in pools]
         return _summary(pools, {p.name: r.units for p, r in zip(pools, results)}, Decimal(0), results, 0.0,
                         len(demand))
-    if capex_budget is not None and capex_budget.currency != currency:
-        raise InputError(f"capex budget in {capex_budget.currency}, options in {currency}")
     hours, weights = compress_hours(demand, DEFAULT_REPRESENTATIVES if representatives is None else representatives)
-    solution = _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
-                      None if capex_budget is None else float(capex_budget.amount), whole_units=True)
+    solution = _solve(pools, hours, weights, float(demand.shape[0]), shared_plan, budget, whole_units=True)
     units = {pool: {name: round(x) for name, x in row.items()} for pool, row in solution.units.items()}
     plan = Decimal(repr(solution.plan)).quantize(PLAN_STEP, rounding=ROUND_DOWN)
     return evaluate_pools(pools, units, plan, solved_hours=len(hours))
@@ -115,27 +113,40 @@ def hourly_lp_bound(pools: Sequence[Pool], *, shared_plan: bool = False, capex_b
     Solved by HiGHS's interior-point method (a year of 60 pools takes about 14 minutes on one core). The
     benchmark measures the compressed answer against it; the gap bounds its distance from optimal.
     """
-    demand, _ = _checked(pools)
+    demand, currency = _checked(pools)
     hours, weights = compress_hours(demand)
-    return _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
-                  None if capex_budget is None else float(capex_budget.amount), whole_units=False).objective
+    return _solve(pools, hours, weights, float(demand.shape[0]), shared_plan, _budget(capex_budget, currency),
+                  whole_units=False).objective
+
+
+def _budget(capex_budget: Money | None, currency: str) -> float | None:
+    """The capex budget as a number in the options' currency (None: no budget); refused if negative."""
+    if capex_budget is None:
+        return None
+    if capex_budget.currency != currency:
+        raise InputError(f"capex budget in {capex_budget.currency}, options in {currency}")
+    if capex_budget.amount < 0:
+        raise InputError(f"capex_budget must be >= 0, got {capex_budget}",
+                         hint="give the cash available for upfront payments (0: buy nothing with an upfront)")
+    return float(capex_budget.amount)
 
 
 def compress_hours(demand: np.ndarray, representatives: int = 0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Hour vectors (rows) and weights: identical rows merged; then k-means centroids if asked.
+    """Hour vectors (rows) and weights (hours each stands for): identical rows merged; then k-means centroids if asked.
 
     >>> compress_hours(np.array([[1.0, 2.0], [1.0, 2.0], [3.0, 0.0]]))[1].tolist()
-    [2.0, 1.0]
+    [2, 1]
     """
     rows, counts = np.unique(demand, axis=0, return_counts=True)
     if representatives <= 0 or representatives >= len(rows):
-        return rows, counts.astype(float)
+        return rows, counts
     from scipy.cluster.vq import kmeans2
 
+    # a centroid is a mean of hours with demand >= 0, so it is >= 0 too
     centroids, labels = kmeans2(demand, representatives, seed=seed, minit="++")
-    weights = np.bincount(labels, minlength=representatives).astype(float)
+    weights = np.bincount(labels, minlength=representatives)
     keep = weights > 0
-    return np.maximum(centroids[keep], 0.0), weights[keep]
+    return centroids[keep], weights[keep]
 
 
 def evaluate_pools(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan_per_hour: Decimal,
