@@ -57,9 +57,9 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
     if unknown:
         raise InputError(f"units given for {sorted(unknown)}, which are not committed options")
     hours_paid = to_decimal(hours)
-    for option in options:
-        if option.committed and int(units.get(option.name, 0)) < 0:
-            raise InputError(f"negative units for {option.name!r}")
+    for name, count in units.items():  # every name here is a committed option (checked above)
+        if int(count) < 0:
+            raise InputError(f"negative units for {name!r}")
     served = {name: float(np.sum(w * amount)) for name, amount in hourly_dispatch(values, options, units).items()}
 
     outcomes = []

@@ -117,10 +117,18 @@ def test_bad_weights_are_refused(weights):
     assert caught.value.message == "weights must be one finite non-negative number per hour, not all zero"
 
 
-def test_good_inputs_pass_through():
-    values, weights = as_demand([0, 2, 3], [0, 1, 0.5])
-    assert values.tolist() == [0.0, 2.0, 3.0] and weights.tolist() == [0.0, 1.0, 0.5]
+def test_good_inputs_pass_through_as_floats():
+    values, weights = as_demand([0, 2, 3], [0, 1, 2])
+    assert values.tolist() == [0.0, 2.0, 3.0] and weights.tolist() == [0.0, 1.0, 2.0]
+    assert values.dtype == np.float64 and weights.dtype == np.float64
     assert as_demand([4])[1].tolist() == [1.0]
+
+
+def test_a_demand_and_weights_given_as_decimals():
+    """Decimal unit counts (as a spreadsheet or a bill gives them) are read as numbers."""
+    result = cost_mix([Decimal(d) for d in ("0", "1.5", "3", "5", "8", "16")], OPTIONS, UNITS,
+                      weights=[Decimal(1)] * 5 + [Decimal(2)])
+    assert result.total_cost.amount == 295 and result.hours == 7.0
 
 
 def test_units_for_what_cannot_be_bought_are_refused():
