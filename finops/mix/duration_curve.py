@@ -95,11 +95,11 @@ class LayerValues:
     """Per unit-high layer m = 1..M: energy E_m and flexible saving G_m, with prefix sums from level 0."""
 
     def __init__(self, demand: np.ndarray, weights: np.ndarray, options: Sequence[MixOption]) -> None:
-        top = int(np.ceil(demand.max())) if len(demand) else 0
+        top = int(np.ceil(demand.max()))  # a profile has at least one hour (as_demand)
         if top > MAX_LAYERS:
             raise InputError(f"demand peaks at {top:,} units; the optimizer works in whole units up to "
                              f"{MAX_LAYERS:,}", hint="count demand in larger units (servers rather than GPUs)")
-        levels = np.arange(top + 1, dtype=float)
+        levels = np.arange(top + 1)
         self.hours = float(weights.sum())
         self.area = area_above(demand, weights, levels)
         self.flexible = flexible_cost_curve(demand, weights, options, levels)
@@ -112,9 +112,9 @@ class LayerValues:
 
 
 def layer_values(demand: np.ndarray, weights: np.ndarray | None, options: Sequence[MixOption]) -> LayerValues:
-    """Layer energies and savings for ``demand`` (weights default to one per hour)."""
-    demand = np.asarray(demand, dtype=float)
-    return LayerValues(demand, np.ones(len(demand)) if weights is None else np.asarray(weights, dtype=float), options)
+    """Layer energies and savings for ``demand`` (float arrays, as :func:`~finops.mix.dispatch.as_demand`
+    returns them; weights default to one per hour)."""
+    return LayerValues(demand, np.ones(len(demand)) if weights is None else weights, options)
 
 
 def sliding_min(values: np.ndarray, window: int) -> np.ndarray:
@@ -138,7 +138,7 @@ def solve_units(demand: np.ndarray, options: Sequence[MixOption], layers: LayerV
     ``layers`` (from :func:`layer_values`, with the hours' weights) are computed, one weight an hour, if not given."""
     layers = layers or layer_values(demand, None, options)
     committed = merit_order(options)
-    levels = np.arange(layers.top + 1, dtype=float)
+    levels = np.arange(layers.top + 1)
     best = np.where(levels == 0, 0.0, np.inf)
     history = []
     for option in committed:
@@ -147,12 +147,18 @@ def solve_units(demand: np.ndarray, options: Sequence[MixOption], layers: LayerV
         cap = layers.top if option.max_units is None else min(option.max_units, layers.top)
         history.append((best, offset, cap))
         best = offset + sliding_min(best - offset, cap + 1)
-    level = int(np.argmin(best))
+    level = int(_near_min(best)[0])  # on a tie, the fewest units in all
     units: dict[str, int] = {}
     for option, (before, offset, cap) in zip(reversed(committed), reversed(history)):
         lowest = max(0, level - cap)
         window = before[lowest:level + 1] - offset[lowest:level + 1]
-        start = lowest + int(np.flatnonzero(window <= window.min() + 1e-9 * (1 + abs(window.min())))[-1])
+        start = lowest + int(_near_min(window)[-1])  # on a tie, the fewest units of this option
         units[option.name] = level - start
         level = start
     return {o.name: units[o.name] for o in options if o.committed}
+
+
+def _near_min(values: np.ndarray) -> np.ndarray:
+    """Indexes of the values within 1e-9 (relative) of the minimum: ties, whichever way rounding fell."""
+    least = values.min()
+    return np.flatnonzero(values <= least + 1e-9 * (1 + abs(least)))

@@ -155,6 +155,12 @@ def test_on_demand_one_year_three_year_break_even_on_a_ramp():
     assert result.total_cost.amount == 390
     uncapped = [OD, ONE_YEAR, MixOption("3y", "reserved", Decimal(4))]
     assert solve_units(RAMP, uncapped) == {"1y": 0, "3y": 6}        # layers used in 100 % ... 50 % of hours
+    # STEPPED (2 always, 6 in half the hours, 10 in a fifth): ri at 4.9 a layer-hour, owned at 1 + 6 per
+    # unit-hour. Layers used always: ri 49 < owned 70; used half the time: owned 10 + 30 < ri 49 < 50 saved;
+    # used a fifth: owned 10 + 12 > 20 saved
+    stepped = np.array([10, 10, 6, 6, 6, 2, 2, 2, 2, 2], dtype=float)
+    owned = MixOption("own", "owned", Decimal(1), variable_cost=Decimal(6))
+    assert solve_units(stepped, [OD, MixOption("ri", "reserved", Decimal("4.9")), owned]) == {"ri": 2, "own": 4}
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -186,3 +192,17 @@ def test_a_unit_on_a_layer_at_break_even_is_not_bought():
 def test_empty_options_of_one_kind_buy_nothing():
     assert solve_units(RAMP, [OD]) == {}
     assert solve_units(np.zeros(5), [OD, ONE_YEAR]) == {"1y": 0}
+
+
+@pytest.mark.parametrize("on_demand, reserved", [("12.9", "2.58"), ("12.2", "2.44"), ("12.9", "1.29")])
+def test_a_tie_on_a_years_profile_buys_the_fewer_units_whatever_the_rounding(on_demand, reserved):
+    """10 units every hour and 10 more in exactly the share of hours reserved / on-demand (0.2 or 0.1):
+    committing the upper 10 costs what it saves (in decimals), so the base 10 are bought, and no more,
+    though the floats of a year (costs near 10^6) round each layer's tie a little either way."""
+    share = Decimal(reserved) / Decimal(on_demand)
+    high = int(8760 * share)
+    demand = np.r_[np.full(high, 20.0), np.full(8760 - high, 10.0)]
+    options = [MixOption("od", "on_demand", Decimal(on_demand)), MixOption("ri", "reserved", Decimal(reserved))]
+    assert solve_units(demand, options) == {"ri": 10}
+    ten, twenty = (cost_mix(demand, options, {"ri": n}).total_cost for n in (10, 20))
+    assert ten == twenty
