@@ -30,7 +30,7 @@ hourly model (``tests/mix`` checks it against HiGHS ``milp``).
 >>> demand = np.array([1.0, 2.0, 3.0, 4.0])       # share of hours above 1, 2, 3 units: 3/4, 2/4, 1/4
 >>> od = MixOption("od", "on_demand", Decimal(10))
 >>> ri = MixOption("ri", "reserved", Decimal(6))   # break-even ratio 6/10: commit while share > 0.6
->>> solve_units(demand, [od, ri])
+>>> solve_units(layer_values(demand, None, [od, ri]), [od, ri])
 {'ri': 2}
 """
 
@@ -132,11 +132,9 @@ def sliding_min(values: np.ndarray, window: int) -> np.ndarray:
     return np.minimum(suffix[:n], prefix[window - 1:window - 1 + n])
 
 
-def solve_units(demand: np.ndarray, options: Sequence[MixOption], layers: LayerValues | None = None
-                ) -> dict[str, int]:
-    """Whole units of each committed option minimizing the expected hourly cost (chain DP, exact);
-    ``layers`` (from :func:`layer_values`, with the hours' weights) are computed, one weight an hour, if not given."""
-    layers = layers or layer_values(demand, None, options)
+def solve_units(layers: LayerValues, options: Sequence[MixOption]) -> dict[str, int]:
+    """Whole units of each committed option minimizing the expected hourly cost (chain DP, exact) on the
+    layers of a demand (:func:`layer_values`, with the hours' weights)."""
     committed = merit_order(options)
     levels = np.arange(layers.top + 1)
     best = np.where(levels == 0, 0.0, np.inf)

@@ -159,3 +159,11 @@ def test_money_is_in_the_options_currency():
         "ri": ("EUR", "EUR"), "spot": ("EUR", None), "od": ("EUR", None)}
     assert str(result.total_cost) == "198.00 EUR" and str(result.upfront) == "200.00 EUR"
     assert result.on_demand_only_cost.currency == "EUR"
+
+
+def test_a_term_longer_than_the_profile_is_refused_before_solving():
+    termed = [MixOption("od", "on_demand", Decimal(10)), MixOption("ri", "reserved", Decimal(6), term_hours=7)]
+    with pytest.raises(InputError, match="has a term of 7 hours, longer than the 6-hour demand profile"):
+        optimize_mix(DEMAND, termed)
+    # 6.5 weighted hours round up to 7: the term fits. Layer 3 runs in 4.5 of 6.5 hours (> 0.6), layer 4 in 3.5
+    assert optimize_mix(DEMAND, termed, weights=[1, 1, 1, 1, 1, 1.5]).units == {"ri": 3}

@@ -134,6 +134,10 @@ ONE_YEAR = MixOption("1y", "reserved", Decimal(6))
 THREE_YEAR = MixOption("3y", "reserved", Decimal(4), max_units=3)
 
 
+def units_for(demand, options):
+    return solve_units(layer_values(demand, None, options), options)
+
+
 def brute_force(demand, options, ranges, weights=None):
     """The cheapest units over a grid (cost_mix dispatches each candidate hour by hour)."""
     names = [o.name for o in options if o.committed]
@@ -147,20 +151,20 @@ def test_on_demand_one_year_three_year_break_even_on_a_ramp():
     take the layers used in more than 60 % of hours (1.0, 0.9, 0.8, 0.7); the fifth (0.6) is a tie, and
     a tie buys fewer units."""
     options = [OD, ONE_YEAR, THREE_YEAR]
-    units = solve_units(RAMP, options)
+    units = units_for(RAMP, options)
     assert units == {"1y": 1, "3y": 3}
     assert units == brute_force(RAMP, options, [range(8), range(4)])
     result = optimize_mix(RAMP, options)
     # fixed 3 x 4 x 10 + 1 x 6 x 10 = 180; on-demand (55 - 34) x 10 = 210
     assert result.total_cost.amount == 390
     uncapped = [OD, ONE_YEAR, MixOption("3y", "reserved", Decimal(4))]
-    assert solve_units(RAMP, uncapped) == {"1y": 0, "3y": 6}        # layers used in 100 % ... 50 % of hours
+    assert units_for(RAMP, uncapped) == {"1y": 0, "3y": 6}        # layers used in 100 % ... 50 % of hours
     # STEPPED (2 always, 6 in half the hours, 10 in a fifth): ri at 4.9 a layer-hour, owned at 1 + 6 per
     # unit-hour. Layers used always: ri 49 < owned 70; used half the time: owned 10 + 30 < ri 49 < 50 saved;
     # used a fifth: owned 10 + 12 > 20 saved
     stepped = np.array([10, 10, 6, 6, 6, 2, 2, 2, 2, 2], dtype=float)
     owned = MixOption("own", "owned", Decimal(1), variable_cost=Decimal(6))
-    assert solve_units(stepped, [OD, MixOption("ri", "reserved", Decimal("4.9")), owned]) == {"ri": 2, "own": 4}
+    assert units_for(stepped, [OD, MixOption("ri", "reserved", Decimal("4.9")), owned]) == {"ri": 2, "own": 4}
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -182,16 +186,16 @@ def test_solve_units_equals_brute_force_on_small_grids(seed):
 def test_a_unit_on_a_layer_at_break_even_is_not_bought():
     # STEPPED-like: 2 units always, 4 in half the hours. ri at 5 = 0.5 x on-demand: layers 3-4 tie
     demand = np.array([2.0, 4.0] * 5)
-    assert solve_units(demand, [OD, MixOption("ri", "reserved", Decimal(5))]) == {"ri": 2}
-    assert solve_units(demand, [OD, MixOption("ri", "reserved", Decimal("4.99"))]) == {"ri": 4}
+    assert units_for(demand, [OD, MixOption("ri", "reserved", Decimal(5))]) == {"ri": 2}
+    assert units_for(demand, [OD, MixOption("ri", "reserved", Decimal("4.99"))]) == {"ri": 4}
     owned = MixOption("own", "owned", Decimal(3), variable_cost=Decimal(4))   # 3 + 4 x 0.5 = 10 x 0.5: a tie
-    assert solve_units(demand, [OD, owned]) == {"own": 2}
-    assert solve_units(demand, [OD, MixOption("own", "owned", Decimal("2.9"), variable_cost=Decimal(4))]) == {"own": 4}
+    assert units_for(demand, [OD, owned]) == {"own": 2}
+    assert units_for(demand, [OD, MixOption("own", "owned", Decimal("2.9"), variable_cost=Decimal(4))]) == {"own": 4}
 
 
 def test_empty_options_of_one_kind_buy_nothing():
-    assert solve_units(RAMP, [OD]) == {}
-    assert solve_units(np.zeros(5), [OD, ONE_YEAR]) == {"1y": 0}
+    assert units_for(RAMP, [OD]) == {}
+    assert units_for(np.zeros(5), [OD, ONE_YEAR]) == {"1y": 0}
 
 
 @pytest.mark.parametrize("on_demand, reserved", [("12.9", "2.58"), ("12.2", "2.44"), ("12.9", "1.29")])
@@ -203,6 +207,6 @@ def test_a_tie_on_a_years_profile_buys_the_fewer_units_whatever_the_rounding(on_
     high = int(8760 * share)
     demand = np.r_[np.full(high, 20.0), np.full(8760 - high, 10.0)]
     options = [MixOption("od", "on_demand", Decimal(on_demand)), MixOption("ri", "reserved", Decimal(reserved))]
-    assert solve_units(demand, options) == {"ri": 10}
+    assert units_for(demand, options) == {"ri": 10}
     ten, twenty = (cost_mix(demand, options, {"ri": n}).total_cost for n in (10, 20))
     assert ten == twenty

@@ -67,7 +67,6 @@ def test_committed_kinds():
 def test_spot_capacity_worked_by_hand(fields, expected):
     spot = MixOption("s", "spot", Decimal(1), **fields)
     assert spot.spot_capacity(np.array([10.0, 100.0, 0.0])).tolist() == expected
-    assert spot.spot_capacity([10.0, 100.0, 0.0]).tolist() == expected
 
 
 def test_check_options_returns_the_one_currency():
@@ -143,6 +142,8 @@ def test_spot_columns_are_floats_and_the_currency_defaults_to_usd(tmp_path):
 
 
 @pytest.mark.parametrize("text, column, message, hint", [
+    ("name,kind\nod,on_demand\n", "hourly_cost", "missing column 'hourly_cost'",
+     "the options CSV needs columns name, kind, hourly_cost"),
     ("name,kind,hourly_cost\n,on_demand,1\n", "name", "empty name", None),
     ("name,kind,hourly_cost\nod,on_demand,\n", "hourly_cost", "empty hourly_cost", None),
     ("name,kind,hourly_cost\nod,on_demand,1e30\n", "hourly_cost", "'1e30' is out of range",
@@ -159,7 +160,15 @@ def test_bad_cells_name_the_file_row_and_column(tmp_path, text, column, message,
     with pytest.raises(InputError) as caught:
         read_options_csv(path)
     assert caught.value.message == message and caught.value.hint == hint
-    assert caught.value.where == Location(file=str(path), row=2, column=column)
+    assert caught.value.where == Location(file=str(path), row=1 if "missing" in message else 2, column=column)
+
+
+def test_an_empty_options_file_is_named(tmp_path):
+    path = tmp_path / "options.csv"
+    path.write_text("name,kind,hourly_cost\n", encoding="utf-8")
+    with pytest.raises(InputError) as caught:
+        read_options_csv(path)
+    assert caught.value.message == "options file has no rows"
 
 
 def test_a_number_just_inside_the_range_is_read(tmp_path):
