@@ -82,11 +82,10 @@ def generate_profile(shape: WorkloadShape, hours: int = 8760) -> np.ndarray:
             or shape.noise < 0):
         raise InputError("a workload shape needs hours > 0, peak_units >= 0, trough_ratio in [0, 1], "
                          "batch_share in [0, 1) and noise >= 0")
-    t = np.arange(hours, dtype=float)
-    hour_of_day = t % HOURS_PER_DAY
+    t = np.arange(hours)
+    day, hour_of_day = np.divmod(t, HOURS_PER_DAY)
     diurnal = shape.trough_ratio + (1 - shape.trough_ratio) * (
         1 + np.cos(2 * np.pi * (hour_of_day - shape.peak_hour) / HOURS_PER_DAY)) / 2
-    day = (t // HOURS_PER_DAY).astype(int)
     weekly = np.where(day % 7 >= 5, shape.weekend_ratio, 1.0)
     growth = (1 + shape.annual_growth) ** (t / 8760)
     units = shape.peak_units * diurnal * weekly * growth
@@ -108,11 +107,11 @@ def shift_batch_off_peak(units: np.ndarray, batch_share: float) -> np.ndarray:
     >>> shift_batch_off_peak(np.array([2.0, 10.0]), 0.5).tolist()
     [6.0, 6.0]
     """
-    units = np.asarray(units, dtype=float)
-    whole = len(units) // HOURS_PER_DAY * HOURS_PER_DAY
-    parts = [units[:whole].reshape(-1, HOURS_PER_DAY)]  # no rows when there is no whole day
+    days = len(units) // HOURS_PER_DAY
+    whole = days * HOURS_PER_DAY
+    parts = [units[:whole].reshape(days, HOURS_PER_DAY)]  # no rows when there is no whole day
     if whole < len(units):
-        parts.append(units[whole:].reshape(1, -1))
+        parts.append(units[None, whole:])
     return np.concatenate([_water_fill(block * (1 - batch_share), block.sum(axis=1) * batch_share).ravel()
                            for block in parts])
 
@@ -124,7 +123,7 @@ def _water_fill(kept: np.ndarray, energy: np.ndarray) -> np.ndarray:
     k L - S_k <= sum_t max(L - kept_t, 0) = B, so L <= (B + S_k) / k, with equality for k = the number
     of values below L.
     """
-    ordered = np.sort(kept, axis=1)
+    ordered = np.sort(kept)  # along each row
     count = np.arange(1, ordered.shape[1] + 1)
     level = ((energy[:, None] + np.cumsum(ordered, axis=1)) / count).min(axis=1)
     return np.maximum(kept, level[:, None])
@@ -166,7 +165,7 @@ def read_demand(path: str | Path) -> StatedDemand:
     for line, row in rows:
         previous = _hour(row["hour"], Location(file=str(path), row=line, column="hour"), previous)
         units.append(_units(row[column], Location(file=str(path), row=line, column=column)))
-    return StatedDemand(np.asarray(units, dtype=float), unit, column)
+    return StatedDemand(np.array(units), unit, column)
 
 
 def _hour(text: str, where: Location, previous: int | datetime | None) -> int | datetime:
@@ -212,15 +211,14 @@ def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, d
     the value column named by ``unit`` (``units`` when none is stated); returns the path."""
     path = Path(path)
     labels = [h.isoformat() for h in hours] if hours is not None else range(len(units))
-    values = np.asarray(units, dtype=float)
-    if not np.isfinite(values).all():
+    if not np.isfinite(units).all():
         raise InputError("the profile holds a unit count that is not a finite number; nothing was written",
                          where=Location(file=str(path)))
     text = io.StringIO()  # no newline translation: the csv module's \r\n on every platform
     writer = csv.writer(text)
     writer.writerow(["hour", unit or "units"])
-    for hour, value in zip(labels, values):
-        writer.writerow([hour, f"{float(value):.{decimals}f}".rstrip("0").rstrip(".")])
+    for hour, value in zip(labels, units):
+        writer.writerow([hour, np.format_float_positional(float(value), precision=decimals, unique=False, trim="-")])
     with replacing(path) as temporary:
         temporary.write_bytes(text.getvalue().encode(_ENCODING))
     return path

@@ -199,3 +199,28 @@ def test_hour_zero_and_zero_units_are_read():
     path = Path(tempfile.mkdtemp()) / "d.csv"
     path.write_text("hour,units\n0,0\n1,0\n", encoding="utf-8")
     assert read_demand_csv(path).tolist() == [0.0, 0.0]
+
+
+def test_a_year_of_hours_by_default():
+    year = generate_profile(WorkloadShape(peak_units=1))
+    assert len(year) == 8760 and year.tolist() == generate_profile(WorkloadShape(peak_units=1), 8760).tolist()
+
+
+def test_whole_numbers_keep_their_zeros_at_any_precision(tmp_path):
+    """With decimals=0, 10 and 0 were written as '1' and '' (trailing zeros stripped from a whole number)."""
+    path = write_demand_csv(tmp_path / "d.csv", [10.0, 0.0, 16.4, 100.0, 7.6], decimals=0)
+    assert path.read_bytes() == b"hour,units\r\n0,10\r\n1,0\r\n2,16\r\n3,100\r\n4,8\r\n"
+    path = write_demand_csv(tmp_path / "e.csv", [10.0, 100.5, 0.25], decimals=1)
+    assert path.read_bytes() == b"hour,units\r\n0,10\r\n1,100.5\r\n2,0.2\r\n"
+
+
+@pytest.mark.parametrize("text, row, column, message, hint", [
+    ("time,units\n0,1\n", 1, "hour", "missing column 'hour'", "the demand CSV needs columns hour"),
+    ("hour,units\n", None, None, "demand file has no rows", None),
+])
+def test_a_demand_file_without_hours_is_named(tmp_path, text, row, column, message, hint):
+    path = write(tmp_path, text)
+    with pytest.raises(InputError) as caught:
+        read_demand(path)
+    assert caught.value.message == message and caught.value.hint == hint
+    assert caught.value.where == Location(file=str(path), row=row, column=column)
