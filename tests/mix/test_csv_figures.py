@@ -60,3 +60,9 @@ def test_a_missing_file_is_named(tmp_path):
         read_table(path, "demand", ("hour",))
     assert caught.value.message == "cannot read demand file: No such file or directory"
     assert caught.value.where == Location(file=str(path))
+
+
+def test_old_mac_line_endings_and_windows_breaks_inside_quotes(tmp_path):
+    """Excel for Mac's classic CSV ends rows with a bare carriage return; a quoted cell keeps its \\r\\n."""
+    _, rows = table(tmp_path, b'name,note\r"a","two\r\nlines"\rc,d\r')
+    assert rows == [(2, {"name": "a", "note": "two\r\nlines"}), (3, {"name": "c", "note": "d"})]
