@@ -56,6 +56,22 @@ declare -A MUTATE=(
   # --- end sizing/
   # --- mix/
   [mix]="finops/mix/*"
+  # one file of mix/ with the fast tests that check its figures
+  [mix-_csv]="finops/mix/_csv.py"
+  [mix-demand_units]="finops/mix/demand_units.py"
+  [mix-dispatch]="finops/mix/dispatch.py"
+  [mix-duration_curve]="finops/mix/duration_curve.py"
+  [mix-ladder]="finops/mix/ladder.py"
+  [mix-levers]="finops/mix/levers.py"
+  [mix-lp]="finops/mix/lp.py"
+  [mix-optimize]="finops/mix/optimize.py"
+  [mix-options]="finops/mix/options.py"
+  [mix-price_options]="finops/mix/price_options.py"
+  [mix-profile]="finops/mix/profile.py"
+  [mix-recommenders]="finops/mix/recommenders.py"
+  [mix-result]="finops/mix/result.py"
+  [mix-scenarios]="finops/mix/scenarios.py"
+  [mix-usage]="finops/mix/usage.py"
   # --- end mix/
 )
 # module -> the tests that cover it (pytest arguments; doctests of the module included)
@@ -96,6 +112,21 @@ declare -A TESTS=(
   # --- end sizing/
   # --- mix/
   [mix]="tests/mix finops/mix"
+  [mix-_csv]="tests/mix/test_inputs.py tests/mix/test_csv_figures.py finops/mix/_csv.py"
+  [mix-demand_units]="tests/mix/test_inputs.py tests/mix/test_demand_units_figures.py finops/mix/demand_units.py"
+  [mix-dispatch]="tests/mix/test_dispatch_figures.py tests/mix/test_duration_curve.py finops/mix/dispatch.py"
+  [mix-duration_curve]="tests/mix/test_duration_curve_figures.py tests/mix/test_duration_curve.py finops/mix/duration_curve.py"
+  [mix-ladder]="tests/mix/test_ladder_figures.py tests/mix/test_plans.py finops/mix/ladder.py"
+  [mix-levers]="tests/mix/test_plans.py tests/mix/test_levers_figures.py finops/mix/levers.py"
+  [mix-lp]="tests/mix/test_lp_figures.py tests/mix/test_lp.py finops/mix/lp.py"
+  [mix-optimize]="tests/mix/test_duration_curve.py tests/mix/test_dispatch_figures.py finops/mix/optimize.py"
+  [mix-options]="tests/mix/test_inputs.py tests/mix/test_options_figures.py tests/mix/test_cud_kind.py finops/mix/options.py"
+  [mix-price_options]="tests/mix/test_cud_kind.py tests/mix/test_price_options_figures.py finops/mix/price_options.py"
+  [mix-profile]="tests/mix/test_inputs.py tests/mix/test_profile_figures.py finops/mix/profile.py"
+  [mix-recommenders]="tests/mix/test_plans.py tests/mix/test_recommenders_figures.py finops/mix/recommenders.py"
+  [mix-result]="tests/mix/test_result_figures.py tests/mix/test_duration_curve.py finops/mix/result.py"
+  [mix-scenarios]="tests/mix/test_plans.py tests/mix/test_scenarios_figures.py finops/mix/scenarios.py"
+  [mix-usage]="tests/mix/test_usage.py finops/mix/usage.py"
   # --- end mix/
 )
 ORDER=(money reconcile tco memory performance mix)
@@ -118,6 +149,7 @@ run_module() {
 [mutmut]
 source_paths = finops
 only_mutate = ${MUTATE[$module]}
+also_copy = examples
 pytest_add_cli_args_test_selection = ${TESTS[$module]// /
     }
 EOF

@@ -15,6 +15,8 @@ from ..errors import InputError, Location
 
 __all__ = ["read_table"]
 
+_ENCODING = "utf-8-sig"  # UTF-8 with or without a byte-order mark (codec names ignore case: a constant)
+
 
 def read_table(path: Path, what: str, required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
     """``(line number, row)`` for each non-blank data row; keys and cells stripped; missing columns fail."""
@@ -23,19 +25,21 @@ def read_table(path: Path, what: str, required: Sequence[str]) -> list[tuple[int
     except OSError as exc:
         raise InputError(f"cannot read {what} file: {exc.strerror}", where=Location(file=str(path))) from None
     try:
-        text = data.decode("utf-8-sig")
+        text = data.decode(_ENCODING)
     except UnicodeDecodeError as exc:
         raise InputError(f"the {what} file is not UTF-8 text (byte {data[exc.start]:#04x})",
                          where=Location(file=str(path), row=data[:exc.start].count(b"\n") + 1),
                          hint="save the CSV with UTF-8 encoding") from None
     with io.StringIO(text, newline="") as handle:
         records = _records(csv.reader(handle, strict=True), path)
-        header = [h.strip() for h in next(records, (1, []))[1]]
+        first = next(records, None)  # (1, the header's cells); None for an empty file
+        header = [h.strip() for h in first[1]] if first else []
         for column in required:
             if column not in header:
                 raise InputError(f"missing column {column!r}", where=Location(file=str(path), row=1, column=column),
                                  hint=f"the {what} CSV needs columns {', '.join(required)}")
-        rows = [(line, dict(zip(header, (c.strip() for c in cells + [""] * (len(header) - len(cells))))))
+        # a short row's missing cells read as empty; cells past the header are ignored
+        rows = [(line, dict.fromkeys(header, "") | dict(zip(header, (c.strip() for c in cells))))
                 for line, cells in records if any(c.strip() for c in cells)]
     if not rows:
         raise InputError(f"{what} file has no rows", where=Location(file=str(path)))

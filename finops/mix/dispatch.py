@@ -40,7 +40,7 @@ def as_demand(demand: Sequence[float] | np.ndarray, weights: Sequence[float] | n
         raise InputError("demand must be a non-empty list of hourly units")
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if len(bad):
-        raise InputError(f"demand at hour {int(bad[0])} is {values[bad[0]]!r}; units must be finite and >= 0")
+        raise InputError(f"demand at hour {int(bad[0])} is {float(values[bad[0]])!r}; units must be finite and >= 0")
     w = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float)
     if w.shape != values.shape or not np.all(np.isfinite(w)) or np.any(w < 0) or w.sum() <= 0:
         raise InputError("weights must be one finite non-negative number per hour, not all zero")
@@ -57,9 +57,9 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
     if unknown:
         raise InputError(f"units given for {sorted(unknown)}, which are not committed options")
     hours_paid = to_decimal(hours)
-    for option in options:
-        if option.committed and int(units.get(option.name, 0)) < 0:
-            raise InputError(f"negative units for {option.name!r}")
+    for name, count in units.items():  # every name here is a committed option (checked above)
+        if int(count) < 0:
+            raise InputError(f"negative units for {name!r}")
     served = {name: float(np.sum(w * amount)) for name, amount in hourly_dispatch(values, options, units).items()}
 
     outcomes = []

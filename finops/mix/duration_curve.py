@@ -30,7 +30,7 @@ hourly model (``tests/mix`` checks it against HiGHS ``milp``).
 >>> demand = np.array([1.0, 2.0, 3.0, 4.0])       # share of hours above 1, 2, 3 units: 3/4, 2/4, 1/4
 >>> od = MixOption("od", "on_demand", Decimal(10))
 >>> ri = MixOption("ri", "reserved", Decimal(6))   # break-even ratio 6/10: commit while share > 0.6
->>> solve_units(demand, [od, ri])
+>>> solve_units(layer_values(demand, None, [od, ri]), [od, ri])
 {'ri': 2}
 """
 
@@ -55,24 +55,20 @@ def area_above(values: np.ndarray, weights: np.ndarray, levels: np.ndarray) -> n
     >>> area_above(np.array([3.0, 1.0]), np.ones(2), np.array([0, 1, 2, 3])).tolist()
     [4.0, 2.0, 1.0, 0.0]
     """
-    if np.any(np.diff(values) < 0):
-        order = np.argsort(values)
-        values, weights = values[order], weights[order]
-    top_weight = np.concatenate([np.cumsum(weights[::-1])[::-1], [0.0]])
-    top_area = np.concatenate([np.cumsum((weights * values)[::-1])[::-1], [0.0]])
-    first_above = np.searchsorted(values, levels, side="right")
+    order = np.argsort(values)
+    values = values[order]
+    # suffix sums over the sorted values, one past the end (no value above the top level): W_i and S_i
+    top_weight = np.cumsum(np.append(weights[order], 0.0)[::-1])[::-1]
+    top_area = np.cumsum(np.append(weights[order] * values, 0.0)[::-1])[::-1]
+    first_above = np.searchsorted(values, levels)  # a value equal to L adds w (L - L) = 0 on either side
     return np.maximum(top_area[first_above] - levels * top_weight[first_above], 0.0)
 
 
 def flexible_cost_curve(demand: np.ndarray, weights: np.ndarray, options: Sequence[MixOption],
-                        levels: np.ndarray, demand_area: np.ndarray | None = None) -> np.ndarray:
-    """g(L): cost of serving the demand above level L with spot tiers and on-demand (see module doc).
-
-    Sorting ``demand`` first (with its weights) saves the sorts: each residual a_i is a non-decreasing
-    function of d while the spot shares sum to at most 1.
-    """
+                        levels: np.ndarray) -> np.ndarray:
+    """g(L): cost of serving the demand above level L with spot tiers and on-demand (see module doc)."""
     on_demand = min(float(o.hourly_cost) for o in options if o.kind == "on_demand")
-    below = area_above(demand, weights, levels) if demand_area is None else demand_area
+    below = area_above(demand, weights, levels)
     cost = np.zeros(len(levels))
     residual = demand
     for spot in flexible_tiers(options):
@@ -99,16 +95,14 @@ class LayerValues:
     """Per unit-high layer m = 1..M: energy E_m and flexible saving G_m, with prefix sums from level 0."""
 
     def __init__(self, demand: np.ndarray, weights: np.ndarray, options: Sequence[MixOption]) -> None:
-        top = int(np.ceil(demand.max())) if len(demand) else 0
+        top = int(np.ceil(demand.max()))  # a profile has at least one hour (as_demand)
         if top > MAX_LAYERS:
             raise InputError(f"demand peaks at {top:,} units; the optimizer works in whole units up to "
                              f"{MAX_LAYERS:,}", hint="count demand in larger units (servers rather than GPUs)")
-        levels = np.arange(top + 1, dtype=float)
-        order = np.argsort(demand)
-        demand, weights = demand[order], weights[order]
+        levels = np.arange(top + 1)
         self.hours = float(weights.sum())
         self.area = area_above(demand, weights, levels)
-        self.flexible = flexible_cost_curve(demand, weights, options, levels, self.area)
+        self.flexible = flexible_cost_curve(demand, weights, options, levels)
         self.prefix_energy = self.area[0] - self.area       # S_E(L)
         self.prefix_saving = self.flexible[0] - self.flexible  # S_G(L)
 
@@ -118,9 +112,9 @@ class LayerValues:
 
 
 def layer_values(demand: np.ndarray, weights: np.ndarray | None, options: Sequence[MixOption]) -> LayerValues:
-    """Layer energies and savings for ``demand`` (weights default to one per hour)."""
-    demand = np.asarray(demand, dtype=float)
-    return LayerValues(demand, np.ones(len(demand)) if weights is None else np.asarray(weights, dtype=float), options)
+    """Layer energies and savings for ``demand`` (float arrays, as :func:`~finops.mix.dispatch.as_demand`
+    returns them; weights default to one per hour)."""
+    return LayerValues(demand, np.ones(len(demand)) if weights is None else weights, options)
 
 
 def sliding_min(values: np.ndarray, window: int) -> np.ndarray:
@@ -130,8 +124,6 @@ def sliding_min(values: np.ndarray, window: int) -> np.ndarray:
     [5.0, 3.0, 3.0, 1.0, 1.0]
     """
     n = len(values)
-    if window >= n:
-        return np.minimum.accumulate(values)
     padded = np.concatenate([np.full(window - 1, np.inf), values])
     blocks = -(-len(padded) // window)
     padded = np.concatenate([padded, np.full(blocks * window - len(padded), np.inf)]).reshape(blocks, window)
@@ -140,12 +132,11 @@ def sliding_min(values: np.ndarray, window: int) -> np.ndarray:
     return np.minimum(suffix[:n], prefix[window - 1:window - 1 + n])
 
 
-def solve_units(demand: np.ndarray, options: Sequence[MixOption], weights: np.ndarray | None = None,
-                layers: LayerValues | None = None) -> dict[str, int]:
-    """Whole units of each committed option minimizing the expected hourly cost (chain DP, exact)."""
-    layers = layers or layer_values(demand, weights, options)
+def solve_units(layers: LayerValues, options: Sequence[MixOption]) -> dict[str, int]:
+    """Whole units of each committed option minimizing the expected hourly cost (chain DP, exact) on the
+    layers of a demand (:func:`layer_values`, with the hours' weights)."""
     committed = merit_order(options)
-    levels = np.arange(layers.top + 1, dtype=float)
+    levels = np.arange(layers.top + 1)
     best = np.where(levels == 0, 0.0, np.inf)
     history = []
     for option in committed:
@@ -154,12 +145,18 @@ def solve_units(demand: np.ndarray, options: Sequence[MixOption], weights: np.nd
         cap = layers.top if option.max_units is None else min(option.max_units, layers.top)
         history.append((best, offset, cap))
         best = offset + sliding_min(best - offset, cap + 1)
-    level = int(np.argmin(best))
+    level = int(_near_min(best)[0])  # on a tie, the fewest units in all
     units: dict[str, int] = {}
     for option, (before, offset, cap) in zip(reversed(committed), reversed(history)):
         lowest = max(0, level - cap)
         window = before[lowest:level + 1] - offset[lowest:level + 1]
-        start = lowest + int(np.flatnonzero(window <= window.min() + 1e-9 * (1 + abs(window.min())))[-1])
+        start = lowest + int(_near_min(window)[-1])  # on a tie, the fewest units of this option
         units[option.name] = level - start
         level = start
     return {o.name: units[o.name] for o in options if o.committed}
+
+
+def _near_min(values: np.ndarray) -> np.ndarray:
+    """Indexes of the values within 1e-9 (relative) of the minimum: ties, whichever way rounding fell."""
+    least = values.min()
+    return np.flatnonzero(values <= least + 1e-9 * (1 + abs(least)))

@@ -30,7 +30,7 @@ plan dollar first), which is what the LP does.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_DOWN, Decimal
 
@@ -50,6 +50,8 @@ __all__ = ["Pool", "PoolsResult", "compress_hours", "evaluate_pools", "hourly_lp
 
 DEFAULT_REPRESENTATIVES = 48  # within 0.013 % of the full 8,760-hour LP on the benchmark (benchmarks/bench_mix.py)
 PLAN_STEP = Decimal("0.001")  # savings plan commitments are bought in steps of 0.001 per hour
+_GAP = "mip_rel_gap"  # HiGHS option names and scipy method names: constants (option names ignore case)
+_INTERIOR_POINT = "highs-ipm"
 
 
 @dataclass(frozen=True)
@@ -95,15 +97,13 @@ def optimize_pools(pools: Sequence[Pool], *, shared_plan: bool = False, capex_bu
     exactly on every hour.
     """
     demand, currency = _checked(pools)
-    if not shared_plan and capex_budget is None:
+    budget = _budget(capex_budget, currency)
+    if not shared_plan and budget is None:
         results = [optimize_mix(pool.demand, pool.options) for pool in pools]
-        return _summary(pools, {p.name: r.units for p, r in zip(pools, results)}, Decimal(0), results, 0.0,
-                        len(demand))
-    if capex_budget is not None and capex_budget.currency != currency:
-        raise InputError(f"capex budget in {capex_budget.currency}, options in {currency}")
+        return _summary({p.name: r.units for p, r in zip(pools, results)}, Decimal(0), results, 0.0, currency,
+                        len(demand), len(demand))
     hours, weights = compress_hours(demand, DEFAULT_REPRESENTATIVES if representatives is None else representatives)
-    solution = _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
-                      None if capex_budget is None else float(capex_budget.amount), whole_units=True)
+    solution = _solve(pools, hours, weights, float(demand.shape[0]), shared_plan, budget, _whole_units)
     units = {pool: {name: round(x) for name, x in row.items()} for pool, row in solution.units.items()}
     plan = Decimal(repr(solution.plan)).quantize(PLAN_STEP, rounding=ROUND_DOWN)
     return evaluate_pools(pools, units, plan, solved_hours=len(hours))
@@ -115,36 +115,48 @@ def hourly_lp_bound(pools: Sequence[Pool], *, shared_plan: bool = False, capex_b
     Solved by HiGHS's interior-point method (a year of 60 pools takes about 14 minutes on one core). The
     benchmark measures the compressed answer against it; the gap bounds its distance from optimal.
     """
-    demand, _ = _checked(pools)
+    demand, currency = _checked(pools)
     hours, weights = compress_hours(demand)
-    return _solve(pools, hours, weights, float(demand.shape[0]), shared_plan,
-                  None if capex_budget is None else float(capex_budget.amount), whole_units=False).objective
+    return _solve(pools, hours, weights, float(demand.shape[0]), shared_plan, _budget(capex_budget, currency),
+                  _interior_point).objective
+
+
+def _budget(capex_budget: Money | None, currency: str) -> float | None:
+    """The capex budget as a number in the options' currency (None: no budget); refused if negative."""
+    if capex_budget is None:
+        return None
+    if capex_budget.currency != currency:
+        raise InputError(f"capex budget in {capex_budget.currency}, options in {currency}")
+    if capex_budget.amount < 0:
+        raise InputError(f"capex_budget must be >= 0, got {capex_budget}",
+                         hint="give the cash available for upfront payments (0: buy nothing with an upfront)")
+    return float(capex_budget.amount)
 
 
 def compress_hours(demand: np.ndarray, representatives: int = 0, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Hour vectors (rows) and weights: identical rows merged; then k-means centroids if asked.
+    """Hour vectors (rows) and weights (hours each stands for): identical rows merged; then k-means centroids if asked.
 
     >>> compress_hours(np.array([[1.0, 2.0], [1.0, 2.0], [3.0, 0.0]]))[1].tolist()
-    [2.0, 1.0]
+    [2, 1]
     """
     rows, counts = np.unique(demand, axis=0, return_counts=True)
     if representatives <= 0 or representatives >= len(rows):
-        return rows, counts.astype(float)
+        return rows, counts
     from scipy.cluster.vq import kmeans2
 
+    # a centroid is a mean of hours with demand >= 0, so it is >= 0 too; a cluster left empty is dropped
     centroids, labels = kmeans2(demand, representatives, seed=seed, minit="++")
-    weights = np.bincount(labels, minlength=representatives).astype(float)
-    keep = weights > 0
-    return np.maximum(centroids[keep], 0.0), weights[keep]
+    clusters, weights = np.unique(labels, return_counts=True)
+    return centroids[clusters], weights
 
 
 def evaluate_pools(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan_per_hour: Decimal,
                    solved_hours: int | None = None) -> PoolsResult:
     """Exact cost of given units and plan on every hour (the plan as a per-hour fractional knapsack)."""
-    demand, _ = _checked(pools)
+    demand, currency = _checked(pools)
     results = [cost_mix(pool.demand, pool.options, units[pool.name]) for pool in pools]
     if plan_per_hour == 0:
-        return _summary(pools, units, plan_per_hour, results, 0.0, solved_hours or len(demand))
+        return _summary(units, plan_per_hour, results, 0.0, currency, len(demand), solved_hours or len(demand))
     # what the plan can displace in each pool, per hour: (pool, price per unit-hour, unit-hours)
     pieces: list[tuple[int, float, np.ndarray]] = []
     for p, pool in enumerate(pools):
@@ -161,8 +173,8 @@ def evaluate_pools(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan
         spent += covered * rate
         displaced += covered * price
     total_plan = float(plan_per_hour) * len(demand)
-    return _summary(pools, units, plan_per_hour, results, math.fsum(displaced), solved_hours or len(demand),
-                    used=math.fsum(spent) / total_plan)
+    return _summary(units, plan_per_hour, results, math.fsum(displaced), currency, len(demand),
+                    solved_hours or len(demand), used=math.fsum(spent) / total_plan)
 
 
 def _coverable_pieces(pool: Pool, units: dict[str, int]) -> list[tuple[float, np.ndarray]]:
@@ -175,10 +187,9 @@ def _coverable_pieces(pool: Pool, units: dict[str, int]) -> list[tuple[float, np
     return [*pieces, (float(on_demand.hourly_cost), served[on_demand.name])]
 
 
-def _summary(pools: Sequence[Pool], units: dict[str, dict[str, int]], plan: Decimal, results: list[MixResult],
-             displaced: float, solved_hours: int, used: float = 0.0) -> PoolsResult:
-    currency = results[0].currency
-    hours = len(pools[0].demand)
+def _summary(units: dict[str, dict[str, int]], plan: Decimal, results: list[MixResult], displaced: float,
+             currency: str, hours: int, solved_hours: int, used: float = 0.0) -> PoolsResult:
+    """Totals over the pools: their costs, plus the plan paid every hour, less what it displaced."""
     total = Money.total([r.total_cost for r in results], currency) + Money(plan * hours, currency) \
         - Money(Decimal(repr(displaced)), currency)
     on_demand = Money.total([r.on_demand_only_cost for r in results], currency)
@@ -198,7 +209,7 @@ def _checked(pools: Sequence[Pool]) -> tuple[np.ndarray, str]:
     currencies = {check_options(p.options, hours=horizon) for p in pools}
     if len(currencies) != 1:
         raise InputError(f"pools priced in several currencies: {sorted(currencies)}")
-    return np.column_stack([np.asarray(p.demand, dtype=float) for p in pools]), currencies.pop()
+    return np.column_stack([p.demand for p in pools]), currencies.pop()  # hours x pools
 
 
 @dataclass(frozen=True)
@@ -209,8 +220,9 @@ class _Solution:
 
 
 def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizon: float, shared_plan: bool,
-           budget: float | None, whole_units: bool) -> _Solution:
-    """Build and solve the (compressed) hourly model as a MILP, or its LP relaxation.
+           budget: float | None, solver: Callable[[_Columns, list[LinearConstraint]], OptimizeResult]) -> _Solution:
+    """Build the (compressed) hourly model and solve it: ``_whole_units`` (the MILP) or ``_interior_point``
+    (its LP relaxation).
 
     Lean form: per pool and hour, sum_k x_k (zero-variable-cost commitments) + sum_k y_k (those with a
     variable cost, y_k <= x_k) + sum_i z_i + u + o >= d. Over-serving never pays, so it is the model
@@ -229,7 +241,7 @@ def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizo
         d = hours[:, p]
         for option in merit_order(pool.options):
             cap = np.inf if option.max_units is None else float(option.max_units)
-            x = builder.add(np.array([float(option.hourly_cost) * horizon]), np.array([cap]), whole=whole_units)
+            x = builder.add(np.array([float(option.hourly_cost) * horizon]), np.array([cap]), whole=True)
             units_at.append((pool.name, option.name, x))
             if option.upfront:
                 budget_terms.append((x, float(option.upfront)))
@@ -249,10 +261,12 @@ def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizo
             demand_rows.append((p, u + every_hour, every_hour))
             coverage.append((float(pool.plan_rate), u))
     size = builder.size
+    # every pool-hour has a row (its on-demand column) and the last block added is in these rows
+    # (on-demand or plan coverage), so the matrix is (pools x hours) by size without saying so
     meets = sparse.csr_matrix((np.ones(n * len(demand_rows)),
                                (np.concatenate([p * n + r for p, _, r in demand_rows]),
-                                np.concatenate([c for _, c, _ in demand_rows]))), shape=(len(pools) * n, size))
-    constraints = [LinearConstraint(meets, hours.T.reshape(-1), np.inf)]
+                                np.concatenate([c for _, c, _ in demand_rows]))))
+    constraints = [LinearConstraint(meets, hours.T.ravel())]  # at least the demand; no upper bound
     if linking:
         rows = np.concatenate([np.r_[i * n + every_hour, i * n + every_hour] for i in range(len(linking))])
         cols = np.concatenate([np.r_[y + every_hour, np.full(n, x)] for x, y in linking])
@@ -269,11 +283,7 @@ def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizo
         for x, upfront in budget_terms:
             row[x] = upfront
         constraints.append(LinearConstraint(sparse.csr_matrix(row), -np.inf, budget))
-    if whole_units:
-        solution = milp(builder.cost, constraints=constraints, integrality=builder.integrality,
-                        bounds=Bounds(np.zeros(size), builder.upper), options={"mip_rel_gap": 1e-5})
-    else:
-        solution = _interior_point(builder.cost, constraints, builder.upper)
+    solution = solver(builder, constraints)
     if solution.x is None:
         raise InputError(f"the coupled mix model has no solution: {solution.message}")
     units: dict[str, dict[str, float]] = {pool.name: {} for pool in pools}
@@ -282,9 +292,16 @@ def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizo
     return _Solution(units, float(solution.x[plan]) if shared_plan else 0.0, float(solution.fun))
 
 
-def _interior_point(cost: np.ndarray, constraints: list[LinearConstraint], upper: np.ndarray) -> OptimizeResult:
-    """The LP through HiGHS's interior-point solver: on a year of hours (60 pools: 1.6 M columns, 0.5 M
-    rows) it finishes in about 14 minutes where the dual simplex that ``milp`` runs did not in an hour."""
+def _whole_units(builder: _Columns, constraints: list[LinearConstraint]) -> OptimizeResult:
+    """The MILP through HiGHS's branch and bound, to a relative gap of 1e-5 (whole units only where asked)."""
+    return milp(builder.cost, constraints=constraints, integrality=builder.integrality,
+                bounds=Bounds(np.zeros(builder.size), builder.upper), options={_GAP: 1e-5})
+
+
+def _interior_point(builder: _Columns, constraints: list[LinearConstraint]) -> OptimizeResult:
+    """The LP relaxation (whole units ignored) through HiGHS's interior-point solver: on a year of hours
+    (60 pools: 1.6 M columns, 0.5 M rows) it finishes in about 14 minutes where the dual simplex that
+    ``milp`` runs did not in an hour."""
     rows, limits = [], []
     for constraint in constraints:  # every row here is one-sided: lb <= A x becomes -A x <= -lb
         matrix = sparse.csr_matrix(constraint.A)
@@ -292,9 +309,8 @@ def _interior_point(cost: np.ndarray, constraints: list[LinearConstraint], upper
         below = np.isinf(top)
         rows.append(sparse.diags(np.where(below, -1.0, 1.0)) @ matrix)
         limits.append(np.where(below, -lower, top))
-    return linprog(cost, A_ub=sparse.vstack(rows).tocsc(), b_ub=np.concatenate(limits),
-                   bounds=np.column_stack([np.zeros(len(upper)), upper]),
-                   method="highs-ipm")
+    return linprog(builder.cost, A_ub=sparse.vstack(rows).tocsc(), b_ub=np.concatenate(limits),
+                   bounds=np.column_stack([np.zeros(builder.size), builder.upper]), method=_INTERIOR_POINT)
 
 
 class _Columns:

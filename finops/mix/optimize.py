@@ -36,5 +36,5 @@ def optimize_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOpti
     """
     values, w = as_demand(demand, weights)
     check_options(options, hours=int(np.ceil(w.sum())))
-    units = solve_units(values, options, layers=layer_values(values, w, options))
+    units = solve_units(layer_values(values, w, options), options)
     return cost_mix(values, options, units, w)

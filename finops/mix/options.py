@@ -95,7 +95,7 @@ class MixOption:
         ...     np.array([10.0, 100.0])).tolist()
         [2.7, 4.5]
         """
-        cap = np.asarray(demand, dtype=float)
+        cap = demand
         if self.max_share is not None:
             cap = self.max_share * cap
         if self.max_units is not None:
@@ -159,7 +159,7 @@ def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:
         return Location(file=str(path), row=line, column=column)
 
     def number(column: str) -> Decimal | None:
-        text = row.get(column, "")
+        text = row.get(column)  # None: a column the file does not have
         value = to_decimal(text, where=where(column)) if text else None
         if value is not None and abs(value) >= MAX_AMOUNT:
             raise InputError(f"{text!r} is out of range", where=where(column),
@@ -172,10 +172,10 @@ def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:
             raise InputError(f"expected a whole number, got {row[column]!r}", where=where(column))
         return None if value is None else int(value)
 
-    if not row.get("name"):
+    if not row["name"]:
         raise InputError("empty name", where=where("name"))
     try:
-        kind = _KINDS.canonical(row.get("kind", ""))
+        kind = _KINDS.canonical(row["kind"])
     except UnknownNameError as exc:
         close = list(dict.fromkeys(_KINDS.canonical(s).replace("-", "_") for s in exc.suggestions))
         raise UnknownNameError("option kind", exc.name, close, known=list(get_args(OptionKind)),
@@ -186,7 +186,7 @@ def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:
     max_share, availability = number("max_share"), number("availability")
     return MixOption(
         name=row["name"], kind=kind.replace("-", "_"), hourly_cost=hourly,  # type: ignore[arg-type]
-        currency=(row.get("currency") or "USD").upper(), variable_cost=number("variable_cost") or Decimal(0),
+        currency=row.get("currency", "").upper() or "USD", variable_cost=number("variable_cost") or Decimal(0),
         upfront=number("upfront") or Decimal(0), term_hours=whole("term_hours"),
         max_share=None if max_share is None else float(max_share), max_units=whole("max_units"),
         availability=1.0 if availability is None else float(availability),

@@ -20,6 +20,7 @@ changing the day's total.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ __all__ = ["Campaign", "StatedDemand", "WorkloadShape", "generate_profile", "rea
            "shift_batch_off_peak", "write_demand_csv"]
 
 HOURS_PER_DAY = 24
+_ENCODING = "utf-8"  # codec names ignore case: a constant, not a literal in a function body
 
 
 @dataclass(frozen=True)
@@ -76,25 +78,23 @@ def generate_profile(shape: WorkloadShape, hours: int = 8760) -> np.ndarray:
     units(t) = peak x [trough + (1 - trough) x (1 + cos(2 pi (h - peak_hour) / 24)) / 2]
     x weekend x (1 + growth)^(t / 8760) x campaign x noise, then batch shifted off-peak per day.
     """
-    if hours <= 0 or shape.peak_units < 0 or not 0 <= shape.trough_ratio <= 1 or not 0 <= shape.batch_share < 1:
-        raise InputError("a workload shape needs hours > 0, peak_units >= 0, trough_ratio in [0, 1] "
-                         "and batch_share in [0, 1)")
-    t = np.arange(hours, dtype=float)
-    hour_of_day = t % HOURS_PER_DAY
+    if (hours <= 0 or shape.peak_units < 0 or not 0 <= shape.trough_ratio <= 1 or not 0 <= shape.batch_share < 1
+            or shape.noise < 0):
+        raise InputError("a workload shape needs hours > 0, peak_units >= 0, trough_ratio in [0, 1], "
+                         "batch_share in [0, 1) and noise >= 0")
+    t = np.arange(hours)
+    day, hour_of_day = np.divmod(t, HOURS_PER_DAY)
     diurnal = shape.trough_ratio + (1 - shape.trough_ratio) * (
         1 + np.cos(2 * np.pi * (hour_of_day - shape.peak_hour) / HOURS_PER_DAY)) / 2
-    day = (t // HOURS_PER_DAY).astype(int)
     weekly = np.where(day % 7 >= 5, shape.weekend_ratio, 1.0)
     growth = (1 + shape.annual_growth) ** (t / 8760)
     units = shape.peak_units * diurnal * weekly * growth
     for campaign in shape.campaigns:
         in_campaign = (day >= campaign.start_day) & (day < campaign.start_day + campaign.days)
         units = np.where(in_campaign, units * campaign.multiplier, units)
-    if shape.noise > 0:
-        units = units * np.clip(np.random.default_rng(shape.seed).normal(1.0, shape.noise, hours), 0, None)
-    if shape.batch_share > 0:
-        units = shift_batch_off_peak(units, shape.batch_share)
-    return units
+    # noise 0 draws factors of exactly 1, batch share 0 shifts nothing: both steps always run
+    units = units * np.clip(np.random.default_rng(shape.seed).normal(1.0, shape.noise, hours), 0, None)
+    return shift_batch_off_peak(units, shape.batch_share)
 
 
 def shift_batch_off_peak(units: np.ndarray, batch_share: float) -> np.ndarray:
@@ -102,28 +102,30 @@ def shift_batch_off_peak(units: np.ndarray, batch_share: float) -> np.ndarray:
 
     Each hour keeps (1 - share) of its demand; the batch energy B fills the lowest hours up to the
     level L with sum(max(L - kept_t, 0)) = B. Totals per day are unchanged; a trailing partial day is
-    shaped on its own hours.
+    shaped on its own hours (a profile shorter than a day is one such part).
 
     >>> shift_batch_off_peak(np.array([2.0, 10.0]), 0.5).tolist()
     [6.0, 6.0]
     """
-    units = np.asarray(units, dtype=float)
-    whole = len(units) // HOURS_PER_DAY * HOURS_PER_DAY
-    parts = [units[:whole].reshape(-1, HOURS_PER_DAY)] if whole else []
+    days = len(units) // HOURS_PER_DAY
+    whole = days * HOURS_PER_DAY
+    parts = [units[:whole].reshape(days, HOURS_PER_DAY)]  # no rows when there is no whole day
     if whole < len(units):
-        parts.append(units[whole:].reshape(1, -1))
+        parts.append(units[None, whole:])
     return np.concatenate([_water_fill(block * (1 - batch_share), block.sum(axis=1) * batch_share).ravel()
                            for block in parts])
 
 
 def _water_fill(kept: np.ndarray, energy: np.ndarray) -> np.ndarray:
-    """Raise each row's lowest values to a common level until ``energy`` (one per row) is spent."""
-    ordered = np.sort(kept, axis=1)
+    """Raise each row's lowest values to a common level until ``energy`` (one per row) is spent.
+
+    The level is L = min_k (B + S_k) / k, S_k the sum of the k lowest values: for every k,
+    k L - S_k <= sum_t max(L - kept_t, 0) = B, so L <= (B + S_k) / k, with equality for k = the number
+    of values below L.
+    """
+    ordered = np.sort(kept)  # along each row
     count = np.arange(1, ordered.shape[1] + 1)
-    levels = (energy[:, None] + np.cumsum(ordered, axis=1)) / count
-    ceiling = np.concatenate([ordered[:, 1:], np.full((len(ordered), 1), np.inf)], axis=1)
-    first_fit = np.argmax(levels <= ceiling, axis=1)
-    level = levels[np.arange(len(ordered)), first_fit]
+    level = ((energy[:, None] + np.cumsum(ordered, axis=1)) / count).min(axis=1)
     return np.maximum(kept, level[:, None])
 
 
@@ -163,7 +165,7 @@ def read_demand(path: str | Path) -> StatedDemand:
     for line, row in rows:
         previous = _hour(row["hour"], Location(file=str(path), row=line, column="hour"), previous)
         units.append(_units(row[column], Location(file=str(path), row=line, column=column)))
-    return StatedDemand(np.asarray(units, dtype=float), unit, column)
+    return StatedDemand(np.array(units), unit, column)
 
 
 def _hour(text: str, where: Location, previous: int | datetime | None) -> int | datetime:
@@ -209,13 +211,14 @@ def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, d
     the value column named by ``unit`` (``units`` when none is stated); returns the path."""
     path = Path(path)
     labels = [h.isoformat() for h in hours] if hours is not None else range(len(units))
-    values = np.asarray(units, dtype=float)
-    if not np.isfinite(values).all():
+    if not np.isfinite(units).all():
         raise InputError("the profile holds a unit count that is not a finite number; nothing was written",
                          where=Location(file=str(path)))
-    with replacing(path) as temporary, temporary.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["hour", unit or "units"])
-        for hour, value in zip(labels, values):
-            writer.writerow([hour, f"{float(value):.{decimals}f}".rstrip("0").rstrip(".")])
+    text = io.StringIO()  # no newline translation: the csv module's \r\n on every platform
+    writer = csv.writer(text)
+    writer.writerow(["hour", unit or "units"])
+    for hour, value in zip(labels, units):
+        writer.writerow([hour, np.format_float_positional(float(value), precision=decimals, unique=False, trim="-")])
+    with replacing(path) as temporary:
+        temporary.write_bytes(text.getvalue().encode(_ENCODING))
     return path

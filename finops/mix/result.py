@@ -78,8 +78,8 @@ class MixResult:
     @property
     def share(self) -> dict[str, float]:
         """Option name -> share of all demand unit-hours it serves."""
-        total = self.demand_unit_hours or 1.0
-        return {o.name: o.unit_hours / total for o in self.outcomes}
+        total = self.demand_unit_hours
+        return {o.name: o.unit_hours / total if total else 0.0 for o in self.outcomes}
 
     @property
     def coverage(self) -> dict[str, float]:

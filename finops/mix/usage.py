@@ -27,6 +27,9 @@ from ..reconcile.fingerprint import refuse_identical_files
 
 __all__ = ["UsageProfile", "profile_from_bills"]
 
+# FOCUS columns a pool filters on (DuckDB column names ignore case: constants, not literals in a body)
+_INSTANCE_TYPE, _REGION = "x_InstanceType", "RegionId"
+
 
 @dataclass(frozen=True)
 class UsageProfile:
@@ -50,10 +53,9 @@ def profile_from_bills(paths: Sequence[str | Path], *, instance_type: str | None
         raise InputError(f"gpus per unit must be at least 1, got {gpus_per_unit}")
     con = duckdb.connect()
     files = open_bills(con, [Path(p) for p in paths])
-    if len(files) > 1:  # the same bill as CSV and Parquet would count its usage twice
-        refuse_identical_files(con, files)
+    refuse_identical_files(con, files)  # the same bill as CSV and Parquet would count its usage twice
     filters, parameters = [], []
-    for column, value in (("x_InstanceType", instance_type), ("RegionId", region)):
+    for column, value in ((_INSTANCE_TYPE, instance_type), (_REGION, region)):
         if value:
             filters.append(f"AND lower({column}) = lower(?)")
             parameters.append(value)

@@ -2,12 +2,14 @@
 
 import csv
 import gzip
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
 from finops.cli import main
+from finops.errors import InputError
 from finops.mix import read_demand_csv
-from finops.mix.usage import profile_from_bills
+from finops.mix.usage import UsageProfile, profile_from_bills
 from finops.reconcile.sample_bills import sample_bill_paths
 
 
@@ -71,3 +73,24 @@ def test_the_same_bill_as_csv_and_parquet_is_refused_not_counted_twice(bill, tmp
     second_half = tmp_path / "other.csv"  # another bill (the same rows a day later) is added, not refused
     second_half.write_text(bill.read_text().replace("2026-05-01T", "2026-05-02T"))
     assert profile_from_bills([bill, second_half]).units.sum() == 2 * profile_from_bills([bill]).units.sum()
+
+
+def test_each_hour_of_the_profile_is_stamped_from_its_start(bill):
+    profile = profile_from_bills([bill])
+    start = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    assert [h.astimezone(timezone.utc) for h in profile.hours()] == [start + timedelta(hours=h) for h in range(6)]
+    assert UsageProfile(None, profile.units[:0]).hours() == []
+
+
+def test_a_region_keeps_its_pool_only(bill):
+    region = next(iter({r["RegionId"] for r in csv.DictReader(bill.open(newline=""))}))
+    assert profile_from_bills([bill], region=region.upper()).units.tolist() == [16.0, 8.0, 8.0, 0.0, 0.0, 16.0]
+    assert profile_from_bills([bill], region="xx-nowhere-1").units.tolist() == []
+    assert profile_from_bills([bill], instance_type="p5.48xlarge", region=region, gpus_per_unit=8).units.tolist() == [
+        2.0, 1.0, 1.0]
+
+
+def test_gpus_per_unit_is_at_least_one(bill):
+    with pytest.raises(InputError) as caught:
+        profile_from_bills([bill], gpus_per_unit=0)
+    assert caught.value.message == "gpus per unit must be at least 1, got 0"
