@@ -66,7 +66,7 @@ declare -A TESTS=(
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
   [reconcile-history]="tests/reconcile/test_history.py finops/reconcile/history.py"
-  [reconcile-commitment_schedule]="tests/reconcile/test_commitment_balances.py tests/reconcile/test_engine.py tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_review_finance.py tests/reconcile/test_remote_engines.py tests/loop/test_commitment_lines.py finops/reconcile/commitment_schedule.py"
+  [reconcile-commitment_schedule]="tests/reconcile/test_commitment_schedule_figures.py finops/reconcile/commitment_schedule.py"
   [reconcile-fleet_bill]="tests/reconcile/test_figures.py tests/reconcile/test_unmapped_bound.py finops/reconcile/fleet_bill.py"
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
