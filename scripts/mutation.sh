@@ -65,7 +65,7 @@ declare -A TESTS=(
   [reconcile-result]="tests/reconcile/test_result_views.py finops/reconcile/result.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
-  [reconcile-history]="tests/reconcile/test_history.py finops/reconcile/history.py"
+  [reconcile-history]="tests/reconcile/test_history_records.py finops/reconcile/history.py"
   [reconcile-commitment_schedule]="tests/reconcile/test_commitment_schedule_figures.py finops/reconcile/commitment_schedule.py"
   [reconcile-fleet_bill]="tests/reconcile/test_figures.py tests/reconcile/test_unmapped_bound.py finops/reconcile/fleet_bill.py"
   # --- end reconcile/ bills ...

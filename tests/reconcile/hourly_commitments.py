@@ -5,7 +5,8 @@ Each month is delivered in two gzip CSV files (the first half of the month's hou
 and Google Cloud deliver long months. Beside the commitments, every hour has on-demand p5 usage
 (AmazonEC2, USD), on-demand SageMaker usage (USD) and on-demand Compute Engine usage (EUR), with amounts that
 drift from hour to hour; S3 storage is billed once a day (a service no commitment covers); each month has a
-tax line and a credit on AmazonEC2 (charges of a committed service that are not usage).
+tax line and a credit on AmazonEC2 (charges of a committed service that are not usage) and a software
+licence bought on the AWS Marketplace (a purchase that is no commitment: a one-off cost).
 
 The commitments (AWS in USD, Google Cloud in EUR; plan currency USD at 1.08 USD per EUR):
 
@@ -35,10 +36,12 @@ import gzip
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from finops.reconcile.commitment_schedule import EarlierCommitment
 
 from .conftest import write_bill
 
@@ -213,6 +216,10 @@ def _hours_rows(month: str) -> Iterator[tuple[datetime, dict[str, Any]]]:
         yield end - timedelta(hours=1), {**_P5, **_hour(end - timedelta(hours=1)), "ChargeCategory": kind,
                                          "BilledCost": amount, "EffectiveCost": amount, "ListCost": amount,
                                          "ChargeFrequency": "One-Time", "x_InstanceType": ""}
+    licence = Decimal("600.00") + Decimal(hours) / 100
+    yield start, {**_AWS, **_hour(start), "ServiceName": "AWS Marketplace", "ChargeCategory": "Purchase",
+                  "ChargeFrequency": "Recurring", "ResourceId": "licence", "BilledCost": licence,
+                  "EffectiveCost": licence, "ListCost": licence, "ConsumedUnit": ""}
 
 
 def write_month(folder: Path, month: str) -> list[Path]:
@@ -238,11 +245,15 @@ class CsvCommitment:
 
 @dataclass
 class CsvMonth:
-    """The month's commitment figures read from the files with csv and Decimal, in USD: purchases (BilledCost
+    """The month's figures read from the files with csv and Decimal, in USD: billed / effective (BilledCost /
+    EffectiveCost of every row), one_off (EffectiveCost of the Purchase rows), purchases (BilledCost
     of commitment purchases), used / unused (EffectiveCost of Used / Unused rows), savings (ListCost -
     EffectiveCost of Used rows), eligible (EffectiveCost of the Usage rows, not Unused, in the services that
     have Used rows), and per commitment id its :class:`CsvCommitment`."""
 
+    billed: Decimal = Decimal(0)
+    effective: Decimal = Decimal(0)
+    one_off: Decimal = Decimal(0)
     purchases: Decimal = Decimal(0)
     used: Decimal = Decimal(0)
     unused: Decimal = Decimal(0)
@@ -263,6 +274,10 @@ def csv_month(paths: list[Path]) -> CsvMonth:
         rate = RATES[row["BillingCurrency"]]
         billed, effective = Decimal(row["BilledCost"]) * rate, Decimal(row["EffectiveCost"]) * rate
         status, cid = row["CommitmentDiscountStatus"], row["CommitmentDiscountId"]
+        sums.billed += billed
+        sums.effective += effective
+        if row["ChargeCategory"] == "Purchase":
+            sums.one_off += effective
         if row["ChargeCategory"] == "Usage" and row["ServiceName"] in services and status != "Unused":
             sums.eligible += effective
         if not cid:
@@ -282,3 +297,47 @@ def csv_month(paths: list[Path]) -> CsvMonth:
             sums.unused += effective
             one.unused += effective
     return sums
+
+
+#: short id -> (provider, kind, payment, purchase date, term, end date, {month: source}); a month missing from
+#: the sources is one where the commitment is not listed. In a month whose source is ``estimate`` the purchase
+#: date is not known and the end is the first month seen + term (:func:`estimated_end`).
+STORY: dict[str, tuple[str, str, str, date | None, int | None, date | None, dict[str, str]]] = {
+    "ri-up-1": ("AWS", "Reserved Instance", "upfront", date(2026, 3, 10), 12, date(2027, 3, 10),
+                {"2026-03": "bills", "2026-04": "history", "2026-05": "history"}),
+    "sp-up-2": ("AWS", "Savings Plan", "upfront", date(2026, 4, 15), 36, date(2029, 4, 15),
+                {"2026-04": "bills", "2026-05": "history"}),
+    "cud-fee-3": ("Google Cloud", "Committed Use Discount", "monthly fee", date(2026, 3, 1), 36, date(2029, 3, 1),
+                  {"2026-03": "bills", "2026-04": "history", "2026-05": "history"}),
+    "ri-old-4": ("AWS", "Reserved Instance", "upfront", None, 36, date(2029, 3, 1),
+                 {"2026-03": "estimate", "2026-04": "estimate", "2026-05": "estimate"}),
+    "cud-old-5": ("Google Cloud", "", "upfront", None, None, None, {"2026-03": "", "2026-04": ""}),
+    "cud-end-6": ("Google Cloud", "Committed Use Discount", "monthly fee", date(2026, 3, 1), 12, date(2027, 3, 1),
+                  {"2026-03": "bills", "2026-04": "history", "2026-05": "history"}),
+    "cud-done-7": ("Google Cloud", "Committed Use Discount", "monthly fee", date(2026, 3, 1), 12, date(2027, 3, 1),
+                   {"2026-03": "bills"}),
+    "ri-late-8": ("AWS", "Reserved Instance", "upfront", date(2026, 3, 25), 12, date(2027, 3, 25),
+                  {"2026-03": "estimate", "2026-04": "bills", "2026-05": "history"}),
+}
+CID = {short(c.cid): c.cid for c in COMMITMENTS}
+
+
+def estimated_end(first_month: str, term: int) -> date:
+    """The 1st of the first month seen + term (every estimated term here is whole years)."""
+    return date(int(first_month[:4]) + term // 12, int(first_month[5:]), 1)
+
+
+def earlier_from_csv(months: dict[str, CsvMonth], month: str) -> dict[str, EarlierCommitment]:
+    """What the history keeps of the months before ``month``: sums of the files' paid and amortized, the first
+    month seen and its amortization, the story's purchase date, term and payment."""
+    kept: dict[str, EarlierCommitment] = {}
+    for before in [m for m in MONTHS if m < month]:
+        for cid, sums in months[before].commitments.items():
+            provider, kind, payment, bought, term, _, sources = STORY[short(cid)]
+            old = kept.get(cid)
+            bought = (old.purchase_date if old else None) or (None if sources[before] == "estimate" else bought)
+            kept[cid] = EarlierCommitment(
+                cid, provider, kind, payment, bought, term, (old.paid if old else 0) + sums.paid,
+                (old.amortized if old else 0) + sums.amortized, old.first_month if old else before,
+                old.first_amortized if old else sums.amortized)
+    return kept

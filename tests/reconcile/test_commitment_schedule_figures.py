@@ -22,10 +22,11 @@ import pytest
 from finops.money import Money
 from finops.reconcile.aggregation import ChargeGroup
 from finops.reconcile.bills import open_bills
-from finops.reconcile.commitment_schedule import EarlierCommitment, _add_months, commitment_summary, term_months
+from finops.reconcile.commitment_schedule import _add_months, commitment_summary, term_months
 from finops.reconcile.engine import run_aggregation
 
-from .hourly_commitments import COMMITMENTS, MONTHS, PLAN_CURRENCY, RATES, CsvMonth, csv_month, short, write_month
+from .hourly_commitments import (CID, MONTHS, PLAN_CURRENCY, RATES, STORY, CsvMonth, csv_month, earlier_from_csv,
+                                 estimated_end, short, write_month)
 
 ORDER = list(MONTHS)
 
@@ -33,29 +34,6 @@ ORDER = list(MONTHS)
 def to_usd(amount: Decimal, currency: str | None) -> Money:
     """Bill money into the plan currency at :data:`RATES` (a currency without a rate is an error)."""
     return Money(amount * RATES[str(currency)], PLAN_CURRENCY)
-
-
-#: short id -> (provider, kind, payment, purchase date, term, end date, {month: source}); a month missing from
-#: the sources is one where the commitment is not listed. In a month whose source is ``estimate`` the purchase
-#: date is not known and the end is the first month seen + term (:func:`estimated_end`).
-STORY: dict[str, tuple[str, str, str, date | None, int | None, date | None, dict[str, str]]] = {
-    "ri-up-1": ("AWS", "Reserved Instance", "upfront", date(2026, 3, 10), 12, date(2027, 3, 10),
-                {"2026-03": "bills", "2026-04": "history", "2026-05": "history"}),
-    "sp-up-2": ("AWS", "Savings Plan", "upfront", date(2026, 4, 15), 36, date(2029, 4, 15),
-                {"2026-04": "bills", "2026-05": "history"}),
-    "cud-fee-3": ("Google Cloud", "Committed Use Discount", "monthly fee", date(2026, 3, 1), 36, date(2029, 3, 1),
-                  {"2026-03": "bills", "2026-04": "history", "2026-05": "history"}),
-    "ri-old-4": ("AWS", "Reserved Instance", "upfront", None, 36, date(2029, 3, 1),
-                 {"2026-03": "estimate", "2026-04": "estimate", "2026-05": "estimate"}),
-    "cud-old-5": ("Google Cloud", "", "upfront", None, None, None, {"2026-03": "", "2026-04": ""}),
-    "cud-end-6": ("Google Cloud", "Committed Use Discount", "monthly fee", date(2026, 3, 1), 12, date(2027, 3, 1),
-                  {"2026-03": "bills", "2026-04": "history", "2026-05": "history"}),
-    "cud-done-7": ("Google Cloud", "Committed Use Discount", "monthly fee", date(2026, 3, 1), 12, date(2027, 3, 1),
-                   {"2026-03": "bills"}),
-    "ri-late-8": ("AWS", "Reserved Instance", "upfront", date(2026, 3, 25), 12, date(2027, 3, 25),
-                  {"2026-03": "estimate", "2026-04": "bills", "2026-05": "history"}),
-}
-CID = {short(c.cid): c.cid for c in COMMITMENTS}
 
 
 @pytest.fixture(scope="module")
@@ -70,27 +48,6 @@ def months(tmp_path_factory) -> dict[str, tuple[list, CsvMonth]]:
         out[month] = (list(run_aggregation(con, files, month, rates=RATES).groups), csv_month(paths))
         con.close()
     return out
-
-
-def estimated_end(first_month: str, term: int) -> date:
-    """The 1st of the first month seen + term (every estimated term here is whole years)."""
-    return date(int(first_month[:4]) + term // 12, int(first_month[5:]), 1)
-
-
-def earlier_from_csv(months: dict[str, tuple[list, CsvMonth]], month: str) -> dict[str, EarlierCommitment]:
-    """What the history keeps of the months before ``month``: sums of the files' paid and amortized, the first
-    month seen and its amortization, the story's purchase date, term and payment."""
-    kept: dict[str, EarlierCommitment] = {}
-    for before in ORDER[:ORDER.index(month)]:
-        for cid, sums in months[before][1].commitments.items():
-            provider, kind, payment, bought, term, _, sources = STORY[short(cid)]
-            old = kept.get(cid)
-            bought = (old.purchase_date if old else None) or (None if sources[before] == "estimate" else bought)
-            kept[cid] = EarlierCommitment(
-                cid, provider, kind, payment, bought, term, (old.paid if old else 0) + sums.paid,
-                (old.amortized if old else 0) + sums.amortized, old.first_month if old else before,
-                old.first_amortized if old else sums.amortized)
-    return kept
 
 
 def expected_lines(months: dict[str, tuple[list, CsvMonth]], month: str) -> dict[str, tuple]:
@@ -140,7 +97,7 @@ def figures(line) -> tuple:
 @pytest.mark.parametrize("month", ORDER)
 def test_every_line_of_the_month_from_the_files_and_the_history(months, month):
     groups, sums = months[month]
-    summary = commitment_summary(groups, to_usd, PLAN_CURRENCY, month, earlier_from_csv(months, month))
+    summary = commitment_summary(groups, to_usd, PLAN_CURRENCY, month, earlier_from_csv({m: sums for m, (_, sums) in months.items()}, month))
     got = {short(line.commitment_id): figures(line) for line in summary.lines}
     assert got == expected_lines(months, month)
     # sorted by provider, then id
@@ -151,7 +108,7 @@ def test_every_line_of_the_month_from_the_files_and_the_history(months, month):
 @pytest.mark.parametrize("month", ORDER)
 def test_the_month_totals_from_the_files(months, month):
     groups, sums = months[month]
-    summary = commitment_summary(groups, to_usd, PLAN_CURRENCY, month, earlier_from_csv(months, month))
+    summary = commitment_summary(groups, to_usd, PLAN_CURRENCY, month, earlier_from_csv({m: sums for m, (_, sums) in months.items()}, month))
     assert (summary.purchases.amount, summary.used.amount, summary.unused.amount, summary.savings.amount) == (
         sums.purchases, sums.used, sums.unused, sums.savings)
     assert {m.currency for m in (summary.purchases, summary.used, summary.unused, summary.savings)} == {"USD"}
