@@ -36,6 +36,7 @@ declare -A MUTATE=(
   [reconcile-history]="finops/reconcile/history.py"
   [reconcile-commitment_schedule]="finops/reconcile/commitment_schedule.py"
   [reconcile-fleet_bill]="finops/reconcile/fleet_bill.py"
+  [reconcile-sample_bills]="finops/reconcile/sample_bills.py"
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
   [reconcile-aggregation]="finops/reconcile/aggregation.py"
@@ -64,10 +65,11 @@ declare -A TESTS=(
   [reconcile-plan]="tests/reconcile/test_plan_values.py finops/reconcile/plan.py"
   [reconcile-result]="tests/reconcile/test_result_views.py finops/reconcile/result.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
-  [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
+  [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_bill_file_edges.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
   [reconcile-history]="tests/reconcile/test_history_records.py finops/reconcile/history.py"
   [reconcile-commitment_schedule]="tests/reconcile/test_commitment_schedule_figures.py finops/reconcile/commitment_schedule.py"
-  [reconcile-fleet_bill]="tests/reconcile/test_figures.py tests/reconcile/test_unmapped_bound.py finops/reconcile/fleet_bill.py"
+  [reconcile-fleet_bill]="tests/reconcile/test_fleet_bill_shape.py finops/reconcile/fleet_bill.py"
+  [reconcile-sample_bills]="tests/reconcile/test_sample_bill_files.py finops/reconcile/sample_bills.py"
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
   [reconcile-aggregation]="tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_totals.py tests/reconcile/test_invoice_months.py finops/reconcile/aggregation.py"

@@ -1,7 +1,7 @@
 """Three months of hourly bills (March, April, May 2026) with seven commitments, and their figures read back
 from the files with ``csv`` and ``Decimal`` (never with the code under test).
 
-Each month is delivered in two gzip CSV files (the first half of the month's hours and the second), as AWS
+Each month is delivered in two CSV files (the first half of the month's hours and the second), as AWS
 and Google Cloud deliver long months. Beside the commitments, every hour has on-demand p5 usage
 (AmazonEC2, USD), on-demand SageMaker usage (USD) and on-demand Compute Engine usage (EUR), with amounts that
 drift from hour to hour; S3 storage is billed once a day (a service no commitment covers); each month has a
@@ -32,7 +32,6 @@ The commitments (AWS in USD, Google Cloud in EUR; plan currency USD at 1.08 USD 
 from __future__ import annotations
 
 import csv
-import gzip
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -223,12 +222,12 @@ def _hours_rows(month: str) -> Iterator[tuple[datetime, dict[str, Any]]]:
 
 
 def write_month(folder: Path, month: str) -> list[Path]:
-    """The month's bill in two gzip CSV files: charges of its first 15 days, then the rest."""
+    """The month's bill in two CSV files: charges of its first 15 days, then the rest."""
     start = MONTHS[month][0]
     halves: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
     for at, row in _hours_rows(month):
         halves[at >= start + timedelta(days=15)].append(row)
-    return [write_bill(folder / f"{month}-{part}.csv.gz", rows) for part, rows in zip("ab", halves, strict=True)]
+    return [write_bill(folder / f"{month}-{part}.csv", rows) for part, rows in zip("ab", halves, strict=True)]
 
 
 @dataclass
@@ -266,7 +265,7 @@ def csv_month(paths: list[Path]) -> CsvMonth:
     """:class:`CsvMonth` of the files."""
     rows = []
     for path in paths:
-        with gzip.open(path, "rt", newline="") as handle:
+        with path.open(newline="") as handle:
             rows += list(csv.DictReader(handle))
     sums = CsvMonth()
     services = {row["ServiceName"] for row in rows if row["CommitmentDiscountStatus"] == "Used"}
