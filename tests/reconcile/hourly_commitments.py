@@ -12,9 +12,11 @@ The commitments (AWS in USD, Google Cloud in EUR; plan currency USD at 1.08 USD 
 
 * ``ri-up-1``: an AWS reservation of two p5 instances, 1 year all upfront (``x_PurchaseTerm`` ``1yr``), the
   first instance bought 10 March 00:00 and the second 20 March 00:00, 10,950 USD each (1.25 an hour x 8,760
-  hours); each instance's hours amortize 1.25, every sixth one unused.
+  hours), each purchase on an invoice of its own (as AWS bills upfront fees at once); each instance's hours
+  amortize 1.25, every sixth one unused.
 * ``sp-up-2``: an AWS SageMaker savings plan bought 15 April 00:00, 3 years all upfront (``3yr``): 1.20 an
-  hour x 26,280 hours = 31,536 USD; every fourth hour unused.
+  hour x 26,280 hours = 31,536 USD, spread over two instance types (0.80 on ml.p5, 0.40 on ml.g5); every
+  fourth hour unused.
 * ``cud-fee-3``: a Google Cloud committed use discount named ``ResourceBasedCUD-3yr`` (its purchase rows
   carry no term: the name says 36 months), paid by a monthly fee equal to its amortization (0.90 EUR an hour).
 * ``ri-old-4``: an AWS reservation bought before the history began (no purchase row in any month), named
@@ -70,12 +72,14 @@ def _at(month: str, day: int) -> datetime:
 @dataclass(frozen=True)
 class Coverage:
     """One instance's hours on a commitment: from ``start`` to ``end`` (exclusive), ``hourly`` amortized each
-    hour, every ``unused_every``-th hour (counted from ``start``) unused."""
+    hour, every ``unused_every``-th hour (counted from ``start``) unused; ``instance_type`` when it is not the
+    commitment's."""
 
     start: datetime
     end: datetime
     hourly: Decimal
     unused_every: int
+    instance_type: str | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,8 @@ COMMITMENTS: tuple[Commitment, ...] = (
     Commitment("arn:aws:savingsplans::111:savingsplan/sp-up-2",
                {**_SAGEMAKER, "CommitmentDiscountType": "Savings Plan",
                 "CommitmentDiscountName": "SageMakerSavingsPlans"},
-               (Coverage(_at("2026-04", 15), _FOREVER, Decimal("1.20"), 4),),
+               (Coverage(_at("2026-04", 15), _FOREVER, Decimal("0.80"), 4),
+                Coverage(_at("2026-04", 15), _FOREVER, Decimal("0.40"), 4, "ml.g5.12xlarge")),
                purchases=(Purchase(_at("2026-04", 15), Decimal(31536), "One-Time",
                                    '{"x_PurchaseTerm":"3yr","x_PaymentOption":"All Upfront"}'),)),
     Commitment("//compute.googleapis.com/projects/p/regions/us-central1/commitments/cud-fee-3",
@@ -166,6 +171,7 @@ def _purchase_row(c: Commitment, month: str, start: datetime, end: datetime, bil
     return {**c.fields, "BillingPeriodStart": _stamp(first), "BillingPeriodEnd": _stamp(first + timedelta(hours=hours)),
             "ChargePeriodStart": _stamp(start), "ChargePeriodEnd": _stamp(end),
             "ChargeCategory": "Purchase", "ChargeFrequency": frequency, "CommitmentDiscountId": c.cid,
+            "InvoiceId": f"{c.fields['InvoiceId']}-{start:%m%d}",
             "CommitmentDiscountCategory": "Spend", "PricingCategory": "Standard", "BilledCost": billed,
             "EffectiveCost": 0, "ListCost": billed, "ContractedCost": billed, "SkuPriceDetails": details,
             "ConsumedQuantity": "", "ConsumedUnit": "", "x_InstanceType": ""}
@@ -196,6 +202,7 @@ def _hours_rows(month: str) -> Iterator[tuple[datetime, dict[str, Any]]]:
                 covered = int((at - cover.start) / timedelta(hours=1))
                 status = "Unused" if covered % cover.unused_every == 0 else "Used"
                 yield at, {**c.fields, **_hour(at), "ResourceId": f"{short(c.cid)}-{n}",
+                           "x_InstanceType": cover.instance_type or c.fields["x_InstanceType"],
                            "CommitmentDiscountId": c.cid, "CommitmentDiscountStatus": status,
                            "CommitmentDiscountCategory": "Usage", "PricingCategory": "Committed",
                            "BilledCost": 0, "EffectiveCost": cover.hourly, "ContractedCost": cover.hourly,
