@@ -96,7 +96,8 @@ def test_each_month_comes_back_as_recorded_with_the_files_totals(bills, recorded
     assert (april.planned, april.capex, april.capex_cash, may.capex) == (145_000, 500, 0, 500)
     assert april.lines["onprem"] == 500 and may.unmapped > 0 and set(may.lines) == {
         "gpu", "ml", "gcp", "onprem", "Unmapped"}
-    assert (may.actual, may.cash) == (may.opex + 500, may.billed_cost)
+    assert (may.actual, may.cash, march.actual, march.cash) == (
+        may.opex + 500, may.billed_cost, march.opex, march.billed_cost + 12_000)
 
 
 @pytest.mark.parametrize("month", list(MONTHS))
@@ -157,6 +158,20 @@ def test_a_month_without_plan_lines_or_charges_is_kept(tmp_path):
     history.record(rec, RUN_AT)
     assert history.months() == [MonthRecord("2026-02", "USD", Decimal(0), Decimal(0), Decimal(0), Decimal(0),
                                             Decimal(0), Decimal(0), Decimal(0), {})]
+
+
+def test_months_in_another_currency_are_left_out_of_a_run(tmp_path):
+    """January was reconciled with a plan in EUR, February with one in USD: a March run in USD takes February
+    only."""
+    history = History(tmp_path / HISTORY_FILE)
+    eur = read_plan(write_plan(tmp_path / "eur.xlsx", budget=[("2026-01", "gpu", "cc-1", "OPEX", "AWS", 70, "EUR", None)]))
+    history.record(reconcile_groups(eur, [], "2026-01"), RUN_AT)
+    history.record(reconcile_groups(june_plan(tmp_path), [], "2026-02"), RUN_AT)
+    assert [(m.month, m.currency) for m in history.months()] == [("2026-01", "EUR"), ("2026-02", "USD")]
+    assert history.earlier_inputs("2026-03", "USD") == {"past_actuals": {"2026-02": Decimal(0)},
+                                                        "past_one_off": {"2026-02": Decimal(0)},
+                                                        "earlier_commitments": {}}
+    assert history.earlier_inputs("2026-03", "EUR")["past_actuals"] == {"2026-01": Decimal(0)}
 
 
 def test_commitments_carry_their_first_purchase_date_term_and_payment(tmp_path):
