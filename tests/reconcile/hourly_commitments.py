@@ -34,14 +34,19 @@ The commitments (AWS in USD, Google Cloud in EUR; plan currency USD at 1.08 USD 
 from __future__ import annotations
 
 import csv
+import hashlib
+import os
+import pickle
+import tempfile
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+import finops
 from finops.reconcile.commitment_schedule import EarlierCommitment
 
 from .conftest import write_bill
@@ -347,3 +352,28 @@ def earlier_from_csv(months: dict[str, CsvMonth], month: str) -> dict[str, Earli
                 (old.amortized if old else 0) + sums.amortized, old.first_month if old else before,
                 old.first_amortized if old else sums.amortized)
     return kept
+
+
+T = TypeVar("T")
+#: What decides what :func:`kept_between_runs` builds: this module, the bill writer, finops and the plan reader.
+_SOURCES = (Path(__file__).parent, Path(finops.__file__).parent, Path(finops.__file__).parent.parent / "templates")
+
+
+def kept_between_runs(key: str, build: Callable[[Path], T]) -> T:
+    """``build(folder)`` (``folder``: a temporary folder for its files), kept as a pickle in the system's temporary
+    folder under ``key`` and a digest of every source file that could change it (:data:`_SOURCES`). A mutation
+    run runs these tests in a new process for each mutant: the bills are written and aggregated once per run
+    (about 4 s each time otherwise), and again whenever a source changes."""
+    digest = hashlib.sha256(key.encode())
+    for root in _SOURCES:
+        for source in sorted(root.rglob("*.py")):
+            digest.update(source.read_bytes())
+    kept = Path(tempfile.gettempdir()) / f"finops-tests-{key}-{digest.hexdigest()[:24]}.pickle"
+    if kept.exists():
+        return pickle.loads(kept.read_bytes())
+    with tempfile.TemporaryDirectory() as folder:
+        value = build(Path(folder))
+    partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+    partial.write_bytes(pickle.dumps(value))
+    os.replace(partial, kept)  # whole or not at all, if two runs build it at once
+    return value

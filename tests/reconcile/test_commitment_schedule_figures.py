@@ -26,7 +26,7 @@ from finops.reconcile.commitment_schedule import _add_months, commitment_summary
 from finops.reconcile.engine import run_aggregation
 
 from .hourly_commitments import (CID, MONTHS, PLAN_CURRENCY, RATES, STORY, CsvMonth, csv_month, earlier_from_csv,
-                                 estimated_end, short, write_month)
+                                 estimated_end, kept_between_runs, short, write_month)
 
 ORDER = list(MONTHS)
 
@@ -36,10 +36,7 @@ def to_usd(amount: Decimal, currency: str | None) -> Money:
     return Money(amount * RATES[str(currency)], PLAN_CURRENCY)
 
 
-@pytest.fixture(scope="module")
-def months(tmp_path_factory) -> dict[str, tuple[list, CsvMonth]]:
-    """month -> (the aggregation's charge groups, the figures read from the files)."""
-    folder: Path = tmp_path_factory.mktemp("hourly")
+def _months(folder: Path) -> dict[str, tuple[list, CsvMonth]]:
     out = {}
     for month in MONTHS:
         paths = write_month(folder, month)
@@ -48,6 +45,12 @@ def months(tmp_path_factory) -> dict[str, tuple[list, CsvMonth]]:
         out[month] = (list(run_aggregation(con, files, month, rates=RATES).groups), csv_month(paths))
         con.close()
     return out
+
+
+@pytest.fixture(scope="module")
+def months() -> dict[str, tuple[list, CsvMonth]]:
+    """month -> (the aggregation's charge groups, the figures read from the files)."""
+    return kept_between_runs("schedule", _months)
 
 
 def expected_lines(months: dict[str, tuple[list, CsvMonth]], month: str) -> dict[str, tuple]:

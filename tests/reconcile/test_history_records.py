@@ -10,6 +10,7 @@ then recorded. What comes back must be what was recorded (a round trip), the mon
 from __future__ import annotations
 
 import dataclasses
+import shutil
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -26,7 +27,7 @@ from finops.reconcile.history import HISTORY_FILE, History, MonthRecord
 from templates.plan_reader import read_plan
 
 from .conftest import write_plan
-from .hourly_commitments import MONTHS, RATES, csv_month, earlier_from_csv, write_month
+from .hourly_commitments import MONTHS, RATES, csv_month, earlier_from_csv, kept_between_runs, write_month
 
 RUN_AT = datetime(2026, 6, 2, 7, 30)
 HINT = ("if another program has it open, close that program; if the file is not a history written by finops, "
@@ -34,10 +35,13 @@ HINT = ("if another program has it open, close that program; if the file is not 
 
 
 @pytest.fixture(scope="module")
-def bills(tmp_path_factory):
+def bills():
     """month -> (plan, the aggregation's summary, the files' figures); the plan has lines for April and May
     only and one server bought 20 March, in service from 2 April (12,000 USD over 24 months, no residual)."""
-    folder: Path = tmp_path_factory.mktemp("history-bills")
+    return kept_between_runs("history", _bills)
+
+
+def _bills(folder: Path):
     plan = read_plan(write_plan(
         folder / "plan.xlsx",
         budget=[(month, line, "cc-1", "OPEX", provider, amount, "USD", None)
@@ -118,13 +122,12 @@ def test_a_run_takes_the_earlier_months_actuals_and_one_off_costs(bills, recorde
                                                         "earlier_commitments": {}}
 
 
-def test_a_rerun_replaces_its_month_only_and_comments_are_kept_until_replaced(bills, tmp_path):
+def test_a_rerun_replaces_its_month_only_and_comments_are_kept_until_replaced(recorded, tmp_path):
     history = History(tmp_path / HISTORY_FILE)
-    for month in MONTHS:
-        history.record(reconcile(bills, month, history), RUN_AT)
+    shutil.copyfile(recorded[0].path, history.path)  # March, April and May recorded
     before = history.months()
     may_commitments = history.commitments_before("2026-06", "USD")
-    april = reconcile(bills, "2026-04", history)
+    april = recorded[1]["2026-04"]
     # a re-run of April with other plan figures (a different tax line): April's rows only change
     changed = dataclasses.replace(april, planned=Money(Decimal("99.5"), "USD"))
     history.record(changed, datetime(2026, 6, 3), {"gpu": "  p5 hours over plan  ", "ml": "   ", "gcp": "cud"})
@@ -145,14 +148,21 @@ def test_a_rerun_replaces_its_month_only_and_comments_are_kept_until_replaced(bi
     stored.close()
 
 
-def june_plan(folder: Path):
-    """A plan with one line, in June 2026 only."""
-    return read_plan(write_plan(folder / "plan.xlsx", budget=[("2026-06", "gpu", "cc-1", "OPEX", "AWS", 10, "USD", None)]))
+def _plans(folder: Path):
+    return {currency: read_plan(write_plan(folder / f"{currency}.xlsx", budget=[
+        (month, "gpu", "cc-1", "OPEX", "AWS", 10, currency, None)])) for currency, month in (("USD", "2026-06"),
+                                                                                            ("EUR", "2026-01"))}
 
 
-def test_a_month_without_plan_lines_or_charges_is_kept(tmp_path):
+@pytest.fixture(scope="module")
+def plans():
+    """Plans of one line: in USD in June 2026 only, in EUR in January 2026 only."""
+    return kept_between_runs("history-plans", _plans)
+
+
+def test_a_month_without_plan_lines_or_charges_is_kept(plans, tmp_path):
     """February: no plan line, no commitment, no purchase (one_off_cost not known): kept with no lines and 0."""
-    rec = dataclasses.replace(reconcile_groups(june_plan(tmp_path), [], "2026-02"), one_off_cost=None)
+    rec = dataclasses.replace(reconcile_groups(plans["USD"], [], "2026-02"), one_off_cost=None)
     assert rec.lines == () and rec.commitment_lines == ()
     history = History(tmp_path / HISTORY_FILE)
     history.record(rec, RUN_AT)
@@ -160,13 +170,12 @@ def test_a_month_without_plan_lines_or_charges_is_kept(tmp_path):
                                             Decimal(0), Decimal(0), Decimal(0), {})]
 
 
-def test_months_in_another_currency_are_left_out_of_a_run(tmp_path):
+def test_months_in_another_currency_are_left_out_of_a_run(plans, tmp_path):
     """January was reconciled with a plan in EUR, February with one in USD: a March run in USD takes February
     only."""
     history = History(tmp_path / HISTORY_FILE)
-    eur = read_plan(write_plan(tmp_path / "eur.xlsx", budget=[("2026-01", "gpu", "cc-1", "OPEX", "AWS", 70, "EUR", None)]))
-    history.record(reconcile_groups(eur, [], "2026-01"), RUN_AT)
-    history.record(reconcile_groups(june_plan(tmp_path), [], "2026-02"), RUN_AT)
+    history.record(reconcile_groups(plans["EUR"], [], "2026-01"), RUN_AT)
+    history.record(reconcile_groups(plans["USD"], [], "2026-02"), RUN_AT)
     assert [(m.month, m.currency) for m in history.months()] == [("2026-01", "EUR"), ("2026-02", "USD")]
     assert history.earlier_inputs("2026-03", "USD") == {"past_actuals": {"2026-02": Decimal(0)},
                                                         "past_one_off": {"2026-02": Decimal(0)},
@@ -174,11 +183,11 @@ def test_months_in_another_currency_are_left_out_of_a_run(tmp_path):
     assert history.earlier_inputs("2026-03", "EUR")["past_actuals"] == {"2026-01": Decimal(0)}
 
 
-def test_commitments_carry_their_first_purchase_date_term_and_payment(tmp_path):
+def test_commitments_carry_their_first_purchase_date_term_and_payment(plans, tmp_path):
     """Months of one commitment kept by hand: sums over the months before, the provider and kind first given,
     the purchase date, payment and term of the first month that has a purchase date."""
     history = History(tmp_path / HISTORY_FILE)
-    history.record(reconcile_groups(june_plan(tmp_path), [], "2025-12"), RUN_AT)
+    history.record(reconcile_groups(plans["USD"], [], "2025-12"), RUN_AT)
     con = duckdb.connect(str(history.path))
     con.executemany("INSERT INTO commitment_months VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
         ("2026-01", "sp-1", "USD", "", "", "upfront", None, None, 0, 100),
@@ -226,7 +235,7 @@ INSERT INTO lines VALUES ('2026-02', 'gpu', 'OPEX', 900, 850.5), ('2026-02', 'on
 """
 
 
-def test_a_history_of_the_first_schema_is_read_then_migrated(bills, tmp_path):
+def test_a_history_of_the_first_schema_is_read_then_migrated(recorded, tmp_path):
     path = tmp_path / HISTORY_FILE
     con = duckdb.connect(str(path))
     con.execute(_FIRST_SCHEMA)
@@ -237,7 +246,7 @@ def test_a_history_of_the_first_schema_is_read_then_migrated(bills, tmp_path):
     assert history.months() == [february]
     assert (history.commitments_before("2026-05", "USD"), history.comments("2026-02")) == ({}, {})
     assert history.earlier_inputs("2026-03", "USD")["past_actuals"] == {"2026-02": Decimal("950.5")}
-    march = reconcile(bills, "2026-03", history)
+    march = recorded[1]["2026-03"]
     history.record(march, RUN_AT, {"gpu": "first note"})
     assert history.months() == [february, kept(march)]
     assert history.comments("2026-03") == {"gpu": "first note"}
@@ -294,12 +303,11 @@ def test_reading_shares_the_file_with_another_reader(recorded):
         holder.close()
 
 
-def test_an_amount_too_large_is_refused_and_nothing_is_written(bills, recorded, tmp_path):
+def test_an_amount_too_large_is_refused_and_nothing_is_written(recorded, tmp_path):
     history = History(tmp_path / HISTORY_FILE)
-    march = reconcile(bills, "2026-03", history)
-    history.record(march, RUN_AT, {"gpu": "kept"})
+    history.record(recorded[1]["2026-03"], RUN_AT, {"gpu": "kept"})
     content = history.path.read_bytes()
-    april = dataclasses.replace(reconcile(bills, "2026-04", history), opex=Money(Decimal(10) ** 29, "USD"))
+    april = dataclasses.replace(recorded[1]["2026-04"], opex=Money(Decimal(10) ** 29, "USD"))
     error = _refusal(lambda: history.record(april, RUN_AT, {"gpu": "lost"}))
     assert (error.message, error.where.file, error.hint) == (
         "an amount of this month is too large for the history (at most 28 digits before the decimal point)",
