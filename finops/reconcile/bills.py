@@ -88,13 +88,15 @@ _SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".c
 @dataclass(frozen=True)
 class BillFile:
     """One checked bill file: where it is, how to read it, its columns and their types in the file, and its
-    text columns that hold no empty text (``non_empty``, from Parquet statistics: :func:`_non_empty_columns`)."""
+    FOCUS text columns that may hold empty text (``empty_text``, read as NULL by :func:`_select`: the Parquet
+    text columns whose statistics do not rule it out, :func:`_empty_text_columns`; none in a CSV file, whose
+    reader reads an empty field as NULL)."""
 
     path: Path
     format: BillFormat
     columns: tuple[str, ...]
     types: tuple[str, ...] = ()
-    non_empty: frozenset[str] = frozenset()
+    empty_text: frozenset[str] = frozenset()
 
     def reader(self) -> str:
         """The DuckDB table function reading this file.
@@ -227,16 +229,25 @@ def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list
     return [(row[0], str(row[1])) for row in rows]
 
 
+#: The text (BYTE_ARRAY) columns of the Parquet file ``?`` whose statistics show no empty text (:func:`_non_empty_columns`).
+_NON_EMPTY_SQL = ("SELECT path_in_schema FROM parquet_metadata(?) WHERE type = 'BYTE_ARRAY' GROUP BY 1 "
+                  "HAVING bool_and(COALESCE(stats_null_count = num_values, FALSE) OR COALESCE(stats_min_value <> '', FALSE))")
+
+
 def _non_empty_columns(con: duckdb.DuckDBPyConnection, path: Path) -> frozenset[str]:
     """Text columns of a Parquet file that hold no empty text, by the statistics in its footer: in every row
     group the column is all NULL or its smallest value (a lower bound of every value, ``min_value`` of the
     Parquet format) is not empty, since the empty text is smaller than any other. Such a column needs no
     ``NULLIF(column, '')`` on each row (see :func:`_select`); a column without statistics keeps it.
     """
-    return frozenset(name for (name,) in con.execute(
-        "SELECT path_in_schema FROM parquet_metadata(?) WHERE type = 'BYTE_ARRAY' GROUP BY 1 "
-        "HAVING bool_and(COALESCE(stats_null_count = num_values, FALSE) OR COALESCE(stats_min_value <> '', FALSE))",
-        [str(path)]).fetchall())
+    return frozenset(name for (name,) in con.execute(_NON_EMPTY_SQL, [str(path)]).fetchall())
+
+
+def _empty_text_columns(con: duckdb.DuckDBPyConnection, path: Path, columns: tuple[str, ...]) -> frozenset[str]:
+    """The FOCUS text columns of a Parquet file that may hold empty text: all it has but those whose statistics
+    rule it out (:func:`_non_empty_columns`)."""
+    text = {name for name, kind in duckdb_schema().items() if kind == _TEXT_TYPE}
+    return frozenset(name for name in columns if name in text) - _non_empty_columns(con, path)
 
 
 def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFile]:
@@ -271,7 +282,7 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
         columns = tuple(name for name, _ in header)
         focus_version(path, columns)
         bill = BillFile(path, fmt, columns, tuple(kind for _, kind in header),
-                        _non_empty_columns(con, path) if fmt == "parquet" else frozenset())
+                        _empty_text_columns(con, path, columns) if fmt == "parquet" else frozenset())
         wrong = _wrong_storage_type(bill)
         if wrong is not None:
             raise wrong
@@ -366,7 +377,7 @@ def _select(bill: BillFile, index: int) -> str:
             parts.append(f'CAST(to_json("{name}") AS VARCHAR) AS "{name}"')
         else:
             read = _cast(name, kind, found[name])
-            if kind == _TEXT_TYPE and bill.format == "parquet" and name not in bill.non_empty:
+            if name in bill.empty_text:
                 read = f"NULLIF({read}, '')"
             parts.append(f'{_checked(name, read)} AS "{name}"')
     parts.append(f"{index} AS {FILE_COLUMN}")

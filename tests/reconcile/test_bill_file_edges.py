@@ -50,3 +50,30 @@ def test_a_csv_without_rows_has_no_malformed_row(tmp_path):
     empty.write_bytes(b"")
     header_only.write_text("BilledCost,Tags\r\n")
     assert locate_malformed_row([BillFile(empty, "csv", ()), BillFile(header_only, "csv", ("BilledCost", "Tags"))]) is None
+
+
+def test_only_files_of_equal_content_size_are_hashed(tmp_path, monkeypatch):
+    """Sizes first: a file of a size of its own is never read for its hash (a month's files are gigabytes)."""
+    import finops.reconcile.bills as bills
+
+    hashed = []
+    digest = bills._digest
+    monkeypatch.setattr(bills, "_digest", lambda path: hashed.append(path) or digest(path))
+    alone = write_bill(tmp_path / "alone.csv.gz", [{}, {}, {}])
+    first = write_bill(tmp_path / "a.csv", [{"BilledCost": "1"}])
+    second = write_bill(tmp_path / "b.csv", [{"BilledCost": "2"}])
+    also_alone = write_bill(tmp_path / "c.csv", [{}, {}])
+    assert len(open_bills(duckdb.connect(), [alone, first, second, also_alone])) == 4
+    assert hashed == [first, second]
+
+
+def test_parquet_text_columns_and_their_empty_text(tmp_path):
+    """Which columns of a Parquet bill are read through NULLIF(column, ''): the FOCUS text columns whose
+    statistics do not rule out empty text; none of a CSV bill."""
+    source = write_bill(tmp_path / "b.csv", [{"SubAccountName": "", "RegionId": "us-east-1"}] * 3)
+    bill = tmp_path / "b.parquet"
+    duckdb.connect().execute(f"COPY (SELECT * REPLACE (COALESCE(SubAccountName, '') AS SubAccountName) FROM "
+                             f"read_csv('{source}', all_varchar = true)) TO '{bill}' (FORMAT parquet)")
+    parquet, csv_file = open_bills(duckdb.connect(), [bill, source])
+    assert "SubAccountName" in parquet.empty_text and "RegionId" not in parquet.empty_text
+    assert "BilledCost" not in parquet.empty_text and csv_file.empty_text == frozenset()
