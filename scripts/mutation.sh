@@ -44,6 +44,7 @@ declare -A MUTATE=(
   [reconcile-history]="finops/reconcile/history.py"
   [reconcile-commitment_schedule]="finops/reconcile/commitment_schedule.py"
   [reconcile-fleet_bill]="finops/reconcile/fleet_bill.py"
+  [reconcile-sample_bills]="finops/reconcile/sample_bills.py"
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
   [reconcile-aggregation]="finops/reconcile/aggregation.py"
@@ -96,10 +97,11 @@ declare -A TESTS=(
   [reconcile-result]="tests/reconcile/test_result_views.py tests/reconcile/test_prepaid_roll_forward.py finops/reconcile/result.py"
   [reconcile-parquet_check]="tests/reconcile/test_parquet_check_messages.py tests/fuzz/test_parquet_damage.py finops/reconcile/parquet_check.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
-  [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
-  [reconcile-history]="tests/reconcile/test_history.py finops/reconcile/history.py"
-  [reconcile-commitment_schedule]="tests/reconcile/test_commitment_balances.py tests/reconcile/test_engine.py tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_review_finance.py tests/reconcile/test_remote_engines.py tests/loop/test_commitment_lines.py finops/reconcile/commitment_schedule.py"
-  [reconcile-fleet_bill]="tests/reconcile/test_figures.py tests/reconcile/test_unmapped_bound.py finops/reconcile/fleet_bill.py"
+  [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_bill_file_edges.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
+  [reconcile-history]="tests/reconcile/test_history_records.py finops/reconcile/history.py"
+  [reconcile-commitment_schedule]="tests/reconcile/test_commitment_schedule_figures.py finops/reconcile/commitment_schedule.py"
+  [reconcile-fleet_bill]="tests/reconcile/test_fleet_bill_shape.py finops/reconcile/fleet_bill.py"
+  [reconcile-sample_bills]="tests/reconcile/test_sample_bill_files.py finops/reconcile/sample_bills.py"
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
   [reconcile-aggregation]="tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_totals.py tests/reconcile/test_invoice_months.py finops/reconcile/aggregation.py"

@@ -25,8 +25,10 @@ and column (rows are counted like a spreadsheet: the header is row 1), and
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import hashlib
+import io
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,12 +65,14 @@ FOCUS_VERSIONS: dict[str, tuple[str, ...]] = {
 #: Cell texts read as NULL in a CSV bill: empty, and the literal NULL of SQL dumps (FOCUS-Sample-Data 1.0).
 _NULL_TEXTS = ("", "NULL")
 
-_GZIP_CHUNK = 4 * 1024 * 1024
 #: Names that are case-insensitive where they are used (SQL, codecs, hashlib), kept here so that a change of
 #: their case, which changes nothing, is not a mutant (docs/testing.md).
 _TEXT_TYPE = "VARCHAR"
 _UTF8 = "utf-8"
 _UTF8_BOM = "utf-8-sig"  # UTF-8 with the byte-order mark Excel's "CSV UTF-8" writes skipped
+#: A CSV bill's bytes as text for Python's csv reader: UTF-8 (a byte-order mark skipped), line ends left to the
+#: reader (csv's documented ``newline=""``). Only fields are counted through it (:func:`locate_malformed_row`).
+_CSV_TEXT = functools.partial(io.TextIOWrapper, encoding=_UTF8_BOM, newline="")
 _DIGEST = "sha256"
 #: Session settings of the connection the view lives on: instants in UTC; DuckDB's progress for the caller's
 #: bar (query_progress()), never DuckDB's own bar on stdout.
@@ -84,13 +88,15 @@ _SUFFIXES: dict[str, BillFormat] = {".parquet": "parquet", ".pq": "parquet", ".c
 @dataclass(frozen=True)
 class BillFile:
     """One checked bill file: where it is, how to read it, its columns and their types in the file, and its
-    text columns that hold no empty text (``non_empty``, from Parquet statistics: :func:`_non_empty_columns`)."""
+    FOCUS text columns that may hold empty text (``empty_text``, read as NULL by :func:`_select`: the Parquet
+    text columns whose statistics do not rule it out, :func:`_empty_text_columns`; none in a CSV file, whose
+    reader reads an empty field as NULL)."""
 
     path: Path
     format: BillFormat
     columns: tuple[str, ...]
     types: tuple[str, ...] = ()
-    non_empty: frozenset[str] = frozenset()
+    empty_text: frozenset[str] = frozenset()
 
     def reader(self) -> str:
         """The DuckDB table function reading this file.
@@ -99,13 +105,30 @@ class BillFile:
         column as text (cast afterwards, so a bad value can be located), never sniffed: one odd row
         cannot change how the whole file is read.
         """
-        quoted = str(self.path).replace("'", "''")
         if self.format == "parquet":
-            return f"read_parquet('{quoted}')"
-        columns = ", ".join(f"'{name}': '{_TEXT_TYPE}'" for name in (n.replace("'", "''") for n in self.columns))
+            return _parquet_reader(self.path)
+        columns = ", ".join(f"{_sql_text(name)}: '{_TEXT_TYPE}'" for name in self.columns)
         nulls = ", ".join(f"'{text}'" for text in _NULL_TEXTS)
-        return (f"read_csv('{quoted}', header = true, auto_detect = false, delim = ',', quote = '\"', "
-                f"escape = '\"', nullstr = [{nulls}], columns = {{{columns}}})")
+        return (f"read_csv({_sql_text(str(self.path))}, header = true, auto_detect = false, delim = ',', "
+                f"quote = '\"', escape = '\"', nullstr = [{nulls}], columns = {{{columns}}})")
+
+    def stored_types(self) -> dict[str, str]:
+        """Column -> its type in the file (none when the file was described without types)."""
+        return dict(zip(self.columns, self.types))
+
+
+def _sql_text(text: str) -> str:
+    """``text`` as an SQL string literal (a quote doubled).
+
+    >>> _sql_text("o'brien")
+    "'o''brien'"
+    """
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _parquet_reader(path: Path) -> str:
+    """The DuckDB table function reading the Parquet file at ``path``."""
+    return f"read_parquet({_sql_text(str(path))})"
 
 
 def bill_format(path: Path) -> BillFormat:
@@ -131,32 +154,27 @@ def _digest(path: Path) -> str:
                          hint="check that the file is a FOCUS export in Parquet, CSV or gzip CSV") from exc
 
 
-def _check_gzip(path: Path) -> None:
+def _check_gzip(path: Path) -> int:
     """Inflate a gzip bill whole, streamed, so its checksum and length are verified (DuckDB reads a
-    gzip stream without checking them): a damaged or truncated file is an error naming it."""
+    gzip stream without checking them): a damaged or truncated file is an error naming it. Returns the size
+    of the content (the bytes inflated)."""
+    size = 0
     try:
-        with gzip.open(path, "rb") as handle:
-            while handle.read(_GZIP_CHUNK):
-                pass
+        with _open_bytes(path) as handle:
+            while chunk := handle.read1():  # a buffer's worth at a time
+                size += len(chunk)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"the gzip file is damaged or truncated ({exc})", where=Location(file=str(path)),
                          hint="download or export the bill again") from exc
+    return size
 
 
-def _content_size(path: Path) -> int:
-    """Size of the content: for gzip the ISIZE trailer (uncompressed size modulo 2**32, RFC 1952)."""
-    if path.suffix.lower() != ".gz":  # a gzip file shorter than its trailer was refused by _check_gzip
-        return path.stat().st_size
-    with path.open("rb") as handle:
-        handle.seek(-4, 2)
-        return int.from_bytes(handle.read(), "little")
-
-
-def _refuse_duplicates(paths: list[Path]) -> None:
-    """Same content twice would double the month: compare sizes first, hash only equal sizes."""
+def _refuse_duplicates(sizes: dict[Path, int]) -> None:
+    """Same content twice would double the month: compare the content sizes (``sizes``: path -> size, of the
+    inflated content for gzip) first, hash only equal sizes."""
     by_size: dict[int, list[Path]] = {}
-    for path in paths:
-        by_size.setdefault(_content_size(path) % 2**32, []).append(path)  # pragma: no mutate (differs past 4 GiB only)
+    for path, size in sizes.items():
+        by_size.setdefault(size, []).append(path)
     for same_size in by_size.values():
         if len(same_size) == 1:
             continue  # a size of its own: nothing to read
@@ -171,12 +189,12 @@ def _refuse_duplicates(paths: list[Path]) -> None:
 
 
 def _open_text(path: Path) -> TextIO:
-    opener = gzip.open if path.suffix.lower() == ".gz" else open
-    return opener(path, "rt", encoding=_UTF8_BOM, newline="")  # type: ignore[operator]
+    return _CSV_TEXT(_open_bytes(path))
 
 
 def _open_bytes(path: Path) -> BinaryIO:
-    return gzip.open(path, "rb") if path.suffix.lower() == ".gz" else path.open("rb")  # type: ignore[return-value]
+    """The file's content as bytes: inflated for gzip (gzip.open reads bytes unless told otherwise)."""
+    return gzip.open(path) if path.suffix.lower() == ".gz" else path.open("rb")  # type: ignore[return-value]
 
 
 def _not_utf8(path: Path) -> InputError | None:
@@ -205,10 +223,15 @@ def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list
             raise unreadable from exc
         return [(name.strip(), _TEXT_TYPE) for name in names]
     try:
-        rows = con.execute(f"DESCRIBE SELECT * FROM {BillFile(path, fmt, ()).reader()}").fetchall()
+        rows = con.execute(f"DESCRIBE SELECT * FROM {_parquet_reader(path)}").fetchall()
     except duckdb.Error as exc:
         raise unreadable from exc
     return [(row[0], str(row[1])) for row in rows]
+
+
+#: The text (BYTE_ARRAY) columns of the Parquet file ``?`` whose statistics show no empty text (:func:`_non_empty_columns`).
+_NON_EMPTY_SQL = ("SELECT path_in_schema FROM parquet_metadata(?) WHERE type = 'BYTE_ARRAY' GROUP BY 1 "
+                  "HAVING bool_and(COALESCE(stats_null_count = num_values, FALSE) OR COALESCE(stats_min_value <> '', FALSE))")
 
 
 def _non_empty_columns(con: duckdb.DuckDBPyConnection, path: Path) -> frozenset[str]:
@@ -217,10 +240,14 @@ def _non_empty_columns(con: duckdb.DuckDBPyConnection, path: Path) -> frozenset[
     Parquet format) is not empty, since the empty text is smaller than any other. Such a column needs no
     ``NULLIF(column, '')`` on each row (see :func:`_select`); a column without statistics keeps it.
     """
-    return frozenset(name for (name,) in con.execute(
-        "SELECT path_in_schema FROM parquet_metadata(?) WHERE type = 'BYTE_ARRAY' GROUP BY 1 "
-        "HAVING bool_and(COALESCE(stats_null_count = num_values, FALSE) OR COALESCE(stats_min_value <> '', FALSE))",
-        [str(path)]).fetchall())
+    return frozenset(name for (name,) in con.execute(_NON_EMPTY_SQL, [str(path)]).fetchall())
+
+
+def _empty_text_columns(con: duckdb.DuckDBPyConnection, path: Path, columns: tuple[str, ...]) -> frozenset[str]:
+    """The FOCUS text columns of a Parquet file that may hold empty text: all it has but those whose statistics
+    rule it out (:func:`_non_empty_columns`)."""
+    text = {name for name, kind in duckdb_schema().items() if kind == _TEXT_TYPE}
+    return frozenset(name for name in columns if name in text) - _non_empty_columns(con, path)
 
 
 def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFile]:
@@ -237,12 +264,15 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
         if not path.is_file():
             raise InputError("bill file not found", where=Location(file=str(path)),
                              hint="check the path; bills are FOCUS .parquet, .csv or .csv.gz files")
+    sizes: dict[Path, int] = {}
     for path in paths:
         if path.suffix.lower() == ".gz":
-            _check_gzip(path)
-        elif bill_format(path) == "parquet":
+            sizes[path] = _check_gzip(path)
+            continue
+        if bill_format(path) == "parquet":
             check_parquet(path)  # DuckDB verifies no page checksum: a damaged page would be summed
-    _refuse_duplicates(paths)
+        sizes[path] = path.stat().st_size
+    _refuse_duplicates(sizes)
     for setting in _SESSION:
         con.execute(setting)
     files = []
@@ -252,7 +282,7 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
         columns = tuple(name for name, _ in header)
         focus_version(path, columns)
         bill = BillFile(path, fmt, columns, tuple(kind for _, kind in header),
-                        _non_empty_columns(con, path) if fmt == "parquet" else frozenset())
+                        _empty_text_columns(con, path, columns) if fmt == "parquet" else frozenset())
         wrong = _wrong_storage_type(bill)
         if wrong is not None:
             raise wrong
@@ -302,7 +332,7 @@ def _wrong_storage_type(bill: BillFile) -> InputError | None:
     'column ChargePeriodStart is stored as BOOLEAN, not as a timestamp'
     """
     schema = duckdb_schema()
-    for name, stored in zip(bill.columns, bill.types, strict=False):
+    for name, stored in bill.stored_types().items():
         kind = schema.get(name, _TEXT_TYPE).split("(")[0]
         allowed = _STORAGE.get(kind)
         if allowed is not None and (not stored.replace('"', "").upper().startswith(allowed) or "[" in stored):
@@ -338,17 +368,18 @@ def _select(bill: BillFile, index: int) -> str:
     ``COALESCE`` or ``IS NOT NULL`` in the aggregation, and would make the same charge look different
     in the two formats; a column whose statistics show no empty text is read as it is (0.5-1 s of CPU
     less on a 10 M-row bill, docs/reconcile.md, Speed)."""
-    found = dict(zip(bill.columns, bill.types, strict=False))
+    found = bill.stored_types()
     parts = []
     for name, kind in duckdb_schema().items():
         if name not in found:
             parts.append(f'CAST(NULL AS {kind}) AS "{name}"')
         elif found[name].upper().startswith(("MAP", "STRUCT")):
             parts.append(f'CAST(to_json("{name}") AS VARCHAR) AS "{name}"')
-        elif kind == _TEXT_TYPE and bill.format == "parquet" and name not in bill.non_empty:
-            parts.append(f'{_checked(name, f"NULLIF({_cast(name, kind, found[name])}, {chr(39) * 2})")} AS "{name}"')
         else:
-            parts.append(f'{_checked(name, _cast(name, kind, found[name]))} AS "{name}"')
+            read = _cast(name, kind, found[name])
+            if name in bill.empty_text:
+                read = f"NULLIF({read}, '')"
+            parts.append(f'{_checked(name, read)} AS "{name}"')
     parts.append(f"{index} AS {FILE_COLUMN}")
     return f"SELECT {', '.join(parts)} FROM {bill.reader()}"
 
@@ -378,8 +409,8 @@ def _checked(name: str, expression: str) -> str:
     if name not in _STRICT:
         return expression
     bad, what = _STRICT[name]
-    message = f"{name} {what.format()}".replace("'", "''")  # pragma: no mutate (no message has a quote yet)
-    return f"CASE WHEN {_SCAN_TEST.get(name, bad).format(c=expression)} THEN error('{message}') ELSE {expression} END"
+    message = _sql_text(f"{name} {what.format()}")
+    return f"CASE WHEN {_SCAN_TEST.get(name, bad).format(c=expression)} THEN error({message}) ELSE {expression} END"
 
 
 def _first_row(bill: BillFile, column: str, predicate: str) -> tuple[int, str] | None:
@@ -420,8 +451,8 @@ def locate_bad_value(files: list[BillFile]) -> InputError | None:
             kind = schema.get(name)
             if kind is None or kind == _TEXT_TYPE:
                 continue
-            stored = dict(zip(bill.columns, bill.types, strict=False)).get(name, _TEXT_TYPE)
-            hit = _first_row(bill, name, f'"{name}" IS NOT NULL AND {_cast(name, kind, stored, _TRY_CAST)} IS NULL')
+            # read as text: a column stored as a timestamp casts through TIMESTAMPTZ to itself (the scan is in UTC)
+            hit = _first_row(bill, name, f'"{name}" IS NOT NULL AND {_cast(name, kind, _TEXT_TYPE, _TRY_CAST)} IS NULL')
             if hit is not None:
                 row, value = hit
                 word = kind.split("(")[0].lower()
@@ -440,11 +471,13 @@ def locate_malformed_row(files: list[BillFile]) -> InputError | None:
         not_utf8 = _not_utf8(bill.path)
         if not_utf8 is not None:
             return not_utf8
-        number = 1
+        number = 1  # the header's row
         with _open_text(bill.path) as handle:
             try:
-                for number, record in enumerate(csv.reader(handle), start=1):
-                    if number > 1 and len(record) != len(bill.columns):
+                records = csv.reader(handle)
+                next(records, None)  # the header, whose names are the columns
+                for number, record in enumerate(records, start=2):
+                    if len(record) != len(bill.columns):
                         return InputError(f"this row has {len(record)} fields, the header has {len(bill.columns)}",
                                           where=Location(file=str(bill.path), row=number),
                                           hint="a field with a comma or a line break must be in double quotes")
@@ -455,9 +488,8 @@ def locate_malformed_row(files: list[BillFile]) -> InputError | None:
 
 def locate_currency(files: list[BillFile], currency: str) -> InputError | None:
     """The first row billed in another currency than ``currency``, as an error naming file and row."""
-    quoted = currency.replace("'", "''")
     for bill in files:
-        hit = _first_row(bill, _CURRENCY_COLUMN, f"\"{_CURRENCY_COLUMN}\" IS DISTINCT FROM '{quoted}'")
+        hit = _first_row(bill, _CURRENCY_COLUMN, f"\"{_CURRENCY_COLUMN}\" IS DISTINCT FROM {_sql_text(currency)}")
         if hit is not None:
             row, other = hit
             return InputError(f"several billing currencies without a rate table: {other} here, {currency} elsewhere",

@@ -89,22 +89,23 @@ class EarlierCommitment:
 def term_months(term: str | None, name: str | None = None) -> int | None:
     """The term in months from a purchase's term text (:data:`TERM_MONTHS`), else from the commitment's
     name; ``None`` when neither says."""
-    months = TERM_MONTHS.get((term or "").strip().lower())
+    months = TERM_MONTHS.get(term.strip().lower()) if term else None
     if months is not None:
         return months
-    found = _NAME_TERM.search(name or "")
+    found = _NAME_TERM.search(name) if name else None
     return 12 * int(found.group(1)) if found else None
 
 
 @dataclass
 class _Month:
-    """One commitment's charge groups of the month, summed (plan currency)."""
+    """One commitment's charge groups of the month, summed (plan currency); its attributes from the first
+    group that has them (``None``: none has)."""
 
-    provider_name: str = ""
-    kind: str = ""
-    name: str = ""
-    frequency: str = ""
-    term: str = ""
+    provider_name: str | None = None
+    kind: str | None = None
+    name: str | None = None
+    frequency: str | None = None
+    term: str | None = None
     bought_at: datetime | None = None
     paid: Decimal = Decimal(0)
     amortized: Decimal = Decimal(0)
@@ -125,16 +126,16 @@ def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, 
         if g.commitment_id is None:
             continue
         one = months.setdefault(g.commitment_id, _Month())
-        one.provider_name = one.provider_name or g.provider_name or ""
-        one.kind = one.kind or g.commitment_type or ""
-        one.name = one.name or g.commitment_name or ""
-        status = (g.commitment_status or "").lower()
+        one.provider_name = one.provider_name or g.provider_name
+        one.kind = one.kind or g.commitment_type
+        one.name = one.name or g.commitment_name
+        status = _status(g)
         if g.charge_category == "Purchase":
             billed = money(g.billed_cost, g.billing_currency)
             purchases += billed
             one.paid += billed.amount
-            one.frequency = one.frequency or (g.charge_frequency or "")
-            one.term = one.term or (g.commitment_term or "")
+            one.frequency = one.frequency or g.charge_frequency
+            one.term = one.term or g.commitment_term
             if g.first_charge_start is not None:
                 one.bought_at = min(filter(None, (one.bought_at, g.first_charge_start)))
         if status in ("used", "unused"):
@@ -150,7 +151,7 @@ def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, 
     committed_services = {s for one in months.values() for s in one.services}
     eligible = Money.total([money(g.effective_cost, g.billing_currency) for g in groups
                             if g.charge_category == "Usage" and g.service_name in committed_services
-                            and (g.commitment_status or "").lower() != "unused"], currency)
+                            and _status(g) != "unused"], currency)
     lines = [_line(cid, months.get(cid, _Month()), (earlier or {}).get(cid), month, currency)
              for cid in sorted(set(months) | set(earlier or {}))]
     return CommitmentSummary(
@@ -169,7 +170,7 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
     amortized = (before.amortized if before else Decimal(0)) + this.amortized
     bought = before.purchase_date if before and before.purchase_date else _day(this.bought_at)
     term = (before.term_months if before else None) or term_months(this.term, this.name)
-    payment = (before.payment if before else "") or PAYMENT.get(this.frequency.lower(), "")
+    payment = (before.payment if before else None) or PAYMENT.get(str(this.frequency).lower(), "")
     scheduled: Money | None = None
     if bought is not None:
         source = "history" if before and before.purchase_date else "bills"
@@ -196,6 +197,12 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
         amortized=of(this.amortized), unused=of(this.unused), amortized_to_date=of(amortized),
         scheduled_monthly=scheduled, balance_left=balance, source=source,
         first_month=before.first_month if before else month)
+
+
+def _status(group: ChargeGroup) -> str:
+    """The group's CommitmentDiscountStatus in lower case; ``"none"`` for a group without one (no status is
+    named so: FOCUS has Used and Unused)."""
+    return str(group.commitment_status).lower()
 
 
 def _running(line: CommitmentLine) -> bool:

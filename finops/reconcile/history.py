@@ -62,6 +62,24 @@ ALTER TABLE months ADD COLUMN IF NOT EXISTS one_off DECIMAL(38, 10) DEFAULT 0;
 """
 #: Columns of ``months`` in the order :class:`MonthRecord` takes them.
 _MONTH_COLUMNS = "month, currency, planned, opex, capex, billed_cost, unmapped, capex_cash, one_off"
+#: The statements, kept here (SQL ignores case: a change of case in a function would be a mutant that changes
+#: nothing, docs/testing.md). A month's record: its rows out of every table, then in.
+_BEGIN, _COMMIT, _ROLLBACK = "BEGIN TRANSACTION", "COMMIT", "ROLLBACK"
+_DELETE_MONTH = ("DELETE FROM lines WHERE month = ?", "DELETE FROM commitment_months WHERE month = ?",
+                 "DELETE FROM months WHERE month = ?")
+_INSERT_MONTH = f"INSERT INTO months ({_MONTH_COLUMNS}, run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_LINES = "INSERT INTO lines VALUES (?, ?, ?, ?, ?)"
+_INSERT_COMMITMENTS = "INSERT INTO commitment_months VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_DELETE_COMMENTS = "DELETE FROM comments WHERE month = ?"
+_INSERT_COMMENTS = "INSERT INTO comments VALUES (?, ?, ?, ?)"
+_SELECT_LINES = "SELECT month, plan_line, actual FROM lines ORDER BY month, plan_line"
+_SELECT_COMMITMENTS = ("SELECT commitment_id, month, provider_name, kind, payment, purchase_date, term_months, paid, "
+                       "amortized FROM commitment_months WHERE month < ? AND currency = ? ORDER BY commitment_id, month")
+_SELECT_COMMENTS = "SELECT plan_line, comment FROM comments WHERE month = ? ORDER BY plan_line"
+_COUNT_TABLES = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
+_MONTHS_COLUMNS_KEPT = "SELECT column_name FROM information_schema.columns WHERE table_name = 'months'"
+_HINT = ("if another program has it open, close that program; if the file is not a history written by finops, "
+         "move it away to start a new history")
 
 
 @dataclass(frozen=True)
@@ -95,19 +113,20 @@ class History:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
 
-    def _connect(self, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-        """A connection; read-only ones share the file (the history is only ever replaced whole)."""
+    def _connect(self) -> duckdb.DuckDBPyConnection:
+        """A read-only connection (it shares the file: the history is only ever replaced whole). A file that is
+        not a DuckDB database, or a database without the table of months, is not a history: refused, naming it."""
         try:
-            con = duckdb.connect(str(self.path), read_only=read_only)
-            if not read_only:
-                con.execute(_SCHEMA)
-                con.execute(_MIGRATIONS)
+            con = duckdb.connect(str(self.path), read_only=True)
         except duckdb.Error as exc:
-            raise InputError(f"cannot open the history database: {str(exc).splitlines()[0]}",
-                             where=Location(file=str(self.path)),
-                             hint="if another program has it open, close that program; if the file is not a "
-                                  "history written by finops, move it away to start a new history") from exc
+            raise self._refused(f"cannot open the history database: {str(exc).splitlines()[0]}") from exc
+        if not _has_table(con, "months"):
+            con.close()
+            raise self._refused("not a history database (it has no table of months)")
         return con
+
+    def _refused(self, message: str) -> InputError:
+        return InputError(message, where=Location(file=str(self.path)), hint=_HINT)
 
     def record(self, rec: Reconciliation, run_at: datetime, comments: Mapping[str, str] | None = None) -> None:
         """Keep ``rec``, replacing any earlier run of the same month (and only that month).
@@ -116,62 +135,36 @@ class History:
 
         The database is changed in a copy that replaces it whole (:func:`~finops.files.replacing`), so a
         kill leaves the old history or the new one, and inside :func:`~finops.files.one_unit` the new
-        history takes effect with the review written in the same unit.
+        history takes effect with the review written in the same unit. A file there that is not a history
+        is refused (naming it) before anything is written.
         """
+        if self.path.exists():
+            self._connect().close()
         with replacing(self.path) as copy:
             copy.unlink()  # DuckDB makes a new database where there is no file, not in an empty one
             if self.path.exists():
                 shutil.copyfile(self.path, copy)
+            con = duckdb.connect(str(copy))
             try:
-                History(copy)._record_here(rec, run_at, comments)
+                con.execute(_SCHEMA)
+                con.execute(_MIGRATIONS)
+                _record_month(con, rec, run_at, comments)
             except duckdb.ConversionException as exc:  # an amount past DECIMAL(38, 10): too large to keep
                 raise InputError("an amount of this month is too large for the history (at most 28 digits "
                                  "before the decimal point)", where=Location(file=str(self.path)),
                                  hint="check the bills' amounts and the --rate values; nothing was written") from exc
-
-    def _record_here(self, rec: Reconciliation, run_at: datetime, comments: Mapping[str, str] | None) -> None:
-        con = self._connect()
-        one_off = rec.one_off_cost.amount if rec.one_off_cost is not None else Decimal(0)
-        try:
-            con.execute("BEGIN TRANSACTION")
-            con.execute("DELETE FROM lines WHERE month = ?", [rec.month])
-            con.execute("DELETE FROM commitment_months WHERE month = ?", [rec.month])
-            con.execute("DELETE FROM months WHERE month = ?", [rec.month])
-            con.execute(f"INSERT INTO months ({_MONTH_COLUMNS}, run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [rec.month, rec.currency, rec.planned.amount, rec.opex.amount, rec.capex.amount,
-                         rec.billed_cost.amount, rec.unmapped_effective_cost.amount, rec.capex_cash.amount,
-                         one_off, run_at])
-            con.executemany("INSERT INTO lines VALUES (?, ?, ?, ?, ?)",
-                            [[rec.month, line.plan_line, line.category, line.planned.amount, line.actual.amount]
-                             for line in rec.lines])
-            commitments = [[rec.month, c.commitment_id, rec.currency, c.provider_name, c.kind, c.payment,
-                            c.purchase_date, c.term_months, c.paid_this_month.amount, c.amortized.amount]
-                           for c in rec.commitment_lines]
-            if commitments:
-                con.executemany("INSERT INTO commitment_months VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", commitments)
-            kept = [[rec.month, line, text.strip(), run_at] for line, text in sorted((comments or {}).items())
-                    if text.strip()]
-            if comments is not None:
-                con.execute("DELETE FROM comments WHERE month = ?", [rec.month])
-            if kept:
-                con.executemany("INSERT INTO comments VALUES (?, ?, ?, ?)", kept)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        finally:
-            con.close()
+            finally:
+                con.close()
 
     def months(self, currency: str | None = None) -> list[MonthRecord]:
         """Every kept month in order (only those in ``currency`` when given)."""
         if not self.path.exists():
             return []
-        con = self._connect(read_only=True)
+        con = self._connect()
         try:
             heads = con.execute(f"SELECT {_month_columns(con)} FROM months ORDER BY month").fetchall()
             lines: dict[str, dict[str, Decimal]] = {}
-            for month, plan_line, actual in con.execute(
-                    "SELECT month, plan_line, actual FROM lines ORDER BY month, plan_line").fetchall():
+            for month, plan_line, actual in con.execute(_SELECT_LINES).fetchall():
                 lines.setdefault(month, {})[plan_line] = actual
         finally:
             con.close()
@@ -193,14 +186,11 @@ class History:
         those months, its purchase date, term and payment from the first month that names them."""
         if not self.path.exists():
             return {}
-        con = self._connect(read_only=True)
+        con = self._connect()
         try:
             if not _has_table(con, "commitment_months"):
                 return {}
-            rows = con.execute(
-                "SELECT commitment_id, month, provider_name, kind, payment, purchase_date, term_months, paid, amortized "
-                "FROM commitment_months WHERE month < ? AND currency = ? ORDER BY commitment_id, month",
-                [month, currency]).fetchall()
+            rows = con.execute(_SELECT_COMMITMENTS, [month, currency]).fetchall()
         finally:
             con.close()
         kept: dict[str, EarlierCommitment] = {}
@@ -214,12 +204,11 @@ class History:
         """The comments kept for ``month``: plan line -> text."""
         if not self.path.exists():
             return {}
-        con = self._connect(read_only=True)
+        con = self._connect()
         try:
             if not _has_table(con, "comments"):
                 return {}
-            rows = con.execute("SELECT plan_line, comment FROM comments WHERE month = ? ORDER BY plan_line",
-                               [month]).fetchall()
+            rows = con.execute(_SELECT_COMMENTS, [month]).fetchall()
         finally:
             con.close()
         return dict(rows)
@@ -235,14 +224,44 @@ def _carried(before: EarlierCommitment, provider: str, kind: str, payment: str, 
         before.first_amortized)
 
 
+def _record_month(con: duckdb.DuckDBPyConnection, rec: Reconciliation, run_at: datetime,
+                  comments: Mapping[str, str] | None) -> None:
+    """``rec``'s rows in place of its month's, in one transaction (:meth:`History.record`)."""
+    one_off = rec.one_off_cost.amount if rec.one_off_cost is not None else Decimal(0)
+    kept = [[rec.month, line, text.strip(), run_at] for line, text in sorted((comments or {}).items()) if text.strip()]
+    try:
+        con.execute(_BEGIN)
+        for statement in _DELETE_MONTH:
+            con.execute(statement, [rec.month])
+        con.execute(_INSERT_MONTH, [rec.month, rec.currency, rec.planned.amount, rec.opex.amount, rec.capex.amount,
+                                    rec.billed_cost.amount, rec.unmapped_effective_cost.amount, rec.capex_cash.amount,
+                                    one_off, run_at])
+        _insert(con, _INSERT_LINES, [[rec.month, line.plan_line, line.category, line.planned.amount,
+                                      line.actual.amount] for line in rec.lines])
+        _insert(con, _INSERT_COMMITMENTS, [[rec.month, c.commitment_id, rec.currency, c.provider_name, c.kind,
+                                            c.payment, c.purchase_date, c.term_months, c.paid_this_month.amount,
+                                            c.amortized.amount] for c in rec.commitment_lines])
+        if comments is not None:
+            con.execute(_DELETE_COMMENTS, [rec.month])
+        _insert(con, _INSERT_COMMENTS, kept)
+        con.execute(_COMMIT)
+    except BaseException:
+        con.execute(_ROLLBACK)
+        raise
+
+
+def _insert(con: duckdb.DuckDBPyConnection, statement: str, rows: list[list[object]]) -> None:
+    """``statement`` for each of ``rows``; none for none (DuckDB's executemany refuses an empty list)."""
+    if rows:
+        con.executemany(statement, rows)
+
+
 def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
-                            [table]).fetchone()[0])  # type: ignore[index]
+    return bool(con.execute(_COUNT_TABLES, [table]).fetchone()[0])  # type: ignore[index]
 
 
 def _month_columns(con: duckdb.DuckDBPyConnection) -> str:
     """:data:`_MONTH_COLUMNS` over a history opened read-only: a column an older history lacks (it is
     migrated at its next :meth:`History.record`) reads 0."""
-    present = {name for (name,) in con.execute(
-        "SELECT column_name FROM information_schema.columns WHERE table_name = 'months'").fetchall()}
+    present = {name for (name,) in con.execute(_MONTHS_COLUMNS_KEPT).fetchall()}
     return ", ".join(name if name in present else f"0 AS {name}" for name in _MONTH_COLUMNS.split(", "))
