@@ -70,7 +70,7 @@ declare -A TESTS=(
   [reconcile-fleet_bill]="tests/reconcile/test_figures.py tests/reconcile/test_unmapped_bound.py finops/reconcile/fleet_bill.py"
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
-  [reconcile-aggregation]="tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_totals.py tests/reconcile/test_invoice_months.py finops/reconcile/aggregation.py"
+  [reconcile-aggregation]="tests/reconcile/test_aggregation_sums.py finops/reconcile/aggregation.py"
   [reconcile-mapping]="tests/reconcile/test_mapping.py tests/reconcile/test_real_shaped_bills.py finops/reconcile/mapping.py"
   [reconcile-engine]="tests/reconcile/test_engine.py tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_history.py finops/reconcile/engine.py"
   # --- end reconcile/ engine ...
