@@ -71,7 +71,7 @@ declare -A TESTS=(
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
   [reconcile-aggregation]="tests/reconcile/test_aggregation_sums.py finops/reconcile/aggregation.py"
-  [reconcile-mapping]="tests/reconcile/test_mapping.py tests/reconcile/test_real_shaped_bills.py finops/reconcile/mapping.py"
+  [reconcile-mapping]="tests/reconcile/test_mapping_rules.py tests/reconcile/test_mapping.py::test_globs_agree_with_fnmatch tests/reconcile/test_aggregation_sums.py finops/reconcile/mapping.py"
   [reconcile-engine]="tests/reconcile/test_engine.py tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_history.py finops/reconcile/engine.py"
   # --- end reconcile/ engine ...
   # --- sizing/
