@@ -483,3 +483,40 @@ def test_a_group_is_committed_when_it_carries_a_commitment(con):
 def test_month_filter_selects_the_reference_rows(con, basis):
     (count,) = con.execute(f"SELECT COUNT(*) FROM {TABLE} WHERE {month_filter(MONTH, basis)}").fetchone()
     assert count == sum(1 for r in bill_rows() if in_month(r, basis))
+
+
+def test_the_default_month_is_the_invoice_month(con):
+    (count,) = con.execute(f"SELECT COUNT(*) FROM {TABLE} WHERE {month_filter(MONTH)}").fetchone()
+    assert count == sum(1 for r in bill_rows() if in_month(r, "invoice")) != sum(
+        1 for r in bill_rows() if in_month(r, "usage"))
+    con.execute("CREATE OR REPLACE TEMP TABLE groups AS " + charge_groups_sql(TABLE, MONTH, RULES))
+    assert Counter(Summary.from_rows(con.execute(summary_sql("groups")).fetchall()).groups) == expected_groups("invoice")
+
+
+def test_each_compared_column_is_lowered_once_per_charge():
+    """The documented saving of the scan: two rules on ServiceName and one on the instance type lower each
+    column once, in the scan's subquery, not once per rule in the CASE; with no rules the bill is read as it is."""
+    rules = (MappingRule(1, "a", service_name="AmazonEC2"), MappingRule(2, "b", service_name="AmazonS3"),
+             MappingRule(3, "c", instance_type="p5.*"))
+    sql = charge_groups_sql(TABLE, MONTH, rules)
+    assert sql.count("LOWER(ServiceName)") == 1 and sql.count("LOWER(COALESCE(x_InstanceType") == 1
+    assert "LOWER(" not in sql.split("AS bill")[1]  # the CASE compares the lowered columns
+    plain = charge_groups_sql(TABLE, MONTH, ())
+    assert "LOWER(" not in plain and f"FROM {TABLE}\n" in plain
+
+
+def test_several_rates_rank_the_unmapped_keys(con):
+    """Two rates (one for a currency the bill does not hold) rank as one rate does."""
+    for limit in (1, 3):
+        got = summary(con, rates={**RATES, "GBP": D("1.27")}, limit=limit)
+        listed, rest, count = unmapped_reference(RATES, limit)
+        assert (Counter(got.unmapped), Counter(got.rest), got.rest_count) == (listed, rest, count)
+
+
+def test_a_row_of_the_wrong_width_is_refused():
+    """A remote engine's row with a column more or less than the summary's is an error, not a shifted group."""
+    row = ("gpu", *("x",) * len(DIMENSIONS), *("1",) * (len(MEASURES) - 3), None, None, 1)
+    assert ChargeGroup.from_row(row).row_count == 1
+    for wrong in (row[:-1], (*row, 2)):
+        with pytest.raises(ValueError):
+            ChargeGroup.from_row(wrong)
