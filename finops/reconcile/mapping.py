@@ -176,6 +176,8 @@ def tag_sql(column: str, key: str | None, value: str | None) -> str:
     return f"REGEXP_MATCHES(LOWER({column}), {_quote('(?s)' + member)})"
 
 
+#: The FOCUS column of a charge's tags (column names ignore case).
+_TAGS = "Tags"
 #: Field of a rule -> the columns it compares (a sub-account matches its id or its name); ``None`` stands for
 #: the SQL of the charge's instance type. In the order the conditions are written.
 _FIELDS: tuple[tuple[str, tuple[str | None, ...]], ...] = (
@@ -203,7 +205,7 @@ def _rule_sql(rule: MappingRule, instance_type: str, lowered: Mapping[str, str])
                        (c or instance_type for c in columns)]
             parts.append(matches[0] if len(matches) == 1 else "(" + _OR.join(matches) + ")")
     if rule.tag_key is not None or rule.tag_value is not None:
-        parts.append(tag_sql("Tags", rule.tag_key, rule.tag_value))
+        parts.append(tag_sql(_TAGS, rule.tag_key, rule.tag_value))
     return _AND.join(parts) or _ALWAYS
 
 

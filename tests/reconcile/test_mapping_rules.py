@@ -71,7 +71,7 @@ GLOBS = {
 TAGS = [("owner", "team-ml"), ("OWNER", "TEAM-*"), ("Environment", None), ("cost*", "cc_10?2"),
         ("cost?centre", "cc-1042"), (None, "team-ml"), ("prod", None), ("Environment", "dev"), ("Environment", "pro"),
         ("tier", "3"), ("tier", "[2-4]"), ("n", "-[0-9]*"), ("n", "-1.5?3"), ("spot", "true"), ("b", "false"), ("n", "-1.5e3"), ("n", "*"), ("env", "*"), ("env", ""),
-        ("env", "prod"), ("owner", ""), ("owner", "*"), ('k"q', "v\\w"), ('k"*', "v?w"), ("*", "y"), ("x", None),
+        ("env", "prod"), ("env", "null"), ("env", "n*"), ("env", "?*"), ("env", "[n][u][l][l]"), ("owner", ""), ("owner", "*"), ('k"q', "v\\w"), ('k"*', "v?w"), ("*", "y"), ("x", None),
         (None, "*ml*"), ("team", "ml*"), ("team", "ml"), ("goog-k8s-*", "gke-?"), ("a", "1"), ("a", "?"),
         ("[et]*", "[!s]*"), (None, None)]
 
