@@ -104,9 +104,9 @@ declare -A TESTS=(
   [reconcile-sample_bills]="tests/reconcile/test_sample_bill_files.py finops/reconcile/sample_bills.py"
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
-  [reconcile-aggregation]="tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_totals.py tests/reconcile/test_invoice_months.py finops/reconcile/aggregation.py"
-  [reconcile-mapping]="tests/reconcile/test_mapping.py tests/reconcile/test_real_shaped_bills.py finops/reconcile/mapping.py"
-  [reconcile-engine]="tests/reconcile/test_engine.py tests/reconcile/test_real_shaped_bills.py tests/reconcile/test_history.py finops/reconcile/engine.py"
+  [reconcile-aggregation]="tests/reconcile/test_aggregation_sums.py finops/reconcile/aggregation.py"
+  [reconcile-mapping]="tests/reconcile/test_mapping_rules.py tests/reconcile/test_mapping.py::test_globs_agree_with_fnmatch tests/reconcile/test_aggregation_sums.py finops/reconcile/mapping.py"
+  [reconcile-engine]="tests/reconcile/test_engine_figures.py tests/reconcile/test_engine_scan.py tests/reconcile/test_engine.py finops/reconcile/engine.py"
   # --- end reconcile/ engine ...
   # --- sizing/
   [memory]="tests/sizing/test_memory.py tests/sizing/test_memory_contract.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"

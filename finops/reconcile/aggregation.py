@@ -104,10 +104,29 @@ CHECKED_COLUMNS = ("BillingPeriodStart", "BillingPeriodEnd", "ContractedCost", "
 #: Unmapped charge groups the review lists one by one; the rest is one row (all are in ``--unmapped-csv``).
 UNMAPPED_LIMIT = 200
 
-#: The key of an unmapped charge group, as the review lists it.
-_UNMAPPED_KEY = ("COALESCE(provider_name, '')", "sub_account", "COALESCE(service_name, '')",
-                 "COALESCE(instance_type, '')", "region_id", "tags")
-_UNMAPPED_NAMES = ("provider_name", "sub_account", "service_name", "instance_type", "region_id", "tags")
+#: The key of an unmapped charge group, as the review lists it: (SQL over the groups, name, title in the CSV).
+_UNMAPPED_KEY = (("COALESCE(provider_name, '')", "provider_name", "ProviderName"),
+                 ("sub_account", "sub_account", "SubAccount"),
+                 ("COALESCE(service_name, '')", "service_name", "ServiceName"),
+                 ("COALESCE(instance_type, '')", "instance_type", "InstanceType"),
+                 ("region_id", "region_id", "RegionId"), ("tags", "tags", "Tags"))
+_UNMAPPED_NAMES = tuple(name for _, name, _ in _UNMAPPED_KEY)
+
+# SQL pieces, kept here (SQL words and names ignore case, so a change of their case would change nothing):
+#: the plan line's column, the bill columns the measures read, typed NULLs and an untyped one
+_PLAN_LINE = "plan_line"
+_MEASURED = ("BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
+             "ChargePeriodEnd")
+_NULL_TEXT, _NULL_COUNT, _NULL = "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)", "NULL"
+#: the summary's part column of a group row, the unmapped rank, how the rest sums its costs and its rank
+_GROUP_PART = "'group' AS part"
+_RANK = "unmapped_rank"
+_SUM_OF, _LAST_RANK = "SUM({})", f"MAX({_RANK})"
+#: the exact weight of an unmapped group (no rates)
+_EXACT_WEIGHT = "effective_cost"
+#: a summary row's positions: name (plan line, dimensions, measures, unmapped dimensions, rank) -> index
+_SUMMARY_COLUMNS = {name: i for i, name in enumerate(
+    ["part", _PLAN_LINE, *DIMENSIONS, *MEASURES, *UNMAPPED_DIMENSIONS, _RANK])}
 
 
 def month_bounds(month: str) -> tuple[str, str]:
@@ -157,23 +176,22 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
         f"(SELECT *, {', '.join(f'LOWER({column}) AS {name}' for column, name in lowered.items())} FROM {relation}) AS bill")
     inner = [f"{plan_line} AS plan_line"] + [f"{expr} AS {name}" for name, expr in DIMENSIONS.items()]
     inner += [f"{expr} AS {name}_any" for name, expr in UNMAPPED_DIMENSIONS.items()] + ([per] if per else [])
-    inner += ["BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
-              "ChargePeriodEnd", *checked]
-    outer = ["plan_line"] + list(DIMENSIONS)
+    inner += [*_MEASURED, *checked]
+    outer = [_PLAN_LINE, *DIMENSIONS]
     outer += [f"CASE WHEN plan_line IS NULL THEN {name}_any END AS {name}" for name in UNMAPPED_DIMENSIONS]
     outer += ([per] if per else [])
     keys = len(outer)
     outer += [f"{over_bill} AS {name}" for name, (over_bill, _) in MEASURES.items()]
     outer += [f"COUNT({column}) AS checked_{column}" for column in checked]
-    return ("SELECT\n  " + ",\n  ".join(outer) + "\nFROM (\n  SELECT " + ",\n    ".join(inner)
-            + f"\n  FROM {source}\n  WHERE {month_filter(month, basis)}\n) AS charges\n"
-            f"GROUP BY {', '.join(str(i + 1) for i in range(keys))}")
+    selected, read = ",\n  ".join(outer), ",\n    ".join(inner)
+    return (f"SELECT\n  {selected}\nFROM (\n  SELECT {read}\n  FROM {source}\n  WHERE {month_filter(month, basis)}\n"
+            f") AS charges\nGROUP BY {', '.join(str(i + 1) for i in range(keys))}")
 
 
 def _weight(rates: Mapping[str, Decimal] | None) -> str:
     """EffectiveCost in the plan currency, to rank unmapped groups: exact without rates, else DOUBLE."""
     if not rates:
-        return "effective_cost"
+        return _EXACT_WEIGHT
     cases = " ".join(f"WHEN '{code}' THEN {Decimal(rate)}" for code, rate in sorted(rates.items()))
     return f"CAST(effective_cost AS DOUBLE) * CASE UPPER(billing_currency) {cases} ELSE 1 END"
 
@@ -187,22 +205,22 @@ def summary_sql(groups: str, *, rates: Mapping[str, Decimal] | None = None, limi
     >>> summary_sql("g").splitlines()[0]
     'WITH unmapped AS ('
     """
-    key = ", ".join(f"{expr} AS {name}" for expr, name in zip(_UNMAPPED_KEY, _UNMAPPED_NAMES, strict=True))
+    key = ", ".join(f"{expr} AS {name}" for expr, name, _ in _UNMAPPED_KEY)
     names = ", ".join(_UNMAPPED_NAMES)
     dims = list(DIMENSIONS)
     # The first branch types every column; NULL in the others takes that type in every engine.
-    group_cols = ["'group' AS part", "plan_line", *dims, *(f"{over} AS {name}" for name, (_, over) in MEASURES.items()),
-                  "CAST(NULL AS VARCHAR)", "CAST(NULL AS VARCHAR)", "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)"]
+    group_cols = [_GROUP_PART, _PLAN_LINE, *dims, *(f"{over} AS {name}" for name, (_, over) in MEASURES.items()),
+                  *[_NULL_TEXT] * len(UNMAPPED_DIMENSIONS), _NULL_COUNT]
 
     def listed(part: str, shown: set[str], money: str, rank: str) -> list[str]:
         """A row of unmapped sums: ``shown`` dimensions, the two costs (``money`` around each), NULL elsewhere."""
-        cols = [part, "NULL", *(name if name in shown else "NULL" for name in dims)]
-        cols += [money.format(name) if name in ("billed_cost", "effective_cost") else "NULL" for name in MEASURES]
-        return cols + (["sub_account", "region_id", "tags"] if part == "'unmapped'" else ["NULL"] * 3) + [rank]
+        cols = [part, _NULL, *(name if name in shown else _NULL for name in dims)]
+        cols += [money.format(name) if name in ("billed_cost", "effective_cost") else _NULL for name in MEASURES]
+        return cols + (list(UNMAPPED_DIMENSIONS) if part == "'unmapped'" else [_NULL] * len(UNMAPPED_DIMENSIONS)) + [rank]
 
     unmapped = listed("'unmapped'", {"provider_name", "billing_currency", "service_name", "instance_type"}, "{}",
-                      "unmapped_rank")
-    rest = listed("'rest'", {"billing_currency"}, "SUM({})", "MAX(unmapped_rank)")
+                      _RANK)
+    rest = listed("'rest'", {"billing_currency"}, _SUM_OF, _LAST_RANK)
     return (f"WITH unmapped AS (\n  SELECT {key}, billing_currency, SUM(effective_cost) AS effective_cost, "
             f"SUM(billed_cost) AS billed_cost, SUM({_weight(rates)}) AS weight\n"
             f"  FROM {groups} WHERE plan_line IS NULL GROUP BY 1, 2, 3, 4, 5, 6, 7\n"
@@ -221,8 +239,7 @@ def unmapped_csv_sql(groups: str) -> str:
     >>> unmapped_csv_sql("g").splitlines()[-1]
     'ORDER BY EffectiveCost DESC, 1, 2, 3, 4, 5, 6, 7'
     """
-    titles = ("ProviderName", "SubAccount", "ServiceName", "InstanceType", "RegionId", "Tags")
-    key = ", ".join(f"{expr} AS {title}" for expr, title in zip(_UNMAPPED_KEY, titles, strict=True))
+    key = ", ".join(f"{expr} AS {title}" for expr, _, title in _UNMAPPED_KEY)
     return (f"SELECT {key}, billing_currency AS BillingCurrency, SUM(effective_cost) AS EffectiveCost, "
             f"SUM(billed_cost) AS BilledCost, SUM(row_count) AS Charges\nFROM {groups} WHERE plan_line IS NULL\n"
             f"GROUP BY 1, 2, 3, 4, 5, 6, 7\nORDER BY EffectiveCost DESC, 1, 2, 3, 4, 5, 6, 7")
@@ -330,21 +347,18 @@ class Summary:
     @classmethod
     def from_rows(cls, rows: Sequence[Sequence[Any]], limit: int = UNMAPPED_LIMIT) -> Summary:
         """Read the result rows of ``summary_sql(..., limit=limit)`` (values as any engine returns them)."""
-        width = 1 + len(DIMENSIONS) + len(MEASURES)
+        at = _SUMMARY_COLUMNS
         groups, unmapped, rest, last = [], [], [], limit
-        names = list(DIMENSIONS) + list(MEASURES)
         for row in rows:
-            part, values = row[0], row[1:1 + width]
+            part = row[at["part"]]
             if part == "group":
-                groups.append(ChargeGroup.from_row(values))
+                groups.append(ChargeGroup.from_row(row[at[_PLAN_LINE]:at["sub_account"]]))  # plan line .. measures
                 continue
-            named = dict(zip(names, values[1:], strict=True))
-            sub_account, region, tags, rank = row[1 + width:]
-            key = ((named["provider_name"] or "", sub_account or "", named["service_name"] or "",
-                    named["instance_type"] or "", region or "", tags or "") if part == "unmapped" else ("",) * 6)
-            sums = UnmappedSums(key, named["billing_currency"], decimal_of(named["effective_cost"]),
-                                decimal_of(named["billed_cost"]))
+            # the rest's key dimensions are NULL: its key is all ''
+            key = tuple(row[at[name]] or "" for name in _UNMAPPED_NAMES)
+            sums = UnmappedSums(key, row[at["billing_currency"]], decimal_of(row[at["effective_cost"]]),
+                                decimal_of(row[at["billed_cost"]]))
             (unmapped if part == "unmapped" else rest).append(sums)
             if part == "rest":
-                last = max(last, int(rank))
+                last = max(last, int(row[at[_RANK]]))
         return cls(tuple(groups), tuple(unmapped), tuple(rest), last - limit)

@@ -37,7 +37,7 @@ import shutil
 import tempfile
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -101,6 +101,15 @@ _HOUR_UNITS = {"hours", "hour", "hrs", "h"}
 SCAN_MEMORY = "512MB"
 #: Temporary table of the charge groups (of each bill file, when there are several).
 _GROUPS = "charge_groups"
+#: The scan's DuckDB settings, kept here (setting names and SQL ignore case): its spill folder's name, its
+#: memory and spill folder, and the groups' order, which does not matter (so DuckDB needs less memory).
+_SPILL_PREFIX = "finops-reconcile-"
+_MEMORY_LIMIT, _TEMP_DIRECTORY = "memory_limit", "temp_directory"
+_ANY_ORDER = "SET preserve_insertion_order = false"
+#: DuckDB's type of a column stored as text (type names ignore case).
+_TEXT = "VARCHAR"
+#: The scan runs on this thread; the caller's thread reads its progress this often (seconds).
+_SCAN_THREAD, _PROGRESS_EVERY = "finops-reconcile-scan", 0.1
 
 
 def catalog_gpus(provider_name: str, instance_type: str) -> tuple[str, int] | None:
@@ -138,11 +147,11 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
     file too, and two files holding the same charges of the month
     (:func:`~finops.reconcile.fingerprint.refuse_same_charges`) raise :class:`InputError`.
     """
-    per_file = len(files) > 1
+    per_file = len(files) > 1  # pragma: no mutate
     rules = plan.mapping if plan is not None else ()
-    con.execute("SET preserve_insertion_order = false")  # the groups' order does not matter: less memory
-    as_text = {name for f in files for name, kind in zip(f.columns, f.types or ("VARCHAR",) * len(f.columns),
-                                                             strict=True) if kind.upper() == "VARCHAR"}
+    con.execute(_ANY_ORDER)
+    as_text = {name for f in files for name, kind in zip(f.columns, f.types or (_TEXT,) * len(f.columns),
+                                                             strict=True) if kind.upper() == _TEXT}
     checked = [name for name in CHECKED_COLUMNS if name in as_text]
     sql = f"CREATE OR REPLACE TEMP TABLE {_GROUPS} AS " + charge_groups_sql(
         VIEW, month, rules, per=FILE_COLUMN if per_file else None, checked=checked, basis=basis)
@@ -151,15 +160,14 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
     def work() -> None:
         try:
             con.execute(sql)
-            outcome["done"] = True
         except duckdb.Error as exc:  # re-raised below, on the caller's thread
             outcome["error"] = exc
 
-    worker = threading.Thread(target=work, name="finops-reconcile-scan")
+    worker = threading.Thread(target=work, name=_SCAN_THREAD)
     worker.start()
     try:
         while worker.is_alive():
-            worker.join(0.1)
+            worker.join(_PROGRESS_EVERY)
             if on_progress is not None and worker.is_alive():
                 progress = con.query_progress()
                 if progress >= 0:
@@ -227,27 +235,27 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     """
     month_index(month)
     currency = plan.currency()
-    spill = tempfile.mkdtemp(prefix="finops-reconcile-")
-    con = duckdb.connect(config={"memory_limit": SCAN_MEMORY, "temp_directory": spill})
+    spill = tempfile.mkdtemp(prefix=_SPILL_PREFIX)
+    con = duckdb.connect(config={_MEMORY_LIMIT: SCAN_MEMORY, _TEMP_DIRECTORY: spill})
     try:
         files = open_bills(con, bills)
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
-        bill_currencies = sorted({g.billing_currency or "" for g in summary.groups})
+        bill_currencies = {g.billing_currency for g in summary.groups}
         if len(bill_currencies) > 1 and not _rates_cover(bill_currencies, currency, rates):
             located = locate_currency(files, currency)
             if located is not None:
                 raise located
     finally:
         con.close()
-        shutil.rmtree(spill, ignore_errors=True)
+        shutil.rmtree(spill, ignore_errors=True)  # pragma: no mutate
     return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
                             past_actuals=past_actuals, instance_gpus=instance_gpus,
                             source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
                             earlier_commitments=earlier_commitments)
 
 
-def _rates_cover(currencies: list[str], target: str, rates: Mapping[str, Decimal] | None) -> bool:
+def _rates_cover(currencies: Iterable[str | None], target: str, rates: Mapping[str, Decimal] | None) -> bool:
     return all(c == target or (rates is not None and c in rates) for c in currencies)
 
 
@@ -447,8 +455,9 @@ def _forecast(plan: Plan, month: str, actual: Money, one_off: Money, past: Mappi
               past_one_off: Mapping[str, Decimal]) -> Forecast:
     """:func:`~finops.reconcile.forecast.year_forecast` of this month with the earlier ones (this run wins)."""
     currency = actual.currency
-    actuals = {m: Money(v, currency) for m, v in past.items() if m < month} | {month: actual}
-    one_offs = {m: Money(v, currency) for m, v in past_one_off.items() if m < month} | {month: one_off}
+    # year_forecast reads the months up to this one only; this run's month replaces the history's
+    actuals = {m: Money(v, currency) for m, v in past.items()} | {month: actual}
+    one_offs = {m: Money(v, currency) for m, v in past_one_off.items()} | {month: one_off}
     plan_by_month: dict[str, Money] = {}
     for b in plan.budget_for_year(month):
         plan_by_month[b.month] = plan_by_month.get(b.month, Money.zero(currency)) + b.amount

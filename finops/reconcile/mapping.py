@@ -32,12 +32,23 @@ __all__ = ["UNMAPPED", "compared_columns", "glob_sql", "plan_line_sql", "tag_sql
 #: The plan line of charges that match no rule.
 UNMAPPED = "Unmapped"
 
+#: Characters with a meaning in a glob, and in a LIKE pattern (``\\`` is an escape in some engines' LIKE).
+_GLOB_WILDCARDS = "*?["
+_LIKE_WILDCARDS = "%_\\"
+#: SQL of a rule: the words joining its conditions, the condition of a rule with no field, and the plan line
+#: when there are no rules (kept here: SQL words ignore case, so a change of their case changes nothing).
+_AND, _OR, _ALWAYS, _NO_PLAN_LINE = " AND ", " OR ", "TRUE", "CAST(NULL AS VARCHAR)"
 #: Characters with a meaning in a regular expression (RE2, as in DuckDB and BigQuery, and Java's, as in Athena).
 _REGEX_SPECIAL = set("\\.^$|?*+()[]{}")
 #: One character of a JSON string as it is written in the text: anything but a quote or backslash, or an escape.
 _JSON_CHAR = r'(?:[^"\\]|\\.)'
-#: One character of a bare JSON value (a number, ``true``, ``false``).
-_BARE_CHAR = r"[-+.0-9a-z]"
+#: The characters of a bare JSON number (the text is lowercased), and one of them as a regular expression.
+_NUMBER_CHARS = "0123456789e.+-"
+_NUMBER_CHAR = r"[-+.0-9e]"
+#: A regular expression that matches no character: a glob's character that no number holds.
+_NO_CHAR = r"[^\s\S]"
+#: The bare JSON words -> the text a tag value's glob is matched against (``null`` reads as no text).
+_JSON_WORDS = {"true": "true", "false": "false", "null": ""}
 
 
 def _quote(text: str) -> str:
@@ -48,7 +59,52 @@ def _escape(char: str) -> str:
     return "\\" + char if char in _REGEX_SPECIAL else char
 
 
-def _regex(glob: str, *, any_char: str = ".", literal: Callable[[str], str] = _escape) -> str:
+#: Characters of a glob's ``[...]`` set that a regular expression's set would read otherwise: ``\\``, ``[``, a
+#: ``^`` that fnmatch takes as itself, a ``]`` first in the set, and ``&`` (Java's ``&&`` intersects sets).
+_CLASS_ESCAPES = {char: "\\" + char for char in "\\[]^&"}
+
+
+def _class_end(glob: str, start: int) -> int:
+    """Where the ``[...]`` set opened just before ``start`` closes, as :mod:`fnmatch` reads it (a ``!`` first
+    negates, a ``]`` first, after the ``!`` if any, is a member), or -1 when it does not close (``[`` is then
+    itself).
+
+    >>> _class_end("[!]a]", 1), _class_end("[]]", 1), _class_end("[!]", 1)
+    (4, 2, -1)
+    """
+    start += glob.startswith("!", start)
+    start += glob.startswith("]", start)
+    return glob.find("]", start)
+
+
+def _set(body: str, negate: bool) -> str:
+    """A glob's ``[...]`` set (``body``, ``[!...]`` when ``negate``) as a regular expression's set.
+
+    >>> _set("^a-c", True)
+    '[^\\\\^a-c]'
+    """
+    return "[" + "^" * negate + "".join(_CLASS_ESCAPES.get(c, c) for c in body) + "]"
+
+
+def _number_set(body: str, negate: bool) -> str:
+    """The characters of a JSON number that a glob's set matches, spelled out, so that a set never reaches a
+    letter of ``null`` (:data:`_NO_CHAR` when it matches none).
+
+    >>> _number_set("0-8", True), _number_set("a-d", False)
+    ('[9e\\\\.\\\\+-]', '[^\\\\s\\\\S]')
+    """
+    members = [c for c in _NUMBER_CHARS if fnmatchcase(c, "[" + "!" * negate + body + "]")]
+    # "-" comes last in _NUMBER_CHARS, so it is itself in the set, not a range
+    return "[" + "".join(map(_escape, members)) + "]" if members else _NO_CHAR
+
+
+def _number_literal(char: str) -> str:
+    """A literal character of a glob in a bare JSON number: itself when a number can hold it, else none."""
+    return _escape(char) if char in _NUMBER_CHARS else _NO_CHAR
+
+
+def _regex(glob: str, *, any_char: str = ".", literal: Callable[[str], str] = _escape,
+           members: Callable[[str, bool], str] = _set) -> str:
     """The regular expression of ``glob`` (lowercased), unanchored: fnmatch's ``*``, ``?``, ``[seq]``, ``[!seq]``.
 
     >>> _regex("a[!0-9]?.*")
@@ -62,11 +118,9 @@ def _regex(glob: str, *, any_char: str = ".", literal: Callable[[str], str] = _e
             out.append(any_char + "*")
         elif char == "?":
             out.append(any_char)
-        elif char == "[" and (end := glob.find("]", i + 1 if glob[i:i + 1] in ("!", "]") else i)) != -1:
-            body = glob[i:end]
-            negate = body.startswith("!")
-            body = body[1:] if negate else body
-            out.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\").replace("[", "\\[") + "]")
+        elif char == "[" and (end := _class_end(glob, i)) != -1:
+            negate = glob[i] == "!"
+            out.append(members(glob[i + negate:end], negate))
             i = end + 1
         else:
             out.append(literal(char))
@@ -74,11 +128,11 @@ def _regex(glob: str, *, any_char: str = ".", literal: Callable[[str], str] = _e
 
 
 def _is_plain(glob: str) -> bool:
-    return not any(c in glob for c in "*?[")
+    return not any(c in glob for c in _GLOB_WILDCARDS)
 
 
 def _is_like(glob: str) -> bool:
-    return "[" not in glob and not any(c in glob for c in "%_\\")
+    return "[" not in glob and not any(c in glob for c in _LIKE_WILDCARDS)
 
 
 #: Glob form -> SQL comparing a column's lowercased value (SQL) with it; the first form a glob has is used.
@@ -116,13 +170,14 @@ def tag_sql(column: str, key: str | None, value: str | None) -> str:
     member = r"[{,]\s*" + '"' + key_regex + '"' + r"\s*:"
     if value is not None:
         forms = ['"' + _regex(value, any_char=_JSON_CHAR, literal=_json_literal) + '"',
-                 _regex(value, any_char=_BARE_CHAR)]
-        if fnmatchcase("", value.lower()):
-            forms.append("null")
+                 _regex(value, any_char=_NUMBER_CHAR, literal=_number_literal, members=_number_set)]
+        forms += [word for word, text in _JSON_WORDS.items() if fnmatchcase(text, value.lower())]
         member += r"\s*(?:" + "|".join(forms) + r")\s*[,}]"
     return f"REGEXP_MATCHES(LOWER({column}), {_quote('(?s)' + member)})"
 
 
+#: The FOCUS column of a charge's tags (column names ignore case).
+_TAGS = "Tags"
 #: Field of a rule -> the columns it compares (a sub-account matches its id or its name); ``None`` stands for
 #: the SQL of the charge's instance type. In the order the conditions are written.
 _FIELDS: tuple[tuple[str, tuple[str | None, ...]], ...] = (
@@ -148,10 +203,10 @@ def _rule_sql(rule: MappingRule, instance_type: str, lowered: Mapping[str, str])
         if glob is not None:
             matches = [glob_sql(column, glob, lowered=lowered.get(column)) for column in
                        (c or instance_type for c in columns)]
-            parts.append(matches[0] if len(matches) == 1 else "(" + " OR ".join(matches) + ")")
+            parts.append(matches[0] if len(matches) == 1 else "(" + _OR.join(matches) + ")")
     if rule.tag_key is not None or rule.tag_value is not None:
-        parts.append(tag_sql("Tags", rule.tag_key, rule.tag_value))
-    return " AND ".join(parts) or "TRUE"
+        parts.append(tag_sql(_TAGS, rule.tag_key, rule.tag_value))
+    return _AND.join(parts) or _ALWAYS
 
 
 def plan_line_sql(rules: Sequence[MappingRule], *, instance_type: str, lowered: Mapping[str, str] | None = None) -> str:
@@ -166,6 +221,6 @@ def plan_line_sql(rules: Sequence[MappingRule], *, instance_type: str, lowered: 
     """
     ordered = sorted(rules, key=lambda r: r.rule)
     if not ordered:
-        return "CAST(NULL AS VARCHAR)"
-    return ("CASE " + " ".join(f"WHEN {_rule_sql(r, instance_type, lowered or {})} THEN {_quote(r.plan_line)}"
-                               for r in ordered) + " END")
+        return _NO_PLAN_LINE
+    cases = " ".join(f"WHEN {_rule_sql(r, instance_type, lowered or {})} THEN {_quote(r.plan_line)}" for r in ordered)
+    return f"CASE {cases} END"
