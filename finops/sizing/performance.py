@@ -70,7 +70,8 @@ from ..registry import Registry
 from .closed_loop import closed_loop_wait
 from .engine_defaults import default_kv_precision, engine_defaults
 from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
-from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
+from .memory import (PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, model_kv_precision,
+                     weight_bytes)
 from .support import check_supported
 
 __all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibration", "Engine", "EngineConstants", "Estimate",
@@ -298,7 +299,7 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
     >>> round(p.weight_bytes_per_gpu / 1e9, 2), p.kv_bytes_per_token_per_gpu, p.flops / 1e12
     (4.54, 65536.0, 1979.0)
     """
-    kv_p = kv_precision or ("fp32" if precision == "fp32" else "bf16")
+    kv_p = kv_precision or model_kv_precision(precision)
     experts = 0.0
     if model.is_moe and model.experts_per_token:
         moe_layers = model.layers - (model.first_dense_layers or 0)
@@ -592,7 +593,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     >>> e.concurrency == e.running_batch == min(e.max_concurrency, e.max_batch), e.kv_precision
     (True, 'fp8')
     """
-    spec = resolve_model(model) if isinstance(model, str) else model
+    spec = resolve_model(model)   # a ModelSpec comes back as given
     device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
     engine_name = _check_engine(engine)
     precision = str(precision).strip().lower()

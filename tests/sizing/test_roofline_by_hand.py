@@ -203,10 +203,12 @@ def test_a_prefix_cache_hit_prefills_only_the_new_tokens(hit, new):
 OVERHEAD = (10.0, 20.0, 40.0, 80.0)
 
 
-@pytest.mark.parametrize("tp, per_layer_us", [(1, 10.0), (2, 20.0), (4, 40.0), (8, 80.0)])
+# TP 16 is past the calibrated TPs: it keeps TP 8's overhead
+@pytest.mark.parametrize("tp, per_layer_us", [(1, 10.0), (2, 20.0), (4, 40.0), (8, 80.0), (16, 80.0)])
 def test_each_step_pays_the_per_layer_overhead_of_its_tp(tp, per_layer_us):
     e = run(LLAMA, tp=tp, isl=1024, osl=256, concurrency=1, calibration=ideal(step_overhead_us_per_layer=OVERHEAD))
-    memory = (2 * LLAMA["params"] / tp + 1152 * LLAMA["kv_per_token"] / tp) / H100_BANDWIDTH
+    kv_share = math.ceil(8 / tp) / 8                       # 8 KV heads: replicated past TP 8
+    memory = (2 * LLAMA["params"] / tp + 1152 * LLAMA["kv_per_token"] * kv_share) / H100_BANDWIDTH
     allreduce = 2 * 32 * 1 * 4096 * 2 * (tp - 1) / tp / 100e9
     step = memory + 32 * per_layer_us * 1e-6 + allreduce
     assert e.decode_step_ms == pytest.approx(step * 1e3, rel=EXACT)
@@ -277,3 +279,13 @@ def test_the_efficiencies_divide_their_own_peak(bandwidth_efficiency, compute_ef
     assert e.decode_step_ms == pytest.approx(step * 1e3, rel=EXACT)
     assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=EXACT)
     assert e.effective_bandwidth_efficiency == pytest.approx(bandwidth_efficiency, rel=EXACT)
+
+
+@pytest.mark.parametrize("changes", [{"link_efficiency": 0.0}, {"allreduce_gbps": 0.0}])
+def test_one_gpu_has_no_all_reduce_whatever_the_link_constants(changes):
+    """At TP 1 nothing crosses a link: a fit that found no link bandwidth still times one GPU."""
+    e = run(LLAMA, isl=1024, osl=256, concurrency=2, calibration=ideal(**changes))
+    step = (2 * LLAMA["params"] + 2 * 1152 * LLAMA["kv_per_token"]) / H100_BANDWIDTH
+    prefill = prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
+    assert e.decode_step_ms == pytest.approx(step * 1e3, rel=EXACT)
+    assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=EXACT)
