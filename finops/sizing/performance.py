@@ -139,6 +139,8 @@ class EngineConstants:
         return cls(**values)  # type: ignore[arg-type]
 
 
+#: Calibration files are UTF-8 JSON (a module constant: codec names ignore case).
+_FILE_ENCODING = "utf-8"
 #: One measured configuration: (GPU id, weight precision, model class, TP) -> the smallest and largest
 #: model measured there, in billions of active parameters.
 Coverage = tuple[str, str, str, int]
@@ -243,13 +245,13 @@ class Calibration:
         if not path.is_file():
             raise InputError(f"calibration file {path} does not exist", hint="write one with `finops calibrate`")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(str(path.read_bytes(), _FILE_ENCODING))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"calibration file {path} is not JSON ({exc})") from None
         return cls.from_dict(data)
 
     def write(self, path: str | Path) -> Path:
-        return write_atomically(Path(path), (json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))
+        return write_atomically(Path(path), (json.dumps(self.to_dict(), indent=2) + "\n").encode(_FILE_ENCODING))
 
     @staticmethod
     @cache

@@ -215,32 +215,58 @@ def test_an_estimates_bands_are_its_value_times_the_p10_and_p90_ratios():
 
 
 GOOD = calibration().to_dict()
+WRITE_ONE = "write one with `finops calibrate`"
+REWRITE = "rewrite the file with `finops calibrate`"
+NEEDS = ("each engine needs bandwidth_efficiency, compute_efficiency, step_overhead_us_per_layer, allreduce_gbps, "
+         "prefill_queue, ttft_steps, ttft_fixed_ms, prefill_burst, link_efficiency, kernel_steps, "
+         "kernel_decode_scale, kernel_prefill_scale, kernel_step_overhead_us")
+NOT_OBJECT = "a calibration file is a JSON object with an 'engines' object"
+NOT_NUMBERS = ("calibration 'rows' and errors must be numbers, 'measured' lists of [gpu, precision, model class, tp, "
+               "smallest, largest model in B active parameters] per engine, 'bands' lists of numbers")
 BROKEN = [
-    ([], "a calibration file is a JSON object with an 'engines' object"),
-    ({**GOOD, "engines": {}}, "a calibration file is a JSON object with an 'engines' object"),
-    ({**GOOD, "engines": []}, "a calibration file is a JSON object with an 'engines' object"),
-    ({**GOOD, "rows": "many"}, "calibration 'rows' and errors must be numbers"),
-    ({**GOOD, "held_out_tpot_error": "low"}, "calibration 'rows' and errors must be numbers"),
-    ({**GOOD, "measured": {"vllm": [["h100-sxm", "bf16", "dense", 1, 8.0]]}}, "calibration 'rows' and errors"),
-    ({**GOOD, "bands": {"vllm": {"tpot_ms": [1, "x"]}}}, "calibration 'rows' and errors must be numbers"),
+    ([], NOT_OBJECT, WRITE_ONE),
+    ({**GOOD, "engines": {}}, NOT_OBJECT, WRITE_ONE),
+    ({**GOOD, "engines": []}, NOT_OBJECT, WRITE_ONE),
+    ({**GOOD, "rows": "many"}, NOT_NUMBERS, REWRITE),
+    ({**GOOD, "held_out_tpot_error": "low"}, NOT_NUMBERS, REWRITE),
+    ({**GOOD, "measured": {"vllm": [["h100-sxm", "bf16", "dense", 1, 8.0]]}}, NOT_NUMBERS, REWRITE),
+    ({**GOOD, "bands": {"vllm": {"tpot_ms": [1, "x"]}}}, NOT_NUMBERS, REWRITE),
     ({**GOOD, "bands": {"vllm": {"tpot_ms": [1.0, 2.0]}}},
-     "each calibration band needs one value per level [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]"),
+     "each calibration band needs one value per level [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95]", None),
     ({**GOOD, "engines": {"vllm": {**GOOD["engines"]["vllm"], "allreduce_gbps": "fast"}}},
-     "calibration constants are incomplete or not numbers"),
+     "calibration constants are incomplete or not numbers (could not convert string to float: 'fast')", NEEDS),
     ({**GOOD, "engines": {"vllm": {k: v for k, v in GOOD["engines"]["vllm"].items() if k != "ttft_steps"}}},
-     "calibration constants are incomplete or not numbers ('ttft_steps')"),
+     "calibration constants are incomplete or not numbers ('ttft_steps')", NEEDS),
     ({**GOOD, "engines": {"vllm": {**GOOD["engines"]["vllm"], "step_overhead_us_per_layer": [1, 2, 3]}}},
-     "each per-TP overhead needs one value per TP 1, 2, 4, 8"),
+     "each per-TP overhead needs one value per TP 1, 2, 4, 8", None),
     ({**GOOD, "engines": {"vllm": {**GOOD["engines"]["vllm"], "kernel_step_overhead_us": [1, 2, 3, 4, 5]}}},
-     "each per-TP overhead needs one value per TP 1, 2, 4, 8"),
+     "each per-TP overhead needs one value per TP 1, 2, 4, 8", None),
 ]
 
 
-@pytest.mark.parametrize("data, message", BROKEN)
-def test_a_broken_calibration_is_refused(data, message):
+@pytest.mark.parametrize("data, message, hint", BROKEN)
+def test_a_broken_calibration_is_refused(data, message, hint):
     with pytest.raises(InputError) as caught:
         Calibration.from_dict(data)
-    assert caught.value.message.startswith(message)
+    assert caught.value.message == message
+    assert caught.value.hint == hint
+
+
+def test_constants_as_a_record_hold_lists_for_json():
+    record = CONSTANTS.to_dict()
+    assert record["step_overhead_us_per_layer"] == [10, 20, 40, 80]
+    assert record["kernel_step_overhead_us"] == [0.0, 0.0, 0.0, 0.0] and record["allreduce_gbps"] == 50.0
+
+
+def test_a_calibration_file_is_indented_utf8_json_ending_in_a_newline(tmp_path):
+    cal = calibration(source="AIConfigurator \u2013 caf\u00e9")
+    text = cal.write(tmp_path / "cal.json").read_bytes().decode("utf-8")
+    assert text.startswith('{\n  "source": "AIConfigurator \\u2013 caf\\u00e9",\n  "as_of": "2026-12-02",\n')
+    assert text.endswith("\n}\n") and not text.endswith("\n\n")
+    assert Calibration.read(tmp_path / "cal.json").source == "AIConfigurator \u2013 caf\u00e9"
+    raw = tmp_path / "raw.json"
+    raw.write_bytes(json.dumps({**GOOD, "source": "caf\u00e9"}, ensure_ascii=False).encode("utf-8"))
+    assert Calibration.read(raw).source == "caf\u00e9"
 
 
 def test_missing_fields_of_a_calibration_read_as_none_or_empty():
