@@ -210,6 +210,9 @@ def test_an_estimates_bands_are_its_value_times_the_p10_and_p90_ratios():
     assert e.tpot_ms_band == pytest.approx((e.tpot_ms * 0.6, e.tpot_ms * 1.4))
     assert e.ttft_ms_band == pytest.approx((e.ttft_ms * 0.4, e.ttft_ms * 2.5))
     assert e.output_tokens_per_s_band == pytest.approx((e.output_tokens_per_s * 0.7, e.output_tokens_per_s * 1.3))
+    moe = run(model="qwen3-30b-a3b", calibration=calibration())      # its class's band, both ends
+    assert moe.tpot_ms_band == pytest.approx((moe.tpot_ms * 0.95, moe.tpot_ms * 1.1))
+    assert moe.ttft_ms_band is None             # the class's rows stand for it alone, and have no TTFT band
     bare = run(calibration=calibration(bands={}))
     assert (bare.tpot_ms_band, bare.ttft_ms_band, bare.output_tokens_per_s_band) == (None, None, None)
 
@@ -270,8 +273,8 @@ def test_a_calibration_file_is_indented_utf8_json_ending_in_a_newline(tmp_path):
 
 
 def test_missing_fields_of_a_calibration_read_as_none_or_empty():
-    data = {"engines": GOOD["engines"], "source": "s", "as_of": "d"}
-    cal = Calibration.from_dict(data)
+    cal = Calibration.from_dict({"engines": GOOD["engines"]})
+    assert (cal.source, cal.as_of) == ("", "")
     assert (cal.rows, cal.held_out_tpot_error, cal.held_out_ttft_error, cal.held_out_throughput_error) == (0, None, None, None)
     assert (dict(cal.measured), dict(cal.bands)) == ({}, {})
 
