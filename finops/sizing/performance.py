@@ -80,6 +80,8 @@ __all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibratio
 
 Engine = Literal["trtllm", "vllm", "sglang"]
 ENGINES: tuple[str, ...] = get_args(Engine)
+#: The engine an estimate is for unless told (a module constant: engine names ignore case).
+DEFAULT_ENGINE = "vllm"
 #: The TP degrees the per-step overhead is calibrated at; other degrees interpolate (and clamp) in log2.
 CALIBRATED_TPS: tuple[int, ...] = (1, 2, 4, 8)
 #: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
@@ -548,8 +550,9 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     """[P10, P90] of each metric: the value times the held-out ratio measured / modelled at 0.1 and 0.9."""
     out: dict[str, tuple[float, float] | None] = {}
     for metric in BAND_METRICS:
-        low, high = cal.band(engine, metric, 0.1, kind), cal.band(engine, metric, 0.9, kind)
-        out[f"{metric}_band"] = None if low is None or high is None else (values[metric] * low, values[metric] * high)
+        low = cal.band(engine, metric, 0.1, kind)   # None at one level is None at every level: no band
+        out[f"{metric}_band"] = None if low is None else (values[metric] * low,
+                                                          values[metric] * cal.band(engine, metric, 0.9, kind))
     return out
 
 
@@ -571,7 +574,7 @@ def with_step_time(c: EngineConstants, step_time: str) -> EngineConstants:
 
 
 def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
-             concurrency: int | Literal["max"] = "max", engine: str = "vllm", cache_hit_rate: float = 0.0,
+             concurrency: int | Literal["max"] = "max", engine: str = DEFAULT_ENGINE, cache_hit_rate: float = 0.0,
              kv_precision: str | None = None, calibration: Calibration | None = None,
              max_batch: int | None = None, prefill_token_budget: int | None = None,
              step_time: str = "auto") -> Estimate:
