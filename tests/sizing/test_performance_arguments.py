@@ -288,3 +288,16 @@ def test_a_calibration_file_that_is_missing_or_not_json_is_refused(tmp_path):
     latin.write_bytes('{"source": "caf\u00e9"}'.encode("latin-1"))
     with pytest.raises(InputError, match="is not JSON"):
         Calibration.read(latin)
+
+
+def test_a_model_that_does_not_fit_has_nothing_to_time():
+    """Llama-3.1-70B in BF16 (141 GB) on one 80 GB H100: the memory answer, and no latency at all."""
+    e = run(model="llama-3.1-70b", concurrency=8)
+    timed = ("ttft_ms", "tpot_ms", "prefill_ms", "decode_step_ms", "request_latency_ms", "output_tokens_per_s",
+             "output_tokens_per_s_per_gpu", "input_tokens_per_s", "effective_bandwidth_efficiency", "ttft_ms_band",
+             "tpot_ms_band", "output_tokens_per_s_band")
+    assert {name: getattr(e, name) for name in timed} == dict.fromkeys(timed)
+    assert (e.fits, e.concurrency, e.running_batch, e.max_concurrency) == (False, 0, 0, 0)
+    assert e.weights_gib_per_gpu == pytest.approx(2 * 70.6e9 / 2**30, rel=1e-3) and e.shortfall_gib > 60
+    assert (e.model, e.engine, e.isl, e.osl, e.max_batch, e.prefill_token_budget) == ("llama-3.1-70b", "vllm", 1024, 256,
+                                                                                     1024, 8192)
