@@ -95,6 +95,16 @@ def test_a_batch_limit_of_one_serves_one_and_queues_the_rest():
     assert e.ttft_ms == pytest.approx(alone.ttft_ms + 3 * cycle, rel=1e-9)   # Little's law: 3 cycles ahead
 
 
+def test_requests_beyond_the_batch_limit_wait_for_a_slot_by_littles_law():
+    """10 clients, 4 slots: the 6 beyond wait (10 - 4) / (4 slots / cycle) = 1.5 cycles of the running four."""
+    e, four = run(max_batch=4, concurrency=10), run(concurrency=4)
+    assert (e.running_batch, e.concurrency) == (4, 10)
+    cycle = four.ttft_ms + 255 * four.tpot_ms
+    assert e.ttft_ms == pytest.approx(four.ttft_ms + 6 * cycle / 4, rel=1e-9)
+    assert e.tpot_ms == four.tpot_ms and e.output_tokens_per_s == pytest.approx(4 * 256 / cycle * 1e3, rel=1e-9)
+    assert e.request_latency_ms == pytest.approx(e.ttft_ms + 255 * e.tpot_ms, rel=1e-9)
+
+
 def test_a_whole_prompt_from_the_cache_still_pays_its_step():
     """A 100 % hit leaves no prompt FLOPs: the prefill is the one step that returns the first token."""
     c = Calibration.bundled().constants("vllm")
@@ -110,6 +120,7 @@ def test_the_kv_cache_precision_is_the_engines_default(engine, precision, kv):
     e = run(engine=engine, precision=precision)
     assert e.kv_precision == kv
     assert e.kv_bytes_per_token == 2 * 32 * 8 * 128 * {"fp8": 1, "bf16": 2}[kv]
+    assert run(engine=engine, precision=precision, tp=2).kv_bytes_per_token_per_gpu == e.kv_bytes_per_token / 2
 
 
 def test_engine_defaults_fill_the_batch_limit_and_the_prefill_budget():
