@@ -345,10 +345,10 @@ class Latency:
 
 def _per_tp_s(values_us: Any, tp: Any) -> Any:
     """Seconds from a value in us per TP 1, 2, 4, 8, interpolated (and clamped) in log2 tp."""
-    x = np.log2(np.asarray(tp, dtype=float))
+    x = np.log2(tp)
     low = np.clip(np.floor(x), 0, len(CALIBRATED_TPS) - 2).astype(int)
     frac = np.clip(x - low, 0.0, 1.0)
-    table = [np.asarray(v, dtype=float) for v in values_us]
+    table = [np.asarray(v) for v in values_us]
     lo, hi = np.choose(low, table), np.choose(low + 1, table)
     return (lo + (hi - lo) * frac) * 1e-6
 
@@ -406,14 +406,14 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast.
     Where ``p`` holds measured kernels and ``c.kernel_steps`` is 1, they time the steps (see
     :mod:`finops.sizing.kernels`): the overhead is then ``c.kernel_step_overhead_us`` per step."""
-    isl = np.asarray(isl, dtype=float)
-    osl = np.asarray(osl, dtype=float)
+    isl = np.asarray(isl)   # numbers or arrays: the float arithmetic below promotes whole numbers exactly
+    osl = np.asarray(osl)
     ctx = isl + osl / 2.0
-    kernels = np.asarray(p.kernel_covered, dtype=float) * c.kernel_steps
+    kernels = np.asarray(p.kernel_covered) * c.kernel_steps
     any_kernels = bool(np.any(kernels > 0))
     overhead = p.layers * _per_tp_s(c.step_overhead_us_per_layer, p.tp)
     group_flops = p.tp * p.flops * c.compute_efficiency
-    new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
+    new = isl * (1.0 - np.asarray(cache_hit_rate))
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
                                  / (p.link_bandwidth * c.link_efficiency), 0.0)
@@ -438,7 +438,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
     """``(step, step_bytes, tpot)`` at a running batch: the batch-dependent part of :func:`replica_latency`."""
-    b = np.asarray(batch, dtype=float)
+    b = np.asarray(batch)
     step_bytes = p.weight_bytes_per_gpu
     if terms.moe:
         step_bytes = step_bytes - p.expert_weight_bytes_per_gpu * (1.0 - p.expert_share_per_token) ** np.maximum(b, 1.0)
@@ -470,11 +470,11 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     """
     terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
     step, step_bytes, tpot = decode_latency(p, terms, batch)
-    clients = np.maximum(np.asarray(batch, dtype=float), 1.0)
+    clients = np.maximum(batch, 1.0)
     prefill = terms.prefill
     prefill_compute = prefill_in_batch(p, terms, clients - 1.0)   # the prompts ahead share steps with the rest
     delay = scheduling_delay(c, step)
-    think = prefill - terms.prefill_compute + delay + (np.asarray(osl, dtype=float) - 1.0) * tpot
+    think = prefill - terms.prefill_compute + delay + (terms.osl - 1.0) * tpot
     wait = np.minimum(c.prefill_queue * closed_loop_wait(clients, prefill_compute, think)
                       + c.prefill_burst * (clients - 1.0) / 2.0 * prefill_compute, (clients - 1.0) * prefill_compute)
     ttft = prefill + wait + delay

@@ -20,7 +20,7 @@ import pytest
 
 from finops.catalog import get_model
 from finops.sizing import kernels
-from finops.sizing.performance import CALIBRATED_TPS, Calibration, estimate
+from finops.sizing.performance import CALIBRATED_TPS, Calibration, estimate, model_class
 
 LLAMA = get_model("llama-3.1-8b")
 
@@ -59,10 +59,10 @@ def test_an_estimate_is_the_sum_of_its_measured_kernels(engine, precision, tp, i
     think = prefill - alone + delay + (osl - 1) * tpot
     wait = min(c.prefill_queue * schweitzer_bard_wait(clients, beside_others, think)
                + c.prefill_burst * (clients - 1) / 2 * beside_others, (clients - 1) * beside_others)
-    assert e.decode_step_ms == pytest.approx(step * 1e3, rel=1e-9)
-    assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=1e-9)
-    assert e.tpot_ms == pytest.approx(tpot * 1e3, rel=1e-9)
-    assert e.ttft_ms == pytest.approx((prefill + wait + delay) * 1e3, rel=1e-9)
+    assert e.decode_step_ms == pytest.approx(step * 1e3, rel=1e-12)
+    assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=1e-12)
+    assert e.tpot_ms == pytest.approx(tpot * 1e3, rel=1e-12)
+    assert e.ttft_ms == pytest.approx((prefill + wait + delay) * 1e3, rel=1e-12)
 
 
 def test_trtllm_times_its_steps_by_kernels_where_the_tables_cover_it():
@@ -101,5 +101,33 @@ def test_a_decode_step_is_its_layers_gemms_attention_and_all_reduces_plus_the_lm
     comm = 2 * allreduce(float(tp), b * hidden * 2) if tp > 1 else 0.0
     expected = 32 * (gemms + comm + generation(b, ctx, h, g)) + gemm(b, 128_256 / tp, hidden)
     k = kernels.step_kernels(LLAMA, "h100-sxm", engine="trtllm", precision="bf16", kv_precision="bf16", tp=tp)
-    assert float(k.decode(b, ctx)) == pytest.approx(expected, rel=1e-9)
+    assert float(k.decode(b, ctx)) == pytest.approx(expected, rel=1e-12)
     assert np.isfinite(expected) and 1e-3 < expected < 0.05
+
+
+@pytest.fixture(scope="module")
+def mixed_rows():
+    """Measured rows of each engine, dense (kernel tables cover them for TRT-LLM) and MLA (the roofline),
+    at TP 1 to 8 and several prompt lengths: stacked in one array the way a fit or a search stacks them."""
+    from finops.sizing.calibration import bundled_measurements, queue_limited
+
+    rows = [r for r in bundled_measurements() if not queue_limited(r)]
+    picked = []
+    for engine in ("trtllm", "vllm", "sglang"):
+        for model in ("llama-3.1-8b", "deepseek-v3", "qwen3-32b", "llama-3.1-70b"):
+            mine = [r for r in rows if r.engine == engine and r.model == model]
+            picked += mine[:: max(len(mine) // 4, 1)][:4]
+    return picked
+
+
+def test_a_row_stacked_with_others_is_timed_as_alone(mixed_rows):
+    """Rows timed by kernels and rows timed by the roofline, stacked, each give what ``estimate`` gives
+    for that row alone (the fit and the search rely on it)."""
+    from finops.sizing.calibration import predict
+
+    assert {model_class(get_model(r.model)) for r in mixed_rows} == {"dense", "mla"}
+    ttft, tpot = predict(mixed_rows, Calibration.bundled())
+    for r, stacked_ttft, stacked_tpot in zip(mixed_rows, ttft, tpot):
+        e = estimate(r.model, r.gpu, precision=r.precision, tp=r.tp, isl=r.isl, osl=r.osl, concurrency=r.concurrency,
+                     engine=r.engine)
+        assert (stacked_tpot, stacked_ttft) == pytest.approx((e.tpot_ms, e.ttft_ms), rel=1e-12), r

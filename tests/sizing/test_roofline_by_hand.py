@@ -18,7 +18,8 @@ performance model must be the textbook roofline of a transformer decoder:
   its tokens pick, ``1 - (1 - k / E)^b`` of them on average for ``b`` tokens picking ``k`` of ``E``.
 
 Then each fitted constant is switched on alone and its documented effect checked (module docstring of
-finops/sizing/performance.py). Figures are exact to float rounding: rel 1e-9.
+finops/sizing/performance.py). Figures are exact to float rounding: rel 1e-13, so that a unit off by one
+part in 1e12 (a mutated 1e9 or 1e12) shows.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from finops.catalog import get_accelerator, resolve_model
 from finops.sizing.performance import ENGINES, Calibration, EngineConstants, estimate
 
 HF = Path(__file__).parent / "fixtures" / "hf"
-EXACT = 1e-9
+EXACT = 1e-13
 
 # NVIDIA H100 SXM5 datasheet: 3.35 TB/s HBM3, 989 / 1,979 TFLOPS dense BF16 / FP8 (half the sparse
 # figures), NVLink 4 at 900 GB/s both directions together, 450 GB/s each way.
@@ -289,3 +290,11 @@ def test_one_gpu_has_no_all_reduce_whatever_the_link_constants(changes):
     prefill = prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
     assert e.decode_step_ms == pytest.approx(step * 1e3, rel=EXACT)
     assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=EXACT)
+
+
+def test_prompt_terms_default_to_no_cache_hits():
+    from finops.sizing.performance import prompt_terms, replica_physics
+
+    phys = replica_physics(resolve_model(str(LLAMA["path"])), get_accelerator("h100-sxm"), precision="bf16", tp=1)
+    default, cold = (prompt_terms(phys, IDEAL, isl=1024, osl=256, **extra) for extra in ({}, {"cache_hit_rate": 0.0}))
+    assert float(default.prefill_compute) == float(cold.prefill_compute) == prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
