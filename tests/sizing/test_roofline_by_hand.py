@@ -298,3 +298,25 @@ def test_prompt_terms_default_to_no_cache_hits():
     phys = replica_physics(resolve_model(str(LLAMA["path"])), get_accelerator("h100-sxm"), precision="bf16", tp=1)
     default, cold = (prompt_terms(phys, IDEAL, isl=1024, osl=256, **extra) for extra in ({}, {"cache_hit_rate": 0.0}))
     assert float(default.prefill_compute) == float(cold.prefill_compute) == prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
+
+
+def test_one_client_never_waits_behind_prompts_whatever_the_queue_constants():
+    """Closed loop of one: no other prompt to land behind, so q and s change nothing at concurrency 1."""
+    e = run(LLAMA, isl=1024, osl=256, concurrency=1, calibration=ideal(prefill_queue=1.0, prefill_burst=1.0))
+    assert e.ttft_ms == pytest.approx(prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"] * 1e3, rel=EXACT)
+
+
+def test_replica_latency_reports_each_part():
+    """The parts a search and the queueing model read: Llama-3.1-8B BF16, 4 clients, 1,024 in, 256 out,
+    prefill default budget 8,192 tokens (vLLM and TRT-LLM)."""
+    from finops.sizing.performance import replica_latency, replica_physics
+
+    phys = replica_physics(resolve_model(str(LLAMA["path"])), get_accelerator("h100-sxm"), precision="bf16", tp=1)
+    assert phys.prefill_token_budget == 8192
+    lat = replica_latency(phys, replace(IDEAL, prefill_burst=1.0), isl=1024, osl=256, batch=4)
+    step_bytes = 2 * LLAMA["params"] + 4 * 1152 * LLAMA["kv_per_token"]
+    prefill = prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
+    step = step_bytes / H100_BANDWIDTH
+    parts = (lat.step_bytes, lat.step, lat.prefill, lat.prefill_compute, lat.tpot, lat.ttft)
+    assert tuple(map(float, parts)) == pytest.approx((step_bytes, step, prefill, prefill, step + 3 / 255 * prefill,
+                                                      prefill + 3 / 2 * prefill), rel=EXACT)
