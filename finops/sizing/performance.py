@@ -304,14 +304,15 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
     (4.54, 65536.0, 1979.0)
     """
     kv_p = kv_precision or model_kv_precision(precision)
-    experts = 0.0
+    routed: dict[str, float] = {}   # a dense model keeps ReplicaPhysics' 0 routed-expert bytes and share
     if model.is_moe and model.experts_per_token:
         moe_layers = model.layers - (model.first_dense_layers or 0)
         width = model.moe_intermediate_size or model.intermediate_size
         experts = moe_layers * model.num_experts * 3 * model.hidden_size * width * bytes_per_param(precision)
+        routed = {"expert_weight_bytes_per_gpu": experts / tp,
+                  "expert_share_per_token": model.experts_per_token / model.num_experts}
     return ReplicaPhysics(
-        expert_weight_bytes_per_gpu=experts / tp,
-        expert_share_per_token=(model.experts_per_token / model.num_experts) if experts else 0.0,
+        **routed,
         weight_bytes_per_gpu=weight_bytes(model, precision) / tp,
         kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p),
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),

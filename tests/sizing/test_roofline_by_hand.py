@@ -320,3 +320,40 @@ def test_replica_latency_reports_each_part():
     parts = (lat.step_bytes, lat.step, lat.prefill, lat.prefill_compute, lat.tpot, lat.ttft)
     assert tuple(map(float, parts)) == pytest.approx((step_bytes, step, prefill, prefill, step + 3 / 255 * prefill,
                                                       prefill + 3 / 2 * prefill), rel=EXACT)
+
+
+# config folder, precision, TP -> routed-expert bytes per GPU and the share of them one token reads, by hand
+ROUTED = [
+    # Qwen3-30B-A3B: 48 layers x 128 experts x 3 x 2048 x 768, BF16, 8 of 128 per token
+    ("Qwen3-30B-A3B", "bf16", 1, 48 * 128 * 3 * 2048 * 768 * 2, 8 / 128),
+    # DeepSeek-V3: the first 3 of 61 layers are dense (first_k_dense_replace): 58 x 256 x 3 x 7168 x 2048,
+    # FP8, over 8 GPUs, 8 of 256 per token
+    ("DeepSeek-V3", "fp8", 8, 58 * 256 * 3 * 7168 * 2048 * 1 / 8, 8 / 256),
+    # Mixtral-8x7B: experts as wide as the dense MLP (no moe_intermediate_size): 32 x 8 x 3 x 4096 x 14336
+    ("Mixtral-8x7B-Instruct-v0.1", "bf16", 2, 32 * 8 * 3 * 4096 * 14336 * 2 / 2, 2 / 8),
+]
+
+
+@pytest.mark.parametrize("folder, precision, tp, expert_bytes, share", ROUTED)
+def test_routed_expert_bytes_from_the_config(folder, precision, tp, expert_bytes, share):
+    from finops.sizing.performance import replica_physics
+
+    cfg = json.loads((HF / folder / "config.json").read_text())
+    assert cfg.get("first_k_dense_replace", 0) == (3 if folder == "DeepSeek-V3" else 0)
+    phys = replica_physics(resolve_model(str(HF / folder / "config.json")), get_accelerator("h200"),
+                           precision=precision, tp=tp)
+    assert (phys.expert_weight_bytes_per_gpu, phys.expert_share_per_token) == (expert_bytes, share)
+
+
+def test_a_model_without_experts_reads_all_its_weights():
+    """A config that names experts per token but has no experts is dense: no routed bytes, no share."""
+    import dataclasses
+
+    from finops.sizing.performance import replica_physics
+
+    odd = dataclasses.replace(resolve_model(str(LLAMA["path"])), experts_per_token=2)
+    phys = replica_physics(odd, get_accelerator("h100-sxm"), precision="bf16", tp=1)
+    assert (phys.expert_weight_bytes_per_gpu, phys.expert_share_per_token) == (0.0, 0.0)
+    e = estimate(odd, "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, concurrency=1, calibration=ideal())
+    assert e.decode_step_ms == pytest.approx((2 * LLAMA["params"] + 1152 * LLAMA["kv_per_token"]) / H100_BANDWIDTH * 1e3,
+                                             rel=EXACT)
