@@ -357,3 +357,14 @@ def test_a_model_without_experts_reads_all_its_weights():
     e = estimate(odd, "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, concurrency=1, calibration=ideal())
     assert e.decode_step_ms == pytest.approx((2 * LLAMA["params"] + 1152 * LLAMA["kv_per_token"]) / H100_BANDWIDTH * 1e3,
                                              rel=EXACT)
+
+
+@pytest.mark.parametrize("engine, kv_precision, kv_bytes", [("vllm", "fp8", 1), ("vllm", None, 2), ("trtllm", None, 1)])
+def test_an_fp8_kv_cache_halves_the_kv_read(engine, kv_precision, kv_bytes):
+    """FP8 weights, 16 clients at 4,096 + 512 tokens: the step reads 16 x 4,352 tokens of KV at 1 byte a
+    value when the cache is FP8 (asked for, or TRT-LLM's default for an FP8 checkpoint), else at 2."""
+    e = run(LLAMA, engine=engine, precision="fp8", kv_precision=kv_precision, isl=4096, osl=512, concurrency=16,
+            step_time="roofline")
+    weights = (LLAMA["params"] - LLAMA_EMBEDDINGS) * 1 + LLAMA_EMBEDDINGS * 2
+    step_bytes = weights + 16 * 4352 * 2 * 32 * 8 * 128 * kv_bytes
+    assert e.decode_step_ms == pytest.approx(step_bytes / H100_BANDWIDTH * 1e3, rel=EXACT)
