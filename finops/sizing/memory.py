@@ -39,6 +39,7 @@ from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
 
 __all__ = [
+    "DEFAULT_KV_PRECISION",
     "DEFAULT_RUNTIME_OVERHEAD_GIB",
     "INT4_GROUP_SIZE",
     "KV_BLOCK_TOKENS",
@@ -54,6 +55,7 @@ __all__ = [
     "kv_slots",
     "kv_tokens_per_sequence",
     "memory_fit",
+    "model_kv_precision",
     "naive_kv_bytes",
     "sequence_tokens",
     "tp_shards_heads",
@@ -64,6 +66,10 @@ Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 PRECISIONS: tuple[str, ...] = get_args(Precision)
 # KV caches are kept in 16 bit, or 8 bit with a per-tensor scale (vLLM/TRT-LLM ``kv_cache_dtype``).
 KV_PRECISIONS: tuple[str, ...] = ("fp32", "bf16", "fp16", "fp8", "int8")
+#: The cache engines keep unless told (vLLM ``kv_cache_dtype="auto"``: the model's 16-bit dtype) ...
+DEFAULT_KV_PRECISION = "bf16"
+#: ... except under FP32 weights, whose cache stays FP32.
+_KV_PRECISION_OF_WEIGHTS: dict[str, str] = {"fp32": "fp32"}
 
 INT4_GROUP_SIZE = 128
 _BYTES: dict[str, float] = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0,
@@ -122,7 +128,16 @@ def weight_bytes(model: ModelSpec, precision: str) -> float:
     return (total - embed) * _BYTES[p] + embed * embed_bytes
 
 
-def kv_bytes_per_token(model: ModelSpec, kv_precision: str = "bf16") -> float:
+def model_kv_precision(precision: str) -> str:
+    """The KV precision of a ``precision`` checkpoint served as it is: FP32 for FP32 weights, else BF16.
+
+    >>> [model_kv_precision(p) for p in ("fp32", "bf16", "fp8")]
+    ['fp32', 'bf16', 'bf16']
+    """
+    return _KV_PRECISION_OF_WEIGHTS.get(precision, DEFAULT_KV_PRECISION)
+
+
+def kv_bytes_per_token(model: ModelSpec, kv_precision: str = DEFAULT_KV_PRECISION) -> float:
     """KV-cache bytes one token occupies across all layers of the whole model.
 
     GQA/MHA: ``2 x layers x kv_heads x head_dim x bytes``; MLA: ``(kv_lora_rank + qk_rope_head_dim)
@@ -144,7 +159,7 @@ def kv_bytes_per_token(model: ModelSpec, kv_precision: str = "bf16") -> float:
     return float(per_layer * model.layers * _BYTES[p])
 
 
-def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, kv_precision: str = "bf16") -> float:
+def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, kv_precision: str = DEFAULT_KV_PRECISION) -> float:
     """KV bytes per token on each GPU of a TP group.
 
     GQA/MHA shard KV heads over ranks, replicating them once ``tp > kv_heads``:
@@ -174,7 +189,7 @@ def kv_tokens_per_sequence(model: ModelSpec, tokens: int) -> int:
     return min(int(tokens), model.sliding_window) if model.sliding_window else int(tokens)
 
 
-def kv_bytes(model: ModelSpec, tokens: int, batch: int, kv_precision: str = "bf16") -> float:
+def kv_bytes(model: ModelSpec, tokens: int, batch: int, kv_precision: str = DEFAULT_KV_PRECISION) -> float:
     """KV-cache bytes for ``batch`` sequences of ``tokens`` tokens, whole model.
 
     >>> from finops.catalog import get_model
@@ -236,11 +251,10 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     >>> memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=2, isl=2048, osl=512).fits
     True
     """
-    spec = resolve_model(model) if isinstance(model, str) else model
+    spec = resolve_model(model)   # a ModelSpec comes back as given
     device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
     p = _check_precision(precision, PRECISIONS, "precision")
-    kv_p = _check_precision(kv_precision, KV_PRECISIONS, "KV precision") if kv_precision else (
-        "fp32" if p == "fp32" else "bf16")
+    kv_p = _check_precision(kv_precision or model_kv_precision(p), KV_PRECISIONS, "KV precision")
     _check_tp(tp, spec)
     _check_positive("isl", isl)
     _check_positive("osl", osl)
@@ -290,8 +304,8 @@ def kv_slots(kv_budget_gib: Any, per_sequence_bytes: Any) -> tuple[Any, Any]:
     ((4.0, 0.0), (0.0, 1.5))
     """
     slots = np.floor(np.maximum(kv_budget_gib, 0.0) * _GIB / per_sequence_bytes)   # a spent budget holds none
-    shortfall = np.maximum(0.0, per_sequence_bytes / _GIB - kv_budget_gib) * (slots < 1)
-    if isinstance(slots, np.ndarray) and slots.ndim:
+    shortfall = np.maximum(0.0, per_sequence_bytes / _GIB - kv_budget_gib) * (slots == 0)
+    if np.ndim(slots):   # numpy gives a 0-d result as a scalar
         return slots, shortfall
     return float(slots), float(shortfall)
 

@@ -70,7 +70,8 @@ from ..registry import Registry
 from .closed_loop import closed_loop_wait
 from .engine_defaults import default_kv_precision, engine_defaults
 from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
-from .memory import PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
+from .memory import (PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, model_kv_precision,
+                     weight_bytes)
 from .support import check_supported
 
 __all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibration", "Engine", "EngineConstants", "Estimate",
@@ -79,6 +80,8 @@ __all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibratio
 
 Engine = Literal["trtllm", "vllm", "sglang"]
 ENGINES: tuple[str, ...] = get_args(Engine)
+#: The engine an estimate is for unless told (a module constant: engine names ignore case).
+DEFAULT_ENGINE = "vllm"
 #: The TP degrees the per-step overhead is calibrated at; other degrees interpolate (and clamp) in log2.
 CALIBRATED_TPS: tuple[int, ...] = (1, 2, 4, 8)
 #: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
@@ -138,6 +141,8 @@ class EngineConstants:
         return cls(**values)  # type: ignore[arg-type]
 
 
+#: Calibration files are UTF-8 JSON (a module constant: codec names ignore case).
+_FILE_ENCODING = "utf-8"
 #: One measured configuration: (GPU id, weight precision, model class, TP) -> the smallest and largest
 #: model measured there, in billions of active parameters.
 Coverage = tuple[str, str, str, int]
@@ -242,13 +247,13 @@ class Calibration:
         if not path.is_file():
             raise InputError(f"calibration file {path} does not exist", hint="write one with `finops calibrate`")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(str(path.read_bytes(), _FILE_ENCODING))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"calibration file {path} is not JSON ({exc})") from None
         return cls.from_dict(data)
 
     def write(self, path: str | Path) -> Path:
-        return write_atomically(Path(path), (json.dumps(self.to_dict(), indent=2) + "\n").encode("utf-8"))
+        return write_atomically(Path(path), (json.dumps(self.to_dict(), indent=2) + "\n").encode(_FILE_ENCODING))
 
     @staticmethod
     @cache
@@ -298,15 +303,16 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
     >>> round(p.weight_bytes_per_gpu / 1e9, 2), p.kv_bytes_per_token_per_gpu, p.flops / 1e12
     (4.54, 65536.0, 1979.0)
     """
-    kv_p = kv_precision or ("fp32" if precision == "fp32" else "bf16")
-    experts = 0.0
+    kv_p = kv_precision or model_kv_precision(precision)
+    routed: dict[str, float] = {}   # a dense model keeps ReplicaPhysics' 0 routed-expert bytes and share
     if model.is_moe and model.experts_per_token:
         moe_layers = model.layers - (model.first_dense_layers or 0)
         width = model.moe_intermediate_size or model.intermediate_size
         experts = moe_layers * model.num_experts * 3 * model.hidden_size * width * bytes_per_param(precision)
+        routed = {"expert_weight_bytes_per_gpu": experts / tp,
+                  "expert_share_per_token": model.experts_per_token / model.num_experts}
     return ReplicaPhysics(
-        expert_weight_bytes_per_gpu=experts / tp,
-        expert_share_per_token=(model.experts_per_token / model.num_experts) if experts else 0.0,
+        **routed,
         weight_bytes_per_gpu=weight_bytes(model, precision) / tp,
         kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p),
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
@@ -340,10 +346,10 @@ class Latency:
 
 def _per_tp_s(values_us: Any, tp: Any) -> Any:
     """Seconds from a value in us per TP 1, 2, 4, 8, interpolated (and clamped) in log2 tp."""
-    x = np.log2(np.asarray(tp, dtype=float))
+    x = np.log2(tp)
     low = np.clip(np.floor(x), 0, len(CALIBRATED_TPS) - 2).astype(int)
     frac = np.clip(x - low, 0.0, 1.0)
-    table = [np.asarray(v, dtype=float) for v in values_us]
+    table = [np.asarray(v) for v in values_us]
     lo, hi = np.choose(low, table), np.choose(low + 1, table)
     return (lo + (hi - lo) * frac) * 1e-6
 
@@ -401,14 +407,14 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast.
     Where ``p`` holds measured kernels and ``c.kernel_steps`` is 1, they time the steps (see
     :mod:`finops.sizing.kernels`): the overhead is then ``c.kernel_step_overhead_us`` per step."""
-    isl = np.asarray(isl, dtype=float)
-    osl = np.asarray(osl, dtype=float)
+    isl = np.asarray(isl)   # numbers or arrays: the float arithmetic below promotes whole numbers exactly
+    osl = np.asarray(osl)
     ctx = isl + osl / 2.0
-    kernels = np.asarray(p.kernel_covered, dtype=float) * c.kernel_steps
+    kernels = np.asarray(p.kernel_covered) * c.kernel_steps
     any_kernels = bool(np.any(kernels > 0))
     overhead = p.layers * _per_tp_s(c.step_overhead_us_per_layer, p.tp)
     group_flops = p.tp * p.flops * c.compute_efficiency
-    new = isl * (1.0 - np.asarray(cache_hit_rate, dtype=float))
+    new = isl * (1.0 - np.asarray(cache_hit_rate))
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
                                  / (p.link_bandwidth * c.link_efficiency), 0.0)
@@ -433,7 +439,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
     """``(step, step_bytes, tpot)`` at a running batch: the batch-dependent part of :func:`replica_latency`."""
-    b = np.asarray(batch, dtype=float)
+    b = np.asarray(batch)
     step_bytes = p.weight_bytes_per_gpu
     if terms.moe:
         step_bytes = step_bytes - p.expert_weight_bytes_per_gpu * (1.0 - p.expert_share_per_token) ** np.maximum(b, 1.0)
@@ -465,11 +471,11 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     """
     terms = terms or prompt_terms(p, c, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
     step, step_bytes, tpot = decode_latency(p, terms, batch)
-    clients = np.maximum(np.asarray(batch, dtype=float), 1.0)
+    clients = np.maximum(batch, 1.0)
     prefill = terms.prefill
     prefill_compute = prefill_in_batch(p, terms, clients - 1.0)   # the prompts ahead share steps with the rest
     delay = scheduling_delay(c, step)
-    think = prefill - terms.prefill_compute + delay + (np.asarray(osl, dtype=float) - 1.0) * tpot
+    think = prefill - terms.prefill_compute + delay + (terms.osl - 1.0) * tpot
     wait = np.minimum(c.prefill_queue * closed_loop_wait(clients, prefill_compute, think)
                       + c.prefill_burst * (clients - 1.0) / 2.0 * prefill_compute, (clients - 1.0) * prefill_compute)
     ttft = prefill + wait + delay
@@ -545,8 +551,9 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     """[P10, P90] of each metric: the value times the held-out ratio measured / modelled at 0.1 and 0.9."""
     out: dict[str, tuple[float, float] | None] = {}
     for metric in BAND_METRICS:
-        low, high = cal.band(engine, metric, 0.1, kind), cal.band(engine, metric, 0.9, kind)
-        out[f"{metric}_band"] = None if low is None or high is None else (values[metric] * low, values[metric] * high)
+        low = cal.band(engine, metric, 0.1, kind)   # None at one level is None at every level: no band
+        out[f"{metric}_band"] = None if low is None else (values[metric] * low,
+                                                          values[metric] * cal.band(engine, metric, 0.9, kind))
     return out
 
 
@@ -568,7 +575,7 @@ def with_step_time(c: EngineConstants, step_time: str) -> EngineConstants:
 
 
 def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
-             concurrency: int | Literal["max"] = "max", engine: str = "vllm", cache_hit_rate: float = 0.0,
+             concurrency: int | Literal["max"] = "max", engine: str = DEFAULT_ENGINE, cache_hit_rate: float = 0.0,
              kv_precision: str | None = None, calibration: Calibration | None = None,
              max_batch: int | None = None, prefill_token_budget: int | None = None,
              step_time: str = "auto") -> Estimate:
@@ -592,7 +599,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     >>> e.concurrency == e.running_batch == min(e.max_concurrency, e.max_batch), e.kv_precision
     (True, 'fp8')
     """
-    spec = resolve_model(model) if isinstance(model, str) else model
+    spec = resolve_model(model)   # a ModelSpec comes back as given
     device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
     engine_name = _check_engine(engine)
     precision = str(precision).strip().lower()

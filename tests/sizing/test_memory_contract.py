@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pytest
 
 from finops.catalog import get_accelerator, get_model
@@ -18,6 +19,7 @@ from finops.sizing.memory import (
     kv_slots,
     kv_tokens_per_sequence,
     memory_fit,
+    model_kv_precision,
     naive_kv_bytes,
     sequence_tokens,
     tp_shards_heads,
@@ -135,3 +137,24 @@ def test_a_custom_model_spec_is_used_as_given():
 def test_kv_slots_shortfall_is_what_one_gpu_lacks():
     assert kv_slots(1.0, 1.5 * GIB) == (0.0, 0.5)
     assert kv_slots(-0.25, 0.5 * GIB) == (0.0, 0.75)
+
+
+def test_kv_slots_of_many_budgets_at_once():
+    """A search sizes many candidates in one call: arrays in, arrays out, each element as its scalar.
+    1 GiB / 256 MiB = 4 sequences; 3 GiB / 1 GiB = 3; a budget of -1 GiB holds none and lacks 0.5 + 1."""
+    slots, shortfall = kv_slots(np.array([1.0, 3.0, -1.0]), np.array([2.0 ** 28, GIB, 0.5 * GIB]))
+    assert isinstance(slots, np.ndarray) and isinstance(shortfall, np.ndarray)
+    assert slots.tolist() == [4.0, 3.0, 0.0]
+    assert shortfall.tolist() == [0.0, 0.0, 1.5]
+
+
+def test_kv_slots_of_one_budget_are_plain_floats():
+    assert kv_slots(np.array(3.0), GIB) == (3.0, 0.0)
+    assert all(type(x) is float for x in kv_slots(np.array(3.0), GIB))
+
+
+@pytest.mark.parametrize("precision,kv_precision", [("fp32", "fp32"), ("bf16", "bf16"), ("fp16", "bf16"),
+                                                    ("fp8", "bf16"), ("int4", "bf16")])
+def test_a_checkpoint_served_as_it_is_keeps_a_16_bit_cache(precision, kv_precision):
+    """vLLM's ``kv_cache_dtype="auto"``: the cache in the model's dtype, 16 bit for quantized weights."""
+    assert model_kv_precision(precision) == kv_precision
