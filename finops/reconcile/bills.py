@@ -392,11 +392,12 @@ _STRICT: dict[str, tuple[str, str]] = {
     "Tags": ("{c} IS NOT NULL AND {c} <> '' AND (NOT json_valid({c}) OR json_type({c}) <> 'OBJECT')",
              "is not a JSON object; FOCUS Tags are a JSON object of key-value pairs, e.g. {{\"team\": \"ml\"}}"),
 }
-#: Column -> a cheaper test the scan makes instead of :data:`_STRICT`'s, per row: it holds for the same values
-#: or stops on them itself (``json_type`` fails on text that is not JSON), and :func:`locate_bad_value` still
-#: names the row with :data:`_STRICT`'s test. Tags are parsed once per charge instead of twice (``json_valid``
-#: then ``json_type``): 1.4 s of CPU on a 10 M-row bill (docs/reconcile.md, Speed).
-_SCAN_TEST: dict[str, str] = {"Tags": "{c} <> '' AND json_type({c}) <> 'OBJECT'"}
+#: Column of :data:`_STRICT` -> the test the scan makes, per row: :data:`_STRICT`'s, or a cheaper one that holds
+#: for the same values or stops on them itself (``json_type`` fails on text that is not JSON), while
+#: :func:`locate_bad_value` still names the row with :data:`_STRICT`'s test. Tags are parsed once per charge
+#: instead of twice (``json_valid`` then ``json_type``): 1.4 s of CPU on a 10 M-row bill (docs/reconcile.md, Speed).
+_SCAN_TEST: dict[str, str] = {"BilledCost": _STRICT["BilledCost"][0], "EffectiveCost": _STRICT["EffectiveCost"][0],
+                              "Tags": "{c} <> '' AND json_type({c}) <> 'OBJECT'"}
 
 
 def _checked(name: str, expression: str) -> str:
@@ -408,9 +409,8 @@ def _checked(name: str, expression: str) -> str:
     """
     if name not in _STRICT:
         return expression
-    bad, what = _STRICT[name]
-    message = _sql_text(f"{name} {what.format()}")
-    return f"CASE WHEN {_SCAN_TEST.get(name, bad).format(c=expression)} THEN error({message}) ELSE {expression} END"
+    message = _sql_text(f"{name} {_STRICT[name][1].format()}")
+    return f"CASE WHEN {_SCAN_TEST[name].format(c=expression)} THEN error({message}) ELSE {expression} END"
 
 
 def _first_row(bill: BillFile, column: str, predicate: str) -> tuple[int, str] | None:
