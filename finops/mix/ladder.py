@@ -100,7 +100,7 @@ def plan_ladder(demand: Sequence[float] | np.ndarray, options: Sequence[MixOptio
     layers = np.arange(top)
     best = {months: np.zeros(top)}
     choice: dict[int, np.ndarray] = {}
-    for t in range(months - 1, -1, -1):
+    for t in reversed(range(months)):
         candidates = [saving[t] + best[t + 1]]
         for option, term in zip(committed, terms):
             end = min(t + term, months)

@@ -113,3 +113,10 @@ def test_of_two_options_at_one_price_the_first_is_bought():
     assert plan.purchases == {"a": [1, 0], "b": [0, 0]}
     plan = plan_ladder(np.ones(4), [OD, reserved("b", 5, 2), reserved("a", 5, 2)], month_hours=2)
     assert plan.purchases == {"b": [1, 0], "a": [0, 0]}
+
+
+def test_a_layer_renews_its_tranche_when_the_last_one_ends():
+    """Flat at 1 unit for 6 months; a 2-month term at 6/h (24) against 40 flexible: bought at months 0, 2, 4."""
+    plan = plan_ladder(np.ones(12), [OD, reserved("1y", 6, 2)], month_hours=2)
+    assert plan.purchases == {"1y": [1, 0, 1, 0, 1, 0]} and plan.active == {"1y": [1] * 6}
+    assert plan.total_cost.amount == 72 and plan.outstanding.amount == 0
