@@ -113,7 +113,7 @@ declare -A TESTS=(
   [performance]="tests/sizing/test_roofline_by_hand.py tests/sizing/test_performance_arguments.py tests/sizing/test_kernel_composition.py tests/sizing/test_performance.py tests/sizing/test_physics_pins.py finops/sizing/performance.py"
   # --- end sizing/
   # --- mix/
-  [mix]="tests/mix finops/mix"
+  [mix]="--ignore=tests/mix/test_api.py tests/mix finops/mix"
   [mix-_csv]="tests/mix/test_inputs.py tests/mix/test_csv_figures.py finops/mix/_csv.py"
   [mix-demand_units]="tests/mix/test_inputs.py tests/mix/test_demand_units_figures.py finops/mix/demand_units.py"
   [mix-dispatch]="tests/mix/test_dispatch_figures.py tests/mix/test_duration_curve.py finops/mix/dispatch.py"

@@ -79,7 +79,7 @@ def peak_to_average(demand: Sequence[float] | np.ndarray, file: str | None = Non
     >>> peak_to_average([2, 4, 6, 4])
     1.5
     """
-    values = np.asarray(demand, dtype=float)
+    values = np.asarray(demand)  # ints, floats or Decimals: the ratio is the same
     mean = float(values.mean()) if values.size else 0.0
     if mean <= 0:
         raise InputError("the demand profile has no demand: its average hour is 0",

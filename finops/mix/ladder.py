@@ -90,31 +90,36 @@ def plan_ladder(demand: Sequence[float] | np.ndarray, options: Sequence[MixOptio
     saving, hours = _monthly_layers(values, options, months, month_hours, top)
     cumulative = np.concatenate([[0.0], np.cumsum(hours)])
     # a month after the horizon is worth to a layer what it would cost then: flexible, or the cheapest term
-    cheapest_month = min(float(o.hourly_cost) for o in committed) * month_hours if committed else 0.0
+    cheapest_month = min((float(o.hourly_cost) for o in committed), default=np.inf) * month_hours
     tail_value = np.minimum(saving[-1] * month_hours / hours[-1], cheapest_month)
 
-    best = np.zeros((months + 1, top))
-    choice = np.full((months, top), -1)
-    for t in range(months - 1, -1, -1):
-        best[t] = saving[t] + best[t + 1]
-        for j, (option, term) in enumerate(zip(committed, terms)):
+    # each layer's cheapest plan from month t on, from the last month back. Candidate 0 serves month t
+    # flexibly, candidate j + 1 buys a tranche of option j there; a tranche must be cheaper by 1e-9 (a tie
+    # stays flexible, and of two tied options the first is bought)
+    lead = np.r_[0.0, np.full(len(committed), 1e-9)][:, None]
+    layers = np.arange(top)
+    best = {months: np.zeros(top)}
+    choice: dict[int, np.ndarray] = {}
+    for t in reversed(range(months)):
+        candidates = [saving[t] + best[t + 1]]
+        for option, term in zip(committed, terms):
             end = min(t + term, months)
             price = float(option.hourly_cost)
-            tranche = (price * (cumulative[end] - cumulative[t]) + best[end]
-                       + (t + term - end) * (price * month_hours - tail_value))
-            better = tranche < best[t] - 1e-9
-            best[t] = np.where(better, tranche, best[t])
-            choice[t] = np.where(better, j, choice[t])
+            candidates.append(price * (cumulative[end] - cumulative[t]) + best[end]
+                              + (t + term - end) * (price * month_hours - tail_value))
+        costs = np.array(candidates)
+        choice[t] = np.argmin(costs + lead, axis=0)
+        best[t] = costs[choice[t], layers]
 
     purchases = np.zeros((len(committed), months), dtype=int)
     active = np.zeros((len(committed), months), dtype=int)
-    free_from = np.zeros(top, dtype=int)
+    free_from = np.zeros(top)  # the month each layer's last tranche ends
     for t in range(months):
         for j, term in enumerate(terms):
-            starting = (free_from <= t) & (choice[t] == j)
+            starting = (free_from <= t) & (choice[t] == j + 1)
             count = int(starting.sum())
             if count:
-                purchases[j, t] += count
+                purchases[j, t] = count
                 active[j, t:t + term] += count
                 free_from[starting] = t + term
     return _costed(values, options, committed, purchases, active, months, month_hours, currency)

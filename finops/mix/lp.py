@@ -230,7 +230,7 @@ def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizo
     """
     n = len(weights)
     builder = _Columns()
-    plan = builder.add(np.array([horizon]), np.array([np.inf])) if shared_plan else -1
+    plan = builder.add(np.array([horizon]), np.array([np.inf]))  # the plan per hour: 0 when nothing may use it
     demand_rows: list[tuple[int, np.ndarray, np.ndarray]] = []  # (pool, columns, row offsets 0..n-1)
     linking: list[tuple[int, int]] = []                        # (x column, y block)
     coverage: list[tuple[float, int]] = []                     # (plan rate, u block)
@@ -256,8 +256,8 @@ def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizo
             demand_rows.append((p, z + every_hour, every_hour))
         o = builder.add(weights * float(cheapest_on_demand(pool.options).hourly_cost), np.full(n, np.inf))
         demand_rows.append((p, o + every_hour, every_hour))
-        if shared_plan and pool.plan_rate is not None:
-            u = builder.add(np.zeros(n), np.full(n, np.inf))
+        if pool.plan_rate is not None:  # plan coverage, held at 0 without a shared plan
+            u = builder.add(np.zeros(n), np.full(n, np.inf if shared_plan else 0.0))
             demand_rows.append((p, u + every_hour, every_hour))
             coverage.append((float(pool.plan_rate), u))
     size = builder.size
@@ -289,7 +289,7 @@ def _solve(pools: Sequence[Pool], hours: np.ndarray, weights: np.ndarray, horizo
     units: dict[str, dict[str, float]] = {pool.name: {} for pool in pools}
     for pool_name, option_name, x in units_at:
         units[pool_name][option_name] = float(solution.x[x])
-    return _Solution(units, float(solution.x[plan]) if shared_plan else 0.0, float(solution.fun))
+    return _Solution(units, float(solution.x[plan]), float(solution.fun))
 
 
 def _whole_units(builder: _Columns, constraints: list[LinearConstraint]) -> OptimizeResult:

@@ -57,23 +57,21 @@ class Recommendation:
     def to_dict(self) -> dict[str, object]:
         summary = self.result.to_dict()
         return {"name": self.name, "units": self.units, "total_cost": summary["total_cost"],
-                "extra_cost": Money(self.extra_cost.amount, self.extra_cost.currency).rounded().amount,
+                "extra_cost": self.extra_cost.rounded().amount,
                 "savings": summary["savings"]}
 
 
 def aws_lookback_units(demand: np.ndarray, options: Sequence[MixOption], days: int) -> dict[str, int]:
     """Units AWS Cost Explorer would recommend from the first ``days`` of on-demand usage."""
-    window = np.asarray(demand, dtype=float)[: days * 24]
+    window = demand[: days * 24]
     # the window is shorter than the terms: the rule extrapolates it, so terms are not checked against it
     cloud = [replace(o, term_hours=None) for o in options if o.kind == "on_demand" or o.kind in _CLOUD_COMMITMENTS]
-    if not any(o.kind in _CLOUD_COMMITMENTS for o in cloud):
-        return {}
-    return optimize_mix(window, cloud).units
+    return optimize_mix(window, cloud).units  # {} when the cloud sells no commitment here
 
 
-def gcp_stable_units(demand: np.ndarray, options: Sequence[MixOption], days: int = 30) -> dict[str, int]:
+def gcp_stable_units(demand: np.ndarray, options: Sequence[MixOption], days: int) -> dict[str, int]:
     """Units GCP would recommend: the floor of the minimum hourly demand of the first ``days`` days."""
-    stable = int(np.floor(np.asarray(demand, dtype=float)[: days * 24].min()))
+    stable = int(np.floor(demand[: days * 24].min()))
     units: dict[str, int] = {}
     for option in sorted((o for o in options if o.kind in _CLOUD_COMMITMENTS), key=lambda o: o.hourly_cost):
         take = stable if option.max_units is None else min(stable, option.max_units)

@@ -1,5 +1,7 @@
 """What a demand counts: the value column's name, ``--demand-unit`` against it, and GPUs bought as whole machines."""
 
+from decimal import Decimal
+
 import numpy as np
 import pytest
 
@@ -72,6 +74,17 @@ def test_accelerators_become_whole_instances_hour_by_hour():
     assert instances_needed([3], accelerators_per_instance=1).tolist() == [3.0]
     assert in_instances([9, 17], "accelerators", accelerators_per_instance=8).tolist() == [2.0, 3.0]
     assert in_instances([9, 17.5], "instances", accelerators_per_instance=8).tolist() == [9.0, 17.5]
+    assert in_instances([9, 17], "instances", accelerators_per_instance=8).dtype == np.float64
+
+
+def test_float_noise_below_a_billionth_of_a_machine_is_not_a_machine():
+    """16.0000000032 GPUs (a sum of fractional GPU-hours) are 2.0000000004 machines: two, rounded at 9 places."""
+    assert instances_needed([16.0000000032, 16.000000008], accelerators_per_instance=8).tolist() == [2.0, 3.0]
+
+
+def test_decimal_counts_as_a_spreadsheet_gives_them():
+    assert instances_needed([Decimal("9"), Decimal("16.5")], accelerators_per_instance=8).tolist() == [2.0, 3.0]
+    assert peak_to_average([Decimal(2), Decimal(4), Decimal(6), Decimal(4)]) == 1.5
 
 
 def test_bad_conversions_are_refused():
@@ -86,6 +99,7 @@ def test_bad_conversions_are_refused():
 
 def test_peak_to_average():
     assert peak_to_average([2, 4, 6, 4]) == 1.5 and peak_to_average(np.array([3.0])) == 1.0
+    assert peak_to_average([0.2, 0.6]) == pytest.approx(1.5)          # an average below one unit is demand
     for empty, file in (([0, 0], "d.csv"), ([], None)):
         with pytest.raises(InputError) as caught:
             peak_to_average(empty, file)

@@ -32,8 +32,8 @@ def test_growing_demand_buys_a_tranche_as_each_layer_starts():
     plan = plan_ladder(np.array([1.0, 1.0, 2.0, 2.0, 3.0, 3.0]),
                        [OD, reserved("1y", 6, 2), reserved("3y", "3.5", 3)], month_hours=2)
     assert plan.months == 3
-    assert plan.purchases == {"1y": [0, 0, 0], "3y": [1, 1, 1]}
-    assert plan.active == {"1y": [0, 0, 0], "3y": [1, 2, 3]}
+    assert repr(plan.purchases) == "{'1y': [0, 0, 0], '3y': [1, 1, 1]}"    # whole units, as the JSON shows them
+    assert repr(plan.active) == "{'1y': [0, 0, 0], '3y': [1, 2, 3]}"
     assert [m.amount for m in plan.monthly_cost] == [7, 14, 21]
     assert plan.total_cost.amount == 42 and plan.on_demand_only_cost.amount == 120 and plan.savings.amount == 78
     # the month-1 tranche runs 1 month past the horizon, the month-2 one 2: 3 unit-months x 3.5 x 2 h
@@ -106,3 +106,17 @@ def test_what_the_ladder_cannot_model_is_refused(fields):
 def test_a_bad_demand_is_refused_before_planning():
     with pytest.raises(InputError, match="demand at hour 1 is -1.0"):
         plan_ladder([1.0, -1.0], [OD, reserved("1y", 6, 1)], month_hours=2)
+
+
+def test_of_two_options_at_one_price_the_first_is_bought():
+    plan = plan_ladder(np.ones(4), [OD, reserved("a", 5, 2), reserved("b", 5, 2)], month_hours=2)
+    assert plan.purchases == {"a": [1, 0], "b": [0, 0]}
+    plan = plan_ladder(np.ones(4), [OD, reserved("b", 5, 2), reserved("a", 5, 2)], month_hours=2)
+    assert plan.purchases == {"b": [1, 0], "a": [0, 0]}
+
+
+def test_a_layer_renews_its_tranche_when_the_last_one_ends():
+    """Flat at 1 unit for 6 months; a 2-month term at 6/h (24) against 40 flexible: bought at months 0, 2, 4."""
+    plan = plan_ladder(np.ones(12), [OD, reserved("1y", 6, 2)], month_hours=2)
+    assert plan.purchases == {"1y": [1, 0, 1, 0, 1, 0]} and plan.active == {"1y": [1] * 6}
+    assert plan.total_cost.amount == 72 and plan.outstanding.amount == 0

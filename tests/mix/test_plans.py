@@ -71,7 +71,7 @@ def test_recommender_rules():
     demand = np.r_[daily(3, 7, 30), daily(20, 20, 30)]
     cheap = MixOption("cheap", "reserved", Decimal(5), max_units=2)
     owned = MixOption("own", "owned", Decimal(1))
-    assert gcp_stable_units(demand, [OD, RI, cheap, owned]) == {"cheap": 2, "ri": 1}
+    assert gcp_stable_units(demand, [OD, RI, cheap, owned], 30) == {"cheap": 2, "ri": 1}
     assert aws_lookback_units(demand, [OD, RI, owned], 7) == {"ri": 3}   # owned is not a cloud offer
     assert aws_lookback_units(demand, [OD, RI], 60)["ri"] > 3
 

@@ -19,6 +19,7 @@ BOOK = PriceBook([
     row("on_demand", "98.32"), row("spot", "40.10"), row("reserved_1y", "57.63", "all_upfront", "504838.8"),
     row("reserved_3y", "43.16", "no_upfront"), row("savings_plan_1y", "64.00", "no_upfront"),
     row("on_demand", "1", region="us-west-2"), row("on_demand", "2", itype="p4d.24xlarge"),
+    row("on_demand", "3", provider="other"),
     row("on_demand", "88.25", provider="gcp", itype="a3-highgpu-8g", region="us-central1"),
     row("cud_1y", "60", "no_upfront", provider="gcp", itype="a3-highgpu-8g", region="us-central1"),
     row("cud_3y", "40", "no_upfront", provider="gcp", itype="a3-highgpu-8g", region="us-central1"),
@@ -61,3 +62,9 @@ def test_a_pool_without_an_on_demand_price_is_refused():
     only_spot = PriceBook([row("spot", "3")])
     with pytest.raises(InputError, match="no on-demand price"):
         options_from_prices(only_spot, "aws", "p5.48xlarge", "us-east-1", horizon_hours=8760)
+
+
+def test_the_options_take_the_price_books_currency():
+    book = PriceBook([row("on_demand", "600", currency="CNY"), row("reserved_1y", "400", "no_upfront", currency="CNY")])
+    options = options_from_prices(book, "aws", "p5.48xlarge", "us-east-1", horizon_hours=8760)
+    assert [o.currency for o in options] == ["CNY", "CNY"]

@@ -224,3 +224,9 @@ def test_a_demand_file_without_hours_is_named(tmp_path, text, row, column, messa
         read_demand(path)
     assert caught.value.message == message and caught.value.hint == hint
     assert caught.value.where == Location(file=str(path), row=row, column=column)
+
+
+def test_many_decimals_write_the_binary_value_digit_for_digit(tmp_path):
+    """decimals=20 writes 0.1 as the double holds it, as Python's '%.20f' does, not as its shortest repr."""
+    path = write_demand_csv(tmp_path / "d.csv", [0.1], decimals=20)
+    assert path.read_text().splitlines()[1] == "0," + f"{0.1:.20f}".rstrip("0") == "0,0.10000000000000000555"

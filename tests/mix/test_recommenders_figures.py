@@ -40,10 +40,10 @@ def test_aws_looks_back_over_its_window_only():
 
 
 def test_gcp_commits_to_the_floor_of_the_windows_minimum_cheapest_first():
-    assert gcp_stable_units(DEMAND, OPTIONS) == {"sp": 2, "ri": 1}            # min 3 over 30 days
+    assert gcp_stable_units(DEMAND, OPTIONS, 30) == {"sp": 2, "ri": 1}            # min 3 over 30 days
     assert gcp_stable_units(DEMAND, OPTIONS, days=31) == {"sp": 1, "ri": 0}   # day 31 runs 1 unit
-    assert gcp_stable_units(DEMAND + 0.9, [OD, RI]) == {"ri": 3}              # floor of 3.9
-    assert gcp_stable_units(DEMAND, [OD, OWN]) == {}
+    assert gcp_stable_units(DEMAND + 0.9, [OD, RI], 30) == {"ri": 3}              # floor of 3.9
+    assert gcp_stable_units(DEMAND, [OD, OWN], 30) == {}
 
 
 def test_the_comparison_costs_each_rule_over_the_whole_horizon():

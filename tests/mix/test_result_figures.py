@@ -52,12 +52,12 @@ def test_the_json_summary():
 
 
 def test_shares_and_rounding_to_six_places():
-    result = MixResult("EUR", 3.0, 3.0, (OptionOutcome("od", "on_demand", None, 1.0, Money.of(1, "EUR")),
+    result = MixResult("EUR", 3.0, 3.0, (OptionOutcome("od", "on_demand", None, 1.23456789, Money.of(1, "EUR")),
                                          OptionOutcome("ri", "reserved", 3, 2.0, Money.of(3, "EUR"))),
                        Money.of(3, "EUR"))
     summary = result.to_dict()
-    assert [o["share"] for o in summary["options"]] == [0.333333, 0.666667]
-    assert summary["options"][1]["utilization"] == 0.222222 and summary["options"][0]["unit_hours"] == 1.0
+    assert [o["share"] for o in summary["options"]] == [0.411523, 0.666667]
+    assert summary["options"][1]["utilization"] == 0.222222 and summary["options"][0]["unit_hours"] == 1.234568
     assert summary["savings_share"] == round(-1 / 3, 6) and summary["currency"] == "EUR"
     assert result.upfront == Money.zero("EUR")
 
