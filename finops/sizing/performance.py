@@ -346,9 +346,9 @@ class Latency:
 
 def _per_tp_s(values_us: Any, tp: Any) -> Any:
     """Seconds from a value in us per TP 1, 2, 4, 8, interpolated (and clamped) in log2 tp."""
-    x = np.log2(tp)
-    low = np.clip(np.floor(x), 0, len(CALIBRATED_TPS) - 2).astype(int)
-    frac = np.clip(x - low, 0.0, 1.0)
+    x = np.log2(tp)   # >= 0: tp >= 1
+    low = np.minimum(np.floor(x), len(CALIBRATED_TPS) - 2).astype(int)
+    frac = np.minimum(x - low, 1.0)   # >= 0 as low <= x; 1 past TP 8 (clamped)
     table = [np.asarray(v) for v in values_us]
     lo, hi = np.choose(low, table), np.choose(low + 1, table)
     return (lo + (hi - lo) * frac) * 1e-6

@@ -368,3 +368,24 @@ def test_an_fp8_kv_cache_halves_the_kv_read(engine, kv_precision, kv_bytes):
     weights = (LLAMA["params"] - LLAMA_EMBEDDINGS) * 1 + LLAMA_EMBEDDINGS * 2
     step_bytes = weights + 16 * 4352 * 2 * 32 * 8 * 128 * kv_bytes
     assert e.decode_step_ms == pytest.approx(step_bytes / H100_BANDWIDTH * 1e3, rel=EXACT)
+
+
+def test_the_per_layer_overhead_between_calibrated_tps_is_interpolated_in_log2_tp():
+    """TP 6: log2 6 = 2.585, 58.5 % of the way from TP 4's 40 us to TP 8's 80 us; TP 3 likewise between
+    TP 2 and 4; TP 16 keeps TP 8's."""
+    import numpy as np
+
+    from finops.sizing.performance import _per_tp_s
+
+    tps = np.array([1.0, 2.0, 3.0, 6.0, 8.0, 16.0])
+    expected = [10, 20, 20 + 20 * (math.log2(3) - 1), 40 + 40 * (math.log2(6) - 2), 80, 80]
+    assert _per_tp_s(OVERHEAD, tps) * 1e6 == pytest.approx(expected, rel=EXACT)
+
+
+def test_fp32_weights_keep_an_fp32_cache_in_the_replica_physics():
+    """Without a KV precision the physics takes the checkpoint's: 4 bytes a value for FP32 weights."""
+    from finops.sizing.performance import replica_physics
+
+    model = resolve_model(str(LLAMA["path"]))
+    phys = replica_physics(model, get_accelerator("h100-sxm"), precision="fp32", tp=1)
+    assert phys.kv_bytes_per_token_per_gpu == 2 * 32 * 8 * 128 * 4
