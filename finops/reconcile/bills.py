@@ -32,7 +32,7 @@ import io
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal, TextIO
+from typing import BinaryIO, Iterable, Literal, TextIO
 
 import duckdb
 
@@ -486,13 +486,20 @@ def locate_malformed_row(files: list[BillFile]) -> InputError | None:
     return None
 
 
-def locate_currency(files: list[BillFile], currency: str) -> InputError | None:
-    """The first row billed in another currency than ``currency``, as an error naming file and row."""
+def locate_currency(files: list[BillFile], currency: str, rated: Iterable[str] = ()) -> InputError | None:
+    """The first row billed in a currency that is neither ``currency`` nor one of ``rated`` (those given a
+    rate into it), as an error naming file and row."""
+    others = sorted(set(rated) - {currency})
+    listed = ", ".join(_sql_text(c) for c in [currency, *others])
     for bill in files:
-        hit = _first_row(bill, _CURRENCY_COLUMN, f"\"{_CURRENCY_COLUMN}\" IS DISTINCT FROM {_sql_text(currency)}")
+        hit = _first_row(bill, _CURRENCY_COLUMN,
+                         f'("{_CURRENCY_COLUMN}" IS NULL OR "{_CURRENCY_COLUMN}" NOT IN ({listed}))')
         if hit is not None:
-            row, other = hit
-            return InputError(f"several billing currencies without a rate table: {other} here, {currency} elsewhere",
+            row, found = hit
+            other = found or "(blank)"
+            message = (f"no rate from {other} into {currency} (rates given for {', '.join(others)})" if others
+                       else f"several billing currencies without a rate table: {other} here, {currency} elsewhere")
+            return InputError(message,
                               where=Location(file=str(bill.path), row=row, column="BillingCurrency"),
                               hint="give a rate into the plan currency (--rate EUR=1.08) or bills in one currency")
     return None

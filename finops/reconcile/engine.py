@@ -243,7 +243,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
                                   basis=basis)
         bill_currencies = {g.billing_currency for g in summary.groups}
         if len(bill_currencies) > 1 and not _rates_cover(bill_currencies, currency, rates):
-            located = locate_currency(files, currency)
+            located = locate_currency(files, currency, rates or ())
             if located is not None:
                 raise located
     finally:

@@ -216,6 +216,33 @@ def test_the_first_row_in_a_second_currency(tmp_path):
     assert locate_currency([bill_file(good)], "USD") is None
 
 
+def test_a_currency_with_a_rate_is_not_the_one_named(tmp_path):
+    """EUR has a rate, GBP has none: the error points at the first GBP row, past the EUR rows before it."""
+    bill = write_bill(tmp_path / "fx.csv", [{}, {"BillingCurrency": "EUR"}, {"BillingCurrency": "EUR"},
+                                            {"BillingCurrency": "GBP"}, {"BillingCurrency": "EUR"}])
+    error = locate_currency([bill_file(bill)], "USD", ["EUR"])
+    assert error.message == "no rate from GBP into USD (rates given for EUR)"
+    assert error.where == Location(file=str(bill), row=5, column="BillingCurrency")
+    assert error.hint == "give a rate into the plan currency (--rate EUR=1.08) or bills in one currency"
+    # rates for every currency: nothing to name; a rate given for the plan currency itself changes nothing
+    assert locate_currency([bill_file(bill)], "USD", ["GBP", "EUR"]) is None
+    error = locate_currency([bill_file(bill)], "CHF", ["USD", "GBP", "CHF"])  # plan in CHF: EUR lacks a rate
+    assert (error.message, error.where.row) == ("no rate from EUR into CHF (rates given for GBP, USD)", 3)
+    error = locate_currency([bill_file(bill)], "USD", ["USD"])
+    assert (error.message, error.where.row) == ("several billing currencies without a rate table: EUR here, "
+                                                "USD elsewhere", 3)
+
+
+def test_a_row_without_a_currency_is_named_too(tmp_path):
+    bill = write_bill(tmp_path / "blank.csv", [{}, {"BillingCurrency": "EUR"}, {"BillingCurrency": ""}])
+    error = locate_currency([bill_file(bill)], "USD", ["EUR"])
+    assert error.where == Location(file=str(bill), row=4, column="BillingCurrency")
+    assert error.message == "no rate from (blank) into USD (rates given for EUR)"
+    error = locate_currency([bill_file(bill)], "USD")
+    assert (error.message, error.where.row) == ("several billing currencies without a rate table: EUR here, "
+                                                "USD elsewhere", 3)
+
+
 def test_quotes_in_a_path_or_a_column_name_and_null_text(tmp_path):
     folder = tmp_path / "o'brien's bills"
     folder.mkdir()

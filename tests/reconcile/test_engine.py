@@ -133,6 +133,14 @@ def test_rates_convert_into_the_plan_currency(tmp_path, simple_plan):
     assert rec.billed_cost.amount == Decimal("3.7")
 
 
+def test_a_third_currency_without_a_rate_is_named_not_the_rated_one(tmp_path, simple_plan):
+    bill = write_bill(tmp_path / "mixed.csv", [{}, {"BillingCurrency": "EUR"}, {"BillingCurrency": "GBP"}])
+    with pytest.raises(InputError) as err:
+        reconcile_month(read_plan(simple_plan), [bill], "2026-05", rates={"EUR": Decimal("1.1")})
+    assert err.value.message == "no rate from GBP into USD (rates given for EUR)"
+    assert (err.value.where.file, err.value.where.row, err.value.where.column) == (str(bill), 4, "BillingCurrency")
+
+
 def test_bills_in_another_currency_than_the_plan_need_a_rate(tmp_path, simple_plan):
     bill = write_bill(tmp_path / "eur.csv", [{"BillingCurrency": "EUR"}])
     with pytest.raises(CurrencyMismatchError, match="bills are in EUR but the plan is in USD") as err:
