@@ -24,7 +24,9 @@ With the months before it (:class:`EarlierCommitment`, kept by :class:`~finops.r
   amortized to date, an upper bound (it assumes the purchase was in that first month); source
   ``estimate``. Without a term, the balance is not known (``None``);
 * scheduled per month = paid / term for an upfront purchase (``ChargeFrequency One-Time``), the fee
-  itself for a recurring one, the first month's amortization for an estimate;
+  itself for a recurring one (``Recurring``), upfront paid / term + this month's fee for a partial-upfront
+  one (both kinds of purchase row under one id, as AWS bills a Partial Upfront reservation), the first
+  month's amortization for an estimate;
 * a commitment of an earlier month without rows this month is listed while a balance is left.
 
 Totals: purchases = BilledCost of commitment purchases; used / unused = amortized EffectiveCost of
@@ -63,6 +65,9 @@ TERM_MONTHS: dict[str, int] = {"1yr": 12, "3yr": 36, "1 year": 12, "3 years": 36
 _NAME_TERM = re.compile(r"(?<![0-9])([13])\s*-?\s*(?:yr|y|year)", re.IGNORECASE)
 #: ChargeFrequency of the purchase -> how the review names the payment.
 PAYMENT = {"one-time": "upfront", "recurring": "monthly fee"}
+#: The kinds of purchase rows a commitment has -> its payment (both: partial upfront).
+_PAYMENT_OF_KINDS = {frozenset(): "", frozenset({"upfront"}): "upfront", frozenset({"monthly fee"}): "monthly fee",
+                     frozenset({"upfront", "monthly fee"}): "partial upfront"}
 _ESTIMATE_PAYMENT = "upfront"
 
 
@@ -70,8 +75,9 @@ _ESTIMATE_PAYMENT = "upfront"
 class EarlierCommitment:
     """A commitment as the history kept it over the months before the reviewed one (plan currency).
 
-    ``paid`` and ``amortized`` are sums over those months; ``first_month`` is the first month it was seen
-    and ``first_amortized`` its amortization then (the monthly amount of an estimated purchase).
+    ``paid`` and ``amortized`` are sums over those months, ``upfront`` the part of ``paid`` from one-time
+    purchase rows; ``first_month`` is the first month it was seen and ``first_amortized`` its amortization
+    then (the monthly amount of an estimated purchase).
     """
 
     commitment_id: str
@@ -84,6 +90,7 @@ class EarlierCommitment:
     amortized: Decimal
     first_month: str
     first_amortized: Decimal
+    upfront: Decimal = Decimal(0)
 
 
 def term_months(term: str | None, name: str | None = None) -> int | None:
@@ -104,10 +111,12 @@ class _Month:
     provider_name: str | None = None
     kind: str | None = None
     name: str | None = None
-    frequency: str | None = None
+    payments: set[str] = field(default_factory=set)
     term: str | None = None
     bought_at: datetime | None = None
     paid: Decimal = Decimal(0)
+    upfront: Decimal = Decimal(0)
+    fee: Decimal = Decimal(0)
     amortized: Decimal = Decimal(0)
     unused: Decimal = Decimal(0)
     services: set[str | None] = field(default_factory=set)
@@ -134,7 +143,13 @@ def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, 
             billed = money(g.billed_cost, g.billing_currency)
             purchases += billed
             one.paid += billed.amount
-            one.frequency = one.frequency or g.charge_frequency
+            payment = PAYMENT.get(str(g.charge_frequency).lower())
+            if payment is not None:
+                one.payments.add(payment)
+            if payment == "upfront":
+                one.upfront += billed.amount
+            elif payment == "monthly fee":
+                one.fee += billed.amount
             one.term = one.term or g.commitment_term
             if g.first_charge_start is not None:
                 one.bought_at = min(filter(None, (one.bought_at, g.first_charge_start)))
@@ -170,14 +185,17 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
     amortized = (before.amortized if before else Decimal(0)) + this.amortized
     bought = before.purchase_date if before and before.purchase_date else _day(this.bought_at)
     term = (before.term_months if before else None) or term_months(this.term, this.name)
-    payment = (before.payment if before else None) or PAYMENT.get(str(this.frequency).lower(), "")
+    upfront = (before.upfront if before else Decimal(0)) + this.upfront
+    payment = (before.payment if before else None) or _PAYMENT_OF_KINDS[frozenset(this.payments)]
     scheduled: Money | None = None
     if bought is not None:
         source = "history" if before and before.purchase_date else "bills"
         balance: Money | None = of(paid - amortized)
         ends = _add_months(bought, term) if term else None
         if payment == "monthly fee":
-            scheduled = of(this.paid)
+            scheduled = of(this.fee)
+        elif payment == "partial upfront" and term:
+            scheduled = of(MONEY_CONTEXT.divide(upfront, Decimal(term)) + this.fee)
         elif term:
             scheduled = of(MONEY_CONTEXT.divide(paid, Decimal(term)))
     else:
@@ -194,6 +212,7 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
         commitment_id=cid, provider_name=this.provider_name or (before.provider_name if before else ""),
         kind=this.kind or (before.kind if before else ""), payment=payment, purchase_date=bought,
         term_months=term, end_date=ends, paid_to_date=of(paid), paid_this_month=of(this.paid),
+        upfront_this_month=of(this.upfront),
         amortized=of(this.amortized), unused=of(this.unused), amortized_to_date=of(amortized),
         scheduled_monthly=scheduled, balance_left=balance, source=source,
         first_month=before.first_month if before else month)

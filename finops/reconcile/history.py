@@ -53,15 +53,20 @@ CREATE TABLE IF NOT EXISTS comments (
 CREATE TABLE IF NOT EXISTS commitment_months (
     month VARCHAR NOT NULL, commitment_id VARCHAR NOT NULL, currency VARCHAR NOT NULL, provider_name VARCHAR NOT NULL,
     kind VARCHAR NOT NULL, payment VARCHAR NOT NULL, purchase_date DATE, term_months INTEGER,
-    paid DECIMAL(38, 10) NOT NULL, amortized DECIMAL(38, 10) NOT NULL, PRIMARY KEY (month, commitment_id));
+    paid DECIMAL(38, 10) NOT NULL, amortized DECIMAL(38, 10) NOT NULL, upfront DECIMAL(38, 10) DEFAULT 0,
+    PRIMARY KEY (month, commitment_id));
 """
 #: Columns added since the first schema: an existing history gains them, its months read 0 there.
 _MIGRATIONS = """
 ALTER TABLE months ADD COLUMN IF NOT EXISTS capex_cash DECIMAL(38, 10) DEFAULT 0;
 ALTER TABLE months ADD COLUMN IF NOT EXISTS one_off DECIMAL(38, 10) DEFAULT 0;
+ALTER TABLE commitment_months ADD COLUMN IF NOT EXISTS upfront DECIMAL(38, 10) DEFAULT 0;
 """
 #: Columns of ``months`` in the order :class:`MonthRecord` takes them.
 _MONTH_COLUMNS = "month, currency, planned, opex, capex, billed_cost, unmapped, capex_cash, one_off"
+#: Columns of ``commitment_months`` in the order :meth:`History.commitments_before` takes them.
+_COMMITMENT_COLUMNS = ("commitment_id, month, provider_name, kind, payment, purchase_date, term_months, paid, amortized, "
+                       "upfront")
 #: The statements, kept here (SQL ignores case: a change of case in a function would be a mutant that changes
 #: nothing, docs/testing.md). A month's record: its rows out of every table, then in.
 _BEGIN, _COMMIT, _ROLLBACK = "BEGIN TRANSACTION", "COMMIT", "ROLLBACK"
@@ -69,15 +74,15 @@ _DELETE_MONTH = ("DELETE FROM lines WHERE month = ?", "DELETE FROM commitment_mo
                  "DELETE FROM months WHERE month = ?")
 _INSERT_MONTH = f"INSERT INTO months ({_MONTH_COLUMNS}, run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _INSERT_LINES = "INSERT INTO lines VALUES (?, ?, ?, ?, ?)"
-_INSERT_COMMITMENTS = "INSERT INTO commitment_months VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_INSERT_COMMITMENTS = ("INSERT INTO commitment_months (month, commitment_id, currency, provider_name, kind, payment, "
+                       "purchase_date, term_months, paid, amortized, upfront) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 _DELETE_COMMENTS = "DELETE FROM comments WHERE month = ?"
 _INSERT_COMMENTS = "INSERT INTO comments VALUES (?, ?, ?, ?)"
 _SELECT_LINES = "SELECT month, plan_line, actual FROM lines ORDER BY month, plan_line"
-_SELECT_COMMITMENTS = ("SELECT commitment_id, month, provider_name, kind, payment, purchase_date, term_months, paid, "
-                       "amortized FROM commitment_months WHERE month < ? AND currency = ? ORDER BY commitment_id, month")
+_SELECT_COMMITMENTS = "FROM commitment_months WHERE month < ? AND currency = ? ORDER BY commitment_id, month"
 _SELECT_COMMENTS = "SELECT plan_line, comment FROM comments WHERE month = ? ORDER BY plan_line"
 _COUNT_TABLES = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
-_MONTHS_COLUMNS_KEPT = "SELECT column_name FROM information_schema.columns WHERE table_name = 'months'"
+_COLUMNS_KEPT = "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
 _HINT = ("if another program has it open, close that program; if the file is not a history written by finops, "
          "move it away to start a new history")
 
@@ -162,7 +167,8 @@ class History:
             return []
         con = self._connect()
         try:
-            heads = con.execute(f"SELECT {_month_columns(con)} FROM months ORDER BY month").fetchall()
+            heads = con.execute(f"SELECT {_columns_kept(con, 'months', _MONTH_COLUMNS)} FROM months "
+                                "ORDER BY month").fetchall()
             lines: dict[str, dict[str, Decimal]] = {}
             for month, plan_line, actual in con.execute(_SELECT_LINES).fetchall():
                 lines.setdefault(month, {})[plan_line] = actual
@@ -190,14 +196,16 @@ class History:
         try:
             if not _has_table(con, "commitment_months"):
                 return {}
-            rows = con.execute(_SELECT_COMMITMENTS, [month, currency]).fetchall()
+            rows = con.execute(f"SELECT {_columns_kept(con, 'commitment_months', _COMMITMENT_COLUMNS)} "
+                               f"{_SELECT_COMMITMENTS}", [month, currency]).fetchall()
         finally:
             con.close()
         kept: dict[str, EarlierCommitment] = {}
-        for cid, seen, provider, kind, payment, bought, term, paid, amortized in rows:
+        for cid, seen, provider, kind, payment, bought, term, paid, amortized, upfront in rows:
             before = kept.get(cid)
-            kept[cid] = EarlierCommitment(cid, provider, kind, payment, bought, term, paid, amortized, seen, amortized) \
-                if before is None else _carried(before, provider, kind, payment, bought, term, paid, amortized)
+            kept[cid] = EarlierCommitment(cid, provider, kind, payment, bought, term, paid, amortized, seen, amortized,
+                                          upfront) if before is None else \
+                _carried(before, provider, kind, payment, bought, term, paid, amortized, upfront)
         return kept
 
     def comments(self, month: str) -> dict[str, str]:
@@ -215,13 +223,13 @@ class History:
 
 
 def _carried(before: EarlierCommitment, provider: str, kind: str, payment: str, bought: date | None,
-             term: int | None, paid: Decimal, amortized: Decimal) -> EarlierCommitment:
+             term: int | None, paid: Decimal, amortized: Decimal, upfront: Decimal) -> EarlierCommitment:
     """``before`` with one more month: sums added, the first purchase date, term and payment kept."""
     return EarlierCommitment(
         before.commitment_id, before.provider_name or provider, before.kind or kind,
         before.payment if before.purchase_date else payment, before.purchase_date or bought,
         before.term_months or term, before.paid + paid, before.amortized + amortized, before.first_month,
-        before.first_amortized)
+        before.first_amortized, before.upfront + upfront)
 
 
 def _record_month(con: duckdb.DuckDBPyConnection, rec: Reconciliation, run_at: datetime,
@@ -240,7 +248,8 @@ def _record_month(con: duckdb.DuckDBPyConnection, rec: Reconciliation, run_at: d
                                       line.actual.amount] for line in rec.lines])
         _insert(con, _INSERT_COMMITMENTS, [[rec.month, c.commitment_id, rec.currency, c.provider_name, c.kind,
                                             c.payment, c.purchase_date, c.term_months, c.paid_this_month.amount,
-                                            c.amortized.amount] for c in rec.commitment_lines])
+                                            c.amortized.amount, c.upfront_this_month.amount]
+                                           for c in rec.commitment_lines])
         if comments is not None:
             con.execute(_DELETE_COMMENTS, [rec.month])
         _insert(con, _INSERT_COMMENTS, kept)
@@ -260,8 +269,8 @@ def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(con.execute(_COUNT_TABLES, [table]).fetchone()[0])  # type: ignore[index]
 
 
-def _month_columns(con: duckdb.DuckDBPyConnection) -> str:
-    """:data:`_MONTH_COLUMNS` over a history opened read-only: a column an older history lacks (it is
+def _columns_kept(con: duckdb.DuckDBPyConnection, table: str, columns: str) -> str:
+    """``columns`` of ``table`` over a history opened read-only: a column an older history lacks (it is
     migrated at its next :meth:`History.record`) reads 0."""
-    present = {name for (name,) in con.execute(_MONTHS_COLUMNS_KEPT).fetchall()}
-    return ", ".join(name if name in present else f"0 AS {name}" for name in _MONTH_COLUMNS.split(", "))
+    present = {name for (name,) in con.execute(_COLUMNS_KEPT, [table]).fetchall()}
+    return ", ".join(name if name in present else f"0 AS {name}" for name in columns.split(", "))

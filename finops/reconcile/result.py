@@ -47,7 +47,8 @@ class CommitmentLine:
     """One commitment (a ``CommitmentDiscountId``) in the month, from the FOCUS rows that carry its id and
     the months before kept in the history (:mod:`finops.reconcile.commitment_schedule` has the formulas).
 
-    ``paid_this_month`` is the BilledCost of its purchase rows in this month's bills, ``paid_to_date`` with
+    ``paid_this_month`` is the BilledCost of its purchase rows in this month's bills (``upfront_this_month``
+    the part of it from one-time rows, kept by the history for a partial-upfront schedule), ``paid_to_date`` with
     the earlier months' (an estimate when ``source == "estimate"``: bought before the history began);
     ``purchase_date`` the first ChargePeriodStart of its purchase rows (``None`` before the history);
     ``end_date = purchase_date + term_months`` (for an estimate: the first month seen + term, the latest
@@ -74,6 +75,7 @@ class CommitmentLine:
     balance_left: Money | None
     source: str
     first_month: str
+    upfront_this_month: Money
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,9 @@ _TOTALS = {"Amortized this month": "amortized", "Balance left": "balance_left"}
 def commitments_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: datetime) -> None:
     ws = review_sheet(wb, styles, "Commitments", f"Commitments and spot, {rec.month}",
                       "A commitment (reservation, savings plan, committed use discount) is bought for a term, "
-                      "paid upfront or by monthly fee, and enters the P&L month by month as amortization. Balance "
-                      "left: paid to date less amortized to date, the prepaid cost not yet in the P&L, carried from "
+                      "paid upfront, by monthly fee or partly both, and enters the P&L month by month as "
+                      "amortization. Balance left: paid to date less amortized to date, the prepaid cost not yet "
+                      "in the P&L, carried from "
                       "month to month by the history. Utilization = used / (used + unused); coverage = committed "
                       "usage / usage of the services that had committed usage. Commitment: the kind and last part "
                       "of its CommitmentDiscountId.",
@@ -85,7 +86,7 @@ def source_text(line: CommitmentLine) -> str:
     >>> from finops.reconcile.result import CommitmentLine
     >>> from finops.money import Money
     >>> z = Money.zero("USD")
-    >>> source_text(CommitmentLine("sp", "AWS", "", "", None, 12, None, z, z, z, z, z, None, z, "estimate", "2026-03"))
+    >>> source_text(CommitmentLine("sp", "AWS", "", "", None, 12, None, z, z, z, z, z, None, z, "estimate", "2026-03", z))
     'estimate: bought by 2026-03'
     """
     return {"bills": "bought this month", "history": f"bought in {line.first_month}'s bills",

@@ -244,11 +244,13 @@ def write_month(folder: Path, month: str) -> list[Path]:
 
 @dataclass
 class CsvCommitment:
-    """One commitment's month read from the files (USD): paid = BilledCost of its Purchase rows, amortized /
+    """One commitment's month read from the files (USD): paid = BilledCost of its Purchase rows (upfront: of
+    its One-Time ones), amortized /
     unused = EffectiveCost of its Used and Unused rows / of its Unused rows, bought = first ChargePeriodStart
     of its Purchase rows."""
 
     paid: Decimal = Decimal(0)
+    upfront: Decimal = Decimal(0)
     amortized: Decimal = Decimal(0)
     unused: Decimal = Decimal(0)
     bought: datetime | None = None
@@ -297,6 +299,7 @@ def csv_month(paths: list[Path]) -> CsvMonth:
         if row["ChargeCategory"] == "Purchase":
             sums.purchases += billed
             one.paid += billed
+            one.upfront += billed if row["ChargeFrequency"] == "One-Time" else 0
             start = datetime.fromisoformat(row["ChargePeriodStart"])
             one.bought = start if one.bought is None else min(one.bought, start)
         if status in ("Used", "Unused"):
@@ -350,7 +353,7 @@ def earlier_from_csv(months: dict[str, CsvMonth], month: str) -> dict[str, Earli
             kept[cid] = EarlierCommitment(
                 cid, provider, kind, payment, bought, term, (old.paid if old else 0) + sums.paid,
                 (old.amortized if old else 0) + sums.amortized, old.first_month if old else before,
-                old.first_amortized if old else sums.amortized)
+                old.first_amortized if old else sums.amortized, (old.upfront if old else 0) + sums.upfront)
     return kept
 
 

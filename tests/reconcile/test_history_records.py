@@ -193,24 +193,25 @@ def test_commitments_carry_their_first_purchase_date_term_and_payment(plans, tmp
     history = History(tmp_path / HISTORY_FILE)
     history.record(reconcile_groups(plans["USD"], [], "2025-12"), RUN_AT)
     con = duckdb.connect(str(history.path))
-    con.executemany("INSERT INTO commitment_months VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-        ("2026-01", "sp-1", "USD", "", "", "upfront", None, None, 0, 100),
-        ("2026-02", "sp-1", "USD", "AWS", "Savings Plan", "monthly fee", date(2026, 2, 3), 12, 50, "100.25"),
-        ("2026-03", "sp-1", "USD", "AWS GovCloud", "Compute Savings Plan", "upfront", date(2026, 3, 1), 36, 50, 90),
-        ("2026-01", "cud-2", "EUR", "Google Cloud", "CUD", "monthly fee", date(2026, 1, 1), 12, 30, 30),
-        ("2026-02", "ri-3", "USD", "AWS", "Reserved Instance", "upfront", date(2026, 2, 9), None, 700, 40),
-        ("2026-03", "ri-3", "USD", "AWS", "Reserved Instance", "upfront", None, 12, 0, 45)])
+    con.executemany("INSERT INTO commitment_months VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+        ("2026-01", "sp-1", "USD", "", "", "upfront", None, None, 0, 100, 0),
+        ("2026-02", "sp-1", "USD", "AWS", "Savings Plan", "monthly fee", date(2026, 2, 3), 12, 50, "100.25", 0),
+        ("2026-03", "sp-1", "USD", "AWS GovCloud", "Compute Savings Plan", "upfront", date(2026, 3, 1), 36, 50, 90, 0),
+        ("2026-01", "cud-2", "EUR", "Google Cloud", "CUD", "monthly fee", date(2026, 1, 1), 12, 30, 30, 0),
+        ("2026-02", "ri-3", "USD", "AWS", "Reserved Instance", "partial upfront", date(2026, 2, 9), None, 700, 40,
+         600),
+        ("2026-03", "ri-3", "USD", "AWS", "Reserved Instance", "upfront", None, 12, "100.5", 45, "0.5")])
     con.close()
     assert history.commitments_before("2026-03", "USD") == {
         "sp-1": EarlierCommitment("sp-1", "AWS", "Savings Plan", "monthly fee", date(2026, 2, 3), 12, Decimal(50),
                                   Decimal("200.25"), "2026-01", Decimal(100)),
-        "ri-3": EarlierCommitment("ri-3", "AWS", "Reserved Instance", "upfront", date(2026, 2, 9), None,
-                                  Decimal(700), Decimal(40), "2026-02", Decimal(40))}
+        "ri-3": EarlierCommitment("ri-3", "AWS", "Reserved Instance", "partial upfront", date(2026, 2, 9), None,
+                                  Decimal(700), Decimal(40), "2026-02", Decimal(40), Decimal(600))}
     assert history.commitments_before("2026-04", "USD") == {
         "sp-1": EarlierCommitment("sp-1", "AWS", "Savings Plan", "monthly fee", date(2026, 2, 3), 12, Decimal(100),
                                   Decimal("290.25"), "2026-01", Decimal(100)),
-        "ri-3": EarlierCommitment("ri-3", "AWS", "Reserved Instance", "upfront", date(2026, 2, 9), 12,
-                                  Decimal(700), Decimal(85), "2026-02", Decimal(40))}
+        "ri-3": EarlierCommitment("ri-3", "AWS", "Reserved Instance", "partial upfront", date(2026, 2, 9), 12,
+                                  Decimal("800.5"), Decimal(85), "2026-02", Decimal(40), Decimal("600.5"))}
     assert history.commitments_before("2026-02", "EUR") == {
         "cud-2": EarlierCommitment("cud-2", "Google Cloud", "CUD", "monthly fee", date(2026, 1, 1), 12,
                                    Decimal(30), Decimal(30), "2026-01", Decimal(30))}
@@ -254,6 +255,35 @@ def test_a_history_of_the_first_schema_is_read_then_migrated(recorded, tmp_path)
     history.record(march, RUN_AT, {"gpu": "first note"})
     assert history.months() == [february, kept(march)]
     assert history.comments("2026-03") == {"gpu": "first note"}
+
+
+#: The commitment table as histories of 2026-12-01 kept it, before the upfront column (for partial upfront).
+_COMMITMENTS_BEFORE_UPFRONT = """
+CREATE TABLE commitment_months (
+    month VARCHAR NOT NULL, commitment_id VARCHAR NOT NULL, currency VARCHAR NOT NULL, provider_name VARCHAR NOT NULL,
+    kind VARCHAR NOT NULL, payment VARCHAR NOT NULL, purchase_date DATE, term_months INTEGER,
+    paid DECIMAL(38, 10) NOT NULL, amortized DECIMAL(38, 10) NOT NULL, PRIMARY KEY (month, commitment_id));
+INSERT INTO commitment_months VALUES ('2026-02', 'ri-9', 'USD', 'AWS', 'Reserved Instance', 'upfront',
+    '2026-02-03', 12, 1200, 90.5);
+"""
+
+
+def test_commitments_kept_before_the_upfront_column_read_0_upfront_then_migrate(recorded, tmp_path):
+    path = tmp_path / HISTORY_FILE
+    con = duckdb.connect(str(path))
+    con.execute(_FIRST_SCHEMA + _COMMITMENTS_BEFORE_UPFRONT)
+    con.close()
+    history = History(path)
+    old = EarlierCommitment("ri-9", "AWS", "Reserved Instance", "upfront", date(2026, 2, 3), 12, Decimal(1200),
+                            Decimal("90.5"), "2026-02", Decimal("90.5"), Decimal(0))
+    assert history.commitments_before("2026-03", "USD") == {"ri-9": old}
+    march = recorded[1]["2026-03"]
+    history.record(march, RUN_AT)
+    kept_after = history.commitments_before("2026-04", "USD")
+    assert kept_after["ri-9"] == old
+    upfront = {c.commitment_id: c.upfront_this_month.amount for c in march.commitment_lines}
+    assert any(upfront.values())
+    assert {cid: kept_after[cid].upfront for cid in upfront} == upfront
 
 
 def _refusal(call) -> InputError:

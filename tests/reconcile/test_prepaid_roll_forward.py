@@ -21,7 +21,7 @@ def line(cid: str, source: str, *, paid: str, amortized: str, balance: str | Non
                           paid_to_date=eur("1200.00"), paid_this_month=eur(paid), amortized=eur(amortized),
                           unused=eur("0"), amortized_to_date=eur("100.00"), scheduled_monthly=eur("100.00"),
                           balance_left=None if balance is None else eur(balance), source=source,
-                          first_month="2026-03")
+                          first_month="2026-03", upfront_this_month=eur(paid))
 
 
 LINES = (
