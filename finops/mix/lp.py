@@ -40,7 +40,7 @@ from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, linprog, mi
 
 from ..errors import InputError
 from ..money import Money, quantize
-from .dispatch import cheapest_on_demand, cost_mix, hourly_dispatch
+from .dispatch import as_demand, cheapest_on_demand, cost_mix, hourly_dispatch
 from .duration_curve import flexible_tiers, merit_order
 from .optimize import optimize_mix
 from .options import MixOption, check_options
@@ -56,12 +56,21 @@ _INTERIOR_POINT = "highs-ipm"
 
 @dataclass(frozen=True)
 class Pool:
-    """One pool: hourly demand, its options, and its rate under the shared plan (None: not covered)."""
+    """One pool: hourly demand (any numbers: ints, floats, Decimals; kept as a float array, checked by
+    :func:`~finops.mix.dispatch.as_demand`), its options, and its rate under the shared plan (None: not
+    covered)."""
 
     name: str
     demand: np.ndarray
     options: tuple[MixOption, ...]
     plan_rate: Decimal | None = None
+
+    def __post_init__(self) -> None:
+        try:
+            values, _ = as_demand(self.demand)
+        except InputError as exc:
+            raise InputError(f"pool {self.name!r}: {exc.message}") from exc
+        object.__setattr__(self, "demand", values)
 
 
 @dataclass(frozen=True)
