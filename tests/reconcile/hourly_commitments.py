@@ -362,16 +362,23 @@ T = TypeVar("T")
 _SOURCES = (Path(__file__).parent, Path(finops.__file__).parent, Path(finops.__file__).parent.parent / "templates")
 
 
+#: Where :func:`kept_between_runs` keeps its values: pytest's cache folder of this checkout (git-ignored, the
+#: user's own, not the shared system temporary folder a pickle could be planted in).
+_KEPT = Path(__file__).resolve().parents[2] / ".pytest_cache" / "finops-kept"
+
+
 def kept_between_runs(key: str, build: Callable[[Path], T]) -> T:
-    """``build(folder)`` (``folder``: a temporary folder for its files), kept as a pickle in the system's temporary
-    folder under ``key`` and a digest of every source file that could change it (:data:`_SOURCES`). A mutation
-    run runs these tests in a new process for each mutant: the bills are written and aggregated once per run
-    (about 4 s each time otherwise), and again whenever a source changes."""
+    """``build(folder)`` (``folder``: a temporary folder for its files), kept as a pickle in :data:`_KEPT` under
+    ``key`` and a digest of every source file that could change it (:data:`_SOURCES`). A mutation run runs
+    these tests in a new process for each mutant: the bills are written and aggregated once per run (about 4 s
+    each time otherwise), and again whenever a source changes. The value is built on the run's first use (for
+    mutmut, its clean run), so a mutant of the code that builds it is caught by other tests, not these."""
     digest = hashlib.sha256(key.encode())
     for root in _SOURCES:
         for source in sorted(root.rglob("*.py")):
             digest.update(source.read_bytes())
-    kept = Path(tempfile.gettempdir()) / f"finops-tests-{key}-{digest.hexdigest()[:24]}.pickle"
+    _KEPT.mkdir(mode=0o700, parents=True, exist_ok=True)
+    kept = _KEPT / f"{key}-{digest.hexdigest()[:24]}.pickle"
     if kept.exists():
         return pickle.loads(kept.read_bytes())
     with tempfile.TemporaryDirectory() as folder:
