@@ -79,6 +79,7 @@ _INSERT_COMMITMENTS = ("INSERT INTO commitment_months (month, commitment_id, cur
 _DELETE_COMMENTS = "DELETE FROM comments WHERE month = ?"
 _INSERT_COMMENTS = "INSERT INTO comments VALUES (?, ?, ?, ?)"
 _SELECT_LINES = "SELECT month, plan_line, actual FROM lines ORDER BY month, plan_line"
+_SELECT_MONTHS = "FROM months ORDER BY month"
 _SELECT_COMMITMENTS = "FROM commitment_months WHERE month < ? AND currency = ? ORDER BY commitment_id, month"
 _SELECT_COMMENTS = "SELECT plan_line, comment FROM comments WHERE month = ? ORDER BY plan_line"
 _COUNT_TABLES = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
@@ -167,8 +168,7 @@ class History:
             return []
         con = self._connect()
         try:
-            heads = con.execute(f"SELECT {_columns_kept(con, 'months', _MONTH_COLUMNS)} FROM months "
-                                "ORDER BY month").fetchall()
+            heads = con.execute(f"SELECT {_columns_kept(con, 'months', _MONTH_COLUMNS)} {_SELECT_MONTHS}").fetchall()
             lines: dict[str, dict[str, Decimal]] = {}
             for month, plan_line, actual in con.execute(_SELECT_LINES).fetchall():
                 lines.setdefault(month, {})[plan_line] = actual
