@@ -306,6 +306,32 @@ def test_one_client_never_waits_behind_prompts_whatever_the_queue_constants():
     assert e.ttft_ms == pytest.approx(prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"] * 1e3, rel=EXACT)
 
 
+@pytest.mark.parametrize("clients, steps, fixed_ms", [(1, 15.0, 0.0), (2, 15.0, 0.0), (8, 15.0, 30.0), (8, 3.0, 0.0),
+                                                     (64, 36.0, 0.0)])
+def test_a_prompt_that_finds_others_running_waits_its_admission_steps(clients, steps, fixed_ms):
+    """TTFT = prefill + (a + d (c - 1) / c) x step + f with no prompt queue (q = s = 0): one client alone
+    is admitted at once, two wait d / 2 steps, eight 7 d / 8; TPOT is untouched (the other clients'
+    prompts still share its steps: step + (c - 1) / 255 x prefill)."""
+    e = run(LLAMA, isl=1024, osl=256, concurrency=clients,
+            calibration=ideal(admission_steps=steps, ttft_fixed_ms=fixed_ms))
+    step = (2 * LLAMA["params"] + clients * 1152 * LLAMA["kv_per_token"]) / H100_BANDWIDTH
+    prefill = prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
+    assert e.tpot_ms == pytest.approx((step + (clients - 1) / 255 * prefill) * 1e3, rel=EXACT)
+    admission = steps * (clients - 1) / clients * step
+    assert e.ttft_ms == pytest.approx((prefill + admission + fixed_ms / 1e3) * 1e3, rel=EXACT)
+
+
+def test_the_admission_wait_counts_in_a_closed_loops_think_time():
+    """With the prompt queue on (q = 1), the admission wait is time a client spends off the prefill
+    server, so it lengthens the think time Z = delay + 255 x TPOT of the Schweitzer-Bard wait."""
+    e = run(LLAMA, isl=1024, osl=256, concurrency=8, calibration=ideal(admission_steps=15.0, prefill_queue=1.0))
+    step = (2 * LLAMA["params"] + 8 * 1152 * LLAMA["kv_per_token"]) / H100_BANDWIDTH
+    prefill = prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
+    delay = 15.0 * 7 / 8 * step
+    think = delay + 255 * (step + 7 / 255 * prefill)
+    assert e.ttft_ms == pytest.approx((prefill + schweitzer_bard_wait(8, prefill, think) + delay) * 1e3, rel=EXACT)
+
+
 def test_replica_latency_reports_each_part():
     """The parts a search and the queueing model read: Llama-3.1-8B BF16, 4 clients, 1,024 in, 256 out,
     prefill default budget 8,192 tokens (vLLM and TRT-LLM)."""
