@@ -169,6 +169,17 @@ def test_the_link_and_all_reduce_constants_scale_their_own_terms(link_efficiency
     assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=EXACT)
 
 
+@pytest.mark.parametrize("tp", [2, 4, 8])
+def test_a_prompts_all_reduce_moves_the_ring_share_of_its_activations(tp):
+    """A ring all-reduce over ``tp`` GPUs moves ``(tp - 1) / tp`` of the message over each link: for a
+    2,048-token prompt of Llama-3.1-8B, 2 x 32 x 2048 x 4096 x 2 bytes x 1/2, 3/4, 7/8 at TP 2, 4, 8 over
+    NVLink's 450 GB/s, beside the prompt's FLOPs split over the ``tp`` GPUs."""
+    e = run(LLAMA, tp=tp, isl=2048, osl=128, concurrency=1)
+    ring = 2 * 32 * 2048 * 4096 * 2 * (tp - 1) / tp / H100_NVLINK
+    prefill = prefill_flops(LLAMA, 2048, 2048) / (tp * H100_FLOPS["bf16"]) + ring
+    assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=EXACT)
+
+
 @pytest.mark.parametrize("clients", [1, 32])
 def test_a_mixture_of_experts_step_reads_the_experts_its_tokens_route_to(clients):
     """Qwen3-30B-A3B BF16, 512 in, 64 out: all 61.06 GB of weights are resident, but a step of b tokens
