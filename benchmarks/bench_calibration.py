@@ -8,7 +8,7 @@ Goal (issue 11): <= 5 % maximum throughput, <= 10 % TPOT and TTFT at fixed concu
 are fitted on the dense models only (``BUNDLED_CLASSES``); the DeepSeek-V3/R1 rows are predicted, never
 fitted, so their slice is the error of extrapolating to an MLA/MoE model.
 
-Then the measured-kernel step times (``finops.sizing.kernels``) beside the roofline on the rows the
+The same report leave-one-GPU-out follows (per engine, as the product answers). Then the measured-kernel step times (``finops.sizing.kernels``) beside the roofline on the rows the
 kernel tables cover, leave-one-model-out and leave-one-GPU-out, per engine; where the kernels are better
 leave-one-model-out (TPOT and throughput) they become that engine's default for dense models.
 
@@ -79,6 +79,10 @@ def main(kernel_engines: tuple[str, ...] | None = None) -> FoldReport:
     table(report, "model class", lambda r: model_class(resolve_model(r.model)))
     table(report, "tp", lambda r: r.tp)
     table(report, "engine / tp", lambda r: f"{r.engine} TP{r.tp}")
+    by_gpu = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines, hold_out="gpu")
+    table(by_gpu, "leave one GPU out", lambda r: r.engine)
+    print("leave one GPU out, all {} rows: TPOT {:.1%}, TTFT {:.1%}, throughput {:.1%}".format(
+        len(by_gpu.rows), *by_gpu.median_errors()))
 
     naive = np.array([roofline(r) for r in report.rows])
     measured = np.array([(r.ttft_ms, r.tpot_ms) for r in report.rows])

@@ -14,15 +14,19 @@ seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-
     chunks   = ceil(new / budget)                               steps a prompt is split over (chunked prefill)
     prefill  = prefill_compute + chunks x L x o(tp)
     TPOT     = step + (b - 1) / max(osl - 1, 1) x prefill_compute    the others' chunked prefills share its steps
-    think    = prefill - prefill_compute + a x step + f + (osl - 1) x TPOT    a client's cycle off the prefill
+    delay    = (a + d (b - 1) / b) x step + f                   scheduling and admission (not queued)
+    think    = prefill - prefill_compute + delay + (osl - 1) x TPOT    a client's cycle off the prefill
     wait     = min(q x closed_loop_wait(b, prefill_compute, think) + s (b - 1) / 2 x prefill_compute,
                    (b - 1) x prefill_compute)
-    TTFT     = prefill + wait + a x step + f
+    TTFT     = prefill + wait + delay
 
 TTFT is what a client of a fixed-concurrency load test measures (``vllm bench serve
 --max-concurrency``, GenAI-Perf/AIPerf ``--concurrency``): the prompt's own prefill, the wait behind
-the other clients' prompts, ``a`` decode steps to be scheduled and ``f`` outside the GPU (HTTP,
-tokenizer). The ``b`` clients form a closed loop, so the wait is the finite-population one of
+the other clients' prompts, ``a`` decode steps to be scheduled, ``f`` outside the GPU (HTTP,
+tokenizer), and an admission wait of ``d (b - 1) / b`` decode steps: a prompt that finds others
+running waits for the engine's scheduler to take it into the batch, one alone (``b = 1``) does not
+(:func:`scheduling_delay`; an empirical term, fitted per engine). The ``b`` clients form a closed
+loop, so the wait is the finite-population one of
 :func:`~finops.sizing.closed_loop.closed_loop_wait` (Schweitzer-Bard mean-value analysis): none at
 ``b = 1``, never more than ``b - 1`` prompts ahead; ``q`` scales it. Clients that start together
 with a fixed ISL/OSL stay in step (an engine batches the prompts that wait together, so they reach
@@ -42,7 +46,7 @@ throughput at the weight precision, ``L`` layers, ``A = heads x head_dim``, ``o(
 per-layer step overhead at that TP (interpolated in log2 tp), ``allreduce = 2 L x b x hidden x 2 bytes
 x (tp - 1) / tp / ar_bandwidth``. Prefill is compute-bound and decode memory-bound (seed 003:
 inference MFU 10-30 %, decode limited by bandwidth). The constants ``eta_bw, eta_c, o(1..8), ar, q, s,
-a, f, eta_link`` are fitted per engine on NVIDIA AIConfigurator measurements (see
+a, f, d, eta_link`` are fitted per engine on NVIDIA AIConfigurator measurements (see
 :mod:`finops.sizing.calibration` and ``docs/performance.md``).
 
 >>> e = estimate("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, concurrency=16,
@@ -117,6 +121,7 @@ class EngineConstants:
     ttft_fixed_ms: float                 # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
     prefill_burst: float                 # s: share of the other b - 1 prompts a synchronized client lands behind
     link_efficiency: float               # eta_link: share of the GPU link bandwidth a prefill all-reduce reaches
+    admission_steps: float = 0.0         # d: decode steps a prompt that finds others running waits for admission
     # Step times from measured kernels (finops.sizing.kernels), where the tables cover a configuration:
     kernel_steps: float = 0.0            # 1: they time this engine's steps there (0: the roofline everywhere)
     kernel_decode_scale: float = 1.0     # the engine's decode speed relative to the kernel tables
@@ -354,14 +359,27 @@ def _per_tp_s(values_us: Any, tp: Any) -> Any:
     return (lo + (hi - lo) * frac) * 1e-6
 
 
-def scheduling_delay(c: EngineConstants, step: Any) -> Any:
-    """Seconds between a prompt's prefill and its first token reaching the client: ``a x step + f``.
+def scheduling_delay(c: EngineConstants, step: Any, batch: Any = 1.0) -> Any:
+    """Seconds a prompt spends outside the prompt queue before its first token reaches the client, at a
+    running ``batch`` (>= 1): ``(a + d (b - 1) / b) x step + f``.
+
+    ``a`` decode steps to be scheduled and ``f`` outside the GPU (HTTP, tokenizer) for every request;
+    ``d`` steps of admission for a prompt that arrives while others run (an empirical term fitted per
+    engine on fixed-concurrency rows of 4-512 clients, with the step times fixed: the bundled fit has
+    15 steps for TRT-LLM, 3 for vLLM, 36 for SGLang; no engine documents its admission policy in these
+    terms). ``(b - 1) / b`` makes it vanish for one client, whose TTFT is its prefill plus
+    ``a x step + f``, and tends to ``d`` steps as the batch grows.
 
     >>> c = Calibration.bundled().constants("vllm")
-    >>> scheduling_delay(c, 0.0) == c.ttft_fixed_ms / 1e3
+    >>> bool(scheduling_delay(c, 0.0) == c.ttft_fixed_ms / 1e3)
+    True
+    >>> bool(scheduling_delay(c, 0.01, 1.0) == scheduling_delay(c, 0.01))
+    True
+    >>> bool(scheduling_delay(c, 0.01, 8.0) > scheduling_delay(c, 0.01, 2.0) > scheduling_delay(c, 0.01))
     True
     """
-    return c.ttft_steps * step + c.ttft_fixed_ms * 1e-3
+    admission = c.admission_steps * (1.0 - 1.0 / np.asarray(batch))
+    return (c.ttft_steps + admission) * step + c.ttft_fixed_ms * 1e-3
 
 
 @dataclass(frozen=True)
@@ -474,7 +492,7 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
     clients = np.maximum(batch, 1.0)
     prefill = terms.prefill
     prefill_compute = prefill_in_batch(p, terms, clients - 1.0)   # the prompts ahead share steps with the rest
-    delay = scheduling_delay(c, step)
+    delay = scheduling_delay(c, step, clients)
     think = prefill - terms.prefill_compute + delay + (terms.osl - 1.0) * tpot
     wait = np.minimum(c.prefill_queue * closed_loop_wait(clients, prefill_compute, think)
                       + c.prefill_burst * (clients - 1.0) / 2.0 * prefill_compute, (clients - 1.0) * prefill_compute)

@@ -14,7 +14,7 @@ fed by the request stream, with decoding running alongside under continuous batc
   all with probability ``rho`` and then for an exponential time of mean ``W_q / rho``, so
   ``P(W > t) = rho x exp(-rho t / W_q)`` and the ``p``-quantile is
   ``(W_q / rho) x ln(rho / (1 - p))`` when ``rho > 1 - p``, else 0.
-* TTFT = ``prefill + a x step + f + W`` (the scheduling delay ``a x step + f`` is
+* TTFT = ``prefill + (a + d (b - 1) / b) x step + f + W`` (the scheduling and admission delay is
   :func:`~finops.sizing.performance.scheduling_delay`); SLA attainment ``P_ok = P(TTFT <= target)``
   (seed 003: ``P_ok = N_within / N_total``, usually required >= 99 % at P99).
 
@@ -170,9 +170,10 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     wait = kingman_wait(rho, service, ca2, cs2)
 
     def update(batch: Any) -> Any:      # the right-hand side F(b), capped
-        step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
-        return np.minimum(lam * (service + scheduling_delay(constants, step) + wait + (osl_f - 1.0) * tpot),
-                          _RUNAWAY_BATCH)
+        running = np.maximum(batch, 1.0)
+        step, _, tpot = decode_latency(physics, terms, running)
+        cycle = service + scheduling_delay(constants, step, running) + wait + (osl_f - 1.0) * tpot
+        return np.minimum(lam * cycle, _RUNAWAY_BATCH)
 
     with np.errstate(invalid="ignore"):
         if floor:
@@ -184,7 +185,7 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
                 if not (batch != previous).any():
                     break   # every point is a fixed point to the last bit: more iterations would change nothing
     step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
-    base = service + scheduling_delay(constants, step)
+    base = service + scheduling_delay(constants, step, np.maximum(batch, 1.0))
     if floor:
         stable = (rho < 1.0) & (batch <= max_batch)
     else:
@@ -257,9 +258,9 @@ def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp:
     if ttft_target_ms is not None and not stable:
         attainment = 0.0
     elif ttft_target_ms is not None:
-        lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=max(float(op.running_batch), 1.0),
-                              cache_hit_rate=cache_hit_rate)
-        base_s = lat.prefill + scheduling_delay(constants, lat.step)
+        running = max(float(op.running_batch), 1.0)
+        lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
+        base_s = lat.prefill + scheduling_delay(constants, lat.step, running)
         attainment = float(sla_attainment(ttft_target_ms / 1e3, base_s=base_s, utilization=op.utilization,
                                           wait_mean_s=op.wait_mean_s))
     return ServicePoint(arrival_rate=float(arrival_rate), stable=stable, running_batch=float(op.running_batch),

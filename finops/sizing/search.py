@@ -373,10 +373,11 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
         return {"miss": miss}
     attainment = None
     if workload.ttft_ms:
-        lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl,
-                              batch=np.maximum(op.running_batch, 1.0), cache_hit_rate=workload.cache_hit_rate,
-                              terms=terms)
-        attainment = sla_attainment(workload.ttft_ms / 1e3, base_s=lat.prefill + scheduling_delay(constants, lat.step),
+        running = np.maximum(op.running_batch, 1.0)
+        lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=running,
+                              cache_hit_rate=workload.cache_hit_rate, terms=terms)
+        attainment = sla_attainment(workload.ttft_ms / 1e3,
+                                    base_s=lat.prefill + scheduling_delay(constants, lat.step, running),
                                     utilization=op.utilization, wait_mean_s=op.wait_mean_s)
     return {"replicas": replicas, "ok": miss <= 1.0, "miss": miss, "op": op, "rate": rate, "p_ok": attainment}
 

@@ -55,7 +55,7 @@ def test_an_estimate_is_the_sum_of_its_measured_kernels(engine, precision, tp, i
     beside_all = float(k.prefill(new, isl, budget, clients)) / c.kernel_prefill_scale
     beside_others = float(k.prefill(new, isl, budget, clients - 1)) / c.kernel_prefill_scale
     tpot = step + (clients - 1) / max(osl - 1, 1) * beside_all
-    delay = c.ttft_steps * step + c.ttft_fixed_ms / 1e3
+    delay = (c.ttft_steps + c.admission_steps * (clients - 1) / clients) * step + c.ttft_fixed_ms / 1e3
     think = prefill - alone + delay + (osl - 1) * tpot
     wait = min(c.prefill_queue * schweitzer_bard_wait(clients, beside_others, think)
                + c.prefill_burst * (clients - 1) / 2 * beside_others, (clients - 1) * beside_others)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 
 from finops.catalog import get_model
-from finops.sizing.calibration import bundled_measurements
+from finops.sizing.calibration import BUNDLED_CLASSES, bundled_measurements
 from finops.sizing.performance import Calibration, estimate, model_class
 
 # engine, model, GPU, precision, TP, ISL, OSL, concurrency, measured TPOT ms, measured TTFT ms
@@ -50,18 +50,35 @@ def held_out_band(engine: str, model: str, metric: str) -> tuple[float, float]:
     return cal.band(engine, metric, 0.05, kind), cal.band(engine, metric, 0.95, kind)
 
 
-@pytest.mark.parametrize("engine, model, gpu, precision, tp, isl, osl, clients, tpot_ms, ttft_ms", MEASURED)
-def test_a_measured_row_lies_in_the_held_out_band_of_its_estimate(engine, model, gpu, precision, tp, isl, osl,
-                                                                    clients, tpot_ms, ttft_ms):
+def outside_band(engine: str, model: str, gpu: str, precision: str, tp: int, isl: int, osl: int, clients: int,
+                 tpot_ms: float, ttft_ms: float) -> list[str]:
+    """The metrics of one pinned row that lie outside the held-out 5-95 % band of its estimate."""
     e = estimate(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl, concurrency=clients, engine=engine)
     assert e.running_batch == clients
-    low, high = held_out_band(engine, model, "tpot_ms")
-    assert e.tpot_ms * low <= tpot_ms <= e.tpot_ms * high
-    low, high = held_out_band(engine, model, "ttft_ms")
-    assert e.ttft_ms * low <= ttft_ms <= e.ttft_ms * high
     measured_rate = clients * osl / ((ttft_ms + (osl - 1) * tpot_ms) / 1e3)   # closed loop: c x osl / cycle
-    low, high = held_out_band(engine, model, "output_tokens_per_s")
-    assert e.output_tokens_per_s * low <= measured_rate <= e.output_tokens_per_s * high
+    pairs = {"tpot_ms": (e.tpot_ms, tpot_ms), "ttft_ms": (e.ttft_ms, ttft_ms),
+             "output_tokens_per_s": (e.output_tokens_per_s, measured_rate)}
+    return [metric for metric, (modelled, measured) in pairs.items()
+            if not (modelled * held_out_band(engine, model, metric)[0] <= measured
+                    <= modelled * held_out_band(engine, model, metric)[1])]
+
+
+FITTED = [row for row in MEASURED if model_class(get_model(row[1])) in BUNDLED_CLASSES]
+NEVER_FITTED = [row for row in MEASURED if row not in FITTED]
+
+
+@pytest.mark.parametrize("engine, model, gpu, precision, tp, isl, osl, clients, tpot_ms, ttft_ms", FITTED)
+def test_a_measured_row_lies_in_the_held_out_band_of_its_estimate(engine, model, gpu, precision, tp, isl, osl,
+                                                                    clients, tpot_ms, ttft_ms):
+    assert outside_band(engine, model, gpu, precision, tp, isl, osl, clients, tpot_ms, ttft_ms) == []
+
+
+def test_never_fitted_rows_miss_their_band_no_more_often_than_it_allows():
+    """The DeepSeek (MLA) rows are never fitted: each is one of the held-out rows its class's band is the
+    5-95 % range of, so about one check in ten lies outside it by construction (0.6 expected of the 6
+    here). At most one may; two or more would say the band is too narrow."""
+    misses = [(row[:2], metric) for row in NEVER_FITTED for metric in outside_band(*row)]
+    assert len(NEVER_FITTED) == 2 and len(misses) <= 1, misses
 
 
 def test_dense_tpot_pins_are_within_the_held_out_median_error_on_bandwidth_bound_rows():

@@ -161,8 +161,8 @@ def usable_rows():
 def test_bundled_constants_reproduce_their_calibration_data(usable_rows):
     """In sample, the shipped constants do at least as well as the held-out (leave-one-model-out) error
     recorded with them in calibration.json, and the 90th percentiles stay within docs/performance.md's
-    held-out ones (47 % TPOT, 80 % TTFT; measured in sample while updating this test for the #11 model:
-    39.3 % and 73.7 %)."""
+    held-out ones (47 % TPOT, 94 % TTFT; measured in sample while updating this test for the #11 model:
+    39.3 % and 73.7 %, and 85.7 % TTFT with the admission wait, whose held-out 90th percentile is 93.6 %)."""
     calibration = Calibration.bundled()
     ttft, tpot = predict(usable_rows, calibration)
     tpot_error = np.abs(tpot / np.array([r.tpot_ms for r in usable_rows]) - 1)
@@ -171,7 +171,7 @@ def test_bundled_constants_reproduce_their_calibration_data(usable_rows):
     assert np.median(tpot_error) <= recorded["held_out_tpot_error"]
     assert np.median(ttft_error) <= recorded["held_out_ttft_error"]
     assert np.quantile(tpot_error, 0.9) <= 0.47
-    assert np.quantile(ttft_error, 0.9) <= 0.80
+    assert np.quantile(ttft_error, 0.9) <= 0.94
 
 
 def test_estimate_reproduces_the_measurements(usable_rows):

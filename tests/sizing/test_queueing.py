@@ -97,7 +97,7 @@ def test_operating_point_obeys_littles_law(replica):
     op = operating_point(phys, c, arrival_rate=rates, isl=1024, osl=256)
     assert op.stable.all()
     lat = replica_latency(phys, c, isl=1024, osl=256, batch=np.maximum(op.running_batch, 1.0))
-    base = lat.prefill + scheduling_delay(c, lat.step)
+    base = lat.prefill + scheduling_delay(c, lat.step, np.maximum(op.running_batch, 1.0))
     in_system = rates * (base + op.wait_mean_s + 255 * lat.tpot)
     np.testing.assert_allclose(op.running_batch, in_system, rtol=1e-3)
     assert np.all(np.diff(op.running_batch) > 0) and np.all(np.diff(op.tpot_s) > 0)

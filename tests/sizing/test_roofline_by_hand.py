@@ -169,6 +169,17 @@ def test_the_link_and_all_reduce_constants_scale_their_own_terms(link_efficiency
     assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=EXACT)
 
 
+@pytest.mark.parametrize("tp", [2, 4, 8])
+def test_a_prompts_all_reduce_moves_the_ring_share_of_its_activations(tp):
+    """A ring all-reduce over ``tp`` GPUs moves ``(tp - 1) / tp`` of the message over each link: for a
+    2,048-token prompt of Llama-3.1-8B, 2 x 32 x 2048 x 4096 x 2 bytes x 1/2, 3/4, 7/8 at TP 2, 4, 8 over
+    NVLink's 450 GB/s, beside the prompt's FLOPs split over the ``tp`` GPUs."""
+    e = run(LLAMA, tp=tp, isl=2048, osl=128, concurrency=1)
+    ring = 2 * 32 * 2048 * 4096 * 2 * (tp - 1) / tp / H100_NVLINK
+    prefill = prefill_flops(LLAMA, 2048, 2048) / (tp * H100_FLOPS["bf16"]) + ring
+    assert e.prefill_ms == pytest.approx(prefill * 1e3, rel=EXACT)
+
+
 @pytest.mark.parametrize("clients", [1, 32])
 def test_a_mixture_of_experts_step_reads_the_experts_its_tokens_route_to(clients):
     """Qwen3-30B-A3B BF16, 512 in, 64 out: all 61.06 GB of weights are resident, but a step of b tokens
@@ -304,6 +315,32 @@ def test_one_client_never_waits_behind_prompts_whatever_the_queue_constants():
     """Closed loop of one: no other prompt to land behind, so q and s change nothing at concurrency 1."""
     e = run(LLAMA, isl=1024, osl=256, concurrency=1, calibration=ideal(prefill_queue=1.0, prefill_burst=1.0))
     assert e.ttft_ms == pytest.approx(prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"] * 1e3, rel=EXACT)
+
+
+@pytest.mark.parametrize("clients, steps, fixed_ms", [(1, 15.0, 0.0), (2, 15.0, 0.0), (8, 15.0, 30.0), (8, 3.0, 0.0),
+                                                     (64, 36.0, 0.0)])
+def test_a_prompt_that_finds_others_running_waits_its_admission_steps(clients, steps, fixed_ms):
+    """TTFT = prefill + (a + d (c - 1) / c) x step + f with no prompt queue (q = s = 0): one client alone
+    is admitted at once, two wait d / 2 steps, eight 7 d / 8; TPOT is untouched (the other clients'
+    prompts still share its steps: step + (c - 1) / 255 x prefill)."""
+    e = run(LLAMA, isl=1024, osl=256, concurrency=clients,
+            calibration=ideal(admission_steps=steps, ttft_fixed_ms=fixed_ms))
+    step = (2 * LLAMA["params"] + clients * 1152 * LLAMA["kv_per_token"]) / H100_BANDWIDTH
+    prefill = prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
+    assert e.tpot_ms == pytest.approx((step + (clients - 1) / 255 * prefill) * 1e3, rel=EXACT)
+    admission = steps * (clients - 1) / clients * step
+    assert e.ttft_ms == pytest.approx((prefill + admission + fixed_ms / 1e3) * 1e3, rel=EXACT)
+
+
+def test_the_admission_wait_counts_in_a_closed_loops_think_time():
+    """With the prompt queue on (q = 1), the admission wait is time a client spends off the prefill
+    server, so it lengthens the think time Z = delay + 255 x TPOT of the Schweitzer-Bard wait."""
+    e = run(LLAMA, isl=1024, osl=256, concurrency=8, calibration=ideal(admission_steps=15.0, prefill_queue=1.0))
+    step = (2 * LLAMA["params"] + 8 * 1152 * LLAMA["kv_per_token"]) / H100_BANDWIDTH
+    prefill = prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
+    delay = 15.0 * 7 / 8 * step
+    think = delay + 255 * (step + 7 / 255 * prefill)
+    assert e.ttft_ms == pytest.approx((prefill + schweitzer_bard_wait(8, prefill, think) + delay) * 1e3, rel=EXACT)
 
 
 def test_replica_latency_reports_each_part():
