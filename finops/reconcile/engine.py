@@ -96,6 +96,9 @@ _CATALOG_PROVIDERS = {"aws": "aws", "amazon web services": "aws", "google cloud"
                       "google cloud platform": "gcp"}
 _SPOT = {"spot", "preemptible"}
 _HOUR_UNITS = {"hours", "hour", "hrs", "h"}
+#: A bill's empty field (NULL) as text, matched lower-cased against ``_SPOT``, ``_HOUR_UNITS`` or "dynamic"
+#: (a constant: any text outside those sets would do, so a literal here had equivalent mutants).
+_NO_TEXT = ""
 #: DuckDB's memory for the scan; past it, the grouping of many charge groups spills to a temporary folder,
 #: so the peak stays bounded whatever the number of resources (see docs/reconcile.md, Scale).
 SCAN_MEMORY = "512MB"
@@ -428,7 +431,8 @@ def _spot_share(groups: list[ChargeGroup], money: _Converter, zero: Money) -> De
             continue
         cost = money(g.effective_cost, g.billing_currency)
         usage += cost
-        if (g.pricing_category or "").lower() == "dynamic" or (g.purchase_option or "").lower() in _SPOT:
+        dynamic = (g.pricing_category or _NO_TEXT).lower() == "dynamic"
+        if dynamic or (g.purchase_option or _NO_TEXT).lower() in _SPOT:
             spot += cost
     return _ratio(spot.amount, usage.amount)
 
@@ -443,12 +447,13 @@ def _gpu_hours(groups: list[ChargeGroup], instance_gpus: InstanceGpus, *,
         line = (UNMAPPED if g.plan_line is None else g.plan_line) if by_line else None
         if g.gpu_hours is not None:
             hours[(line, g.gpu_model or "unknown", "bill")] += g.gpu_hours
-        elif g.instance_type and (g.consumed_unit or "").lower() in _HOUR_UNITS:
+        elif g.instance_type and (g.consumed_unit or _NO_TEXT).lower() in _HOUR_UNITS:
             gpus = instance_gpus(g.provider_name or "", g.instance_type)
             if gpus is not None:
                 hours[(line, gpus[0], "catalog")] += g.consumed_quantity * gpus[1]
+    # every key's line is None (per model) or every key's is text (per plan line): the keys sort as they are
     return tuple(GpuHours(model, value, source, line)  # type: ignore[arg-type]
-                 for (line, model, source), value in sorted(hours.items(), key=lambda kv: tuple(map(str, kv[0]))))
+                 for (line, model, source), value in sorted(hours.items()))
 
 
 def _forecast(plan: Plan, month: str, actual: Money, one_off: Money, past: Mapping[str, Decimal],

@@ -58,6 +58,8 @@ GROUPS = [
     group("gpu", "11.5", **P5, pricing_category="dynamic", purchase_option="spot", gpu_hours=D(8), row_count=1),
     group("gpu", "20", **P5, purchase_option="PREEMPTIBLE", gpu_hours=D(16), row_count=2),
     group("gpu", "7", **P5, purchase_option="on-demand", gpu_hours=D(0)),
+    # the instance's storage, billed in GB-months: no GPU-hours from the catalog (not an hour unit)
+    group("gpu", "1.75", instance_type="p5.48xlarge", consumed_unit="GB-Mo", consumed_quantity=D(40), row_count=30),
     group("gpu", "300.1", "0", **P5, pricing_category="Committed", commitment_id="ri-1", commitment_status="Used",
           commitment_type="Reserved Instance", list_cost=D("550.4"), gpu_hours=D(80), row_count=10),
     group("gpu", "60.2", "0", commitment_id="ri-1", commitment_status="Unused", commitment_type="Reserved Instance",
@@ -84,7 +86,7 @@ GROUPS = [
     # unmapped: a support fee bought this month, tax, a data transfer; hours of a GPU-less unit
     group(None, "100", charge_category="Purchase", charge_frequency="One-Time", service_name="AWSSupport",
           consumed_unit=None),
-    group(None, "183.07", charge_category="Tax", service_name="Tax", invoice_id=None, consumed_unit=None,
+    group(None, "183.07", charge_category="Tax", service_name=None, invoice_id=None, consumed_unit=None,
           last_charge_end=None, first_charge_start=None),
     group(None, "2.5", service_name="AWSDataTransfer", consumed_unit="GB", instance_type="p5.48xlarge",
           consumed_quantity=D(12), provider_name=None),
@@ -114,7 +116,8 @@ PLAN = Plan(
             BudgetLine(MONTH, "storage", "cc-st", "OPEX", "AWS", usd(50)),
             BudgetLine(MONTH, "gpu", "cc-second", "CAPEX", "Google Cloud", usd(1000), D(5)),
             BudgetLine(MONTH, "onprem", "cc-2", "CAPEX", "On-prem", usd(1000)),
-            BudgetLine(MONTH, "idle", "cc-3", "OPEX", "AWS", usd(200), D(0)),
+            # a CAPEX budget with no asset yet: its category comes from the budget, not from the assets
+            BudgetLine(MONTH, "idle", "cc-3", "CAPEX", "AWS", usd(200), D(0)),
             BudgetLine(MONTH, "net", "cc-4", "OPEX", "", usd(100)),
             BudgetLine(MONTH, "edge", "cc-4", "OPEX", "", usd(200)),
             BudgetLine("2026-06", "gpu", "cc-ml", "OPEX", "AWS", usd(2500)),
@@ -228,6 +231,22 @@ def test_every_plan_line(rec):
     assert rec.threshold_pct == D(10)
 
 
+def test_categories_come_from_the_first_budget_line_else_from_the_assets(rec):
+    """gpu's first budget line says OPEX (its second CAPEX), idle's budget CAPEX without an asset; lab has an
+    asset and no budget (CAPEX), zeta neither (OPEX)."""
+    got = {x.plan_line: x.category for x in rec.lines}
+    assert (got["gpu"], got["idle"], got["onprem"], got["lab"], got["zeta"]) == ("OPEX", "CAPEX", "CAPEX", "CAPEX",
+                                                                                 "OPEX")
+
+
+@pytest.mark.parametrize("spent, flag", [("0.4", "over"), ("1", "over"), ("1.01", "over"), ("0", ""),
+                                         ("-0.3", "")])
+def test_a_line_outside_the_plan_is_over_as_soon_as_it_spends(spent, flag):
+    """No plan amount, so no variance %: any cost above zero is over budget, however small."""
+    got = {x.plan_line: (x.variance_pct, x.flag) for x in reconcile([group("tiny", spent), group(None, spent)]).lines}
+    assert got["tiny"] == got["Unmapped"] == (None, flag)
+
+
 @pytest.mark.parametrize("threshold", [D(0), D(5), D("10"), D("60.5"), D(200)])
 def test_flags_follow_the_threshold(threshold):
     assert line_rows(reconcile(threshold_pct=threshold)) == expected_lines(GROUPS + NET, threshold)
@@ -295,6 +314,20 @@ def test_gpu_hours_of_a_model_the_bill_does_not_name():
         ("l4", D("2.5"), "bill", "Unmapped"), ("unknown", D(5), "bill", "gpu")]  # by plan line, as text
 
 
+def test_a_charge_without_a_provider_is_looked_up_under_no_provider_name():
+    """The instance_gpus callable gets the bill's ProviderName, empty text when the bill has none."""
+    asked: list[tuple[str, str]] = []
+
+    def gpus(provider: str, instance_type: str) -> tuple[str, int] | None:
+        asked.append((provider, instance_type))
+        return ("l4", 1) if (provider, instance_type) == ("", "g6.xlarge") else None
+
+    got = reconcile([group("gpu", "3", provider_name=None, instance_type="g6.xlarge", consumed_quantity=D(3)),
+                     group("gpu", "4", instance_type="g6.xlarge", consumed_quantity=D(4))], instance_gpus=gpus)
+    assert [(g.gpu_model, g.hours, g.source) for g in got.gpu_hours] == [("l4", D(3), "catalog")]
+    assert sorted(set(asked)) == [("", "g6.xlarge"), ("AWS", "g6.xlarge")]
+
+
 def test_rows_and_data_through(rec):
     assert rec.bill_rows == sum(g.row_count for g in GROUPS + NET)
     assert rec.data_through == datetime(2026, 6, 1)
@@ -330,17 +363,18 @@ def test_unmapped_charges_of_a_summary_with_the_rest():
     key_b = ("Google Cloud", "acme", "Cloud Storage", "", "us-central1", '{"team":"data"}')
     key_c = ("AWS", "dev", "AmazonCloudWatch", "", "us-east-1", "")
     listed = (UnmappedSums(key_a, "USD", D("10"), D("11")), UnmappedSums(key_b, "EUR", D("5"), D("6")),
-              UnmappedSums(key_b, "USD", D("4.6"), D("4")), UnmappedSums(key_c, "USD", D("10"), D("1")))
+              UnmappedSums(key_b, "USD", D("4.6"), D("4")), UnmappedSums(key_c, "USD", D("10"), D("12")))
     rest = (UnmappedSums(("",) * 6, "USD", D("3"), D("4")), UnmappedSums(("",) * 6, "eur", D("2"), D("2")))
     summary = Summary((group(None, "35.0137", "35.5"),), listed, rest, 1234)
     got = reconcile_groups(PLAN, summary, MONTH, rates=RATES).unmapped
     b_effective, b_billed = convert(D(5), "EUR") + D("4.6"), convert(D(6), "EUR") + D(4)
     assert [(c.provider_name, c.sub_account, c.service_name, c.instance_type, c.region_id, c.tags,
              c.effective_cost.amount, c.billed_cost.amount) for c in got] == [
-        (*key_b, b_effective, b_billed), (*key_c, D(10), D(1)), (*key_a, D(10), D(11)),
+        (*key_b, b_effective, b_billed), (*key_c, D(10), D(12)), (*key_a, D(10), D(11)),
         ("1,234 more unmapped charge groups (all in --unmapped-csv)", "", "", "", "", "",
          D(3) + convert(D(2), "EUR"), D(4) + convert(D(2), "EUR"))]
     assert b_effective > 10 > D(5) + D("4.6")  # first only once its EUR part is converted and both are summed
+    assert key_c < key_a and D(12) > D(11)  # the tie is broken by the key ("dev" before "prod"), not by billed cost
 
 
 def test_no_rest_row_without_a_rest():

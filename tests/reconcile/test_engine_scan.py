@@ -219,8 +219,10 @@ def test_duckdb_failing_to_write_the_unmapped_csv_names_the_file(bill, tmp_path)
             return self.con.execute(sql, *args)
 
     out = tmp_path / "unmapped.csv"
-    with pytest.raises(InputError, match=r": cannot write the unmapped charges: IO Error: no space left\. Hint") as err:
+    with pytest.raises(InputError) as err:
         run_aggregation(FullDisk(con, [], 0), files, MONTH, PLAN, unmapped_csv=out)
+    assert str(err.value) == (f"{out}: cannot write the unmapped charges: IO Error: no space left. "
+                              "Hint: check that the folder exists and is writable")
     assert err.value.where.file == str(out) and not out.exists()
 
 
@@ -340,3 +342,52 @@ def test_the_default_threshold_is_ten_percent(tmp_path):
     bill = write_bill(tmp_path / "may.csv", [{"BilledCost": "110.50", "EffectiveCost": "110.50"}])
     line = reconcile_month(PLAN, [bill], MONTH).lines[0]
     assert (line.variance_pct, line.flag) == (D("0.105"), "over")
+
+
+def test_a_file_whose_types_do_not_match_its_columns_is_refused(tmp_path):
+    """A hand-made BillFile with fewer types than columns is refused, not read with its last columns unchecked."""
+    con = duckdb.connect()
+    files = [dataclasses.replace(f, types=f.types[:-1]) for f in open_bills(con, [write_bill(tmp_path / "a.csv",
+                                                                                              hourly(2))])]
+    with pytest.raises(ValueError, match="shorter"):
+        run_aggregation(con, files, MONTH, PLAN)
+
+
+def test_the_scan_spills_into_its_own_folder_and_removes_it(tmp_path, monkeypatch):
+    """DuckDB's temporary folder is a new one named finops-reconcile-..., with the scan's memory limit; it is
+    gone once the month is reconciled."""
+    seen: list[tuple[str, bool, str]] = []
+    connect = duckdb.connect
+
+    def recording(*args: Any, **kwargs: Any) -> duckdb.DuckDBPyConnection:
+        con = connect(*args, **kwargs)
+        folder = con.execute("SELECT current_setting('temp_directory')").fetchone()[0]
+        limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        seen.append((folder, Path(folder).is_dir(), limit))
+        return con
+
+    monkeypatch.setattr(duckdb, "connect", recording)
+    reconcile_month(PLAN, [write_bill(tmp_path / "may.csv", hourly(3))], MONTH)
+    [(folder, existed, limit)] = seen
+    assert Path(folder).name.startswith("finops-reconcile-") and existed and not Path(folder).exists()
+    assert limit == duckdb.connect(config={"memory_limit": "512MB"}).execute(
+        "SELECT current_setting('memory_limit')").fetchone()[0]
+
+
+@pytest.mark.parametrize("basis, column", [("invoice", "BillingPeriodStart"), ("usage", "ChargePeriodStart")])
+def test_the_month_basis_reaches_the_scan(tmp_path, basis, column):
+    """Late usage of April on May's invoice and usage of 31 May on June's: the basis picks which rows are May's."""
+    def billed_in(invoice_month: str, usage_day: str, hours: int) -> list[dict[str, Any]]:
+        following = "2026-06" if invoice_month == "2026-05" else "2026-07"
+        return [{**r, "ChargePeriodStart": f"{usage_day}T{h:02d}:00:00Z", "ChargePeriodEnd": f"{usage_day}T{h:02d}:59:59Z",
+                 "BillingPeriodStart": f"{invoice_month}-01T00:00:00Z",
+                 "BillingPeriodEnd": f"{following}-01T00:00:00Z"} for h, r in enumerate(hourly(hours))]
+
+    april_on_may, may_on_june = billed_in("2026-05", "2026-04-30", 7), billed_in("2026-06", "2026-05-31", 5)
+    rows = hourly(20) + april_on_may + may_on_june
+    rec = reconcile_month(PLAN, [write_bill(tmp_path / "may.csv", rows)], MONTH, basis=basis)
+    mine = [{**BASE_ROW, **r} for r in rows if {**BASE_ROW, **r}[column].startswith(MONTH)]
+    assert len(mine) == (27 if basis == "invoice" else 25)
+    assert rec.billed_cost.amount == sum(D(r["BilledCost"]) for r in mine)
+    assert rec.effective_cost.amount == sum(D(r["EffectiveCost"]) for r in mine)
+    assert rec.bill_rows == len(mine)
