@@ -39,7 +39,7 @@ from ..depreciation import month_index, month_label
 from .mapping import compared_columns, plan_line_sql
 from .plan import MappingRule
 
-__all__ = ["CHECKED_COLUMNS", "DIMENSIONS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
+__all__ = ["CHECKED_COLUMNS", "DIMENSIONS", "FIGURE_COLUMNS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
            "charge_groups_sql", "decimal_of", "MONTH_BASES", "MONTH_COLUMNS", "MonthBasis", "month_bounds", "month_filter", "summary_sql", "unmapped_csv_sql"]
 
 #: Which month a charge belongs to: its invoice's (billing period) or its usage's (charge period).
@@ -118,6 +118,9 @@ _PLAN_LINE = "plan_line"
 _MEASURED = ("BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
              "ChargePeriodEnd")
 _NULL_TEXT, _NULL_COUNT, _NULL = "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)", "NULL"
+#: The bill columns every figure is read from: the month columns and the measures' columns. Damage anywhere
+#: else cannot change an amount; the Parquet check reads these (:mod:`finops.reconcile.parquet_check`).
+FIGURE_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys((*MONTH_COLUMNS.values(), *_MEASURED)))
 #: the summary's part column of a group row, the unmapped rank, how the rest sums its costs and its rank
 _GROUP_PART = "'group' AS part"
 _RANK = "unmapped_rank"
