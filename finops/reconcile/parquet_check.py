@@ -34,7 +34,9 @@ kept apart from it) tells such a value from the one written. See docs/durability
 
 from __future__ import annotations
 
+import mmap
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -80,12 +82,18 @@ def check_parquet(path: Path) -> None:
 
 
 #: A Parquet page header's first bytes in the Thrift compact protocol: fields 1 to 3 (page type, uncompressed
-#: and compressed size) are i32s, each a field header byte (field-id delta 1, type i32) and a zigzag varint;
-#: field 4, the page's CRC-32, comes next when the writer stored one (Parquet format, ``PageHeader``).
+#: and compressed size) are i32s, each a field header byte 0x15 (field-id delta 1, type i32) and a varint
+#: (bytes with the high bit set, then one without); field 4, the page's CRC-32, comes next when the writer
+#: stored one, with the same field header (Parquet format, ``PageHeader``).
 _I32_FIELD = b"\x15"
-_SIZE_FIELDS = 3
+_SIZE_FIELDS = re.compile(rb"(?:\x15[\x80-\xff]*[\x00-\x7f]){3}")
 #: Bytes read at a page's offset: more than three i32 fields and the next field header ever take.
 _HEADER_BYTES = 32
+#: SQL of the DuckDB pass, kept here (SQL words ignore case): the file's columns and their types (``?``: its path);
+#: per row group ({rows} rows each), its rows and each figure column's minimum and maximum ({measured}).
+_DESCRIBE_SQL = "DESCRIBE SELECT * FROM read_parquet(?)"
+_SCAN_SQL = "SELECT file_row_number // {rows}, {measured} FROM read_parquet(?, file_row_number = true) GROUP BY 1"
+_EXTREMES = ("min", "max")
 #: The chunks of a file's footer (``?``: its path): row group, its rows, column, offsets of its first pages, and
 #: the column's minimum and maximum there as text (``min_value``, else the older ``min``).
 _FOOTER_SQL = ("CREATE TEMP TABLE footer AS SELECT row_group_id, row_group_num_rows, path_in_schema, "
@@ -106,32 +114,22 @@ def may_carry_checksum(header: bytes) -> bool:
     ...     may_carry_checksum(bytes([0x15, 0x00, 0x15, 0x80, 0x01, 0x15, 0x02, 0x15, 0x07]))
     (False, True)
     """
-    at = 0
-    for _ in range(_SIZE_FIELDS):
-        if header[at:at + 1] != _I32_FIELD:
-            return True
-        at += 1
-        while header[at:at + 1] >= b"\x80":  # a varint's bytes but its last have the high bit set
-            at += 1
-        at += 1
-    return header[at:at + 1] in (_I32_FIELD, b"")
+    sizes = _SIZE_FIELDS.match(header)
+    return sizes is None or header[sizes.end():sizes.end() + 1] in (_I32_FIELD, b"")
 
 
 def _first_headers(path: Path, offsets: list[int]) -> list[bytes]:
     """The first :data:`_HEADER_BYTES` bytes at each of ``offsets`` in the file."""
-    headers = []
-    with path.open("rb") as handle:
-        for offset in offsets:
-            handle.seek(offset)
-            headers.append(handle.read(_HEADER_BYTES))
-    return headers
+    with path.open("rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        return [data[offset:offset + _HEADER_BYTES] for offset in offsets]
 
 
 def verified_without_checksums(path: Path) -> bool:
     """Whether one DuckDB pass vouches for the figure columns of ``path``: no first page of theirs may carry a
-    checksum (:func:`may_carry_checksum`; pyarrow verifies those), every row group but the last holds as many
-    rows as the first and the last no more, and DuckDB reads every value, each row group's number of rows is
-    its footer's and each column's values lie within the footer's minimum and maximum for the row group.
+    checksum (:func:`may_carry_checksum`; pyarrow verifies those), and DuckDB reads every value, the rows it
+    counts in each row group (row ``file_row_number // n`` of a file whose first row group holds ``n`` rows:
+    the footer's counts only when every row group but the last holds ``n`` rows and the last no more) are the
+    footer's, and each column's values lie within the footer's minimum and maximum for the row group.
     False when any of it fails or DuckDB cannot read the file: the pyarrow pass then reads it and names the
     damage. (It also compares times with their range, which the pyarrow pass does not: a time out of its
     range only sends the file to the pyarrow pass.)
@@ -150,7 +148,7 @@ def verified_without_checksums(path: Path) -> bool:
 def _duckdb_pass(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     """:func:`verified_without_checksums` on an open DuckDB connection ``con``."""
     execute = con.execute
-    types = {name: kind for name, kind, *_ in execute("DESCRIBE SELECT * FROM read_parquet(?)", [path]).fetchall()}
+    types = {name: kind for name, kind, *_ in execute(_DESCRIBE_SQL, [path]).fetchall()}
     checked = [name for name in types if name in FIGURE_COLUMNS]
     execute(_FOOTER_SQL, [path])
     chunks = execute(_CHUNKS_SQL).fetchall()
@@ -158,15 +156,11 @@ def _duckdb_pass(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     if any(map(may_carry_checksum, _first_headers(Path(path), offsets))):
         return False
     footer_rows = {group: rows for group, rows, *_ in chunks}
-    sizes = list(footer_rows.values())
-    if not checked or not sizes:
-        return True  # nothing the figures read
-    if any(rows != sizes[0] for rows in sizes[:-1]) or sizes[-1] > sizes[0]:
-        return False  # file_row_number // size finds the row group only when they are alike
-    ranges = ", ".join(f'min("{column}"), max("{column}")' for column in checked)
+    if not footer_rows:
+        return True  # no row group: nothing to read
+    measured = ["count(*)", *(f'{extreme}("{column}")' for column in checked for extreme in _EXTREMES)]
     scanned = {group: values for group, *values in execute(
-        f"SELECT file_row_number // {sizes[0]}, count(*), {ranges} FROM read_parquet(?, file_row_number = true) "
-        "GROUP BY 1", [path]).fetchall()}
+        _SCAN_SQL.format(rows=next(iter(footer_rows.values())), measured=", ".join(measured)), [path]).fetchall()}
     if {group: values[0] for group, values in scanned.items()} != footer_rows:
         return False
     for i, column in enumerate(checked):

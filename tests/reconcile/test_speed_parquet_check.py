@@ -49,8 +49,8 @@ def _pyarrow_forbidden(monkeypatch) -> None:
     monkeypatch.setattr(parquet_check, "_check_with_pyarrow", forbidden)
 
 
-@pytest.mark.parametrize("groups", [[GROUP] * 3, [GROUP, GROUP, GROUP - 1], [GROUP], [1]],
-                         ids=["alike", "last shorter", "one group", "one row"])
+@pytest.mark.parametrize("groups", [[GROUP] * 3, [GROUP, GROUP, GROUP - 1], [GROUP, GROUP - 1], [GROUP], [1]],
+                         ids=["alike", "last shorter", "two, last shorter", "one group", "one row"])
 def test_a_sound_file_without_checksums_is_vouched_for_without_pyarrow(tmp_path, monkeypatch, groups):
     bill = _write(tmp_path / "bill.parquet", groups)
     _pyarrow_forbidden(monkeypatch)
@@ -87,6 +87,22 @@ def test_a_file_with_page_checksums_goes_to_pyarrow(tmp_path, dictionary):
     bill = _write(tmp_path / "bill.parquet", [GROUP] * 2, checksums=True, dictionary=dictionary)
     assert not verified_without_checksums(bill)
     check_parquet(bill)
+
+
+def test_page_checksums_on_the_figure_columns_alone_go_to_pyarrow(tmp_path):
+    """Only the figure columns' pages are looked at, so a file of nothing else is sent on by them."""
+    bill = tmp_path / "bill.parquet"
+    pq.write_table(pa.table({"BilledCost": _costs(GROUP), "EffectiveCost": _costs(GROUP)}), bill,
+                   write_page_checksum=True)
+    assert not verified_without_checksums(bill)
+
+
+def test_a_file_of_no_row_group_has_nothing_to_read(tmp_path, monkeypatch):
+    bill = tmp_path / "bill.parquet"
+    pq.ParquetWriter(bill, pa.schema([("BilledCost", pa.float64())])).close()
+    assert pq.ParquetFile(bill).metadata.num_row_groups == 0
+    _pyarrow_forbidden(monkeypatch)
+    assert verified_without_checksums(bill)
 
 
 def test_a_file_without_statistics_is_read_and_vouched_for(tmp_path, monkeypatch):
@@ -193,6 +209,7 @@ _TYPE, _SMALL, _LARGE = b"\x15\x00", b"\x15\x08", b"\x15\x80\x80\x01"  # 0, 4 an
     (_TYPE + _LARGE + _LARGE + b"\x15\x07", True),  # field 4: the CRC
     (_TYPE + _LARGE + _LARGE, True),  # cut short after the sizes
     (_TYPE + _LARGE, True),  # cut short in the sizes
+    (_TYPE + _LARGE + b"\x15\x80", True),  # cut short in a varint
     (b"\x16\x00" + _LARGE + _LARGE + b"\x2c", True),  # not an i32 first: not a page header as written
     (_TYPE + b"\x16\x08" + _LARGE + b"\x2c", True),
     (_TYPE + _LARGE + b"\x25\x08" + b"\x2c", True),
