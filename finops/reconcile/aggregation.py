@@ -118,6 +118,8 @@ _PLAN_LINE = "plan_line"
 _MEASURED = ("BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
              "ChargePeriodEnd")
 _NULL_TEXT, _NULL_COUNT, _NULL = "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)", "NULL"
+#: the word joining the equalities of two unmapped keys
+_AND = " AND "
 #: The bill columns every figure is read from: the month columns and the measures' columns. Damage anywhere
 #: else cannot change an amount; the Parquet check reads these (:mod:`finops.reconcile.parquet_check`).
 FIGURE_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys((*MONTH_COLUMNS.values(), *_MEASURED)))
@@ -212,7 +214,7 @@ def summary_sql(groups: str, *, rates: Mapping[str, Decimal] | None = None, limi
     """
     key = ", ".join(f"{expr} AS {name}" for expr, name, _ in _UNMAPPED_KEY)
     names = ", ".join(_UNMAPPED_NAMES)
-    same_key = " AND ".join(f"u.{name} = t.{name}" for name in _UNMAPPED_NAMES)
+    same_key = _AND.join(f"u.{name} = t.{name}" for name in _UNMAPPED_NAMES)
     dims = list(DIMENSIONS)
     # The first branch types every column; NULL in the others takes that type in every engine.
     group_cols = [_GROUP_PART, _PLAN_LINE, *dims, *(f"{over} AS {name}" for name, (_, over) in MEASURES.items()),

@@ -93,7 +93,7 @@ _HEADER_BYTES = 32
 #: per row group ({rows} rows each), its rows and each figure column's minimum and maximum ({measured}).
 _DESCRIBE_SQL = "DESCRIBE SELECT * FROM read_parquet(?)"
 _SCAN_SQL = "SELECT file_row_number // {rows}, {measured} FROM read_parquet(?, file_row_number = true) GROUP BY 1"
-_EXTREMES = ("min", "max")
+_COUNT, _EXTREMES = "count(*)", ("min", "max")
 #: The chunks of a file's footer (``?``: its path): row group, its rows, column, offsets of its first pages, and
 #: the column's minimum and maximum there as text (``min_value``, else the older ``min``).
 _FOOTER_SQL = ("CREATE TEMP TABLE footer AS SELECT row_group_id, row_group_num_rows, path_in_schema, "
@@ -158,7 +158,7 @@ def _duckdb_pass(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     footer_rows = {group: rows for group, rows, *_ in chunks}
     if not footer_rows:
         return True  # no row group: nothing to read
-    measured = ["count(*)", *(f'{extreme}("{column}")' for column in checked for extreme in _EXTREMES)]
+    measured = [_COUNT, *(f'{extreme}("{column}")' for column in checked for extreme in _EXTREMES)]
     scanned = {group: values for group, *values in execute(
         _SCAN_SQL.format(rows=next(iter(footer_rows.values())), measured=", ".join(measured)), [path]).fetchall()}
     if {group: values[0] for group, values in scanned.items()} != footer_rows:
