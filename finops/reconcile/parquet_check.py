@@ -9,7 +9,8 @@ for the page. This pass reads every column chunk of every row group with pyarrow
   writer stored one (pyarrow ``write_page_checksum=True``; the connectors write them);
 - a page does not decode: a damaged page header, a compressed block that does not decompress, a page
   shorter than its header says;
-- a row group holds another number of rows than its footer records, or a numeric column holds a value
+- a row group holds another number of rows than its footer records (or a column chunk another number of
+  values: DuckDB and pyarrow read the footer's rows only, and would drop the others), or a numeric column holds a value
   below the minimum or above the maximum its footer statistics record for the row group.
 
 By default (``FINOPS_PARQUET_CHECK`` unset or ``amounts``) it reads only the columns every figure is
@@ -94,13 +95,13 @@ _HEADER_BYTES = 32
 _DESCRIBE_SQL = "DESCRIBE SELECT * FROM read_parquet(?)"
 _SCAN_SQL = "SELECT file_row_number // {rows}, {measured} FROM read_parquet(?, file_row_number = true) GROUP BY 1"
 _COUNT, _EXTREMES = "count(*)", ("min", "max")
-#: The chunks of a file's footer (``?``: its path): row group, its rows, column, offsets of its first pages, and
-#: the column's minimum and maximum there as text (``min_value``, else the older ``min``).
-_FOOTER_SQL = ("CREATE TEMP TABLE footer AS SELECT row_group_id, row_group_num_rows, path_in_schema, "
+#: The chunks of a file's footer (``?``: its path): row group, its rows, the chunk's values, column, offsets of its
+#: first pages, and the column's minimum and maximum there as text (``min_value``, else the older ``min``).
+_FOOTER_SQL = ("CREATE TEMP TABLE footer AS SELECT row_group_id, row_group_num_rows, num_values, path_in_schema, "
                "dictionary_page_offset, data_page_offset, COALESCE(stats_min_value, stats_min) AS low, "
                "COALESCE(stats_max_value, stats_max) AS high FROM parquet_metadata(?)")
-_CHUNKS_SQL = ("SELECT row_group_id, row_group_num_rows, path_in_schema, dictionary_page_offset, data_page_offset "
-               "FROM footer ORDER BY row_group_id")
+_CHUNKS_SQL = ("SELECT row_group_id, row_group_num_rows, num_values, path_in_schema, dictionary_page_offset, "
+               "data_page_offset FROM footer ORDER BY row_group_id")
 #: A column's footer range per row group, cast to the column's type ({0}: the type; ``?``: the column).
 _RANGE_SQL = "SELECT row_group_id, TRY_CAST(low AS {0}), TRY_CAST(high AS {0}) FROM footer WHERE path_in_schema = ?"
 
@@ -126,7 +127,8 @@ def _first_headers(path: Path, offsets: list[int]) -> list[bytes]:
 
 def verified_without_checksums(path: Path) -> bool:
     """Whether one DuckDB pass vouches for the figure columns of ``path``: no first page of theirs may carry a
-    checksum (:func:`may_carry_checksum`; pyarrow verifies those), and DuckDB reads every value, the rows it
+    checksum (:func:`may_carry_checksum`; pyarrow verifies those), each of their chunks holds one value per row
+    of its row group (DuckDB reads the footer's rows only), and DuckDB reads every value, the rows it
     counts in each row group (row ``file_row_number // n`` of a file whose first row group holds ``n`` rows:
     the footer's counts only when every row group but the last holds ``n`` rows and the last no more) are the
     footer's, and each column's values lie within the footer's minimum and maximum for the row group.
@@ -152,9 +154,12 @@ def _duckdb_pass(con: duckdb.DuckDBPyConnection, path: str) -> bool:
     checked = [name for name in types if name in FIGURE_COLUMNS]
     execute(_FOOTER_SQL, [path])
     chunks = execute(_CHUNKS_SQL).fetchall()
-    offsets = [offset for _, _, column, *first in chunks if column in checked for offset in first if offset is not None]
+    figures = [(rows, values, first) for _, rows, values, column, *first in chunks if column in checked]
+    offsets = [offset for *_, first in figures for offset in first if offset is not None]
     if any(map(may_carry_checksum, _first_headers(Path(path), offsets))):
         return False
+    if any(values != rows for rows, values, _ in figures):
+        return False  # a chunk holding other values than its row group's rows: DuckDB reads the footer's rows
     footer_rows = {group: rows for group, rows, *_ in chunks}
     if not footer_rows:
         return True  # no row group: nothing to read
@@ -188,13 +193,18 @@ def _check_with_pyarrow(path: Path, mode: str) -> None:
             table = parquet.read_row_group(group, columns=checked)
         except (pa.ArrowException, OSError) as exc:
             raise _unreadable(path, _first_unreadable(parquet, group, checked), exc) from exc
-        statistics = {recorded.column(j).path_in_schema: recorded.column(j).statistics
-                      for j in range(recorded.num_columns)}
+        chunks = [recorded.column(j) for j in range(recorded.num_columns)]
+        statistics = {chunk.path_in_schema: chunk.statistics for chunk in chunks}
+        # a flat column's chunk holds one value (or NULL) per row; a nested one's path is not a column name
+        stored = {chunk.path_in_schema: chunk.num_values for chunk in chunks}
         for column in checked:
             values = table.column(column)
             if len(values) != recorded.num_rows:
                 raise _damaged(path, column, group, f"{len(values)} rows where the footer records "
                                                     f"{recorded.num_rows}")
+            if stored.get(column, recorded.num_rows) != recorded.num_rows:
+                raise _damaged(path, column, group, f"{stored[column]} values where the footer records "
+                                                    f"{recorded.num_rows} rows")
             if column in statistics:
                 _within_statistics(path, column, group, values, statistics[column])
 

@@ -180,6 +180,34 @@ def test_a_row_group_whose_footer_records_more_rows_than_its_chunks_hold_is_hand
                                     f"{GROUP - 100} rows where the footer records {GROUP - 99}")
 
 
+def test_a_row_group_whose_footer_records_fewer_rows_than_its_chunks_hold_is_refused(tmp_path):
+    """DuckDB and pyarrow read the footer's rows only, so the last charge would be dropped without a word: the
+    chunk's own value count (ColumnMetaData.num_values, one per row of a flat column) tells."""
+    bill = _write(tmp_path / "bill.parquet", [GROUP, GROUP - 100])
+    _set_last_group_rows(bill, GROUP - 100, GROUP - 101)
+    assert duckdb.connect().execute(f"SELECT count(*) FROM '{bill}'").fetchone()[0] == 2 * GROUP - 101
+    assert not verified_without_checksums(bill)
+    with pytest.raises(InputError) as caught:
+        check_parquet(bill)
+    assert caught.value.message == (f"the Parquet file is damaged: row group 1 of column BilledCost holds "
+                                    f"{GROUP - 100} values where the footer records {GROUP - 101} rows")
+    assert caught.value.where.column == "BilledCost"
+
+
+@pytest.mark.parametrize("mode", ["amounts", "full"])
+def test_nulls_and_nested_tags_are_no_missing_values(tmp_path, monkeypatch, mode):
+    """A NULL is a value of a flat column's chunk; a MAP column's chunks (Tags.key_value.key, ...) hold one value
+    per entry, and their paths are not column names, so neither reads as damage."""
+    bill = tmp_path / "bill.parquet"
+    rows = 3 * GROUP
+    tags = pa.array([[("team", "ml"), ("env", "prod")] if i % 3 else [] for i in range(rows)],
+                    pa.map_(pa.string(), pa.string()))
+    pq.write_table(pa.table({"x_GpuHours": [None if i % 4 else 8.0 for i in range(rows)], "Tags": tags}), bill,
+                   row_group_size=GROUP, write_page_checksum=True)
+    monkeypatch.setenv(parquet_check.CHECK_ENV, mode)
+    check_parquet(bill)
+
+
 def test_a_file_duckdb_cannot_read_is_handed_over(tmp_path):
     bill = tmp_path / "bill.parquet"
     bill.write_text("BilledCost\n1.0\n")
