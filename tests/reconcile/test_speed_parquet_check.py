@@ -191,7 +191,7 @@ def test_a_row_group_whose_footer_records_fewer_rows_than_its_chunks_hold_is_ref
         check_parquet(bill)
     assert caught.value.message == (f"the Parquet file is damaged: row group 1 of column BilledCost holds "
                                     f"{GROUP - 100} values where the footer records {GROUP - 101} rows")
-    assert caught.value.where.column == "BilledCost"
+    assert caught.value.where.column == "BilledCost" and caught.value.where.file == str(bill)
 
 
 @pytest.mark.parametrize("mode", ["amounts", "full"])
