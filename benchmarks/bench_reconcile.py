@@ -24,6 +24,17 @@ over fork is small. Measured, side by side, in the same run:
   month's BilledCost and EffectiveCost per provider, invoice, service and charge category.
 
 The load average is printed before each measurement, since the machine may be shared.
+
+Last measured (2026-12-02, 2 shared cores, one bench run each, ``--before`` = main before issue 15's
+session-7 changes):
+
+    10 M rows, 200,000 resources, load 0.0-0.6, best of 2:
+      lean DuckDB 0.40 s wall, 0.65 s CPU, 124 MiB; finops reconcile 3.79 s, 6.63 s, 364 MiB (9.4x);
+      before 5.41 s, 8.72 s, 541 MiB
+    100 M rows, 200,000 resources, load 3.0: lean 5.50 s, 6.06 s, 171 MiB; finops reconcile 64.54 s,
+      67.94 s, 482 MiB (11.7x)
+    10 M rows, 1,000,000 resources, load 1.7-2.3: lean 0.71 s, 0.69 s; finops reconcile 21.95 s, 18.36 s,
+      603 MiB; before 21.40 s, 20.30 s, 757 MiB
 """
 
 from __future__ import annotations

@@ -95,7 +95,7 @@ declare -A TESTS=(
   [reconcile-dialects]="tests/reconcile/test_remote_figures.py tests/reconcile/test_dialects.py tests/reconcile/test_commitment_balances.py::test_a_remote_engine_carries_the_same_balances finops/reconcile/dialects.py"
   [reconcile-plan]="tests/reconcile/test_plan_values.py finops/reconcile/plan.py"
   [reconcile-result]="tests/reconcile/test_result_views.py tests/reconcile/test_prepaid_roll_forward.py finops/reconcile/result.py"
-  [reconcile-parquet_check]="tests/reconcile/test_parquet_check_messages.py tests/fuzz/test_parquet_damage.py finops/reconcile/parquet_check.py"
+  [reconcile-parquet_check]="tests/reconcile/test_parquet_check_messages.py tests/reconcile/test_speed_parquet_check.py tests/fuzz/test_parquet_damage.py finops/reconcile/parquet_check.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_bill_file_edges.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
   [reconcile-history]="tests/reconcile/test_history_records.py finops/reconcile/history.py"

@@ -39,7 +39,7 @@ from ..depreciation import month_index, month_label
 from .mapping import compared_columns, plan_line_sql
 from .plan import MappingRule
 
-__all__ = ["CHECKED_COLUMNS", "DIMENSIONS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
+__all__ = ["CHECKED_COLUMNS", "DIMENSIONS", "FIGURE_COLUMNS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
            "charge_groups_sql", "decimal_of", "MONTH_BASES", "MONTH_COLUMNS", "MonthBasis", "month_bounds", "month_filter", "summary_sql", "unmapped_csv_sql"]
 
 #: Which month a charge belongs to: its invoice's (billing period) or its usage's (charge period).
@@ -118,10 +118,15 @@ _PLAN_LINE = "plan_line"
 _MEASURED = ("BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
              "ChargePeriodEnd")
 _NULL_TEXT, _NULL_COUNT, _NULL = "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)", "NULL"
-#: the summary's part column of a group row, the unmapped rank, how the rest sums its costs and its rank
+#: the word joining the equalities of two unmapped keys
+_AND = " AND "
+#: The bill columns every figure is read from: the month columns and the measures' columns. Damage anywhere
+#: else cannot change an amount; the Parquet check reads these (:mod:`finops.reconcile.parquet_check`).
+FIGURE_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys((*MONTH_COLUMNS.values(), *_MEASURED)))
+#: the summary's part column of a group row, the unmapped rank, the number of unmapped keys, how the rest sums
 _GROUP_PART = "'group' AS part"
-_RANK = "unmapped_rank"
-_SUM_OF, _LAST_RANK = "SUM({})", f"MAX({_RANK})"
+_RANK, _KEYS = "unmapped_rank", "unmapped_keys"
+_SUM_OF = "SUM({})"
 #: the exact weight of an unmapped group (no rates)
 _EXACT_WEIGHT = "effective_cost"
 #: a summary row's positions: name (plan line, dimensions, measures, unmapped dimensions, rank) -> index
@@ -199,14 +204,17 @@ def _weight(rates: Mapping[str, Decimal] | None) -> str:
 def summary_sql(groups: str, *, rates: Mapping[str, Decimal] | None = None, limit: int = UNMAPPED_LIMIT) -> str:
     """The review's rows from ``groups`` (the result of :func:`charge_groups_sql`): columns ``part``,
     ``plan_line``, :data:`DIMENSIONS`, :data:`MEASURES`, ``sub_account``, ``region_id``, ``tags``,
-    ``unmapped_rank``. Unmapped groups are ranked by EffectiveCost converted with ``rates`` (largest
-    first, then by key), per key over its billing currencies.
+    ``unmapped_rank``. Unmapped keys are ranked by EffectiveCost converted with ``rates`` (largest first,
+    then by key), per key over its billing currencies; only the first ``limit`` are ranked (ORDER BY ...
+    LIMIT, so a bill with a hundred thousand unmapped keys sorts none of the others), and the rest's rank is
+    the number of keys.
 
     >>> summary_sql("g").splitlines()[0]
     'WITH unmapped AS ('
     """
     key = ", ".join(f"{expr} AS {name}" for expr, name, _ in _UNMAPPED_KEY)
     names = ", ".join(_UNMAPPED_NAMES)
+    same_key = _AND.join(f"u.{name} = t.{name}" for name in _UNMAPPED_NAMES)
     dims = list(DIMENSIONS)
     # The first branch types every column; NULL in the others takes that type in every engine.
     group_cols = [_GROUP_PART, _PLAN_LINE, *dims, *(f"{over} AS {name}" for name, (_, over) in MEASURES.items()),
@@ -214,23 +222,26 @@ def summary_sql(groups: str, *, rates: Mapping[str, Decimal] | None = None, limi
 
     def listed(part: str, shown: set[str], money: str, rank: str) -> list[str]:
         """A row of unmapped sums: ``shown`` dimensions, the two costs (``money`` around each), NULL elsewhere."""
-        cols = [part, _NULL, *(name if name in shown else _NULL for name in dims)]
-        cols += [money.format(name) if name in ("billed_cost", "effective_cost") else _NULL for name in MEASURES]
-        return cols + (list(UNMAPPED_DIMENSIONS) if part == "'unmapped'" else [_NULL] * len(UNMAPPED_DIMENSIONS)) + [rank]
+        cols = [part, _NULL, *(f"u.{name}" if name in shown else _NULL for name in dims)]
+        cols += [money.format(f"u.{name}") if name in ("billed_cost", "effective_cost") else _NULL for name in MEASURES]
+        return cols + ([f"u.{name}" for name in UNMAPPED_DIMENSIONS] if part == "'unmapped'"
+                       else [_NULL] * len(UNMAPPED_DIMENSIONS)) + [rank]
 
     unmapped = listed("'unmapped'", {"provider_name", "billing_currency", "service_name", "instance_type"}, "{}",
-                      _RANK)
-    rest = listed("'rest'", {"billing_currency"}, _SUM_OF, _LAST_RANK)
+                      f"t.{_RANK}")
+    rest = listed("'rest'", {"billing_currency"}, _SUM_OF, f"MAX(k.{_KEYS})")
     return (f"WITH unmapped AS (\n  SELECT {key}, billing_currency, SUM(effective_cost) AS effective_cost, "
             f"SUM(billed_cost) AS billed_cost, SUM({_weight(rates)}) AS weight\n"
             f"  FROM {groups} WHERE plan_line IS NULL GROUP BY 1, 2, 3, 4, 5, 6, 7\n"
-            f"), ranked AS (\n  SELECT *, DENSE_RANK() OVER (ORDER BY key_weight DESC, {names}) AS unmapped_rank\n"
-            f"  FROM (SELECT *, SUM(weight) OVER (PARTITION BY {names}) AS key_weight FROM unmapped) AS keyed\n)\n"
+            f"), keyed AS (\n  SELECT {names}, SUM(weight) AS key_weight FROM unmapped GROUP BY 1, 2, 3, 4, 5, 6\n"
+            f"), listed_keys AS (\n  SELECT *, ROW_NUMBER() OVER (ORDER BY key_weight DESC, {names}) AS {_RANK}\n"
+            f"  FROM (SELECT * FROM keyed ORDER BY key_weight DESC, {names} LIMIT {int(limit)}) AS largest\n"
+            f"), counted AS (\n  SELECT COUNT(*) AS {_KEYS} FROM keyed\n)\n"
             f"SELECT {', '.join(group_cols)}\nFROM {groups}\n"
             f"GROUP BY {', '.join(str(i + 2) for i in range(1 + len(dims)))}\n"
-            f"UNION ALL\nSELECT {', '.join(unmapped)}\nFROM ranked WHERE unmapped_rank <= {int(limit)}\n"
-            f"UNION ALL\nSELECT {', '.join(rest)}\nFROM ranked WHERE unmapped_rank > {int(limit)}\n"
-            f"GROUP BY billing_currency")
+            f"UNION ALL\nSELECT {', '.join(unmapped)}\nFROM unmapped AS u JOIN listed_keys AS t ON {same_key}\n"
+            f"UNION ALL\nSELECT {', '.join(rest)}\nFROM unmapped AS u CROSS JOIN counted AS k\n"
+            f"WHERE NOT EXISTS (SELECT 1 FROM listed_keys AS t WHERE {same_key})\nGROUP BY u.billing_currency")
 
 
 def unmapped_csv_sql(groups: str) -> str:
