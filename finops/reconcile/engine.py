@@ -150,14 +150,14 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
     file too, and two files holding the same charges of the month
     (:func:`~finops.reconcile.fingerprint.refuse_same_charges`) raise :class:`InputError`.
     """
-    per_file = len(files) > 1  # pragma: no mutate
+    per = FILE_COLUMN if len(files) > 1 else None  # pragma: no mutate
     rules = plan.mapping if plan is not None else ()
     con.execute(_ANY_ORDER)
     as_text = {name for f in files for name, kind in zip(f.columns, f.types or (_TEXT,) * len(f.columns),
                                                              strict=True) if kind.upper() == _TEXT}
     checked = [name for name in CHECKED_COLUMNS if name in as_text]
     sql = f"CREATE OR REPLACE TEMP TABLE {_GROUPS} AS " + charge_groups_sql(
-        VIEW, month, rules, per=FILE_COLUMN if per_file else None, checked=checked, basis=basis)
+        VIEW, month, rules, per=per, checked=checked, basis=basis)
     outcome: dict[str, object] = {}
 
     def work() -> None:
@@ -189,7 +189,7 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
                          hint="check that every file is a FOCUS 1.2 export") from error
     if on_progress is not None:
         on_progress(100.0)
-    if per_file:
+    if per is not None:
         refuse_same_charges(con, files, _GROUPS, month, basis)
     summary = Summary.from_rows(con.execute(summary_sql(_GROUPS, rates=rates)).fetchall())
     if not summary.groups:
@@ -245,8 +245,9 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
         bill_currencies = {g.billing_currency for g in summary.groups}
-        if len(bill_currencies) > 1 and not _rates_cover(bill_currencies, currency, rates):
-            located = locate_currency(files, currency, rates or ())
+        rated = _rated(bill_currencies, currency, rates)
+        if len(bill_currencies) > 1 and rated != bill_currencies:  # one without a rate: name its first row
+            located = locate_currency(files, currency, rated)
             if located is not None:
                 raise located
     finally:
@@ -258,8 +259,11 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
                             earlier_commitments=earlier_commitments)
 
 
-def _rates_cover(currencies: Iterable[str | None], target: str, rates: Mapping[str, Decimal] | None) -> bool:
-    return all(c == target or (rates is not None and c in rates) for c in currencies)
+def _rated(currencies: Iterable[str | None], target: str, rates: Mapping[str, Decimal] | None) -> set[str]:
+    """The bill currencies that convert into ``target``: itself, or one with a rate (codes in any case, as
+    :class:`_Converter` reads them)."""
+    codes = {code.upper() for code in rates or ()}
+    return {c for c in currencies if c is not None and (c.upper() == target or c.upper() in codes)}
 
 
 class _Converter:

@@ -83,6 +83,8 @@ GROUPS = [
     group("zeta", "3", instance_type="g6.xlarge", consumed_unit="h", consumed_quantity=D(3), gpu_model="l4"),
     group("alpha", "5", instance_type="m6i.large", consumed_quantity=D(5)), group("alpha", "-5", charge_category="Credit"),
     group("edge", "221"),
+    # the owned servers' line also has a billed charge (their Direct Connect port): cash beside the assets' cash
+    group("onprem", "410.4", service_name="AWSDirectConnect", consumed_quantity=D(744), row_count=744),
     # unmapped: a support fee bought this month, tax, a data transfer; hours of a GPU-less unit
     group(None, "100", charge_category="Purchase", charge_frequency="One-Time", service_name="AWSSupport",
           consumed_unit=None),

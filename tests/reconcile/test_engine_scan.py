@@ -88,9 +88,18 @@ def test_progress_as_duckdb_reports_it_then_100(bill):
     files = open_bills(con, [bill])
     seen: list[float] = []
     scripted = ScriptedConnection(con, [-1.0, 0.0, 0.5, 42.0, -1.0, 99.5], delay=1.2)
-    summary = run_aggregation(scripted, files, MONTH, PLAN, seen.append)
+    threads: list[set[str]] = []
+
+    def record(progress: float) -> None:
+        seen.append(progress)
+        threads.append({t.name for t in threading.enumerate()})
+
+    summary = run_aggregation(scripted, files, MONTH, PLAN, record)
     assert seen == [0.0, 0.5, 42.0, 99.5, 100.0]
     assert sum(g.row_count for g in summary.groups) == 36
+    # while it runs, the scan is a thread of its own, named so that a stack dump (py-spy, faulthandler) says so
+    assert all("finops-reconcile-scan" in names for names in threads[:-1])
+    assert "finops-reconcile-scan" not in threads[-1]
 
 
 def test_no_progress_callback_on_a_slow_scan(bill):
@@ -125,9 +134,27 @@ def test_a_scan_error_neither_row_nor_value_explains(bill):
                 raise duckdb.IOException("IO Error: disk full\nsecond line")
             return self.con.execute(sql, *args)
 
-    with pytest.raises(InputError, match=r": cannot read the bills: IO Error: disk full\. Hint: check that") as err:
+    with pytest.raises(InputError) as err:
         run_aggregation(Failing(con, [], 0), files, MONTH, PLAN)
+    assert str(err.value) == (f"{bill}: cannot read the bills: IO Error: disk full. "
+                              "Hint: check that every file is a FOCUS 1.2 export")
     assert err.value.where.file == str(bill)
+
+
+def test_a_scan_error_over_two_files_names_both(tmp_path):
+    files = [write_bill(tmp_path / "a.csv", hourly(2)), write_bill(tmp_path / "b.csv", hourly(3, ServiceName="AmazonS3"))]
+    con = duckdb.connect()
+    opened = open_bills(con, files)
+
+    class Failing(ScriptedConnection):
+        def execute(self, sql: str, *args: Any):
+            if sql.startswith("CREATE OR REPLACE TEMP TABLE"):
+                raise duckdb.IOException("IO Error: disk full")
+            return self.con.execute(sql, *args)
+
+    with pytest.raises(InputError, match="cannot read the bills") as err:
+        run_aggregation(Failing(con, [], 0), opened, MONTH, PLAN)
+    assert err.value.where.file == f"{files[0]}, {files[1]}"
 
 
 def test_a_value_that_does_not_cast_names_its_row_and_column(tmp_path):
@@ -167,9 +194,17 @@ def test_a_month_without_charges_names_the_months_held(tmp_path, basis, column):
     files = [write_bill(tmp_path / "a.csv", hourly(2)), write_bill(tmp_path / "b.csv", april)]
     con = duckdb.connect()
     opened = open_bills(con, files)
-    with pytest.raises(InputError, match=r": no charges in 2026-07; the bills hold 2026-04, 2026-05\. Hint") as err:
+    with pytest.raises(InputError) as err:
         run_aggregation(con, opened, "2026-07", PLAN, basis=basis)
+    assert str(err.value) == (f"{files[0]}, {files[1]}, column {column}: no charges in 2026-07; the bills hold "
+                              "2026-04, 2026-05. Hint: pick a month the bills cover, or give that month's bills")
     assert (err.value.where.file, err.value.where.column) == (f"{files[0]}, {files[1]}", column)
+
+
+def test_bills_without_rows_say_so(tmp_path):
+    bill = write_bill(tmp_path / "empty.csv", [])
+    with pytest.raises(InputError, match=r": no charges in 2026-05; the bills hold no rows\. Hint: pick a month"):
+        scan([bill])
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -254,6 +289,26 @@ def test_a_second_currency_without_a_rate_is_located_only_when_rates_miss_it(tmp
     rec = reconcile_month(PLAN, [bill], MONTH, rates={"EUR": D(2)})
     expected = sum(D(r["BilledCost"]) * (2 if r.get("BillingCurrency") == "EUR" else 1) for r in rows)
     assert rec.billed_cost.amount == expected
+
+
+def test_a_rated_currency_in_any_case_is_converted_not_refused(tmp_path):
+    """EUR spelled "EUR" and "eur" on the bill, the rate given as "eur": every row converts (as the engine's
+    converter reads codes in upper case); nothing is located as lacking a rate."""
+    rows = hourly(3) + hourly(2, BillingCurrency="EUR") + hourly(2, BillingCurrency="eur", ServiceName="AmazonS3")
+    bill = write_bill(tmp_path / "mixed.csv", rows)
+    rec = reconcile_month(PLAN, [bill], MONTH, rates={"eur": D("1.5")})
+    expected = sum(D(r["BilledCost"]) * (D("1.5") if r.get("BillingCurrency", "USD") != "USD" else 1) for r in rows)
+    assert rec.billed_cost.amount == expected
+
+
+def test_with_a_rate_for_one_currency_the_unrated_one_is_named(tmp_path):
+    """USD (the plan's), EUR (rated) and GBP (not): the GBP row is named, with the rates that were given."""
+    rows = hourly(3) + hourly(2, BillingCurrency="EUR") + hourly(1, BillingCurrency="GBP") + hourly(1)
+    bill = write_bill(tmp_path / "mixed.csv", rows)
+    with pytest.raises(InputError) as err:
+        reconcile_month(PLAN, [bill], MONTH, rates={"EUR": D(2)})
+    assert (err.value.where.row, err.value.where.column) == (7, "BillingCurrency")  # the sixth charge, below the header
+    assert err.value.message == "no rate from GBP into USD (rates given for EUR)"
 
 
 def test_one_other_currency_without_a_rate_names_every_file(tmp_path):
