@@ -23,6 +23,7 @@ from finops.errors import CurrencyMismatchError, InputError
 from finops.money import Money
 from finops.reconcile.bills import open_bills
 from finops.reconcile.commitment_schedule import EarlierCommitment
+from finops.reconcile import engine
 from finops.reconcile.engine import catalog_gpus, reconcile_month, run_aggregation
 from finops.reconcile.plan import BudgetLine, MappingRule, Plan
 
@@ -299,6 +300,25 @@ def test_a_rated_currency_in_any_case_is_converted_not_refused(tmp_path):
     rec = reconcile_month(PLAN, [bill], MONTH, rates={"eur": D("1.5")})
     expected = sum(D(r["BilledCost"]) * (D("1.5") if r.get("BillingCurrency", "USD") != "USD" else 1) for r in rows)
     assert rec.billed_cost.amount == expected
+
+
+@pytest.mark.parametrize("rows", [
+    hourly(3) + hourly(2, BillingCurrency="EUR"),
+    hourly(2, BillingCurrency="usd") + hourly(2, BillingCurrency="eur") + hourly(1, BillingCurrency="GBP"),
+    hourly(2, BillingCurrency="EUR") + hourly(2, BillingCurrency="GBP", ServiceName="AmazonS3"),
+], ids=["plan-currency-and-a-rated-one", "codes-in-lower-case", "no-plan-currency"])
+def test_a_bill_whose_currencies_all_convert_is_not_read_again(tmp_path, monkeypatch, rows):
+    """Every currency is the plan's or has a rate: nothing lacks one, so the files are not scanned a second time
+    looking for it (on a large bill, a second pass over every row)."""
+    searched: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(engine, "locate_currency", lambda *args: searched.append(args))
+    bill = write_bill(tmp_path / "mixed.csv", rows)
+    rates = {"EUR": D(2), "gbp": D(3)}
+    rec = reconcile_month(PLAN, [bill], MONTH, rates=rates)
+    factor = {"USD": 1, "EUR": 2, "GBP": 3}
+    assert rec.billed_cost.amount == sum(D(r["BilledCost"]) * factor[r.get("BillingCurrency", "USD").upper()]
+                                         for r in rows)
+    assert searched == []
 
 
 def test_with_a_rate_for_one_currency_the_unrated_one_is_named(tmp_path):
