@@ -365,7 +365,7 @@ def _cast(name: str, kind: str, stored: str, cast: str = "CAST") -> str:
     return f'{cast}("{name}" AS {kind})'
 
 
-def _select(bill: BillFile, index: int, strict: bool = True) -> str:
+def _select(bill: BillFile, index: int, strict: bool) -> str:
     """The file's columns cast to FOCUS types, then its position ``index`` as :data:`FILE_COLUMN`; JSON
     columns stored as MAP or STRUCT (as in Parquet exports that keep ``Tags`` as a map) become JSON
     text, so tag rules see ``{"key": "value"}``. Empty Parquet text reads as NULL, as an empty CSV
