@@ -25,16 +25,20 @@ over fork is small. Measured, side by side, in the same run:
 
 The load average is printed before each measurement, since the machine may be shared.
 
-Last measured (2026-12-02, 2 shared cores, one bench run each, ``--before`` = main before issue 15's
-session-7 changes):
+Last measured (2026-12-03, 2 shared cores at load 4-7 beside a mutation run, one bench run each unless
+said, ``--before`` = main at 174a31d; wall times follow the load, compare CPU):
 
-    10 M rows, 200,000 resources, load 0.0-0.6, best of 2:
-      lean DuckDB 0.40 s wall, 0.65 s CPU, 124 MiB; finops reconcile 3.79 s, 6.63 s, 364 MiB (9.4x);
-      before 5.41 s, 8.72 s, 541 MiB
-    100 M rows, 200,000 resources, load 3.0: lean 5.50 s, 6.06 s, 171 MiB; finops reconcile 64.54 s,
-      67.94 s, 482 MiB (11.7x)
-    10 M rows, 1,000,000 resources, load 1.7-2.3: lean 0.71 s, 0.69 s; finops reconcile 21.95 s, 18.36 s,
-      603 MiB; before 21.40 s, 20.30 s, 757 MiB
+    10 M rows, 200,000 resources, best of 2, load 6.4-6.5: lean DuckDB 0.90 s wall, 0.87 s CPU, 120 MiB;
+      finops reconcile 12.91 s, 8.85 s, 336 MiB; before 14.14 s, 9.88 s, 347 MiB
+    the same, load 6.0-7.1: lean 1.47 s, 1.18 s; finops reconcile 19.07 s, 12.53 s, 346 MiB (13.0x);
+      before 21.95 s, 13.95 s, 348 MiB
+    100 M rows, 200,000 resources, load 3.8-5.6: lean 11.02 s, 10.02 s, 173 MiB; finops reconcile 155.91 s,
+      109.42 s, 417 MiB; before 107.96 s, 106.28 s, 432 MiB
+    10 M rows, 1,000,000 resources, load 5.6-5.8: lean 1.18 s, 0.94 s; finops reconcile 31.75 s, 23.73 s,
+      600 MiB; before 33.91 s, 25.06 s, 600 MiB
+
+On 2026-12-02 at load 0.0-0.6 (the code before session 8): lean 0.40 s, 0.65 s; finops reconcile 3.79 s,
+6.63 s, 364 MiB (9.4x).
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ database beside it. Exit codes: 0 done, 1 a plan line over ``--fail-on-variance`
 from __future__ import annotations
 
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -136,9 +137,24 @@ def _folder_held(out_dir: Path) -> Iterator[None]:
         yield
 
 
+def _import_openpyxl_without_numpy() -> None:
+    """Import openpyxl, if nothing has yet, while numpy cannot be imported: openpyxl imports numpy only to accept
+    numpy's number types as cell values (``openpyxl.compat.numbers``), which a reconcile run never writes, and
+    numpy's import is about half of openpyxl's (0.1-0.2 s of the command's start, docs/reconcile.md, Speed).
+    numpy stays importable afterwards; only this short-lived command process sees openpyxl without it."""
+    if "openpyxl" in sys.modules or "numpy" in sys.modules:
+        return
+    sys.modules["numpy"] = None  # type: ignore[assignment]  # "import numpy" raises ImportError meanwhile
+    try:
+        import openpyxl  # noqa: F401
+    finally:
+        del sys.modules["numpy"]
+
+
 def _read_plan(plan_path: Path, usage: Path | None) -> Plan:
     from templates.plan_reader import read_plan
 
+    _import_openpyxl_without_numpy()
     plan = read_plan(plan_path)
     return plan if usage is None else replace(plan, usage=plan.usage + usage_from_csv(usage))
 

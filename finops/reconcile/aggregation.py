@@ -39,8 +39,8 @@ from ..depreciation import month_index, month_label
 from .mapping import compared_columns, plan_line_sql
 from .plan import MappingRule
 
-__all__ = ["CHECKED_COLUMNS", "DIMENSIONS", "FIGURE_COLUMNS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
-           "charge_groups_sql", "decimal_of", "MONTH_BASES", "MONTH_COLUMNS", "MonthBasis", "month_bounds", "month_filter", "summary_sql", "unmapped_csv_sql"]
+__all__ = ["BAD_VALUES", "CHECKED_COLUMNS", "DIMENSIONS", "FIGURE_COLUMNS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
+           "bad_values_sql", "charge_groups_sql", "decimal_of", "MONTH_BASES", "MONTH_COLUMNS", "MonthBasis", "month_bounds", "month_filter", "summary_sql", "unmapped_csv_sql"]
 
 #: Which month a charge belongs to: its invoice's (billing period) or its usage's (charge period).
 MonthBasis = Literal["invoice", "usage"]
@@ -101,6 +101,19 @@ MEASURES: dict[str, tuple[str, str]] = {
 #: always casts, and leaving it unread spares the scan its decoding.
 CHECKED_COLUMNS = ("BillingPeriodStart", "BillingPeriodEnd", "ContractedCost", "PricingQuantity")
 
+#: Values FOCUS refuses, counted per charge group by the local scan (``charge_groups_sql(..., strict=True)``) instead
+#: of tested on every row of the view (``bills.open_bills(strict=False)``): result name -> its count over the
+#: charges of the scan's inner query. An empty BilledCost or EffectiveCost (FOCUS requires an amount on every row),
+#: and Tags that are not a JSON object on a mapped charge (``json_type`` stops the scan by itself on text that is not
+#: JSON). An unmapped charge's Tags is a key of its group, so :func:`bad_values_sql` checks it once per group: about
+#: half the Tags parsed on the fleet bill (docs/reconcile.md, Speed).
+BAD_VALUES: dict[str, str] = {
+    "empty_billed_cost": "COUNT(*) - COUNT(BilledCost)",
+    "empty_effective_cost": "COUNT(*) - COUNT(EffectiveCost)",
+    # CASE, not AND: DuckDB evaluates every operand of an AND, and json_type stops on the empty text
+    "mapped_bad_tags": "COUNT(CASE WHEN plan_line IS NOT NULL AND tags_any <> '' THEN NULLIF(json_type(tags_any), 'OBJECT') END)",
+}
+
 #: Unmapped charge groups the review lists one by one; the rest is one row (all are in ``--unmapped-csv``).
 UNMAPPED_LIMIT = 200
 
@@ -118,8 +131,8 @@ _PLAN_LINE = "plan_line"
 _MEASURED = ("BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
              "ChargePeriodEnd")
 _NULL_TEXT, _NULL_COUNT, _NULL = "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)", "NULL"
-#: the word joining the equalities of two unmapped keys
-_AND = " AND "
+#: the words joining the equalities of two unmapped keys, and the tests for a bad value
+_AND, _OR = " AND ", " OR "
 #: The bill columns every figure is read from: the month columns and the measures' columns. Damage anywhere
 #: else cannot change an amount; the Parquet check reads these (:mod:`finops.reconcile.parquet_check`).
 FIGURE_COLUMNS: tuple[str, ...] = tuple(dict.fromkeys((*MONTH_COLUMNS.values(), *_MEASURED)))
@@ -164,12 +177,12 @@ def month_filter(month: str, basis: MonthBasis = "invoice") -> str:
 
 
 def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *, per: str | None = None,
-                      checked: Sequence[str] = (), basis: MonthBasis = "invoice") -> str:
+                      checked: Sequence[str] = (), basis: MonthBasis = "invoice", strict: bool = False) -> str:
     """The scan of ``month`` over ``relation``: sums by ``plan_line`` (NULL: unmapped), :data:`DIMENSIONS`,
     then :data:`UNMAPPED_DIMENSIONS` (NULL for mapped charges) and ``per`` (locally the bill file, so the
     same scan gives each file's groups for :mod:`finops.reconcile.fingerprint`), then :data:`MEASURES`,
     then a count of each ``checked`` column (read only so that its values are cast, see
-    :data:`CHECKED_COLUMNS`).
+    :data:`CHECKED_COLUMNS`), then, with ``strict``, the counts of :data:`BAD_VALUES`.
 
     >>> charge_groups_sql("t", "2026-05", (), per="f").splitlines()[-1]
     'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21'
@@ -188,9 +201,23 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
     keys = len(outer)
     outer += [f"{over_bill} AS {name}" for name, (over_bill, _) in MEASURES.items()]
     outer += [f"COUNT({column}) AS checked_{column}" for column in checked]
+    outer += [f"{count} AS {name}" for name, count in BAD_VALUES.items()] if strict else []
     selected, read = ",\n  ".join(outer), ",\n    ".join(inner)
     return (f"SELECT\n  {selected}\nFROM (\n  SELECT {read}\n  FROM {source}\n  WHERE {month_filter(month, basis)}\n"
             f") AS charges\nGROUP BY {', '.join(str(i + 1) for i in range(keys))}")
+
+
+def bad_values_sql(groups: str) -> str:
+    """The number of groups in ``groups`` (a ``charge_groups_sql(..., strict=True)`` table) that hold a value FOCUS
+    refuses: a count of :data:`BAD_VALUES` above 0, or an unmapped group whose Tags (its key) are not a JSON object
+    (text that is not JSON stops the query).
+
+    >>> bad_values_sql("g").startswith("SELECT COUNT(*) FROM g WHERE empty_billed_cost > 0 OR ")
+    True
+    """
+    counted = _OR.join(f"{name} > 0" for name in BAD_VALUES)
+    return (f"SELECT COUNT(*) FROM {groups} WHERE {counted}{_OR}"
+            f"CASE WHEN plan_line IS NULL AND tags <> '' THEN json_type(tags) <> 'OBJECT' END")
 
 
 def _weight(rates: Mapping[str, Decimal] | None) -> str:

@@ -250,8 +250,13 @@ def _empty_text_columns(con: duckdb.DuckDBPyConnection, path: Path, columns: tup
     return frozenset(name for name in columns if name in text) - _non_empty_columns(con, path)
 
 
-def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFile]:
+def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path], *, strict: bool = True) -> list[BillFile]:
     """Check ``paths`` and create the view :data:`VIEW` over all of them on ``con``.
+
+    With ``strict`` (the default) a query of the view stops on a value :data:`_STRICT` refuses; without it the
+    view reads such values as they are, for a caller that checks them itself in its own scan (the reconcile scan
+    counts them per charge group, :data:`finops.reconcile.aggregation.BAD_VALUES`, which costs less than a test
+    on every row: an unmapped charge's Tags is checked once per group).
 
     Raises :class:`InputError` for a missing file, an unknown format, a duplicated file, a
     missing mandatory FOCUS column, or a Parquet column stored as the wrong type (naming the file and
@@ -288,7 +293,7 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path]) -> list[BillFi
             raise wrong
         files.append(bill)
     con.execute(f"CREATE OR REPLACE TEMP VIEW {VIEW} AS "
-                + _UNION.join(_select(f, i) for i, f in enumerate(files)))
+                + _UNION.join(_select(f, i, strict) for i, f in enumerate(files)))
     return files
 
 
@@ -360,14 +365,15 @@ def _cast(name: str, kind: str, stored: str, cast: str = "CAST") -> str:
     return f'{cast}("{name}" AS {kind})'
 
 
-def _select(bill: BillFile, index: int) -> str:
+def _select(bill: BillFile, index: int, strict: bool) -> str:
     """The file's columns cast to FOCUS types, then its position ``index`` as :data:`FILE_COLUMN`; JSON
     columns stored as MAP or STRUCT (as in Parquet exports that keep ``Tags`` as a map) become JSON
     text, so tag rules see ``{"key": "value"}``. Empty Parquet text reads as NULL, as an empty CSV
     field does. Parquet writers such as pyarrow keep ``''``, which is not JSON, is not NULL for
     ``COALESCE`` or ``IS NOT NULL`` in the aggregation, and would make the same charge look different
     in the two formats; a column whose statistics show no empty text is read as it is (0.5-1 s of CPU
-    less on a 10 M-row bill, docs/reconcile.md, Speed)."""
+    less on a 10 M-row bill, docs/reconcile.md, Speed). With ``strict``, a value :data:`_STRICT` refuses stops
+    the query (:func:`_checked`)."""
     found = bill.stored_types()
     parts = []
     for name, kind in duckdb_schema().items():
@@ -379,7 +385,7 @@ def _select(bill: BillFile, index: int) -> str:
             read = _cast(name, kind, found[name])
             if name in bill.empty_text:
                 read = f"NULLIF({read}, '')"
-            parts.append(f'{_checked(name, read)} AS "{name}"')
+            parts.append(f'{_checked(name, read) if strict else read} AS "{name}"')
     parts.append(f"{index} AS {FILE_COLUMN}")
     return f"SELECT {', '.join(parts)} FROM {bill.reader()}"
 

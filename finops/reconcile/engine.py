@@ -56,6 +56,7 @@ from .aggregation import (
     MonthBasis,
     Summary,
     UnmappedSums,
+    bad_values_sql,
     charge_groups_sql,
     summary_sql,
     unmapped_csv_sql,
@@ -111,6 +112,8 @@ _MEMORY_LIMIT, _TEMP_DIRECTORY = "memory_limit", "temp_directory"
 _ANY_ORDER = "SET preserve_insertion_order = false"
 #: DuckDB's type of a column stored as text (type names ignore case).
 _TEXT = "VARCHAR"
+#: Why the bills cannot be read when the scan counted a bad value that no row then shows (a file changed meanwhile).
+_BAD_VALUE = "a charge of the month holds an empty cost or Tags that are not a JSON object"
 #: The scan runs on this thread; the caller's thread reads its progress this often (seconds).
 _SCAN_THREAD, _PROGRESS_EVERY = "finops-reconcile-scan", 0.1
 
@@ -145,7 +148,9 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
     fills a temporary table; the summary (:func:`~finops.reconcile.aggregation.summary_sql`) reads it,
     and so does the ``unmapped_csv`` file, when given (every unmapped charge group, written atomically).
     ``on_progress`` receives DuckDB's progress in percent while the scan runs (from this thread).
-    A value that does not cast raises :class:`InputError` naming file, row and column; a month
+    A value that does not cast, and one the scan counts as FOCUS refuses it (an empty cost, Tags that are not a
+    JSON object: :data:`~finops.reconcile.aggregation.BAD_VALUES`, so the view may read values as they are,
+    ``open_bills(strict=False)``), raises :class:`InputError` naming file, row and column; a month
     without charges names the months the files do hold. With several files the one scan groups per
     file too, and two files holding the same charges of the month
     (:func:`~finops.reconcile.fingerprint.refuse_same_charges`) raise :class:`InputError`.
@@ -157,12 +162,13 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
                                                              strict=True) if kind.upper() == _TEXT}
     checked = [name for name in CHECKED_COLUMNS if name in as_text]
     sql = f"CREATE OR REPLACE TEMP TABLE {_GROUPS} AS " + charge_groups_sql(
-        VIEW, month, rules, per=per, checked=checked, basis=basis)
+        VIEW, month, rules, per=per, checked=checked, basis=basis, strict=True)
     outcome: dict[str, object] = {}
 
     def work() -> None:
         try:
             con.execute(sql)
+            outcome["bad"] = con.execute(bad_values_sql(_GROUPS)).fetchone()[0]  # type: ignore[index]
         except duckdb.Error as exc:  # re-raised below, on the caller's thread
             outcome["error"] = exc
 
@@ -180,11 +186,12 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
         worker.join()
         raise
     error = outcome.get("error")
-    if isinstance(error, duckdb.Error):
+    if isinstance(error, duckdb.Error) or outcome.get("bad"):
         located = locate_malformed_row(files) or locate_bad_value(files)
         if located is not None:
             raise located from error
-        raise InputError(f"cannot read the bills: {str(error).splitlines()[0]}",
+        reason = _BAD_VALUE if error is None else str(error).splitlines()[0]
+        raise InputError(f"cannot read the bills: {reason}",
                          where=Location(file=", ".join(str(f.path) for f in files)),
                          hint="check that every file is a FOCUS 1.2 export") from error
     if on_progress is not None:
@@ -241,7 +248,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     spill = tempfile.mkdtemp(prefix=_SPILL_PREFIX)
     con = duckdb.connect(config={_MEMORY_LIMIT: SCAN_MEMORY, _TEMP_DIRECTORY: spill})
     try:
-        files = open_bills(con, bills)
+        # the scan counts the values the view would refuse (a strict view refuses them the same way, only slower)
+        files = open_bills(con, bills, strict=False)  # pragma: no mutate
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
         bill_currencies = {g.billing_currency for g in summary.groups}

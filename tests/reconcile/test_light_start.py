@@ -1,7 +1,7 @@
 """`finops reconcile` starts light: in a fresh process it loads nothing of the add-in, xlwings or pandas,
 none of the sizing, mix or TCO models nor the notebook API, and reads only the plan's tables (openpyxl
-read-only). Importing the command line itself loads no numpy (openpyxl pulls numpy in when it is
-installed, ``openpyxl.compat.numbers``, so the reconcile run itself may hold it)."""
+read-only). Neither importing the command line nor the run loads numpy (openpyxl would pull numpy in when it is
+installed, ``openpyxl.compat.numbers``; the command imports openpyxl without it)."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def test_reconcile_loads_no_addin_xlwings_pandas_or_other_models(tmp_path):
     result = _reconcile_in_fresh_process(tmp_path)
     assert result["code"] == 0 and (tmp_path / "budget-review-2026-05.xlsx").is_file()
     top_level = {name.split(".")[0] for name in result["after_run"]}
-    assert {"addin", "xlwings", "pandas"}.isdisjoint(top_level)
+    assert {"addin", "xlwings", "pandas", "numpy"}.isdisjoint(top_level)
+    assert "openpyxl" in top_level  # the plan was read with openpyxl, imported without numpy
     assert "duckdb" in top_level  # the command did run its scan in this process
     assert OTHER_MODELS.isdisjoint(result["after_run"])
     # Importing the command line registers every command without loading numpy or any model.
@@ -55,3 +56,30 @@ print(json.dumps({"light": light, "tco_callable": callable(finops.tco), "tco_is_
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert json.loads(out) == {"light": True, "tco_callable": True, "tco_is_api": True, "size": True, "dir": []}
+
+
+def test_openpyxl_is_imported_without_numpy_and_numpy_stays_importable():
+    code = """
+import json, sys
+from finops.cli.reconcile import _import_openpyxl_without_numpy
+_import_openpyxl_without_numpy()
+from openpyxl.compat.numbers import NUMPY
+light = "numpy" not in sys.modules
+import numpy
+print(json.dumps({"light": light, "openpyxl_numpy": NUMPY, "numpy": numpy.__name__}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == {"light": True, "openpyxl_numpy": False, "numpy": "numpy"}
+
+
+def test_with_numpy_imported_earlier_openpyxl_is_imported_as_usual():
+    code = """
+import json, sys
+import numpy
+from finops.cli.reconcile import _import_openpyxl_without_numpy
+_import_openpyxl_without_numpy()
+from openpyxl.compat.numbers import NUMPY
+print(json.dumps({"openpyxl_numpy": NUMPY, "numpy": sys.modules["numpy"] is numpy}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == {"openpyxl_numpy": True, "numpy": True}
