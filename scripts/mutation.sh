@@ -97,16 +97,16 @@ declare -A TESTS=(
   [reconcile-result]="tests/reconcile/test_result_views.py tests/reconcile/test_prepaid_roll_forward.py finops/reconcile/result.py"
   [reconcile-parquet_check]="tests/reconcile/test_parquet_check_messages.py tests/reconcile/test_speed_parquet_check.py tests/fuzz/test_parquet_damage.py finops/reconcile/parquet_check.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
-  [reconcile-bills]="tests/reconcile/test_bill_file_checks.py tests/reconcile/test_bill_file_edges.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
+  [reconcile-bills]="tests/reconcile/test_scan_checks.py tests/reconcile/test_bill_file_checks.py tests/reconcile/test_bill_file_edges.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
   [reconcile-history]="tests/reconcile/test_history_records.py finops/reconcile/history.py"
   [reconcile-commitment_schedule]="tests/reconcile/test_commitment_schedule_figures.py tests/reconcile/test_partial_upfront.py finops/reconcile/commitment_schedule.py"
   [reconcile-fleet_bill]="tests/reconcile/test_fleet_bill_shape.py finops/reconcile/fleet_bill.py"
   [reconcile-sample_bills]="tests/reconcile/test_sample_bill_files.py finops/reconcile/sample_bills.py"
   # --- end reconcile/ bills ...
   # --- reconcile/ engine, aggregation, mapping
-  [reconcile-aggregation]="tests/reconcile/test_aggregation_sums.py finops/reconcile/aggregation.py"
+  [reconcile-aggregation]="tests/reconcile/test_aggregation_sums.py tests/reconcile/test_scan_checks.py finops/reconcile/aggregation.py"
   [reconcile-mapping]="tests/reconcile/test_mapping_rules.py tests/reconcile/test_mapping.py::test_globs_agree_with_fnmatch tests/reconcile/test_aggregation_sums.py finops/reconcile/mapping.py"
-  [reconcile-engine]="tests/reconcile/test_engine_figures.py tests/reconcile/test_engine_scan.py tests/reconcile/test_engine.py finops/reconcile/engine.py"
+  [reconcile-engine]="tests/reconcile/test_scan_checks.py tests/reconcile/test_engine_figures.py tests/reconcile/test_engine_scan.py tests/reconcile/test_engine.py finops/reconcile/engine.py"
   # --- end reconcile/ engine ...
   # --- sizing/
   [memory]="tests/sizing/test_memory.py tests/sizing/test_memory_contract.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"
