@@ -12,9 +12,13 @@ The same report leave-one-GPU-out follows (per engine, as the product answers). 
 kernel tables cover, leave-one-model-out and leave-one-GPU-out, per engine; where the kernels are better
 leave-one-model-out (TPOT and throughput) they become that engine's default for dense models.
 
+Last, the accelerators outside the kernel tables (issue 11, point 5): the per-vendor efficiencies
+(``finops.sizing.published``) fitted on published rows, held out by source and by model, per vendor and
+engine, beside the engine's constants on the same rows.
+
 Run: ``python benchmarks/bench_calibration.py``; ``--write`` also refits on every row and rewrites the
-shipped constants ``finops/catalog/data/calibration.json`` (with these held-out errors and the
-per-engine bands in it).
+shipped constants ``finops/catalog/data/calibration.json`` (with these held-out errors, the
+per-engine bands and the vendor efficiencies in it).
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ from finops.sizing.calibration import (
     leave_one_model_out,
     with_held_out,
 )
-from finops.sizing.performance import ENGINES, estimate, model_class, replica_physics
+from finops.sizing.performance import ENGINES, Calibration, estimate, model_class, replica_physics
+from finops.sizing.published import held_out, predict, published_rows, with_vendors
 
 
 def roofline(m: Measurement) -> tuple[float, float]:
@@ -136,17 +141,39 @@ def kernels_against_roofline() -> tuple[str, ...]:
     return tuple(better)
 
 
+def vendor_report(calibration: Calibration) -> None:
+    """Held-out error of the per-vendor efficiencies on the published rows, per vendor, engine and metric:
+    each row predicted by a fit that never saw its source (or its model); beside it the engine's
+    constants (fitted on NVIDIA rows only) on the same rows."""
+    rows = published_rows()
+    measured = np.array([r.value for r in rows])
+    plain = np.abs(predict(rows, calibration) / measured - 1.0)
+    folds = {group: np.abs(1.0 / held_out(rows, calibration, group) - 1.0) for group in ("source_id", "model")}
+    print(f"\naccelerators outside the kernel tables: {len(rows)} published rows, median absolute error "
+          "(worst row as a ratio) per vendor, engine and metric")
+    print(f"{'vendor:engine metric':44} {'rows':>5} {'source out':>17} {'model out':>17} {'engine constants':>17}")
+    for key in sorted({(get_accelerator(r.gpu).vendor, r.engine, r.metric) for r in rows}):
+        mask = np.array([(get_accelerator(r.gpu).vendor, r.engine, r.metric) == key for r in rows])
+        cells = [f"{np.median(e[mask]):6.1%} ({1 + np.max(e[mask]):.2f}x)" for e in (*folds.values(), plain)]
+        print(f"{key[0] + ':' + key[1] + ' ' + key[2]:44} {int(mask.sum()):>5} " + " ".join(f"{c:>17}" for c in cells))
+    for v in with_vendors(calibration, rows).vendors.values():
+        print(f"{v.key}: eta_bw {v.bandwidth_efficiency:.3f}, eta_c {v.compute_efficiency:.3f} on {len(v.gpus)} "
+              f"accelerators ({', '.join(v.gpus)}), fitted on {v.rows} rows")
+
+
 def write_constants(report: FoldReport, kernel_engines: tuple[str, ...]) -> None:
     rows = bundled_measurements()
     as_of = rows[0].source.rsplit(" ", 1)[-1]
     target = Path(__file__).parents[1] / "finops" / "catalog" / "data" / "calibration.json"
-    with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines), report).write(target)
+    fitted = with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines), report)
+    with_vendors(fitted).write(target)
     print(f"\nwrote {target}")
 
 
 if __name__ == "__main__":
     chosen = kernels_against_roofline()
     fold_report = main(chosen)
+    vendor_report(Calibration.bundled())
     estimate_speed()
     if "--write" in sys.argv[1:]:
         write_constants(fold_report, chosen)
