@@ -27,6 +27,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -142,23 +143,29 @@ def kernels_against_roofline() -> tuple[str, ...]:
 
 
 def vendor_report(calibration: Calibration) -> None:
-    """Held-out error of the per-vendor efficiencies on the published rows, per vendor, engine and metric:
-    each row predicted by a fit that never saw its source (or its model); beside it the engine's
-    constants (fitted on NVIDIA rows only) on the same rows."""
+    """Error of the per-vendor efficiencies on the published rows, per vendor, engine and metric: held out
+    (each row predicted by a fit that never saw its source, or its model), fitted on every row, and with
+    the engine's constants alone (fitted on NVIDIA rows only; no vendor efficiencies)."""
     rows = published_rows()
     measured = np.array([r.value for r in rows])
-    plain = np.abs(predict(rows, calibration) / measured - 1.0)
-    folds = {group: np.abs(1.0 / held_out(rows, calibration, group) - 1.0) for group in ("source_id", "model")}
+    engine_only = replace(calibration, vendors={})
+    ratios = {"source out": 1.0 / held_out(rows, engine_only, "source_id"),     # modelled / measured
+              "model out": 1.0 / held_out(rows, engine_only, "model"),
+              "all rows fitted": predict(rows, with_vendors(engine_only, rows)) / measured,
+              "engine constants": predict(rows, engine_only) / measured}
     print(f"\naccelerators outside the kernel tables: {len(rows)} published rows, median absolute error "
           "(worst row as a ratio) per vendor, engine and metric")
-    print(f"{'vendor:engine metric':44} {'rows':>5} {'source out':>17} {'model out':>17} {'engine constants':>17}")
+    print(f"{'vendor:engine metric':40} {'rows':>5} " + " ".join(f"{name:>17}" for name in ratios))
     for key in sorted({(get_accelerator(r.gpu).vendor, r.engine, r.metric) for r in rows}):
         mask = np.array([(get_accelerator(r.gpu).vendor, r.engine, r.metric) == key for r in rows])
-        cells = [f"{np.median(e[mask]):6.1%} ({1 + np.max(e[mask]):.2f}x)" for e in (*folds.values(), plain)]
-        print(f"{key[0] + ':' + key[1] + ' ' + key[2]:44} {int(mask.sum()):>5} " + " ".join(f"{c:>17}" for c in cells))
-    for v in with_vendors(calibration, rows).vendors.values():
-        print(f"{v.key}: eta_bw {v.bandwidth_efficiency:.3f}, eta_c {v.compute_efficiency:.3f} on {len(v.gpus)} "
-              f"accelerators ({', '.join(v.gpus)}), fitted on {v.rows} rows")
+        cells = [f"{np.median(np.abs(r[mask] - 1.0)):6.1%} ({np.max(np.maximum(r[mask], 1.0 / r[mask])):.2f}x)"
+                 for r in ratios.values()]
+        print(f"{key[0] + ':' + key[1] + ' ' + key[2]:40} {int(mask.sum()):>5} " + " ".join(f"{c:>17}" for c in cells))
+    for v in with_vendors(engine_only, rows).vendors.values():
+        print(f"{v.key}: eta_bw {v.bandwidth_efficiency:.3f}, eta_c {v.compute_efficiency:.3f} for "
+              f"{', '.join(v.gpus)}, fitted on {v.rows} rows (the engine's: eta_bw "
+              f"{calibration.constants(v.engine).bandwidth_efficiency:.3f}, eta_c "
+              f"{calibration.constants(v.engine).compute_efficiency:.3f})")
 
 
 def write_constants(report: FoldReport, kernel_engines: tuple[str, ...]) -> None:
