@@ -214,3 +214,17 @@ def test_the_bundled_vendor_entry_is_what_with_vendors_fits():
     for metric in refit.bands:
         assert refit.bands[metric] == pytest.approx(shipped.bands[metric], abs=2e-3)
     assert len(shipped.bands["tpot_ms"]) == len(BAND_LEVELS)
+
+
+def test_a_refit_on_the_users_rows_keeps_the_vendors_entry_for_other_gpus():
+    """``finops calibrate`` on H100 rows keeps the prior's vendor efficiencies: MI300X estimates made with
+    the refit still use AMD's (the user measured no MI300X)."""
+    from finops.sizing.calibration import Measurement, fit
+
+    prior = Calibration.bundled()
+    rows = [Measurement("vllm", "llama-3.1-8b", "h100-sxm", "bf16", 1, 1000, 200, 16, 120.0, 10.0)]
+    refit = fit(rows, prior=prior)
+    assert refit.vendors == prior.vendors
+    e = estimate("llama-3.1-8b", "mi300x", precision="bf16", tp=1, isl=1000, osl=200, concurrency=16,
+                 calibration=refit)
+    assert e.efficiency_source == "amd:vllm"
