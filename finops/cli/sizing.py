@@ -175,6 +175,10 @@ def register(app: typer.Typer) -> None:
             console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
                           f"for a {result.model_class} model of this size was not in the calibration data; these "
                           "latencies are extrapolated (docs/performance.md)")
+        if result.efficiency_source != "engine":
+            console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}'s, fitted on published "
+                          f"results of that vendor's accelerators (finops/data/calibration/"
+                          "published_other_accelerators.csv); the band is their held-out error")
         if not result.fits:
             console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
                           "precision or a larger GPU")

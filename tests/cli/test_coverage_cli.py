@@ -121,3 +121,12 @@ def test_size_never_counts_mi300x_as_calibrated(capsys):
     assert code == 0 and data["options"] == []
     assert "vllm has calibration data for none of the GPU x precision combinations searched (mi300x" in \
         data["infeasible_reason"]
+
+
+@pytest.mark.parametrize("gpu, precision, says", [("mi300x", "fp8", True), ("l4", "bf16", False)])
+def test_the_table_says_whose_efficiencies_answered(capsys, gpu, precision, says):
+    code, out, _ = _estimate(capsys, "--model", "llama-3.1-8b", "--gpu", gpu, "--precision", precision,
+                             "--concurrency", "4", *BASE)
+    text = " ".join(out.split())
+    assert code == 0 and "calibrated: no." in text
+    assert ("bandwidth and compute efficiencies: amd:vllm's, fitted on published results" in text) is says
