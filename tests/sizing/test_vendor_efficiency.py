@@ -228,3 +228,21 @@ def test_a_refit_on_the_users_rows_keeps_the_vendors_entry_for_other_gpus():
     e = estimate("llama-3.1-8b", "mi300x", precision="bf16", tp=1, isl=1000, osl=200, concurrency=16,
                  calibration=refit)
     assert e.efficiency_source == "amd:vllm"
+
+
+@pytest.mark.parametrize("gpus, ttft_k, itl_k", [
+    (("mi300x",), 2.0, 1.25),                 # the vendor's TPOT P90 (1.25); TTFT: its rows have none, the engine's
+    (("mi300x", "h100-sxm"), 2.0, 2.0),       # two vendors searched: one target each, the engine's
+    (("h100-sxm",), 2.0, 2.0),
+    ((), 2.0, 2.0),
+])
+def test_confidence_uses_the_vendors_band_when_it_answers_on_every_gpu_searched(gpus, ttft_k, itl_k):
+    """``size --confidence 0.9`` divides the targets by the P90 held-out ratio: here the engine's is 2.0
+    for both metrics and the vendor's TPOT one is 1.25 (TPOT_QUANTILES)."""
+    from finops.sizing.confidence import at_confidence
+    from finops.sizing.workload import presets
+
+    bands = {"vllm": {m: (0.4, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0) for m in ("ttft_ms", "tpot_ms", "output_tokens_per_s")}}
+    base = replace(presets()["seed002-financial-copilot"], itl_ms=50.0)   # TTFT 1,000 ms and an ITL target
+    tight = at_confidence(base, calibration(amd(), bands=bands), "vllm", 0.9, gpus)
+    assert (tight.ttft_ms, tight.itl_ms) == pytest.approx((base.ttft_ms / ttft_k, base.itl_ms / itl_k), rel=EXACT)
