@@ -12,9 +12,13 @@ The same report leave-one-GPU-out follows (per engine, as the product answers). 
 kernel tables cover, leave-one-model-out and leave-one-GPU-out, per engine; where the kernels are better
 leave-one-model-out (TPOT and throughput) they become that engine's default for dense models.
 
+Last, the accelerators outside the kernel tables (issue 11, point 5): the per-vendor efficiencies
+(``finops.sizing.published``) fitted on published rows, held out by source and by model, per vendor and
+engine, beside the engine's constants on the same rows.
+
 Run: ``python benchmarks/bench_calibration.py``; ``--write`` also refits on every row and rewrites the
-shipped constants ``finops/catalog/data/calibration.json`` (with these held-out errors and the
-per-engine bands in it).
+shipped constants ``finops/catalog/data/calibration.json`` (with these held-out errors, the
+per-engine bands and the vendor efficiencies in it).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -39,7 +44,8 @@ from finops.sizing.calibration import (
     leave_one_model_out,
     with_held_out,
 )
-from finops.sizing.performance import ENGINES, estimate, model_class, replica_physics
+from finops.sizing.performance import ENGINES, Calibration, estimate, model_class, replica_physics
+from finops.sizing.published import held_out, predict, published_rows, with_vendors
 
 
 def roofline(m: Measurement) -> tuple[float, float]:
@@ -136,17 +142,45 @@ def kernels_against_roofline() -> tuple[str, ...]:
     return tuple(better)
 
 
+def vendor_report(calibration: Calibration) -> None:
+    """Error of the per-vendor efficiencies on the published rows, per vendor, engine and metric: held out
+    (each row predicted by a fit that never saw its source, or its model), fitted on every row, and with
+    the engine's constants alone (fitted on NVIDIA rows only; no vendor efficiencies)."""
+    rows = published_rows()
+    measured = np.array([r.value for r in rows])
+    engine_only = replace(calibration, vendors={})
+    ratios = {"source out": 1.0 / held_out(rows, engine_only, "source_id"),     # modelled / measured
+              "model out": 1.0 / held_out(rows, engine_only, "model"),
+              "all rows fitted": predict(rows, with_vendors(engine_only, rows)) / measured,
+              "engine constants": predict(rows, engine_only) / measured}
+    print(f"\naccelerators outside the kernel tables: {len(rows)} published rows, median absolute error "
+          "(worst row as a ratio) per vendor, engine and metric")
+    print(f"{'vendor:engine metric':40} {'rows':>5} " + " ".join(f"{name:>17}" for name in ratios))
+    for key in sorted({(get_accelerator(r.gpu).vendor, r.engine, r.metric) for r in rows}):
+        mask = np.array([(get_accelerator(r.gpu).vendor, r.engine, r.metric) == key for r in rows])
+        cells = [f"{np.median(np.abs(r[mask] - 1.0)):6.1%} ({np.max(np.maximum(r[mask], 1.0 / r[mask])):.2f}x)"
+                 for r in ratios.values()]
+        print(f"{key[0] + ':' + key[1] + ' ' + key[2]:40} {int(mask.sum()):>5} " + " ".join(f"{c:>17}" for c in cells))
+    for v in with_vendors(engine_only, rows).vendors.values():
+        print(f"{v.key}: eta_bw {v.bandwidth_efficiency:.3f}, eta_c {v.compute_efficiency:.3f} for "
+              f"{', '.join(v.gpus)}, fitted on {v.rows} rows (the engine's: eta_bw "
+              f"{calibration.constants(v.engine).bandwidth_efficiency:.3f}, eta_c "
+              f"{calibration.constants(v.engine).compute_efficiency:.3f})")
+
+
 def write_constants(report: FoldReport, kernel_engines: tuple[str, ...]) -> None:
     rows = bundled_measurements()
     as_of = rows[0].source.rsplit(" ", 1)[-1]
     target = Path(__file__).parents[1] / "finops" / "catalog" / "data" / "calibration.json"
-    with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines), report).write(target)
+    fitted = with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines), report)
+    with_vendors(fitted).write(target)
     print(f"\nwrote {target}")
 
 
 if __name__ == "__main__":
     chosen = kernels_against_roofline()
     fold_report = main(chosen)
+    vendor_report(Calibration.bundled())
     estimate_speed()
     if "--write" in sys.argv[1:]:
         write_constants(fold_report, chosen)

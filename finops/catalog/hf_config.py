@@ -46,7 +46,8 @@ def _required(config: Mapping[str, Any], key: str, file: str | None) -> int:
     value = _int(config, key, file=file)
     if not value:
         raise InputError(f"config has no {key!r}", where=Location(file=file),
-                         hint="pass the model's own config.json from its Hugging Face repository")
+                         hint="pass the model's own config.json from its Hugging Face repository; "
+                              + _COVERED_ARCHITECTURES)
     return value
 
 
@@ -156,10 +157,29 @@ def _full_sliding_window(cfg: Mapping[str, Any], layers: int) -> int | None:
     return window
 
 
+#: Architectures whose steps are not those of a transformer decoder (state-space or recurrent layers,
+#: alone or between attention layers): their weights, KV cache and step times are not the model's
+#: formulas. Names are Hugging Face ``model_type`` values.
+_NOT_TRANSFORMER_DECODERS = {
+    **dict.fromkeys(("mamba", "mamba2", "falcon_mamba"), "a state-space model (no attention, no KV cache)"),
+    **dict.fromkeys(("rwkv", "rwkv5", "rwkv6", "rwkv7"), "a recurrent model (no attention, no KV cache)"),
+    **dict.fromkeys(("jamba", "zamba", "zamba2", "bamba", "nemotron_h", "granitemoehybrid", "falcon_h1",
+                     "recurrent_gemma"), "a hybrid of attention and state-space or recurrent layers"),
+}
+_COVERED_ARCHITECTURES = ("covered: decoder-only transformers with multi-head, grouped-query or multi-head latent "
+                          "attention, dense or mixture-of-experts (Llama, Mistral, Mixtral, Qwen2/Qwen3, "
+                          "DeepSeek-V2/V3 and their kin)")
+
+
 def spec_from_config(config: Mapping[str, Any], *, name: str, source: str = "config.json",
                      as_of: str | None = None, file: str | None = None) -> ModelSpec:
     """A :class:`ModelSpec` from a parsed ``config.json`` mapping (see the module docstring)."""
     cfg = _text_config(config)
+    kind = str(cfg.get("model_type") or "")
+    if kind in _NOT_TRANSFORMER_DECODERS:
+        raise InputError(f"{kind} ({', '.join(map(str, cfg.get('architectures') or [])) or 'this model'}) is "
+                         f"{_NOT_TRANSFORMER_DECODERS[kind]}: the performance model does not cover it",
+                         where=Location(file=file), hint=_COVERED_ARCHITECTURES)
     hidden = _required(cfg, "hidden_size", file)
     layers = _required(cfg, "num_hidden_layers", file)
     heads = _required(cfg, "num_attention_heads", file)

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..errors import InputError
 from ._console import console, print_json
-from ._options import ENGINE_HELP
+from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 
 if TYPE_CHECKING:
     from ..sizing.corrections import ThroughputCorrection
@@ -114,6 +114,7 @@ def register(app: typer.Typer) -> None:
             osl: int = typer.Option(..., help="output tokens per request"),
             concurrency: str = typer.Option("max", help="running requests, or 'max' (offline throughput point)"),
             engine: str = typer.Option("vllm", help=ENGINE_HELP),
+            engine_version: str | None = typer.Option(None, "--engine-version", help=ENGINE_VERSION_HELP),
             cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
             kv_precision: str | None = typer.Option(None, "--kv-precision",
                                                     help="KV cache precision (default: the engine's for this checkpoint)"),
@@ -134,8 +135,11 @@ def register(app: typer.Typer) -> None:
 
         With --arrival-rate, also the replica under that Poisson load ("under_load"): queueing delay,
         TTFT P50/P99, ITL P99 and, with --ttft-target-ms, the share of requests within the target."""
+        from ..sizing.engine_versions import check_engine_version
         from ..sizing.performance import estimate
         from ..sizing.queueing import serve
+
+        check_engine_version(engine.strip().lower(), engine_version)
 
         result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
                           osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
@@ -171,6 +175,10 @@ def register(app: typer.Typer) -> None:
             console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
                           f"for a {result.model_class} model of this size was not in the calibration data; these "
                           "latencies are extrapolated (docs/performance.md)")
+        if result.efficiency_source != "engine":
+            console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}'s, fitted on published "
+                          f"results of that vendor's accelerators (finops/data/calibration/"
+                          "published_other_accelerators.csv); the band is their held-out error")
         if not result.fits:
             console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
                           "precision or a larger GPU")
@@ -180,6 +188,7 @@ def register(app: typer.Typer) -> None:
             preset: str | None = typer.Option(None, help="a named workload (an unknown name lists them)"),
             workload: Path | None = typer.Option(None, help="a workload file (TOML or JSON)"),
             engine: str = typer.Option("vllm", help=ENGINE_HELP),
+            engine_version: str | None = typer.Option(None, "--engine-version", help=ENGINE_VERSION_HELP),
             pricing_model: str = typer.Option("on_demand", "--pricing-model",
                                               help="on_demand, spot, reserved_1y, cud_1y, ..."),
             gpus: list[str] | None = typer.Option(None, "--gpus", help="limit the GPUs (repeat or comma-separate)"),
@@ -210,8 +219,10 @@ def register(app: typer.Typer) -> None:
         from ..mix.demand_units import peak_to_average as profile_peak_to_average
         from ..mix.profile import read_demand
         from ..sizing.corrections import corrected_search
+        from ..sizing.engine_versions import check_engine_version
         from ..sizing.workload import presets, workload_from
 
+        check_engine_version(engine.strip().lower(), engine_version)
         if (preset is None) == (workload is None):
             raise InputError("give exactly one of --preset NAME or --workload FILE",
                              hint=f"presets: {', '.join(presets())}")

@@ -254,7 +254,8 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
 
     The result records which (GPU, precision, model class, TP) each engine was measured on (added to
     ``prior``'s): estimates elsewhere are marked extrapolated (``calibrated: false``). A prior's error
-    bands are kept (a refit on a user's few points cannot judge them).
+    bands and vendor efficiencies are kept (a refit on a user's few points cannot judge them; a GPU the
+    refit measures leaves its vendor's efficiencies for the refitted constants).
 
     >>> import dataclasses
     >>> rows = [m for m in bundled_measurements() if m.engine == "vllm" and m.model == "llama-3.1-70b"]
@@ -303,7 +304,8 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
             low, high = covered.get(key, (spec.active_params_b, spec.active_params_b))
             covered[key] = (min(low, spec.active_params_b), max(high, spec.active_params_b))
     return Calibration(engines=engines, source=source, as_of=as_of or dt.date.today().isoformat(), rows=len(usable),
-                       measured=measured, bands=dict(prior.bands) if prior is not None else {})
+                       measured=measured, bands=dict(prior.bands) if prior is not None else {},
+                       vendors=dict(prior.vendors) if prior is not None else {})
 
 
 def predict(rows: Sequence[Measurement], calibration: Calibration) -> tuple[np.ndarray, np.ndarray]:

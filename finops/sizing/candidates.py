@@ -139,7 +139,8 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                                - DEFAULT_RUNTIME_OVERHEAD_GIB)
                 kv_per_token.append(kv_bytes_per_token_per_gpu(model, tp, kv_p))
                 physics.append(replica_physics(model, device, precision=precision, tp=tp, kv_precision=kv_p,
-                                               prefill_token_budget=defaults.prefill_token_budget, engine=engine))
+                                               prefill_token_budget=defaults.prefill_token_budget, engine=engine,
+                                               efficiency=calibration.vendor_efficiency(engine, device)))
     stacked = ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in physics], dtype=float)
                                 for f in fields(ReplicaPhysics)})
     return CandidateTable(model=model, gpus=tuple(r[0] for r in rows), precisions=tuple(r[1] for r in rows),

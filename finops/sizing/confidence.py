@@ -12,6 +12,12 @@ so a configuration passes only if ``modelled x k(p) <= target``. With ``p = 0.9`
 held-out configurations measured no slower than that. A ``k(p)`` below 1 (the model is pessimistic
 there) loosens the target: the error band says so, and buying for it would waste money.
 
+When every accelerator searched is answered by one vendor's efficiencies (``--gpus mi300x``:
+:meth:`~finops.sizing.performance.Calibration.vendor_efficiency`), ``k`` is that vendor's held-out ratio
+for the metrics its published rows report (the band ``estimate`` shows there); otherwise, and for the
+other metrics, the engine's. A search over several vendors keeps the engine's: the targets are one per
+search.
+
 >>> from finops.sizing.workload import presets
 >>> from finops.sizing.performance import Calibration
 >>> base = presets()["seed002-financial-copilot"]
@@ -22,23 +28,34 @@ there) loosens the target: the error band says so, and buying for it would waste
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
+import numpy as np
+
+from ..catalog import get_accelerator
 from ..errors import InputError
-from .performance import Calibration, model_class
+from .performance import BAND_LEVELS, Calibration, model_class
 from .workload import Workload
 
 __all__ = ["at_confidence"]
 
 
-def at_confidence(workload: Workload, calibration: Calibration, engine: str, confidence: float) -> Workload:
+def at_confidence(workload: Workload, calibration: Calibration, engine: str, confidence: float,
+                  gpus: Sequence[str] = ()) -> Workload:
     """``workload`` with its TTFT and ITL targets divided by the ``confidence`` quantile of held-out
-    measured / modelled TTFT and TPOT of ``engine`` and the workload's model class (module formula)."""
+    measured / modelled TTFT and TPOT of ``engine`` and the workload's model class, or of the one vendor
+    whose efficiencies answer on every GPU of ``gpus`` (module formula)."""
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0.0 < confidence < 1.0:
         raise InputError(f"confidence must be a number between 0 and 1 (exclusive), got {confidence!r}",
                          hint="0.9 sizes for the model's 90th-percentile held-out error; 0.5 for its median")
     kind = model_class(workload.model_spec())
-    factors = {metric: calibration.band(engine, metric, float(confidence), kind) for metric in ("ttft_ms", "tpot_ms")}
+    keys = {None if (v := calibration.vendor_efficiency(engine, get_accelerator(g))) is None else v.key for g in gpus}
+    vendor = calibration.vendors.get(next(iter(keys))) if len(keys) == 1 else None   # one vendor answers on all
+    own = vendor.bands if vendor is not None else {}
+    factors = {metric: (float(np.interp(confidence, BAND_LEVELS, own[metric])) if metric in own
+                        else calibration.band(engine, metric, float(confidence), kind))
+               for metric in ("ttft_ms", "tpot_ms")}
     if None in factors.values():
         raise InputError(f"the calibration has no held-out error bands for {engine}, so it cannot size at a "
                          "confidence", hint="use the bundled calibration, or refit from it with `finops calibrate`")

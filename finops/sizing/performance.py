@@ -77,6 +77,7 @@ from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
 from .memory import (PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, model_kv_precision,
                      weight_bytes)
 from .support import check_supported
+from .vendor_efficiency import VendorEfficiency
 
 __all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibration", "Engine", "EngineConstants", "Estimate",
            "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "model_class", "prompt_terms",
@@ -174,6 +175,7 @@ class Calibration:
     held_out_throughput_error: float | None = None
     measured: Mapping[str, Mapping[Coverage, tuple[float, float]]] = field(default_factory=dict)
     bands: Mapping[str, Mapping[str, tuple[float, ...]]] = field(default_factory=dict)
+    vendors: Mapping[str, VendorEfficiency] = field(default_factory=dict)
 
     def constants(self, engine: str) -> EngineConstants:
         """The constants of ``engine``; an unknown name lists the calibrated ones."""
@@ -192,6 +194,20 @@ class Calibration:
         """
         sizes = self.measured.get(engine, {}).get((gpu, precision, model_class, int(tp)))
         return sizes is not None and sizes[0] / SIZE_REACH <= active_params_b <= sizes[1] * SIZE_REACH
+
+    def vendor_efficiency(self, engine: str, gpu: Accelerator) -> VendorEfficiency | None:
+        """The efficiencies fitted on published rows of ``gpu``'s vendor under ``engine``
+        (``vendors["amd:vllm"]``), where they speak for this accelerator and the engine was measured on
+        no row of it (a refit on the user's own rows of it answers there instead); else ``None``.
+
+        >>> cal = Calibration.bundled()
+        >>> cal.vendor_efficiency("vllm", get_accelerator("mi300x")).key, cal.vendor_efficiency("vllm", get_accelerator("h100-sxm"))
+        ('amd:vllm', None)
+        """
+        entry = self.vendors.get(f"{gpu.vendor}:{engine}")
+        if entry is None or gpu.id not in entry.gpus:
+            return None
+        return None if any(key[0] == gpu.id for key in self.measured.get(engine, {})) else entry
 
     def band(self, engine: str, metric: str, level: float, model_class: str | None = None) -> float | None:
         """The held-out ratio measured / modelled of ``metric`` at quantile ``level`` (interpolated
@@ -216,6 +232,7 @@ class Calibration:
                 "bands": {engine: {metric: list(q) for metric, q in sorted(per.items())}
                           for engine, per in sorted(self.bands.items())},
                 "engines": {name: c.to_dict() for name, c in self.engines.items()},
+                "vendors": {key: v.to_dict() for key, v in sorted(self.vendors.items())},
                 "measured": {name: sorted([*key, *sizes] for key, sizes in entries.items())
                              for name, entries in sorted(self.measured.items())}}
 
@@ -243,7 +260,8 @@ class Calibration:
         return cls(engines={str(k): EngineConstants.from_dict(v) for k, v in data["engines"].items()},
                    source=str(data.get("source", "")), as_of=str(data.get("as_of", "")), rows=rows,
                    held_out_tpot_error=errors[0], held_out_ttft_error=errors[1],
-                   held_out_throughput_error=errors[2], measured=measured, bands=bands)
+                   held_out_throughput_error=errors[2], measured=measured, bands=bands,
+                   vendors={v.key: v for v in map(VendorEfficiency.from_dict, (data.get("vendors") or {}).values())})
 
     @classmethod
     def read(cls, path: str | Path) -> Calibration:
@@ -285,6 +303,10 @@ class ReplicaPhysics:
     expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
     prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
+    # The vendor's eta_bw and eta_c on this accelerator (finops.sizing.vendor_efficiency; its GPUs have no
+    # kernel tables, so they time roofline steps only); 0: the engine's.
+    bandwidth_efficiency: Any = 0.0
+    compute_efficiency: Any = 0.0
     # Measured kernels of this configuration (finops.sizing.kernels.ModelKernels, log-ms tables on its
     # grids; NaN, with kernel_covered 0, where the tables do not cover it):
     kernel_covered: Any = 0.0
@@ -297,11 +319,13 @@ class ReplicaPhysics:
 
 def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
                     kv_precision: str | None = None, prefill_token_budget: int = 8192,
-                    engine: str | None = None) -> ReplicaPhysics:
+                    engine: str | None = None, efficiency: VendorEfficiency | None = None) -> ReplicaPhysics:
     """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision (KV cache: ``kv_precision``,
     by default the model dtype; ``prefill_token_budget``: the engine's prompt tokens per step).
     ``engine``: also that engine's measured kernels where the tables cover the configuration
     (:func:`~finops.sizing.kernels.step_kernels`), for the constants whose ``kernel_steps`` is 1.
+    ``efficiency``: the vendor's ``eta_bw`` and ``eta_c`` (:meth:`Calibration.vendor_efficiency`), which
+    then replace the engine's in :func:`prompt_terms`.
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> p = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="fp8", tp=2)
@@ -309,15 +333,18 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
     (4.54, 65536.0, 1979.0)
     """
     kv_p = kv_precision or model_kv_precision(precision)
-    routed: dict[str, float] = {}   # a dense model keeps ReplicaPhysics' 0 routed-expert bytes and share
+    extra: dict[str, float] = {}   # a dense model keeps ReplicaPhysics' 0 routed-expert bytes and share
+    if efficiency is not None:
+        extra.update(bandwidth_efficiency=efficiency.bandwidth_efficiency,
+                     compute_efficiency=efficiency.compute_efficiency)
     if model.is_moe and model.experts_per_token:
         moe_layers = model.layers - (model.first_dense_layers or 0)
         width = model.moe_intermediate_size or model.intermediate_size
         experts = moe_layers * model.num_experts * 3 * model.hidden_size * width * bytes_per_param(precision)
-        routed = {"expert_weight_bytes_per_gpu": experts / tp,
-                  "expert_share_per_token": model.experts_per_token / model.num_experts}
+        extra.update(expert_weight_bytes_per_gpu=experts / tp,
+                     expert_share_per_token=model.experts_per_token / model.num_experts)
     return ReplicaPhysics(
-        **routed,
+        **extra,
         weight_bytes_per_gpu=weight_bytes(model, precision) / tp,
         kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p),
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
@@ -431,7 +458,9 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     kernels = np.asarray(p.kernel_covered) * c.kernel_steps
     any_kernels = bool(np.any(kernels > 0))
     overhead = p.layers * _per_tp_s(c.step_overhead_us_per_layer, p.tp)
-    group_flops = p.tp * p.flops * c.compute_efficiency
+    # A vendor's efficiencies (p.*_efficiency > 0) replace the engine's on its accelerators:
+    group_flops = p.tp * p.flops * np.where(np.asarray(p.compute_efficiency) > 0, p.compute_efficiency,
+                                            c.compute_efficiency)
     new = isl * (1.0 - np.asarray(cache_hit_rate))
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
@@ -447,7 +476,8 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
                        prefill_compute=prefill_compute, prefill=prefill_compute + chunks * overhead, osl=osl,
-                       bandwidth=p.bandwidth * c.bandwidth_efficiency,
+                       bandwidth=p.bandwidth * np.where(np.asarray(p.bandwidth_efficiency) > 0,
+                                                        p.bandwidth_efficiency, c.bandwidth_efficiency),
                        moe=bool(np.asarray(p.expert_weight_bytes_per_gpu).any()), sharded=sharded,
                        any_sharded=bool(sharded.any()),
                        two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9,
@@ -542,6 +572,7 @@ class Estimate:
     effective_bandwidth_efficiency: float | None
     calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
     step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
+    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows) or a vendor fit, e.g. "amd:vllm"
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
@@ -565,10 +596,17 @@ def _whole(name: str, value: int | None, default: int) -> int:
     return value
 
 
-def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]) -> dict[str, tuple[float, float] | None]:
-    """[P10, P90] of each metric: the value times the held-out ratio measured / modelled at 0.1 and 0.9."""
+def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float],
+           vendor: VendorEfficiency | None = None) -> dict[str, tuple[float, float] | None]:
+    """[P10, P90] of each metric: the value times the held-out ratio measured / modelled at 0.1 and 0.9
+    (of the vendor's published rows where its efficiencies answer and it has held-out rows of the metric;
+    else of the engine's calibration rows)."""
     out: dict[str, tuple[float, float] | None] = {}
     for metric in BAND_METRICS:
+        own = vendor.bands.get(metric) if vendor is not None else None
+        if own is not None:
+            out[f"{metric}_band"] = tuple(values[metric] * float(np.interp(q, BAND_LEVELS, own)) for q in (0.1, 0.9))
+            continue
         low = cal.band(engine, metric, 0.1, kind)   # None at one level is None at every level: no band
         out[f"{metric}_band"] = None if low is None else (values[metric] * low,
                                                           values[metric] * cal.band(engine, metric, 0.9, kind))
@@ -642,8 +680,9 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         wanted = concurrency
     kind = model_class(spec)
     constants = with_step_time(cal.constants(engine_name), step_time)
+    vendor = cal.vendor_efficiency(engine_name, device)
     phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget,
-                           engine=engine_name)
+                           engine=engine_name, efficiency=vendor)
     kernels = bool(phys.kernel_covered * constants.kernel_steps)
     common: dict[str, Any] = {
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
@@ -653,7 +692,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p),
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
         "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
-        "step_time_source": "kernels" if kernels else "roofline"}
+        "step_time_source": "kernels" if kernels else "roofline",
+        "efficiency_source": "engine" if vendor is None else vendor.key}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
@@ -673,4 +713,4 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
                     output_tokens_per_s=output_rate, output_tokens_per_s_per_gpu=output_rate / tp,
                     input_tokens_per_s=output_rate * isl / osl,
                     effective_bandwidth_efficiency=float(lat.step_bytes) / float(lat.step) / phys.bandwidth,
-                    **_bands(cal, engine_name, kind, values))
+                    **_bands(cal, engine_name, kind, values, vendor))

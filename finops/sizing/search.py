@@ -179,10 +179,10 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
         raise InputError(f"unknown ranking {rank_by!r}", hint=f"use one of: {', '.join(RANKINGS)}")
     cal = calibration or Calibration.bundled()
     constants = cal.constants(engine)
-    if confidence is not None:
-        workload = at_confidence(workload, cal, engine, confidence)
-    model = workload.model_spec()
     gpu_ids = [get_accelerator(g).id for g in (gpus or workload.gpus or _all_gpus())]
+    if confidence is not None:
+        workload = at_confidence(workload, cal, engine, confidence, gpu_ids)
+    model = workload.model_spec()
     wanted_precisions = [p.lower() for p in (precisions or workload.precisions or DEFAULT_PRECISIONS)]
     for p in wanted_precisions:
         if p not in PRECISIONS:

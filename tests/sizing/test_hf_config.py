@@ -128,6 +128,11 @@ def test_unknown_hf_id_suggests_catalog_names_and_the_config_route():
     (json.dumps(BASE | {"num_local_experts": "8"}), "'num_local_experts' must be a whole number"),
     (json.dumps(BASE | {"num_experts": 8, "mlp_only_layers": "0,1"}), "'mlp_only_layers' must be a list"),
     (json.dumps(BASE | {"sliding_window": [4096, None]}), "'sliding_window' must be a whole number"),
+    # ai21labs/Jamba-v0.1 (JambaForCausalLM): attention every 8th layer, Mamba layers between them.
+    (json.dumps(BASE | {"model_type": "jamba", "architectures": ["JambaForCausalLM"]}),
+     r"jamba \(JambaForCausalLM\) is a hybrid of attention and state-space or recurrent layers"),
+    (json.dumps({"model_type": "rwkv", "hidden_size": 2560, "num_hidden_layers": 32, "vocab_size": 50277}),
+     r"rwkv \(this model\) is a recurrent model"),
 ])
 def test_bad_configs_name_the_file(tmp_path, content, message):
     path = tmp_path / "config.json"
