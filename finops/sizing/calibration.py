@@ -63,7 +63,7 @@ from .performance import (
     replica_physics,
 )
 
-__all__ = ["BUNDLED_CLASSES", "BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "LoadTestFormat", "Measurement", "bundled_measurements",
+__all__ = ["BUNDLED_CLASSES", "BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "LoadTestFormat", "Measurement", "bundled_measurements", "bundled_rows",
            "fit", "leave_one_model_out", "load_test_format", "predict", "queue_limited", "read_load_test",
            "with_held_out"]
 
@@ -148,14 +148,18 @@ class Measurement:
     source: str = ""
 
 
+def bundled_rows() -> list[dict[str, str]]:
+    """The shipped AIConfigurator measurements as the file holds them (one dict per CSV row)."""
+    raw = resources.files("finops").joinpath("data", "calibration", BUNDLED_FILE).read_bytes()
+    return list(csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8"))))
+
+
 def bundled_measurements() -> list[Measurement]:
     """The shipped AIConfigurator measurements (1,148 rows; every row carries its source and date)."""
-    raw = resources.files("finops").joinpath("data", "calibration", BUNDLED_FILE).read_bytes()
-    reader = csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8")))
     return [Measurement(engine=r["engine"], model=r["model"], gpu=r["gpu"], precision=r["precision"],
                         tp=int(r["tp"]), isl=int(r["isl"]), osl=int(r["osl"]), concurrency=int(r["concurrency"]),
                         ttft_ms=float(r["ttft_ms"]), tpot_ms=float(r["tpot_ms"]), source=f"{r['source']} {r['as_of']}")
-            for r in reader]
+            for r in bundled_rows()]
 
 
 def queue_limited(m: Measurement) -> bool:

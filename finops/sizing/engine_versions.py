@@ -16,14 +16,11 @@ lists what is covered (leaving the option out gives the estimate anyway, extrapo
 from __future__ import annotations
 
 import ast
-import csv
-import gzip
-import io
 import re
 from functools import cache
-from importlib import resources
 
 from ..errors import InputError
+from .calibration import bundled_rows
 from .kernels import kernel_gpus, tables_meta
 from .performance import ENGINES
 from .published import published_rows
@@ -33,9 +30,7 @@ __all__ = ["check_engine_version", "covered_versions", "version_covered"]
 
 @cache
 def _calibration_versions() -> tuple[tuple[str, str], ...]:
-    raw = resources.files("finops").joinpath("data", "calibration", "aiconfigurator-silicon.csv.gz").read_bytes()
-    rows = csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8")))
-    return tuple(sorted({(r["engine"], r["engine_version"]) for r in rows if r["engine_version"]}))
+    return tuple(sorted({(r["engine"], r["engine_version"]) for r in bundled_rows() if r["engine_version"]}))
 
 
 def _kernel_versions() -> set[tuple[str, str]]:
