@@ -37,7 +37,7 @@ import shutil
 import tempfile
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -253,8 +253,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
         bill_currencies = {g.billing_currency for g in summary.groups}
-        converts = _Converter(currency, rates, "").converts
-        rated = {c for c in bill_currencies if c is not None and converts(c)}
+        rated = _rated(bill_currencies, currency, rates)
         if len(bill_currencies) > 1 and rated != bill_currencies:  # one without a rate: name its first row
             located = locate_currency(files, currency, rated)
             if located is not None:
@@ -268,6 +267,13 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
                             earlier_commitments=earlier_commitments)
 
 
+def _rated(currencies: Iterable[str | None], target: str, rates: Mapping[str, Decimal] | None) -> set[str]:
+    """The bill currencies that convert into ``target``: itself, or one with a rate (codes in any case, as
+    :class:`_Converter` reads them)."""
+    codes = {code.upper() for code in rates or ()}
+    return {c for c in currencies if c is not None and (c.upper() == target or c.upper() in codes)}
+
+
 class _Converter:
     """Bill money into the plan currency: identity, or an explicit rate."""
 
@@ -275,12 +281,6 @@ class _Converter:
         self.currency = currency
         self.rates = {k.upper(): Decimal(v) for k, v in (rates or {}).items()}
         self.source = source
-
-    def converts(self, bill_currency: str | None) -> bool:
-        """True when amounts in ``bill_currency`` convert: the plan currency, or one with a rate (codes in any
-        case)."""
-        code = (bill_currency or "").upper()
-        return code == self.currency or code in self.rates
 
     def __call__(self, amount: Decimal, bill_currency: str | None) -> Money:
         code = (bill_currency or "").upper()
