@@ -135,6 +135,21 @@ def test_price_from_the_workbook_range_equals_the_price_book():
     assert udfs.FINOPS_PRICE(row.provider, row.instance_type, "on_demand", row.region) == expected
 
 
+def test_an_edited_price_range_is_read_again_an_unchanged_one_is_not():
+    """The parsed book is kept by the range's content: an equal range (even new lists) gives the same
+    book, and a cell edited in place in the very lists passed before gives the new price, not the old."""
+    row = ["gcp", "us-central1", "a3-highgpu-8g", "h100-sxm", 8, "on_demand", "", 88.25, 0, "USD", "2026-07-30", "x"]
+    prices = [list(COLUMNS), row]
+    first = addin._price_range.price_book_from_range(prices)
+    assert addin._price_range.price_book_from_range([list(COLUMNS), list(row)]) is first
+    assert udfs.FINOPS_PRICE("gcp", "a3-highgpu-8g", "on_demand", "us-central1", prices) == 88.25
+    row[7] = 90.5                                       # the same list objects, one cell edited
+    assert udfs.FINOPS_PRICE("gcp", "a3-highgpu-8g", "on_demand", "us-central1", prices) == 90.5
+    assert addin._price_range.price_book_from_range(prices) is not first
+    row[7] = 88.25                                      # back to the first content: its book again
+    assert addin._price_range.price_book_from_range(prices) is first
+
+
 def test_size_spills_the_search_ranking():
     table = udfs.LLM_SIZE(
         "llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm, l40s", [["bf16"], ["fp8"]], None, 3
