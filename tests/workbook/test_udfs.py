@@ -327,3 +327,28 @@ def test_mix_reads_an_hour_units_range_by_its_header_or_refuses_it(demand, reads
     assert got == udfs.FINOPS_MIX([[v] for v in reads], _MIX_OPTIONS)
     total = next(r for r in got if r[0] == "total")[4]
     assert total == pytest.approx(min(6.88 * 36, 4.3 * 3 * 8 + 6.88 * 12, 4.3 * 3 * 20))   # 0, 8 or 20 reserved
+
+
+@pytest.mark.parametrize("args, field, expected", [
+    (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "efficiency_source", "amd:vllm"),   # AMD's published vLLM fit
+    (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "calibrated", False),          # vendor rows are no measurement
+    (("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256), "efficiency_source", "engine"),  # vLLM's own H100 fit
+    (("llama-3.1-70b", "h100-sxm", "fp8", 4, 1024, 256), "calibrated", True),          # measured: vLLM, H100, FP8, TP4
+    (("llama-3.1-70b", "h100-sxm", "fp8", 4, 1024, 256), "Efficiency-Source", "engine"),  # names as the registry reads them
+    (("llama-3.1-8b", "h100-sxm", "fp8", 1, 1024, 256, 8, "trtllm"), "kv_precision", "fp8"),  # TRT-LLM FP8 checkpoint
+    (("llama-3.1-8b", "h100-sxm", "fp8", 1, 1024, 256, 8, "vllm"), "kv_precision", "bf16"),   # vLLM 'auto'
+])
+def test_estimate_shows_where_its_efficiencies_come_from(args, field, expected):
+    got = udfs.LLM_ESTIMATE(*args[:6], field, *args[6:])
+    assert got == expected and type(got) is type(expected)
+
+
+def test_estimate_spills_a_band_and_names_the_fields_on_a_typo():
+    from finops.sizing.performance import estimate
+
+    core = estimate("llama-3.1-8b", "mi300x", precision="bf16", tp=1, isl=1024, osl=256, concurrency="max")
+    assert udfs.LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "tpot_ms_band") == [list(core.tpot_ms_band)]
+    assert udfs.LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "weights_gib_per_gpu") \
+        == core.weights_gib_per_gpu
+    says = udfs.LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "efficency_source")
+    assert says.startswith("#FINOPS: unknown estimate field") and "efficiency-source" in says
