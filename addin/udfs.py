@@ -16,6 +16,7 @@ delegates to; the formulas and their sources are documented there.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from decimal import Decimal
 from functools import lru_cache
 from typing import Any
@@ -25,6 +26,7 @@ from finops.errors import InputError
 from finops.mix import MixOption, optimize_mix
 from finops.money import Money
 from finops.price_book import PriceBook
+from finops.registry import Registry
 from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
 from finops.sizing.performance import Estimate, estimate
 from finops.sizing.choice import WorkloadSizing, size_workload
@@ -53,6 +55,7 @@ __all__ = [
     "FINOPS_TCO",
     "LLM_CONCURRENCY",
     "LLM_DEVICES",
+    "LLM_ESTIMATE",
     "LLM_KV_GIB",
     "LLM_MAX_CONCURRENCY",
     "LLM_RANKING",
@@ -257,6 +260,44 @@ def LLM_TOKENS_PER_S(
     return _estimate(
         model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate
     ).output_tokens_per_s
+
+
+#: The fields of an estimate ``LLM_ESTIMATE`` answers, by name (``finops estimate --json`` keys).
+_ESTIMATE_FIELDS: Registry[str] = Registry("estimate field", {f.name: f.name for f in fields(Estimate)})
+
+
+@func
+@cell_errors
+def LLM_ESTIMATE(
+    model: Cell,
+    gpu: Cell,
+    precision: Cell,
+    tp: Cell,
+    isl: Cell,
+    osl: Cell,
+    field: Cell,
+    concurrency: Cell = None,
+    engine: Cell = None,
+    cache_hit_rate: Cell = None,
+) -> Any:
+    """One field of the estimate of one replica, by its ``finops estimate --json`` name: ``calibrated``
+    (TRUE/FALSE), ``efficiency_source`` (``engine`` or a vendor fit such as ``amd:vllm``), ``kv_precision``,
+    ``step_time_source``, ``weights_gib_per_gpu``, ``output_tokens_per_s_per_gpu``, ... A band
+    (``ttft_ms_band``, ``tpot_ms_band``, ``output_tokens_per_s_band``) spills its P10 and P90 as one row,
+    and is ``""`` where the calibration has none.
+
+    Source: ``finops.sizing.performance.estimate`` (``Estimate``).
+
+    >>> LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "efficiency_source")
+    'amd:vllm'
+    >>> LLM_ESTIMATE("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256, "efficiency_source")
+    'engine'
+    """
+    name = _ESTIMATE_FIELDS[text(field, "field")]
+    value = getattr(_estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate), name)
+    if isinstance(value, tuple):
+        return [list(value)]
+    return "" if value is None else value
 
 
 # ---- search -------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ declare -A MUTATE=(
   # --- sizing/
   [memory]="finops/sizing/memory.py"
   [performance]="finops/sizing/performance.py"
+  [vendor_efficiency]="finops/sizing/vendor_efficiency.py"
   # --- end sizing/
   # --- mix/
   [mix]="finops/mix/*"
@@ -111,6 +112,7 @@ declare -A TESTS=(
   # --- sizing/
   [memory]="tests/sizing/test_memory.py tests/sizing/test_memory_contract.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"
   [performance]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_roofline_by_hand.py tests/sizing/test_performance_arguments.py tests/sizing/test_kernel_composition.py tests/sizing/test_performance.py tests/sizing/test_physics_pins.py finops/sizing/performance.py"
+  [vendor_efficiency]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_performance_arguments.py finops/sizing/vendor_efficiency.py"
   # --- end sizing/
   # --- mix/
   [mix]="--ignore=tests/mix/test_api.py tests/mix finops/mix"

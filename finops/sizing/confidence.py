@@ -31,11 +31,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-import numpy as np
-
 from ..catalog import get_accelerator
 from ..errors import InputError
-from .performance import BAND_LEVELS, Calibration, model_class
+from .performance import Calibration, model_class
 from .workload import Workload
 
 __all__ = ["at_confidence"]
@@ -52,9 +50,7 @@ def at_confidence(workload: Workload, calibration: Calibration, engine: str, con
     kind = model_class(workload.model_spec())
     keys = {None if (v := calibration.vendor_efficiency(engine, get_accelerator(g))) is None else v.key for g in gpus}
     vendor = calibration.vendors.get(next(iter(keys))) if len(keys) == 1 else None   # one vendor answers on all
-    own = vendor.bands if vendor is not None else {}
-    factors = {metric: (float(np.interp(confidence, BAND_LEVELS, own[metric])) if metric in own
-                        else calibration.band(engine, metric, float(confidence), kind))
+    factors = {metric: calibration.band(engine, metric, float(confidence), kind, vendor)
                for metric in ("ttft_ms", "tpot_ms")}
     if None in factors.values():
         raise InputError(f"the calibration has no held-out error bands for {engine}, so it cannot size at a "

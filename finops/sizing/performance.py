@@ -77,7 +77,7 @@ from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
 from .memory import (PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, model_kv_precision,
                      weight_bytes)
 from .support import check_supported
-from .vendor_efficiency import VendorEfficiency
+from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, ratio_at
 
 __all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibration", "Engine", "EngineConstants", "Estimate",
            "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "model_class", "prompt_terms",
@@ -89,9 +89,6 @@ ENGINES: tuple[str, ...] = get_args(Engine)
 DEFAULT_ENGINE = "vllm"
 #: The TP degrees the per-step overhead is calibrated at; other degrees interpolate (and clamp) in log2.
 CALIBRATED_TPS: tuple[int, ...] = (1, 2, 4, 8)
-#: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
-#: metric (``Calibration.bands``); an estimate's band is its P10 and P90.
-BAND_LEVELS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
 #: Metrics a band is kept for: the names of the Estimate fields they scale.
 BAND_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
 
@@ -209,9 +206,12 @@ class Calibration:
             return None
         return None if any(key[0] == gpu.id for key in self.measured.get(engine, {})) else entry
 
-    def band(self, engine: str, metric: str, level: float, model_class: str | None = None) -> float | None:
+    def band(self, engine: str, metric: str, level: float, model_class: str | None = None,
+             vendor: VendorEfficiency | None = None) -> float | None:
         """The held-out ratio measured / modelled of ``metric`` at quantile ``level`` (interpolated
-        between :data:`BAND_LEVELS`, clamped to them), from the rows of ``model_class`` when the
+        between :data:`BAND_LEVELS`, clamped to them: :func:`~finops.sizing.vendor_efficiency.ratio_at`):
+        the ``vendor``'s, where its efficiencies answer and its published rows report the metric
+        (:meth:`VendorEfficiency.band`); else from the engine's rows of ``model_class`` when the
         calibration has held-out rows of it, else from all of the engine's; ``None`` without a band.
 
         >>> cal = Calibration.bundled()
@@ -220,9 +220,12 @@ class Calibration:
         >>> cal.band("trtllm", "tpot_ms", 0.9, "mla") != cal.band("trtllm", "tpot_ms", 0.9, "moe")
         True
         """
+        own = None if vendor is None else vendor.band(metric, level)
+        if own is not None:
+            return own
         per = self.bands.get(f"{engine}:{model_class}") or self.bands.get(engine, {})
         quantiles = per.get(metric)
-        return None if quantiles is None else float(np.interp(level, BAND_LEVELS, quantiles))
+        return None if quantiles is None else ratio_at(quantiles, level)
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "as_of": self.as_of, "rows": self.rows,
@@ -603,13 +606,9 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     else of the engine's calibration rows)."""
     out: dict[str, tuple[float, float] | None] = {}
     for metric in BAND_METRICS:
-        own = vendor.bands.get(metric) if vendor is not None else None
-        if own is not None:
-            out[f"{metric}_band"] = tuple(values[metric] * float(np.interp(q, BAND_LEVELS, own)) for q in (0.1, 0.9))
-            continue
-        low = cal.band(engine, metric, 0.1, kind)   # None at one level is None at every level: no band
+        low = cal.band(engine, metric, 0.1, kind, vendor)   # None at one level is None at every level: no band
         out[f"{metric}_band"] = None if low is None else (values[metric] * low,
-                                                          values[metric] * cal.band(engine, metric, 0.9, kind))
+                                                          values[metric] * cal.band(engine, metric, 0.9, kind, vendor))
     return out
 
 

@@ -18,13 +18,31 @@ configuration.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from ..errors import InputError
 
-__all__ = ["VendorEfficiency"]
+__all__ = ["BAND_LEVELS", "VendorEfficiency", "ratio_at"]
+
+#: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
+#: metric (``Calibration.bands``) and a vendor fit per metric (``VendorEfficiency.bands``); an
+#: estimate's band is its P10 and P90.
+BAND_LEVELS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+
+
+def ratio_at(quantiles: Sequence[float], level: float) -> float:
+    """The held-out ratio measured / modelled at quantile ``level`` of a band kept at :data:`BAND_LEVELS`:
+    linear between two levels, clamped to the outer ones.
+
+    >>> band = (0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4)
+    >>> round(ratio_at(band, 0.1), 6), round(ratio_at(band, 0.3), 6), ratio_at(band, 0.99)
+    (0.8, 0.92, 1.4)
+    """
+    return float(np.interp(level, BAND_LEVELS, quantiles))
 
 
 @dataclass(frozen=True)
@@ -46,6 +64,18 @@ class VendorEfficiency:
     @property
     def key(self) -> str:
         return f"{self.vendor}:{self.engine}"
+
+    def band(self, metric: str, level: float) -> float | None:
+        """The held-out ratio measured / modelled of ``metric`` on the vendor's published rows at quantile
+        ``level`` (:func:`ratio_at`); ``None`` where its rows do not report the metric.
+
+        >>> v = VendorEfficiency("amd", "vllm", ("mi300x",), 0.5, 0.4, 3, "s",
+        ...                      bands={"tpot_ms": (0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4)})
+        >>> v.band("tpot_ms", 0.9), v.band("ttft_ms", 0.9)
+        (1.25, None)
+        """
+        quantiles = self.bands.get(metric)
+        return None if quantiles is None else ratio_at(quantiles, level)
 
     def to_dict(self) -> dict[str, Any]:
         return {"vendor": self.vendor, "engine": self.engine, "gpus": list(self.gpus),

@@ -136,6 +136,37 @@ def test_a_bad_vendor_entry_is_an_input_error(change, message):
         VendorEfficiency.from_dict(data)
 
 
+@pytest.mark.parametrize("change, valid", [      # both efficiencies lie in (0, 1]: 1.0 is the datasheet itself
+    ({"bandwidth_efficiency": 1.0}, True),
+    ({"compute_efficiency": 1.0}, True),
+    ({"bandwidth_efficiency": 1.5}, False),
+    ({"compute_efficiency": 0.0}, False),
+])
+def test_the_efficiencies_are_shares_of_the_datasheet(change, valid):
+    data = {**amd().to_dict(), **change}
+    if valid:
+        assert VendorEfficiency.from_dict(data) == amd(**change)
+    else:
+        with pytest.raises(InputError, match=re.escape("must be in (0, 1]")):
+            VendorEfficiency.from_dict(data)
+
+
+def test_an_incomplete_vendor_entry_says_what_each_needs():
+    data = {k: v for k, v in amd().to_dict().items() if k != "rows"}
+    with pytest.raises(InputError) as caught:
+        VendorEfficiency.from_dict(data)
+    assert caught.value.hint == "each needs vendor, engine, gpus, bandwidth_efficiency, compute_efficiency, rows, source"
+
+
+def test_a_vendor_entry_keeps_its_held_out_errors():
+    """The median held-out error per metric is written under ``held_out_error`` and read back."""
+    vendor = amd(held_out_error={"tpot_ms": 0.12, "output_tokens_per_s": 0.08})
+    data = vendor.to_dict()
+    assert data["held_out_error"] == {"output_tokens_per_s": 0.08, "tpot_ms": 0.12}
+    assert VendorEfficiency.from_dict(data) == vendor
+    assert VendorEfficiency.from_dict(data).held_out_error == {"tpot_ms": 0.12, "output_tokens_per_s": 0.08}
+
+
 def test_a_calibration_file_keeps_its_vendors(tmp_path):
     cal = calibration(amd())
     back = Calibration.read(cal.write(tmp_path / "cal.json"))

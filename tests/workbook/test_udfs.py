@@ -135,6 +135,21 @@ def test_price_from_the_workbook_range_equals_the_price_book():
     assert udfs.FINOPS_PRICE(row.provider, row.instance_type, "on_demand", row.region) == expected
 
 
+def test_an_edited_price_range_is_read_again_an_unchanged_one_is_not():
+    """The parsed book is kept by the range's content: an equal range (even new lists) gives the same
+    book, and a cell edited in place in the very lists passed before gives the new price, not the old."""
+    row = ["gcp", "us-central1", "a3-highgpu-8g", "h100-sxm", 8, "on_demand", "", 88.25, 0, "USD", "2026-07-30", "x"]
+    prices = [list(COLUMNS), row]
+    first = addin._price_range.price_book_from_range(prices)
+    assert addin._price_range.price_book_from_range([list(COLUMNS), list(row)]) is first
+    assert udfs.FINOPS_PRICE("gcp", "a3-highgpu-8g", "on_demand", "us-central1", prices) == 88.25
+    row[7] = 90.5                                       # the same list objects, one cell edited
+    assert udfs.FINOPS_PRICE("gcp", "a3-highgpu-8g", "on_demand", "us-central1", prices) == 90.5
+    assert addin._price_range.price_book_from_range(prices) is not first
+    row[7] = 88.25                                      # back to the first content: its book again
+    assert addin._price_range.price_book_from_range(prices) is first
+
+
 def test_size_spills_the_search_ranking():
     table = udfs.LLM_SIZE(
         "llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm, l40s", [["bf16"], ["fp8"]], None, 3
@@ -312,3 +327,28 @@ def test_mix_reads_an_hour_units_range_by_its_header_or_refuses_it(demand, reads
     assert got == udfs.FINOPS_MIX([[v] for v in reads], _MIX_OPTIONS)
     total = next(r for r in got if r[0] == "total")[4]
     assert total == pytest.approx(min(6.88 * 36, 4.3 * 3 * 8 + 6.88 * 12, 4.3 * 3 * 20))   # 0, 8 or 20 reserved
+
+
+@pytest.mark.parametrize("args, field, expected", [
+    (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "efficiency_source", "amd:vllm"),   # AMD's published vLLM fit
+    (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "calibrated", False),          # vendor rows are no measurement
+    (("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256), "efficiency_source", "engine"),  # vLLM's own H100 fit
+    (("llama-3.1-70b", "h100-sxm", "fp8", 4, 1024, 256), "calibrated", True),          # measured: vLLM, H100, FP8, TP4
+    (("llama-3.1-70b", "h100-sxm", "fp8", 4, 1024, 256), "Efficiency-Source", "engine"),  # names as the registry reads them
+    (("llama-3.1-8b", "h100-sxm", "fp8", 1, 1024, 256, 8, "trtllm"), "kv_precision", "fp8"),  # TRT-LLM FP8 checkpoint
+    (("llama-3.1-8b", "h100-sxm", "fp8", 1, 1024, 256, 8, "vllm"), "kv_precision", "bf16"),   # vLLM 'auto'
+])
+def test_estimate_shows_where_its_efficiencies_come_from(args, field, expected):
+    got = udfs.LLM_ESTIMATE(*args[:6], field, *args[6:])
+    assert got == expected and type(got) is type(expected)
+
+
+def test_estimate_spills_a_band_and_names_the_fields_on_a_typo():
+    from finops.sizing.performance import estimate
+
+    core = estimate("llama-3.1-8b", "mi300x", precision="bf16", tp=1, isl=1024, osl=256, concurrency="max")
+    assert udfs.LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "tpot_ms_band") == [list(core.tpot_ms_band)]
+    assert udfs.LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "weights_gib_per_gpu") \
+        == core.weights_gib_per_gpu
+    says = udfs.LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "efficency_source")
+    assert says.startswith("#FINOPS: unknown estimate field") and "efficiency-source" in says
