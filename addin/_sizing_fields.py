@@ -78,4 +78,8 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "BestInstanceType": _best(lambda o: o.instance_type),
     "BestInstances": _best(lambda o: o.instances),
     "BestMonthlyCost": _best(lambda o: float(o.monthly_cost.amount)),
+    # how far the planner's figures can be trusted: measured configuration (else extrapolated), and whose
+    # bandwidth and compute efficiencies the model used (the engine's, or a vendor fit's such as amd:vllm)
+    "Calibrated": _chosen(lambda o: "yes" if o.calibrated else "no"),
+    "EfficiencySource": _chosen(lambda o: o.efficiency_source),
 })

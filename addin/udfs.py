@@ -316,6 +316,8 @@ _SIZE_HEADER = [
     "cost_per_mtok_avg",
     "ttft_p99_ms",
     "itl_p99_ms",
+    "calibrated",
+    "efficiency_source",
 ]
 
 
@@ -343,7 +345,9 @@ def LLM_SIZE(
     optimistic as that quantile of its held-out error. One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
     cost per million output tokens at the peak running 24/7 (``cost_per_mtok_peak``) and at the average load
     (``cost_per_mtok_avg``; ``LLM_SIZE`` states no peak/average, so the two are equal; ``LLM_RANKING`` takes
-    the Workloads row's ``PeakToAverage``), TTFT and ITL at P99. Source: ``finops.sizing.search.search``.
+    the Workloads row's ``PeakToAverage``), TTFT and ITL at P99, whether the configuration was measured
+(``calibrated``, else extrapolated) and whose efficiencies the roofline uses (``efficiency_source``:
+``engine`` or a vendor fit such as ``amd:vllm``). Source: ``finops.sizing.search.search``.
 
     >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
     >>> table[0][:5], table[1][:3]
@@ -390,6 +394,8 @@ def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
             float(o.cost_per_million_output_tokens_average.amount),
             o.ttft_p99_ms,
             o.itl_p99_ms,
+            o.calibrated,
+            o.efficiency_source,
         ]
         for o in options
     ]
@@ -414,7 +420,7 @@ def LLM_SIZING(headers: Cell, row: Cell, field: Cell, prices: Cell = None, prici
     ``headers`` is the Workloads header row, ``row`` the workload's row (``addin._workload_row``);
     ``field`` one of ``MeetsTargets``, ``WhyNot``, ``TtftMs``, ``TpotMs``, ``Replicas``, ``Gpus``,
     ``Instances``, ``GpusPaid``, ``InstanceType``, ``MonthlyCost``, ... ``BestGpu``, ``BestPrecision``,
-    ``BestTp``, ``BestGpus``, ``BestInstanceType``, ``BestInstances``, ``BestMonthlyCost``
+    ``BestTp``, ``BestGpus``, ``BestInstanceType``, ``BestInstances``, ``BestMonthlyCost``, ``Calibrated``, ``EfficiencySource``
     (``addin._sizing_fields``). A choice that misses its targets shows why in its cost cells, never a
     cost. Source: ``finops.sizing.choice.size_workload``, the function ``finops size`` and
     ``finops.size`` call.

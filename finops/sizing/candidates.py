@@ -42,6 +42,7 @@ from .memory import (
 from .engine_defaults import default_kv_precision, engine_defaults
 from .performance import Calibration, ReplicaPhysics, model_class, replica_physics
 from .support import supports
+from .vendor_efficiency import efficiency_source
 
 __all__ = ["CandidateTable", "candidate_table", "clear_candidate_tables"]
 
@@ -59,6 +60,7 @@ class CandidateTable:
     precisions: tuple[str, ...]
     tps: tuple[int, ...]
     calibrated: tuple[bool, ...]
+    efficiency_sources: tuple[str, ...]  # "engine", or the vendor fit whose eta_bw and eta_c the row uses
     weights_gib_per_gpu: np.ndarray
     max_batch: np.ndarray                # sequences the engine's scheduler runs at once on that GPU
     kv_budget_gib: np.ndarray            # per GPU, before any sequence (negative: the weights overflow)
@@ -109,7 +111,7 @@ def candidate_table(model: ModelSpec, gpus: Sequence[str], precisions: Sequence[
 
 def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...], tps: tuple[int, ...], engine: str,
            calibration: Calibration, calibrated_only: bool, kv_precision: str | None) -> CandidateTable:
-    rows: list[tuple[str, str, int, bool]] = []
+    rows: list[tuple[str, str, int, bool, str]] = []
     skipped: list[str] = []
     kind = model_class(model)
     batch_limits: list[int] = []
@@ -119,6 +121,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
     physics: list[ReplicaPhysics] = []
     for gpu_id in gpus:
         device = get_accelerator(gpu_id)
+        vendor = calibration.vendor_efficiency(engine, device)
         for precision in precisions:
             if not device.supports(precision) or (precision == "fp16" and "bf16" in precisions):
                 continue
@@ -132,7 +135,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                 if calibrated_only and not calibrated:
                     continue
                 weights_gib = weight_bytes(model, precision) / tp / _GIB
-                rows.append((gpu_id, precision, tp, calibrated))
+                rows.append((gpu_id, precision, tp, calibrated, efficiency_source(vendor)))
                 batch_limits.append(defaults.max_batch)
                 weights.append(weights_gib)
                 budgets.append(device.memory_gib_usable * _GPU_MEMORY_UTILIZATION - weights_gib
@@ -140,11 +143,12 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                 kv_per_token.append(kv_bytes_per_token_per_gpu(model, tp, kv_p))
                 physics.append(replica_physics(model, device, precision=precision, tp=tp, kv_precision=kv_p,
                                                prefill_token_budget=defaults.prefill_token_budget, engine=engine,
-                                               efficiency=calibration.vendor_efficiency(engine, device)))
+                                               efficiency=vendor))
     stacked = ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in physics], dtype=float)
                                 for f in fields(ReplicaPhysics)})
     return CandidateTable(model=model, gpus=tuple(r[0] for r in rows), precisions=tuple(r[1] for r in rows),
                           tps=tuple(r[2] for r in rows), calibrated=tuple(r[3] for r in rows),
+                          efficiency_sources=tuple(r[4] for r in rows),
                           weights_gib_per_gpu=np.array(weights, dtype=float),
                           max_batch=np.array(batch_limits, dtype=float), kv_budget_gib=np.array(budgets, dtype=float),
                           kv_bytes_per_token_per_gpu=np.array(kv_per_token, dtype=float), physics=stacked,

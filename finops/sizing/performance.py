@@ -77,7 +77,7 @@ from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
 from .memory import (PRECISIONS, bytes_per_param, kv_bytes_per_token_per_gpu, memory_fit, model_kv_precision,
                      weight_bytes)
 from .support import check_supported
-from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, ratio_at
+from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, efficiency_source, ratio_at
 
 __all__ = ["BAND_LEVELS", "CALIBRATED_TPS", "ENGINES", "STEP_TIMES", "Calibration", "Engine", "EngineConstants", "Estimate",
            "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate", "model_class", "prompt_terms",
@@ -692,7 +692,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
         "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
         "step_time_source": "kernels" if kernels else "roofline",
-        "efficiency_source": "engine" if vendor is None else vendor.key}
+        "efficiency_source": efficiency_source(vendor)}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,

@@ -99,6 +99,7 @@ class SizingOption:
     weights_gib_per_gpu: float
     output_tokens_per_s: float    # peak demand served by the whole deployment
     calibrated: bool              # engine, GPU, precision, model class and TP were measured (else extrapolated)
+    efficiency_source: str        # "engine" (eta_bw, eta_c fitted on the calibration rows) or a vendor fit, e.g. "amd:vllm"
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -399,7 +400,7 @@ def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str, peak
         ttft_sla_attainment=None if q.flat["p_ok"] is None else float(q.flat["p_ok"][i]),
         running_batch=float(op.running_batch[i]), max_concurrency=max_concurrency,
         weights_gib_per_gpu=float(table.weights_gib_per_gpu[q.row]), output_tokens_per_s=q.output_tokens_per_s,
-        calibrated=table.calibrated[q.row])
+        calibrated=table.calibrated[q.row], efficiency_source=table.efficiency_sources[q.row])
 
 
 def _memory_advice(gaps: list[tuple[float, str]], model: str, engine: str, skipped: list[str],

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["BAND_LEVELS", "VendorEfficiency", "ratio_at"]
+__all__ = ["BAND_LEVELS", "ENGINE_EFFICIENCY", "VendorEfficiency", "efficiency_source", "ratio_at"]
 
 #: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
 #: metric (``Calibration.bands``) and a vendor fit per metric (``VendorEfficiency.bands``); an
@@ -43,6 +43,10 @@ def ratio_at(quantiles: Sequence[float], level: float) -> float:
     (0.8, 0.92, 1.4)
     """
     return float(np.interp(level, BAND_LEVELS, quantiles))
+
+
+#: The efficiency source of an estimate whose ``eta_bw`` and ``eta_c`` are the engine's own (fitted on the calibration rows).
+ENGINE_EFFICIENCY = "engine"
 
 
 @dataclass(frozen=True)
@@ -101,3 +105,13 @@ class VendorEfficiency:
             raise InputError(f"vendor efficiencies of {out.key} must be in (0, 1], got "
                              f"{out.bandwidth_efficiency} and {out.compute_efficiency}")
         return out
+
+
+def efficiency_source(vendor: VendorEfficiency | None) -> str:
+    """Whose ``eta_bw`` and ``eta_c`` an estimate uses: :data:`ENGINE_EFFICIENCY`, or the vendor fit's key
+    (``amd:vllm``) on its accelerators.
+
+    >>> efficiency_source(None), efficiency_source(VendorEfficiency("amd", "vllm", ("mi300x",), 0.5, 0.7, 3, "s"))
+    ('engine', 'amd:vllm')
+    """
+    return ENGINE_EFFICIENCY if vendor is None else vendor.key

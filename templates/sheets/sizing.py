@@ -11,6 +11,9 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     MeetsTargets ... BestMonthlyCost = LLM_SIZING(H, W, "<column>", PriceTable)
     CostPerMTokPeak    = hourly / (peak output tokens/s x 3,600 / 10^6)        (at the peak, running 24/7)
     CostPerMTokAverage = CostPerMTokPeak x PeakToAverage   (average load, fleet fixed at its peak size)
+    Calibrated         = yes when the planner's engine, GPU, precision, model class and TP were measured
+                         (else the figures are extrapolated; finops.sizing.performance.Calibration.covers)
+    EfficiencySource   = engine, or the vendor fit (amd:vllm) whose efficiencies the roofline uses
 
 ``LLM_SIZING`` calls ``finops.sizing.choice.size_workload``, the function behind ``finops size`` and
 ``finops.size``: the planner's Gpu x Precision x TP at its fewest replicas meeting the SLOs (with
@@ -65,6 +68,8 @@ _ANSWER: tuple[tuple[str, Kind, float], ...] = (
     ("BestInstanceType", "text", 16),
     ("BestInstances", "int", 9),
     ("BestMonthlyCost", "usd", 14),
+    ("Calibrated", "text", 9),
+    ("EfficiencySource", "text", 12),
 )
 SIZING_COLUMNS = (
     Column("Workload", role="computed", width=30),

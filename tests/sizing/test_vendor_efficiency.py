@@ -123,6 +123,8 @@ def test_the_search_times_the_vendors_accelerators_with_its_efficiencies():
     assert table.gpus == ("mi300x", "h100-sxm")
     assert table.physics.bandwidth_efficiency.tolist() == [ETA_BW, 0.0]
     assert table.physics.compute_efficiency.tolist() == [ETA_C, 0.0]
+    # and says so for each row, as the options the search ranks do (SizingOption.efficiency_source)
+    assert table.efficiency_sources == (f"{amd().vendor}:{amd().engine}", "engine") == ("amd:vllm", "engine")
 
 
 @pytest.mark.parametrize("change, message", [

@@ -352,3 +352,31 @@ def test_estimate_spills_a_band_and_names_the_fields_on_a_typo():
         == core.weights_gib_per_gpu
     says = udfs.LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "efficency_source")
     assert says.startswith("#FINOPS: unknown estimate field") and "efficiency-source" in says
+
+
+
+def test_size_says_for_each_option_whether_it_was_measured_and_whose_efficiencies_it_uses():
+    table = udfs.LLM_SIZE("llama-3.1-70b", 2000, 500, 64, 30000, None, "h100-sxm", "fp8, bf16", None, 40)
+    column = {name: j for j, name in enumerate(table[0])}
+    rows = table[1:]
+    # vLLM was measured on this model class on H100 at FP8 (TP 2-8), not at BF16: both kinds of option rank
+    seen = {(row[column["precision"]], row[column["calibrated"]]) for row in rows}
+    assert {("fp8", True), ("bf16", False)} <= seen and ("bf16", True) not in seen
+    for row in rows:   # the same answer as the one-replica estimate gives for that configuration
+        args = ("llama-3.1-70b", row[column["gpu"]], row[column["precision"]], row[column["tp"]], 2000, 500)
+        assert row[column["calibrated"]] is udfs.LLM_ESTIMATE(*args, "calibrated")
+        assert row[column["efficiency_source"]] == udfs.LLM_ESTIMATE(*args, "efficiency_source") == "engine"
+
+
+_SIZING_HEADERS = ["Workload", "Model", "Precision", "Gpu", "TP", "Concurrency", "ISL", "OSL", "TtftTargetMs"]
+
+
+@pytest.mark.parametrize("precision, ttft_ms, calibrated, source", [
+    ("fp8", 30000, "yes", "engine"),     # measured: vLLM, H100, FP8, TP4
+    ("bf16", 30000, "no", "engine"),     # vLLM's own constants, extrapolated to BF16 for this model
+    ("fp8", 1, "", ""),                  # misses its 1 ms TTFT: no figures for a failing choice
+])
+def test_sizing_row_says_whether_the_planners_choice_was_measured(precision, ttft_ms, calibrated, source):
+    row = ["w", "llama-3.1-70b", precision, "h100-sxm", 4, 64, 2000, 500, ttft_ms]
+    assert udfs.LLM_SIZING(_SIZING_HEADERS, row, "Calibrated") == calibrated
+    assert udfs.LLM_SIZING(_SIZING_HEADERS, row, "EfficiencySource") == source
