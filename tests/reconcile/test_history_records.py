@@ -348,3 +348,16 @@ def test_an_amount_too_large_is_refused_and_nothing_is_written(recorded, tmp_pat
         str(history.path), "check the bills' amounts and the --rate values; nothing was written")
     assert history.path.read_bytes() == content
     assert [m.month for m in history.months()] == ["2026-03"] and history.comments("2026-03") == {"gpu": "kept"}
+
+
+def test_a_month_of_more_plan_lines_than_one_insert_carries_keeps_every_line(recorded, tmp_path):
+    """1,201 plan lines (three statements of up to 500 rows) come back one by one, each with its own actual."""
+    _, recs = recorded
+    rec = next(iter(recs.values()))
+    template = rec.lines[0]
+    lines = tuple(dataclasses.replace(template, plan_line=f"line-{i:04d}", actual=Money(Decimal(i) / 100, "USD"))
+                  for i in range(1201))
+    history = History(tmp_path / HISTORY_FILE)
+    history.record(dataclasses.replace(rec, lines=lines), RUN_AT)
+    (month,) = history.months()
+    assert month.lines == {f"line-{i:04d}": Decimal(i) / 100 for i in range(1201)}
