@@ -346,8 +346,8 @@ def LLM_SIZE(
     cost per million output tokens at the peak running 24/7 (``cost_per_mtok_peak``) and at the average load
     (``cost_per_mtok_avg``; ``LLM_SIZE`` states no peak/average, so the two are equal; ``LLM_RANKING`` takes
     the Workloads row's ``PeakToAverage``), TTFT and ITL at P99, whether the configuration was measured
-(``calibrated``, else extrapolated) and whose efficiencies the roofline uses (``efficiency_source``:
-``engine`` or a vendor fit such as ``amd:vllm``). Source: ``finops.sizing.search.search``.
+    (``calibrated``, else extrapolated) and whose efficiencies the roofline uses (``efficiency_source``:
+    ``engine`` or a vendor fit such as ``amd:vllm``). Source: ``finops.sizing.search.search``.
 
     >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
     >>> table[0][:5], table[1][:3]

@@ -138,6 +138,7 @@ def register(app: typer.Typer) -> None:
         from ..sizing.engine_versions import check_engine_version
         from ..sizing.performance import estimate
         from ..sizing.queueing import serve
+        from ..sizing.vendor_efficiency import ENGINE_EFFICIENCY
 
         check_engine_version(engine.strip().lower(), engine_version)
 
@@ -175,7 +176,7 @@ def register(app: typer.Typer) -> None:
             console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
                           f"for a {result.model_class} model of this size was not in the calibration data; these "
                           "latencies are extrapolated (docs/performance.md)")
-        if result.efficiency_source != "engine":
+        if result.efficiency_source != ENGINE_EFFICIENCY:
             console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}'s, fitted on published "
                           f"results of that vendor's accelerators (finops/data/calibration/"
                           "published_other_accelerators.csv); the band is their held-out error")

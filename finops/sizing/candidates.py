@@ -122,6 +122,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
     for gpu_id in gpus:
         device = get_accelerator(gpu_id)
         vendor = calibration.vendor_efficiency(engine, device)
+        source = efficiency_source(vendor)
         for precision in precisions:
             if not device.supports(precision) or (precision == "fp16" and "bf16" in precisions):
                 continue
@@ -135,7 +136,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                 if calibrated_only and not calibrated:
                     continue
                 weights_gib = weight_bytes(model, precision) / tp / _GIB
-                rows.append((gpu_id, precision, tp, calibrated, efficiency_source(vendor)))
+                rows.append((gpu_id, precision, tp, calibrated, source))
                 batch_limits.append(defaults.max_batch)
                 weights.append(weights_gib)
                 budgets.append(device.memory_gib_usable * _GPU_MEMORY_UTILIZATION - weights_gib
