@@ -5,7 +5,8 @@ layouts (a multimodal config's ``text_config`` is read the same way). Missing ke
 transformers defaults: ``num_key_value_heads`` = ``num_attention_heads`` (MHA), ``head_dim`` =
 ``hidden_size / num_attention_heads``, ``tie_word_embeddings`` false (the default of every family
 above). ``sliding_window`` counts only when every layer uses it (Qwen's ``use_sliding_window: false``
-or ``max_window_layers < num_hidden_layers`` leave full attention on some layers, so no cap).
+or ``max_window_layers < num_hidden_layers``, and a ``layer_types`` list with any full-attention layer,
+as gpt-oss alternates them, leave full attention on some layers, so no cap).
 
 Parameter counts are computed from the architecture (see :func:`count_params`) because configs do not
 state them: embeddings + per layer (attention + norms + dense MLP or MoE block) + final norm + LM head.
@@ -150,6 +151,9 @@ def _shared_experts(cfg: Mapping[str, Any]) -> int:
 def _full_sliding_window(cfg: Mapping[str, Any], layers: int) -> int | None:
     window = _int(cfg, "sliding_window")
     if not window or cfg.get("use_sliding_window") is False:
+        return None
+    layer_types = cfg.get("layer_types")   # gpt-oss, Gemma 2/3: the window on some layers only
+    if isinstance(layer_types, list) and any(kind != "sliding_attention" for kind in layer_types):
         return None
     max_window_layers = _int(cfg, "max_window_layers")
     if cfg.get("use_sliding_window") and max_window_layers is not None and max_window_layers < layers:

@@ -3,14 +3,17 @@
 A :class:`Measurement` is one load-test point: a model on ``tp`` GPUs of one type under one engine,
 at a fixed concurrency with fixed ISL/OSL, and the mean TTFT and TPOT it showed. The bundled set is
 NVIDIA AIConfigurator's silicon measurements (Apache-2.0; H100 SXM, H200 and B200; TRT-LLM, vLLM, SGLang;
-Llama-3.1-8B/70B, Qwen3-32B and DeepSeek-V3/R1), kept compact in ``finops/data/calibration/`` by
+dense Llama-3.1-8B/70B and Qwen3-32B, mixture-of-experts Qwen3-235B-A22B and MiniMax-M2.5, MLA
+DeepSeek-V3/R1), kept compact in ``finops/data/calibration/`` by
 ``scripts/derive_calibration_rows.py`` from aiconfigurator-core 0.12's ``systems/silicon_sample.csv``.
 
-Fitting minimizes, per engine, the robust (soft-L1, scale 0.05) sum of squared log errors
+Fitting minimizes, per engine and on the models without routed experts, the robust (soft-L1, scale 0.05) sum of squared log errors
 ``0.5 x log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
 :class:`~finops.sizing.performance.EngineConstants`, in log space within physical bounds
 (``scipy.optimize.least_squares``). Rows whose concurrency exceeds what the KV cache can hold are left
-out: there the engine queues requests and TTFT measures the queue, not the hardware.
+out: there the engine queues requests and TTFT measures the queue, not the hardware. The models with
+routed experts then give one more constant, the per-layer MoE overhead (:func:`_with_moe_overhead`),
+with the others fixed.
 
 Refitting from a user's own load test (``finops calibrate``) starts from the bundled constants and
 pulls them only as far as the new points demand: each constant's log deviation from the prior is a
@@ -27,7 +30,7 @@ modelled per engine become the calibration's error bands (:func:`with_held_out`)
 
 >>> rows = bundled_measurements()
 >>> len(rows), sorted({r.engine for r in rows})
-(1148, ['sglang', 'trtllm', 'vllm'])
+(1618, ['sglang', 'trtllm', 'vllm'])
 """
 
 from __future__ import annotations
@@ -69,9 +72,10 @@ __all__ = ["BUNDLED_CLASSES", "BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldRepor
 
 BUNDLED_FILE = "aiconfigurator-silicon.csv.gz"
 BUNDLED_SOURCE = ("NVIDIA AIConfigurator silicon measurements (aiconfigurator-core 0.12.0 systems/silicon_sample.csv, "
-                  "https://github.com/ai-dynamo/aiconfigurator, Apache-2.0): 1,148 aggregated, tensor-parallel "
-                  "serving points, H100 SXM, H200 and B200, TRT-LLM 1.0-1.2, vLLM 0.12-0.19, SGLang 0.5; "
-                  "Llama-3.1-8B/70B, Qwen3-32B, DeepSeek-V3/R1")
+                  "https://github.com/ai-dynamo/aiconfigurator, Apache-2.0): 1,618 aggregated serving points on one "
+                  "group of 1-8 GPUs (attention tensor-parallel, experts over the same GPUs), H100 SXM, H200 and "
+                  "B200, TRT-LLM 1.0-1.2, vLLM 0.12-0.19, SGLang 0.5; Llama-3.1-8B/70B, Qwen3-32B, "
+                  "Qwen3-235B-A22B, MiniMax-M2.5, DeepSeek-V3/R1")
 
 # The optimizer's parameters (log space): name -> (lower bound, upper bound, start). A new request
 # waits at most 2 decode steps to be scheduled and 30 ms outside the GPU (HTTP, tokenizer): with wider
@@ -124,11 +128,15 @@ _LOWER, _UPPER, _START = (np.log([v[i] for v in _PARAMETERS.values()]) for i in 
 _F_SCALE = 0.05
 _TPOT_WEIGHT = 0.5
 REFIT_PRIOR_WEIGHT = 0.01
-#: Model classes the bundled constants are fitted on. The DeepSeek-V3/R1 (MLA, MoE) rows are kept as
-#: held-out test data only: fitted jointly, they pull TRT-LLM's shared constants off the dense rows
-#: (vLLM then decodes faster than TRT-LLM at TP2 on Llama-3.1-70B, against the measurements), and
-#: the roofline's MoE and MLA terms are too coarse for one set of constants to serve both.
-BUNDLED_CLASSES: tuple[str, ...] = ("dense",)
+#: Model classes the bundled constants are fitted on: the step and scheduling constants on the dense
+#: models, the MoE overhead on the MoE ones (Qwen3-235B-A22B, MiniMax-M2.5). The DeepSeek-V3/R1 (MLA)
+#: rows are kept as held-out test data only: fitted jointly, they pull TRT-LLM's shared constants off
+#: the dense rows (vLLM then decodes faster than TRT-LLM at TP2 on Llama-3.1-70B, against the
+#: measurements), and the roofline's MLA terms are too coarse for one set of constants to serve both.
+BUNDLED_CLASSES: tuple[str, ...] = ("dense", "moe")
+#: Bounds of the fitted MoE layer overhead ``o_moe``, microseconds (0: none; 500 us a layer would be a
+#: 47 ms step of Qwen3-235B's 94 layers on overhead alone, 2-10x its measured TPOT).
+_MOE_OVERHEAD_US = (0.0, 500.0)
 
 
 @dataclass(frozen=True)
@@ -155,7 +163,7 @@ def bundled_rows() -> list[dict[str, str]]:
 
 
 def bundled_measurements() -> list[Measurement]:
-    """The shipped AIConfigurator measurements (1,148 rows; every row carries its source and date)."""
+    """The shipped AIConfigurator measurements (1,618 rows; every row carries its source and date)."""
     return [Measurement(engine=r["engine"], model=r["model"], gpu=r["gpu"], precision=r["precision"],
                         tp=int(r["tp"]), isl=int(r["isl"]), osl=int(r["osl"]), concurrency=int(r["concurrency"]),
                         ttft_ms=float(r["ttft_ms"]), tpot_ms=float(r["tpot_ms"]), source=f"{r['source']} {r['as_of']}")
@@ -275,13 +283,15 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     if not usable:
         raise InputError("no usable measurements to fit",
                          hint="give load-test points whose concurrency fits the KV cache")
+    routed = [r for r in usable if resolve_model(r.model).is_moe]
+    step_rows = [r for r in usable if not resolve_model(r.model).is_moe] or usable
     engines = dict(prior.engines) if prior is not None else {}
     measured = {name: dict(entries) for name, entries in prior.measured.items()} if prior is not None else {}
     for engine in sorted({r.engine for r in usable}):
         if engine not in ENGINES:
             raise InputError(f"unknown engine {engine!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
         base = prior.engines.get(engine) if prior is not None else None
-        mine = [r for r in usable if r.engine == engine]
+        mine = [r for r in step_rows if r.engine == engine] or [r for r in usable if r.engine == engine]
         weight = None if base is None else prior_weight
         start = _START.copy() if base is None else _theta(base)
         if base is None:
@@ -300,16 +310,53 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         if base is None:
             start[_ADMISSION] = _START[_ADMISSION]
         constants = _fit_engine(mine, start, _SCHEDULING_NAMES, kernel_steps, weight)
-        engines[engine] = _as_floats(replace(constants, kernel_steps=kernel_steps))
+        engines[engine] = _as_floats(replace(constants, kernel_steps=kernel_steps,
+                                             moe_overhead_us_per_layer=base.moe_overhead_us_per_layer if base else 0.0))
         covered = measured.setdefault(engine, {})
-        for r in mine:
+        for r in (r for r in usable if r.engine == engine):
             spec = resolve_model(r.model)
             key = (r.gpu, r.precision, model_class(spec), r.tp)
             low, high = covered.get(key, (spec.active_params_b, spec.active_params_b))
             covered[key] = (min(low, spec.active_params_b), max(high, spec.active_params_b))
+    if routed:
+        engines = _with_moe_overhead(routed, engines, prior_weight if prior is not None else None)
     return Calibration(engines=engines, source=source, as_of=as_of or dt.date.today().isoformat(), rows=len(usable),
                        measured=measured, bands=dict(prior.bands) if prior is not None else {},
                        vendors=dict(prior.vendors) if prior is not None else {})
+
+
+def _with_moe_overhead(rows: Sequence[Measurement], engines: Mapping[str, EngineConstants],
+                       prior_weight: float | None) -> dict[str, EngineConstants]:
+    """``engines`` with one ``o_moe`` (microseconds a layer of routed experts adds to each step: the
+    router, top-k, token permutation and the grouped GEMMs' launch and tail, beyond the weight bytes
+    the roofline already reads) fitted on ``rows`` (the models with routed experts), every other
+    constant as fitted on the models without: the same value for every engine, on the TPOT residuals
+    ``log(TPOT_model / TPOT_measured)`` alone (soft-L1, scale 0.05). Both choices are what held out
+    (docs/performance.md, "Mixture-of-experts models"): fitted per engine, vLLM's two MoE campaigns
+    (Qwen3-235B on vLLM 0.12, MiniMax-M2.5 on 0.16-0.19) disagree by 3x and each predicts the other
+    worse than the shared value; fitted on TTFT as well, the prefill's engine-specific misses pull it
+    from 23 to 107 us depending on which model is held out, where on TPOT alone it is 50-52 us either
+    way. With a ``prior_weight`` (a refit on a user's rows), the deviation of ``log(1 + o_moe)`` from
+    the prior's is a residual of that weight."""
+    from scipy.optimize import least_squares
+
+    groups = [(e, [r for r in rows if r.engine == e]) for e in sorted({r.engine for r in rows})]
+    prepared = [(engines[e], _physics(g), _columns(g)) for e, g in groups]
+    start = float(np.mean([c.moe_overhead_us_per_layer for c in engines.values()]))
+
+    def residuals(x: np.ndarray) -> np.ndarray:
+        parts = []
+        for constants, phys, cols in prepared:
+            ttft, tpot = _latency_ms(phys, replace(constants, moe_overhead_us_per_layer=float(x[0])), cols)
+            parts.append(np.log(tpot / cols["tpot_ms"]))
+        if prior_weight is not None:
+            parts.append(np.sqrt(prior_weight) * (np.log1p(x) - np.log1p(start)))
+        return np.concatenate(parts)
+
+    result = least_squares(residuals, [min(max(start, 1.0), _MOE_OVERHEAD_US[1])], bounds=_MOE_OVERHEAD_US,
+                           loss="soft_l1", f_scale=_F_SCALE)
+    value = round(float(result.x[0]), 4)
+    return {e: replace(c, moe_overhead_us_per_layer=value) for e, c in engines.items()}
 
 
 def predict(rows: Sequence[Measurement], calibration: Calibration) -> tuple[np.ndarray, np.ndarray]:

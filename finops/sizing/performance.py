@@ -125,6 +125,7 @@ class EngineConstants:
     kernel_decode_scale: float = 1.0     # the engine's decode speed relative to the kernel tables
     kernel_prefill_scale: float = 1.0    # ... and its prefill speed
     kernel_step_overhead_us: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per step at TP 1-8
+    moe_overhead_us_per_layer: float = 0.0  # o_moe: what a layer of routed experts adds to a step (routing, dispatch)
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
@@ -132,7 +133,7 @@ class EngineConstants:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> EngineConstants:
         """Constants from JSON; the kernel fields are optional (a file written before them has none)."""
-        per_tp = {f.name for f in fields(cls) if f.name.endswith("overhead_us_per_layer") or f.name.endswith("overhead_us")}
+        per_tp = _PER_TP_FIELDS
         try:
             values = {f.name: (tuple(float(v) for v in data[f.name]) if f.name in per_tp else float(data[f.name]))
                       for f in fields(cls) if f.name in data or f.default is MISSING}
@@ -144,6 +145,8 @@ class EngineConstants:
         return cls(**values)  # type: ignore[arg-type]
 
 
+#: The EngineConstants fields that hold one value per TP 1, 2, 4, 8.
+_PER_TP_FIELDS = frozenset({"step_overhead_us_per_layer", "kernel_step_overhead_us"})
 #: Calibration files are UTF-8 JSON (a module constant: codec names ignore case).
 _FILE_ENCODING = "utf-8"
 #: One measured configuration: (GPU id, weight precision, model class, TP) -> the smallest and largest
@@ -305,6 +308,7 @@ class ReplicaPhysics:
     link_bandwidth: Any = 0.0  # bytes/s per GPU over the scale-up link (NVLink, Infinity Fabric, ICI)
     expert_weight_bytes_per_gpu: Any = 0.0   # routed experts of an MoE model
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
+    moe_layers: Any = 0.0                    # layers with routed experts (each adds the engine's o_moe a step)
     prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
     # The vendor's eta_bw and eta_c on this accelerator (finops.sizing.vendor_efficiency; its GPUs have no
     # kernel tables, so they time roofline steps only); 0: the engine's.
@@ -344,7 +348,7 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         moe_layers = model.layers - (model.first_dense_layers or 0)
         width = model.moe_intermediate_size or model.intermediate_size
         experts = moe_layers * model.num_experts * 3 * model.hidden_size * width * bytes_per_param(precision)
-        extra.update(expert_weight_bytes_per_gpu=experts / tp,
+        extra.update(expert_weight_bytes_per_gpu=experts / tp, moe_layers=float(moe_layers),
                      expert_share_per_token=model.experts_per_token / model.num_experts)
     return ReplicaPhysics(
         **extra,
@@ -475,6 +479,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                                 p.prefill_token_budget) / c.kernel_prefill_scale
         prefill_compute = np.where(kernels > 0, alone, prefill_compute)
         overhead = np.where(kernels > 0, _per_tp_s(c.kernel_step_overhead_us, p.tp), overhead)
+    overhead = overhead + p.moe_layers * c.moe_overhead_us_per_layer * 1e-6
     chunks = np.maximum(np.ceil(new / p.prefill_token_budget), 1.0)
     return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,

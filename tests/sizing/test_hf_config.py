@@ -77,6 +77,9 @@ BASE = dict(hidden_size=4096, num_hidden_layers=32, num_attention_heads=32, inte
     ({"sliding_window": 4096, "use_sliding_window": False}, "sliding_window", None),
     ({"sliding_window": 4096, "use_sliding_window": True, "max_window_layers": 32}, "sliding_window", 4096),
     ({"sliding_window": 4096, "use_sliding_window": True, "max_window_layers": 28}, "sliding_window", None),
+    # gpt-oss: the window on every other layer (layer_types), full attention on the rest: no cap
+    ({"sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"] * 16}, "sliding_window", None),
+    ({"sliding_window": 128, "layer_types": ["sliding_attention"] * 32}, "sliding_window", 128),
     ({}, "tied_embeddings", False),
     ({}, "max_context", 0),
 ])

@@ -199,6 +199,25 @@ def test_a_mixture_of_experts_step_reads_the_experts_its_tokens_route_to(clients
     assert e.effective_bandwidth_efficiency == pytest.approx(memory / step, rel=EXACT)
 
 
+@pytest.mark.parametrize("clients, per_layer_us", [(1, 50.0), (32, 12.5)])
+def test_each_step_of_a_mixture_of_experts_pays_the_moe_overhead_of_its_48_expert_layers(clients, per_layer_us):
+    """o_moe is paid once per layer of routed experts and step: Qwen3-30B-A3B has 48 (no dense first
+    layers), so a step takes 48 x o_moe longer than the routed-expert roofline above, and the one-chunk
+    prefill as much (at 50 us: 2.4 ms)."""
+    plain = run(QWEN_MOE, isl=512, osl=64, concurrency=clients)
+    e = run(QWEN_MOE, isl=512, osl=64, concurrency=clients, calibration=ideal(moe_overhead_us_per_layer=per_layer_us))
+    extra = 48 * per_layer_us * 1e-6
+    assert e.decode_step_ms == pytest.approx(plain.decode_step_ms + extra * 1e3, rel=EXACT)
+    assert e.prefill_ms == pytest.approx(plain.prefill_ms + extra * 1e3, rel=EXACT)
+    assert e.tpot_ms == pytest.approx(plain.tpot_ms + extra * 1e3, rel=EXACT)
+
+
+def test_a_model_without_experts_pays_no_moe_overhead():
+    plain = run(LLAMA, isl=1024, osl=256, concurrency=4)
+    e = run(LLAMA, isl=1024, osl=256, concurrency=4, calibration=ideal(moe_overhead_us_per_layer=50.0))
+    assert (e.decode_step_ms, e.prefill_ms, e.ttft_ms) == (plain.decode_step_ms, plain.prefill_ms, plain.ttft_ms)
+
+
 @pytest.mark.parametrize("hit, new", [(0.0, 1024), (0.5, 512), (0.75, 256)])
 def test_a_prefix_cache_hit_prefills_only_the_new_tokens(hit, new):
     """The cached ``isl - new`` tokens are skipped, but the new ones still attend to them: attention

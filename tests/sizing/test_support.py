@@ -77,15 +77,16 @@ def test_estimates_say_whether_they_extrapolate(engine, model, gpu, precision, t
 
 
 def test_the_bundled_calibration_lists_what_it_measured():
-    rows = [r for r in bundled_measurements() if not queue_limited(r) and r.model != "deepseek-v3"]   # dense only
-    measured = {(r.engine, r.gpu, r.precision, r.tp) for r in rows}
+    rows = [r for r in bundled_measurements() if not queue_limited(r) and r.model != "deepseek-v3"]   # no MLA
+    measured = {(r.engine, r.gpu, r.precision, "moe" if get_model(r.model).is_moe else "dense", r.tp) for r in rows}
     cal = Calibration.bundled()
-    listed = {(e, g, p, tp) for e, entries in cal.measured.items() for g, p, _, tp in entries}
+    listed = {(e, *entry) for e, entries in cal.measured.items() for entry in entries}
     assert listed == measured
-    assert {kind for entries in cal.measured.values() for _, _, kind, _ in entries} == {"dense"}
+    assert ("trtllm", "h100-sxm", "fp8", "moe", 8) in listed and ("vllm", "b200", "fp8", "moe", 2) in listed
     sizes = {size for entries in cal.measured.values() for low_high in entries.values() for size in low_high}
     # DeepSeek-V3/R1 rows are held-out test data, never fitted: MLA stays extrapolated
-    assert sizes <= {get_model(m).active_params_b for m in ("llama-3.1-8b", "llama-3.1-70b", "qwen3-32b")}
+    assert sizes <= {get_model(m).active_params_b
+                     for m in ("llama-3.1-8b", "llama-3.1-70b", "qwen3-32b", "qwen3-235b-a22b", "minimax-m2.5")}
 
 
 def test_a_users_load_test_extends_what_is_calibrated(tmp_path):
