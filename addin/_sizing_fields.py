@@ -47,9 +47,17 @@ def _p99(sized: WorkloadSizing) -> bool:
     return sized.workload.slo_percentile == "p99"
 
 
-def _latency(p99: str, p50: str) -> Field:
+def _latency(p99: str, p50: str, *, at_p90: str | None = None) -> Field:
+    """The figure at the workload's SLO percentile; ``at_p90`` (``ttft`` or ``tpot``): as a load test
+    would show it at the model's 90th-percentile held-out error (:meth:`SizingOption.at_p90`)."""
     def value(sized: WorkloadSizing) -> Any:
-        return _chosen(lambda o: getattr(o, p99 if _p99(sized) else p50))(sized)
+        def read(o: SizingOption) -> Any:
+            figure = getattr(o, p99 if _p99(sized) else p50)
+            if at_p90 is None:
+                return figure
+            shown = o.at_p90(at_p90, figure)
+            return "" if shown is None else shown
+        return _chosen(read)(sized)
     return value
 
 
@@ -82,4 +90,6 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     # bandwidth and compute efficiencies the model used (the engine's, or a vendor fit's such as amd:vllm)
     "Calibrated": _chosen(lambda o: "yes" if o.calibrated else "no"),
     "EfficiencySource": _chosen(lambda o: o.efficiency_source),
+    "TtftMsP90": _latency("ttft_p99_ms", "ttft_p50_ms", at_p90="ttft"),
+    "TpotMsP90": _latency("itl_p99_ms", "tpot_ms", at_p90="tpot"),
 })

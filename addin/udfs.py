@@ -318,6 +318,8 @@ _SIZE_HEADER = [
     "itl_p99_ms",
     "calibrated",
     "efficiency_source",
+    "ttft_p99_ms_p90",
+    "itl_p99_ms_p90",
 ]
 
 
@@ -347,7 +349,9 @@ def LLM_SIZE(
     (``cost_per_mtok_avg``; ``LLM_SIZE`` states no peak/average, so the two are equal; ``LLM_RANKING`` takes
     the Workloads row's ``PeakToAverage``), TTFT and ITL at P99, whether the configuration was measured
     (``calibrated``, else extrapolated) and whose efficiencies the roofline uses (``efficiency_source``:
-    ``engine`` or a vendor fit such as ``amd:vllm``). Source: ``finops.sizing.search.search``.
+    ``engine`` or a vendor fit such as ``amd:vllm``), and the TTFT and ITL at P99 as a load test would show
+    them were the model as optimistic as its 90th-percentile held-out error (``ttft_p99_ms_p90``,
+    ``itl_p99_ms_p90``; blank without a band). Source: ``finops.sizing.search.search``.
 
     >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
     >>> table[0][:5], table[1][:3]
@@ -376,6 +380,10 @@ def LLM_SIZE(
     return _ranking_table(result.options)
 
 
+def _blank(value: float | None) -> Any:
+    return "" if value is None else value
+
+
 def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
     """The header row, then one row per option (the spilled table of ``LLM_SIZE`` and ``LLM_RANKING``)."""
     return [list(_SIZE_HEADER)] + [
@@ -396,6 +404,8 @@ def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
             o.itl_p99_ms,
             o.calibrated,
             o.efficiency_source,
+            _blank(o.at_p90("ttft", o.ttft_p99_ms)),
+            _blank(o.at_p90("tpot", o.itl_p99_ms)),
         ]
         for o in options
     ]
@@ -420,8 +430,8 @@ def LLM_SIZING(headers: Cell, row: Cell, field: Cell, prices: Cell = None, prici
     ``headers`` is the Workloads header row, ``row`` the workload's row (``addin._workload_row``);
     ``field`` one of ``MeetsTargets``, ``WhyNot``, ``TtftMs``, ``TpotMs``, ``Replicas``, ``Gpus``,
     ``Instances``, ``GpusPaid``, ``InstanceType``, ``MonthlyCost``, ... ``BestGpu``, ``BestPrecision``,
-    ``BestTp``, ``BestGpus``, ``BestInstanceType``, ``BestInstances``, ``BestMonthlyCost``, ``Calibrated``, ``EfficiencySource``
-    (``addin._sizing_fields``). A choice that misses its targets shows why in its cost cells, never a
+    ``BestTp``, ``BestGpus``, ``BestInstanceType``, ``BestInstances``, ``BestMonthlyCost``, ``Calibrated``, ``EfficiencySource``,
+    ``TtftMsP90``, ``TpotMsP90`` (``addin._sizing_fields``). A choice that misses its targets shows why in its cost cells, never a
     cost. Source: ``finops.sizing.choice.size_workload``, the function ``finops size`` and
     ``finops.size`` call.
 

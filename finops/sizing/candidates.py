@@ -42,7 +42,7 @@ from .memory import (
 from .engine_defaults import default_kv_precision, engine_defaults
 from .performance import Calibration, ReplicaPhysics, model_class, replica_physics
 from .support import supports
-from .vendor_efficiency import efficiency_source
+from .vendor_efficiency import VendorEfficiency, efficiency_source
 
 __all__ = ["CandidateTable", "candidate_table", "clear_candidate_tables"]
 
@@ -61,6 +61,9 @@ class CandidateTable:
     tps: tuple[int, ...]
     calibrated: tuple[bool, ...]
     efficiency_sources: tuple[str, ...]  # "engine", or the vendor fit whose eta_bw and eta_c the row uses
+    # held-out ratio measured / modelled at P10 and P90 of (TTFT, TPOT) for the row's engine, model class
+    # and vendor (Calibration.band); None where the calibration has no band
+    band_ratios: tuple[tuple[tuple[float, float] | None, tuple[float, float] | None], ...]
     weights_gib_per_gpu: np.ndarray
     max_batch: np.ndarray                # sequences the engine's scheduler runs at once on that GPU
     kv_budget_gib: np.ndarray            # per GPU, before any sequence (negative: the weights overflow)
@@ -109,9 +112,17 @@ def candidate_table(model: ModelSpec, gpus: Sequence[str], precisions: Sequence[
     return table
 
 
+def _band_ratio(calibration: Calibration, engine: str, metric: str, kind: str,
+                vendor: VendorEfficiency | None) -> tuple[float, float] | None:
+    """(P10, P90) of the held-out ratio measured / modelled (:meth:`Calibration.band`), or ``None``."""
+    low = calibration.band(engine, metric, 0.1, kind, vendor)
+    high = calibration.band(engine, metric, 0.9, kind, vendor)
+    return None if low is None or high is None else (low, high)
+
+
 def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...], tps: tuple[int, ...], engine: str,
            calibration: Calibration, calibrated_only: bool, kv_precision: str | None) -> CandidateTable:
-    rows: list[tuple[str, str, int, bool, str]] = []
+    rows: list[tuple[str, str, int, bool, str, Any]] = []
     skipped: list[str] = []
     kind = model_class(model)
     batch_limits: list[int] = []
@@ -123,6 +134,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
         device = get_accelerator(gpu_id)
         vendor = calibration.vendor_efficiency(engine, device)
         source = efficiency_source(vendor)
+        ratios = tuple(_band_ratio(calibration, engine, metric, kind, vendor) for metric in ("ttft_ms", "tpot_ms"))
         for precision in precisions:
             if not device.supports(precision) or (precision == "fp16" and "bf16" in precisions):
                 continue
@@ -136,7 +148,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                 if calibrated_only and not calibrated:
                     continue
                 weights_gib = weight_bytes(model, precision) / tp / _GIB
-                rows.append((gpu_id, precision, tp, calibrated, source))
+                rows.append((gpu_id, precision, tp, calibrated, source, ratios))
                 batch_limits.append(defaults.max_batch)
                 weights.append(weights_gib)
                 budgets.append(device.memory_gib_usable * _GPU_MEMORY_UTILIZATION - weights_gib
@@ -149,7 +161,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                                 for f in fields(ReplicaPhysics)})
     return CandidateTable(model=model, gpus=tuple(r[0] for r in rows), precisions=tuple(r[1] for r in rows),
                           tps=tuple(r[2] for r in rows), calibrated=tuple(r[3] for r in rows),
-                          efficiency_sources=tuple(r[4] for r in rows),
+                          efficiency_sources=tuple(r[4] for r in rows), band_ratios=tuple(r[5] for r in rows),
                           weights_gib_per_gpu=np.array(weights, dtype=float),
                           max_batch=np.array(batch_limits, dtype=float), kv_budget_gib=np.array(budgets, dtype=float),
                           kv_bytes_per_token_per_gpu=np.array(kv_per_token, dtype=float), physics=stacked,

@@ -100,6 +100,17 @@ class SizingOption:
     output_tokens_per_s: float    # peak demand served by the whole deployment
     calibrated: bool              # engine, GPU, precision, model class and TP were measured (else extrapolated)
     efficiency_source: str        # "engine" (eta_bw, eta_c fitted on the calibration rows) or a vendor fit, e.g. "amd:vllm"
+    # held-out ratio measured / modelled at P10 and P90 of TTFT and of TPOT, for this engine, model class and
+    # vendor (Calibration.band); None without a band
+    ttft_band_ratio: tuple[float, float] | None = None
+    tpot_band_ratio: tuple[float, float] | None = None
+
+    def at_p90(self, metric: str, value_ms: float) -> float | None:
+        """A TTFT (``metric="ttft"``) or TPOT/ITL (``"tpot"``) figure of this option as a load test would
+        show it were the model as optimistic as its 90th-percentile held-out error: ``value x P90 ratio``
+        (``None`` without a band)."""
+        ratio = {"ttft": self.ttft_band_ratio, "tpot": self.tpot_band_ratio}[metric]
+        return None if ratio is None else value_ms * ratio[1]
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -400,7 +411,8 @@ def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str, peak
         ttft_sla_attainment=None if q.flat["p_ok"] is None else float(q.flat["p_ok"][i]),
         running_batch=float(op.running_batch[i]), max_concurrency=max_concurrency,
         weights_gib_per_gpu=float(table.weights_gib_per_gpu[q.row]), output_tokens_per_s=q.output_tokens_per_s,
-        calibrated=table.calibrated[q.row], efficiency_source=table.efficiency_sources[q.row])
+        calibrated=table.calibrated[q.row], efficiency_source=table.efficiency_sources[q.row],
+        ttft_band_ratio=table.band_ratios[q.row][0], tpot_band_ratio=table.band_ratios[q.row][1])
 
 
 def _memory_advice(gaps: list[tuple[float, str]], model: str, engine: str, skipped: list[str],

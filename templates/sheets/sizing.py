@@ -14,6 +14,9 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     Calibrated         = yes when the planner's engine, GPU, precision, model class and TP were measured
                          (else the figures are extrapolated; finops.sizing.performance.Calibration.covers)
     EfficiencySource   = engine, or the vendor fit (amd:vllm) whose efficiencies the roofline uses
+    TtftMsP90, TpotMsP90 = TtftMs, TpotMs x the held-out P90 ratio measured / modelled of the planner's
+                         engine, model class and vendor: what a load test would show were the model as
+                         optimistic as its 90th-percentile error (blank without a band)
 
 ``LLM_SIZING`` calls ``finops.sizing.choice.size_workload``, the function behind ``finops size`` and
 ``finops.size``: the planner's Gpu x Precision x TP at its fewest replicas meeting the SLOs (with
@@ -70,6 +73,8 @@ _ANSWER: tuple[tuple[str, Kind, float], ...] = (
     ("BestMonthlyCost", "usd", 14),
     ("Calibrated", "text", 9),
     ("EfficiencySource", "text", 12),
+    ("TtftMsP90", "number", 10),
+    ("TpotMsP90", "number", 10),
 )
 SIZING_COLUMNS = (
     Column("Workload", role="computed", width=30),

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import doctest
 import inspect
+import json
 import subprocess
 import sys
 import typing
 from decimal import Decimal
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import addin._cells
 import addin._price_range
+import finops
 from addin import udfs
 from finops.mix import MixOption, optimize_mix
 from finops.price_book import COLUMNS, PriceBook
@@ -380,3 +383,35 @@ def test_sizing_row_says_whether_the_planners_choice_was_measured(precision, ttf
     row = ["w", "llama-3.1-70b", precision, "h100-sxm", 4, 64, 2000, 500, ttft_ms]
     assert udfs.LLM_SIZING(_SIZING_HEADERS, row, "Calibrated") == calibrated
     assert udfs.LLM_SIZING(_SIZING_HEADERS, row, "EfficiencySource") == source
+
+
+def _bundled_p90(key: str, metric: str) -> float:
+    """The held-out P90 ratio measured / modelled, read from the shipped calibration file itself."""
+    shipped = json.loads((Path(finops.__file__).parent / "catalog" / "data" / "calibration.json").read_text())
+    return shipped["bands"][key][metric][shipped["band_levels"].index(0.9)]
+
+
+def test_size_spills_each_options_latencies_at_the_models_90th_percentile_error():
+    table = udfs.LLM_SIZE("llama-3.1-70b", 2000, 500, 64, 30000, None, "h100-sxm", "fp8, bf16", None, 10)
+    column = {name: j for j, name in enumerate(table[0])}
+    assert table[0][-2:] == ["ttft_p99_ms_p90", "itl_p99_ms_p90"]
+    for row in table[1:]:   # vLLM's held-out ratios of its dense rows
+        assert row[column["ttft_p99_ms_p90"]] == pytest.approx(row[column["ttft_p99_ms"]] * _bundled_p90("vllm:dense", "ttft_ms"))
+        assert row[column["itl_p99_ms_p90"]] == pytest.approx(row[column["itl_p99_ms"]] * _bundled_p90("vllm:dense", "tpot_ms"))
+
+
+@pytest.mark.parametrize("model, ttft_ms, key", [
+    ("llama-3.1-70b", 30000, "vllm:dense"),
+    ("qwen3-235b-a22b", 30000, "vllm:moe"),     # the MoE models' own held-out band
+    ("llama-3.1-70b", 1, None),                 # misses its 1 ms TTFT: blank
+])
+def test_sizing_row_shows_its_latencies_at_the_models_90th_percentile_error(model, ttft_ms, key):
+    row = ["w", model, "fp8", "h100-sxm", 8, 16, 2000, 500, ttft_ms]
+    ttft, tpot = (udfs.LLM_SIZING(_SIZING_HEADERS, row, f) for f in ("TtftMs", "TpotMs"))
+    ttft_p90, tpot_p90 = (udfs.LLM_SIZING(_SIZING_HEADERS, row, f) for f in ("TtftMsP90", "TpotMsP90"))
+    if key is None:
+        assert (ttft_p90, tpot_p90) == ("", "")
+        return
+    assert ttft_p90 == pytest.approx(ttft * _bundled_p90(key, "ttft_ms"))
+    assert tpot_p90 == pytest.approx(tpot * _bundled_p90(key, "tpot_ms"))
+    assert tpot_p90 > tpot
