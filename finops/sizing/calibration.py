@@ -261,8 +261,11 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     on every usable row (with no admission wait), then, with those fixed, the measured-kernel ones on the
     rows the kernel tables cover, and last the scheduling terms ``q, s, a, f, d`` alone on every usable
     row, with the step times the engine answers with (kernels or roofline) fixed: TPOT does not depend
-    on them. ``kernel_engines``: the engines whose steps the kernels time where they can
-    (``kernel_steps``); by default the prior's, or none.
+    on them. These stages see the rows of models without routed experts (all rows when there are none);
+    the MoE models' rows then fit the one MoE layer overhead of every engine
+    (:func:`_with_moe_overhead`), and an engine fitted without them keeps the prior's.
+    ``kernel_engines``: the engines whose steps the kernels time where they can (``kernel_steps``); by
+    default the prior's, or none.
 
     The result records which (GPU, precision, model class, TP) each engine was measured on (added to
     ``prior``'s): estimates elsewhere are marked extrapolated (``calibrated: false``). A prior's error
