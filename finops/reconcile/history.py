@@ -132,16 +132,16 @@ class History:
         self._attaching = threading.Lock()  # one file attached at a time (its name in the DuckDB is fixed)
 
     @contextmanager
-    def _attached(self, path: Path, *, read_only: bool) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A connection whose tables are the database file at ``path``, attached to this History's in-memory
-        DuckDB (started on first use) for the block and detached after it, which writes it out whole."""
+    def _attached(self, path: Path, options: str) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection whose tables are the database file at ``path``, attached with ``options`` (``""`` or
+        :data:`_READ_ONLY`) to this History's in-memory DuckDB (started on first use) for the block and detached
+        after it, which writes it out whole."""
         with self._attaching:
             if self._duckdb is None:
                 self._duckdb = duckdb.connect()
             con = self._duckdb.cursor()
             try:
-                attach = _ATTACH.format(path=str(path).replace("'", "''"))
-                con.execute(attach + _READ_ONLY if read_only else attach)
+                con.execute(_ATTACH.format(path=str(path).replace("'", "''")) + options)
                 try:
                     con.execute(_USE)
                     yield con
@@ -157,7 +157,7 @@ class History:
         not a DuckDB database, or a database without the table of months, is not a history: refused, naming it."""
         with ExitStack() as stack:
             try:
-                con = stack.enter_context(self._attached(self.path, read_only=True))
+                con = stack.enter_context(self._attached(self.path, _READ_ONLY))
             except duckdb.Error as exc:
                 raise self._refused(f"cannot open the history database: {str(exc).splitlines()[0]}") from exc
             if not _has_table(con, "months"):
@@ -184,7 +184,7 @@ class History:
             copy.unlink()  # DuckDB makes a new database where there is no file, not in an empty one
             if self.path.exists():
                 shutil.copyfile(self.path, copy)
-            with self._attached(copy, read_only=False) as con:
+            with self._attached(copy, "") as con:
                 try:
                     con.execute(_SCHEMA)
                     con.execute(_MIGRATIONS)
