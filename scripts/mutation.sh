@@ -99,7 +99,7 @@ declare -A TESTS=(
   [reconcile-parquet_check]="tests/reconcile/test_parquet_check_messages.py tests/reconcile/test_speed_parquet_check.py tests/fuzz/test_parquet_damage.py finops/reconcile/parquet_check.py"
   # --- reconcile/ bills, history, commitment schedule, fleet bill, sample bills
   [reconcile-bills]="tests/reconcile/test_scan_checks.py tests/reconcile/test_bill_file_checks.py tests/reconcile/test_bill_file_edges.py tests/reconcile/test_focus_versions.py tests/reconcile/test_fingerprint_figures.py finops/reconcile/bills.py"
-  [reconcile-history]="tests/reconcile/test_history_records.py finops/reconcile/history.py"
+  [reconcile-history]="tests/reconcile/test_history_records.py tests/reconcile/test_fixed_cost.py finops/reconcile/history.py"
   [reconcile-commitment_schedule]="tests/reconcile/test_commitment_schedule_figures.py tests/reconcile/test_partial_upfront.py finops/reconcile/commitment_schedule.py"
   [reconcile-fleet_bill]="tests/reconcile/test_fleet_bill_shape.py finops/reconcile/fleet_bill.py"
   [reconcile-sample_bills]="tests/reconcile/test_sample_bill_files.py finops/reconcile/sample_bills.py"

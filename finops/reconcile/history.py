@@ -12,6 +12,11 @@ balance left: :meth:`History.earlier_inputs` sums them up to the month before
 A history written before a column existed is migrated when it is opened (:data:`_MIGRATIONS`,
 ``ADD COLUMN IF NOT EXISTS``); the months kept before read 0 in the new columns.
 
+A :class:`History` opens its file in one in-memory DuckDB of its own, attaching the file for each read or
+write and detaching it after (so the file is never held open between calls): starting a DuckDB database
+costs about 11 ms, attaching a file about 1-2 ms, and a run of a month reads its history four times before
+it records it (docs/reconcile.md, Session 10).
+
 >>> import tempfile
 >>> db = Path(tempfile.mkdtemp()) / HISTORY_FILE
 >>> History(db).months()
@@ -21,7 +26,9 @@ A history written before a column existed is migrated when it is opened (:data:`
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -84,6 +91,9 @@ _SELECT_COMMITMENTS = "FROM commitment_months WHERE month < ? AND currency = ? O
 _SELECT_COMMENTS = "SELECT plan_line, comment FROM comments WHERE month = ? ORDER BY plan_line"
 _COUNT_TABLES = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
 _COLUMNS_KEPT = "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
+#: The history file attached to the History's in-memory DuckDB while a call reads or writes it.
+_ATTACH, _READ_ONLY = "ATTACH '{path}' AS finops_history", " (READ_ONLY)"
+_USE, _USE_MEMORY, _DETACH = "USE finops_history", "USE memory", "DETACH finops_history"
 _HINT = ("if another program has it open, close that program; if the file is not a history written by finops, "
          "move it away to start a new history")
 
@@ -118,18 +128,41 @@ class History:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._duckdb: duckdb.DuckDBPyConnection | None = None
+        self._attaching = threading.Lock()  # one file attached at a time (its name in the DuckDB is fixed)
 
-    def _connect(self) -> duckdb.DuckDBPyConnection:
-        """A read-only connection (it shares the file: the history is only ever replaced whole). A file that is
+    @contextmanager
+    def _attached(self, path: Path, options: str) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A connection whose tables are the database file at ``path``, attached with ``options`` (``""`` or
+        :data:`_READ_ONLY`) to this History's in-memory DuckDB (started on first use) for the block and detached
+        after it, which writes it out whole."""
+        with self._attaching:
+            if self._duckdb is None:
+                self._duckdb = duckdb.connect()
+            con = self._duckdb.cursor()
+            try:
+                con.execute(_ATTACH.format(path=str(path).replace("'", "''")) + options)
+                try:
+                    con.execute(_USE)
+                    yield con
+                finally:
+                    con.execute(_USE_MEMORY)
+                    con.execute(_DETACH)
+            finally:
+                con.close()
+
+    @contextmanager
+    def _reading(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """The history, read-only (it shares the file: the history is only ever replaced whole). A file that is
         not a DuckDB database, or a database without the table of months, is not a history: refused, naming it."""
-        try:
-            con = duckdb.connect(str(self.path), read_only=True)
-        except duckdb.Error as exc:
-            raise self._refused(f"cannot open the history database: {str(exc).splitlines()[0]}") from exc
-        if not _has_table(con, "months"):
-            con.close()
-            raise self._refused("not a history database (it has no table of months)")
-        return con
+        with ExitStack() as stack:
+            try:
+                con = stack.enter_context(self._attached(self.path, _READ_ONLY))
+            except duckdb.Error as exc:
+                raise self._refused(f"cannot open the history database: {str(exc).splitlines()[0]}") from exc
+            if not _has_table(con, "months"):
+                raise self._refused("not a history database (it has no table of months)")
+            yield con
 
     def _refused(self, message: str) -> InputError:
         return InputError(message, where=Location(file=str(self.path)), hint=_HINT)
@@ -145,35 +178,31 @@ class History:
         is refused (naming it) before anything is written.
         """
         if self.path.exists():
-            self._connect().close()
+            with self._reading():
+                pass
         with replacing(self.path) as copy:
             copy.unlink()  # DuckDB makes a new database where there is no file, not in an empty one
             if self.path.exists():
                 shutil.copyfile(self.path, copy)
-            con = duckdb.connect(str(copy))
-            try:
-                con.execute(_SCHEMA)
-                con.execute(_MIGRATIONS)
-                _record_month(con, rec, run_at, comments)
-            except duckdb.ConversionException as exc:  # an amount past DECIMAL(38, 10): too large to keep
-                raise InputError("an amount of this month is too large for the history (at most 28 digits "
-                                 "before the decimal point)", where=Location(file=str(self.path)),
-                                 hint="check the bills' amounts and the --rate values; nothing was written") from exc
-            finally:
-                con.close()
+            with self._attached(copy, "") as con:
+                try:
+                    con.execute(_SCHEMA)
+                    con.execute(_MIGRATIONS)
+                    _record_month(con, rec, run_at, comments)
+                except duckdb.ConversionException as exc:  # an amount past DECIMAL(38, 10): too large to keep
+                    raise InputError("an amount of this month is too large for the history (at most 28 digits "
+                                     "before the decimal point)", where=Location(file=str(self.path)),
+                                     hint="check the bills' amounts and the --rate values; nothing was written") from exc
 
     def months(self, currency: str | None = None) -> list[MonthRecord]:
         """Every kept month in order (only those in ``currency`` when given)."""
         if not self.path.exists():
             return []
-        con = self._connect()
-        try:
+        with self._reading() as con:
             heads = con.execute(f"SELECT {_columns_kept(con, 'months', _MONTH_COLUMNS)} {_SELECT_MONTHS}").fetchall()
             lines: dict[str, dict[str, Decimal]] = {}
             for month, plan_line, actual in con.execute(_SELECT_LINES).fetchall():
                 lines.setdefault(month, {})[plan_line] = actual
-        finally:
-            con.close()
         return [MonthRecord(*head, lines=lines.get(head[0], {})) for head in heads
                 if currency is None or head[1] == currency]
 
@@ -192,14 +221,11 @@ class History:
         those months, its purchase date, term and payment from the first month that names them."""
         if not self.path.exists():
             return {}
-        con = self._connect()
-        try:
+        with self._reading() as con:
             if not _has_table(con, "commitment_months"):
                 return {}
             rows = con.execute(f"SELECT {_columns_kept(con, 'commitment_months', _COMMITMENT_COLUMNS)} "
                                f"{_SELECT_COMMITMENTS}", [month, currency]).fetchall()
-        finally:
-            con.close()
         kept: dict[str, EarlierCommitment] = {}
         for cid, seen, provider, kind, payment, bought, term, paid, amortized, upfront in rows:
             before = kept.get(cid)
@@ -212,13 +238,10 @@ class History:
         """The comments kept for ``month``: plan line -> text."""
         if not self.path.exists():
             return {}
-        con = self._connect()
-        try:
+        with self._reading() as con:
             if not _has_table(con, "comments"):
                 return {}
             rows = con.execute(_SELECT_COMMENTS, [month]).fetchall()
-        finally:
-            con.close()
         return dict(rows)
 
 

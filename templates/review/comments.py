@@ -13,7 +13,7 @@ from pathlib import Path
 
 from finops.errors import InputError, Location
 
-from ..plan_reader import check_package
+from ..plan_reader import check_package, table_places
 
 __all__ = ["COMMENT", "PLAN_LINE", "VARIANCE_TABLE", "comments_in_review", "kept_comments"]
 
@@ -25,7 +25,9 @@ COMMENT = "Comment"
 def comments_in_review(path: Path) -> dict[str, str]:
     """Plan line -> comment (blank ones too) in the review at ``path``; ``{}`` when there is no file.
 
-    A file that is there but cannot be read is refused (nothing is written over it).
+    A file that is there but cannot be read is refused (nothing is written over it). The table is found in
+    the package's table parts (:func:`~templates.plan_reader.table_places`) and only its cells are read, in
+    openpyxl's read-only mode: a full load of a review costs a re-run of its month about 40 ms more.
     """
     import openpyxl
 
@@ -34,29 +36,33 @@ def comments_in_review(path: Path) -> dict[str, str]:
         return {}
     try:
         check_package(path)
-        book = openpyxl.load_workbook(path)
+        place = table_places(path).get(VARIANCE_TABLE.lower())
+        book = openpyxl.load_workbook(path, read_only=True)
     except Exception as exc:  # openpyxl raises many types for damaged files; translate at the seam
         reason = exc.message if isinstance(exc, InputError) else str(exc)
         raise InputError(f"cannot read the comments of the review this run would replace: {reason}",
                          where=Location(file=str(path)),
                          hint="move that file away (its comments are then taken from the history) and run again") from exc
     try:
-        for ws in book.worksheets:
-            if VARIANCE_TABLE in ws.tables:
-                return _comments(ws, ws.tables[VARIANCE_TABLE].ref)
+        if place is None or place[0] not in book.sheetnames:
+            return {}
+        return _comments(book[place[0]], place[1])
     finally:
         book.close()
-    return {}
 
 
 def _comments(ws, ref: str) -> dict[str, str]:
-    rows = list(ws[ref])
-    header = [str(c.value or "") for c in rows[0]]
+    from openpyxl.utils.cell import range_boundaries
+
+    min_col, min_row, max_col, max_row = range_boundaries(ref)
+    width = max_col - min_col + 1
+    rows = [(tuple(row) + (None,) * width)[:width] for row in ws.iter_rows(
+        min_row=min_row, max_row=max_row, min_col=min_col, max_col=max_col, values_only=True)]
+    header = [str(value or "") for value in rows[0]] if rows else []
     if PLAN_LINE not in header or COMMENT not in header:
         return {}
     line, comment = header.index(PLAN_LINE), header.index(COMMENT)
-    return {str(row[line].value): str(row[comment].value or "").strip() for row in rows[1:]
-            if row[line].value is not None}
+    return {str(row[line]): str(row[comment] or "").strip() for row in rows[1:] if row[line] is not None}
 
 
 def kept_comments(review: Path, history: Mapping[str, str]) -> dict[str, str]:
