@@ -7,8 +7,8 @@ dense Llama-3.1-8B/70B and Qwen3-32B, mixture-of-experts Qwen3-235B-A22B and Min
 DeepSeek-V3/R1), kept compact in ``finops/data/calibration/`` by
 ``scripts/derive_calibration_rows.py`` from aiconfigurator-core 0.12's ``systems/silicon_sample.csv``.
 
-Fitting minimizes, per engine and on the models without routed experts, the robust (soft-L1, scale 0.05) sum of squared log errors
-``0.5 x log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
+Fitting minimizes, per engine and on the models without routed experts, the robust (soft-L1, scale
+0.05) sum of squared log errors ``0.5 x log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
 :class:`~finops.sizing.performance.EngineConstants`, in log space within physical bounds
 (``scipy.optimize.least_squares``). Rows whose concurrency exceeds what the KV cache can hold are left
 out: there the engine queues requests and TTFT measures the queue, not the hardware. The models with
