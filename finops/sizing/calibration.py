@@ -358,7 +358,7 @@ def _with_moe_overhead(rows: Sequence[Measurement], engines: Mapping[str, Engine
 
     result = least_squares(residuals, [min(max(start, 1.0), _MOE_OVERHEAD_US[1])], bounds=_MOE_OVERHEAD_US,
                            loss="soft_l1", f_scale=_F_SCALE)
-    value = round(float(result.x[0]), 4)
+    value = float(result.x[0])
     return {e: replace(c, moe_overhead_us_per_layer=value) for e, c in engines.items()}
 
 

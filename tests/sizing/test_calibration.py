@@ -113,6 +113,30 @@ def test_moe_rows_set_only_the_moe_overhead_shared_by_every_engine(rows):
     assert together.covers("vllm", "b200", "fp8", "moe", 2, 11.03)
 
 
+def _as_modelled(rows, calibration, model: str, tpot_scale: float = 1.0):
+    """The usable vLLM rows of ``model`` with the TTFT and TPOT ``calibration`` gives them (TPOT x
+    ``tpot_scale``)."""
+    mine = [r for r in rows if r.engine == "vllm" and r.model == model and not queue_limited(r)]
+    ttft, tpot = predict(mine, calibration)
+    return [replace(r, ttft_ms=float(a), tpot_ms=float(b) * tpot_scale) for r, a, b in zip(mine, ttft, tpot)]
+
+
+def test_a_refit_on_rows_the_prior_predicts_keeps_its_moe_overhead(rows):
+    prior = Calibration.bundled()
+    mine = _as_modelled(rows, prior, "llama-3.1-8b") + _as_modelled(rows, prior, "minimax-m2.5")
+    assert fit(mine, prior=prior).constants("vllm").moe_overhead_us_per_layer == pytest.approx(
+        prior.constants("vllm").moe_overhead_us_per_layer, rel=0.01)
+
+
+def test_moe_rows_faster_than_the_roofline_fit_no_negative_overhead(rows):
+    """MoE rows 30 % faster than the model gives them without any MoE overhead: o_moe stops at its
+    bound, 0."""
+    none = replace(Calibration.bundled(), engines={e: replace(c, moe_overhead_us_per_layer=0.0)
+                                                   for e, c in Calibration.bundled().engines.items()})
+    mine = _as_modelled(rows, none, "llama-3.1-8b") + _as_modelled(rows, none, "minimax-m2.5", 0.7)
+    assert fit(mine, prior=none).constants("vllm").moe_overhead_us_per_layer == pytest.approx(0.0, abs=1e-6)
+
+
 def test_a_refit_without_moe_rows_keeps_the_priors_moe_overhead(rows):
     prior = Calibration.bundled()
     mine = [r for r in rows if r.engine == "vllm" and r.model == "llama-3.1-8b"][:6]
