@@ -281,6 +281,10 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     if not (isinstance(prior_weight, (int, float)) and math.isfinite(prior_weight) and prior_weight >= 0):
         raise InputError(f"prior weight must be a number >= 0, got {prior_weight!r}",
                          hint=f"0 is a free fit; the default {REFIT_PRIOR_WEIGHT} lets the measurements win")
+    rows = list(rows)
+    unknown = sorted({r.engine for r in rows} - set(ENGINES))   # before queue_limited reads the engine's defaults
+    if unknown:
+        raise InputError(f"unknown engine {unknown[0]!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
     usable = [r for r in rows if not queue_limited(r)
               and (classes is None or model_class(resolve_model(r.model)) in classes)]
     if not usable:
@@ -291,8 +295,6 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     engines = dict(prior.engines) if prior is not None else {}
     measured = {name: dict(entries) for name, entries in prior.measured.items()} if prior is not None else {}
     for engine in sorted({r.engine for r in usable}):
-        if engine not in ENGINES:
-            raise InputError(f"unknown engine {engine!r} in measurements", hint=f"use one of: {', '.join(ENGINES)}")
         base = prior.engines.get(engine) if prior is not None else None
         mine = [r for r in step_rows if r.engine == engine] or [r for r in usable if r.engine == engine]
         weight = None if base is None else prior_weight

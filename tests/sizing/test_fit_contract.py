@@ -1,0 +1,107 @@
+"""What :func:`finops.sizing.calibration.fit` promises beyond the fitted numbers: the inputs it refuses
+and how, what the result carries (source, date, rows, coverage, a prior's bands and vendor fits), how
+strongly a prior holds the constants, and which engines keep measured-kernel step times."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import fields, replace
+
+import numpy as np
+import pytest
+
+from finops.catalog import get_model
+from finops.errors import InputError
+from finops.sizing.calibration import REFIT_PRIOR_WEIGHT, bundled_measurements, fit, queue_limited
+from finops.sizing.performance import ENGINES, Calibration
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return bundled_measurements()
+
+
+def _usable(rows, engine: str, model: str):
+    return [r for r in rows if r.engine == engine and r.model == model and not queue_limited(r)]
+
+
+@pytest.mark.parametrize("weight", [-1, -0.001, math.nan, math.inf, "0.1", None])
+def test_a_prior_weight_that_is_not_a_number_at_least_0_is_refused(rows, weight):
+    with pytest.raises(InputError) as caught:
+        fit(_usable(rows, "vllm", "llama-3.1-8b")[:3], prior_weight=weight)
+    assert caught.value.message == f"prior weight must be a number >= 0, got {weight!r}"
+    assert caught.value.hint == f"0 is a free fit; the default {REFIT_PRIOR_WEIGHT} lets the measurements win"
+
+
+def test_a_prior_weight_of_0_is_a_free_fit(rows):
+    mine = _usable(rows, "vllm", "llama-3.1-8b")[:6]
+    assert fit(mine, prior=Calibration.bundled(), prior_weight=0).rows == 6
+
+
+@pytest.mark.parametrize("which, classes", [("queue-limited", None), ("mla", ("dense", "moe"))])
+def test_no_usable_row_is_refused(rows, which, classes):
+    chosen = ([r for r in rows if queue_limited(r)] if which == "queue-limited"
+              else [r for r in rows if r.model == "deepseek-v3" and not queue_limited(r)])
+    with pytest.raises(InputError) as caught:
+        fit(chosen, classes=classes)
+    assert caught.value.message == "no usable measurements to fit"
+    assert caught.value.hint == "give load-test points whose concurrency fits the KV cache"
+
+
+def test_an_unknown_engine_is_refused_naming_the_known_ones(rows):
+    with pytest.raises(InputError) as caught:
+        fit([replace(r, engine="tgi") for r in _usable(rows, "vllm", "llama-3.1-8b")[:3]])
+    assert caught.value.message == "unknown engine 'tgi' in measurements"
+    assert caught.value.hint == f"use one of: {', '.join(ENGINES)}"
+
+
+def test_the_result_says_where_it_came_from_and_what_it_covers(rows):
+    mine = _usable(rows, "vllm", "llama-3.1-8b") + _usable(rows, "vllm", "llama-3.1-70b")
+    mine += [r for r in rows if queue_limited(r)][:2]       # left out, and not counted
+    cal = fit(mine, source="my load test", as_of="2026-11-30")
+    assert (cal.source, cal.as_of, cal.rows) == ("my load test", "2026-11-30", len(mine) - 2)
+    assert fit(mine[:5]).as_of == dt.date.today().isoformat()
+    # one configuration measured on both models: its range spans the two sizes
+    assert cal.measured["vllm"][("h200", "fp8", "dense", 2)] == (get_model("llama-3.1-8b").active_params_b,
+                                                                 get_model("llama-3.1-70b").active_params_b)
+
+
+def test_a_refit_keeps_the_priors_bands_vendor_fits_and_coverage(rows):
+    prior = Calibration.bundled()
+    refit = fit(_usable(rows, "vllm", "llama-3.1-8b")[:6], prior=prior)
+    assert refit.bands == prior.bands and refit.vendors == prior.vendors
+    assert set(prior.measured["trtllm"]) <= set(refit.measured["trtllm"])
+
+
+def test_a_heavy_prior_holds_every_constant_where_it_is(rows):
+    """At a prior weight of 10^6 each constant's log deviation outweighs any miss: the refit on the
+    rows of every kind (roofline, measured kernels, MoE), made 30 % slower, keeps the prior's values."""
+    prior = Calibration.bundled()
+    slower = [replace(r, tpot_ms=1.3 * r.tpot_ms, ttft_ms=1.3 * r.ttft_ms) for r in
+              _usable(rows, "vllm", "llama-3.1-8b") + _usable(rows, "trtllm", "qwen3-32b")
+              + _usable(rows, "vllm", "minimax-m2.5")]
+    held, free = fit(slower, prior=prior, prior_weight=1e6), fit(slower, prior=prior, prior_weight=0.01)
+    for engine in ("vllm", "trtllm"):
+        for f in fields(held.constants(engine)):
+            np.testing.assert_allclose(getattr(held.constants(engine), f.name), getattr(prior.constants(engine), f.name),
+                                       rtol=2e-3, atol=1e-9, err_msg=f"{engine} {f.name}")
+    assert free.constants("vllm").moe_overhead_us_per_layer > 1.2 * prior.constants("vllm").moe_overhead_us_per_layer
+    assert free.constants("trtllm").kernel_step_overhead_us != prior.constants("trtllm").kernel_step_overhead_us
+
+
+def test_measured_kernels_time_the_steps_of_the_engines_chosen_or_the_priors(rows):
+    mine = _usable(rows, "trtllm", "qwen3-32b")[:20] + _usable(rows, "vllm", "qwen3-32b")[:20]
+    chosen = fit(mine, kernel_engines=["trtllm"])
+    assert (chosen.constants("trtllm").kernel_steps, chosen.constants("vllm").kernel_steps) == (1.0, 0.0)
+    assert fit(mine).constants("trtllm").kernel_steps == 0.0                       # no prior: none
+    prior = Calibration.bundled()
+    assert prior.constants("trtllm").kernel_steps == 1.0
+    assert fit(mine, prior=prior).constants("trtllm").kernel_steps == 1.0         # the prior's choice
+
+
+def test_an_engine_measured_on_moe_models_only_is_fitted_on_them(rows):
+    moe = _usable(rows, "vllm", "minimax-m2.5")
+    cal = fit(moe)
+    assert set(cal.engines) == {"vllm"} and cal.rows == len(moe)
+    assert {kind for _, _, kind, _ in cal.measured["vllm"]} == {"moe"}
