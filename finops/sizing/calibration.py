@@ -315,7 +315,7 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         if base is None:
             start[_ADMISSION] = _START[_ADMISSION]
         constants = _fit_engine(mine, start, _SCHEDULING_NAMES, kernel_steps, weight)
-        engines[engine] = _as_floats(replace(constants, kernel_steps=kernel_steps,
+        engines[engine] = _as_floats(replace(constants,   # (kernel_steps is the last stage's)
                                              moe_overhead_us_per_layer=base.moe_overhead_us_per_layer if base else 0.0))
         covered = measured.setdefault(engine, {})
         for r in (r for r in usable if r.engine == engine):

@@ -105,3 +105,17 @@ def test_an_engine_measured_on_moe_models_only_is_fitted_on_them(rows):
     cal = fit(moe)
     assert set(cal.engines) == {"vllm"} and cal.rows == len(moe)
     assert {kind for _, _, kind, _ in cal.measured["vllm"]} == {"moe"}
+
+
+def test_without_a_prior_the_prior_weight_pulls_nothing(rows):
+    mine = _usable(rows, "vllm", "llama-3.1-8b") + _usable(rows, "vllm", "minimax-m2.5")
+    assert fit(mine).engines == fit(mine, prior_weight=0).engines
+
+
+def test_an_engine_measured_on_moe_models_only_beside_others_is_fitted_on_its_own_rows(rows):
+    """SGLang's only rows here are Qwen3-235B's: its step constants come from them, not from vLLM's dense
+    rows (the MoE overhead is the one value fitted on every engine's MoE rows)."""
+    sglang = _usable(rows, "sglang", "qwen3-235b-a22b")
+    beside = fit(_usable(rows, "vllm", "llama-3.1-8b") + sglang).constants("sglang")
+    alone = fit(sglang).constants("sglang")
+    assert replace(beside, moe_overhead_us_per_layer=0.0) == replace(alone, moe_overhead_us_per_layer=0.0)
