@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 
 from finops.errors import FinopsError, InputError
 
-__all__ = ["cell_errors", "grid", "names", "number", "optional_text", "records", "scalar", "text", "whole"]
+__all__ = ["blank_if_none", "cell_errors", "grid", "names", "number", "optional_text", "records", "scalar", "text", "whole"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _MISSING = object()
@@ -145,6 +145,15 @@ def records(value: Any, name: str, required: Sequence[str]) -> list[dict[str, An
             continue
         result.append(dict(zip(header, cells)))
     return result
+
+
+def blank_if_none(value: Any) -> Any:
+    """What a cell shows for a figure the core leaves out (``None``): an empty cell.
+
+    >>> blank_if_none(None), blank_if_none(0.0)
+    ('', 0.0)
+    """
+    return "" if value is None else value
 
 
 def cell_errors(function: F) -> F:

@@ -20,6 +20,8 @@ from finops.registry import Registry
 from finops.sizing.choice import WorkloadSizing
 from finops.sizing.search import SizingOption
 
+from ._cells import blank_if_none
+
 __all__ = ["SIZING_FIELDS"]
 
 Field = Callable[[WorkloadSizing], Any]
@@ -55,8 +57,7 @@ def _latency(p99: str, p50: str, *, at_p90: str | None = None) -> Field:
             figure = getattr(o, p99 if _p99(sized) else p50)
             if at_p90 is None:
                 return figure
-            shown = o.at_p90(at_p90, figure)
-            return "" if shown is None else shown
+            return blank_if_none(o.at_p90(at_p90, figure))
         return _chosen(read)(sized)
     return value
 

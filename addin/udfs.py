@@ -34,7 +34,7 @@ from finops.sizing.search import SearchResult, SizingOption, search
 from finops.tco import compare_options, cost_per_million_tokens, tco
 from finops.tco.reference import reference_case
 
-from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
+from ._cells import blank_if_none, cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import current_book, hourly_cost, price_book_from_range
 from ._sizing_fields import SIZING_FIELDS
 from ._workload_row import workload_row
@@ -297,7 +297,7 @@ def LLM_ESTIMATE(
     value = getattr(_estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate), name)
     if isinstance(value, tuple):
         return [list(value)]
-    return "" if value is None else value
+    return blank_if_none(value)
 
 
 # ---- search -------------------------------------------------------------------------------------------
@@ -380,10 +380,6 @@ def LLM_SIZE(
     return _ranking_table(result.options)
 
 
-def _blank(value: float | None) -> Any:
-    return "" if value is None else value
-
-
 def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
     """The header row, then one row per option (the spilled table of ``LLM_SIZE`` and ``LLM_RANKING``)."""
     return [list(_SIZE_HEADER)] + [
@@ -404,8 +400,8 @@ def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
             o.itl_p99_ms,
             o.calibrated,
             o.efficiency_source,
-            _blank(o.at_p90("ttft", o.ttft_p99_ms)),
-            _blank(o.at_p90("tpot", o.itl_p99_ms)),
+            blank_if_none(o.at_p90("ttft", o.ttft_p99_ms)),
+            blank_if_none(o.at_p90("tpot", o.itl_p99_ms)),
         ]
         for o in options
     ]

@@ -42,7 +42,7 @@ from .memory import (
 from .engine_defaults import default_kv_precision, engine_defaults
 from .performance import Calibration, ReplicaPhysics, model_class, replica_physics
 from .support import supports
-from .vendor_efficiency import VendorEfficiency, efficiency_source
+from .vendor_efficiency import efficiency_source
 
 __all__ = ["CandidateTable", "candidate_table", "clear_candidate_tables"]
 
@@ -62,7 +62,7 @@ class CandidateTable:
     calibrated: tuple[bool, ...]
     efficiency_sources: tuple[str, ...]  # "engine", or the vendor fit whose eta_bw and eta_c the row uses
     # held-out ratio measured / modelled at P10 and P90 of (TTFT, TPOT) for the row's engine, model class
-    # and vendor (Calibration.band); None where the calibration has no band
+    # and vendor (Calibration.band_ratios); None where the calibration has no band
     band_ratios: tuple[tuple[tuple[float, float] | None, tuple[float, float] | None], ...]
     weights_gib_per_gpu: np.ndarray
     max_batch: np.ndarray                # sequences the engine's scheduler runs at once on that GPU
@@ -112,14 +112,6 @@ def candidate_table(model: ModelSpec, gpus: Sequence[str], precisions: Sequence[
     return table
 
 
-def _band_ratio(calibration: Calibration, engine: str, metric: str, kind: str,
-                vendor: VendorEfficiency | None) -> tuple[float, float] | None:
-    """(P10, P90) of the held-out ratio measured / modelled (:meth:`Calibration.band`), or ``None``."""
-    low = calibration.band(engine, metric, 0.1, kind, vendor)
-    high = calibration.band(engine, metric, 0.9, kind, vendor)
-    return None if low is None or high is None else (low, high)
-
-
 def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...], tps: tuple[int, ...], engine: str,
            calibration: Calibration, calibrated_only: bool, kv_precision: str | None) -> CandidateTable:
     rows: list[tuple[str, str, int, bool, str, Any]] = []
@@ -134,7 +126,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
         device = get_accelerator(gpu_id)
         vendor = calibration.vendor_efficiency(engine, device)
         source = efficiency_source(vendor)
-        ratios = tuple(_band_ratio(calibration, engine, metric, kind, vendor) for metric in ("ttft_ms", "tpot_ms"))
+        ratios = tuple(calibration.band_ratios(engine, metric, kind, vendor) for metric in ("ttft_ms", "tpot_ms"))
         for precision in precisions:
             if not device.supports(precision) or (precision == "fp16" and "bf16" in precisions):
                 continue

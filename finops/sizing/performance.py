@@ -230,6 +230,13 @@ class Calibration:
         quantiles = per.get(metric)
         return None if quantiles is None else ratio_at(quantiles, level)
 
+    def band_ratios(self, engine: str, metric: str, model_class: str | None = None,
+                    vendor: VendorEfficiency | None = None) -> tuple[float, float] | None:
+        """(P10, P90) of :meth:`band`, or ``None`` without a band (``None`` at one level is ``None`` at
+        every level)."""
+        low = self.band(engine, metric, 0.1, model_class, vendor)
+        return None if low is None else (low, self.band(engine, metric, 0.9, model_class, vendor))
+
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "as_of": self.as_of, "rows": self.rows,
                 "held_out_tpot_error": self.held_out_tpot_error, "held_out_ttft_error": self.held_out_ttft_error,
@@ -611,9 +618,8 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     else of the engine's calibration rows)."""
     out: dict[str, tuple[float, float] | None] = {}
     for metric in BAND_METRICS:
-        low = cal.band(engine, metric, 0.1, kind, vendor)   # None at one level is None at every level: no band
-        out[f"{metric}_band"] = None if low is None else (values[metric] * low,
-                                                          values[metric] * cal.band(engine, metric, 0.9, kind, vendor))
+        ratios = cal.band_ratios(engine, metric, kind, vendor)
+        out[f"{metric}_band"] = None if ratios is None else (values[metric] * ratios[0], values[metric] * ratios[1])
     return out
 
 
