@@ -34,7 +34,7 @@ from finops.money import Money, to_decimal
 from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine
 
 __all__ = ["ASSETS_HEADERS", "BUDGET_HEADERS", "MAPPING_HEADERS", "MAX_PACKAGE_BYTES", "MAX_PARTS", "MAX_PART_BYTES",
-           "USAGE_HEADERS", "check_package", "read_plan", "table_places"]
+           "USAGE_HEADERS", "check_package", "range_rows", "read_plan", "table_places"]
 
 #: Largest uncompressed size of one part of the workbook package (a plan is a few MB at most).
 MAX_PART_BYTES = 200 * 1024 * 1024
@@ -247,6 +247,17 @@ class _Row:
                              hint="type a date, e.g. 2026-05-04") from None
 
 
+def range_rows(ws: Any, ref: str) -> tuple[int, int, Iterator[tuple[Any, ...]]]:
+    """The first column and row of the range ``ref`` of a worksheet opened read-only, and its rows as tuples
+    of values, each padded to the range's width (a read-only sheet ends a row at its last stored cell)."""
+    from openpyxl.utils.cell import range_boundaries
+
+    min_col, min_row, max_col, max_row = range_boundaries(ref)
+    width = max_col - min_col + 1
+    cells = ws.iter_rows(min_row=min_row, max_row=max_row, min_col=min_col, max_col=max_col, values_only=True)
+    return min_col, min_row, ((tuple(row) + (None,) * width)[:width] for row in cells)
+
+
 class _Tables:
     """The plan's tables, read from the workbook opened read-only: only the cells of each table's range."""
 
@@ -255,7 +266,7 @@ class _Tables:
 
     def rows(self, name: str, build: Callable[[_Row], Any], headers: tuple[str, ...], *,
              required: bool = True) -> Iterator[Any]:
-        from openpyxl.utils.cell import get_column_letter, range_boundaries
+        from openpyxl.utils.cell import get_column_letter
 
         found = self.places.get(name.lower())
         if found is None or found[0] not in self.book.sheetnames:
@@ -264,19 +275,14 @@ class _Tables:
             raise InputError(f"table {name} not found", where=Location(file=self.file),
                              hint="use the planning template (`finops template build`); tables are found by name")
         title, ref = found
-        min_col, min_row, max_col, max_row = range_boundaries(ref)
-        cells = self.book[title].iter_rows(min_row=min_row, max_row=max_row, min_col=min_col, max_col=max_col,
-                                           values_only=True)
-        width = max_col - min_col + 1
-        header_row = next(cells, ())
-        found_headers = [str(h).strip() if h is not None else "" for h in (tuple(header_row) + (None,) * width)[:width]]
+        min_col, min_row, cells = range_rows(self.book[title], ref)
+        found_headers = [str(h).strip() if h is not None else "" for h in next(cells, ())]
         missing = [h for h in headers if h not in found_headers]
         if missing:
             raise InputError(f"table {name} has no column {missing[0]}",
                              where=Location(file=self.file, sheet=title, column=missing[0]),
                              hint=f"{name} needs the columns {', '.join(headers)} (exact names)")
-        for r, row in enumerate(cells, start=min_row + 1):
-            values = (tuple(row) + (None,) * width)[:width]
+        for r, values in enumerate(cells, start=min_row + 1):
             if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
                 continue
             refs = {h: f"{get_column_letter(min_col + i)}{r}" for i, h in enumerate(found_headers)}

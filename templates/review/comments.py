@@ -13,7 +13,7 @@ from pathlib import Path
 
 from finops.errors import InputError, Location
 
-from ..plan_reader import check_package, table_places
+from ..plan_reader import check_package, range_rows, table_places
 
 __all__ = ["COMMENT", "PLAN_LINE", "VARIANCE_TABLE", "comments_in_review", "kept_comments"]
 
@@ -52,12 +52,7 @@ def comments_in_review(path: Path) -> dict[str, str]:
 
 
 def _comments(ws, ref: str) -> dict[str, str]:
-    from openpyxl.utils.cell import range_boundaries
-
-    min_col, min_row, max_col, max_row = range_boundaries(ref)
-    width = max_col - min_col + 1
-    rows = [(tuple(row) + (None,) * width)[:width] for row in ws.iter_rows(
-        min_row=min_row, max_row=max_row, min_col=min_col, max_col=max_col, values_only=True)]
+    rows = list(range_rows(ws, ref)[2])
     header = [str(value or "") for value in rows[0]] if rows else []
     if PLAN_LINE not in header or COMMENT not in header:
         return {}
