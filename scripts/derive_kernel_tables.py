@@ -15,7 +15,18 @@ natural log of milliseconds), one ``.npz`` per GPU:
                              sequence length x query heads x KV heads; KV dtype bf16, fp8
 ``<engine>/generation/<kv>`` decode (generation) attention, same axes, the sequence axis being the KV length
 ``<engine>/allreduce``       all-reduce of bf16 activations on axes GPUs x message bytes
+``<engine>/moe/<dtype>/<s>`` the routed experts of one mixture-of-experts layer (dispatch, grouped GEMMs,
+                             combine; not the router's GEMM) for the expert shape ``s`` = hidden x expert
+                             width x experts per token x experts, on axes tokens x GPUs, the experts split
+                             by tensor parallelism (``.../tp``: ``moe_tp`` = GPUs, ``moe_ep`` 1) or by
+                             expert parallelism (``.../ep``); dtypes bf16, fp8 (block-scaled where the
+                             package has it, the FP8 checkpoints of these models being block-scaled)
 ===========================  ============================================================================
+
+MoE tables are written for the expert shapes of the catalog's mixture-of-experts models
+(``finops/catalog/data/models.csv``), with the tokens routed as :data:`MOE_DISTRIBUTION` (the package
+measures each point with balanced and power-law routing). Their GPU axis is not filled: a layout the
+package did not measure at some GPU count stays NaN there.
 
 Each array ``A`` has its axes in ``A@<axis>``. Grid cells the package did not measure are filled from
 the nearest measured cell along each axis in turn (a cell never measured anywhere is left NaN).
@@ -45,18 +56,32 @@ ENGINES = ("trtllm", "vllm", "sglang")
 GEMM_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
 KV_DTYPES = {"bfloat16": "bf16", "fp8": "fp8"}
 HEAD_DIM = 128
-OUT = Path(__file__).resolve().parents[1] / "finops" / "data" / "kernels"
+#: our MoE dtype -> the package's, in order of preference
+MOE_DTYPES = {"bf16": ("bfloat16",), "fp8": ("fp8_block", "fp8")}
+#: how the measured tokens were routed over the experts (the package's ``distribution``)
+MOE_DISTRIBUTION = "power_law_1.01"
+#: expert layouts: table suffix -> which of moe_tp / moe_ep is the GPU count (the other is 1)
+MOE_LAYOUTS = {"tp": ("moe_tp_size", "moe_ep_size"), "ep": ("moe_ep_size", "moe_tp_size")}
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "finops" / "data" / "kernels"
+MODELS = ROOT / "finops" / "catalog" / "data" / "models.csv"
 
 
-def _newest(directory: Path, table: str) -> Path | None:
-    """The newest version folder under ``directory`` holding ``table``."""
+def _versions(directory: Path, table: str) -> list[Path]:
+    """``table`` in each version folder under ``directory`` that holds it, newest first."""
     def key(p: Path) -> Version:
         try:
             return Version(p.name)
         except InvalidVersion:
             return Version("0")
-    found = sorted((p for p in directory.glob("*") if (p / table).is_file()), key=key)
-    return found[-1] / table if found else None
+    found = sorted((p for p in directory.glob("*") if (p / table).is_file()), key=key, reverse=True)
+    return [p / table for p in found]
+
+
+def _newest(directory: Path, table: str) -> Path | None:
+    """The newest version folder under ``directory`` holding ``table``."""
+    found = _versions(directory, table)
+    return found[0] if found else None
 
 
 def _fill(grid: np.ndarray) -> np.ndarray:
@@ -98,7 +123,48 @@ def _attention(path: Path, kv: str) -> pd.DataFrame:
     return same if len(same) else d[d.attn_dtype == "bfloat16"]
 
 
-def derive_gpu(system: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+def moe_shapes(models: Path = MODELS) -> set[tuple[int, int, int, int]]:
+    """(hidden, expert width, experts per token, experts) of the catalog's mixture-of-experts models."""
+    m = pd.read_csv(models)
+    m = m[m.num_experts.fillna(0) > 0]
+    return {(int(r.hidden_size), int(r.moe_intermediate_size), int(r.experts_per_token), int(r.num_experts))
+            for r in m.itertuples()}
+
+
+def shape_key(shape: tuple[int, int, int, int]) -> str:
+    return "x".join(str(v) for v in shape)
+
+
+def _moe(arrays: dict[str, np.ndarray], versions: dict[str, str], engine: str, paths: list[Path],
+         shapes: set[tuple[int, int, int, int]]) -> None:
+    """The MoE tables of one engine, each shape from the newest of ``paths`` (``moe_perf.parquet`` of each
+    version, newest first) that measured it (module docstring)."""
+    frames = [(path, pd.read_parquet(path)) for path in paths]
+    for shape in sorted(shapes):
+        found = ((path, d[(d.distribution == MOE_DISTRIBUTION) & (d.hidden_size == shape[0])
+                          & (d.inter_size == shape[1]) & (d.topk == shape[2]) & (d.num_experts == shape[3])])
+                 for path, d in frames)
+        path, part = next(((p, q) for p, q in found if len(q)), (None, None))
+        if part is None:
+            continue
+        versions[f"{engine}/moe/{shape_key(shape)}"] = path.parent.name
+        for ours, theirs in MOE_DTYPES.items():
+            chosen = next((part[part.moe_dtype == t] for t in theirs if (part.moe_dtype == t).any()), None)
+            if chosen is None:
+                continue
+            for layout, (gpus, one) in MOE_LAYOUTS.items():
+                rows = chosen[chosen[one] == 1].rename(columns={gpus: "gpus"})
+                if len(rows):
+                    values = rows.groupby(["num_tokens", "gpus"])["latency"].median()
+                    coords = [np.array(sorted(rows[a].unique()), dtype=float) for a in ("num_tokens", "gpus")]
+                    full = values.reindex(pd.MultiIndex.from_product(coords))
+                    grid = np.log(full.to_numpy(dtype=float)).reshape([len(c) for c in coords])
+                    filled = np.stack([_fill(grid[:, j]) for j in range(grid.shape[1])], axis=1)  # tokens only
+                    _store(arrays, f"{engine}/moe/{ours}/{shape_key(shape)}/{layout}", filled,
+                           ["num_tokens", "gpus"], coords)
+
+
+def derive_gpu(system: Path, shapes: set[tuple[int, int, int, int]] = frozenset()) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     arrays: dict[str, np.ndarray] = {}
     versions: dict[str, str] = {}
     for engine in ENGINES:
@@ -128,6 +194,8 @@ def derive_gpu(system: Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:
             d = d[d.allreduce_dtype == "bfloat16"]
             _store(arrays, f"{engine}/allreduce", *_axes(d, ["num_gpus", "message_size"]))
             versions[f"{engine}/allreduce"] = comm.parent.name
+        if shapes:
+            _moe(arrays, versions, engine, _versions(system / "moe" / engine, "moe_perf.parquet"), shapes)
     return arrays, versions
 
 
@@ -145,15 +213,16 @@ def main(argv: list[str] | None = None) -> int:
     version = metadata.version("aiconfigurator-core")
     args.out.mkdir(parents=True, exist_ok=True)
     total = 0
+    shapes = moe_shapes()
     for system, gpu in GPUS.items():
-        arrays, versions = derive_gpu(root / system)
+        arrays, versions = derive_gpu(root / system, shapes)
         if not arrays:
             print(f"{system}: no tables", file=sys.stderr)
             continue
         meta = {"source": f"aiconfigurator-core {version} systems/data/{system} "
                           "(NVIDIA AIConfigurator, https://github.com/ai-dynamo/aiconfigurator, Apache-2.0)",
                 "package_version": version, "as_of": dt.date.today().isoformat(), "gpu": gpu,
-                "versions": versions, "units": "natural log of milliseconds; message_size in bytes"}
+                "versions": versions, "moe_routing": MOE_DISTRIBUTION, "units": "natural log of milliseconds; message_size in bytes"}
         arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)
