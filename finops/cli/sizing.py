@@ -126,6 +126,9 @@ def register(app: typer.Typer) -> None:
             step_time: str = typer.Option("auto", "--step-time",
                                           help="auto (the calibration's choice per engine) | kernels (measured "
                                                "kernel tables where they cover the step) | roofline"),
+            expert_parallel: bool = typer.Option(False, "--expert-parallel",
+                                                 help="a mixture-of-experts model's experts split by expert "
+                                                      "parallelism (vLLM --enable-expert-parallel) instead of TP"),
             arrival_rate: float | None = typer.Option(None, "--arrival-rate",
                                                       help="requests/s: add queueing delay, TTFT P50/P99"),
             ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",
@@ -146,7 +149,8 @@ def register(app: typer.Typer) -> None:
                           osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
                           cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
                           calibration=_calibration(calibration), max_batch=max_batch,
-                          prefill_token_budget=prefill_token_budget, step_time=step_time.strip().lower())
+                          prefill_token_budget=prefill_token_budget, step_time=step_time.strip().lower(),
+                          expert_parallel=expert_parallel)
         payload = result.to_dict()
         if ttft_target_ms is not None and arrival_rate is None:
             raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")

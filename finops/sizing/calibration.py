@@ -58,6 +58,7 @@ from .performance import (
     BAND_LEVELS,
     BAND_METRICS,
     ENGINES,
+    KERNEL_CLASSES,
     Calibration,
     EngineConstants,
     ReplicaPhysics,
@@ -154,6 +155,7 @@ class Measurement:
     ttft_ms: float
     tpot_ms: float
     source: str = ""
+    expert_parallel: bool = False   # a mixture-of-experts model's experts split by expert parallelism
 
 
 def bundled_rows() -> list[dict[str, str]]:
@@ -166,7 +168,8 @@ def bundled_measurements() -> list[Measurement]:
     """The shipped AIConfigurator measurements (1,618 rows; every row carries its source and date)."""
     return [Measurement(engine=r["engine"], model=r["model"], gpu=r["gpu"], precision=r["precision"],
                         tp=int(r["tp"]), isl=int(r["isl"]), osl=int(r["osl"]), concurrency=int(r["concurrency"]),
-                        ttft_ms=float(r["ttft_ms"]), tpot_ms=float(r["tpot_ms"]), source=f"{r['source']} {r['as_of']}")
+                        ttft_ms=float(r["ttft_ms"]), tpot_ms=float(r["tpot_ms"]), source=f"{r['source']} {r['as_of']}",
+                        expert_parallel=r["expert_parallel"] == "1")
             for r in bundled_rows()]
 
 
@@ -186,14 +189,15 @@ def queue_limited(m: Measurement) -> bool:
 def kernel_covered(m: Measurement) -> bool:
     """True when the measured kernel tables time this row's configuration (:mod:`finops.sizing.kernels`)."""
     return step_kernels(resolve_model(m.model), m.gpu, engine=m.engine, precision=m.precision,
-                        kv_precision=default_kv_precision(m.engine, m.precision), tp=m.tp) is not None
+                        kv_precision=default_kv_precision(m.engine, m.precision), tp=m.tp,
+                        expert_parallel=m.expert_parallel) is not None
 
 
 def _physics(rows: Sequence[Measurement]) -> ReplicaPhysics:
     per_row = [replica_physics(resolve_model(r.model), get_accelerator(r.gpu), precision=r.precision, tp=r.tp,
                                kv_precision=default_kv_precision(r.engine, r.precision),
                                prefill_token_budget=engine_defaults(r.engine, r.gpu).prefill_token_budget,
-                               engine=r.engine)
+                               engine=r.engine, expert_parallel=r.expert_parallel)
                for r in rows]
     return ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in per_row], dtype=float)
                              for f in fields(ReplicaPhysics)})
@@ -253,6 +257,17 @@ def _as_floats(c: EngineConstants) -> EngineConstants:
     return EngineConstants.from_dict(c.to_dict())
 
 
+def kernel_choices(calibration: Calibration | None) -> list[str]:
+    """Where ``calibration``'s measured kernels time the steps, as :func:`fit`'s ``kernel_engines`` takes it:
+    ``engine:class`` for each engine and model class switched on (:data:`KERNEL_CLASSES`).
+
+    >>> kernel_choices(None), "trtllm:dense" in kernel_choices(Calibration.bundled())
+    ([], True)
+    """
+    engines = calibration.engines.items() if calibration is not None else ()
+    return [f"{e}:{kind}" for e, c in engines for kind, field in KERNEL_CLASSES.items() if getattr(c, field)]
+
+
 def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
         prior_weight: float = REFIT_PRIOR_WEIGHT, source: str = BUNDLED_SOURCE, as_of: str | None = None,
         classes: Sequence[str] | None = None, kernel_engines: Collection[str] | None = None) -> Calibration:
@@ -264,8 +279,9 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     on them. These stages see the rows of models without routed experts (all rows when there are none);
     the MoE models' rows then fit the one MoE layer overhead of every engine
     (:func:`_with_moe_overhead`), and an engine fitted without them keeps the prior's.
-    ``kernel_engines``: the engines whose steps the kernels time where they can (``kernel_steps``); by
-    default the prior's, or none.
+    ``kernel_engines``: where the kernels time the steps where they can: an engine (every model class) or
+    ``engine:class`` (``kernel_steps`` for ``dense``, ``kernel_steps_moe`` for ``moe``); by default the
+    prior's (:func:`kernel_choices`), or none.
 
     The result records which (GPU, precision, model class, TP) each engine was measured on (added to
     ``prior``'s): estimates elsewhere are marked extrapolated (``calibrated: false``). A prior's error
@@ -308,14 +324,15 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
             if base is None:
                 start[[_NAMES.index(n) for n in _KERNEL_NAMES]] = _START[[_NAMES.index(n) for n in _KERNEL_NAMES]]
             constants = _fit_engine(covered_rows, start, _KERNEL_NAMES, 1.0, weight)
-        chosen = (kernel_engines if kernel_engines is not None
-                  else [e for e, c in (prior.engines.items() if prior is not None else ()) if c.kernel_steps])
-        kernel_steps = 1.0 if engine in chosen else 0.0
+        chosen = kernel_engines if kernel_engines is not None else kernel_choices(prior)
+        switches = {field: 1.0 if engine in chosen or f"{engine}:{kind}" in chosen else 0.0
+                    for kind, field in KERNEL_CLASSES.items()}
         start = _theta(constants)
         if base is None:
             start[_ADMISSION] = _START[_ADMISSION]
-        constants = _fit_engine(mine, start, _SCHEDULING_NAMES, kernel_steps, weight)
-        engines[engine] = _as_floats(replace(constants,   # (kernel_steps is the last stage's)
+        # the scheduling terms are fitted on the dense rows (``mine``), with the dense models' step times
+        constants = _fit_engine(mine, start, _SCHEDULING_NAMES, switches["kernel_steps"], weight)
+        engines[engine] = _as_floats(replace(constants, **switches,
                                              moe_overhead_us_per_layer=base.moe_overhead_us_per_layer if base else 0.0))
         covered = measured.setdefault(engine, {})
         for r in (r for r in usable if r.engine == engine):
@@ -352,7 +369,10 @@ def _with_moe_overhead(rows: Sequence[Measurement], engines: Mapping[str, Engine
     def residuals(x: np.ndarray) -> np.ndarray:
         parts = []
         for constants, phys, cols in prepared:
-            ttft, tpot = _latency_ms(phys, replace(constants, moe_overhead_us_per_layer=float(x[0])), cols)
+            # on roofline steps for every engine: measured expert kernels need no o_moe, so rows they time
+            # would not inform it, and it is the roofline's stand-in for them wherever the tables do not reach
+            ttft, tpot = _latency_ms(phys, replace(constants, moe_overhead_us_per_layer=float(x[0]),
+                                                   **dict.fromkeys(KERNEL_CLASSES.values(), 0.0)), cols)
             parts.append(np.log(tpot / cols["tpot_ms"]))
         if prior_weight is not None:
             parts.append(np.sqrt(prior_weight) * (np.log1p(x) - np.log1p(start)))
@@ -431,7 +451,7 @@ def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] |
     all_rows = list(rows)
     usable = [r for r in all_rows if not queue_limited(r)]
     if kernel_engines is None:
-        kernel_engines = [e for e, c in Calibration.bundled().engines.items() if c.kernel_steps]
+        kernel_engines = kernel_choices(Calibration.bundled())
     groups = sorted({getattr(r, hold_out) for r in usable})
     if len(groups) < 2:
         raise InputError(f"leave-one-{hold_out}-out needs rows of at least 2, got {len(groups)}")

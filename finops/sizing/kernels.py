@@ -19,6 +19,16 @@ dim ``d``, MLP width ``I``, vocabulary ``V``, ``t`` GPUs) runs, for ``m`` tokens
     prefill(new, isl, b) = chunks x (tokens(b + new / chunks) - tokens(b))
                            + L x (ctx_attn(1, isl) - ctx_attn(1, isl - new)) + G(1, V / t, H)
 
+A mixture-of-experts layer (``E`` experts of width ``I_e``, ``k`` per token, ``s`` shared experts) replaces
+the MLP's two GEMMs with the router's GEMM, the routed experts' measured time (dispatch, grouped GEMMs,
+combine; ``MoE``, by tokens and GPUs, the experts split by tensor parallelism where the tables hold that
+GPU count, else by expert parallelism) and the shared experts' GEMMs::
+
+    moe(m) = G(m, E, H) + MoE(m, t) + s x (G(m, 2 I_e / t, H) + G(m, H, I_e / t))
+
+A model's first dense layers keep the MLP. A model with fewer KV heads than GPUs replicates them (one KV
+head per GPU, as the engines do and as :func:`~finops.sizing.memory.kv_bytes_per_token_per_gpu` counts).
+
 ``chunks = ceil(new / budget)``: a prompt is split over steps of ``budget`` tokens (chunked prefill).
 ``b``: the sequences the steps decode meanwhile; a chunk joins their GEMMs (``tokens(0) = 0``: a prompt
 alone, as at one client). Only the tokens beyond them cost more: the weights are read once a step.
@@ -26,9 +36,11 @@ Normalisation, rotary embedding, activation and sampling are not in the tables; 
 per-step overhead carries them (``EngineConstants.kernel_step_overhead_us``). With the model's
 dimensions applied, the terms are laid on grids common to every GPU (:class:`ModelKernels`), which the
 replica physics carries, so that a search's candidate rows stack. The same composition as AIConfigurator's (per-op latencies of one
-layer, summed over layers), written from its documentation and data layout, not its code. Dense models
-with head dim 128 and no sliding window, at BF16/FP16 or FP8 weights, on a GPU and engine the tables
-hold are covered (:func:`step_kernels`); anything else returns ``None`` and the caller keeps the roofline.
+layer, summed over layers), written from its documentation and data layout, not its code. Models with
+grouped-query attention of head dim 128 and no sliding window, dense or mixture-of-experts (where the
+tables hold their expert shape), at BF16/FP16 or FP8 weights, on a GPU and engine the tables hold are
+covered (:func:`step_kernels`); anything else (MLA, another head dim, a sliding window) returns ``None``
+and the caller keeps the roofline.
 
 >>> from finops.catalog import get_model
 >>> k = step_kernels(get_model("llama-3.1-8b"), "h100-sxm", engine="trtllm", precision="bf16", kv_precision="bf16", tp=1)
@@ -41,6 +53,7 @@ True
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -52,10 +65,14 @@ import numpy as np
 
 from ..catalog import ModelSpec
 
-__all__ = ["KernelTable", "ModelKernels", "decode_seconds", "kernel_gpus", "prefill_seconds", "step_kernels", "tables_meta"]
+__all__ = ["KernelTable", "ModelKernels", "decode_seconds", "expert_table", "kernel_gpus", "prefill_seconds", "step_kernels",
+           "tables_meta"]
 
 #: Weight (GEMM) and KV-cache precisions the tables hold, by our names.
 GEMM_PRECISIONS = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8"}
+#: How the routed experts are split over the GPUs, in order of preference: tensor parallelism (each GPU a
+#: slice of every expert, the engines' default), then expert parallelism (each GPU whole experts).
+EXPERT_LAYOUTS = ("tp", "ep")
 KV_PRECISIONS = {"bf16": "bf16", "fp16": "bf16", "fp8": "fp8"}
 HEAD_DIM = 128
 
@@ -217,15 +234,25 @@ class ModelKernels:
 
     @classmethod
     def of(cls, model: ModelSpec, tp: int, gemm: KernelTable, context: KernelTable, generation: KernelTable,
-           allreduce: KernelTable | None) -> ModelKernels:
-        """Apply the model's dimensions (module formulas) to the full tables."""
-        d, h, g, hidden = model.head_dim, model.num_attention_heads / tp, model.num_kv_heads / tp, model.hidden_size
+           allreduce: KernelTable | None, experts: KernelTable | None = None) -> ModelKernels:
+        """Apply the model's dimensions (module formulas) to the full tables; ``experts``: the routed
+        experts' times on axes tokens x GPUs (:func:`expert_table`) of a mixture-of-experts model."""
+        d, h, hidden = model.head_dim, model.num_attention_heads / tp, model.hidden_size
+        g = math.ceil(model.num_kv_heads / tp)   # replicated once the GPUs outnumber the KV heads
         m = TOKEN_GRID[:, None]
-        n = np.array([(h + 2 * g) * d, hidden, 2.0 * model.intermediate_size / tp, hidden, model.vocab_size / tp])
-        k = np.array([hidden, h * d, hidden, model.intermediate_size / tp, hidden])
+        width = model.moe_intermediate_size or model.intermediate_size
+        # GEMMs (n, k): QKV, attention output, MLP up+gate, MLP down, logits; router, shared up+gate, shared down
+        n = np.array([(h + 2 * g) * d, hidden, 2.0 * model.intermediate_size / tp, hidden, model.vocab_size / tp,
+                      model.num_experts or 1, 2.0 * width / tp, hidden])
+        k = np.array([hidden, h * d, hidden, model.intermediate_size / tp, hidden, hidden, hidden, width / tp])
         times = gemm(m, n[None, :], k[None, :])
         comm = 0.0 if allreduce is None else 2.0 * allreduce(float(tp), TOKEN_GRID * hidden * 2.0)
-        tokens = model.layers * (times[:, :4].sum(axis=1) + comm)
+        attention_gemms, mlp = times[:, :2].sum(axis=1), times[:, 2:4].sum(axis=1)
+        routed_layers = 0 if experts is None else model.layers - (model.first_dense_layers or 0)
+        routed = 0.0 if experts is None else (times[:, 5] + experts(TOKEN_GRID, float(tp))
+                                             + (model.shared_experts or 0) * times[:, 6:8].sum(axis=1))
+        tokens = (model.layers * (attention_gemms + comm) + (model.layers - routed_layers) * mlp
+                  + routed_layers * routed)
         attention = model.layers * generation(BATCH_GRID[:, None], LENGTH_GRID[None, :], h, g)
         log_ms = lambda seconds: np.log(np.maximum(seconds, 1e-12) * 1e3)  # noqa: E731
         return cls(decode_tokens=log_ms(tokens + times[:, 4]), tokens=log_ms(tokens),
@@ -249,18 +276,39 @@ class ModelKernels:
         return prefill_seconds(self.tokens, self.context, self.last_logits, new, isl, budget, batch)
 
 
+def expert_table(model: ModelSpec, gpu: str, *, engine: str, precision: str, tp: int,
+                 expert_parallel: bool = False) -> KernelTable | None:
+    """The routed experts' times of ``model`` on ``tp`` GPUs (axes tokens x GPUs): split by tensor
+    parallelism (``expert_parallel``: by expert parallelism) where the tables measured that GPU count,
+    else the other way; ``None`` where the tables hold neither (another expert shape, precision or GPU
+    count)."""
+    precision_key = GEMM_PRECISIONS.get(precision)
+    shape = f"{model.hidden_size}x{model.moe_intermediate_size}x{model.experts_per_token}x{model.num_experts}"
+    for layout in (EXPERT_LAYOUTS[::-1] if expert_parallel else EXPERT_LAYOUTS):
+        table = _table(gpu, f"{engine}/moe/{precision_key}/{shape}/{layout}")
+        if table is not None and float(tp) in table.axes[1]:
+            return table
+    return None
+
+
 @cache
 def step_kernels(model: ModelSpec, gpu: str, *, engine: str, precision: str, kv_precision: str,
-                 tp: int) -> ModelKernels | None:
+                 tp: int, expert_parallel: bool = False) -> ModelKernels | None:
     """The kernels of this configuration, or ``None`` where the tables do not cover it (another GPU,
-    engine or precision, a mixture-of-experts or MLA model, a head dim other than 128, sliding window)."""
+    engine or precision, an MLA model, a head dim other than 128, sliding window, an expert shape or
+    layout the tables do not hold, KV heads that neither divide nor are divided by ``tp``).
+    ``expert_parallel``: a mixture-of-experts model's experts are split by expert parallelism."""
     gemm_p, kv_p = GEMM_PRECISIONS.get(precision), KV_PRECISIONS.get(kv_precision)
-    if (gemm_p is None or kv_p is None or model.is_moe or model.attention == "mla" or model.head_dim != HEAD_DIM
-            or model.sliding_window or model.num_attention_heads % tp or model.num_kv_heads % tp):
+    kv_heads = model.num_kv_heads
+    if (gemm_p is None or kv_p is None or model.attention == "mla" or model.head_dim != HEAD_DIM
+            or model.sliding_window or model.num_attention_heads % tp or (kv_heads % tp and tp % kv_heads)):
         return None
     gemm, context, generation = (_table(gpu, f"{engine}/{name}")
                                  for name in (f"gemm/{gemm_p}", f"context/{kv_p}", f"generation/{kv_p}"))
     allreduce = _table(gpu, f"{engine}/allreduce") if tp > 1 else None
-    if gemm is None or context is None or generation is None or (tp > 1 and allreduce is None):
+    experts = (expert_table(model, gpu, engine=engine, precision=precision, tp=tp, expert_parallel=expert_parallel)
+               if model.is_moe else None)
+    if (gemm is None or context is None or generation is None or (tp > 1 and allreduce is None)
+            or (model.is_moe and experts is None)):
         return None
-    return ModelKernels.of(model, tp, gemm, context, generation, allreduce)
+    return ModelKernels.of(model, tp, gemm, context, generation, allreduce, experts)

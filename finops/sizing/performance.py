@@ -122,6 +122,7 @@ class EngineConstants:
     admission_steps: float = 0.0         # d: decode steps a prompt that finds others running waits for admission
     # Step times from measured kernels (finops.sizing.kernels), where the tables cover a configuration:
     kernel_steps: float = 0.0            # 1: they time this engine's steps there (0: the roofline everywhere)
+    kernel_steps_moe: float = 0.0        # ... the same for mixture-of-experts models (chosen apart: KERNEL_CLASSES)
     kernel_decode_scale: float = 1.0     # the engine's decode speed relative to the kernel tables
     kernel_prefill_scale: float = 1.0    # ... and its prefill speed
     kernel_step_overhead_us: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per step at TP 1-8
@@ -145,6 +146,11 @@ class EngineConstants:
         return cls(**values)  # type: ignore[arg-type]
 
 
+#: Model class -> the EngineConstants switch saying whether measured kernels time its steps. The choice is
+#: per class because the held-out errors differ by class (vLLM: the roofline is better for dense models, the
+#: measured expert kernels for mixture-of-experts ones; docs/performance.md, "Mixture-of-experts kernels").
+#: MLA models have no composition in the kernel tables: the roofline times them.
+KERNEL_CLASSES: dict[str, str] = {"dense": "kernel_steps", "moe": "kernel_steps_moe"}
 #: The EngineConstants fields that hold one value per TP 1, 2, 4, 8.
 _PER_TP_FIELDS = frozenset({"step_overhead_us_per_layer", "kernel_step_overhead_us"})
 #: Calibration files are UTF-8 JSON (a module constant: codec names ignore case).
@@ -333,13 +339,16 @@ class ReplicaPhysics:
 
 def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: int,
                     kv_precision: str | None = None, prefill_token_budget: int = 8192,
-                    engine: str | None = None, efficiency: VendorEfficiency | None = None) -> ReplicaPhysics:
+                    engine: str | None = None, efficiency: VendorEfficiency | None = None,
+                    expert_parallel: bool = False) -> ReplicaPhysics:
     """Scalar physics of ``model`` on ``tp`` x ``gpu`` at a weight precision (KV cache: ``kv_precision``,
     by default the model dtype; ``prefill_token_budget``: the engine's prompt tokens per step).
     ``engine``: also that engine's measured kernels where the tables cover the configuration
     (:func:`~finops.sizing.kernels.step_kernels`), for the constants whose ``kernel_steps`` is 1.
     ``efficiency``: the vendor's ``eta_bw`` and ``eta_c`` (:meth:`Calibration.vendor_efficiency`), which
-    then replace the engine's in :func:`prompt_terms`.
+    then replace the engine's in :func:`prompt_terms`. ``expert_parallel``: a mixture-of-experts model's
+    experts are split over the GPUs by expert parallelism (whole experts per GPU) rather than tensor
+    parallelism; the weight bytes per GPU are the same either way, the measured expert kernels are not.
 
     >>> from finops.catalog import get_model, get_accelerator
     >>> p = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="fp8", tp=2)
@@ -365,14 +374,15 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         attention_width=float(model.num_attention_heads * model.head_dim),
         bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
         link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget),
-        **_kernel_fields(model, gpu, engine, precision, kv_p, tp))
+        **_kernel_fields(model, gpu, engine, precision, kv_p, tp, expert_parallel))
 
 
 def _kernel_fields(model: ModelSpec, gpu: Accelerator, engine: str | None, precision: str, kv_precision: str,
-                   tp: int) -> dict[str, Any]:
+                   tp: int, expert_parallel: bool) -> dict[str, Any]:
     if engine is None:
         return {}
-    k = step_kernels(model, gpu.id, engine=engine, precision=precision, kv_precision=kv_precision, tp=tp)
+    k = step_kernels(model, gpu.id, engine=engine, precision=precision, kv_precision=kv_precision, tp=tp,
+                     expert_parallel=expert_parallel)
     covered = k is not None
     k = k or ModelKernels.uncovered()   # NaN tables of the same shapes: covered and uncovered rows stack
     return {"kernel_covered": float(covered), **{f"kernel_{f.name}": getattr(k, f.name) for f in fields(ModelKernels)}}
@@ -462,6 +472,13 @@ def prefill_in_batch(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> Any:
     return np.where(terms.kernels > 0, shared, terms.prefill_compute)
 
 
+def kernel_share(p: ReplicaPhysics, c: EngineConstants) -> Any:
+    """1 where measured kernels time the steps (the tables cover the configuration and ``c`` chose them for
+    its model class, :data:`KERNEL_CLASSES`), else 0; arrays broadcast."""
+    switch = np.where(np.asarray(p.moe_layers) > 0, c.kernel_steps_moe, c.kernel_steps)
+    return np.asarray(p.kernel_covered) * switch
+
+
 def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, cache_hit_rate: Any = 0.0) -> PromptTerms:
     """Prefill and decode-step constants of the module formulas (no batch in them); arrays broadcast.
     Where ``p`` holds measured kernels and ``c.kernel_steps`` is 1, they time the steps (see
@@ -469,7 +486,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     isl = np.asarray(isl)   # numbers or arrays: the float arithmetic below promotes whole numbers exactly
     osl = np.asarray(osl)
     ctx = isl + osl / 2.0
-    kernels = np.asarray(p.kernel_covered) * c.kernel_steps
+    kernels = kernel_share(p, c)
     any_kernels = bool(np.any(kernels > 0))
     overhead = p.layers * _per_tp_s(c.step_overhead_us_per_layer, p.tp)
     # A vendor's efficiencies (p.*_efficiency > 0) replace the engine's on its accelerators:
@@ -486,7 +503,8 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                                 p.prefill_token_budget) / c.kernel_prefill_scale
         prefill_compute = np.where(kernels > 0, alone, prefill_compute)
         overhead = np.where(kernels > 0, _per_tp_s(c.kernel_step_overhead_us, p.tp), overhead)
-    overhead = overhead + p.moe_layers * c.moe_overhead_us_per_layer * 1e-6
+    # measured expert kernels hold their routing and dispatch: o_moe is the roofline's stand-in for them
+    overhead = overhead + np.where(kernels > 0, 0.0, p.moe_layers * c.moe_overhead_us_per_layer * 1e-6)
     chunks = np.maximum(np.ceil(new / p.prefill_token_budget), 1.0)
     return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
@@ -631,20 +649,21 @@ def with_step_time(c: EngineConstants, step_time: str) -> EngineConstants:
     """``c`` with measured kernels switched on (``"kernels"``), off (``"roofline"``) or as fitted (``"auto"``).
 
     >>> c = Calibration.bundled().constants("vllm")
-    >>> with_step_time(c, "kernels").kernel_steps, with_step_time(c, "roofline").kernel_steps
-    (1.0, 0.0)
+    >>> k, r = with_step_time(c, "kernels"), with_step_time(c, "roofline")
+    >>> (k.kernel_steps, k.kernel_steps_moe), (r.kernel_steps, r.kernel_steps_moe)
+    ((1.0, 1.0), (0.0, 0.0))
     """
     if step_time not in STEP_TIMES:
         raise InputError(f"unknown step time {step_time!r}", hint=f"use one of: {', '.join(STEP_TIMES)}")
     switch = STEP_TIMES[step_time]
-    return c if switch is None else replace(c, kernel_steps=switch)
+    return c if switch is None else replace(c, **dict.fromkeys(KERNEL_CLASSES.values(), switch))
 
 
 def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
              concurrency: int | Literal["max"] = "max", engine: str = DEFAULT_ENGINE, cache_hit_rate: float = 0.0,
              kv_precision: str | None = None, calibration: Calibration | None = None,
              max_batch: int | None = None, prefill_token_budget: int | None = None,
-             step_time: str = "auto") -> Estimate:
+             step_time: str = "auto", expert_parallel: bool = False) -> Estimate:
     """Memory fit, TTFT, TPOT and throughput of one replica at a concurrency.
 
     ``concurrency="max"`` is the maximum-throughput point: as many sequences as the KV cache holds and
@@ -655,8 +674,12 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
 
     ``step_time``: ``"kernels"`` times the steps from measured kernel tables where they cover the
     configuration (:mod:`finops.sizing.kernels`), ``"roofline"`` never, ``"auto"`` as the calibration
-    chose per engine (``kernel_steps``: 1 where they were better held out). ``step_time_source`` says
-    which one answered.
+    chose per engine and model class (``kernel_steps``, ``kernel_steps_moe``: 1 where they were better
+    held out). ``step_time_source`` says
+    which one answered. ``expert_parallel``: a mixture-of-experts model's experts are split by expert
+    parallelism (vLLM ``--enable-expert-parallel``, SGLang ``--ep-size``, TensorRT-LLM
+    ``moe_expert_parallel_size``) instead of the engines' default tensor parallelism; it changes the
+    measured expert kernels' times only (:func:`~finops.sizing.kernels.expert_table`).
 
     >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
@@ -692,8 +715,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     constants = with_step_time(cal.constants(engine_name), step_time)
     vendor = cal.vendor_efficiency(engine_name, device)
     phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget,
-                           engine=engine_name, efficiency=vendor)
-    kernels = bool(phys.kernel_covered * constants.kernel_steps)
+                           engine=engine_name, efficiency=vendor, expert_parallel=bool(expert_parallel))
+    kernels = bool(kernel_share(phys, constants))
     common: dict[str, Any] = {
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
         "tp": tp, "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate),

@@ -21,7 +21,7 @@ from finops.sizing.calibration import (
     read_load_test,
 )
 from finops.catalog import resolve_model
-from finops.sizing.performance import Calibration, EngineConstants, model_class
+from finops.sizing.performance import Calibration, EngineConstants, model_class, with_step_time
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HARDWARE = {"engine": "vllm", "model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1}
@@ -114,10 +114,11 @@ def test_moe_rows_set_only_the_moe_overhead_shared_by_every_engine(rows):
 
 
 def _as_modelled(rows, calibration, model: str, tpot_scale: float = 1.0):
-    """The usable vLLM rows of ``model`` with the TTFT and TPOT ``calibration`` gives them (TPOT x
-    ``tpot_scale``)."""
+    """The usable vLLM rows of ``model`` with the TTFT and TPOT ``calibration`` gives them on roofline
+    steps, where o_moe stands for the expert kernels (TPOT x ``tpot_scale``)."""
     mine = [r for r in rows if r.engine == "vllm" and r.model == model and not queue_limited(r)]
-    ttft, tpot = predict(mine, calibration)
+    roofline = replace(calibration, engines={e: with_step_time(c, "roofline") for e, c in calibration.engines.items()})
+    ttft, tpot = predict(mine, roofline)
     return [replace(r, ttft_ms=float(a), tpot_ms=float(b) * tpot_scale) for r, a, b in zip(mine, ttft, tpot)]
 
 

@@ -9,6 +9,7 @@ not from our tables; the physical bounds are worked by hand from the catalog's d
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -19,7 +20,8 @@ from finops.catalog import get_model
 from finops.errors import InputError
 from finops.sizing.calibration import BUNDLED_CLASSES, bundled_measurements, kernel_covered, leave_one_model_out
 from finops.sizing.kernels import _table, kernel_gpus, step_kernels, tables_meta
-from finops.sizing.performance import Calibration, estimate
+from finops.catalog import resolve_model
+from finops.sizing.performance import KERNEL_CLASSES, Calibration, estimate, model_class
 
 KERNELS = resources.files("finops").joinpath("data", "kernels")
 
@@ -68,12 +70,13 @@ def test_the_composed_step_respects_the_hardware_bounds():
 
 @pytest.mark.parametrize("model, gpu, engine, precision", [
     ("llama-3.1-8b", "mi300x", "vllm", "bf16"),      # no tables for the GPU
-    ("qwen3-30b-a3b", "h100-sxm", "trtllm", "bf16"),  # mixture of experts: not composed yet
+    (replace(get_model("qwen3-30b-a3b"), num_experts=64), "h100-sxm", "trtllm", "bf16"),  # an unmeasured expert shape
     ("deepseek-v3", "h200", "trtllm", "fp8"),        # MLA
     ("llama-3.1-8b", "h100-sxm", "vllm", "int4"),     # no int4 GEMM tables
 ])
 def test_outside_the_tables_the_roofline_answers(model, gpu, engine, precision):
-    assert step_kernels(get_model(model), gpu, engine=engine, precision=precision, kv_precision="bf16", tp=8) is None
+    spec = get_model(model) if isinstance(model, str) else model
+    assert step_kernels(spec, gpu, engine=engine, precision=precision, kv_precision="bf16", tp=8) is None
     e = estimate(model, gpu, precision=precision, tp=8, isl=1024, osl=256, concurrency=8, engine=engine,
                  step_time="kernels")
     assert e.step_time_source == "roofline"
@@ -115,8 +118,6 @@ def test_the_search_times_steps_as_the_estimate_does():
     """One answer: the sizing search's TPOT of a TRT-LLM configuration at its running batch lies between
     the estimate's at the two whole batches around it (TPOT grows with the batch), and is not the
     roofline's."""
-    from dataclasses import replace
-
     from finops.sizing.search import search
     from finops.sizing.workload import presets
     workload = replace(presets()["seed002-financial-copilot"], gpus=("h100-sxm",), precisions=("fp8",))
@@ -130,22 +131,33 @@ def test_the_search_times_steps_as_the_estimate_does():
     assert search(workload, engine="trtllm", calibration=roofline).options[0].tpot_ms != best.tpot_ms
 
 
+SLICES = [(engine, kind) for engine in ("trtllm", "vllm", "sglang") for kind in KERNEL_CLASSES]
+
+
+def _class(row) -> str:
+    return model_class(resolve_model(row.model))
+
+
 @pytest.fixture(scope="module")
 def held_out():
     rows = [r for r in bundled_measurements() if kernel_covered(r)]
-    kernels = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=("trtllm", "vllm", "sglang"))
+    kernels = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=[f"{e}:{k}" for e, k in SLICES])
     roofline = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=())
     return kernels, roofline
 
 
 def test_kernels_are_the_default_only_where_they_are_better_held_out(held_out):
-    """Measured 2026-12-02, leave-one-model-out on the 880 covered rows: TRT-LLM TPOT 11.3 % / throughput
-    10.7 % (roofline 14.0 % / 15.6 %); vLLM 17.3 % / 19.3 % (roofline 9.7 % / 9.7 %)."""
+    """Per engine and model class, the kernels are the default where the sum of their three held-out
+    median errors (TPOT, TTFT, throughput) is below the roofline's. Measured 2026-12-03, leave one model
+    out on the 1,307 covered rows: TRT-LLM dense 11.3 / 30.7 / 10.2 % (roofline 14.0 / 32.5 / 14.8 %),
+    TRT-LLM MoE 4.7 / 44.0 / 5.2 % (13.4 / 53.6 / 13.1 %), vLLM MoE 8.6 / 14.0 / 8.8 % (6.6 / 41.3 /
+    6.3 %), vLLM dense 17.3 / 34.6 / 19.4 % (9.7 / 21.8 / 9.7 %)."""
     kernels, roofline = held_out
-    for engine in ("trtllm", "vllm", "sglang"):
-        k = kernels.median_errors([r.engine == engine for r in kernels.rows])
-        f = roofline.median_errors([r.engine == engine for r in roofline.rows])
-        better = k[0] < f[0] and k[2] < f[2]
-        assert bool(Calibration.bundled().constants(engine).kernel_steps) == better, (engine, k, f)
-    trtllm = kernels.median_errors([r.engine == "trtllm" for r in kernels.rows])
-    assert trtllm[0] <= 0.115 and trtllm[2] <= 0.11
+    bundled = Calibration.bundled()
+    for engine, kind in SLICES:
+        k, f = (report.median_errors([(r.engine, _class(r)) == (engine, kind) for r in report.rows])
+                for report in (kernels, roofline))
+        assert bool(getattr(bundled.constants(engine), KERNEL_CLASSES[kind])) == (sum(k) < sum(f)), (engine, kind, k, f)
+    for kind, tpot, rate in (("dense", 0.115, 0.11), ("moe", 0.06, 0.06)):
+        k = kernels.median_errors([(r.engine, _class(r)) == ("trtllm", kind) for r in kernels.rows])
+        assert k[0] <= tpot and k[2] <= rate, kind

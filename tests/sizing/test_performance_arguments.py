@@ -138,11 +138,13 @@ def test_model_class(model, kind):
 def test_step_time_switches_measured_kernels_on_and_off():
     c = Calibration.bundled().constants("vllm")
     assert with_step_time(c, "auto") is c
-    assert with_step_time(c, "kernels") == dataclasses.replace(c, kernel_steps=1.0)
-    assert with_step_time(c, "roofline") == dataclasses.replace(c, kernel_steps=0.0)
+    assert with_step_time(c, "kernels") == dataclasses.replace(c, kernel_steps=1.0, kernel_steps_moe=1.0)
+    assert with_step_time(c, "roofline") == dataclasses.replace(c, kernel_steps=0.0, kernel_steps_moe=0.0)
     assert run(step_time="kernels").step_time_source == "kernels"
     assert run(engine="trtllm", step_time="roofline").step_time_source == "roofline"
-    assert run(model="qwen3-30b-a3b", step_time="kernels").step_time_source == "roofline"   # MoE: no tables
+    assert run(model="qwen3-30b-a3b", step_time="kernels").step_time_source == "kernels"    # its experts measured
+    unmeasured = dataclasses.replace(get_model("qwen3-30b-a3b"), num_experts=64)           # an expert shape not
+    assert run(model=unmeasured, step_time="kernels").step_time_source == "roofline"       # in the tables
 
 
 def test_an_estimate_is_a_plain_record():
@@ -233,7 +235,7 @@ WRITE_ONE = "write one with `finops calibrate`"
 REWRITE = "rewrite the file with `finops calibrate`"
 NEEDS = ("each engine needs bandwidth_efficiency, compute_efficiency, step_overhead_us_per_layer, allreduce_gbps, "
          "prefill_queue, ttft_steps, ttft_fixed_ms, prefill_burst, link_efficiency, admission_steps, "
-         "kernel_steps, kernel_decode_scale, kernel_prefill_scale, kernel_step_overhead_us, moe_overhead_us_per_layer")
+         "kernel_steps, kernel_steps_moe, kernel_decode_scale, kernel_prefill_scale, kernel_step_overhead_us, moe_overhead_us_per_layer")
 NOT_OBJECT = "a calibration file is a JSON object with an 'engines' object"
 NOT_NUMBERS = ("calibration 'rows' and errors must be numbers, 'measured' lists of [gpu, precision, model class, tp, "
                "smallest, largest model in B active parameters] per engine, 'bands' lists of numbers")
