@@ -9,8 +9,9 @@ are fitted on the dense models only (``BUNDLED_CLASSES``); the DeepSeek-V3/R1 ro
 fitted, so their slice is the error of extrapolating to an MLA/MoE model.
 
 The same report leave-one-GPU-out follows (per engine, as the product answers). Then the measured-kernel step times (``finops.sizing.kernels``) beside the roofline on the rows the
-kernel tables cover, leave-one-model-out and leave-one-GPU-out, per engine; where the kernels are better
-leave-one-model-out (TPOT and throughput) they become that engine's default for dense models.
+kernel tables cover, leave-one-model-out and leave-one-GPU-out, per engine and per engine and model class;
+where the kernels' three held-out median errors (TPOT, TTFT, throughput) sum lower than the roofline's,
+they become the default of that engine and class (``kernels_against_roofline``).
 
 Last, the accelerators outside the kernel tables (issue 11, point 5): the per-vendor efficiencies
 (``finops.sizing.published``) fitted on published rows, held out by source and by model, per vendor and
@@ -44,7 +45,7 @@ from finops.sizing.calibration import (
     leave_one_model_out,
     with_held_out,
 )
-from finops.sizing.performance import ENGINES, Calibration, estimate, model_class, replica_physics
+from finops.sizing.performance import KERNEL_CLASSES, Calibration, estimate, model_class, replica_physics
 from finops.sizing.published import held_out, predict, published_rows, with_vendors
 
 
@@ -83,6 +84,7 @@ def main(kernel_engines: tuple[str, ...] | None = None) -> FoldReport:
     table(report, "gpu", lambda r: r.gpu)
     table(report, "model", lambda r: r.model)
     table(report, "model class", lambda r: model_class(resolve_model(r.model)))
+    table(report, "engine / class", lambda r: f"{r.engine} {model_class(resolve_model(r.model))}")
     table(report, "tp", lambda r: r.tp)
     table(report, "engine / tp", lambda r: f"{r.engine} TP{r.tp}")
     by_gpu = leave_one_model_out(rows, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines, hold_out="gpu")
@@ -118,26 +120,33 @@ def estimate_speed(calls: int = 2000) -> None:
 
 def kernels_against_roofline() -> tuple[str, ...]:
     """Leave-one-model-out and leave-one-GPU-out error of the measured-kernel step times on the rows the
-    tables cover, beside the roofline's on the same rows; returns the engines where the kernels are
-    better leave-one-model-out (TPOT and throughput both), which become their default (``kernel_steps``)."""
+    tables cover, beside the roofline's on the same rows, per engine and model class; returns the
+    ``engine:class`` slices where the kernels are better leave-one-model-out, which become their default
+    (``kernel_steps``, ``kernel_steps_moe``). Better means a lower sum of the three held-out median errors
+    (TPOT, TTFT and throughput weigh the same): vLLM's MoE rows, for one, trade 2 points of TPOT for 27 of
+    TTFT, and a fleet sized on a TTFT target wants that trade."""
     rows = [r for r in bundled_measurements() if kernel_covered(r)]
+    slices = sorted({(r.engine, model_class(resolve_model(r.model))) for r in rows})
+    every = [f"{engine}:{kind}" for engine, kind in slices if kind in KERNEL_CLASSES]
     reports = {(step, hold): leave_one_model_out(rows, classes=BUNDLED_CLASSES, hold_out=hold,
-                                                 kernel_engines=ENGINES if step == "kernels" else ())
+                                                 kernel_engines=every if step == "kernels" else ())
                for step in ("kernels", "roofline") for hold in ("model", "gpu")}
     print(f"\nmeasured kernels against the roofline on the {len(reports['kernels', 'model'].rows)} rows the kernel "
           "tables cover (median absolute error, held out; TPOT / TTFT / throughput):")
-    print(f"{'slice':24} {'rows':>5} {'kernels':>22} {'roofline':>22}")
+    print(f"{'slice':30} {'rows':>5} {'kernels':>22} {'roofline':>22}")
     better = []
     for hold in ("model", "gpu"):
-        for engine in [*ENGINES, None]:
-            k, f = (reports[step, hold].median_errors([engine is None or r.engine == engine
-                                                       for r in reports[step, hold].rows])
+        for key in [*slices, None]:
+            def chosen(r: Measurement) -> bool:
+                return key is None or (r.engine, model_class(resolve_model(r.model))) == key
+            k, f = (reports[step, hold].median_errors([chosen(r) for r in reports[step, hold].rows])
                     for step in ("kernels", "roofline"))
-            count = sum(engine is None or r.engine == engine for r in reports["kernels", hold].rows)
-            print(f"{hold + ' out, ' + (engine or 'all'):24} {count:>5} "
+            name = "all" if key is None else ":".join(key)
+            count = sum(chosen(r) for r in reports["kernels", hold].rows)
+            print(f"{hold + ' out, ' + name:30} {count:>5} "
                   + "  ".join(f"{x:5.1%}" for x in k) + "  " + "  ".join(f"{x:5.1%}" for x in f))
-            if hold == "model" and engine is not None and k[0] < f[0] and k[2] < f[2]:
-                better.append(engine)
+            if hold == "model" and key is not None and name in every and sum(k) < sum(f):
+                better.append(name)
     print(f"kernels become the default for: {', '.join(better) or 'nothing'}")
     return tuple(better)
 

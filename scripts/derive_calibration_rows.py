@@ -11,7 +11,9 @@ model can describe and writes the columns it reads to
   model spread over the same GPUs (``moe_tp x moe_ep == tp``). Expert parallelism is kept because each
   GPU then holds and multiplies the same share of the expert weights as under tensor parallelism,
   which is what the performance model describes (it does not model the all-to-all of EP, nor expert
-  load imbalance; the held-out error of the MoE rows includes both);
+  load imbalance; the held-out error of the MoE rows includes both). ``expert_parallel`` is 1 where the
+  experts are split by expert parallelism (``moe_ep > 1``, whole experts per GPU: the measured expert
+  kernels differ), 0 under tensor parallelism (and for dense models);
 * weight precisions the catalog knows (BF16, FP8; FP4 rows are left out), models and GPUs the catalog
   knows (``MODELS``, ``GPUS`` below).
 
@@ -46,7 +48,7 @@ PRECISIONS = {"": "bf16", "bf16": "bf16", "fp8": "fp8"}
 #: 8-GPU systems (``moe_tp 8 x moe_ep 8``), which no single group of GPUs runs; they are left out.
 ONE_NODE_TP = (1, 2, 4, 8)
 COLUMNS = ("engine", "engine_version", "model", "gpu", "precision", "isl", "osl", "concurrency", "tp",
-           "ttft_ms", "tpot_ms", "source", "as_of")
+           "expert_parallel", "ttft_ms", "tpot_ms", "source", "as_of")
 
 
 def _size(text: str) -> int:
@@ -77,6 +79,7 @@ def derive() -> list[dict[str, str]]:
                     "model": MODELS[row["model_path"]], "gpu": GPUS[row["system"]],
                     "precision": PRECISIONS[row["precision"]], "isl": row["isl"], "osl": row["osl"],
                     "concurrency": row["batch_size"], "tp": row["tp_size"],
+                    "expert_parallel": "1" if _size(row["moe_ep_size"]) > 1 else "0",
                     "ttft_ms": f"{float(row['silicon_ttft_ms']):.6g}", "tpot_ms": f"{float(row['silicon_tpot_ms']):.6g}",
                     "source": source, "as_of": AS_OF})
     return out
