@@ -1,4 +1,3 @@
-from pathlib import Path
 from finops.files import locked, recover
 
 def test_recover_removes_a_dead_holders_lock_and_keeps_a_live_one(tmp_path):
