@@ -161,3 +161,41 @@ def test_kernels_are_the_default_only_where_they_are_better_held_out(held_out):
     for kind, tpot, rate in (("dense", 0.115, 0.11), ("moe", 0.06, 0.06)):
         k = kernels.median_errors([(r.engine, _class(r)) == ("trtllm", kind) for r in kernels.rows])
         assert k[0] <= tpot and k[2] <= rate, kind
+
+
+# A hand-made table, built fresh in each test (the bundled ones are cached): latency in ms on a 2 x 3 grid
+# over (tokens, bytes), with a one-point third axis. Expected values worked by hand: multilinear in log
+# latency over log coordinates, clamped below the grid, in proportion above it.
+HAND_AXES = (np.array([1.0, 16.0]), np.array([100.0, 1000.0, 10000.0]), np.array([8.0]))
+HAND_MS = np.array([[1.0, 2.0, 8.0], [4.0, 10.0, 50.0]])
+
+
+def _hand_table():
+    from finops.sizing.kernels import KernelTable
+    return KernelTable(np.log(HAND_MS)[:, :, None], HAND_AXES)
+
+
+@pytest.mark.parametrize("point, ms", [
+    ((1.0, 100.0, 8.0), 1.0),                                  # a grid point
+    ((16.0, 10000.0, 8.0), 50.0),                              # the far corner
+    ((4.0, 100.0, 8.0), 2.0),                                  # log-midway along tokens: sqrt(1 x 4)
+    ((1.0, 316.22776601683796, 8.0), 2 ** 0.5),                # log-midway along bytes: sqrt(1 x 2)
+    ((4.0, 3162.2776601683795, 8.0), (2 * 8 * 10 * 50) ** 0.25),  # the centre of the second cell
+    ((0.5, 50.0, 8.0), 1.0),                                   # below the grid: clamped
+    ((32.0, 100.0, 8.0), 8.0),                                 # twice the tokens axis: twice the last row
+    ((16.0, 40000.0, 16.0), 50.0 * 4 * 2),                     # beyond two axes, the one-point one included
+])
+def test_a_table_interpolates_in_log_space_clamps_below_and_scales_above(point, ms):
+    table = _hand_table()
+    assert table(*point) == pytest.approx(ms * 1e-3, rel=1e-12)
+    stacked = table(*(np.array([v, v]) for v in point))            # the vectorized path, two points at once
+    assert stacked.shape == (2,) and stacked == pytest.approx([ms * 1e-3] * 2, rel=1e-12)
+
+
+def test_a_one_axis_table_takes_the_one_call_path_with_the_same_rules():
+    from finops.sizing.kernels import KernelTable
+    table = KernelTable(np.log(np.array([1.0, 4.0, 4.0])), (np.array([10.0, 40.0, 160.0]),))
+    assert table(20.0) == pytest.approx(2e-3, rel=1e-12)            # log-midway: sqrt(1 x 4)
+    assert table(5.0) == pytest.approx(1e-3, rel=1e-12)              # clamped below
+    assert table(640.0) == pytest.approx(16e-3, rel=1e-12)           # 4x the last point: 4x its latency
+    assert table(np.array([20.0, 640.0])) == pytest.approx([2e-3, 16e-3], rel=1e-12)
