@@ -125,3 +125,42 @@ def test_a_prompts_first_token_is_one_row_through_the_lm_head(tp):
                              kv_precision="bf16", tp=tp)
     assert k.last_logits == pytest.approx(gemm(1.0, 128_256 / tp, 4096), rel=1e-12)
     assert gemm(1.0, 128_256 / tp, 4096) != pytest.approx(gemm(2.0, 128_256 / tp, 4096), rel=1e-3)
+
+
+def test_a_table_with_a_one_point_first_axis_still_interpolates_the_others():
+    """An axis of one point (a GPU count measured once) is skipped, not the end of the lookup."""
+    from finops.sizing.kernels import KernelTable
+    table = KernelTable(np.log(np.array([[1.0, 4.0, 16.0]])), (np.array([8.0]), np.array([10.0, 20.0, 40.0])))
+    assert table(8.0, 14.142135623730951) == pytest.approx(2e-3, rel=1e-9)     # log-midway of 1 and 4 ms
+    assert table(8.0, 80.0) == pytest.approx(32e-3, rel=1e-9)                  # twice the last point
+
+
+def test_a_gpu_without_tables_has_no_table_metadata():
+    assert kernels.tables_meta("mi300x") is None
+    assert kernels.tables_meta("h100-sxm")["source"]
+
+
+def test_prompt_attention_is_read_at_the_groups_kv_heads():
+    """``context = L x ctx_attn(1, seq, h / t, ceil(g / t))`` on the prompt grid, from the raw table."""
+    model = get_model("llama-3.1-8b")          # 32 layers, 32 heads, 8 KV heads
+    raw = kernels._table("h100-sxm", "trtllm/context/bf16")
+    for tp in (1, 2):
+        k = kernels.step_kernels(model, "h100-sxm", engine="trtllm", precision="bf16", kv_precision="bf16", tp=tp)
+        expected = np.log(32 * raw(1.0, PROMPT_GRID, 32 / tp, 8 / tp) * 1e3)
+        assert k.context == pytest.approx(expected, rel=1e-12)
+        assert not np.allclose(expected, np.log(32 * raw(1.0, PROMPT_GRID, 32 / tp, 1.0) * 1e3))
+
+
+def test_routed_experts_are_split_by_tensor_parallelism_unless_asked_and_fall_back_the_other_way():
+    """Default: the tensor-parallel table. Expert parallelism where measured at that GPU count, else the
+    tensor-parallel one (Mixtral-8x7B's expert shape: tensor-parallel up to 32 GPUs, expert-parallel to 8)."""
+    from dataclasses import replace
+
+    mixtral_like = replace(get_model("qwen3-235b-a22b"), hidden_size=4096, moe_intermediate_size=14336,
+                           experts_per_token=2, num_experts=8)
+    name = "trtllm/moe/bf16/4096x14336x2x8"
+    by_tp, by_ep = (kernels._table("h100-sxm", f"{name}/{layout}") for layout in ("tp", "ep"))
+    args = dict(engine="trtllm", precision="bf16")
+    assert kernels.expert_table(mixtral_like, "h100-sxm", tp=2, **args) is by_tp
+    assert kernels.expert_table(mixtral_like, "h100-sxm", tp=2, expert_parallel=True, **args) is by_ep
+    assert kernels.expert_table(mixtral_like, "h100-sxm", tp=16, expert_parallel=True, **args) is by_tp
