@@ -141,3 +141,28 @@ def test_expert_parallel_rows_are_read_and_timed_as_measured():
                      engine=r.engine, expert_parallel=r.expert_parallel)
         assert (stacked_tpot, stacked_ttft) == pytest.approx((e.tpot_ms, e.ttft_ms), rel=1e-12), r
     assert np.isfinite(tpot).all()
+
+
+def test_the_experts_are_split_by_tensor_parallelism_unless_asked():
+    """No ``expert_parallel`` given: the tensor-parallel split, in ``estimate`` and ``replica_physics`` alike."""
+    from finops.catalog import get_accelerator
+    from finops.sizing.performance import replica_physics
+
+    args = dict(precision="fp8", tp=4, isl=1024, osl=256, concurrency=32, engine="trtllm", step_time="kernels")
+    default, by_tp, by_ep = (estimate(QWEN_235B, "h100-sxm", **args),
+                             *(estimate(QWEN_235B, "h100-sxm", expert_parallel=ep, **args) for ep in (False, True)))
+    assert default.tpot_ms == by_tp.tpot_ms != pytest.approx(by_ep.tpot_ms, rel=1e-3)
+    physics = dict(precision="fp8", tp=4, kv_precision="fp8", engine="trtllm")
+    unsaid, tp_split, ep_split = (replica_physics(QWEN_235B, get_accelerator("h100-sxm"), **physics, **split)
+                                  for split in ({}, {"expert_parallel": False}, {"expert_parallel": True}))
+    assert np.array_equal(unsaid.kernel_tokens, tp_split.kernel_tokens)
+    assert not np.allclose(unsaid.kernel_tokens, ep_split.kernel_tokens)
+
+
+def test_one_layer_of_routed_experts_makes_a_moe_model_for_the_kernel_choice():
+    """vLLM times MoE models by kernels and dense ones by the roofline (the bundled choice): a model whose
+    layers are all dense but one is still timed as a MoE model."""
+    model = replace(QWEN_30B, first_dense_layers=QWEN_30B.layers - 1)
+    args = dict(precision="fp8", tp=1, isl=1024, osl=256, concurrency=8, engine="vllm")
+    assert estimate(model, "h100-sxm", **args).step_time_source == "kernels"
+    assert estimate(get_model("qwen3-32b"), "h100-sxm", **args).step_time_source == "roofline"
