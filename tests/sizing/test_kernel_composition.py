@@ -109,6 +109,26 @@ def test_a_decode_step_is_its_layers_gemms_attention_and_all_reduces_plus_the_lm
     assert np.isfinite(expected) and 1e-3 < expected < 0.05
 
 
+@pytest.mark.parametrize("tp", [1, 2])
+def test_a_prompts_first_token_is_one_row_through_the_lm_head(tp):
+    """``last_logits = G(1, V / t, H)`` from the raw GEMM table (Llama-3.1-8B: V 128,256, H 4,096)."""
+    gemm = kernels._table("h100-sxm", "trtllm/gemm/bf16")
+    k = kernels.step_kernels(LLAMA, "h100-sxm", engine="trtllm", precision="bf16", kv_precision="bf16", tp=tp)
+    assert k.last_logits == pytest.approx(gemm(1.0, 128_256 / tp, 4096), rel=1e-12)
+    assert gemm(1.0, 128_256 / tp, 4096) != pytest.approx(gemm(2.0, 128_256 / tp, 4096), rel=1e-3)
+
+
+@pytest.mark.parametrize("tp", [1, 2])
+def test_prompt_attention_is_read_at_the_groups_kv_heads(tp):
+    """``context = L x ctx_attn(1, seq, h / t, g / t)`` on the prompt grid, from the raw table
+    (Llama-3.1-8B: 32 layers, 32 heads, 8 KV heads)."""
+    raw = kernels._table("h100-sxm", "trtllm/context/bf16")
+    k = kernels.step_kernels(LLAMA, "h100-sxm", engine="trtllm", precision="bf16", kv_precision="bf16", tp=tp)
+    expected = np.log(32 * raw(1.0, kernels.PROMPT_GRID, 32 / tp, 8 / tp) * 1e3)
+    assert k.context == pytest.approx(expected, rel=1e-12)
+    assert not np.allclose(expected, np.log(32 * raw(1.0, kernels.PROMPT_GRID, 32 / tp, 1.0) * 1e3))
+
+
 @pytest.fixture(scope="module")
 def mixed_rows():
     """Measured rows of each engine, dense (kernel tables cover them for TRT-LLM) and MLA (the roofline),

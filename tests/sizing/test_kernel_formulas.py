@@ -15,8 +15,6 @@ import math
 import numpy as np
 import pytest
 
-from finops.catalog import get_model
-from finops.sizing import kernels
 from finops.sizing.kernels import BATCH_GRID, LENGTH_GRID, PROMPT_GRID, TOKEN_GRID, decode_seconds, prefill_seconds
 
 TOKEN_A, TOKEN_P = 0.02, 0.5          # tokens(m) = 0.02 ms x m^0.5
@@ -101,66 +99,24 @@ def test_a_decode_step_interpolates_its_gemms_and_attention_in_log_space(batch, 
     assert float(decode_seconds(decode_tokens, generation, batch, ctx)) == pytest.approx(_decode_s(batch, ctx), rel=1e-9)
 
 
-@pytest.mark.parametrize("x", [0.5, 1.0, 1.5, 2.5, 777.0, 50_000.0, TOKEN_GRID[-1], 70_000.0])
+def _uneven_token_table() -> np.ndarray:
+    """Log ms on the token grid, increasing but not a power law."""
+    return np.log(np.cumsum(np.random.default_rng(7).uniform(0.01, 1.0, len(TOKEN_GRID))))
+
+
+@pytest.mark.parametrize("x", [1.0, 1.5, 2.5, 777.0, 50_000.0, TOKEN_GRID[-1], 70_000.0])
 def test_an_uneven_token_table_reads_as_numpy_interpolates_its_logarithms(x):
-    """First cell, last cell, below the grid (clamped) and above it (linear): the cell a value falls in."""
-    rng = np.random.default_rng(7)
-    table = np.log(np.cumsum(rng.uniform(0.01, 1.0, len(TOKEN_GRID))))   # increasing, not a power law
-    inside = np.exp(np.interp(np.log(min(max(x, TOKEN_GRID[0]), TOKEN_GRID[-1])), np.log(TOKEN_GRID), table))
+    """First cell, last cell, the top and above it (linear): the cell a value falls in. A prefill of ``x``
+    tokens alone in one chunk, less its attention (no logits here), is the token table at ``x``."""
+    table = _uneven_token_table()
+    inside = np.exp(np.interp(np.log(min(x, TOKEN_GRID[-1])), np.log(TOKEN_GRID), table))
     expected = inside * max(x / TOKEN_GRID[-1], 1.0) * 1e-3
-    prompt_only = _log_ms(PROMPT_GRID, CONTEXT_E, CONTEXT_P)
-    # a prefill of x tokens alone in one chunk, less its attention and logits, is the token table at x
-    got = float(prefill_seconds(table, prompt_only, 0.0, x, x, 1e9)) - _attention_s(x)
-    if x < 1.0:   # below one token the prefill still computes one token
-        expected = math.exp(table[0]) * 1e-3
-        got = float(prefill_seconds(table, prompt_only, 0.0, x, 1.0, 1e9)) - _attention_s(1.0)
+    got = float(prefill_seconds(table, _log_ms(PROMPT_GRID, CONTEXT_E, CONTEXT_P), 0.0, x, x, 1e9)) - _attention_s(x)
     assert got == pytest.approx(expected, rel=1e-9)
 
 
-@pytest.mark.parametrize("tp", [1, 2])
-def test_a_prompts_first_token_is_one_row_through_the_lm_head(tp):
-    """``last_logits = G(1, V / t, H)`` from the raw GEMM table (Llama-3.1-8B: V 128,256, H 4,096)."""
-    gemm = kernels._table("h100-sxm", "trtllm/gemm/bf16")
-    k = kernels.step_kernels(get_model("llama-3.1-8b"), "h100-sxm", engine="trtllm", precision="bf16",
-                             kv_precision="bf16", tp=tp)
-    assert k.last_logits == pytest.approx(gemm(1.0, 128_256 / tp, 4096), rel=1e-12)
-    assert gemm(1.0, 128_256 / tp, 4096) != pytest.approx(gemm(2.0, 128_256 / tp, 4096), rel=1e-3)
-
-
-def test_a_table_with_a_one_point_first_axis_still_interpolates_the_others():
-    """An axis of one point (a GPU count measured once) is skipped, not the end of the lookup."""
-    from finops.sizing.kernels import KernelTable
-    table = KernelTable(np.log(np.array([[1.0, 4.0, 16.0]])), (np.array([8.0]), np.array([10.0, 20.0, 40.0])))
-    assert table(8.0, 14.142135623730951) == pytest.approx(2e-3, rel=1e-9)     # log-midway of 1 and 4 ms
-    assert table(8.0, 80.0) == pytest.approx(32e-3, rel=1e-9)                  # twice the last point
-
-
-def test_a_gpu_without_tables_has_no_table_metadata():
-    assert kernels.tables_meta("mi300x") is None
-    assert kernels.tables_meta("h100-sxm")["source"]
-
-
-def test_prompt_attention_is_read_at_the_groups_kv_heads():
-    """``context = L x ctx_attn(1, seq, h / t, ceil(g / t))`` on the prompt grid, from the raw table."""
-    model = get_model("llama-3.1-8b")          # 32 layers, 32 heads, 8 KV heads
-    raw = kernels._table("h100-sxm", "trtllm/context/bf16")
-    for tp in (1, 2):
-        k = kernels.step_kernels(model, "h100-sxm", engine="trtllm", precision="bf16", kv_precision="bf16", tp=tp)
-        expected = np.log(32 * raw(1.0, PROMPT_GRID, 32 / tp, 8 / tp) * 1e3)
-        assert k.context == pytest.approx(expected, rel=1e-12)
-        assert not np.allclose(expected, np.log(32 * raw(1.0, PROMPT_GRID, 32 / tp, 1.0) * 1e3))
-
-
-def test_routed_experts_are_split_by_tensor_parallelism_unless_asked_and_fall_back_the_other_way():
-    """Default: the tensor-parallel table. Expert parallelism where measured at that GPU count, else the
-    tensor-parallel one (Mixtral-8x7B's expert shape: tensor-parallel up to 32 GPUs, expert-parallel to 8)."""
-    from dataclasses import replace
-
-    mixtral_like = replace(get_model("qwen3-235b-a22b"), hidden_size=4096, moe_intermediate_size=14336,
-                           experts_per_token=2, num_experts=8)
-    name = "trtllm/moe/bf16/4096x14336x2x8"
-    by_tp, by_ep = (kernels._table("h100-sxm", f"{name}/{layout}") for layout in ("tp", "ep"))
-    args = dict(engine="trtllm", precision="bf16")
-    assert kernels.expert_table(mixtral_like, "h100-sxm", tp=2, **args) is by_tp
-    assert kernels.expert_table(mixtral_like, "h100-sxm", tp=2, expert_parallel=True, **args) is by_ep
-    assert kernels.expert_table(mixtral_like, "h100-sxm", tp=16, expert_parallel=True, **args) is by_tp
+def test_below_one_token_the_uneven_table_reads_its_first_point():
+    """Half a new token still computes one: the table's first point, clamped."""
+    table = _uneven_token_table()
+    got = float(prefill_seconds(table, _log_ms(PROMPT_GRID, CONTEXT_E, CONTEXT_P), 0.0, 0.5, 1.0, 1e9))
+    assert got - _attention_s(1.0) == pytest.approx(math.exp(table[0]) * 1e-3, rel=1e-9)

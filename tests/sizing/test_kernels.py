@@ -32,6 +32,7 @@ def test_tables_are_small_and_say_where_they_come_from():
     for gpu in kernel_gpus():
         meta = tables_meta(gpu)
         assert meta["package_version"] == "0.12.0" and "Apache-2.0" in meta["source"] and meta["as_of"]
+    assert tables_meta("mi300x") is None              # a GPU without tables has no metadata either
     notice = (Path(__file__).parents[2] / "NOTICE").read_text()
     assert "finops/data/kernels/" in notice and "Apache License, Version 2.0" in notice
 
@@ -199,3 +200,11 @@ def test_a_one_axis_table_takes_the_one_call_path_with_the_same_rules():
     assert table(5.0) == pytest.approx(1e-3, rel=1e-12)              # clamped below
     assert table(640.0) == pytest.approx(16e-3, rel=1e-12)           # 4x the last point: 4x its latency
     assert table(np.array([20.0, 640.0])) == pytest.approx([2e-3, 16e-3], rel=1e-12)
+
+
+def test_a_table_with_a_one_point_first_axis_still_interpolates_the_others():
+    """An axis of one point (a GPU count measured once) is skipped, not the end of the lookup."""
+    from finops.sizing.kernels import KernelTable
+    table = KernelTable(np.log(np.array([[1.0, 4.0, 16.0]])), (np.array([8.0]), np.array([10.0, 20.0, 40.0])))
+    assert table(8.0, 14.142135623730951) == pytest.approx(2e-3, rel=1e-9)     # log-midway of 1 and 4 ms
+    assert table(8.0, 80.0) == pytest.approx(32e-3, rel=1e-9)                  # twice the last point

@@ -47,6 +47,12 @@ def test_the_experts_are_split_as_asked_where_that_split_was_measured():
     assert table(8, False) is ep_table and table(8, True) is ep_table
     assert kernels.expert_table(replace(QWEN_235B, num_experts=64), "h100-sxm", engine="trtllm", precision="fp8",
                                 tp=4) is None
+    assert kernels.expert_table(QWEN_235B, "h100-sxm", engine="trtllm", precision="fp8", tp=4) is tp_table  # unsaid: TP
+    # Mixtral-8x7B's expert shape: measured by TP up to 32 GPUs, by EP up to 8; EP asked on 16 falls back to TP
+    mixtral_like = replace(QWEN_235B, hidden_size=4096, moe_intermediate_size=14336, experts_per_token=2, num_experts=8)
+    mixtral_tp = kernels._table("h100-sxm", "trtllm/moe/bf16/4096x14336x2x8/tp")
+    assert kernels.expert_table(mixtral_like, "h100-sxm", engine="trtllm", precision="bf16", tp=16,
+                                expert_parallel=True) is mixtral_tp
     args = dict(precision="fp8", tp=4, isl=1024, osl=256, concurrency=32, engine="trtllm", step_time="kernels")
     by_tp, by_ep = (estimate(QWEN_235B, "h100-sxm", expert_parallel=ep, **args) for ep in (False, True))
     assert by_tp.step_time_source == by_ep.step_time_source == "kernels"
