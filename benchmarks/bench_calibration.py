@@ -33,8 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from finops.catalog import get_accelerator, get_model
-from finops.catalog import resolve_model
+from finops.catalog import get_accelerator, get_model, resolve_model
 from finops.sizing.calibration import (
     BUNDLED_CLASSES,
     FoldReport,
@@ -45,7 +44,8 @@ from finops.sizing.calibration import (
     leave_one_model_out,
     with_held_out,
 )
-from finops.sizing.performance import KERNEL_CLASSES, Calibration, estimate, model_class, replica_physics
+from finops.sizing.engine_constants import KERNEL_CLASSES, Calibration, model_class
+from finops.sizing.performance import estimate, replica_physics
 from finops.sizing.published import held_out, predict, published_rows, with_vendors
 
 

@@ -32,7 +32,8 @@ import numpy as np
 
 from finops.catalog import accelerators, get_model
 from finops.price_book import PriceBook
-from finops.sizing.performance import Calibration, ReplicaPhysics, replica_physics
+from finops.sizing.engine_constants import Calibration
+from finops.sizing.performance import ReplicaPhysics, replica_physics
 from finops.sizing.queueing import operating_point
 from finops.sizing.search import search
 from finops.sizing.workload import Workload, presets

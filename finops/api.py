@@ -30,7 +30,8 @@ from .money import Money
 from .price_book import PriceBook
 from .reconcile import Plan, Reconciliation
 from .reconcile import reconcile_month as _reconcile_month
-from .sizing.performance import Calibration, estimate
+from .sizing.engine_constants import Calibration
+from .sizing.performance import estimate
 from .sizing.search import RankBy, SearchResult, search
 from .sizing.workload import Workload, workload_from
 from .tco import Comparison, SpotPolicy, cloud_rows, compare_options

@@ -54,6 +54,7 @@ declare -A MUTATE=(
   # --- sizing/
   [memory]="finops/sizing/memory.py"
   [performance]="finops/sizing/performance.py"
+  [engine_constants]="finops/sizing/engine_constants.py"
   [kernels]="finops/sizing/kernels.py"
   [vendor_efficiency]="finops/sizing/vendor_efficiency.py"
   # --- end sizing/
@@ -113,6 +114,7 @@ declare -A TESTS=(
   # --- sizing/
   [memory]="tests/sizing/test_memory.py tests/sizing/test_memory_contract.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"
   [performance]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_roofline_by_hand.py tests/sizing/test_performance_arguments.py tests/sizing/test_kernel_composition.py tests/sizing/test_moe_kernels.py tests/sizing/test_performance.py tests/sizing/test_physics_pins.py finops/sizing/performance.py"
+  [engine_constants]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_performance_arguments.py tests/sizing/test_performance.py tests/sizing/test_support.py tests/sizing/test_measured_pins.py finops/sizing/engine_constants.py"
   [kernels]="tests/sizing/test_kernels.py tests/sizing/test_kernel_composition.py tests/sizing/test_kernel_formulas.py tests/sizing/test_moe_kernels.py finops/sizing/kernels.py"
   [vendor_efficiency]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_performance_arguments.py finops/sizing/vendor_efficiency.py"
   # --- end sizing/
@@ -135,7 +137,7 @@ declare -A TESTS=(
   [mix-usage]="tests/mix/test_usage.py finops/mix/usage.py"
   # --- end mix/
 )
-ORDER=(money reconcile tco memory performance mix)
+ORDER=(money reconcile tco memory performance engine_constants mix)
 
 scratch_copy() {  # the working tree's tracked and untracked (not ignored) files, in a new folder
   local dest

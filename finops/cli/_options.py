@@ -20,7 +20,7 @@ from ..errors import InputError
 
 __all__ = ["ENGINE_HELP", "ENGINE_VERSION_HELP", "in_range"]
 
-#: The engines ``finops.sizing.performance.ENGINES`` names, spelled here so that registering a command
+#: The engines ``finops.sizing.engine_constants.ENGINES`` names, spelled here so that registering a command
 #: does not load the sizing model (tests/cli/test_light_commands.py keeps the two in step).
 ENGINE_HELP = "trtllm | vllm | sglang"
 ENGINE_VERSION_HELP = ("the engine version you run, e.g. 0.12: one no bundled measurement came from is an "

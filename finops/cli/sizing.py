@@ -15,7 +15,7 @@ from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 
 if TYPE_CHECKING:
     from ..sizing.corrections import ThroughputCorrection
-    from ..sizing.performance import Calibration
+    from ..sizing.engine_constants import Calibration
     from ..sizing.workload import Workload
 
 # The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 
 def _calibration(path: Path | None) -> Calibration | None:
-    from ..sizing.performance import Calibration
+    from ..sizing.engine_constants import Calibration
 
     return Calibration.read(path) if path else None
 
@@ -33,7 +33,8 @@ def _with_step_time(path: Path | None, engine: str, step_time: str) -> Calibrati
     (:func:`~finops.sizing.performance.with_step_time`, what ``estimate(step_time=...)`` applies)."""
     from dataclasses import replace
 
-    from ..sizing.performance import Calibration, with_step_time
+    from ..sizing.engine_constants import Calibration
+    from ..sizing.performance import with_step_time
 
     cal = _calibration(path)
     if step_time == "auto":

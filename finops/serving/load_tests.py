@@ -2,7 +2,7 @@
 
 A load test is named against a serving plan line (``PLANLINE=FILE``); the line gives the engine, model,
 GPU, precision and TP it ran, and the file is read by ``finops calibrate``'s own reader
-(:func:`finops.sizing.calibration.read_load_test`: ``vllm bench serve --save-result`` JSON,
+(:func:`finops.sizing.load_test_results.read_load_test`: ``vllm bench serve --save-result`` JSON,
 AIPerf/GenAI-Perf ``profile_export*.json``, GuideLLM reports). Per point (a concurrency ``c``):
 
     tokens/s per GPU = c x osl / (TTFT + (osl - 1) x TPOT) / tp         (calibration.throughput)
@@ -23,7 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ..sizing.calibration import Measurement, predict, read_load_test, throughput
+from ..sizing.calibration import Measurement, predict, throughput
+from ..sizing.load_test_results import read_load_test
 from .serving_lines import ServingLine
 
 __all__ = ["LoadTestResult", "load_test_ratios", "parse_load_test_option", "read_load_tests"]
@@ -69,7 +70,7 @@ def parse_load_test_option(value: str) -> tuple[str, Path]:
 
 def read_load_tests(tests: Sequence[tuple[str, Path]], lines: Sequence[ServingLine]) -> tuple[LoadTestResult, ...]:
     """Read every ``(plan line, file)`` against the serving line of that name (with the bundled model)."""
-    from ..sizing.performance import Calibration
+    from ..sizing.engine_constants import Calibration
 
     calibration = Calibration.bundled()
     by_name = {line.plan_line: line for line in lines}

@@ -1,7 +1,9 @@
 """Sizing: from a workload to GPUs. Demand, memory and workloads here; performance and search beside them."""
 
-from .calibration import Measurement, bundled_measurements, fit, leave_one_model_out, read_load_test
+from .calibration import Measurement, bundled_measurements, fit, leave_one_model_out
 from .demand import Demand, concurrency, concurrency_from_rate, demand, devices_needed
+from .engine_constants import ENGINES, Calibration, Engine, EngineConstants
+from .load_test_results import read_load_test
 from .memory import (
     KV_PRECISIONS,
     PRECISIONS,
@@ -15,7 +17,7 @@ from .memory import (
     naive_kv_bytes,
     weight_bytes,
 )
-from .performance import ENGINES, Calibration, Engine, EngineConstants, Estimate, estimate
+from .performance import Estimate, estimate
 from .queueing import (
     OperatingPoint,
     ServicePoint,

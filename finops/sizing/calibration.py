@@ -9,7 +9,7 @@ DeepSeek-V3/R1), kept compact in ``finops/data/calibration/`` by
 
 Fitting minimizes, per engine and on the models without routed experts, the robust (soft-L1, scale
 0.05) sum of squared log errors ``0.5 x log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
-:class:`~finops.sizing.performance.EngineConstants`, in log space within physical bounds
+:class:`~finops.sizing.engine_constants.EngineConstants`, in log space within physical bounds
 (``scipy.optimize.least_squares``). Rows whose concurrency exceeds what the KV cache can hold are left
 out: there the engine queues requests and TTFT measures the queue, not the hardware. The models with
 routed experts then give one more constant, the per-layer MoE overhead (:func:`_with_moe_overhead`),
@@ -39,36 +39,24 @@ import csv
 import datetime as dt
 import gzip
 import io
-import json
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from importlib import resources
-from pathlib import Path
-from typing import Any, Literal
 
 import numpy as np
 
 from ..catalog import get_accelerator, resolve_model
-from ..errors import InputError, Location
+from ..errors import InputError
+from .engine_constants import BAND_METRICS, ENGINES, KERNEL_CLASSES, Calibration, EngineConstants, model_class
 from .engine_defaults import default_kv_precision, engine_defaults
 from .kernels import step_kernels
 from .memory import memory_fit
-from .performance import (
-    BAND_LEVELS,
-    BAND_METRICS,
-    ENGINES,
-    KERNEL_CLASSES,
-    Calibration,
-    EngineConstants,
-    ReplicaPhysics,
-    model_class,
-    replica_latency,
-    replica_physics,
-)
+from .performance import ReplicaPhysics, replica_latency, replica_physics
+from .vendor_efficiency import BAND_LEVELS
 
-__all__ = ["BUNDLED_CLASSES", "BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "LoadTestFormat", "Measurement", "bundled_measurements", "bundled_rows",
-           "fit", "leave_one_model_out", "load_test_format", "predict", "queue_limited", "read_load_test",
+__all__ = ["BUNDLED_CLASSES", "BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "Measurement",
+           "bundled_measurements", "bundled_rows", "fit", "leave_one_model_out", "predict", "queue_limited",
            "with_held_out"]
 
 BUNDLED_FILE = "aiconfigurator-silicon.csv.gz"
@@ -474,7 +462,7 @@ def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] |
 
 def with_held_out(calibration: Calibration, report: FoldReport) -> Calibration:
     """``calibration`` annotated with the held-out median errors of ``report`` and the quantiles of
-    measured / modelled at :data:`~finops.sizing.performance.BAND_LEVELS` (its bands), per engine and
+    measured / modelled at :data:`~finops.sizing.vendor_efficiency.BAND_LEVELS` (its bands), per engine and
     per ``engine:model class``."""
     tpot, ttft, rate = report.median_errors()
     engines = [r.engine for r in report.rows]
@@ -486,119 +474,3 @@ def with_held_out(calibration: Calibration, report: FoldReport) -> Calibration:
              for key in sorted(set(keys.ravel().tolist()))}
     return replace(calibration, held_out_tpot_error=round(tpot, 4), held_out_ttft_error=round(ttft, 4),
                    held_out_throughput_error=round(rate, 4), bands=bands)
-
-
-# ---- a user's own load tests ---------------------------------------------------------------------------
-LoadTestFormat = Literal["vllm-bench-serve", "aiperf", "guidellm"]
-
-
-def _number(value: Any, what: str, where: Location) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-        raise InputError(f"{what} must be a positive number, got {value!r}", where=where)
-    return float(value)
-
-
-def _dig(data: Any, *path: str) -> Any:
-    for key in path:
-        if not isinstance(data, Mapping) or key not in data:
-            return None
-        data = data[key]
-    return data
-
-
-def _stat(metric: Any) -> Any:
-    """The mean of an AIPerf/GenAI-Perf metric object (``avg``) or a GuideLLM distribution (``mean``)."""
-    if isinstance(metric, Mapping):
-        for key in ("avg", "mean"):
-            if key in metric:
-                return metric[key]
-    return None
-
-
-def _points_vllm(data: Mapping[str, Any], where: Location) -> list[dict[str, Any]]:
-    done = _number(data.get("completed"), "completed", where)
-    concurrency = data.get("max_concurrency")
-    if concurrency is None and data.get("request_throughput") and data.get("mean_e2el_ms"):
-        concurrency = data["request_throughput"] * data["mean_e2el_ms"] / 1e3   # Little's law
-    return [{"isl": data.get("total_input_tokens", 0) / done, "osl": data.get("total_output_tokens", 0) / done,
-             "concurrency": concurrency, "ttft_ms": data.get("mean_ttft_ms"), "tpot_ms": data.get("mean_tpot_ms")}]
-
-
-def _points_aiperf(data: Mapping[str, Any], where: Location) -> list[dict[str, Any]]:
-    config = data.get("input_config") or {}
-    concurrency = (_dig(config, "loadgen", "concurrency") or _dig(config, "perf_analyzer", "stimulus", "concurrency")
-                   or _dig(config, "concurrency"))
-    if concurrency is None and _stat(data.get("request_throughput")) and _stat(data.get("request_latency")):
-        concurrency = _stat(data["request_throughput"]) * _stat(data["request_latency"]) / 1e3
-    return [{"isl": _stat(data.get("input_sequence_length")), "osl": _stat(data.get("output_sequence_length")),
-             "concurrency": concurrency, "ttft_ms": _stat(data.get("time_to_first_token")),
-             "tpot_ms": _stat(data.get("inter_token_latency"))}]
-
-
-def _points_guidellm(data: Mapping[str, Any], where: Location) -> list[dict[str, Any]]:
-    points = []
-    for bench in data["benchmarks"]:
-        metrics = _dig(bench, "metrics") or {}
-
-        def mean(name: str, _m: Mapping[str, Any] = metrics) -> Any:
-            return _stat(_dig(_m, name, "successful"))
-        points.append({"isl": mean("prompt_token_count"), "osl": mean("output_token_count"),
-                       "concurrency": mean("request_concurrency"), "ttft_ms": mean("time_to_first_token_ms"),
-                       "tpot_ms": mean("time_per_output_token_ms") or mean("inter_token_latency_ms")})
-    return points
-
-
-def load_test_format(data: Any, *, where: Location | None = None) -> LoadTestFormat:
-    """Recognize a load-test result by its keys (``where``: the file, named in the error).
-
-    >>> load_test_format({"mean_ttft_ms": 1, "mean_tpot_ms": 1}), load_test_format({"benchmarks": []})
-    ('vllm-bench-serve', 'guidellm')
-    """
-    if isinstance(data, Mapping):
-        if "mean_ttft_ms" in data and "mean_tpot_ms" in data:
-            return "vllm-bench-serve"
-        if isinstance(data.get("benchmarks"), list):
-            return "guidellm"
-        if isinstance(data.get("time_to_first_token"), Mapping):
-            return "aiperf"
-    raise InputError("not a recognized load-test result", where=where,
-                     hint="give the JSON of `vllm bench serve --save-result`, GenAI-Perf/AIPerf "
-                          "profile_export_*.json, or a GuideLLM report JSON")
-
-
-def read_load_test(path: str | Path, *, engine: str, model: str, gpu: str, precision: str, tp: int,
-                   concurrency: int | None = None) -> list[Measurement]:
-    """Measurements from one load-test JSON file; the hardware it ran on is given by the caller.
-
-    ``concurrency`` overrides what the file states (or what Little's law infers from it).
-    """
-    p = Path(path)
-    where = Location(file=str(p))
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read load-test file: {exc.strerror or exc}", where=where) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"load-test file is not JSON ({exc})", where=where) from None
-    kind = load_test_format(data, where=where)
-    reader = {"vllm-bench-serve": _points_vllm, "aiperf": _points_aiperf, "guidellm": _points_guidellm}[kind]
-    spec, device = resolve_model(model), get_accelerator(gpu)
-    out = []
-    try:
-        points = reader(data, where)
-    except (TypeError, KeyError, AttributeError) as exc:
-        raise InputError(f"unexpected {kind} result layout ({exc})", where=where) from None
-    for point in points:
-        if concurrency is not None:
-            point["concurrency"] = concurrency
-        if point["concurrency"] is None:
-            raise InputError("the file does not say the concurrency it ran at", where=where,
-                             hint="pass --concurrency N")
-        values = {k: _number(v, k, where) for k, v in point.items()}
-        out.append(Measurement(engine=engine, model=spec.id, gpu=device.id, precision=precision, tp=tp,
-                               isl=round(values["isl"]), osl=max(2, round(values["osl"])),
-                               concurrency=max(1, round(values["concurrency"])), ttft_ms=values["ttft_ms"],
-                               tpot_ms=values["tpot_ms"], source=f"{kind} {p.name}"))
-    if not out:
-        raise InputError("the load-test file holds no benchmark", where=where)
-    return out

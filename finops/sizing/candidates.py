@@ -32,6 +32,8 @@ from typing import Any
 import numpy as np
 
 from ..catalog import ModelSpec, get_accelerator
+from .engine_constants import Calibration, model_class
+from .engine_defaults import default_kv_precision, engine_defaults
 from .memory import (
     DEFAULT_RUNTIME_OVERHEAD_GIB,
     kv_bytes_per_token_per_gpu,
@@ -39,8 +41,7 @@ from .memory import (
     sequence_tokens,
     weight_bytes,
 )
-from .engine_defaults import default_kv_precision, engine_defaults
-from .performance import Calibration, ReplicaPhysics, model_class, replica_physics
+from .performance import ReplicaPhysics, replica_physics
 from .support import supports
 from .vendor_efficiency import efficiency_source
 

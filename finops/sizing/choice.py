@@ -30,8 +30,9 @@ from typing import Any
 from ..catalog import get_accelerator
 from ..price_book import PriceBook
 from .corrections import ThroughputCorrection, corrected_search
+from .engine_constants import Calibration
 from .memory import memory_fit
-from .performance import Calibration, estimate
+from .performance import estimate
 from .search import SearchResult, SizingOption, search
 from .support import supports
 from .workload import Workload

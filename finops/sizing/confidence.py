@@ -2,7 +2,7 @@
 
 The performance model is right on average and wrong by a known spread: the calibration keeps, per
 engine, quantiles of the ratio measured / modelled on rows of models the fit never saw
-(:meth:`~finops.sizing.performance.Calibration.band`). To buy a fleet that meets a target even when
+(:meth:`~finops.sizing.engine_constants.Calibration.band`). To buy a fleet that meets a target even when
 the model is as optimistic as its ``p``-quantile held-out error, the search is run against::
 
     ttft_target' = ttft_target / k_ttft(p)        k(p) = quantile p of measured / modelled
@@ -13,7 +13,7 @@ held-out configurations measured no slower than that. A ``k(p)`` below 1 (the mo
 there) loosens the target: the error band says so, and buying for it would waste money.
 
 When every accelerator searched is answered by one vendor's efficiencies (``--gpus mi300x``:
-:meth:`~finops.sizing.performance.Calibration.vendor_efficiency`), ``k`` is that vendor's held-out ratio
+:meth:`~finops.sizing.engine_constants.Calibration.vendor_efficiency`), ``k`` is that vendor's held-out ratio
 for the metrics its published rows report (the band ``estimate`` shows there); otherwise, and for the
 other metrics, the engine's. A search over several vendors keeps the engine's: the targets are one per
 search.
@@ -33,7 +33,7 @@ from dataclasses import replace
 
 from ..catalog import get_accelerator
 from ..errors import InputError
-from .performance import Calibration, model_class
+from .engine_constants import Calibration, model_class
 from .workload import Workload
 
 __all__ = ["at_confidence"]

@@ -5,7 +5,7 @@ Each observation is ``ratio = realized / predicted`` generation tokens per GPU-h
 ``'2026-05'``) or a load test run that month (:mod:`finops.serving.load_tests`, labelled
 ``'2026-05 load test FILE'``); an observation recorded again replaces its ratio. The table is kept in
 its own file (``throughput-corrections.json`` in the loop's history folder) and read by the sizing
-path beside the performance model's constants (:class:`~finops.sizing.performance.Calibration`).
+path beside the performance model's constants (:class:`~finops.sizing.engine_constants.Calibration`).
 With ``x_i = ln(ratio_i)`` over ``n`` observations:
 
     factor = exp(mean(x))                                  (the geometric mean ratio)

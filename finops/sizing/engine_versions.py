@@ -21,8 +21,8 @@ from functools import cache
 
 from ..errors import InputError
 from .calibration import bundled_rows
+from .engine_constants import ENGINES
 from .kernels import kernel_gpus, tables_meta
-from .performance import ENGINES
 from .published import published_rows
 
 __all__ = ["check_engine_version", "covered_versions", "version_covered"]

@@ -30,9 +30,10 @@ import numpy as np
 
 from ..catalog import accelerators, get_accelerator
 from ..errors import InputError
+from .engine_constants import Calibration
 from .kernels import kernel_gpus
-from .performance import BAND_LEVELS, Calibration, estimate
-from .vendor_efficiency import VendorEfficiency
+from .performance import estimate
+from .vendor_efficiency import BAND_LEVELS, VendorEfficiency
 
 __all__ = ["PUBLISHED_FILE", "PublishedRow", "fit_vendor", "held_out", "predict", "published_rows", "vendor_gpus",
            "with_vendors"]

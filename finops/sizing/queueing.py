@@ -42,9 +42,8 @@ import numpy as np
 
 from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
 from ..errors import InputError
+from .engine_constants import Calibration, EngineConstants
 from .performance import (
-    Calibration,
-    EngineConstants,
     PromptTerms,
     ReplicaPhysics,
     decode_latency,

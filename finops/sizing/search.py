@@ -45,15 +45,9 @@ from ..price_book import PRICING_MODELS, PriceBook
 from .candidates import candidate_table
 from .confidence import at_confidence
 from .demand import demand
+from .engine_constants import CALIBRATED_TPS, Calibration
 from .memory import PRECISIONS, tp_shards_heads
-from .performance import (
-    CALIBRATED_TPS,
-    Calibration,
-    ReplicaPhysics,
-    prompt_terms,
-    replica_latency,
-    scheduling_delay,
-)
+from .performance import ReplicaPhysics, prompt_terms, replica_latency, scheduling_delay
 from .queueing import operating_point, sla_attainment
 from .ranking import HOURS_PER_MONTH, Quote, Ranking, per_million, per_million_at_average, price_index
 from .workload import Workload

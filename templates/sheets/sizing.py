@@ -12,7 +12,8 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     CostPerMTokPeak    = hourly / (peak output tokens/s x 3,600 / 10^6)        (at the peak, running 24/7)
     CostPerMTokAverage = CostPerMTokPeak x PeakToAverage   (average load, fleet fixed at its peak size)
     Calibrated         = yes when the planner's engine, GPU, precision, model class and TP were measured
-                         (else the figures are extrapolated; finops.sizing.performance.Calibration.covers)
+                         (else the figures are extrapolated: finops.sizing.engine_constants
+                         .Calibration.covers)
     EfficiencySource   = engine, or the vendor fit (amd:vllm) whose efficiencies the roofline uses
     TtftMsP90, TpotMsP90 = TtftMs, TpotMs x the held-out P90 ratio measured / modelled of the planner's
                          engine, model class and vendor: what a load test would show were the model as

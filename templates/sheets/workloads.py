@@ -18,7 +18,7 @@ from xlsxwriter.workbook import Workbook
 
 from finops.price_book import PriceBook
 from finops.sizing import PRECISIONS, SLO_PERCENTILES, Workload, memory_fit, presets
-from finops.sizing.performance import ENGINES
+from finops.sizing.engine_constants import ENGINES
 from finops.sizing.search import search
 
 from ..styles import Styles

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from finops.cli import main
-from finops.sizing.performance import Calibration
+from finops.sizing.engine_constants import Calibration
 
 BASE = ["--isl", "1024", "--osl", "256"]
 

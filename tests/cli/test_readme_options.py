@@ -92,7 +92,7 @@ def size_json(capsys, *args: str) -> dict:
 
 
 def test_size_confidence_is_sizing_for_targets_tightened_by_the_error_band(capsys, tmp_path):
-    from finops.sizing.performance import Calibration, model_class
+    from finops.sizing.engine_constants import Calibration, model_class
     from finops.sizing.workload import presets
 
     preset = presets()["seed002-financial-copilot"]

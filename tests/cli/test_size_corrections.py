@@ -86,7 +86,7 @@ def test_estimate_step_time_reaches_the_model_and_is_reported(capsys, step_time)
 def test_size_step_time_times_the_search_as_asked(capsys, tmp_path):
     """``auto`` is the bundled calibration's own choice for vLLM; ``kernels`` and ``roofline`` differ on H100
     (the kernel tables cover it), so the switch reaches the search."""
-    from finops.sizing.performance import Calibration
+    from finops.sizing.engine_constants import Calibration
 
     workload = str(_workload(tmp_path, 40_000))
     runs = {}

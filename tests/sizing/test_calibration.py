@@ -9,19 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from finops.catalog import resolve_model
 from finops.errors import InputError
 from finops.sizing.calibration import (
     BUNDLED_CLASSES,
     bundled_measurements,
     fit,
     leave_one_model_out,
-    load_test_format,
     predict,
     queue_limited,
-    read_load_test,
 )
-from finops.catalog import resolve_model
-from finops.sizing.performance import Calibration, EngineConstants, model_class, with_step_time
+from finops.sizing.engine_constants import Calibration, EngineConstants, model_class
+from finops.sizing.load_test_results import load_test_format, read_load_test
+from finops.sizing.performance import with_step_time
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HARDWARE = {"engine": "vllm", "model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1}

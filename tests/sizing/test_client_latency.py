@@ -13,8 +13,9 @@ import pytest
 
 from finops.catalog import get_model
 from finops.sizing.closed_loop import closed_loop_wait
+from finops.sizing.engine_constants import Calibration
 from finops.sizing.memory import kv_bytes_per_token
-from finops.sizing.performance import Calibration, estimate
+from finops.sizing.performance import estimate
 from finops.sizing.queueing import kingman_wait, serve
 
 H100_8B = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 2048, "osl": 256}

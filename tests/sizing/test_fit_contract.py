@@ -14,7 +14,7 @@ import pytest
 from finops.catalog import get_model
 from finops.errors import InputError
 from finops.sizing.calibration import REFIT_PRIOR_WEIGHT, bundled_measurements, fit, queue_limited
-from finops.sizing.performance import ENGINES, Calibration
+from finops.sizing.engine_constants import ENGINES, Calibration
 
 
 @pytest.fixture(scope="module")

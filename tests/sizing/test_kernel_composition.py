@@ -21,7 +21,8 @@ import pytest
 
 from finops.catalog import get_model
 from finops.sizing import kernels
-from finops.sizing.performance import CALIBRATED_TPS, Calibration, estimate, model_class
+from finops.sizing.engine_constants import CALIBRATED_TPS, Calibration, model_class
+from finops.sizing.performance import estimate
 
 LLAMA = get_model("llama-3.1-8b")
 #: Qwen3-30B-A3B with 64 experts of its width: an expert shape the tables do not hold.

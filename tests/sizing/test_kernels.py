@@ -16,12 +16,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from finops.catalog import get_model
+from finops.catalog import get_model, resolve_model
 from finops.errors import InputError
-from finops.sizing.calibration import BUNDLED_CLASSES, bundled_measurements, kernel_covered, leave_one_model_out
+from finops.sizing.calibration import (
+    BUNDLED_CLASSES,
+    bundled_measurements,
+    kernel_covered,
+    leave_one_model_out,
+)
+from finops.sizing.engine_constants import KERNEL_CLASSES, Calibration, model_class
 from finops.sizing.kernels import _table, kernel_gpus, step_kernels, tables_meta
-from finops.catalog import resolve_model
-from finops.sizing.performance import KERNEL_CLASSES, Calibration, estimate, model_class
+from finops.sizing.performance import estimate
 
 KERNELS = resources.files("finops").joinpath("data", "kernels")
 

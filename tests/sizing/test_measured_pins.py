@@ -17,7 +17,8 @@ import pytest
 
 from finops.catalog import get_model
 from finops.sizing.calibration import BUNDLED_CLASSES, bundled_measurements
-from finops.sizing.performance import Calibration, estimate, model_class
+from finops.sizing.engine_constants import Calibration, model_class
+from finops.sizing.performance import estimate
 
 # engine, model, GPU, precision, TP, ISL, OSL, concurrency, measured TPOT ms, measured TTFT ms
 MEASURED = [

@@ -18,7 +18,8 @@ import pytest
 from finops.catalog import get_model
 from finops.sizing import kernels
 from finops.sizing.calibration import bundled_measurements, predict, queue_limited
-from finops.sizing.performance import Calibration, estimate, with_step_time
+from finops.sizing.engine_constants import Calibration
+from finops.sizing.performance import estimate, with_step_time
 
 QWEN_235B = get_model("qwen3-235b-a22b")     # H 4096, 64 heads, 4 KV heads, 128 experts of 1,536, top 8
 QWEN_30B = get_model("qwen3-30b-a3b")        # H 2048, 32 heads, 4 KV heads, 128 experts of 768, top 8

@@ -8,8 +8,9 @@ import json
 import pytest
 
 from finops.errors import InputError, UnknownNameError
+from finops.sizing.engine_constants import ENGINES, Calibration, EngineConstants
 from finops.sizing.memory import memory_fit
-from finops.sizing.performance import ENGINES, Calibration, EngineConstants, estimate
+from finops.sizing.performance import estimate
 
 H100_8B = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256}
 

@@ -11,16 +11,9 @@ import pytest
 
 from finops.catalog import get_model
 from finops.errors import InputError, UnknownNameError
-from finops.sizing.performance import (
-    BAND_LEVELS,
-    ENGINES,
-    Calibration,
-    EngineConstants,
-    Estimate,
-    estimate,
-    model_class,
-    with_step_time,
-)
+from finops.sizing.engine_constants import ENGINES, Calibration, EngineConstants, model_class
+from finops.sizing.performance import Estimate, estimate, with_step_time
+from finops.sizing.vendor_efficiency import BAND_LEVELS
 
 BASE = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256,
         "concurrency": 8, "engine": "vllm"}

@@ -25,7 +25,7 @@ import pytest
 from finops.catalog import get_accelerator, get_model, resolve_model
 from finops.sizing import estimate, kv_bytes_per_token, kv_bytes_per_token_per_gpu, weight_bytes
 from finops.sizing.calibration import bundled_measurements, predict, queue_limited
-from finops.sizing.performance import Calibration
+from finops.sizing.engine_constants import Calibration
 
 HF = Path(__file__).parent / "fixtures" / "hf"
 

@@ -7,7 +7,8 @@ import pytest
 
 from finops.catalog import get_accelerator, get_model
 from finops.errors import InputError
-from finops.sizing.performance import Calibration, replica_latency, replica_physics, scheduling_delay
+from finops.sizing.engine_constants import Calibration
+from finops.sizing.performance import replica_latency, replica_physics, scheduling_delay
 from finops.sizing.queueing import (
     kingman_wait,
     operating_point,

@@ -32,7 +32,8 @@ from pathlib import Path
 import pytest
 
 from finops.catalog import get_accelerator, resolve_model
-from finops.sizing.performance import ENGINES, Calibration, EngineConstants, estimate
+from finops.sizing.engine_constants import ENGINES, Calibration, EngineConstants
+from finops.sizing.performance import estimate
 
 HF = Path(__file__).parent / "fixtures" / "hf"
 EXACT = 1e-13

@@ -16,9 +16,10 @@ import pytest
 from finops.catalog import accelerators, get_model
 from finops.price_book import PriceBook
 from finops.sizing.candidates import candidate_table, clear_candidate_tables
+from finops.sizing.engine_constants import Calibration
 from finops.sizing.engine_defaults import default_kv_precision
 from finops.sizing.memory import memory_fit
-from finops.sizing.performance import Calibration, replica_physics
+from finops.sizing.performance import replica_physics
 from finops.sizing.queueing import operating_point
 from finops.sizing.workload import Workload, presets
 

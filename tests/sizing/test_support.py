@@ -6,10 +6,11 @@ import json
 
 import pytest
 
-from finops.errors import InputError
 from finops.catalog import get_model
+from finops.errors import InputError
 from finops.sizing.calibration import bundled_measurements, fit, queue_limited
-from finops.sizing.performance import Calibration, estimate
+from finops.sizing.engine_constants import Calibration
+from finops.sizing.performance import estimate
 from finops.sizing.search import search
 from finops.sizing.support import engines_for, support_table, supports
 from finops.sizing.workload import presets

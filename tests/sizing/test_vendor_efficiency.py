@@ -19,9 +19,10 @@ import pytest
 from finops.catalog import get_accelerator, resolve_model
 from finops.errors import InputError
 from finops.sizing.candidates import candidate_table
-from finops.sizing.performance import BAND_LEVELS, Calibration, estimate
+from finops.sizing.engine_constants import Calibration
+from finops.sizing.performance import estimate
 from finops.sizing.published import fit_vendor, predict, published_rows, vendor_gpus, with_vendors
-from finops.sizing.vendor_efficiency import VendorEfficiency
+from finops.sizing.vendor_efficiency import BAND_LEVELS, VendorEfficiency
 
 from .test_roofline_by_hand import EXACT, LLAMA, decode_flops, ideal, prefill_flops
 

@@ -1,0 +1,249 @@
+"""The performance model's fitted constants: one :class:`EngineConstants` per serving engine, and the
+:class:`Calibration` that carries them with their source and date, the configurations each engine was
+measured on (which decide ``calibrated``), the held-out error bands and the per-vendor efficiencies.
+
+The formulas that use them are in :mod:`finops.sizing.performance`; the fit that makes them in
+:mod:`finops.sizing.calibration`. The bundled calibration is ``finops/catalog/data/calibration.json``
+(``python benchmarks/bench_calibration.py --write`` regenerates it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import MISSING, dataclass, field, fields
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from ..catalog import Accelerator, ModelSpec
+from ..errors import InputError
+from ..files import write_atomically
+from ..registry import Registry
+from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, ratio_at
+
+__all__ = ["BAND_METRICS", "CALIBRATED_TPS", "DEFAULT_ENGINE", "ENGINES", "KERNEL_CLASSES", "SIZE_REACH", "Calibration",
+           "Coverage", "Engine", "EngineConstants", "model_class"]
+
+Engine = Literal["trtllm", "vllm", "sglang"]
+ENGINES: tuple[str, ...] = get_args(Engine)
+#: The engine an estimate is for unless told (a module constant: engine names ignore case).
+DEFAULT_ENGINE = "vllm"
+#: The TP degrees the per-step overhead is calibrated at; other degrees interpolate (and clamp) in log2.
+CALIBRATED_TPS: tuple[int, ...] = (1, 2, 4, 8)
+#: Metrics a band is kept for: the names of the Estimate fields they scale.
+BAND_METRICS: tuple[str, ...] = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
+
+
+def model_class(model: ModelSpec) -> str:
+    """``mla`` (multi-head latent attention, DeepSeek-V2/V3), ``moe`` (routed experts) or ``dense``: the
+    classes whose kernels differ enough that a fit on one does not vouch for another.
+
+    >>> from finops.catalog import get_model
+    >>> [model_class(get_model(m)) for m in ("llama-3.1-8b", "qwen3-30b-a3b", "deepseek-v3")]
+    ['dense', 'moe', 'mla']
+    """
+    if model.attention == "mla":
+        return "mla"
+    return "moe" if model.is_moe else "dense"
+
+
+@dataclass(frozen=True)
+class EngineConstants:
+    """The fitted constants of one serving engine (fields may also hold numpy arrays when fitting)."""
+
+    bandwidth_efficiency: float          # eta_bw: share of peak HBM bandwidth a decode step reaches
+    compute_efficiency: float            # eta_c: share of dense peak FLOPS prefill reaches
+    step_overhead_us_per_layer: tuple[float, float, float, float]  # o(tp) at TP 1, 2, 4, 8 (kernels: per step)
+    allreduce_gbps: float                # effective all-reduce bandwidth per GPU
+    prefill_queue: float                 # q: scales the closed-loop wait behind the other clients' prompts
+    ttft_steps: float                    # a: decode steps a new request waits to be scheduled
+    ttft_fixed_ms: float                 # f: per-request latency outside the GPU (HTTP, tokenizer, scheduler)
+    prefill_burst: float                 # s: share of the other b - 1 prompts a synchronized client lands behind
+    link_efficiency: float               # eta_link: share of the GPU link bandwidth a prefill all-reduce reaches
+    admission_steps: float = 0.0         # d: decode steps a prompt that finds others running waits for admission
+    # Step times from measured kernels (finops.sizing.kernels), where the tables cover a configuration:
+    kernel_steps: float = 0.0            # 1: they time this engine's steps there (0: the roofline everywhere)
+    kernel_steps_moe: float = 0.0        # ... the same for mixture-of-experts models (chosen apart: KERNEL_CLASSES)
+    kernel_decode_scale: float = 1.0     # the engine's decode speed relative to the kernel tables
+    kernel_prefill_scale: float = 1.0    # ... and its prefill speed
+    kernel_step_overhead_us: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per step at TP 1-8
+    moe_overhead_us_per_layer: float = 0.0  # o_moe: what a layer of routed experts adds to a step (routing, dispatch)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EngineConstants:
+        """Constants from JSON; the kernel fields are optional (a file written before them has none)."""
+        per_tp = _PER_TP_FIELDS
+        try:
+            values = {f.name: (tuple(float(v) for v in data[f.name]) if f.name in per_tp else float(data[f.name]))
+                      for f in fields(cls) if f.name in data or f.default is MISSING}
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"calibration constants are incomplete or not numbers ({exc})",
+                             hint=f"each engine needs {', '.join(f.name for f in fields(cls))}") from None
+        if any(len(values[name]) != len(CALIBRATED_TPS) for name in per_tp if name in values):
+            raise InputError("each per-TP overhead needs one value per TP 1, 2, 4, 8")
+        return cls(**values)  # type: ignore[arg-type]
+
+
+#: Model class -> the EngineConstants switch saying whether measured kernels time its steps. The choice is
+#: per class because the held-out errors differ by class (vLLM: the roofline is better for dense models, the
+#: measured expert kernels for mixture-of-experts ones; docs/performance.md, "Mixture-of-experts kernels").
+#: MLA models have no composition in the kernel tables: the roofline times them.
+KERNEL_CLASSES: dict[str, str] = {"dense": "kernel_steps", "moe": "kernel_steps_moe"}
+#: The EngineConstants fields that hold one value per TP 1, 2, 4, 8.
+_PER_TP_FIELDS = frozenset({"step_overhead_us_per_layer", "kernel_step_overhead_us"})
+#: Calibration files are UTF-8 JSON (a module constant: codec names ignore case).
+_FILE_ENCODING = "utf-8"
+#: One measured configuration: (GPU id, weight precision, model class, TP) -> the smallest and largest
+#: model measured there, in billions of active parameters.
+Coverage = tuple[str, str, str, int]
+#: How far outside the measured model sizes a fit still vouches: half the smallest to twice the largest.
+SIZE_REACH = 2.0
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Constants per engine, where they came from, and how well they predict held-out measurements.
+
+    ``held_out_*_error``: median absolute relative error of fits that never saw the row's model
+    (leave-one-model-out). ``bands[key][metric]``: that held-out ratio measured / modelled at each of
+    :data:`BAND_LEVELS`, ``key`` an engine (all its rows) or ``engine:class`` (the rows of one model
+    class). ``measured[engine]``: the configurations the constants were fitted on.
+    """
+
+    engines: Mapping[str, EngineConstants]
+    source: str
+    as_of: str
+    rows: int = 0
+    held_out_tpot_error: float | None = None
+    held_out_ttft_error: float | None = None
+    held_out_throughput_error: float | None = None
+    measured: Mapping[str, Mapping[Coverage, tuple[float, float]]] = field(default_factory=dict)
+    bands: Mapping[str, Mapping[str, tuple[float, ...]]] = field(default_factory=dict)
+    vendors: Mapping[str, VendorEfficiency] = field(default_factory=dict)
+
+    def constants(self, engine: str) -> EngineConstants:
+        """The constants of ``engine``; an unknown name lists the calibrated ones."""
+        return Registry("engine", dict(self.engines))[engine]
+
+    def covers(self, engine: str, gpu: str, precision: str, model_class: str, tp: int, active_params_b: float) -> bool:
+        """True when ``engine`` was measured on this GPU, precision, model class and TP together, on
+        models of a size within :data:`SIZE_REACH` of this one's (active parameters); anything else
+        extrapolates constants fitted elsewhere (``calibrated: false``).
+
+        >>> cal = Calibration.bundled()
+        >>> cal.covers("vllm", "h200", "fp8", "dense", 4, 70.6), cal.covers("vllm", "h200", "fp8", "moe", 4, 3.3)
+        (True, False)
+        >>> cal.covers("trtllm", "h200", "fp8", "dense", 8, 405.9), cal.covers("vllm", "mi300x", "fp8", "dense", 1, 8)
+        (False, False)
+        """
+        sizes = self.measured.get(engine, {}).get((gpu, precision, model_class, int(tp)))
+        return sizes is not None and sizes[0] / SIZE_REACH <= active_params_b <= sizes[1] * SIZE_REACH
+
+    def vendor_efficiency(self, engine: str, gpu: Accelerator) -> VendorEfficiency | None:
+        """The efficiencies fitted on published rows of ``gpu``'s vendor under ``engine``
+        (``vendors["amd:vllm"]``), where they speak for this accelerator and the engine was measured on
+        no row of it (a refit on the user's own rows of it answers there instead); else ``None``.
+
+        >>> from finops.catalog import get_accelerator
+        >>> cal = Calibration.bundled()
+        >>> cal.vendor_efficiency("vllm", get_accelerator("mi300x")).key, cal.vendor_efficiency("vllm", get_accelerator("h100-sxm"))
+        ('amd:vllm', None)
+        """
+        entry = self.vendors.get(f"{gpu.vendor}:{engine}")
+        if entry is None or gpu.id not in entry.gpus:
+            return None
+        return None if any(key[0] == gpu.id for key in self.measured.get(engine, {})) else entry
+
+    def band(self, engine: str, metric: str, level: float, model_class: str | None = None,
+             vendor: VendorEfficiency | None = None) -> float | None:
+        """The held-out ratio measured / modelled of ``metric`` at quantile ``level`` (interpolated
+        between :data:`BAND_LEVELS`, clamped to them: :func:`~finops.sizing.vendor_efficiency.ratio_at`):
+        the ``vendor``'s, where its efficiencies answer and its published rows report the metric
+        (:meth:`VendorEfficiency.band`); else from the engine's rows of ``model_class`` when the
+        calibration has held-out rows of it, else from all of the engine's; ``None`` without a band.
+
+        >>> cal = Calibration.bundled()
+        >>> cal.band("vllm", "tpot_ms", 0.1) < 1 < cal.band("vllm", "tpot_ms", 0.9)
+        True
+        >>> cal.band("trtllm", "tpot_ms", 0.9, "mla") != cal.band("trtllm", "tpot_ms", 0.9, "moe")
+        True
+        """
+        own = None if vendor is None else vendor.band(metric, level)
+        if own is not None:
+            return own
+        per = self.bands.get(f"{engine}:{model_class}") or self.bands.get(engine, {})
+        quantiles = per.get(metric)
+        return None if quantiles is None else ratio_at(quantiles, level)
+
+    def band_ratios(self, engine: str, metric: str, model_class: str | None = None,
+                    vendor: VendorEfficiency | None = None) -> tuple[float, float] | None:
+        """(P10, P90) of :meth:`band`, or ``None`` without a band (``None`` at one level is ``None`` at
+        every level)."""
+        low = self.band(engine, metric, 0.1, model_class, vendor)
+        return None if low is None else (low, self.band(engine, metric, 0.9, model_class, vendor))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "as_of": self.as_of, "rows": self.rows,
+                "held_out_tpot_error": self.held_out_tpot_error, "held_out_ttft_error": self.held_out_ttft_error,
+                "held_out_throughput_error": self.held_out_throughput_error,
+                "band_levels": list(BAND_LEVELS),
+                "bands": {engine: {metric: list(q) for metric, q in sorted(per.items())}
+                          for engine, per in sorted(self.bands.items())},
+                "engines": {name: c.to_dict() for name, c in self.engines.items()},
+                "vendors": {key: v.to_dict() for key, v in sorted(self.vendors.items())},
+                "measured": {name: sorted([*key, *sizes] for key, sizes in entries.items())
+                             for name, entries in sorted(self.measured.items())}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Calibration:
+        if not isinstance(data, Mapping) or not isinstance(data.get("engines"), Mapping) or not data["engines"]:
+            raise InputError("a calibration file is a JSON object with an 'engines' object",
+                             hint="write one with `finops calibrate`")
+        try:
+            rows = int(data.get("rows") or 0)
+            errors = [None if data.get(k) is None else float(data[k])
+                      for k in ("held_out_tpot_error", "held_out_ttft_error", "held_out_throughput_error")]
+            measured = {str(k): {(str(g), str(p), str(c), int(t)): (float(low), float(high))
+                                 for g, p, c, t, low, high in v}
+                        for k, v in (data.get("measured") or {}).items()}
+            bands = {str(e): {str(m): tuple(float(x) for x in q) for m, q in per.items()}
+                     for e, per in (data.get("bands") or {}).items()}
+        except (TypeError, ValueError, AttributeError):
+            raise InputError("calibration 'rows' and errors must be numbers, 'measured' lists of [gpu, precision, "
+                             "model class, tp, smallest, largest model in B active parameters] per engine, "
+                             "'bands' lists of numbers",
+                             hint="rewrite the file with `finops calibrate`") from None
+        if any(len(q) != len(BAND_LEVELS) for per in bands.values() for q in per.values()):
+            raise InputError(f"each calibration band needs one value per level {list(BAND_LEVELS)}")
+        return cls(engines={str(k): EngineConstants.from_dict(v) for k, v in data["engines"].items()},
+                   source=str(data.get("source", "")), as_of=str(data.get("as_of", "")), rows=rows,
+                   held_out_tpot_error=errors[0], held_out_ttft_error=errors[1],
+                   held_out_throughput_error=errors[2], measured=measured, bands=bands,
+                   vendors={v.key: v for v in map(VendorEfficiency.from_dict, (data.get("vendors") or {}).values())})
+
+    @classmethod
+    def read(cls, path: str | Path) -> Calibration:
+        """Read a calibration JSON file (as written by ``finops calibrate``)."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"calibration file {path} does not exist", hint="write one with `finops calibrate`")
+        try:
+            data = json.loads(str(path.read_bytes(), _FILE_ENCODING))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"calibration file {path} is not JSON ({exc})") from None
+        return cls.from_dict(data)
+
+    def write(self, path: str | Path) -> Path:
+        return write_atomically(Path(path), (json.dumps(self.to_dict(), indent=2) + "\n").encode(_FILE_ENCODING))
+
+    @staticmethod
+    @cache
+    def bundled() -> Calibration:
+        """The constants shipped in ``finops/catalog/data/calibration.json``."""
+        text = resources.files("finops.catalog").joinpath("data", "calibration.json").read_text(encoding="utf-8")
+        return Calibration.from_dict(json.loads(text))
