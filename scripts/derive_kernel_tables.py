@@ -29,7 +29,11 @@ measures each point with balanced and power-law routing). Their GPU axis is not 
 package did not measure at some GPU count stays NaN there.
 
 Each array ``A`` has its axes in ``A@<axis>``. Grid cells the package did not measure are filled from
-the nearest measured cell along each axis in turn (a cell never measured anywhere is left NaN).
+the nearest measured cell along each axis in turn, scaled above it as the kernel's work grows along that
+axis (:data:`FILL_EXPONENTS`; a cell never measured anywhere is left NaN). The package measures a decode
+step's attention only up to about a million cached tokens (batch x KV length): filled by the nearest cell
+alone, a batch of 512 sequences of 4,096 tokens read as fast as one of 511-token sequences. Decode
+attention is then held to the time its KV reads take at the datasheet bandwidth (:func:`kv_read_floor`).
 ``meta`` is a JSON string: source, package version, date read, and the (op, engine) -> version used.
 The numbers are NVIDIA's measurements (Apache-2.0, see NOTICE); only the layout and the precision
 (float16 of the log: 0.4 % at worst) are ours.
@@ -65,6 +69,9 @@ MOE_LAYOUTS = {"tp": ("moe_tp_size", "moe_ep_size"), "ep": ("moe_ep_size", "moe_
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "finops" / "data" / "kernels"
 MODELS = ROOT / "finops" / "catalog" / "data" / "models.csv"
+ACCELERATORS = ROOT / "finops" / "catalog" / "data" / "accelerators.csv"
+#: bytes of one cached K or V element
+KV_BYTES = {"bf16": 2, "fp8": 1}
 
 
 def _versions(directory: Path, table: str) -> list[Path]:
@@ -84,28 +91,56 @@ def _newest(directory: Path, table: str) -> Path | None:
     return found[0] if found else None
 
 
-def _fill(grid: np.ndarray) -> np.ndarray:
-    """NaN cells take the nearest measured value along each axis in turn (last axis first)."""
+#: How each table's latency grows along an axis where the package did not measure, as the exponent of the
+#: coordinate (the work the kernel does there): a decode step's attention reads the KV cache of every
+#: sequence, ``batch x length x KV heads`` bytes; a prompt's attention multiplies ``batch x length^2 x
+#: query heads``; a GEMM ``m x n x k``; the routed experts' tokens. Axes in the order they are filled.
+FILL_EXPONENTS: dict[str, dict[str, float]] = {
+    "generation": {"seq": 1.0, "batch_size": 1.0, "num_key_value_heads": 1.0, "num_heads": 0.0},
+    "context": {"seq": 2.0, "batch_size": 1.0, "num_heads": 1.0, "num_key_value_heads": 0.0},
+    "gemm": {"m": 1.0, "n": 1.0, "k": 1.0},
+    "moe": {"num_tokens": 1.0},
+    "allreduce": {"message_size": 1.0, "num_gpus": 0.0},
+}
+
+
+def _fill(grid: np.ndarray, coords: list[np.ndarray], axes: list[str], exponents: dict[str, float]) -> np.ndarray:
+    """NaN cells of ``grid`` (log latency on ``coords``) filled along each axis of ``exponents`` in turn, in
+    log-log space: between measured cells interpolated, beyond the last one grown as ``x ** exponent``
+    (the work), below the first one held at its value (the latency floor of a small kernel)."""
     out = grid.copy()
-    for axis in reversed(range(out.ndim)):
+    for name, exponent in exponents.items():
+        axis = axes.index(name)
+        x = np.log(coords[axis])
         moved = np.moveaxis(out, axis, -1)
         flat = moved.reshape(-1, moved.shape[-1])
         for row in flat:
             known = np.flatnonzero(~np.isnan(row))
             if len(known) and len(known) < len(row):
-                nearest = known[np.abs(np.arange(len(row))[:, None] - known[None, :]).argmin(axis=1)]
-                row[:] = row[nearest]
+                last = known[-1]
+                row[:] = np.interp(x, x[known], row[known]) + exponent * np.maximum(x - x[last], 0.0)
         out = np.moveaxis(flat.reshape(moved.shape), -1, axis)
     return out
 
 
-def _grid(frame: pd.DataFrame, axes: list[str]) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Log of the median latency on the product of the axes' measured values."""
+def kv_read_floor(coords: list[np.ndarray], kv: str, bandwidth_gbps: float) -> np.ndarray:
+    """Log milliseconds a decode step's attention needs at least on axes batch x KV length x query heads x
+    KV heads: the cache it reads, ``batch x length x KV heads x head dim x 2 (K, V) x bytes``, at the
+    datasheet bandwidth. Some measured cells lie below it (the microbenchmark's cache served from L2: the
+    L40S and RTX PRO 6000 have 96-128 MB of it, and A100 cells read up to 1.7x its 2 TB/s), which a
+    serving step, whose layers each read their own cache, never sees."""
+    batch, length, _, kv_heads = np.meshgrid(*coords, indexing="ij")
+    seconds = batch * length * kv_heads * HEAD_DIM * 2 * KV_BYTES[kv] / (bandwidth_gbps * 1e9)
+    return np.log(seconds * 1e3)
+
+
+def _grid(frame: pd.DataFrame, axes: list[str], kind: str) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Log of the median latency on the product of the axes' measured values, the rest filled (:func:`_fill`)."""
     values = frame.groupby(axes)["latency"].median()
     coords = [np.array(sorted(frame[a].unique()), dtype=float) for a in axes]
     full = values.reindex(pd.MultiIndex.from_product(coords, names=axes))
     grid = np.log(full.to_numpy(dtype=float)).reshape([len(c) for c in coords])
-    return _fill(grid), coords
+    return _fill(grid, coords, axes, FILL_EXPONENTS[kind]), coords
 
 
 def _store(arrays: dict[str, np.ndarray], name: str, grid: np.ndarray, axes: list[str],
@@ -159,12 +194,14 @@ def _moe(arrays: dict[str, np.ndarray], versions: dict[str, str], engine: str, p
                     coords = [np.array(sorted(rows[a].unique()), dtype=float) for a in ("num_tokens", "gpus")]
                     full = values.reindex(pd.MultiIndex.from_product(coords))
                     grid = np.log(full.to_numpy(dtype=float)).reshape([len(c) for c in coords])
-                    filled = np.stack([_fill(grid[:, j]) for j in range(grid.shape[1])], axis=1)  # tokens only
+                    filled = _fill(grid, coords, ["num_tokens", "gpus"], FILL_EXPONENTS["moe"])  # tokens only
                     _store(arrays, f"{engine}/moe/{ours}/{shape_key(shape)}/{layout}", filled,
                            ["num_tokens", "gpus"], coords)
 
 
-def derive_gpu(system: Path, shapes: set[tuple[int, int, int, int]] = frozenset()) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+def derive_gpu(system: Path, shapes: set[tuple[int, int, int, int]] = frozenset(),
+               bandwidth_gbps: float | None = None) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """One GPU's tables; with ``bandwidth_gbps``, decode attention held to :func:`kv_read_floor`."""
     arrays: dict[str, np.ndarray] = {}
     versions: dict[str, str] = {}
     for engine in ENGINES:
@@ -174,7 +211,7 @@ def derive_gpu(system: Path, shapes: set[tuple[int, int, int, int]] = frozenset(
             for theirs, ours in GEMM_DTYPES.items():
                 part = d[d.gemm_dtype == theirs]
                 if len(part):
-                    _store(arrays, f"{engine}/gemm/{ours}", *_axes(part, ["m", "n", "k"]))
+                    _store(arrays, f"{engine}/gemm/{ours}", *_axes(part, ["m", "n", "k"], "gemm"))
             versions[f"{engine}/gemm"] = gemm.parent.name
         for kind, table in (("context", "context_attention_perf.parquet"),
                             ("generation", "generation_attention_perf.parquet")):
@@ -185,22 +222,24 @@ def derive_gpu(system: Path, shapes: set[tuple[int, int, int, int]] = frozenset(
             for theirs, ours in KV_DTYPES.items():
                 part = _attention(path, theirs).rename(columns={column: "seq"})
                 if len(part):
-                    _store(arrays, f"{engine}/{kind}/{ours}",
-                           *_axes(part, ["batch_size", "seq", "num_heads", "num_key_value_heads"]))
+                    grid, axes, coords = _axes(part, ["batch_size", "seq", "num_heads", "num_key_value_heads"], kind)
+                    if kind == "generation" and bandwidth_gbps:
+                        grid = np.fmax(grid, kv_read_floor(coords, ours, bandwidth_gbps))
+                    _store(arrays, f"{engine}/{kind}/{ours}", grid, axes, coords)
             versions[f"{engine}/{kind}"] = path.parent.name
         comm = _newest(system / "comm" / engine, "custom_allreduce_perf.parquet")
         if comm is not None:
             d = pd.read_parquet(comm)
             d = d[d.allreduce_dtype == "bfloat16"]
-            _store(arrays, f"{engine}/allreduce", *_axes(d, ["num_gpus", "message_size"]))
+            _store(arrays, f"{engine}/allreduce", *_axes(d, ["num_gpus", "message_size"], "allreduce"))
             versions[f"{engine}/allreduce"] = comm.parent.name
         if shapes:
             _moe(arrays, versions, engine, _versions(system / "moe" / engine, "moe_perf.parquet"), shapes)
     return arrays, versions
 
 
-def _axes(frame: pd.DataFrame, axes: list[str]) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
-    grid, coords = _grid(frame, axes)
+def _axes(frame: pd.DataFrame, axes: list[str], kind: str) -> tuple[np.ndarray, list[str], list[np.ndarray]]:
+    grid, coords = _grid(frame, axes, kind)
     return grid, axes, coords
 
 
@@ -214,8 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     total = 0
     shapes = moe_shapes()
+    bandwidth = pd.read_csv(ACCELERATORS).set_index("id")["memory_bandwidth_gbps"]
     for system, gpu in GPUS.items():
-        arrays, versions = derive_gpu(root / system, shapes)
+        arrays, versions = derive_gpu(root / system, shapes, float(bandwidth[gpu]))
         if not arrays:
             print(f"{system}: no tables", file=sys.stderr)
             continue

@@ -6,12 +6,15 @@ ModelOpt checkpoints, 36 rows of Llama-3.1-8B, Llama-3.3-70B and Llama-3.1-405B 
 at TP 1, 2 and 8; source and date on every row. None of them is in the calibration data, and
 Llama-3.3-70B and Llama-3.1-405B are models the fit never saw.
 
-Measured 2026-12-02 (with the admission wait) with the default step times (measured kernels for
-TRT-LLM on dense models, ``finops.sizing.kernels``): median absolute error 12.0 %, worst row 1.67x
-(Llama-3.1-8B on H200, ISL 128 / OSL 2,048, over-predicted), 58 % of rows under-predicted. The
-roofline step times give 17.2 % and 1.78x (64 % under); the model before issue 11 gave 27.9 % and 2.21x, 89 % under. The issue's goals (5 %
-median, no row beyond 1.5x) are not met; these tests pin what is reached so that it cannot silently get
-worse, and the direction of the remaining errors.
+Measured 2026-12-04 with the default step times (measured kernels for TRT-LLM on dense models,
+``finops.sizing.kernels``): median absolute error 8.4 %, worst row 1.47x (Llama-3.1-405B on H100 SXM at
+TP 8, ISL 2,048 / OSL 128, under-predicted), 64 % of rows under-predicted. Before the kernel tables'
+decode attention was filled beyond the package's measurements as its KV reads grow (scripts/
+derive_kernel_tables.py), it was 12.0 % and 1.67x (Llama-3.1-8B on H200, ISL 128 / OSL 2,048, a batch of
+868 long decodes over-predicted), 58 % under. The roofline step times give 17.2 % and 1.78x (64 % under);
+the model before issue 11 gave 27.9 % and 2.21x, 89 % under. The issue's median goal (5 %) is not met;
+no row is off by more than 1.5x. These tests pin what is reached so that it cannot silently get worse,
+and the direction of the remaining errors.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def test_every_published_row_carries_its_source():
 
 def test_maximum_throughput_error_on_published_trtllm_rows(ratios):
     median, worst = _error(ratios)
-    assert median <= 0.14 and worst <= 1.7
+    assert median <= 0.09 and worst <= 1.5
     assert 0.3 <= np.mean(ratios < 1.0) <= 0.75         # no longer one-sided (it was 89 % under)
 
 
