@@ -319,7 +319,9 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
         step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
                                / terms.allreduce_bandwidth, 0.0)
     if terms.any_kernels:
-        measured = decode_seconds(p.kernel_decode_tokens, p.kernel_generation, b, terms.ctx) / terms.kernel_decode_scale
+        # the engine's speed relative to the tables, never past the bytes the step reads at peak bandwidth
+        measured = np.maximum(decode_seconds(p.kernel_decode_tokens, p.kernel_generation, b, terms.ctx)
+                              / terms.kernel_decode_scale, step_bytes / p.bandwidth)
         step = np.where(terms.kernels > 0, measured + terms.overhead, step)
     others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
     return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * prefill_in_batch(p, terms, b)
