@@ -14,7 +14,8 @@ natural log of milliseconds), one ``.npz`` per GPU:
 ``<engine>/context/<kv>``    prefill (context) attention, head dim 128, no sliding window, on axes batch x
                              sequence length x query heads x KV heads; KV dtype bf16, fp8
 ``<engine>/generation/<kv>`` decode (generation) attention, same axes, the sequence axis being the KV length
-``<engine>/allreduce``       all-reduce of bf16 activations on axes GPUs x message bytes
+``<engine>/allreduce``       all-reduce of bf16 activations on axes GPUs x message size, counted in BF16
+                             elements (the package's collection notes: 128..536,870,912 spans 256 B..1 GiB)
 ``<engine>/moe/<dtype>/<s>`` the routed experts of one mixture-of-experts layer (dispatch, grouped GEMMs,
                              combine; not the router's GEMM) for the expert shape ``s`` = hidden x expert
                              width x experts per token x experts, on axes tokens x GPUs, the experts split
@@ -279,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         meta = {"source": f"aiconfigurator-core {version} systems/data/{system} "
                           "(NVIDIA AIConfigurator, https://github.com/ai-dynamo/aiconfigurator, Apache-2.0)",
                 "package_version": version, "as_of": dt.date.today().isoformat(), "gpu": gpu,
-                "versions": versions, "moe_routing": MOE_DISTRIBUTION, "units": "natural log of milliseconds; message_size in bytes"}
+                "versions": versions, "moe_routing": MOE_DISTRIBUTION, "units": "natural log of milliseconds; message_size in BF16 elements"}
         arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
         buffer = io.BytesIO()
         np.savez_compressed(buffer, **arrays)

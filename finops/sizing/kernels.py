@@ -3,7 +3,8 @@
 The tables in ``finops/data/kernels/<gpu>.npz`` are NVIDIA AIConfigurator's measurements of single
 kernels (aiconfigurator-core 0.12, Apache-2.0, written by ``scripts/derive_kernel_tables.py``; see
 NOTICE): GEMM latency by ``(m, n, k)`` and dtype, context and generation attention by batch, sequence
-length, query and KV heads (head dim 128) and KV dtype, and all-reduce by GPUs and message bytes, per
+length, query and KV heads (head dim 128) and KV dtype, and all-reduce by GPUs and message size in BF16
+elements (not bytes: the package's collection notes), per
 engine and GPU. A value between grid points is interpolated multilinearly in log latency over log
 coordinates; below the grid it is clamped, above it scaled linearly (latency grows in proportion to
 tokens, heads or bytes once a kernel fills the GPU), except prefill attention beyond the longest
@@ -13,7 +14,7 @@ One tensor-parallel rank of a dense decoder layer (hidden ``H``, query heads ``h
 dim ``d``, MLP width ``I``, vocabulary ``V``, ``t`` GPUs) runs, for ``m`` tokens::
 
     gemms(m) = G(m, (h + 2g) d / t, H) + G(m, H, h d / t) + G(m, 2 I / t, H) + G(m, H, I / t)
-    comm(m)  = 2 x AR(t, m x H x 2 bytes)                   (0 at t = 1)
+    comm(m)  = 2 x AR(t, m x H elements)                    (0 at t = 1)
     decode(b, ctx)  = L x (gemms(b) + gen_attn(b, ctx, h / t, g / t) + comm(b)) + G(b, V / t, H)
     tokens(m) = L x (gemms(m) + comm(m))
     prefill(new, isl, b) = chunks x (tokens(b + new / chunks) - tokens(b))
@@ -246,7 +247,8 @@ class ModelKernels:
                       model.num_experts or 1, 2.0 * width / tp, hidden])
         k = np.array([hidden, h * d, hidden, model.intermediate_size / tp, hidden, hidden, hidden, width / tp])
         times = gemm(m, n[None, :], k[None, :])
-        comm = 0.0 if allreduce is None else 2.0 * allreduce(float(tp), TOKEN_GRID * hidden * 2.0)
+        # the tables' message size counts BF16 elements: m tokens of H activations
+        comm = 0.0 if allreduce is None else 2.0 * allreduce(float(tp), TOKEN_GRID * hidden)
         attention_gemms, mlp = times[:, :2].sum(axis=1), times[:, 2:4].sum(axis=1)
         routed_layers = 0 if experts is None else model.layers - (model.first_dense_layers or 0)
         routed = 0.0 if experts is None else (times[:, 5] + experts(TOKEN_GRID, float(tp))

@@ -94,7 +94,7 @@ def test_where_no_table_covers_the_model_the_roofline_answers(model):
 @pytest.mark.parametrize("tp", [1, 2, 8])
 def test_a_decode_step_is_its_layers_gemms_attention_and_all_reduces_plus_the_lm_head(tp):
     """At a point of every grid (8 sequences at 1,024 tokens of context), from the raw tables:
-    ``L x (G(b, (h + 2g) d / t, H) + G(b, H, h d / t) + G(b, 2 I / t, H) + G(b, H, I / t) + 2 AR(t, b H 2)
+    ``L x (G(b, (h + 2g) d / t, H) + G(b, H, h d / t) + G(b, 2 I / t, H) + G(b, H, I / t) + 2 AR(t, b H)
     + gen_attn(b, ctx, h / t, g / t)) + G(b, V / t, H)``, Llama-3.1-8B: H 4096, h 32, g 8, d 128, I 14,336."""
     gemm = kernels._table("h100-sxm", "trtllm/gemm/bf16")
     generation = kernels._table("h100-sxm", "trtllm/generation/bf16")
@@ -103,7 +103,7 @@ def test_a_decode_step_is_its_layers_gemms_attention_and_all_reduces_plus_the_lm
     h, g = 32 / tp, 8 / tp
     gemms = (gemm(b, (h + 2 * g) * 128, hidden) + gemm(b, hidden, h * 128) + gemm(b, 2 * 14_336 / tp, hidden)
              + gemm(b, hidden, 14_336 / tp))
-    comm = 2 * allreduce(float(tp), b * hidden * 2) if tp > 1 else 0.0
+    comm = 2 * allreduce(float(tp), b * hidden) if tp > 1 else 0.0   # message size in BF16 elements
     expected = 32 * (gemms + comm + generation(b, ctx, h, g)) + gemm(b, 128_256 / tp, hidden)
     k = kernels.step_kernels(LLAMA, "h100-sxm", engine="trtllm", precision="bf16", kv_precision="bf16", tp=tp)
     assert float(k.decode(b, ctx)) == pytest.approx(expected, rel=1e-12)

@@ -82,11 +82,15 @@ def test_never_fitted_rows_miss_their_band_no_more_often_than_it_allows():
     assert len(NEVER_FITTED) == 2 and len(misses) <= 1, misses
 
 
-def test_dense_tpot_pins_are_within_the_held_out_median_error_on_bandwidth_bound_rows():
-    """Where decode is bound by memory bandwidth (dense, 16 clients, ISL <= 2,048) TPOT is the model's
-    best figure: each pin within the recorded held-out median TPOT error (15.3 %, calibration.json)."""
-    tolerance = Calibration.bundled().held_out_tpot_error
+def test_dense_tpot_pins_lie_in_the_middle_half_of_the_held_out_errors_on_bandwidth_bound_rows():
+    """Where decode is bound by memory bandwidth (dense, 16 clients, ISL <= 2,048) TPOT is the model's best
+    figure: each pin's measured / modelled TPOT inside the interquartile range (P25-P75) of its engine's
+    held-out ratios for dense models (calibration.json's bands; TRT-LLM's is 0.90-1.12), which half of the
+    rows never fitted reach. (Until 2026-12-04 the tolerance was the median held-out error of every engine
+    together, which SGLang's campaigns, 38 % off each other held out, sit beside by chance.)"""
+    cal = Calibration.bundled()
     for engine, model, gpu, precision, tp, isl, osl, clients, tpot_ms, _ in MEASURED:
         if model_class(get_model(model)) == "dense" and isl <= 2048:
             e = estimate(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl, concurrency=clients, engine=engine)
-            assert e.tpot_ms == pytest.approx(tpot_ms, rel=tolerance), (engine, model)
+            low, high = (cal.band(engine, "tpot_ms", level, "dense") for level in (0.25, 0.75))
+            assert low <= tpot_ms / e.tpot_ms <= high, (engine, model, tpot_ms / e.tpot_ms, low, high)

@@ -75,7 +75,7 @@ def test_a_moe_decode_step_is_attention_router_experts_and_shared_experts(tp, sh
     b, ctx, hidden, layers = 8.0, 1024.0, 2048, 48
     h, g = 32 / tp, 4 / tp
     attention = gemm(b, (h + 2 * g) * 128, hidden) + gemm(b, hidden, h * 128)
-    comm = 2 * allreduce(float(tp), b * hidden * 2) if tp > 1 else 0.0
+    comm = 2 * allreduce(float(tp), b * hidden) if tp > 1 else 0.0   # message size in BF16 elements
     routed = (gemm(b, 128, hidden) + experts(b, float(tp))
               + shared * (gemm(b, 2 * 768 / tp, hidden) + gemm(b, hidden, 768 / tp)))
     dense = gemm(b, 2 * 6144 / tp, hidden) + gemm(b, hidden, 6144 / tp)
