@@ -29,9 +29,10 @@ MoE tables are written for the expert shapes of the catalog's mixture-of-experts
 measures each point with balanced and power-law routing). Their GPU axis is not filled: a layout the
 package did not measure at some GPU count stays NaN there.
 
-Each array ``A`` has its axes in ``A@<axis>``. Grid cells the package did not measure are filled from
-the nearest measured cell along each axis in turn, scaled above it as the kernel's work grows along that
-axis (:data:`FILL_EXPONENTS`; a cell never measured anywhere is left NaN). The package measures a decode
+Each array ``A`` has its axes in ``A@<axis>``. Grid cells the package did not measure are filled along
+each axis in turn, in log-log space: interpolated between measured cells, grown beyond the last one as the
+kernel's work grows along that axis, held below the first (:data:`FILL_EXPONENTS`, :func:`_fill`; a cell
+never measured anywhere is left NaN). The package measures a decode
 step's attention only up to about a million cached tokens (batch x KV length): filled by the nearest cell
 alone, a batch of 512 sequences of 4,096 tokens read as fast as one of 511-token sequences. Decode
 attention and GEMMs are then held to the time their reads take at the datasheet bandwidth
@@ -72,9 +73,8 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "finops" / "data" / "kernels"
 MODELS = ROOT / "finops" / "catalog" / "data" / "models.csv"
 ACCELERATORS = ROOT / "finops" / "catalog" / "data" / "accelerators.csv"
-#: bytes of one element: a cached K or V, a GEMM operand
-KV_BYTES = {"bf16": 2, "fp8": 1}
-GEMM_BYTES = KV_BYTES
+#: bytes of one element of a dtype: a cached K or V, a GEMM operand
+ELEMENT_BYTES = {"bf16": 2, "fp8": 1}
 
 
 def _versions(directory: Path, table: str) -> list[Path]:
@@ -133,7 +133,7 @@ def kv_read_floor(coords: list[np.ndarray], kv: str, bandwidth_gbps: float) -> n
     L40S and RTX PRO 6000 have 96-128 MB of it, and A100 cells read up to 1.7x its 2 TB/s), which a
     serving step, whose layers each read their own cache, never sees."""
     batch, length, _, kv_heads = np.meshgrid(*coords, indexing="ij")
-    seconds = batch * length * kv_heads * HEAD_DIM * 2 * KV_BYTES[kv] / (bandwidth_gbps * 1e9)
+    seconds = batch * length * kv_heads * HEAD_DIM * 2 * ELEMENT_BYTES[kv] / (bandwidth_gbps * 1e9)
     return np.log(seconds * 1e3)
 
 
@@ -144,7 +144,7 @@ def gemm_read_floor(coords: list[np.ndarray], dtype: str, bandwidth_gbps: float)
     up to 17 % of the BF16 cells, on the RTX PRO 6000 up to 9 %, read 2-3.5x faster than the memory allows;
     on the A100, H100, H200 and B200 a few dozen cells, by at most 30 %."""
     m, n, k = np.meshgrid(*coords, indexing="ij")
-    seconds = (n * k + m * k + m * n) * GEMM_BYTES[dtype] / (bandwidth_gbps * 1e9)
+    seconds = (n * k + m * k + m * n) * ELEMENT_BYTES[dtype] / (bandwidth_gbps * 1e9)
     return np.log(seconds * 1e3)
 
 
@@ -203,14 +203,9 @@ def _moe(arrays: dict[str, np.ndarray], versions: dict[str, str], engine: str, p
                 continue
             for layout, (gpus, one) in MOE_LAYOUTS.items():
                 rows = chosen[chosen[one] == 1].rename(columns={gpus: "gpus"})
-                if len(rows):
-                    values = rows.groupby(["num_tokens", "gpus"])["latency"].median()
-                    coords = [np.array(sorted(rows[a].unique()), dtype=float) for a in ("num_tokens", "gpus")]
-                    full = values.reindex(pd.MultiIndex.from_product(coords))
-                    grid = np.log(full.to_numpy(dtype=float)).reshape([len(c) for c in coords])
-                    filled = _fill(grid, coords, ["num_tokens", "gpus"], FILL_EXPONENTS["moe"])  # tokens only
-                    _store(arrays, f"{engine}/moe/{ours}/{shape_key(shape)}/{layout}", filled,
-                           ["num_tokens", "gpus"], coords)
+                if len(rows):   # filled along the tokens only (FILL_EXPONENTS["moe"])
+                    _store(arrays, f"{engine}/moe/{ours}/{shape_key(shape)}/{layout}",
+                           *_axes(rows, ["num_tokens", "gpus"], "moe"))
 
 
 def derive_gpu(system: Path, shapes: set[tuple[int, int, int, int]] = frozenset(),

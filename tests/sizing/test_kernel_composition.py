@@ -20,7 +20,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from finops.catalog import get_model
+from finops.catalog import get_accelerator, get_model
 from finops.sizing import kernels
 from finops.sizing.engine_constants import CALIBRATED_TPS, Calibration, model_class
 from finops.sizing.performance import estimate
@@ -166,8 +166,6 @@ def test_no_decode_step_reads_its_bytes_faster_than_the_memory_allows(gpu):
     speed-up over the tables (``kernel_decode_scale``, up to 1.25). Before 2026-12-04 Llama-3.1-8B BF16 on one
     L40S decoded at 16.2 ms a token, 1.15x the 864 GB/s its 16 GB allow: the microbenchmark had served the
     GEMMs' weights from the L40S's 96 MB of L2, and the speed-up was applied on top."""
-    from finops.catalog import get_accelerator
-
     precisions = [p for p in ("bf16", "fp8") if get_accelerator(gpu).supports(p)]   # the A100 has no FP8 path
     for engine in ("trtllm", "vllm", "sglang"):
         for precision in precisions:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from finops.catalog import get_model, resolve_model
+from finops.catalog import get_accelerator, get_model, resolve_model
 from finops.errors import InputError
 from finops.sizing.calibration import (
     BUNDLED_CLASSES,
@@ -69,8 +69,6 @@ def test_decode_attention_never_reads_the_kv_cache_faster_than_the_memory_allows
     from the nearest measured cell alone (before 2026-12-04), a batch of 512 sequences of 4,096 tokens on
     the H200 read in 0.25 ms, 28 % of this floor, and the published maximum-throughput rows of
     Llama-3.1-8B on the H200 came out up to 1.67x too fast."""
-    from finops.catalog import get_accelerator
-
     bandwidth = get_accelerator(gpu).memory_bandwidth_gbps * 1e9
     batch, length = np.meshgrid(2.0 ** np.arange(0, 12), 2.0 ** np.arange(4, 18) - 1)
     checked = 0
