@@ -30,7 +30,15 @@ over fork is small. Measured, side by side, in the same run:
 
 The load average is printed before each measurement, since the machine may be shared.
 
-Last measured (2026-12-03, 2 shared cores at load 4-7 beside a mutation run, one bench run each unless
+Last measured (2026-12-06, 2 cores at load 0.1-2.0, best of 2; 100 M rows one run), wall / CPU / peak:
+
+    10 M rows, 200,000 resources: lean 0.56 s, 0.88 s, 124 MiB; read floor 1.05 s, 1.87 s, 256 MiB;
+      finops reconcile 4.92 s, 8.46 s, 350 MiB (8.8x the lean query, 4.7x the floor)
+    10 M rows, 1,000,000 resources: lean 0.60 s; floor 0.99 s; finops reconcile 11.81 s, 22.25 s, 606 MiB
+    100 M rows, 200,000 resources: lean 5.04 s, 9.11 s; floor 15.23 s, 26.75 s; finops reconcile 34.99 s,
+      67.19 s, 435 MiB (6.9x the lean query, 2.3x the floor)
+
+Earlier (2026-12-03, 2 shared cores at load 4-7 beside a mutation run, one bench run each unless
 said, ``--before`` = main at 174a31d; wall times follow the load, compare CPU):
 
     10 M rows, 200,000 resources, best of 2, load 6.4-6.5: lean DuckDB 0.90 s wall, 0.87 s CPU, 120 MiB;
