@@ -182,6 +182,7 @@ def _estimate(
     concurrency_: Cell,
     engine: Cell,
     cache_hit_rate: Cell,
+    client: Cell = None,
 ) -> Estimate:
     wanted = optional_text(concurrency_, "concurrency")
     result = estimate(
@@ -194,6 +195,7 @@ def _estimate(
         concurrency="max" if wanted in (None, "max", "MAX") else whole(concurrency_, "concurrency"),
         engine=text(engine, "engine", default="vllm"),
         cache_hit_rate=number(cache_hit_rate, "cache_hit_rate", default=0.0),
+        client=text(client, "client", default="synchronized"),
     )
     if not result.fits:
         raise InputError(f"does not fit: {result.shortfall_gib:.1f} GiB short per GPU")
@@ -212,12 +214,15 @@ def LLM_TTFT_MS(
     concurrency: Cell = None,
     engine: Cell = None,
     cache_hit_rate: Cell = None,
+    client: Cell = None,
 ) -> Any:
     """Time to first token in ms of one replica at ``concurrency`` (blank or "max": the KV-cache limit).
+    ``client``: "synchronized" (blank: all clients start together, as the calibration's campaigns) or
+    "staggered" (a steady state, as AIPerf or NIM's benchmarks measure).
 
     Source: ``finops.sizing.performance.estimate`` (calibrated prefill and per-step overhead model).
     """
-    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate).ttft_ms
+    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client).ttft_ms
 
 
 @func
@@ -232,12 +237,13 @@ def LLM_TPOT_MS(
     concurrency: Cell = None,
     engine: Cell = None,
     cache_hit_rate: Cell = None,
+    client: Cell = None,
 ) -> Any:
     """Time per output token (inter-token latency) in ms of one replica at ``concurrency``.
 
     Source: ``finops.sizing.performance.estimate``.
     """
-    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate).tpot_ms
+    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client).tpot_ms
 
 
 @func
@@ -252,13 +258,14 @@ def LLM_TOKENS_PER_S(
     concurrency: Cell = None,
     engine: Cell = None,
     cache_hit_rate: Cell = None,
+    client: Cell = None,
 ) -> Any:
     """Output tokens per second of one replica (``tp`` GPUs) at ``concurrency``.
 
     Source: ``finops.sizing.performance.estimate``.
     """
     return _estimate(
-        model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate
+        model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client
     ).output_tokens_per_s
 
 
@@ -279,6 +286,7 @@ def LLM_ESTIMATE(
     concurrency: Cell = None,
     engine: Cell = None,
     cache_hit_rate: Cell = None,
+    client: Cell = None,
 ) -> Any:
     """One field of the estimate of one replica, by its ``finops estimate --json`` name: ``calibrated``
     (TRUE/FALSE), ``efficiency_source`` (``engine`` or a vendor fit such as ``amd:vllm``), ``kv_precision``,
@@ -294,7 +302,7 @@ def LLM_ESTIMATE(
     'engine'
     """
     name = _ESTIMATE_FIELDS[text(field, "field")]
-    value = getattr(_estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate), name)
+    value = getattr(_estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client), name)
     if isinstance(value, tuple):
         return [list(value)]
     return blank_if_none(value)

@@ -130,6 +130,10 @@ def register(app: typer.Typer) -> None:
             expert_parallel: bool = typer.Option(False, "--expert-parallel",
                                                  help="a mixture-of-experts model's experts split by expert "
                                                       "parallelism (vLLM --enable-expert-parallel) instead of TP"),
+            client: str = typer.Option("synchronized", "--client",
+                                       help="how the load test's clients run at a fixed concurrency: synchronized "
+                                            "(all start together, as the calibration's campaigns) | staggered "
+                                            "(a steady state, as AIPerf, GenAI-Perf, NIM's benchmarks); TTFT only"),
             arrival_rate: float | None = typer.Option(None, "--arrival-rate",
                                                       help="requests/s: add queueing delay, TTFT P50/P99"),
             ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",
@@ -151,7 +155,7 @@ def register(app: typer.Typer) -> None:
                           cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
                           calibration=_calibration(calibration), max_batch=max_batch,
                           prefill_token_budget=prefill_token_budget, step_time=step_time.strip().lower(),
-                          expert_parallel=expert_parallel)
+                          expert_parallel=expert_parallel, client=client)
         payload = result.to_dict()
         if ttft_target_ms is not None and arrival_rate is None:
             raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")

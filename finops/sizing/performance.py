@@ -89,8 +89,8 @@ from .memory import (
 from .support import check_supported
 from .vendor_efficiency import VendorEfficiency, efficiency_source
 
-__all__ = ["STEP_TIMES", "Estimate", "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate",
-           "prompt_terms", "replica_latency", "replica_physics", "scheduling_delay", "with_step_time"]
+__all__ = ["CLIENTS", "STEP_TIMES", "Estimate", "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate",
+           "prompt_terms", "replica_latency", "replica_physics", "scheduling_delay", "with_client", "with_step_time"]
 
 
 
@@ -372,6 +372,7 @@ class Estimate:
     kv_precision: str
     tp: int
     engine: str
+    client: str                     # how the load test's clients run: "synchronized" or "staggered" (CLIENTS)
     isl: int
     osl: int
     cache_hit_rate: float
@@ -432,6 +433,32 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     return out
 
 
+#: ``client`` choices of :func:`estimate`: how the load test's clients run, as the scheduling terms that change.
+#: ``synchronized``: all start together with a fixed ISL and OSL and stay in step, as in AIConfigurator's silicon
+#: campaigns, which the constants are fitted on: the wave ``s`` and the admission wait ``d`` as fitted.
+#: ``staggered``: out of step, the steady state AIPerf, GenAI-Perf and NIM's benchmarks measure after warm-up: no
+#: wave and no admission wait; the closed-loop wait behind the others' prompts (``q``) stays. On NVIDIA NIM's
+#: published rows (tests/sizing/test_published_fixed_concurrency.py, never fitted) TTFT at 5-50 clients reads
+#: 1.42-2.37x synchronized and 0.93-1.01x staggered (docs/performance.md).
+CLIENTS: dict[str, dict[str, float]] = {
+    "synchronized": {},
+    "staggered": {"prefill_burst": 0.0, "admission_steps": 0.0},
+}
+
+
+def with_client(c: EngineConstants, client: str) -> EngineConstants:
+    """``c`` with the scheduling terms of ``client`` (:data:`CLIENTS`).
+
+    >>> c = Calibration.bundled().constants("trtllm")
+    >>> s = with_client(c, "staggered")
+    >>> (s.prefill_burst, s.admission_steps, s.prefill_queue == c.prefill_queue), with_client(c, "synchronized") is c
+    ((0.0, 0.0, True), True)
+    """
+    if client not in CLIENTS:
+        raise InputError(f"unknown client {client!r}", hint=f"use one of: {', '.join(CLIENTS)}")
+    return replace(c, **CLIENTS[client]) if CLIENTS[client] else c
+
+
 #: ``step_time`` choices of :func:`estimate`: the calibration's choice per engine, or one for all.
 STEP_TIMES: dict[str, float | None] = {"auto": None, "kernels": 1.0, "roofline": 0.0}
 
@@ -454,7 +481,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
              concurrency: int | Literal["max"] = "max", engine: str = DEFAULT_ENGINE, cache_hit_rate: float = 0.0,
              kv_precision: str | None = None, calibration: Calibration | None = None,
              max_batch: int | None = None, prefill_token_budget: int | None = None,
-             step_time: str = "auto", expert_parallel: bool = False) -> Estimate:
+             step_time: str = "auto", expert_parallel: bool = False, client: str = "synchronized") -> Estimate:
     """Memory fit, TTFT, TPOT and throughput of one replica at a concurrency.
 
     ``concurrency="max"`` is the maximum-throughput point: as many sequences as the KV cache holds and
@@ -470,7 +497,9 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     which one answered. ``expert_parallel``: a mixture-of-experts model's experts are split by expert
     parallelism (vLLM ``--enable-expert-parallel``, SGLang ``--ep-size``, TensorRT-LLM
     ``moe_expert_parallel_size``) instead of the engines' default tensor parallelism; it changes the
-    measured expert kernels' times only (:func:`~finops.sizing.kernels.expert_table`).
+    measured expert kernels' times only (:func:`~finops.sizing.kernels.expert_table`). ``client``: how a
+    fixed-concurrency load test's clients run (:data:`CLIENTS`): ``"synchronized"`` (all start together and
+    stay in step, as the calibration's campaigns) or ``"staggered"`` (a steady state); it changes TTFT only.
 
     >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
@@ -503,14 +532,15 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     else:
         wanted = concurrency
     kind = model_class(spec)
-    constants = with_step_time(cal.constants(engine_name), step_time)
+    constants = with_client(with_step_time(cal.constants(engine_name), step_time), str(client).strip().lower())
     vendor = cal.vendor_efficiency(engine_name, device)
     phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget,
                            engine=engine_name, efficiency=vendor, expert_parallel=bool(expert_parallel))
     kernels = bool(kernel_share(phys, constants))
     common: dict[str, Any] = {
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
-        "tp": tp, "engine": engine_name, "isl": isl, "osl": osl, "cache_hit_rate": float(cache_hit_rate),
+        "tp": tp, "engine": engine_name, "client": str(client).strip().lower(), "isl": isl, "osl": osl,
+        "cache_hit_rate": float(cache_hit_rate),
         "fits": fit.fits, "shortfall_gib": fit.shortfall_gib, "weights_gib_per_gpu": fit.weights_gib,
         "kv_bytes_per_token": fit.kv_bytes_per_token,
         "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p),

@@ -36,6 +36,20 @@ def test_estimate_json_has_the_contract_fields(capsys):
     assert low < data["output_tokens_per_s"] < high
 
 
+def test_estimate_says_which_load_test_client_it_models(capsys):
+    """--client reaches the model and the JSON; an unknown one is bad input (exit 2) naming the known ones."""
+    runs = {}
+    for client in ("synchronized", "staggered"):
+        code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "32", "--engine", "trtllm", "--client", client,
+                                                "--json"])
+        runs[client] = json.loads(out)
+        assert code == 0 and runs[client]["client"] == client
+    assert runs["staggered"]["tpot_ms"] == runs["synchronized"]["tpot_ms"]
+    assert runs["staggered"]["ttft_ms"] < runs["synchronized"]["ttft_ms"]
+    code, _, err = _run(capsys, ESTIMATE + ["--concurrency", "32", "--client", "wave"])
+    assert code == 2 and "unknown client 'wave'" in err and "synchronized, staggered" in err
+
+
 def test_estimate_max_is_the_memory_limit(capsys):
     code, out, _ = _run(capsys, ESTIMATE + ["--concurrency", "max", "--cache-hit-rate", "0.5", "--json"])
     data = json.loads(out)

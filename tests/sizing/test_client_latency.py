@@ -8,10 +8,12 @@ the engines' documented defaults, and the model's own fitted constants read back
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
 from finops.catalog import get_model
+from finops.errors import InputError
 from finops.sizing.closed_loop import closed_loop_wait
 from finops.sizing.engine_constants import Calibration
 from finops.sizing.memory import kv_bytes_per_token
@@ -136,3 +138,40 @@ def test_bad_limits_are_input_errors(change):
     from finops.errors import InputError
     with pytest.raises(InputError):
         estimate(**H100_8B, **change)
+
+
+def _without_wave(engine: str) -> Calibration:
+    """The bundled calibration with ``engine``'s wave share and admission wait set to 0 by hand."""
+    cal = Calibration.bundled()
+    zeroed = replace(cal.constants(engine), prefill_burst=0.0, admission_steps=0.0)
+    return replace(cal, engines={**cal.engines, engine: zeroed})
+
+
+@pytest.mark.parametrize("engine", ["trtllm", "vllm", "sglang"])
+@pytest.mark.parametrize("clients", [4, 32, 128])
+def test_a_staggered_client_drops_the_wave_and_the_admission_wait_and_nothing_else(engine, clients):
+    """``client="staggered"`` is the synchronized model with ``s = 0`` and ``d = 0``: every figure equals an
+    estimate whose constants were zeroed by hand, the closed-loop wait ``q`` and the step times untouched."""
+    staggered = estimate(**H100_8B, concurrency=clients, engine=engine, client="staggered").to_dict()
+    by_hand = estimate(**H100_8B, concurrency=clients, engine=engine, calibration=_without_wave(engine)).to_dict()
+    assert staggered.pop("client") == "staggered" and by_hand.pop("client") == "synchronized"
+    assert staggered == by_hand
+
+
+@pytest.mark.parametrize("engine", ["trtllm", "vllm", "sglang"])
+def test_the_client_changes_ttft_only_and_one_client_not_at_all(engine):
+    for clients in (1, 8, 64):
+        together = estimate(**H100_8B, concurrency=clients, engine=engine)
+        apart = estimate(**H100_8B, concurrency=clients, engine=engine, client="staggered")
+        assert (apart.tpot_ms, apart.prefill_ms, apart.decode_step_ms) == \
+               (together.tpot_ms, together.prefill_ms, together.decode_step_ms)
+        if clients == 1:   # nobody to be in step with: the same TTFT
+            assert apart.ttft_ms == together.ttft_ms
+        else:              # the wave and the admission wait only ever add
+            assert apart.ttft_ms < together.ttft_ms and apart.output_tokens_per_s > together.output_tokens_per_s
+
+
+def test_an_unknown_client_names_the_known_ones():
+    with pytest.raises(InputError, match="unknown client 'wave'") as err:
+        estimate(**H100_8B, concurrency=8, client="wave")
+    assert err.value.hint == "use one of: synchronized, staggered"

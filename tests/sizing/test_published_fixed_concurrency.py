@@ -32,6 +32,11 @@ The roofline step times give 48.4 % / 2.56x, 10.8 % / 1.21x and 16.0 % / 1.21x. 
 constants on the same rows would give TTFT 69 % / 8.6x and 137 % / 14.9x: with BF16 KV they hold 42
 sequences, not 84.
 
+With ``client="staggered"`` (clients out of step, the steady state AIPerf measures after warm-up: no wave,
+no admission wait; ``finops.sizing.performance.CLIENTS``) TTFT reads 11.1 % median, 0.93-1.01x at 5-50
+clients, 1.10-1.29x beyond the KV cache; its worst row (1.67x) is one client's 500-token prompt, where the
+30 ms the fit puts outside the GPU is most of the time. TPOT is the same, throughput 6.7 % (worst 1.21x).
+
 Concurrency above the KV cache: with FP8 KV (TensorRT-LLM's default for an FP8 checkpoint) the model holds
 84 sequences of 5,000 + 500 tokens on the two GPUs; the published rows at 100-250 clients show the same
 ceiling (ITL flat at 92.86-93.2 ms, throughput flat at 917.26-920.9 tokens/s, TTFT growing with the
@@ -52,10 +57,10 @@ ROWS = list(csv.DictReader((Path(__file__).parent / "fixtures" / "published-fixe
 METRICS = {"ttft_ms": "ttft_ms", "tpot_ms": "itl_ms", "output_tokens_per_s": "output_tokens_per_s"}
 
 
-def _estimate(row: dict[str, str], step_time: str = "auto") -> Estimate:
+def _estimate(row: dict[str, str], step_time: str = "auto", client: str = "synchronized") -> Estimate:
     return estimate(row["model"], row["gpu"], precision=row["precision"], tp=int(row["tp"]),
                     isl=int(row["isl"]), osl=int(row["osl"]), concurrency=int(row["concurrency"]),
-                    engine=row["engine"], step_time=step_time)
+                    engine=row["engine"], step_time=step_time, client=client)
 
 
 def _ratios(estimates: list[Estimate]) -> dict[str, np.ndarray]:
@@ -119,3 +124,16 @@ def test_the_measured_kernels_beat_the_roofline_on_rows_never_fitted(ratios):
     roofline = _ratios([_estimate(r, "roofline") for r in ROWS])
     for metric in METRICS:
         assert _error(ratios[metric])[0] < _error(roofline[metric])[0]
+
+
+def test_a_staggered_client_reads_the_nim_rows_ttft(ratios):
+    """AIPerf's clients do not keep the synchronized wave the calibration's campaigns start with: modelled as
+    staggered, TTFT at 5-50 clients (under the KV cache, more than one client) comes within 8 % (0.93-1.01x)."""
+    staggered = _ratios([_estimate(r, client="staggered") for r in ROWS])
+    crowd = np.array([1 < int(r["concurrency"]) <= 50 for r in ROWS])
+    assert np.all(np.abs(staggered["ttft_ms"][crowd] - 1.0) <= 0.08)
+    assert np.all(np.abs(ratios["ttft_ms"][crowd] - 1.0) >= 0.4)          # synchronized: 1.42-2.37x there
+    median, worst = _error(staggered["ttft_ms"])
+    assert median <= 0.12 and worst <= 1.7                                 # 11.1 %, 1.67x (one client, 500 tokens)
+    assert np.array_equal(staggered["tpot_ms"], ratios["tpot_ms"])
+    assert _error(staggered["output_tokens_per_s"])[0] <= 0.07             # 6.7 %

@@ -94,6 +94,7 @@ BAD_INPUT = [  # (function, arguments, what the message must say)
     ("LLM_KV_GIB", ("llama-3.1-8b", [[1024, 2048]], 4), "tokens: expected one cell"),
     ("LLM_TTFT_MS", ("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512), "does not fit"),
     ("LLM_TOKENS_PER_S", ("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256, 8, "ollama"), "unknown engine"),
+    ("LLM_TTFT_MS", ("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256, 8, "vllm", 0, "wave"), "unknown client"),
     ("FINOPS_TCO", (1000, 10, 12, "dollars"), "currency"),
     ("FINOPS_COST_PER_MTOK", (10, 0), "tokens_per_s"),
     ("FINOPS_PRICE", ("gcp", "a3-highgpu-8g", "forever", "us-central1", [list(COLUMNS)]), "pricing model"),
@@ -344,6 +345,20 @@ def test_mix_reads_an_hour_units_range_by_its_header_or_refuses_it(demand, reads
 def test_estimate_shows_where_its_efficiencies_come_from(args, field, expected):
     got = udfs.LLM_ESTIMATE(*args[:6], field, *args[6:])
     assert got == expected and type(got) is type(expected)
+
+
+@pytest.mark.parametrize("client", [None, "synchronized", "staggered", "Staggered"])
+def test_the_latency_cells_take_the_load_tests_client(client):
+    """The optional last argument reaches the core: blank is the calibration's synchronized clients."""
+    from finops.sizing.performance import estimate
+
+    core = estimate("llama-3.3-70b", "h100-sxm", precision="fp8", tp=2, isl=5000, osl=500, concurrency=50,
+                    engine="trtllm", client=(client or "synchronized").lower())
+    args = ("llama-3.3-70b", "h100-sxm", "fp8", 2, 5000, 500)
+    assert udfs.LLM_TTFT_MS(*args, 50, "trtllm", None, client) == core.ttft_ms
+    assert udfs.LLM_TOKENS_PER_S(*args, 50, "trtllm", None, client) == core.output_tokens_per_s
+    assert udfs.LLM_TPOT_MS(*args, 50, "trtllm", None, client) == core.tpot_ms
+    assert udfs.LLM_ESTIMATE(*args, "client", 50, "trtllm", None, client) == core.client
 
 
 def test_estimate_spills_a_band_and_names_the_fields_on_a_typo():
