@@ -113,7 +113,7 @@ declare -A TESTS=(
   # --- end reconcile/ engine ...
   # --- sizing/
   [memory]="tests/sizing/test_memory.py tests/sizing/test_memory_contract.py tests/sizing/test_physics_pins.py finops/sizing/memory.py"
-  [performance]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_roofline_by_hand.py tests/sizing/test_performance_arguments.py tests/sizing/test_kernel_composition.py tests/sizing/test_moe_kernels.py tests/sizing/test_performance.py tests/sizing/test_physics_pins.py finops/sizing/performance.py"
+  [performance]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_roofline_by_hand.py tests/sizing/test_performance_arguments.py tests/sizing/test_kernel_composition.py tests/sizing/test_moe_kernels.py tests/sizing/test_performance.py tests/sizing/test_physics_pins.py tests/sizing/test_client_latency.py finops/sizing/performance.py"
   [engine_constants]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_performance_arguments.py tests/sizing/test_performance.py tests/sizing/test_support.py tests/sizing/test_measured_pins.py finops/sizing/engine_constants.py"
   [kernels]="tests/sizing/test_kernels.py tests/sizing/test_kernel_composition.py tests/sizing/test_kernel_formulas.py tests/sizing/test_moe_kernels.py finops/sizing/kernels.py"
   [vendor_efficiency]="tests/sizing/test_vendor_efficiency.py tests/sizing/test_performance_arguments.py finops/sizing/vendor_efficiency.py"
