@@ -512,6 +512,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
     engine_name = _check_engine(engine)
     precision = str(precision).strip().lower()
+    client = str(client).strip().lower()
     if precision not in PRECISIONS:
         raise InputError(f"unknown precision {precision!r}", hint=f"use one of: {', '.join(PRECISIONS)}")
     if not device.supports(precision):
@@ -532,14 +533,14 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     else:
         wanted = concurrency
     kind = model_class(spec)
-    constants = with_client(with_step_time(cal.constants(engine_name), step_time), str(client).strip().lower())
+    constants = with_client(with_step_time(cal.constants(engine_name), step_time), client)
     vendor = cal.vendor_efficiency(engine_name, device)
     phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget,
                            engine=engine_name, efficiency=vendor, expert_parallel=bool(expert_parallel))
     kernels = bool(kernel_share(phys, constants))
     common: dict[str, Any] = {
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
-        "tp": tp, "engine": engine_name, "client": str(client).strip().lower(), "isl": isl, "osl": osl,
+        "tp": tp, "engine": engine_name, "client": client, "isl": isl, "osl": osl,
         "cache_hit_rate": float(cache_hit_rate),
         "fits": fit.fits, "shortfall_gib": fit.shortfall_gib, "weights_gib_per_gpu": fit.weights_gib,
         "kv_bytes_per_token": fit.kv_bytes_per_token,

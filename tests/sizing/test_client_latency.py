@@ -135,7 +135,6 @@ def test_a_long_prompt_is_chunked_by_the_prefill_budget():
 
 @pytest.mark.parametrize("change", [{"max_batch": 0}, {"prefill_token_budget": -5}, {"max_batch": 2.5}])
 def test_bad_limits_are_input_errors(change):
-    from finops.errors import InputError
     with pytest.raises(InputError):
         estimate(**H100_8B, **change)
 
