@@ -13,7 +13,10 @@ Fitting minimizes, per engine and on the models without routed experts, the robu
 (``scipy.optimize.least_squares``). Rows whose concurrency exceeds what the KV cache can hold are left
 out: there the engine queues requests and TTFT measures the queue, not the hardware. The models with
 routed experts then give one more constant, the per-layer MoE overhead (:func:`_with_moe_overhead`),
-with the others fixed.
+with the others fixed. Fitted from nothing (the bundled constants), the engines share their step
+physics by partial pooling: one set is fitted on every engine's rows, and each engine's step constants
+are pulled toward it with :data:`POOL_WEIGHT`, so an engine measured on one or two models borrows what
+the others measured (docs/performance.md, "Partial pooling across engines").
 
 Refitting from a user's own load test (``finops calibrate``) starts from the bundled constants and
 pulls them only as far as the new points demand: each constant's log deviation from the prior is a
@@ -55,7 +58,7 @@ from .memory import memory_fit
 from .performance import ReplicaPhysics, replica_latency, replica_physics
 from .vendor_efficiency import BAND_LEVELS
 
-__all__ = ["BUNDLED_CLASSES", "BUNDLED_SOURCE", "REFIT_PRIOR_WEIGHT", "FoldReport", "Measurement",
+__all__ = ["BUNDLED_CLASSES", "BUNDLED_SOURCE", "POOL_WEIGHT", "REFIT_PRIOR_WEIGHT", "FoldReport", "Measurement",
            "bundled_measurements", "bundled_rows", "fit", "leave_one_model_out", "predict", "queue_limited",
            "with_held_out"]
 
@@ -117,6 +120,12 @@ _LOWER, _UPPER, _START = (np.log([v[i] for v in _PARAMETERS.values()]) for i in 
 _F_SCALE = 0.05
 _TPOT_WEIGHT = 0.5
 REFIT_PRIOR_WEIGHT = 0.01
+#: Partial pooling across engines (a fit without a prior): each engine's step constants (roofline and
+#: kernel stages) are pulled toward one set fitted on all engines' rows, with this weight per constant
+#: against each row's residuals; the scheduling terms stay each engine's own. Chosen on the
+#: leave-one-model-out error among 0 (each engine alone), 1, 3, 10, 30, 100 and 1,000 (docs/performance.md,
+#: "Partial pooling across engines"); the published rows never fitted are its check.
+POOL_WEIGHT = 10.0
 #: Model classes the bundled constants are fitted on: the step and scheduling constants on the dense
 #: models, the MoE overhead on the MoE ones (Qwen3-235B-A22B, MiniMax-M2.5). The DeepSeek-V3/R1 (MLA)
 #: rows are kept as held-out test data only: fitted jointly, they pull TRT-LLM's shared constants off
@@ -241,6 +250,29 @@ def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[s
     return _constants(full(result.x), kernel_steps)
 
 
+def _fit_stages(rows: Sequence[Measurement], start: np.ndarray, *, step_weight: float | None,
+                scheduling_weight: float | None, kernel_switch: float, hold_admission: bool) -> EngineConstants:
+    """One engine's constants from ``start`` (log space) in three stages: the roofline's on every row, then
+    the measured-kernel ones on the rows the tables cover (the others fixed), then the scheduling terms
+    ``q, s, a, f, d`` alone on every row with the step times fixed (``kernel_switch``: whether kernels time
+    them); ``step_weight`` and ``scheduling_weight`` pull the free constants of those stages toward
+    ``start`` (:func:`_fit_engine`). ``hold_admission``: the admission wait ``d`` sits at its lower bound
+    until the last stage, which starts it at ``start``'s: fitted with the step times, it traded them for
+    TTFT."""
+    start = start.copy()
+    admission = start[_ADMISSION]
+    if hold_admission:
+        start[_ADMISSION] = _LOWER[_ADMISSION]
+    constants = _fit_engine(rows, start, _ROOFLINE_NAMES, 0.0, step_weight)
+    covered = [r for r in rows if kernel_covered(r)]
+    if covered:
+        constants = _fit_engine(covered, _theta(constants), _KERNEL_NAMES, 1.0, step_weight)
+    start = _theta(constants)
+    if hold_admission:
+        start[_ADMISSION] = admission
+    return _fit_engine(rows, start, _SCHEDULING_NAMES, kernel_switch, scheduling_weight)
+
+
 def _as_floats(c: EngineConstants) -> EngineConstants:
     return EngineConstants.from_dict(c.to_dict())
 
@@ -266,7 +298,10 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     row, with the step times the engine answers with (kernels or roofline) fixed: TPOT does not depend
     on them. These stages see the rows of models without routed experts (all rows when there are none);
     the MoE models' rows then fit the one MoE layer overhead of every engine
-    (:func:`_with_moe_overhead`), and an engine fitted without them keeps the prior's.
+    (:func:`_with_moe_overhead`), and an engine fitted without them keeps the prior's. Without a
+    ``prior`` and with rows of two or more engines, the stages first fit one pooled set on all engines'
+    rows, and each engine's step constants are then pulled toward it with :data:`POOL_WEIGHT` (partial
+    pooling: an engine measured on one or two models borrows the step physics the others measured).
     ``kernel_engines``: where the kernels time the steps where they can: an engine (every model class) or
     ``engine:class`` (``kernel_steps`` for ``dense``, ``kernel_steps_moe`` for ``moe``); by default the
     prior's (:func:`kernel_choices`), or none.
@@ -298,28 +333,31 @@ def fit(rows: Iterable[Measurement], *, prior: Calibration | None = None,
     step_rows = [r for r in usable if not resolve_model(r.model).is_moe] or usable
     engines = dict(prior.engines) if prior is not None else {}
     measured = {name: dict(entries) for name, entries in prior.measured.items()} if prior is not None else {}
+    chosen = kernel_engines if kernel_engines is not None else kernel_choices(prior)
+    # Without a prior, one set of constants fitted on every engine's rows is what each engine's own fit
+    # is pulled toward (partial pooling, POOL_WEIGHT): the step physics is mostly the GPU's and the kernels'.
+    pooled = (_fit_stages(step_rows, _START, step_weight=None, scheduling_weight=None, kernel_switch=1.0,
+                          hold_admission=True)
+              if prior is None and len({r.engine for r in step_rows}) > 1 else None)
     for engine in sorted({r.engine for r in usable}):
         base = prior.engines.get(engine) if prior is not None else None
         mine = [r for r in step_rows if r.engine == engine] or [r for r in usable if r.engine == engine]
-        weight = None if base is None else prior_weight
-        start = _START.copy() if base is None else _theta(base)
-        if base is None:
-            start[_ADMISSION] = _LOWER[_ADMISSION]   # no admission wait while the step times are fitted
-        constants = _fit_engine(mine, start, _ROOFLINE_NAMES, 0.0, weight)
-        covered_rows = [r for r in mine if kernel_covered(r)]
-        if covered_rows:
-            start = _theta(constants)
-            if base is None:
-                start[[_NAMES.index(n) for n in _KERNEL_NAMES]] = _START[[_NAMES.index(n) for n in _KERNEL_NAMES]]
-            constants = _fit_engine(covered_rows, start, _KERNEL_NAMES, 1.0, weight)
-        chosen = kernel_engines if kernel_engines is not None else kernel_choices(prior)
         switches = {field: 1.0 if engine in chosen or f"{engine}:{kind}" in chosen else 0.0
                     for kind, field in KERNEL_CLASSES.items()}
-        start = _theta(constants)
-        if base is None:
-            start[_ADMISSION] = _START[_ADMISSION]
-        # the scheduling terms are fitted on the dense rows (``mine``), with the dense models' step times
-        constants = _fit_engine(mine, start, _SCHEDULING_NAMES, switches["kernel_steps"], weight)
+        if base is not None:      # a refit: every constant pulled toward the prior's
+            constants = _fit_stages(mine, _theta(base), step_weight=prior_weight, scheduling_weight=prior_weight,
+                                    kernel_switch=switches["kernel_steps"], hold_admission=False)
+        else:                     # the step constants pulled toward the pooled ones, the scheduling terms free
+            start = _START if pooled is None else _theta(pooled)
+            weight = None if pooled is None else POOL_WEIGHT
+            constants = _fit_stages(mine, start, step_weight=weight, scheduling_weight=None,
+                                    kernel_switch=switches["kernel_steps"], hold_admission=True)
+            # a second round with the engine's own admission wait in place while the step times are refitted
+            # (block coordinate descent): held at 0, the synchronized clients' wait is read as slow prefill
+            start = start.copy()
+            start[_ADMISSION] = _theta(constants)[_ADMISSION]
+            constants = _fit_stages(mine, start, step_weight=weight, scheduling_weight=None,
+                                    kernel_switch=switches["kernel_steps"], hold_admission=False)
         engines[engine] = _as_floats(replace(constants, **switches,
                                              moe_overhead_us_per_layer=base.moe_overhead_us_per_layer if base else 0.0))
         covered = measured.setdefault(engine, {})

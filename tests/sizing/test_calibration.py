@@ -52,16 +52,17 @@ def test_rows_beyond_the_kv_cache_are_left_out(rows):
 def test_leave_one_model_out_error_does_not_regress(rows):
     """Every row predicted by a fit that never saw its model: the step and scheduling constants on the
     dense rows of the other models, the MoE overhead on the other MoE model. Issue 11's goals are 5 %
-    throughput and 10 % TPOT/TTFT; as the product answers (measured-kernel step times for TRT-LLM,
-    the roofline elsewhere) the model measures 12.5 % TPOT, 35.2 % TTFT, 11.4 % throughput over all
-    1,536 usable rows (2026-12-03): dense 12.6 / 32.3 / 10.8 %, MoE 10.0 / 43.2 / 10.4 % (25.5 / 43.8 /
-    34.1 % without the MoE overhead), MLA (never fitted) 17.1 / 26.4 / 18.3 % (docs/performance.md).
-    This pins those figures against regression, not the goals."""
+    throughput and 10 % TPOT/TTFT; as the product answers (measured-kernel step times where the bundled
+    calibration chose them, the roofline elsewhere), with the engines' step constants partially pooled
+    (session 16), the model measures 9.7 % TPOT, 28.0 % TTFT, 9.6 % throughput over all 1,536 usable rows
+    (2026-12-06): dense 10.6 / 32.5 / 9.8 %, MoE 7.6 / 21.8 / 7.9 %, MLA (never fitted) 12.8 / 26.1 / 12.1 %
+    (docs/performance.md). Each engine fitted alone it was 11.4 / 27.9 / 11.0 %. This pins those figures
+    against regression; only the TPOT goal is met."""
     report = leave_one_model_out(rows, classes=BUNDLED_CLASSES)
     tpot, ttft, rate = report.median_errors()
-    assert tpot <= 0.13 and ttft <= 0.36 and rate <= 0.12
+    assert tpot <= 0.10 and ttft <= 0.29 and rate <= 0.10
     kinds = np.array([model_class(resolve_model(r.model)) for r in report.rows])
-    for kind, bound in {"dense": (0.13, 0.33, 0.11), "moe": (0.11, 0.44, 0.11), "mla": (0.18, 0.27, 0.19)}.items():
+    for kind, bound in {"dense": (0.11, 0.33, 0.10), "moe": (0.08, 0.23, 0.08), "mla": (0.13, 0.27, 0.13)}.items():
         assert all(e <= g for e, g in zip(report.median_errors(kinds == kind), bound)), kind
     assert report.excluded == sum(queue_limited(r) for r in rows)
     assert {r.model for r in report.rows} == {r.model for r in rows}
@@ -148,7 +149,9 @@ def test_a_refit_without_moe_rows_keeps_the_priors_moe_overhead(rows):
               and not queue_limited(r)]
     refit = fit(mine + slower, prior=prior).constants("vllm")
     assert refit.moe_overhead_us_per_layer > 1.2 * prior.constants("vllm").moe_overhead_us_per_layer
-    assert refit.bandwidth_efficiency == pytest.approx(prior.constants("vllm").bandwidth_efficiency, rel=0.05)
+    # ... not the step constants': they are what the dense rows alone make of them
+    assert refit.bandwidth_efficiency == pytest.approx(fit(mine, prior=prior).constants("vllm").bandwidth_efficiency,
+                                                       rel=0.05)
 
 
 @pytest.mark.parametrize("name, fmt, expected", [
@@ -197,8 +200,8 @@ def test_one_measured_point_replaces_the_assumed_numbers():
     (point,) = read_load_test(FIXTURES / "vllm-bench-serve.json", **HARDWARE)
     prior = Calibration.bundled()
     (ttft_before,), (tpot_before,) = predict([point], prior)
-    # the bundled constants miss this server (TPOT 9.41 against 10.02 ms, TTFT 110 against 135 ms)
-    assert abs(tpot_before / point.tpot_ms - 1) > 0.05 and abs(ttft_before / point.ttft_ms - 1) > 0.05
+    # the bundled constants miss this server (TTFT 109 against 135 ms; TPOT 9.67 against 10.02 ms)
+    assert abs(ttft_before / point.ttft_ms - 1) > 0.15 and abs(tpot_before / point.tpot_ms - 1) > 0.03
     (ttft_after,), (tpot_after,) = predict([point], fit([point], prior=prior, source="test"))
     assert tpot_after == pytest.approx(point.tpot_ms, rel=0.02)
     assert ttft_after == pytest.approx(point.ttft_ms, rel=0.03)

@@ -181,17 +181,22 @@ def held_out():
 
 def test_kernels_are_the_default_only_where_they_are_better_held_out(held_out):
     """Per engine and model class, the kernels are the default where the sum of their three held-out
-    median errors (TPOT, TTFT, throughput) is below the roofline's. Measured 2026-12-03, leave one model
-    out on the 1,307 covered rows: TRT-LLM dense 11.3 / 30.7 / 10.2 % (roofline 14.0 / 32.5 / 14.8 %),
-    TRT-LLM MoE 4.7 / 44.0 / 5.2 % (13.4 / 53.6 / 13.1 %), vLLM MoE 8.6 / 14.0 / 8.8 % (6.6 / 41.3 /
-    6.3 %), vLLM dense 17.3 / 34.6 / 19.4 % (9.7 / 21.8 / 9.7 %)."""
+    median errors (TPOT, TTFT, throughput) is below the roofline's. Measured 2026-12-06 (session 16,
+    constants partially pooled across engines), leave one model out on the 1,307 covered rows: TRT-LLM
+    dense 11.0 / 30.6 / 12.5 % (roofline 16.5 / 28.6 / 15.2 %), TRT-LLM MoE 6.2 / 42.9 / 6.3 % (17.9 / 64.1 /
+    16.6 %), vLLM MoE 9.4 / 15.1 / 10.4 % (11.7 / 41.1 / 13.9 %), vLLM dense 14.3 / 34.6 / 16.4 % (6.4 /
+    21.6 / 6.8 %), SGLang dense 30.3 / 64.6 / 9.2 % (38.8 / 54.4 / 17.9 %), SGLang MoE 14.4 / 34.3 / 15.6 %
+    (8.7 / 47.0 / 11.3 %). With each engine fitted alone (session 15's constants, measured 2026-12-06) TRT-LLM
+    read 10.5 / 31.0 / 10.9 % (dense) and 5.1 / 42.6 / 5.5 % (MoE): the pooled fit's second round, which refits the step times with
+    the admission wait in place, costs TRT-LLM's campaigns 1-2 points of throughput and gains its published
+    rows 3 (docs/performance.md, "Partial pooling across engines")."""
     kernels, roofline = held_out
     bundled = Calibration.bundled()
     for engine, kind in SLICES:
         k, f = (report.median_errors([(r.engine, _class(r)) == (engine, kind) for r in report.rows])
                 for report in (kernels, roofline))
         assert bool(getattr(bundled.constants(engine), KERNEL_CLASSES[kind])) == (sum(k) < sum(f)), (engine, kind, k, f)
-    for kind, tpot, rate in (("dense", 0.115, 0.11), ("moe", 0.06, 0.06)):
+    for kind, tpot, rate in (("dense", 0.115, 0.13), ("moe", 0.065, 0.065)):
         k = kernels.median_errors([(r.engine, _class(r)) == ("trtllm", kind) for r in kernels.rows])
         assert k[0] <= tpot and k[2] <= rate, kind
 

@@ -16,26 +16,32 @@ prefers its optimized TensorRT-LLM profiles over vLLM where one exists, docs.nvi
 models/latest/optimization.html) and the GPU is the SXM H100 (the page says "H100 80G"; as
 ``h100-pcie`` the model is off by 2-6x on every metric, as ``h100-sxm`` by the figures below).
 
-Measured 2026-12-06 as ``estimate(model, gpu, precision=..., tp=..., isl=..., osl=..., concurrency=...,
-engine="trtllm")`` with the default step times (measured kernels), ratio model / published:
+Measured 2026-12-06 (session 16, constants partially pooled across engines: docs/performance.md, "Partial
+pooling across engines") as ``estimate(model, gpu, precision=..., tp=..., isl=..., osl=..., concurrency=...,
+engine="trtllm")`` with the default step times (measured kernels), ratio model / published; in brackets
+session 15's constants, each engine fitted alone:
 
-* TTFT (``ttft_ms``): median absolute error 41.8 %, worst 2.37x (concurrency 50, ISL 5,000), over-predicted
-  on every row (1.14-2.37x), most at 25-50 clients: probably the fixed-ISL wave of the closed loop, which
-  puts more prompts ahead of each one than AIPerf's clients meet (docs/performance.md, "Which client the
-  default reproduces").
-* TPOT (``tpot_ms``) against the page's ITL: 3.4 %, worst 1.21x (concurrency 1, ISL 500 / OSL 2,000),
-  under-predicted 15-17 % at concurrency 1, within 6 % from 25 clients up.
-* Throughput (``output_tokens_per_s``): 9.9 %, worst 1.21x (the same row), over at concurrency 1-5,
-  under (0.90-0.96x) from 25 clients up.
+* TTFT (``ttft_ms``): median absolute error 30.1 % (41.8), worst 2.32x (2.37x; concurrency 50, ISL 5,000),
+  0.96x at one client and over-predicted (1.03-2.32x) on every other row, most at 25-50 clients: probably
+  the fixed-ISL wave of the closed loop, which puts more prompts ahead of each one than AIPerf's clients
+  meet (docs/performance.md, "Which client the default reproduces").
+* TPOT (``tpot_ms``) against the page's ITL: 9.1 % (3.4), worst 1.19x (1.21x; concurrency 1, ISL 500 / OSL
+  2,000), under-predicted on every row (0.84-0.95x): the pooled fit decodes TRT-LLM faster than its own
+  H100 rows alone did.
+* Throughput (``output_tokens_per_s``): 1.9 % (9.9), worst 1.19x (the same row), over-predicted on every
+  row (1.01-1.19x), most at concurrency 1-5.
 
-The roofline step times give 48.4 % / 2.56x, 10.8 % / 1.21x and 16.0 % / 1.21x. vLLM's or SGLang's
-constants on the same rows would give TTFT 69 % / 8.6x and 137 % / 14.9x: with BF16 KV they hold 42
-sequences, not 84.
+The roofline step times give 25.5 % / 2.23x, 8.1 % / 1.17x and 1.1 % / 1.17x: on these nine rows they now
+read as well as the measured kernels or a point better (with each engine fitted alone the kernels were
+better on all three), so no test asserts an order between them here; the 36 published maximum-throughput
+rows still do (test_published_results.py). vLLM's or SGLang's constants on the same rows would give
+TTFT 69 % / 8.6x and 137 % / 14.9x: with BF16 KV they hold 42 sequences, not 84.
 
 With ``client="staggered"`` (clients out of step, the steady state AIPerf measures after warm-up: no wave,
-no admission wait; ``finops.sizing.performance.CLIENTS``) TTFT reads 11.1 % median, 0.93-1.01x at 5-50
-clients, 1.10-1.29x beyond the KV cache; its worst row (1.67x) is one client's 500-token prompt, where the
-30 ms the fit puts outside the GPU is most of the time. TPOT is the same, throughput 6.7 % (worst 1.21x).
+no admission wait; ``finops.sizing.performance.CLIENTS``) TTFT reads 4.1 % median (11.1), 0.80-0.96x at
+5-50 clients, 1.0-1.15x beyond the KV cache; its worst row (1.51x) is one client's 500-token prompt, where
+the 30 ms the fit puts outside the GPU is most of the time. TPOT is the same, throughput 6.0 % (6.7; worst
+1.19x).
 
 Concurrency above the KV cache: with FP8 KV (TensorRT-LLM's default for an FP8 checkpoint) the model holds
 84 sequences of 5,000 + 500 tokens on the two GPUs; the published rows at 100-250 clients show the same
@@ -93,9 +99,9 @@ def test_every_published_row_carries_its_source():
 
 
 @pytest.mark.parametrize("metric, median_at_most, worst_at_most", [
-    ("ttft_ms", 0.45, 2.5),                 # 41.8 %, 2.37x (79 % and more before issue 11)
-    ("tpot_ms", 0.06, 1.25),                # 3.4 %, 1.21x
-    ("output_tokens_per_s", 0.12, 1.25),    # 9.9 %, 1.21x (18 % before issue 11)
+    ("ttft_ms", 0.32, 2.4),                 # 30.1 %, 2.32x (79 % and more before issue 11)
+    ("tpot_ms", 0.10, 1.25),                # 9.1 %, 1.19x
+    ("output_tokens_per_s", 0.03, 1.25),    # 1.9 %, 1.19x (18 % before issue 11)
 ])
 def test_fixed_concurrency_error_on_published_nim_rows(ratios, metric, median_at_most, worst_at_most):
     median, worst = _error(ratios[metric])
@@ -103,9 +109,9 @@ def test_fixed_concurrency_error_on_published_nim_rows(ratios, metric, median_at
 
 
 @pytest.mark.parametrize("metric, low, high", [
-    ("ttft_ms", 1.05, 2.5),                 # 1.14-2.37x: over-predicted on every row
-    ("tpot_ms", 0.8, 1.1),                  # 0.83-1.06x: under at concurrency 1
-    ("output_tokens_per_s", 0.85, 1.25),    # 0.90-1.21x: over at 1-5 clients, under from 25
+    ("ttft_ms", 0.9, 2.4),                  # 0.96-2.32x: over on every row but one client's
+    ("tpot_ms", 0.8, 1.0),                  # 0.84-0.95x: under on every row
+    ("output_tokens_per_s", 1.0, 1.25),     # 1.01-1.19x: over on every row, most at 1-5 clients
 ])
 def test_where_the_published_error_lies(ratios, metric, low, high):
     assert low <= ratios[metric].min() and ratios[metric].max() <= high
@@ -120,20 +126,14 @@ def test_the_kv_cache_ceiling_falls_where_the_published_rows_saturate(estimates)
     assert 50 < long_prompts[0][0].max_concurrency < 100
 
 
-def test_the_measured_kernels_beat_the_roofline_on_rows_never_fitted(ratios):
-    roofline = _ratios([_estimate(r, "roofline") for r in ROWS])
-    for metric in METRICS:
-        assert _error(ratios[metric])[0] < _error(roofline[metric])[0]
-
-
 def test_a_staggered_client_reads_the_nim_rows_ttft(ratios):
     """AIPerf's clients do not keep the synchronized wave the calibration's campaigns start with: modelled as
-    staggered, TTFT at 5-50 clients (under the KV cache, more than one client) comes within 8 % (0.93-1.01x)."""
+    staggered, TTFT at 5-50 clients (under the KV cache, more than one client) comes within 21 % (0.80-0.96x)."""
     staggered = _ratios([_estimate(r, client="staggered") for r in ROWS])
     crowd = np.array([1 < int(r["concurrency"]) <= 50 for r in ROWS])
-    assert np.all(np.abs(staggered["ttft_ms"][crowd] - 1.0) <= 0.08)
-    assert np.all(np.abs(ratios["ttft_ms"][crowd] - 1.0) >= 0.4)          # synchronized: 1.42-2.37x there
+    assert np.all(np.abs(staggered["ttft_ms"][crowd] - 1.0) <= 0.21)
+    assert np.all(np.abs(ratios["ttft_ms"][crowd] - 1.0) >= 0.29)         # synchronized: 1.30-2.32x there
     median, worst = _error(staggered["ttft_ms"])
-    assert median <= 0.12 and worst <= 1.7                                 # 11.1 %, 1.67x (one client, 500 tokens)
+    assert median <= 0.05 and worst <= 1.55                                # 4.1 %, 1.51x (one client, 500 tokens)
     assert np.array_equal(staggered["tpot_ms"], ratios["tpot_ms"])
-    assert _error(staggered["output_tokens_per_s"])[0] <= 0.07             # 6.7 %
+    assert _error(staggered["output_tokens_per_s"])[0] <= 0.07             # 6.0 %
