@@ -66,8 +66,9 @@ class EngineConstants:
     # Step times from measured kernels (finops.sizing.kernels), where the tables cover a configuration:
     kernel_steps: float = 0.0            # 1: they time this engine's steps there (0: the roofline everywhere)
     kernel_steps_moe: float = 0.0        # ... the same for mixture-of-experts models (chosen apart: KERNEL_CLASSES)
-    kernel_decode_scale: float = 1.0     # the engine's decode speed relative to the kernel tables
-    kernel_prefill_scale: float = 1.0    # ... and its prefill speed
+    kernel_decode_credit_us: float = 0.0  # per layer: the time an engine's decode step saves against the tables,
+                                          # which time each kernel alone (launch, ramp and tail included)
+    kernel_prefill_scale: float = 1.0    # the engine's prefill speed relative to the kernel tables
     kernel_step_overhead_us: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per step at TP 1-8
     moe_overhead_us_per_layer: float = 0.0  # o_moe: what a layer of routed experts adds to a step (routing, dispatch)
 

@@ -246,7 +246,7 @@ class PromptTerms:
     isl: Any
     kernels: Any            # 1 where measured kernels time the steps (covered and c.kernel_steps), else 0
     any_kernels: bool       # False: the roofline everywhere
-    kernel_decode_scale: float
+    kernel_decode_credit: float     # seconds a layer of a decode step saves against the tables
     kernel_prefill_scale: float
 
 
@@ -304,7 +304,8 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                        any_sharded=bool(sharded.any()),
                        two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9,
                        new=new, isl=isl, kernels=kernels, any_kernels=any_kernels,
-                       kernel_decode_scale=c.kernel_decode_scale, kernel_prefill_scale=c.kernel_prefill_scale)
+                       kernel_decode_credit=c.kernel_decode_credit_us * 1e-6,
+                       kernel_prefill_scale=c.kernel_prefill_scale)
 
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
@@ -319,9 +320,10 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
         step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
                                / terms.allreduce_bandwidth, 0.0)
     if terms.any_kernels:
-        # the engine's speed relative to the tables, never past the bytes the step reads at peak bandwidth
+        # the tables less what the engine saves per layer (one CUDA graph: no launch, overlapped ramps and
+        # tails), never past the bytes the step reads at peak bandwidth
         measured = np.maximum(decode_seconds(p.kernel_decode_tokens, p.kernel_generation, b, terms.ctx)
-                              / terms.kernel_decode_scale, step_bytes / p.bandwidth)
+                              - p.layers * terms.kernel_decode_credit, step_bytes / p.bandwidth)
         step = np.where(terms.kernels > 0, measured + terms.overhead, step)
     others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
     return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * prefill_in_batch(p, terms, b)

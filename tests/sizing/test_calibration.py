@@ -53,16 +53,16 @@ def test_leave_one_model_out_error_does_not_regress(rows):
     """Every row predicted by a fit that never saw its model: the step and scheduling constants on the
     dense rows of the other models, the MoE overhead on the other MoE model. Issue 11's goals are 5 %
     throughput and 10 % TPOT/TTFT; as the product answers (measured-kernel step times where the bundled
-    calibration chose them, the roofline elsewhere), with the engines' step constants partially pooled
-    (session 16), the model measures 9.7 % TPOT, 28.0 % TTFT, 9.6 % throughput over all 1,536 usable rows
-    (2026-12-06): dense 10.6 / 32.5 / 9.8 %, MoE 7.6 / 21.8 / 7.9 %, MLA (never fitted) 12.8 / 26.1 / 12.1 %
-    (docs/performance.md). Each engine fitted alone it was 11.4 / 27.9 / 11.0 %. This pins those figures
-    against regression; only the TPOT goal is met."""
+    calibration chose them, the roofline elsewhere), with the engines' step constants partially pooled and
+    the decode credit (session 16), the model measures 9.7 % TPOT, 28.5 % TTFT, 9.0 % throughput over all
+    1,536 usable rows (2026-12-06): dense 9.6 / 32.7 / 8.5 %, MoE 8.4 / 23.4 / 9.1 %, MLA (never fitted)
+    12.9 / 26.0 / 12.3 % (docs/performance.md). Each engine fitted alone, with a decode speed factor, it was
+    11.4 / 27.9 / 11.0 %. This pins those figures against regression; only the TPOT goal is met."""
     report = leave_one_model_out(rows, classes=BUNDLED_CLASSES)
     tpot, ttft, rate = report.median_errors()
-    assert tpot <= 0.10 and ttft <= 0.29 and rate <= 0.10
+    assert tpot <= 0.10 and ttft <= 0.29 and rate <= 0.095
     kinds = np.array([model_class(resolve_model(r.model)) for r in report.rows])
-    for kind, bound in {"dense": (0.11, 0.33, 0.10), "moe": (0.08, 0.23, 0.08), "mla": (0.13, 0.27, 0.13)}.items():
+    for kind, bound in {"dense": (0.10, 0.33, 0.09), "moe": (0.09, 0.24, 0.095), "mla": (0.135, 0.265, 0.13)}.items():
         assert all(e <= g for e, g in zip(report.median_errors(kinds == kind), bound)), kind
     assert report.excluded == sum(queue_limited(r) for r in rows)
     assert {r.model for r in report.rows} == {r.model for r in rows}

@@ -178,7 +178,7 @@ def test_a_calibration_file_round_trips(tmp_path):
 
 def test_constants_written_before_the_kernel_fields_read_with_their_defaults():
     data = CONSTANTS.to_dict()
-    for name in ("kernel_steps", "kernel_decode_scale", "kernel_prefill_scale", "kernel_step_overhead_us"):
+    for name in ("kernel_steps", "kernel_decode_credit_us", "kernel_prefill_scale", "kernel_step_overhead_us"):
         data.pop(name)
     assert EngineConstants.from_dict(data) == CONSTANTS
     assert EngineConstants.from_dict({**data, "kernel_step_overhead_us": [1, 2, 3, 4]}).kernel_step_overhead_us == (1, 2, 3, 4)
@@ -228,7 +228,8 @@ WRITE_ONE = "write one with `finops calibrate`"
 REWRITE = "rewrite the file with `finops calibrate`"
 NEEDS = ("each engine needs bandwidth_efficiency, compute_efficiency, step_overhead_us_per_layer, allreduce_gbps, "
          "prefill_queue, ttft_steps, ttft_fixed_ms, prefill_burst, link_efficiency, admission_steps, "
-         "kernel_steps, kernel_steps_moe, kernel_decode_scale, kernel_prefill_scale, kernel_step_overhead_us, moe_overhead_us_per_layer")
+         "kernel_steps, kernel_steps_moe, kernel_decode_credit_us, kernel_prefill_scale, kernel_step_overhead_us, "
+         "moe_overhead_us_per_layer")
 NOT_OBJECT = "a calibration file is a JSON object with an 'engines' object"
 NOT_NUMBERS = ("calibration 'rows' and errors must be numbers, 'measured' lists of [gpu, precision, model class, tp, "
                "smallest, largest model in B active parameters] per engine, 'bands' lists of numbers")

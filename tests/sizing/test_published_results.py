@@ -7,18 +7,19 @@ at TP 1, 2 and 8; source and date on every row. None of them is in the calibrati
 Llama-3.3-70B and Llama-3.1-405B are models the fit never saw.
 
 Measured 2026-12-06 (session 16) with the default step times (measured kernels for TRT-LLM on dense
-models, ``finops.sizing.kernels``) and the constants partially pooled across engines (docs/performance.md,
-"Partial pooling across engines"): median absolute error 6.0 %, worst row 1.46x (Llama-3.1-405B on H200
-at TP 8, ISL 128 / OSL 2,048, over-predicted); median ratio 1.05, 17 % of rows under-predicted. The rows
-with OSL 1,000 and more read 1.12x (median), the others 1.01x: long decodes at the largest batch are what
-the model still over-predicts. With each engine fitted alone (session 14) it was 9.3 % and 1.44x, 50 %
-under: the prompt-heavy rows read 0.81-0.90x there, the admission wait of the calibration's synchronized
-clients having been fitted as slow prefill. Before the kernel tables' decode attention was filled beyond
-the package's measurements (scripts/derive_kernel_tables.py) and before the all-reduce table was read in
-BF16 elements, not bytes, it was 12.0 % and 1.67x. The roofline step times give 20.0 % and 1.83x; the
-model before issue 11 gave 27.9 % and 2.21x, 89 % under. The issue's median goal (5 %) is not met; no row
-is off by more than 1.5x. These tests pin what is reached so that it cannot silently get worse, and the
-direction of the remaining errors.
+models, ``finops.sizing.kernels``), the constants partially pooled across engines and the kernels' decode
+less a fixed credit per layer (docs/performance.md, "Partial pooling across engines", "The decode credit"):
+median absolute error 4.1 %, worst row 1.21x (Llama-3.1-405B on H200 at TP 8, ISL 128 / OSL 2,048,
+over-predicted); median ratio 0.99, 58 % of rows under-predicted. With pooling alone and the decode speed
+a factor (0.8-1.25, which scaled the large GEMMs of a maximum-throughput batch by the small ones' launch
+savings) it was 6.0 % and 1.46x, 17 % under (the long decodes 1.12x); with each engine fitted alone
+(session 14) 9.3 % and 1.44x, 50 % under, the prompt-heavy rows 0.81-0.90x (the admission wait of the
+calibration's synchronized clients fitted as slow prefill). Before the kernel tables' decode attention was
+filled beyond the package's measurements (scripts/derive_kernel_tables.py) and before the all-reduce table
+was read in BF16 elements, not bytes, it was 12.0 % and 1.67x. The roofline step times give 19.6 % and
+1.83x; the model before issue 11 gave 27.9 % and 2.21x, 89 % under. The issue's goals (median 5 %, no row
+beyond 1.5x) are met on these rows. These tests pin what is reached so that it cannot silently get worse,
+and the direction of the remaining errors.
 """
 
 from __future__ import annotations
@@ -56,10 +57,8 @@ def test_every_published_row_carries_its_source():
 
 def test_maximum_throughput_error_on_published_trtllm_rows(ratios):
     median, worst = _error(ratios)
-    assert median <= 0.07 and worst <= 1.5
-    assert 0.95 <= np.median(ratios) <= 1.08 and np.mean(ratios < 1.0) >= 0.1   # 1.05, 17 % under (89 % before)
-    decode_heavy = np.array([int(r["osl"]) >= 1000 for r in ROWS])
-    assert np.median(ratios[decode_heavy]) > np.median(ratios[~decode_heavy])     # 1.12x against 1.01x
+    assert median <= 0.05 and worst <= 1.25                                       # 4.1 %, 1.21x
+    assert 0.95 <= np.median(ratios) <= 1.03 and 0.35 <= np.mean(ratios < 1.0) <= 0.75   # 0.99, 58 % under
 
 
 def test_the_measured_kernels_beat_the_roofline_on_rows_never_fitted(ratios):
@@ -69,9 +68,9 @@ def test_the_measured_kernels_beat_the_roofline_on_rows_never_fitted(ratios):
 
 
 @pytest.mark.parametrize("model, low, high", [
-    ("llama-3.1-8b", 0.9, 1.2),        # 0.96-1.15x (up to 1.67x before the decode-attention fill)
-    ("llama-3.3-70b", 0.9, 1.2),       # 0.93-1.18x
-    ("llama-3.1-405b", 0.9, 1.5),      # 0.96-1.46x: 6x the largest model fitted (70B), over-predicted at long OSL
+    ("llama-3.1-8b", 0.85, 1.05),      # 0.90-1.00x (up to 1.67x before the decode-attention fill)
+    ("llama-3.3-70b", 0.8, 1.15),      # 0.86-1.09x
+    ("llama-3.1-405b", 0.9, 1.25),     # 0.93-1.21x: 6x the largest model fitted (70B), over-predicted at long OSL
 ])
 def test_where_the_published_error_lies(ratios, model, low, high):
     mine = ratios[[r["model"] == model for r in ROWS]]
