@@ -206,7 +206,7 @@ def scheduling_delay(c: EngineConstants, step: Any, batch: Any = 1.0) -> Any:
     ``a`` decode steps to be scheduled and ``f`` outside the GPU (HTTP, tokenizer) for every request;
     ``d`` steps of admission for a prompt that arrives while others run (an empirical term fitted per
     engine on fixed-concurrency rows of 4-512 clients, with the step times fixed: the bundled fit has
-    15 steps for TRT-LLM, 3 for vLLM, 36 for SGLang; no engine documents its admission policy in these
+    16 steps for TRT-LLM, 3 for vLLM, 34 for SGLang (session 16); no engine documents its admission policy in these
     terms). ``(b - 1) / b`` makes it vanish for one client, whose TTFT is its prefill plus
     ``a x step + f``, and tends to ``d`` steps as the batch grows.
 
