@@ -131,9 +131,9 @@ REFIT_PRIOR_WEIGHT = 0.01
 #: kernel stages) are pulled toward one set fitted on all engines' rows, with this weight per constant
 #: against each row's residuals; the scheduling terms stay each engine's own. Chosen on the
 #: leave-one-model-out error among 1, 3, 10, 30 and 100 (docs/performance.md, "Partial pooling across
-#: engines"; 0, each engine alone, and 1,000 read worse in a first form of the fit), before the decode
-#: credit replaced the decode speed factor and not swept again since; the published rows never fitted are
-#: its check.
+#: engines"; 0, each engine alone, and 1,000 read worse in a first form of the fit), and again among 3, 10,
+#: 30 and 100 with the decode credit (10 kept: 9.7 / 28.5 / 9.0 % TPOT / TTFT / throughput); the published
+#: rows never fitted are its check.
 POOL_WEIGHT = 10.0
 #: Model classes the bundled constants are fitted on: the step and scheduling constants on the dense
 #: models, the MoE overhead on the MoE ones (Qwen3-235B-A22B, MiniMax-M2.5). The DeepSeek-V3/R1 (MLA)
