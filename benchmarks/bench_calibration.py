@@ -46,7 +46,6 @@ from finops.sizing.calibration import (
     kernel_covered,
     leave_one_model_out,
     queue_limited,
-    throughput,
     with_held_out,
 )
 from finops.sizing.calibration import predict as predict_measured
@@ -193,14 +192,13 @@ def campaign_floor(kernel_engines: tuple[str, ...]) -> None:
             campaigns.setdefault((r.engine, r.model, r.gpu), []).append(r)
     print(f"\nin-sample floor: each dense campaign fitted alone ({len(campaigns)} campaigns), median absolute error")
     print(f"{'campaign':40} {'rows':>5} {'TPOT':>7} {'TTFT':>7} {'tok/s':>7}")
+    metrics = ("tpot_ms", "ttft_ms", "output_tokens_per_s")
     errors: list[np.ndarray] = []
     for key, rows in sorted(campaigns.items()):
         ttft, tpot = predict_measured(rows, fit(rows, kernel_engines=kernel_engines))
-        measured = np.array([(r.tpot_ms, r.ttft_ms) for r in rows])
-        rate = throughput(rows, ttft, tpot) / throughput(rows, measured[:, 1], measured[:, 0])
-        mine = np.abs(np.column_stack([tpot / measured[:, 0], ttft / measured[:, 1], rate]) - 1.0)
-        errors.append(mine)
-        print(f"{' '.join(key):40} {len(rows):>5} " + " ".join(f"{v:>7.1%}" for v in np.median(mine, axis=0)))
+        report = FoldReport(rows=tuple(rows), ttft_ms=ttft, tpot_ms=tpot, excluded=0)
+        errors.append(np.column_stack([report.error(m) for m in metrics]))
+        print(f"{' '.join(key):40} {len(rows):>5} " + " ".join(f"{v:>7.1%}" for v in report.median_errors()))
     print("all dense rows, in sample: TPOT {:.1%}, TTFT {:.1%}, throughput {:.1%}".format(
         *np.median(np.vstack(errors), axis=0)))
 

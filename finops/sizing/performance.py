@@ -441,7 +441,7 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
 #: ``staggered``: out of step, the steady state AIPerf, GenAI-Perf and NIM's benchmarks measure after warm-up: no
 #: wave and no admission wait; the closed-loop wait behind the others' prompts (``q``) stays. On NVIDIA NIM's
 #: published rows (tests/sizing/test_published_fixed_concurrency.py, never fitted) TTFT at 5-50 clients reads
-#: 1.42-2.37x synchronized and 0.93-1.01x staggered (docs/performance.md).
+#: 1.32-2.28x synchronized and 0.79-0.95x staggered (docs/performance.md; session 16's constants).
 CLIENTS: dict[str, dict[str, float]] = {
     "synchronized": {},
     "staggered": {"prefill_burst": 0.0, "admission_steps": 0.0},

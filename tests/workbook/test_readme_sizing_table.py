@@ -9,11 +9,12 @@ answered 110): no test read it."""
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
+from finops.money import quantize
 from finops.sizing.choice import device_noun, size_workload
 from finops.sizing.search import SizingOption
 from finops.sizing.workload import presets
@@ -38,7 +39,7 @@ def _deployed(option: SizingOption) -> str:
 
 def _whole(cost) -> str:
     """A monthly cost as the table prints it: whole dollars with thousands separators."""
-    return f"{Decimal(str(cost.amount)).quantize(Decimal(1), rounding=ROUND_HALF_UP):,}"
+    return f"{quantize(cost.amount, Decimal(1)):,}"
 
 
 def test_the_table_has_a_row_for_every_preset():
