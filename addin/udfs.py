@@ -28,8 +28,8 @@ from finops.money import Money
 from finops.price_book import PriceBook
 from finops.registry import Registry
 from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
-from finops.sizing.performance import Estimate, estimate
 from finops.sizing.choice import WorkloadSizing, size_workload
+from finops.sizing.performance import Estimate, estimate
 from finops.sizing.search import SearchResult, SizingOption, search
 from finops.tco import compare_options, cost_per_million_tokens, tco
 from finops.tco.reference import reference_case

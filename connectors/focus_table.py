@@ -24,8 +24,22 @@ from finops.files import replacing
 from finops.focus import COLUMNS, GPU_COLUMNS
 from finops.money import MONEY_CONTEXT, to_decimal
 
-__all__ = ["KINDS", "NAMES", "FocusParquetWriter", "cell", "conform", "decimal_or_none", "gpu_columns", "json_text",
-           "focus_unit", "record", "service_subcategory", "timestamp", "unreadable_cell", "write_focus_parquet"]
+__all__ = [
+    "KINDS",
+    "NAMES",
+    "FocusParquetWriter",
+    "cell",
+    "conform",
+    "decimal_or_none",
+    "focus_unit",
+    "gpu_columns",
+    "json_text",
+    "record",
+    "service_subcategory",
+    "timestamp",
+    "unreadable_cell",
+    "write_focus_parquet",
+]
 
 NAMES: tuple[str, ...] = tuple(c.name for c in COLUMNS + GPU_COLUMNS)
 KINDS: dict[str, str] = {c.name: c.kind for c in COLUMNS + GPU_COLUMNS}

@@ -145,7 +145,7 @@ def size(workload: Workload | str | Path | None = None, *, preset: str | None = 
 def tco(gpus: int = 8, months: int = 36, *, reference: str = "h100-sxm-8gpu", owned: bool = True,
         cloud: bool = True, provider: str | None = None, region: str | None = None,
         instance_type: str | None = None, price_book: PriceBook | None = None, start: str = "2026-01",
-        spot: SpotPolicy = SpotPolicy(), discount_rate: float | None = None) -> TcoTable:
+        spot: SpotPolicy | None = None, discount_rate: float | None = None) -> TcoTable:
     """Owned hardware (the cited ``reference`` case) against the price book's cloud options for ``gpus``
     GPUs over ``months``, as ``finops tco`` with its defaults (:func:`finops.tco.compare_options`)."""
     case = reference_case(reference)
@@ -155,7 +155,7 @@ def tco(gpus: int = 8, months: int = 36, *, reference: str = "h100-sxm-8gpu", ow
         rows = cloud_rows(book, gpu_model=case.gpu_model, provider=provider, region=region,
                           instance_type=instance_type, gpus_per_instance=case.node.gpus_per_node,
                           cited=case.cloud_price_row())
-    return _as(TcoTable, compare_options(gpus, months, case.node if owned else None, rows, start=start, spot=spot,
+    return _as(TcoTable, compare_options(gpus, months, case.node if owned else None, rows, start=start, spot=spot or SpotPolicy(),
                                          discount_rate=discount_rate, owned_name=f"owned {case.name}"))
 
 

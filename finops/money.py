@@ -15,7 +15,6 @@ import decimal
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Union
 
 from .errors import CurrencyMismatchError, InputError, Location
 
@@ -33,7 +32,7 @@ CENT = Decimal("0.01")
 MAX_AMOUNT = Decimal(10) ** 28
 _GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
 
-Number = Union[int, float, str, Decimal]
+Number = int | float | str | Decimal
 
 
 def to_decimal(value: Number, *, where: Location | None = None) -> Decimal:

@@ -74,7 +74,7 @@ class HttpTransport:
             if attempt:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:  # noqa: S310 (http(s) only)
+                with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
                     return answer.read()
             except urllib.error.HTTPError as exc:
                 body = exc.read()

@@ -10,10 +10,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-
-from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..money import quantize

@@ -39,8 +39,28 @@ from ..depreciation import month_index, month_label
 from .mapping import compared_columns, plan_line_sql
 from .plan import MappingRule
 
-__all__ = ["BAD_VALUES", "CHECKED_COLUMNS", "DIMENSIONS", "FIGURE_COLUMNS", "MEASURES", "UNMAPPED_DIMENSIONS", "UNMAPPED_LIMIT", "ChargeGroup", "Summary", "UnmappedSums",
-           "bad_values_sql", "charge_groups_sql", "decimal_of", "MONTH_BASES", "MONTH_COLUMNS", "MonthBasis", "month_bounds", "month_filter", "summary_sql", "unmapped_csv_sql"]
+__all__ = [
+    "BAD_VALUES",
+    "CHECKED_COLUMNS",
+    "DIMENSIONS",
+    "FIGURE_COLUMNS",
+    "MEASURES",
+    "MONTH_BASES",
+    "MONTH_COLUMNS",
+    "UNMAPPED_DIMENSIONS",
+    "UNMAPPED_LIMIT",
+    "ChargeGroup",
+    "MonthBasis",
+    "Summary",
+    "UnmappedSums",
+    "bad_values_sql",
+    "charge_groups_sql",
+    "decimal_of",
+    "month_bounds",
+    "month_filter",
+    "summary_sql",
+    "unmapped_csv_sql",
+]
 
 #: Which month a charge belongs to: its invoice's (billing period) or its usage's (charge period).
 MonthBasis = Literal["invoice", "usage"]

@@ -30,9 +30,10 @@ import gzip
 import hashlib
 import io
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable, Literal, TextIO
+from typing import BinaryIO, Literal, TextIO
 
 import duckdb
 

@@ -406,7 +406,7 @@ def _with_moe_overhead(rows: Sequence[Measurement], engines: Mapping[str, Engine
         for constants, phys, cols in prepared:
             # on roofline steps for every engine: measured expert kernels need no o_moe, so rows they time
             # would not inform it, and it is the roofline's stand-in for them wherever the tables do not reach
-            ttft, tpot = _latency_ms(phys, replace(constants, moe_overhead_us_per_layer=float(x[0]),
+            _, tpot = _latency_ms(phys, replace(constants, moe_overhead_us_per_layer=float(x[0]),
                                                    **dict.fromkeys(KERNEL_CLASSES.values(), 0.0)), cols)
             parts.append(np.log(tpot / cols["tpot_ms"]))
         if prior_weight is not None:

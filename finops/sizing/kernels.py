@@ -256,7 +256,7 @@ class ModelKernels:
         tokens = (model.layers * (attention_gemms + comm) + (model.layers - routed_layers) * mlp
                   + routed_layers * routed)
         attention = model.layers * generation(BATCH_GRID[:, None], LENGTH_GRID[None, :], h, g)
-        log_ms = lambda seconds: np.log(np.maximum(seconds, 1e-12) * 1e3)  # noqa: E731
+        log_ms = lambda seconds: np.log(np.maximum(seconds, 1e-12) * 1e3)
         return cls(decode_tokens=log_ms(tokens + times[:, 4]), tokens=log_ms(tokens),
                    generation=log_ms(attention).ravel(),
                    context=log_ms(model.layers * context(1.0, PROMPT_GRID, h, g)),

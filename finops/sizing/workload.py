@@ -217,8 +217,8 @@ def presets() -> Registry[Workload]:
     state concurrency directly (the upper end of each range); seed 003's customer-service API counts
     every active user as one streaming session at 30 tokens/s (ITL 33.3 ms).
     """
-    seed000 = dict(model="llama-2-7b", isl=2048, osl=1024, seconds_per_request=5.0, precisions=("int8",),
-                   spare=0.30)
+    seed000 = {"model": "llama-2-7b", "isl": 2048, "osl": 1024, "seconds_per_request": 5.0, "precisions": ("int8",),
+               "spare": 0.30}
     items = [
         Workload(name="seed000-doc-qa", dau=10_000, online_share=0.05, requests_per_user_per_hour=_ONE_PER_MINUTE,
                  description="Document Q&A assistant, 7B model: 10,000 DAU, 5 % online at peak, 1 request per "
