@@ -33,6 +33,7 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 import threading
@@ -65,9 +66,11 @@ from .bills import (
     FILE_COLUMN,
     VIEW,
     BillFile,
+    bill_provenance,
     locate_bad_value,
     locate_currency,
     locate_malformed_row,
+    locate_row,
     open_bills,
 )
 from .commitment_schedule import EarlierCommitment, commitment_summary
@@ -86,6 +89,7 @@ from .result import (
     Reconciliation,
     UnmappedCharge,
 )
+from .tokens import TOKENS_PER_UNIT, LineTokens, line_tokens, unit_problem
 
 __all__ = ["InstanceGpus", "catalog_gpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
 
@@ -252,6 +256,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
         files = open_bills(con, bills, strict=False)  # pragma: no mutate
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
+        if unit_problem(summary.groups) is not None:
+            raise _token_unit_error(files)
         bill_currencies = {g.billing_currency for g in summary.groups}
         rated = _rated(bill_currencies, currency, rates)
         if len(bill_currencies) > 1 and rated != bill_currencies:  # one without a rate: name its first row
@@ -261,10 +267,36 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)  # pragma: no mutate
-    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
-                            past_actuals=past_actuals, instance_gpus=instance_gpus,
-                            source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
-                            earlier_commitments=earlier_commitments)
+    rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
+                           past_actuals=past_actuals, instance_gpus=instance_gpus,
+                           source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
+                           earlier_commitments=earlier_commitments)
+    return dataclasses.replace(rec, bill_versions=tuple(bill_provenance(f) for f in files))
+
+
+def _token_unit_error(files: list[BillFile]) -> InputError:
+    """The first token charge with a ConsumedQuantity but no unit that counts tokens, as an error naming its file,
+    row and column (:mod:`finops.reconcile.tokens`)."""
+    units = ", ".join(f"'{unit}'" for unit in TOKENS_PER_UNIT)
+    for bill in files:
+        has = set(bill.columns)
+        if "ConsumedQuantity" not in has:
+            continue
+        meter = 'LOWER("SkuMeter")' if "SkuMeter" in has else "''"
+        unit = '"ConsumedUnit"' if "ConsumedUnit" in has else "NULL"
+        normal = f"regexp_replace(LOWER(TRIM({unit})), '\\s+', ' ', 'g')"
+        predicate = (f"NULLIF(TRIM(\"ConsumedQuantity\"), '') IS NOT NULL AND ({meter} LIKE '%token%' OR "
+                     f"LOWER({unit}) LIKE '%token%') AND ({unit} IS NULL OR {normal} NOT IN ({units}))")
+        hit = locate_row([bill], "ConsumedUnit" if "ConsumedUnit" in has else "ConsumedQuantity", predicate)
+        if hit is not None:
+            _, row, found = hit
+            what = f"has the unit {found!r}, which" if "ConsumedUnit" in has and found else "has no ConsumedUnit; it"
+            return InputError(f"this token charge {what} does not say how many tokens it counts",
+                              where=Location(file=str(bill.path), row=row, column="ConsumedUnit"),
+                              hint="export the bill with ConsumedUnit (Tokens, 1K Tokens or 1M Tokens) on token rows")
+    return InputError("a token charge has no unit that counts tokens",
+                      where=Location(file=", ".join(str(f.path) for f in files), column="ConsumedUnit"),
+                      hint="export the bill with ConsumedUnit (Tokens, 1K Tokens or 1M Tokens) on token rows")
 
 
 def _rated(currencies: Iterable[str | None], target: str, rates: Mapping[str, Decimal] | None) -> set[str]:
@@ -336,7 +368,7 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
     for asset in assets:
         by_line[asset.plan_line] += asset.depreciation
         cash_by_line[asset.plan_line] += asset.purchase_cash
-    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct)
+    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct, line_tokens(groups, UNMAPPED))
     planned = Money.total([b.amount for b in plan.budget_for(month)], currency)
     actual = effective + capex
     purchases = [g for g in groups if g.charge_category == "Purchase"]
@@ -400,7 +432,8 @@ def _flag(pct: Decimal | None, actual: Money, threshold_pct: Decimal) -> Flag:
 
 
 def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_by_line: Mapping[str, Money],
-                    zero: Money, threshold_pct: Decimal) -> tuple[LineVariance, ...]:
+                    zero: Money, threshold_pct: Decimal,
+                    billed_tokens: Mapping[str, LineTokens] | None = None) -> tuple[LineVariance, ...]:
     planned: dict[str, Money] = {}
     category: dict[str, str] = {}
     provider: dict[str, str] = {}
@@ -413,9 +446,13 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
         cost_centre.setdefault(b.plan_line, b.cost_centre)
         if b.planned_mtokens is not None:
             tokens_planned[b.plan_line] = tokens_planned.get(b.plan_line, Decimal(0)) + b.planned_mtokens
-    tokens_actual: dict[str, Decimal] = {}
+    billed_tokens = billed_tokens or {}
+    # a line's actual tokens: its Usage rows when the plan has them (they override), else its token charges' tokens
+    tokens_actual: dict[str, Decimal] = {line: t.total for line, t in billed_tokens.items() if t.total}
+    from_usage: dict[str, Decimal] = {}
     for u in plan.usage_for(month):
-        tokens_actual[u.plan_line] = tokens_actual.get(u.plan_line, Decimal(0)) + u.actual_mtokens
+        from_usage[u.plan_line] = from_usage.get(u.plan_line, Decimal(0)) + u.actual_mtokens
+    tokens_actual |= from_usage
     assets_lines = {a.plan_line for a in plan.assets}
     names = list(planned) + sorted(n for n in by_line if n not in planned and n != UNMAPPED)
     if UNMAPPED in by_line:
@@ -432,7 +469,8 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
             flag=_flag(pct, actual, threshold_pct), planned_mtokens=p_tok, actual_mtokens=a_tok,
             planned_unit_cost=plan_amount / p_tok if p_tok else None,
             actual_unit_cost=actual / a_tok if a_tok else None, provider=provider.get(name, ""),
-            cost_centre=cost_centre.get(name, "")))
+            cost_centre=cost_centre.get(name, ""), billed_tokens=billed_tokens.get(name),
+            tokens_source=("usage" if name in from_usage else "bill") if a_tok is not None else ""))
     return tuple(result)
 
 

@@ -1,0 +1,96 @@
+"""The managed APIs beside the fleet: what Bedrock or Vertex AI would charge for a workload's tokens, and the volume
+at which a fleet of one's own becomes cheaper.
+
+For each API that serves the workload's model (:meth:`finops.token_prices.TokenPriceBook.serving`):
+
+* cost per million output tokens = ``input price x ISL / OSL + output price`` (each output token brings ISL / OSL
+  input tokens), comparable with the fleet's cost per million output tokens;
+* cost per request = ``(input price x ISL + output price x OSL) / 10^6``;
+* monthly cost at the workload's average volume: ``V = peak output tokens/s / peak_to_average x 3,600 x 730``
+  (seed 003's token volume, the same month :func:`finops.sizing.ranking.per_million_at_average` prices the fleet
+  on) times the cost per million output tokens;
+* break-even: a fleet costs its monthly cost ``M`` whatever it serves (sized for the peak and paid every hour), the
+  API ``p x V``; the fleet is cheaper above ``V* = M / p`` million output tokens a month (up to what that fleet
+  serves at its peak, ``peak tokens/s x 3,600 x 730``: beyond it a larger fleet is needed).
+
+>>> from finops.sizing.workload import presets
+>>> rows = api_options(presets()["seed002-translation"], fleet_monthly=Money.of(20_000, "USD"),
+...                    peak_output_tokens_per_s=10_000.0)
+>>> [(o.offer_model, str(o.cost_per_million_output_tokens), round(o.fleet_cheaper_above_mtokens)) for o in rows]
+[('qwen.qwen3-coder-30b-a3b-v1:0', '0.75 USD', 26667)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from ..money import Money
+from ..token_prices import TokenPrice, TokenPriceBook
+from .ranking import HOURS_PER_MONTH
+from .workload import Workload
+
+__all__ = ["ApiOption", "api_options"]
+
+
+@dataclass(frozen=True)
+class ApiOption:
+    """A managed API serving the workload's model, priced per token on demand."""
+
+    provider: str
+    service: str
+    offer_model: str
+    match: str
+    region: str
+    pricing_model: str
+    input_per_mtok: Money
+    output_per_mtok: Money
+    cost_per_million_output_tokens: Money
+    cost_per_request: Money
+    monthly_output_mtokens: float | None      # the workload's average month, million output tokens
+    monthly_cost: Money | None                # the API's bill for that month
+    fleet_cheaper_above_mtokens: float | None  # million output tokens a month above which the fleet costs less
+    fleet_capacity_mtokens: float | None       # what the fleet serves in a month at its peak rate
+    effective_date: str
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        for key, value in out.items():
+            if isinstance(value, Money):
+                out[key] = value.amount
+        out["currency"] = self.cost_per_request.currency
+        return out
+
+
+def api_options(workload: Workload, *, fleet_monthly: Money | None = None,
+                peak_output_tokens_per_s: float | None = None,
+                book: TokenPriceBook | None = None) -> list[ApiOption]:
+    """The managed APIs that serve ``workload.model``, cheapest per output token first, each with its break-even
+    against a fleet costing ``fleet_monthly`` that serves ``peak_output_tokens_per_s`` at the peak (the cheapest
+    sized option; without them, no monthly figures)."""
+    book = TokenPriceBook.bundled() if book is None else book
+    volume = capacity = None
+    if peak_output_tokens_per_s is not None:
+        capacity = peak_output_tokens_per_s * 3600 * HOURS_PER_MONTH / 1e6
+        volume = capacity / workload.peak_to_average
+    rows = [_option(p, workload, volume, capacity, fleet_monthly) for p in book.serving(workload.model)]
+    return sorted(rows, key=lambda o: (o.cost_per_million_output_tokens.amount, o.provider, o.offer_model))
+
+
+def _option(price: TokenPrice, workload: Workload, volume: float | None, capacity: float | None,
+            fleet_monthly: Money | None) -> ApiOption:
+    per_million = price.per_million_output(workload.isl, workload.osl)
+    monthly = None if volume is None else per_million * Decimal(repr(volume))
+    above = None
+    if fleet_monthly is not None and per_million.amount > 0 and fleet_monthly.currency == per_million.currency:
+        above = float(fleet_monthly.amount / per_million.amount)
+    return ApiOption(
+        provider=price.provider, service=price.service, offer_model=price.offer_model, match=price.match,
+        region=price.region, pricing_model=price.pricing_model,
+        input_per_mtok=Money(price.input_per_mtok, price.currency),
+        output_per_mtok=Money(price.output_per_mtok, price.currency),
+        cost_per_million_output_tokens=per_million, cost_per_request=price.per_request(workload.isl, workload.osl),
+        monthly_output_mtokens=volume, monthly_cost=monthly, fleet_cheaper_above_mtokens=above,
+        fleet_capacity_mtokens=capacity, effective_date=price.effective_date, source=price.source)
