@@ -299,22 +299,33 @@ def _print_managed(managed: list[ApiOption], workload: Workload) -> None:
     if not managed:
         console.print(f"managed APIs: none in the token price book serves {workload.model}")
         return
-    table = Table("managed API", "model (match)", "in|out /M", "/M out", "/request", "/month", "fleet cheaper\nabove M out/mo",
-                  box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
-                  title=f"managed APIs serving {workload.model}, on demand, per million tokens")
+    unit = managed[0].cost_per_request.currency
+    table = Table("API, model", "in|out\n/M", f"{unit}/M\nout", f"{unit}/\nrequest", f"{unit}/\nmonth",
+                  "fleet wins\nabove M/mo", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                  title=f"managed APIs serving {workload.model}, on demand, priced per token")
     for column in table.columns:
         column.overflow = "fold"
+    table.columns[0].min_width = 30
+    marks = []
     for m in managed:
+        mark = "" if m.match == "same model" else "*" * (len(marks) + 1)
+        if mark:
+            marks.append(f"{mark} {m.offer_model}: {m.match}")
         month = "" if m.monthly_cost is None else f"{m.monthly_cost.amount:,.0f}"
         above = "" if m.fleet_cheaper_above_mtokens is None else f"{m.fleet_cheaper_above_mtokens:,.0f}"
-        table.add_row(f"{m.service}\n{m.region}", f"{m.offer_model}\n({m.match})",
+        table.add_row(f"{_SERVICE_NAMES.get(m.service, m.service)} {m.region}\n{m.offer_model}{mark}",
                       f"{m.input_per_mtok.amount:g}|{m.output_per_mtok.amount:g}",
                       f"{m.cost_per_million_output_tokens.amount:,.2f}", f"{m.cost_per_request.amount:.5f}", month, above)
     console.print(table)
+    for line in marks:
+        console.print(line)
     first = managed[0]
     if first.monthly_output_mtokens is not None:
-        console.print(f"/M out: input x ISL/OSL + output per million output tokens; /month at the average volume, "
-                      f"{first.monthly_output_mtokens:,.0f} M output tokens; the cheapest fleet above costs less than "
-                      f"the API past the break-even volume (up to {first.fleet_capacity_mtokens:,.0f} M a month, what it "
-                      "serves at its peak rate). Prices: the bundled snapshot "
-                      "finops/data/token_prices/token-apis-*.csv (each row with its page and date)")
+        console.print(f"/M out: input price x ISL/OSL + output price; /month at the average volume, "
+                      f"{first.monthly_output_mtokens:,.0f} M output tokens; fleet wins: the cheapest fleet above "
+                      f"costs less past this volume (it serves up to {first.fleet_capacity_mtokens:,.0f} M a month). "
+                      "Prices: finops/data/token_prices/ (each row with its page and date)")
+
+
+#: The providers' service names (FOCUS ServiceName) as the table shows them.
+_SERVICE_NAMES = {"AmazonBedrock": "Bedrock", "Vertex AI": "Vertex AI"}

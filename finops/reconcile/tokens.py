@@ -14,7 +14,7 @@ fleet's own tokens).
 
 >>> from decimal import Decimal
 >>> tokens_of("1K Tokens", Decimal("2.5")), tokens_of("Tokens", Decimal(7)), tokens_of("Hours", Decimal(1))
-(Decimal('2500'), Decimal('7'), None)
+(Decimal('2500.0'), Decimal('7'), None)
 """
 
 from __future__ import annotations

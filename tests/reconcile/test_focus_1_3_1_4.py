@@ -65,8 +65,8 @@ def test_a_focus_1_4_bill_reconciles_exactly_with_rules_written_against_provider
     assert lines["chat-api"].actual == Money.of("2.23", "USD")
     assert rec.unmapped_effective_cost == Money.of("4.44", "USD")  # S3: no rule
     assert [p.provider_name for p in rec.providers] == ["AWS"]
-    assert rec.bill_versions == ("focus-1.4.csv: FOCUS 1.4, provider from ServiceProviderName, "
-                                 "host from HostProviderName",)
+    provenance = "focus-1.4.csv: FOCUS 1.4, provider from ServiceProviderName, host from HostProviderName"
+    assert rec.bill_versions == (provenance,)
 
 
 def test_bedrock_token_rows_give_their_plan_line_tokens_and_unit_cost_without_a_usage_row(tmp_path):
