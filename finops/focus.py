@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal, get_args
 
 __all__ = ["CHARGE_CATEGORIES", "COLUMNS", "FOCUS_VERSION", "GPU_COLUMNS", "LATER_COLUMNS", "MANDATORY",
-           "MONEY_COLUMNS", "ChargeCategory", "Column", "duckdb_schema"]
+           "MONEY_COLUMNS", "SUCCESSORS", "ChargeCategory", "Column", "duckdb_schema"]
 
 FOCUS_VERSION = "1.2"
 
@@ -77,6 +77,16 @@ LATER_COLUMNS: tuple[Column, ...] = tuple(Column(n, k, _O) for n, k in [
     ("AllocatedMethodDetails", "json"), ("AllocatedResourceId", "string"), ("AllocatedResourceName", "string"),
     ("AllocatedTags", "json"), ("ContractApplied", "json"),
 ])
+
+#: A column a bill lacks -> the columns that succeed it or stand for it, read in this order (COALESCE): a
+#: 1.4 bill's ServiceProviderName is its ProviderName, so Mapping rules written against ProviderName keep
+#: matching; FOCUS 1.2 defines PublisherName as the provider when no other entity produced the service. A 1.3 bill
+#: holds both names; its ProviderName, deprecated, may be empty where ServiceProviderName is set.
+SUCCESSORS: dict[str, tuple[str, ...]] = {
+    "ProviderName": ("ProviderName", "ServiceProviderName"),
+    "PublisherName": ("PublisherName", "ServiceProviderName"),
+    "ServiceProviderName": ("ServiceProviderName", "ProviderName"),
+}
 
 MANDATORY: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.mandatory)
 MONEY_COLUMNS: tuple[str, ...] = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost")

@@ -38,7 +38,7 @@ from typing import BinaryIO, Literal, TextIO
 import duckdb
 
 from ..errors import InputError, Location
-from ..focus import MANDATORY, duckdb_schema
+from ..focus import MANDATORY, SUCCESSORS, duckdb_schema
 from .parquet_check import check_parquet
 
 __all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "MANDATORY_BY_VERSION", "REMOVED_IN", "SUCCESSORS", "VIEW", "BillFile",
@@ -76,15 +76,6 @@ MANDATORY_BY_VERSION: dict[str, tuple[str, ...]] = {
     "1.4": tuple(c for c in MANDATORY if c not in REMOVED_IN["1.4"]) + ("ServiceProviderName", "HostProviderName",
                                                                        "InvoiceId"),
 } | {version: MANDATORY for version in ("1.3", "1.2", "1.1", "1.0")}
-#: A view column a file lacks -> the columns that succeed it or stand for it, read in this order (COALESCE): a
-#: 1.4 bill's ServiceProviderName is its ProviderName, so Mapping rules written against ProviderName keep
-#: matching; FOCUS 1.2 defines PublisherName as the provider when no other entity produced the service. A 1.3 bill
-#: holds both names; its ProviderName, deprecated, may be empty where ServiceProviderName is set.
-SUCCESSORS: dict[str, tuple[str, ...]] = {
-    "ProviderName": ("ProviderName", "ServiceProviderName"),
-    "PublisherName": ("PublisherName", "ServiceProviderName"),
-    "ServiceProviderName": ("ServiceProviderName", "ProviderName"),
-}
 #: Cell texts read as NULL in a CSV bill: empty, and the literal NULL of SQL dumps (FOCUS-Sample-Data 1.0).
 _NULL_TEXTS = ("", "NULL")
 
