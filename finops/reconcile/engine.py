@@ -74,6 +74,7 @@ from .bills import (
     open_bills,
 )
 from .commitment_schedule import EarlierCommitment, commitment_summary
+from .contract_commitments import ContractTerm
 from .fingerprint import refuse_same_charges
 from .forecast import year_forecast
 from .mapping import UNMAPPED
@@ -233,8 +234,12 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
                     on_progress: Callable[[float], None] | None = None,
                     unmapped_csv: Path | None = None, basis: MonthBasis = "invoice",
                     past_one_off: Mapping[str, Decimal] | None = None,
-                    earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
+                    earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
+                    contracts: Mapping[str, ContractTerm] | None = None) -> Reconciliation:
     """Reconcile ``month`` (``'YYYY-MM'``) of ``plan`` against FOCUS bill files, with DuckDB.
+
+    ``contracts`` are the FOCUS Contract Commitment dataset's terms by commitment id
+    (:func:`~finops.reconcile.contract_commitments.read_contract_commitments`).
 
     ``basis`` is which month a charge belongs to: its invoice's (``BillingPeriodStart``, the default, so the
     month ties to its invoices) or its usage's (``"usage"``, ``ChargePeriodStart``).
@@ -270,7 +275,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
                            past_actuals=past_actuals, instance_gpus=instance_gpus,
                            source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
-                           earlier_commitments=earlier_commitments)
+                           earlier_commitments=earlier_commitments, contracts=contracts)
     return dataclasses.replace(rec, bill_versions=tuple(bill_provenance(f) for f in files))
 
 
@@ -331,7 +336,8 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
                      past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None, source: str = "bills",
                      past_one_off: Mapping[str, Decimal] | None = None,
-                     earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
+                     earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
+                     contracts: Mapping[str, ContractTerm] | None = None) -> Reconciliation:
     """Turn the aggregation's summary (or bare charge groups, already mapped) and the plan into a
     reconciliation (no I/O but the bundled instance catalog).
 
@@ -379,7 +385,7 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         unmapped_effective_cost=by_line.get(UNMAPPED, zero), lines=lines,
         invoices=tuple(InvoiceTotal(p, i, v) for (p, i), v in sorted(invoices.items())),
         providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
-        commitments=commitment_summary(groups, money, currency, month, earlier_commitments),
+        commitments=commitment_summary(groups, money, currency, month, earlier_commitments, contracts),
         spot_share=_spot_share(groups, money, zero),
         gpu_hours=_gpu_hours(groups, instance_gpus),
         gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets,

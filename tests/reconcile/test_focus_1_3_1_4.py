@@ -137,3 +137,51 @@ def test_a_bill_of_no_known_focus_version_exits_2_naming_the_column(tmp_path, ca
     assert code == 2
     for fragment in ("odd.csv", "not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill", missing):
         assert fragment in message
+
+
+CONTRACTS = ("ContractCommitmentId,ContractCommitmentPeriodStart,ContractCommitmentPeriodEnd,ContractCommitmentCost,"
+             "BillingCurrency,ContractCommitmentType,ContractCommitmentCategory,ContractCommitmentPaymentModel,"
+             "ContractId\n")
+
+
+def _committed_bill(tmp_path) -> Path:
+    """A 1.4 bill of May with a reservation's used and unused hours and no purchase row (bought in January)."""
+    committed = {**AWS_14, **EC2, "CommitmentDiscountId": "arn:aws:ec2:us-east-1:222:reserved-instances/ri-1",
+                 "CommitmentDiscountType": "Reserved Instance", "CommitmentDiscountName": "gpu reservation",
+                 "PricingCategory": "Committed", "BilledCost": "0"}
+    rows = [{**committed, "CommitmentDiscountStatus": "Used", "EffectiveCost": "75.00"},
+            {**committed, "CommitmentDiscountStatus": "Unused", "EffectiveCost": "25.00"}]
+    return write_bill(tmp_path / "may.csv", rows, columns=V14)
+
+
+def test_the_contract_commitment_dataset_gives_term_payment_and_cost_instead_of_the_estimate(tmp_path):
+    from finops.reconcile.contract_commitments import read_contract_commitments
+
+    bill = _committed_bill(tmp_path)
+    (without,) = reconcile_month(_plan(), [bill], "2026-05").commitment_lines
+    assert (without.source, without.term_months) == ("", None)  # no term anywhere in the bills
+    dataset = tmp_path / "contract-commitments.csv"
+    dataset.write_text(CONTRACTS + "arn:aws:ec2:us-east-1:222:reserved-instances/ri-1,2026-01-01T00:00:00Z,"
+                       "2027-01-01T00:00:00Z,1200.00,USD,Reserved Instance,Usage,All Upfront,c-1\n")
+    (line,) = reconcile_month(_plan(), [bill], "2026-05",
+                              contracts=read_contract_commitments(dataset)).commitment_lines
+    assert (line.source, line.term_months, line.payment) == ("contract", 12, "upfront")
+    assert (str(line.purchase_date), str(line.end_date)) == ("2026-01-01", "2027-01-01")
+    # 1,200 paid up front over 12 months: 100 a month; May amortized 75 used + 25 unused; 1,100 left
+    assert (line.paid_to_date, line.scheduled_monthly, line.amortized, line.balance_left) == (
+        Money.of(1200, "USD"), Money.of(100, "USD"), Money.of(100, "USD"), Money.of(1100, "USD"))
+
+
+def test_a_bad_contract_commitment_row_exits_2_naming_file_row_and_column(tmp_path, capsys):
+    from finops.cli import main
+
+    from .conftest import write_plan
+    dataset = tmp_path / "cc.csv"
+    dataset.write_text(CONTRACTS + "ri-1,2026-01-01T00:00:00Z,next year,1200.00,USD,Reserved Instance,Usage,,c-1\n")
+    plan = write_plan(tmp_path / "plan.xlsx", budget=[("2026-05", "gpu", "cc", "OPEX", "AWS", 5, "USD", None)])
+    code = main(["reconcile", "--plan", str(plan), "--month", "2026-05", "--out", str(tmp_path / "o"), "--quiet",
+                 "--bills", str(_committed_bill(tmp_path)), "--contract-commitments", str(dataset)])
+    message = capsys.readouterr().err.replace("\n", " ")
+    assert code == 2
+    for fragment in ("cc.csv", "row 2", "ContractCommitmentPeriodEnd", "not a date"):
+        assert fragment in message
