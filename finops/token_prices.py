@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields
 from decimal import Decimal
@@ -32,10 +33,13 @@ from pathlib import Path
 
 from .errors import InputError, Location
 from .files import write_atomically
-from .money import Money, to_decimal
+from .money import MONEY_CONTEXT, Money, to_decimal
 from .registry import normalize_key
 
-__all__ = ["TokenPrice", "TokenPriceBook"]
+__all__ = ["TOKEN_PRICES_ENV", "TokenPrice", "TokenPriceBook", "per_million_tokens"]
+
+#: A pulled token price file (``finops prices pull-tokens``) used instead of the bundled snapshot.
+TOKEN_PRICES_ENV = "FINOPS_TOKEN_PRICES"
 
 _BUNDLED = "token-apis-2026-12-07.csv"
 _MONEY = ("input_per_mtok", "output_per_mtok", "cached_input_per_mtok")
@@ -71,6 +75,16 @@ class TokenPrice:
         """Cost of one request: ``(input x isl + output x osl) / 10^6``."""
         tokens = self.input_per_mtok * Decimal(repr(float(isl))) + self.output_per_mtok * Decimal(repr(float(osl)))
         return Money(tokens / Decimal(10**6), self.currency)
+
+
+def per_million_tokens(price: Decimal, tokens_per_unit: Decimal) -> Decimal:
+    """A price per unit of ``tokens_per_unit`` tokens as a price per million tokens, without trailing zeros.
+
+    >>> per_million_tokens(Decimal("0.00072"), Decimal(1000)), per_million_tokens(Decimal("0.000000075"), Decimal(1))
+    (Decimal('0.72'), Decimal('0.075'))
+    """
+    amount = MONEY_CONTEXT.divide(MONEY_CONTEXT.multiply(price, Decimal(10**6)), tokens_per_unit).normalize()
+    return amount.quantize(Decimal(1)) if amount.as_tuple().exponent > 0 else amount  # type: ignore[operator]
 
 
 def _price_from(record: dict[str, str], where: Location) -> TokenPrice:
@@ -146,3 +160,9 @@ class TokenPriceBook:
         """The dated snapshot shipped with the package."""
         resource = resources.files("finops") / "data" / "token_prices" / _BUNDLED
         return cls.read_csv(f"finops/data/token_prices/{_BUNDLED}", resource.read_text(encoding="utf-8"))
+
+    @classmethod
+    def current(cls) -> TokenPriceBook:
+        """The pulled token prices named by ``FINOPS_TOKEN_PRICES`` if set, else the bundled snapshot."""
+        configured = os.environ.get(TOKEN_PRICES_ENV)
+        return cls.read_csv(configured) if configured else cls.bundled()

@@ -70,7 +70,7 @@ def api_options(workload: Workload, *, fleet_monthly: Money | None = None,
     """The managed APIs that serve ``workload.model``, cheapest per output token first, each with its break-even
     against a fleet costing ``fleet_monthly`` that serves ``peak_output_tokens_per_s`` at the peak (the cheapest
     sized option; without them, no monthly figures)."""
-    book = TokenPriceBook.bundled() if book is None else book
+    book = TokenPriceBook.current() if book is None else book
     volume = capacity = None
     if peak_output_tokens_per_s is not None:
         capacity = peak_output_tokens_per_s * 3600 * HOURS_PER_MONTH / 1e6
