@@ -24,8 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from finops.errors import InputError, ProviderError, UnknownNameError
-from finops.price_book import PriceBook
-from finops.token_prices import PriceRow, TokenPriceBook
+from finops.price_book import PriceBook, PriceRow
+from finops.token_prices import TokenPriceBook
 
 from .athena import run_query
 from .pricing import GPU_FAMILIES, in_gpu_families
