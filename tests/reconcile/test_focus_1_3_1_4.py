@@ -185,3 +185,23 @@ def test_a_bad_contract_commitment_row_exits_2_naming_file_row_and_column(tmp_pa
     assert code == 2
     for fragment in ("cc.csv", "row 2", "ContractCommitmentPeriodEnd", "not a date"):
         assert fragment in message
+
+
+def test_a_remote_focus_1_4_table_maps_by_provider_name_too(tmp_path):
+    """BigQuery or Athena over a 1.4 table: the aggregation reads ServiceProviderName where ProviderName is missing
+    (here run by DuckDB, the engine the SQL is written for, over a table without the two removed columns)."""
+    import duckdb
+
+    from finops.reconcile.bills import open_bills
+    from finops.reconcile.dialects import reconcile_remote
+
+    rows = [{**AWS_14, **r} for r in (EC2, BEDROCK_IN, BEDROCK_OUT, S3)]
+    bill = write_bill(tmp_path / "focus-1.4.csv", rows, columns=V14)
+    with duckdb.connect() as con:
+        open_bills(con, [bill])
+        con.execute("CREATE TABLE bills_14 AS SELECT * EXCLUDE (ProviderName, PublisherName) FROM focus_bills")
+        rec = reconcile_remote(_plan(), lambda sql: con.execute(sql).fetchall(), "duckdb", "bills_14", "2026-05",
+                               missing=["ProviderName", "PublisherName"])
+    lines = {line.plan_line: line.actual for line in rec.lines}
+    assert (lines["gpu"], lines["chat-api"]) == (Money.of("98.32", "USD"), Money.of("2.16", "USD"))
+    assert rec.unmapped_effective_cost == Money.of("4.44", "USD")
