@@ -25,18 +25,19 @@ from __future__ import annotations
 import csv
 import io
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, fields
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from .errors import InputError, Location
 from .files import write_atomically
 from .money import MONEY_CONTEXT, Money, to_decimal
 from .registry import normalize_key
 
-__all__ = ["TOKEN_PRICES_ENV", "TokenPrice", "TokenPriceBook", "per_million_tokens"]
+__all__ = ["TOKEN_PRICES_ENV", "TokenPrice", "TokenPriceBook", "per_million_tokens", "token_prices_of"]
 
 #: A pulled token price file (``finops prices pull-tokens``) used instead of the bundled snapshot.
 TOKEN_PRICES_ENV = "FINOPS_TOKEN_PRICES"
@@ -85,6 +86,24 @@ def per_million_tokens(price: Decimal, tokens_per_unit: Decimal) -> Decimal:
     """
     amount = MONEY_CONTEXT.divide(MONEY_CONTEXT.multiply(price, Decimal(10**6)), tokens_per_unit).normalize()
     return amount.quantize(Decimal(1)) if amount.as_tuple().exponent > 0 else amount  # type: ignore[operator]
+
+
+def token_prices_of(prices: Mapping[tuple[str, str], Mapping[str, Any]], *, provider: str, service: str, as_of: str,
+                    source: str, known: TokenPriceBook | None = None) -> list[TokenPrice]:
+    """Token price rows from a provider's prices gathered per (model id, region): ``input_per_mtok``,
+    ``output_per_mtok``, optional ``cached_input_per_mtok``, ``currency`` and ``skus`` (the priced items). A model
+    with no input or output price, or not in ``known`` (the table of model ids to catalog models: the bundled token
+    prices by default), is left out."""
+    known_rows = {p.offer_model: p for p in (known if known is not None else TokenPriceBook.bundled())}
+    rows = []
+    for (model_id, region), one in sorted(prices.items()):
+        if "input_per_mtok" not in one or "output_per_mtok" not in one or model_id not in known_rows:
+            continue
+        model = known_rows[model_id]
+        rows.append(TokenPrice(provider, service, model_id, model.model, model.match, region, "on_demand",
+                               one["input_per_mtok"], one["output_per_mtok"], one.get("cached_input_per_mtok"),
+                               one["currency"], as_of, f"{source}; SKUs {', '.join(sorted(one['skus']))}"))
+    return rows
 
 
 def _price_from(record: dict[str, str], where: Location) -> TokenPrice:

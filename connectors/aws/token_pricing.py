@@ -27,7 +27,7 @@ from typing import Any
 from finops.errors import InputError
 from finops.money import to_decimal
 from finops.registry import normalize_key
-from finops.token_prices import TokenPrice, TokenPriceBook, per_million_tokens
+from finops.token_prices import TokenPrice, TokenPriceBook, per_million_tokens, token_prices_of
 
 from .pricing import product_documents
 
@@ -86,7 +86,6 @@ def token_price_rows(documents: Iterable[Mapping[str, Any]], *, as_of: str, sour
     >>> row.model, row.input_per_mtok, row.output_per_mtok
     ('llama-3.3-70b', Decimal('0.72'), Decimal('0.72'))
     """
-    known_rows = {p.offer_model: p for p in (known if known is not None else TokenPriceBook.bundled())}
     prices: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
     for doc in documents:
         attributes = doc.get("product", {}).get("attributes", {})
@@ -106,15 +105,8 @@ def token_price_rows(documents: Iterable[Mapping[str, Any]], *, as_of: str, sour
                 one = prices[(model_id, region)]
                 one[column], one["currency"] = amount, currency
                 one.setdefault("skus", []).append(sku)
-    rows = []
-    for (model_id, region), one in sorted(prices.items()):
-        if "input_per_mtok" not in one or "output_per_mtok" not in one or model_id not in known_rows:
-            continue
-        model = known_rows[model_id]
-        rows.append(TokenPrice("aws", "AmazonBedrock", model_id, model.model, model.match, region, "on_demand",
-                               one["input_per_mtok"], one["output_per_mtok"], one.get("cached_input_per_mtok"),
-                               one["currency"], as_of, f"{source}; SKUs {', '.join(sorted(one['skus']))}"))
-    return rows
+    return token_prices_of(prices, provider="aws", service="AmazonBedrock", as_of=as_of, source=source,
+                           known=known)
 
 
 def fetch_token_documents(client: Any, regions: Iterable[str] | None = None) -> list[Mapping[str, Any]]:

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from finops.token_prices import TokenPrice, TokenPriceBook, per_million_tokens
+from finops.token_prices import TokenPrice, TokenPriceBook, per_million_tokens, token_prices_of
 
 __all__ = ["VERTEX_AI_SERVICE", "VERTEX_MODELS", "fetch_token_skus", "token_price_rows"]
 
@@ -87,7 +87,6 @@ def token_price_rows(skus: Iterable[Mapping[str, Any]], *, as_of: str, source: s
     >>> row.offer_model, row.input_per_mtok, row.output_per_mtok
     ('meta/llama-3.3-70b-instruct-maas', Decimal('0.72'), Decimal('0.72'))
     """
-    known_rows = {p.offer_model: p for p in (known if known is not None else TokenPriceBook.bundled())}
     prices: dict[tuple[str, str], dict[str, Any]] = defaultdict(dict)
     for sku in skus:
         description = str(sku.get("description", ""))
@@ -101,15 +100,8 @@ def token_price_rows(skus: Iterable[Mapping[str, Any]], *, as_of: str, source: s
         one = prices[(str(model_id), regions[0])]
         one[column], one["currency"] = priced
         one.setdefault("skus", []).append(str(sku.get("skuId", "?")))
-    rows = []
-    for (model_id, region), one in sorted(prices.items()):
-        if "input_per_mtok" not in one or "output_per_mtok" not in one or model_id not in known_rows:
-            continue
-        model = known_rows[model_id]
-        rows.append(TokenPrice("gcp", "Vertex AI", model_id, model.model, model.match, region, "on_demand",
-                               one["input_per_mtok"], one["output_per_mtok"], one.get("cached_input_per_mtok"),
-                               one["currency"], as_of, f"{source}; SKUs {', '.join(sorted(one['skus']))}"))
-    return rows
+    return token_prices_of(prices, provider="gcp", service="Vertex AI", as_of=as_of, source=source,
+                           known=known)
 
 
 def fetch_token_skus(client: Any, settings: Any, currency: str = "USD") -> list[dict[str, Any]]:

@@ -17,7 +17,7 @@ model (Bedrock states it when the throughput is bought; Vertex AI publishes a GS
 >>> pt = ProvisionedThroughput("bedrock-pt-6m", Decimal("20.00"), term_months=6, tokens_per_s_per_unit=1_000.0)
 >>> option = pt.as_mix_option(tokens_per_s_per_demand_unit=2_500.0)
 >>> option.kind, option.hourly_cost, option.term_hours, option.committed
-('provisioned_throughput', Decimal('50.00'), 4380, True)
+('provisioned_throughput', Decimal('50.000'), 4380, True)
 """
 
 from __future__ import annotations
@@ -28,11 +28,9 @@ from decimal import Decimal
 from ..errors import InputError
 from ..money import MONEY_CONTEXT
 from .options import MixOption
+from .result import HOURS_PER_MONTH
 
-__all__ = ["HOURS_PER_MONTH", "ProvisionedThroughput"]
-
-#: Hours in a month of a term, as the rest of the planner counts them (8,760 / 12).
-HOURS_PER_MONTH = 730
+__all__ = ["ProvisionedThroughput"]
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,9 @@ from .workload import Workload
 
 __all__ = ["ApiOption", "api_options"]
 
+#: Seconds in an hour: tokens/s x 3,600 x hours in a month (730) = tokens a month.
+_SECONDS_PER_HOUR = 3600
+
 
 @dataclass(frozen=True)
 class ApiOption:
@@ -73,7 +76,7 @@ def api_options(workload: Workload, *, fleet_monthly: Money | None = None,
     book = TokenPriceBook.current() if book is None else book
     volume = capacity = None
     if peak_output_tokens_per_s is not None:
-        capacity = peak_output_tokens_per_s * 3600 * HOURS_PER_MONTH / 1e6
+        capacity = peak_output_tokens_per_s * _SECONDS_PER_HOUR * HOURS_PER_MONTH / 1e6
         volume = capacity / workload.peak_to_average
     rows = [_option(p, workload, volume, capacity, fleet_monthly) for p in book.serving(workload.model)]
     return sorted(rows, key=lambda o: (o.cost_per_million_output_tokens.amount, o.provider, o.offer_model))
