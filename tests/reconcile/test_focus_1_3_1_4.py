@@ -205,3 +205,29 @@ def test_a_remote_focus_1_4_table_maps_by_provider_name_too(tmp_path):
     lines = {line.plan_line: line.actual for line in rec.lines}
     assert (lines["gpu"], lines["chat-api"]) == (Money.of("98.32", "USD"), Money.of("2.16", "USD"))
     assert rec.unmapped_effective_cost == Money.of("4.44", "USD")
+
+
+def test_the_review_shows_the_bills_tokens_and_each_files_focus_version(tmp_path, capsys):
+    import openpyxl
+
+    from finops.cli import main
+
+    from .conftest import write_plan
+    rows = [{**AWS_14, **r} for r in (BEDROCK_IN, BEDROCK_OUT, BEDROCK_CACHED)]
+    bill = write_bill(tmp_path / "bedrock-1.4.csv", rows, columns=V14)
+    plan = write_plan(tmp_path / "plan.xlsx", budget=[("2026-05", "chat-api", "cc", "OPEX", "AWS", 5, "USD", 5)],
+                      mapping=[(1, "chat-api", "AWS", "", "AmazonBedrock", "", "", "", "")])
+    assert main(["reconcile", "--plan", str(plan), "--month", "2026-05", "--out", str(tmp_path / "o"), "--quiet",
+                 "--bills", str(bill)]) == 0
+    book = openpyxl.load_workbook(tmp_path / "o" / "budget-review-2026-05.xlsx", data_only=True)
+    ws = book["Variance"]
+    cells = [[c.value for c in row] for row in ws[ws.tables["tblUnitCost"].ref]]
+    table = {row[0]: dict(zip(cells[0], row)) for row in cells[1:]}
+    line = table["chat-api"]
+    assert (line["Actual M tokens"], line["Actual tokens from"]) == (4, "bill")
+    assert (line["Billed M input"], line["Billed M output"], line["Billed M cached"]) == (2.5, 0.5, 1)
+    assert line["Actual per M tokens"] == pytest.approx(2.23 / 4)
+    assert line["Planned per M tokens"] == pytest.approx(1)  # 5 USD planned for 5 M tokens
+    summary = {row[0]: row[1] for row in book["Summary"].iter_rows(values_only=True) if row and row[0]}
+    assert summary["FOCUS version, provider column"] == \
+        "bedrock-1.4.csv: FOCUS 1.4, provider from ServiceProviderName, host from HostProviderName"
