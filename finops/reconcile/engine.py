@@ -11,8 +11,8 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
   (:func:`finops.depreciation.monthly_depreciation`); an asset's cost is cash in its purchase month.
 * Per plan line: actual = EffectiveCost mapped to the line + depreciation of its assets;
   variance = actual - planned; variance % = variance / planned; flagged ``over``/``under`` past
-  ``threshold_pct``; unit cost = cost / million tokens (Usage sheet) against planned amount /
-  ``PlannedMTokens``.
+  ``threshold_pct``; unit cost = cost / million tokens (the line's token charges,
+  :mod:`finops.reconcile.tokens`, unless the Usage sheet gives them) against planned amount / ``PlannedMTokens``.
 * Spot share = EffectiveCost of usage at ``PricingCategory = 'Dynamic'`` (or ``x_PurchaseOption``
   spot/preemptible) / EffectiveCost of all usage.
 * GPU-hours: ``x_GpuHours`` by ``x_GpuModel`` where the bill has them, else hours of usage x GPUs
