@@ -324,7 +324,7 @@ def focus_version(path: Path, columns: tuple[str, ...]) -> str:
     ('1.4', '1.3')
     >>> focus_version(Path("old.csv"), tuple(c for c in MANDATORY if c != "EffectiveCost")).message
     Traceback (most recent call last):
-    finops.errors.InputError: old.csv, column EffectiveCost: not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill: missing mandatory FOCUS column EffectiveCost. Hint: export the bill as FOCUS 1.0 to 1.4 (1.4 names the provider in ServiceProviderName); mandatory columns are listed in docs/focus.md
+    finops.errors.InputError: old.csv, row 1, column EffectiveCost: not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill: missing mandatory FOCUS column EffectiveCost. Hint: export the bill as FOCUS 1.0 to 1.4 (1.4 names the provider in ServiceProviderName); mandatory columns are listed in docs/focus.md
     """
     present = set(columns)
     newer = [v for v, removed in REMOVED_IN.items() if not present & set(removed) and present & set(FOCUS_VERSIONS[v])]
@@ -336,7 +336,7 @@ def focus_version(path: Path, columns: tuple[str, ...]) -> str:
         raise InputError(f"not a FOCUS {', '.join(known[:-1])} or {known[-1]} bill: missing mandatory FOCUS "
                          f"{version if version in REMOVED_IN else ''}{' ' if version in REMOVED_IN else ''}column"
                          f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
-                         where=Location(file=str(path), column=missing[0]),
+                         where=Location(file=str(path), row=1, column=missing[0]),  # the header row
                          hint=f"export the bill as FOCUS {known[0]} to {known[-1]} (1.4 names the provider in "
                               "ServiceProviderName); mandatory columns are listed in docs/focus.md")
     return version

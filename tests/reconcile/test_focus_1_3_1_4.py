@@ -135,7 +135,7 @@ def test_a_bill_of_no_known_focus_version_exits_2_naming_the_column(tmp_path, ca
     bill = write_bill(tmp_path / "odd.csv", [{**AWS_14, **BEDROCK_IN}], columns=columns)
     code, message = _reconcile(tmp_path, bill, capsys)
     assert code == 2
-    for fragment in ("odd.csv", "not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill", missing):
+    for fragment in ("odd.csv", "row 1", "not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill", missing):
         assert fragment in message
 
 
