@@ -17,7 +17,8 @@ assets) or every cost unmapped (no rules).
 
 Cells of a plan table that cannot be read as what they show are refused with their cell
 (:func:`check_cells`): a formula whose value was never computed (a workbook written by a program and
-never opened in a spreadsheet: it reads as blank, and a blank Mapping field means "any"), a cell in a
+never opened in a spreadsheet, with no ``<v>`` or an empty one that is not a text result: it reads as
+blank, and a blank Mapping field means "any"), a cell in a
 merged range (Excel allows no merge inside a table; only the range's first cell holds the value, the
 others read as blank), and an Excel error value (``#REF!``, ``#N/A``). The sheet's XML is streamed
 once for this, through defusedxml, after :func:`~templates.plan_reader.check_package` has bounded it.
@@ -185,7 +186,8 @@ def check_cells(path: Path, table: WorkbookTable) -> None:
                 if not (box[1] <= row <= box[3] and box[0] <= column_index_from_string(column) <= box[2]):
                     continue
                 formula, value = element.find(f"{_MAIN}f"), element.find(f"{_MAIN}v")
-                if formula is not None and value is None:
+                computed = value is not None and (bool(value.text) or element.get("t") == "str")
+                if formula is not None and not computed:  # an empty text result is t="str" with an empty <v>
                     raise InputError(f"cell {ref} of {table.name} holds a formula whose value was never computed",
                                      where=Location(**where, cell=ref),
                                      hint="open the workbook in Excel or LibreOffice and save it, so the value is "
