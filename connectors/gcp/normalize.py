@@ -328,6 +328,8 @@ def unused_row(fee: Mapping[str, Any], unused: Unused) -> dict[str, Any]:
 
 
 _JSON_OBJECT_COLUMNS = ("Tags", "SkuPriceDetails")
+#: The amounts a FOCUS row cannot do without.
+_REQUIRED_AMOUNTS = ("BilledCost", "EffectiveCost")
 
 
 def _canonical_json(text: Any) -> Any:
@@ -347,8 +349,13 @@ def _canonical_json(text: Any) -> Any:
 
 
 def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added."""
+    """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added; a row without
+    its ``BilledCost`` or ``EffectiveCost`` (FOCUS requires both on every row, 0 for none) is refused."""
     record = {name: cell(name, row.get(name)) for name in NAMES}
+    for name in _REQUIRED_AMOUNTS:
+        if record.get(name) is None:
+            raise InputError(f"{name} is empty", where=Location(column=name),
+                             hint="FOCUS requires an amount on every row (0 for none); export the month again")
     for name in _JSON_OBJECT_COLUMNS:  # one text per object, whatever the export's key order and spacing
         record[name] = _canonical_json(record.get(name))
     details = record.get("SkuPriceDetails")

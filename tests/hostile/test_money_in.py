@@ -33,6 +33,7 @@ from tests.reconcile.conftest import write_bill, write_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 GCP_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "billing_export_standard.csv"
+GCP_FOCUS_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "focus_export_sample.csv"
 OFFER_CSV = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.csv"
 OFFER_JSON = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.json"
 MAY_BILLED = Decimal("87.917393560")
@@ -132,9 +133,10 @@ def test_a_zero_hourly_fee_with_an_upfront_payment_is_a_price() -> None:
 
 # ---- GCP export rows: cost, invoice month in both forms, credits in both shapes -------------------------------
 
-def _export(change: Callable[[list[dict[str, str]]], None]) -> Callable[[Path], Sequence[object]]:
+def _export(change: Callable[[list[dict[str, str]]], None], source: Path = GCP_EXPORT,
+            ) -> Callable[[Path], Sequence[object]]:
     def build(folder: Path) -> Sequence[object]:
-        with GCP_EXPORT.open(newline="") as handle:
+        with source.open(newline="") as handle:
             reader = csv.DictReader(handle)
             rows, names = list(reader), list(reader.fieldnames or [])
         change(rows)
@@ -184,6 +186,10 @@ GCP = {
                                         names=("export.csv", "row 7", "credits.amount")),
     "credits neither a list nor a record": Case(_export(_set(5, "credits", "-0.606931")),
                                                 names=("export.csv", "row 7", "credits")),
+    "a FOCUS export row without its BilledCost": Case(_export(_set(1, "BilledCost", ""), GCP_FOCUS_EXPORT),
+                                                      names=("export.csv", "row 3", "column BilledCost")),
+    "a FOCUS export row without its EffectiveCost": Case(_export(_set(0, "EffectiveCost", ""), GCP_FOCUS_EXPORT),
+                                                         names=("export.csv", "row 2", "column EffectiveCost")),
 }
 
 
