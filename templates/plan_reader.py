@@ -136,7 +136,7 @@ def read_plan(path: Path) -> Plan:
         raise InputError(f"cannot open the plan workbook: {exc}", where=Location(file=str(path)),
                          hint="open and save it in Excel, then try again") from exc
     try:
-        found = {role.name: find_table(tables, role, str(path)) for role in PLAN_ROLES}
+        found = {role.name: find_table(tables, role, str(path), book.sheetnames) for role in PLAN_ROLES}
         for table in found.values():
             if table is not None:
                 check_cells(path, table)

@@ -7,8 +7,8 @@ template gives it, the sheet it sits on, the headers it must have), in this orde
 1. the table of that name (Excel compares table names ignoring case);
 2. else the one table, under any name, whose header row holds every header of the role;
 3. else, for a role the plan can do without (``tblAssets``, ``tblMapping``, ``tblUsage``), nothing,
-   but only when nothing in the workbook looks like it: no table on the role's sheet and none named
-   like it (``tblAssets2``, ``tblAssets_old``).
+   but only when nothing in the workbook looks like it: no sheet of the role's name (with a table or,
+   after Excel's "Convert to Range", without one) and no table named like it (``tblAssets2``).
 
 Anything else is refused (:class:`~finops.errors.InputError`, exit 2) with the tables the workbook has
 and the sheet each sits on: a required table not found, two tables that could both be it, or a
@@ -129,9 +129,11 @@ def _listed(tables: Sequence[WorkbookTable]) -> str:
     return ", ".join(map(str, tables)) if tables else "none"
 
 
-def find_table(tables: Sequence[WorkbookTable], role: TableRole, file: str) -> WorkbookTable | None:
+def find_table(tables: Sequence[WorkbookTable], role: TableRole, file: str,
+               sheets: Sequence[str] = ()) -> WorkbookTable | None:
     """The table playing ``role`` (see the module docstring); ``None`` only for an optional role with no
-    look-alike. Refusals name the workbook's tables and their sheets."""
+    look-alike (``sheets``, the workbook's sheet titles: a sheet of the role's name holding no table is one,
+    as after Excel's "Convert to Range"). Refusals name the workbook's tables and their sheets."""
     named = [t for t in tables if t.name.lower() == role.name.lower()]
     if named:
         return named[0]
@@ -150,6 +152,12 @@ def find_table(tables: Sequence[WorkbookTable], role: TableRole, file: str) -> W
                          f"{missing[0]}", where=Location(file=file, sheet=table.sheet, column=missing[0]),
                          hint=f"{role.name} needs the columns {', '.join(role.headers)} (exact names); "
                               f"fix the headers, or rename the table if it is something else")
+    bare = next((sheet for sheet in sheets if sheet.lower() == role.sheet.lower()), None)
+    if bare is not None:
+        raise InputError(f"sheet {bare} holds no table, so {role.name} cannot be read: the workbook's tables are "
+                         f"{_listed(tables)}", where=Location(file=file, sheet=bare),
+                         hint=f"select its rows with the header (Insert > Table) and name the table {role.name}, "
+                              f"or delete the sheet if the plan has none")
     if role.required:
         raise InputError(f"table {role.name} not found: the workbook's tables are {_listed(tables)}",
                          where=Location(file=file),

@@ -103,6 +103,19 @@ def _header(sheet: str, ref: str, name: str) -> Callable[[openpyxl.Workbook], No
     return change
 
 
+def _unlist(sheet: str) -> Callable[[openpyxl.Workbook], None]:
+    """Excel's Convert to Range: the cells stay, the table goes."""
+    def change(book: openpyxl.Workbook) -> None:
+        book[sheet].tables.clear()
+    return change
+
+
+def _drop(sheet: str) -> Callable[[openpyxl.Workbook], None]:
+    def change(book: openpyxl.Workbook) -> None:
+        book.remove(book[sheet])
+    return change
+
+
 def _second_assets(book: openpyxl.Workbook) -> None:
     """A copy of the Assets table under another name on a sheet of its own (both unnamed tblAssets)."""
     from openpyxl.worksheet.table import Table
@@ -145,6 +158,9 @@ CASES = {
         names=("Table3", "sheet Assets", "LifeMonths")),
     "two unnamed assets tables": Case(_both(_rename("Assets", "tblAssets", "Table3"), _second_assets), exit=2,
                                       names=("tblAssets", "Table3 (sheet Assets)", "Table7 (sheet Assets (2))")),
+    "mapping table converted to a range": Case(_unlist("Mapping"), exit=2,
+                                               names=("sheet Mapping holds no table", "tblMapping")),
+    "assets sheet deleted": Case(_drop("Assets"), capex=Decimal("0.00")),
     "mapping formula never computed": Case(_cell("Mapping", "E3", '="AmazonEC2"'), exit=2,
                                            names=("sheet Mapping", "cell E3", "never computed")),
     "mapping cells merged": Case(_merge("Mapping", "E3:E4"), exit=2, names=("sheet Mapping", "E3:E4", "merged")),
