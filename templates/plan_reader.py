@@ -137,9 +137,7 @@ def read_plan(path: Path) -> Plan:
                          hint="open and save it in Excel, then try again") from exc
     try:
         found = {role.name: find_table(tables, role, str(path), book.sheetnames) for role in PLAN_ROLES}
-        for table in found.values():
-            if table is not None:
-                check_cells(path, table)
+        check_cells(path, [table for table in found.values() if table is not None])
         read = _Tables(book, str(path))
         return Plan(budget=tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
                     assets=tuple(read.rows(found[ASSETS.name], ASSETS, _asset)),

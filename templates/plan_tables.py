@@ -177,37 +177,51 @@ def _overlaps(a: tuple[int, int, int, int], b: tuple[int, int, int, int]) -> boo
     return a[0] <= b[2] and b[0] <= a[2] and a[1] <= b[3] and b[1] <= a[3]
 
 
-def check_cells(path: Path, table: WorkbookTable) -> None:
-    """Refuse, with its cell, a cell of ``table`` whose value cannot be read as it shows: a formula with no
-    computed value, a merged range, an Excel error value (see the module docstring)."""
+def check_cells(path: Path, tables: Sequence[WorkbookTable]) -> None:
+    """Refuse, with its cell, a cell of ``tables`` whose value cannot be read as it shows: a formula with no
+    computed value, a merged range, an Excel error value (see the module docstring). Each sheet holding one
+    of them is streamed once."""
+    with zipfile.ZipFile(path) as package:
+        for part in dict.fromkeys(t.part for t in tables):
+            _check_sheet(package, part, [(t, _bounds(t.ref)) for t in tables if t.part == part], str(path))
+
+
+def _check_sheet(package: zipfile.ZipFile, part: str, boxes: list[tuple[WorkbookTable, tuple[int, int, int, int]]],
+                 file: str) -> None:
     from defusedxml import ElementTree
     from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 
-    box = _bounds(table.ref)
-    where = {"file": str(path), "sheet": table.sheet}
-    with zipfile.ZipFile(path) as package, package.open(table.part) as sheet:
+    def holder(ref: str) -> WorkbookTable | None:
+        column, row = coordinate_from_string(ref)
+        index = column_index_from_string(column)
+        return next((t for t, b in boxes if b[1] <= row <= b[3] and b[0] <= index <= b[2]), None)
+
+    with package.open(part) as sheet:
         for _, element in ElementTree.iterparse(sheet, events=("end",)):
             tag = element.tag
             if tag == f"{_MAIN}c":
                 ref = element.get("r") or ""
-                column, row = coordinate_from_string(ref) if ref else ("A", 0)
-                if not (box[1] <= row <= box[3] and box[0] <= column_index_from_string(column) <= box[2]):
+                table = holder(ref) if ref else None
+                if table is None:
                     continue
+                where = Location(file=file, sheet=table.sheet, cell=ref)
                 formula, value = element.find(f"{_MAIN}f"), element.find(f"{_MAIN}v")
                 computed = value is not None and (bool(value.text) or element.get("t") == "str")
                 if formula is not None and not computed:  # an empty text result is t="str" with an empty <v>
                     raise InputError(f"cell {ref} of {table.name} holds a formula whose value was never computed",
-                                     where=Location(**where, cell=ref),
+                                     where=where,
                                      hint="open the workbook in Excel or LibreOffice and save it, so the value is "
                                           "stored, or type the value instead of the formula")
                 if element.get("t") == "e":
                     raise InputError(f"cell {ref} of {table.name} holds the error {value.text if value is not None else ''}",
-                                     where=Location(**where, cell=ref), hint="fix the formula, or type the value")
+                                     where=where, hint="fix the formula, or type the value")
             elif tag == f"{_MAIN}row":
                 element.clear()
             elif tag == f"{_MAIN}mergeCell":
                 merged = element.get("ref") or ""
-                if ":" in merged and _overlaps(_bounds(merged), box):
+                table = next((t for t, b in boxes if ":" in merged and _overlaps(_bounds(merged), b)), None)
+                if table is not None:
                     raise InputError(f"cells {merged} of {table.name} are merged: only {merged.split(':')[0]} holds "
-                                     "a value, the others would read as blank", where=Location(**where, cell=merged),
+                                     "a value, the others would read as blank",
+                                     where=Location(file=file, sheet=table.sheet, cell=merged),
                                      hint="unmerge them (Home > Merge & Center) and type the value in each cell")
