@@ -49,17 +49,6 @@ _RENAME_HINT = "click in the table, then Table Design > Table Name"
 
 
 @dataclass(frozen=True)
-class TableRole:
-    """What the plan needs a table for: its template name, its sheet, the headers it must have, and
-    whether a plan may leave it out."""
-
-    name: str
-    sheet: str
-    headers: tuple[str, ...]
-    required: bool = False
-
-
-@dataclass(frozen=True)
 class WorkbookTable:
     """One Excel table of a workbook: its name, its sheet (title and package part), range and column names."""
 
@@ -74,6 +63,17 @@ class WorkbookTable:
 
     def __str__(self) -> str:
         return f"{self.name} (sheet {self.sheet})"
+
+
+@dataclass(frozen=True)
+class TableRole:
+    """What the plan needs a table for: its template name, its sheet, the headers it must have, and
+    whether a plan may leave it out."""
+
+    name: str
+    sheet: str
+    headers: tuple[str, ...]
+    required: bool = False
 
 
 #: The plan's tables, as docs/design.md names them (``PlannedMTokens`` of the Budget is optional).
