@@ -118,14 +118,20 @@ def billing_period(month: Any) -> tuple[datetime, datetime]:
 
 def credits_of(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The row's credits, in either shape an export gives them: a list of credit records (BigQuery's
-    REPEATED RECORD) or one credit record alone (a hand-made export, a JSON reader that met one). Each
-    credit needs its ``amount``; anything else in ``credits`` is refused, naming the column.
+    REPEATED RECORD) or one credit record alone (a hand-made export), either as JSON text too (a JSON
+    reader that met both shapes in one file types the field as JSON). Each credit needs its ``amount``;
+    anything else in ``credits`` is refused, naming the column.
 
     >>> [c["amount"] for c in credits_of({"credits": {"name": "Free tier", "amount": -1.5}})]
     [-1.5]
     """
     value = row.get("credits")
-    if value is None or value == "":
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):  # JSON text: a reader that met both shapes
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            pass  # refused below, with the text
+    if value is None or (isinstance(value, str) and not value.strip()):
         return []
     credits = [value] if isinstance(value, Mapping) else value
     if not isinstance(credits, list) or not all(isinstance(c, Mapping) for c in credits):
