@@ -28,7 +28,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from connectors.focus_table import timestamp
 from finops.errors import InputError, Location
+from finops.reconcile.aggregation import billing_month
 
 from . import mapping as m
 from .bigquery import BIGQUERY_ENDPOINT_ENV, query_rows
@@ -200,13 +202,25 @@ def _month_rows(rows: Iterable[Mapping[str, Any]], is_focus: bool, month: str, f
                 ) -> list[tuple[int, Mapping[str, Any]]]:
     """The rows of one invoice month, each with its row number in the file (``first`` for row 0). A
     standard or detailed export's ``invoice.month`` is read in either form (``202605``, ``2026-05``); a
-    row whose invoice month is neither is refused with its row, never left out."""
-    wanted, start, _ = parse_month(month)
-    if is_focus:
-        return [(first + i, r) for i, r in enumerate(rows)
-                if str(r.get("BillingPeriodStart") or "")[:7].replace("-", "") == wanted
-                or r.get("BillingPeriodStart") == start]
+    row whose invoice month is neither is refused with its row, never left out; a FOCUS export's row belongs to
+    the month its billing period starts in, in the zone it is written in
+    (:func:`finops.reconcile.aggregation.billing_month`)."""
+    wanted = parse_month(month)[0]
     chosen = []
+    if is_focus:  # the month a billing period starts in, in the zone it is written in (month_filter's rule)
+        for i, row in enumerate(rows):
+            where = Location(file=path, row=first + i, column="BillingPeriodStart")
+            try:
+                start = timestamp(row.get("BillingPeriodStart"))
+            except ValueError:
+                raise InputError(f"not a timestamp: {str(row.get('BillingPeriodStart'))[:40]!r}", where=where,
+                                 hint="FOCUS writes ISO 8601, e.g. 2026-05-01T00:00:00Z") from None
+            if start is None:
+                raise InputError("BillingPeriodStart is empty", where=where,
+                                 hint="FOCUS requires the billing period on every row; export the month again")
+            if billing_month(start) == month:
+                chosen.append((first + i, row))
+        return chosen
     for i, row in enumerate(rows):
         try:
             found = invoice_month(get(row, "invoice.month"))

@@ -41,6 +41,7 @@ from .plan import MappingRule
 
 __all__ = [
     "BAD_VALUES",
+    "BILLING_ZONE_LEAD_HOURS",
     "CHECKED_COLUMNS",
     "DIMENSIONS",
     "FIGURE_COLUMNS",
@@ -54,6 +55,7 @@ __all__ = [
     "Summary",
     "UnmappedSums",
     "bad_values_sql",
+    "billing_month",
     "charge_groups_sql",
     "decimal_of",
     "month_bounds",
@@ -180,6 +182,17 @@ def month_bounds(month: str) -> tuple[str, str]:
 #: Hours the first instant of a month, in the earliest time zone a billing period is written in (UTC+14:00), comes
 #: before the first instant of that month in UTC; the latest zone (UTC-12:00) comes 12 hours after.
 BILLING_ZONE_LEAD_HOURS = 14
+
+
+def billing_month(start: datetime) -> str:
+    """The invoice month of a billing period starting at ``start`` (naive UTC), whatever zone it was written
+    in: the month of ``start`` + :data:`BILLING_ZONE_LEAD_HOURS` (see :func:`month_filter`).
+
+    >>> billing_month(datetime(2026, 4, 30, 22)), billing_month(datetime(2026, 5, 1, 7)), billing_month(datetime(2026, 5, 1))
+    ('2026-05', '2026-05', '2026-05')
+    """
+    shifted = start + timedelta(hours=BILLING_ZONE_LEAD_HOURS)
+    return f"{shifted.year:04d}-{shifted.month:02d}"
 
 
 def _billing_bound(month: str) -> str:

@@ -9,6 +9,8 @@ Hand figures:
   (its first eight rows): costs 78.372404552 + 6.70176 + 5.273424 + 54.39046856 + 0.224016 + 3.034656 + 4.8
   + 15.1 = 167.896729112; credits -78.372404552 (CUD) - 0.606931 (SUD) - 1.0 (free trial) = -79.979335552;
   BilledCost of the month 87.917393560.
+* GCP FOCUS export fixture (``focus_export_sample.csv``), all May: 782.951280 + 0 + 0 + 268.835688 + 109.327974
+  + 56.470509 + 20.950875 + 88.489999903 + 0.448032 = 1,327.474357903.
 * FOCUS bills: rows of 10.00 USD, every AWS charge mapped to ``gpu`` (budget 100): May holds the rows whose
   billing period starts on May 1st in their own zone.
 * Negative budget: a ``credits`` line planned at -1,000 USD that received -500: variance +500, 50 % of the
@@ -38,6 +40,7 @@ GCP_FOCUS_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "focus_export_sample.cs
 OFFER_CSV = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.csv"
 OFFER_JSON = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.json"
 MAY_BILLED = Decimal("87.917393560")
+MAY_FOCUS_BILLED = Decimal("1327.474357903")
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,17 @@ GCP = {
                                         names=("export.csv", "row 7", "credits.amount")),
     "credits neither a list nor a record": Case(_export(_set(5, "credits", "-0.606931")),
                                                 names=("export.csv", "row 7", "credits")),
+    "FOCUS export as exported": Case(_export(lambda rows: None, GCP_FOCUS_EXPORT), exit=0,
+                                     money=_billed(MAY_FOCUS_BILLED)),
+    # May's period written at +02:00, or as that instant in UTC (30 April 22:00), is May's
+    "FOCUS export periods at +02:00": Case(
+        _export(lambda rows: [row.update(BillingPeriodStart="2026-05-01T00:00:00+02:00") for row in rows],
+                GCP_FOCUS_EXPORT), exit=0, money=_billed(MAY_FOCUS_BILLED)),
+    "FOCUS export period as the UTC instant of +02:00": Case(
+        _export(_set(0, "BillingPeriodStart", "2026-04-30T22:00:00Z"), GCP_FOCUS_EXPORT), exit=0,
+        money=_billed(MAY_FOCUS_BILLED)),
+    "a FOCUS export row without its BillingPeriodStart": Case(_export(_set(2, "BillingPeriodStart", ""), GCP_FOCUS_EXPORT),
+                                                              names=("export.csv", "row 4", "BillingPeriodStart")),
     "a FOCUS export row without its BilledCost": Case(_export(_set(1, "BilledCost", ""), GCP_FOCUS_EXPORT),
                                                       names=("export.csv", "row 3", "column BilledCost")),
     "a FOCUS export row without its EffectiveCost": Case(_export(_set(0, "EffectiveCost", ""), GCP_FOCUS_EXPORT),
