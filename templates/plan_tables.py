@@ -38,8 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from finops.errors import InputError, Location
+from finops.serving.serving_lines import SERVING_COLUMNS
 
-__all__ = ["ASSETS", "BUDGET", "MAPPING", "PLAN_ROLES", "USAGE", "TableRole", "WorkbookTable", "check_cells",
+__all__ = ["ASSETS", "BUDGET", "MAPPING", "PLAN_ROLES", "SERVING", "USAGE", "TableRole", "WorkbookTable", "check_cells",
            "find_table", "workbook_tables"]
 
 _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
@@ -86,6 +87,8 @@ MAPPING = TableRole("tblMapping", "Mapping", ("Rule", "PlanLine", "ProviderName"
                                               "InstanceType", "RegionId", "TagKey", "TagValue"))
 USAGE = TableRole("tblUsage", "Usage", ("Month", "PlanLine", "ActualMTokens"))
 PLAN_ROLES = (BUDGET, ASSETS, MAPPING, USAGE)
+#: The serving lines ``plan next`` writes into the next plan (the Serving table's required columns).
+SERVING = TableRole("tblServing", "Serving", SERVING_COLUMNS[:8])
 
 
 def _rels(package: zipfile.ZipFile, part: str) -> dict[str, str]:

@@ -30,7 +30,8 @@ import pytest
 from finops.cli import main
 from tests.reconcile.conftest import write_bill, write_plan
 
-CAPEX, GPU, UNMAPPED_ALL = Decimal("1200.00"), Decimal("30.00"), Decimal("50.00")
+ROOT = Path(__file__).resolve().parents[2]
+CAPEX = Decimal("1200.00")
 
 
 def _plan(path: Path) -> Path:
@@ -209,3 +210,19 @@ def test_the_renamed_budget_table_is_the_one_found_and_read(tmp_path: Path) -> N
     found = find_table(workbook_tables(plan), BUDGET, str(plan))
     assert found is not None and (found.name, found.sheet) == ("Table1", "Budget")
     assert sum(b.amount.amount for b in read_plan(plan).budget) == Decimal(1150)
+
+
+def test_the_serving_table_is_found_by_its_columns_when_renamed(tmp_path: Path) -> None:
+    """The Serving table ``plan next`` writes into the next plan is read back under the name Excel gives a copy."""
+    from finops.serving import read_serving_lines
+    from templates.builder import DEFAULT_TEMPLATE
+    from templates.plan_next_writer import read_serving_sheet
+
+    serving = ROOT / "finops" / "data" / "metrics" / "serving-lines.csv"
+    metrics = ROOT / "finops" / "data" / "metrics" / "2026-05-aws-inference-prod.json.gz"
+    (tmp_path / "serving.csv").write_text("\n".join(serving.read_text().splitlines()[:2]) + "\n")
+    assert main(["plan", "next", "--plan", str(DEFAULT_TEMPLATE), "--history", str(tmp_path / "history"),
+                 "--month", "2026-05", "--serving", str(tmp_path / "serving.csv"), "--metrics", str(metrics),
+                 "--out", str(tmp_path / "next.xlsx"), "--quiet"]) == 0
+    _edit(tmp_path / "next.xlsx", _rename("Serving", "tblServing", "tblServing2"))
+    assert read_serving_sheet(tmp_path / "next.xlsx") == read_serving_lines(tmp_path / "serving.csv")
