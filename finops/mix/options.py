@@ -30,7 +30,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from ..errors import CurrencyMismatchError, InputError, Location, UnknownNameError
-from ..money import MAX_AMOUNT, to_decimal
+from ..money import MAX_AMOUNT, to_decimal, to_price
 from ..registry import Registry
 from ._csv import read_table
 
@@ -141,6 +141,10 @@ def check_options(options: Sequence[MixOption], *, hours: int) -> str:
     return currency
 
 
+#: The columns of an options CSV that hold prices (:func:`~finops.money.to_price`).
+_PRICE_COLUMNS = ("hourly_cost", "variable_cost", "upfront")
+
+
 def read_options_csv(path: str | Path) -> list[MixOption]:
     """Read an options CSV; every bad cell fails naming the file, row and column.
 
@@ -160,6 +164,8 @@ def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:
 
     def number(column: str) -> Decimal | None:
         text = row.get(column)  # None: a column the file does not have
+        if column in _PRICE_COLUMNS:  # prices go through the one price check; 0 is a price here (owned hours)
+            return to_price(text, where=where(column), what=column, zero=True) if text else None
         value = to_decimal(text, where=where(column)) if text else None
         if value is not None and abs(value) >= MAX_AMOUNT:
             raise InputError(f"{text!r} is out of range", where=where(column),
