@@ -226,3 +226,22 @@ def test_the_serving_table_is_found_by_its_columns_when_renamed(tmp_path: Path) 
                  "--out", str(tmp_path / "next.xlsx"), "--quiet"]) == 0
     _edit(tmp_path / "next.xlsx", _rename("Serving", "tblServing", "tblServing2"))
     assert read_serving_sheet(tmp_path / "next.xlsx") == read_serving_lines(tmp_path / "serving.csv")
+
+
+def test_the_templates_mapping_with_a_formula_never_computed_is_refused(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """The planning template's rule 1 (aws-inference-prod: AWS, sub-account prod-platform, EC2) with its
+    sub-account typed as a formula by a program: read as blank it matched every AWS EC2 charge (181.44 USD
+    instead of 11.19 on the bundled May bills); it is refused with its cell."""
+    from finops.reconcile.sample_bills import sample_bill_paths
+    from templates.builder import DEFAULT_TEMPLATE
+
+    plan = tmp_path / "plan.xlsx"
+    plan.write_bytes(DEFAULT_TEMPLATE.read_bytes())
+    _edit(plan, _cell("Mapping", "D4", '="prod-platform"'))
+    before = _digests(tmp_path)
+    code = main(["reconcile", "--plan", str(plan), "--month", "2026-05", "--bills", *map(str, sample_bill_paths()),
+                 "--out", str(tmp_path / "out"), "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "sheet Mapping, cell D4" in err and "tblMapping" in err, err
+    assert _digests(tmp_path) == before
