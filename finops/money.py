@@ -93,11 +93,11 @@ def to_price(value: Number, *, where: Location | None = None, what: str = "price
                          hint="a price is a plain number, e.g. 38.528") from None
     if price < 0 or (price == 0 and not zero):
         bound = "0 or more" if zero else "more than 0"
-        raise InputError(f"{what} must be {bound}, got {value!r}", where=where,
+        raise InputError(f"{what} must be {bound}, got {str(value)!r}", where=where,
                          hint="a price list holds what a unit costs; credits and refunds are charges of their own "
                               "in the bill, not prices")
     if price >= MAX_AMOUNT:
-        raise InputError(f"{what} {value!r} is out of range", where=where,
+        raise InputError(f"{what} {str(value)!r} is out of range", where=where,
                          hint="prices have at most 28 digits before the decimal point")
     return price
 

@@ -164,12 +164,12 @@ def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:
 
     def number(column: str) -> Decimal | None:
         text = row.get(column)  # None: a column the file does not have
-        if column in _PRICE_COLUMNS:  # prices go through the one price check; 0 is a price here (owned hours)
-            return to_price(text, where=where(column), what=column, zero=True) if text else None
         value = to_decimal(text, where=where(column)) if text else None
         if value is not None and abs(value) >= MAX_AMOUNT:
             raise InputError(f"{text!r} is out of range", where=where(column),
                              hint="numbers here have at most 28 digits before the decimal point")
+        if value is not None and column in _PRICE_COLUMNS:  # the one price check; 0 is a price here (owned hours)
+            to_price(value, where=where(column), what=column, zero=True)
         return value
 
     def whole(column: str) -> int | None:
