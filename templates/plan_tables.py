@@ -32,6 +32,7 @@ once for this, through defusedxml, after :func:`~templates.plan_reader.check_pac
 from __future__ import annotations
 
 import posixpath
+import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -47,6 +48,10 @@ _MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
 _PACKAGE_RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 _REL_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
 _RENAME_HINT = "click in the table, then Table Design > Table Name"
+_CELL = re.compile(r"\$?([A-Z]{1,3})\$?([0-9]{1,7})")
+#: What a damaged package raises while its parts are read (defusedxml's ParseError is a SyntaxError; a bad
+#: cell reference a ValueError).
+_DAMAGE = (zipfile.BadZipFile, KeyError, SyntaxError, ValueError, OSError)
 
 
 @dataclass(frozen=True)
@@ -107,7 +112,16 @@ def _rels(package: zipfile.ZipFile, part: str) -> dict[str, str]:
 
 def workbook_tables(path: Path) -> tuple[WorkbookTable, ...]:
     """Every table of the workbook at ``path``, in sheet order, from the package's table parts (the
-    column names are the table's own, which Excel keeps equal to its header cells)."""
+    column names are the table's own, which Excel keeps equal to its header cells). A package whose
+    parts do not parse is an :class:`~finops.errors.InputError` naming the file."""
+    try:
+        return _tables(path)
+    except _DAMAGE as exc:
+        raise InputError(f"the workbook is damaged ({type(exc).__name__}: {str(exc)[:80]})", where=Location(file=str(path)),
+                         hint="open it in Excel and save it again, or use a backup") from exc
+
+
+def _tables(path: Path) -> tuple[WorkbookTable, ...]:
     from defusedxml import ElementTree
 
     tables = []
@@ -184,19 +198,29 @@ def check_cells(path: Path, tables: Sequence[WorkbookTable]) -> None:
     """Refuse, with its cell, a cell of ``tables`` whose value cannot be read as it shows: a formula with no
     computed value, a merged range, an Excel error value (see the module docstring). Each sheet holding one
     of them is streamed once."""
-    with zipfile.ZipFile(path) as package:
-        for part in dict.fromkeys(t.part for t in tables):
-            _check_sheet(package, part, [(t, _bounds(t.ref)) for t in tables if t.part == part], str(path))
+    try:
+        with zipfile.ZipFile(path) as package:
+            for part in dict.fromkeys(t.part for t in tables):
+                _check_sheet(package, part, [(t, _bounds(t.ref)) for t in tables if t.part == part], str(path))
+    except InputError:
+        raise
+    except _DAMAGE as exc:
+        raise InputError(f"the workbook is damaged ({type(exc).__name__}: {str(exc)[:80]})", where=Location(file=str(path)),
+                         hint="open it in Excel and save it again, or use a backup") from exc
 
 
 def _check_sheet(package: zipfile.ZipFile, part: str, boxes: list[tuple[WorkbookTable, tuple[int, int, int, int]]],
                  file: str) -> None:
     from defusedxml import ElementTree
-    from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 
     def holder(ref: str) -> WorkbookTable | None:
-        column, row = coordinate_from_string(ref)
-        index = column_index_from_string(column)
+        found = _CELL.fullmatch(ref)
+        if found is None:
+            raise ValueError(f"cell reference {ref[:20]!r}")
+        index = 0
+        for letter in found.group(1):
+            index = index * 26 + ord(letter) - ord("A") + 1
+        row = int(found.group(2))
         return next((t for t, b in boxes if b[1] <= row <= b[3] and b[0] <= index <= b[2]), None)
 
     with package.open(part) as sheet:

@@ -245,3 +245,24 @@ def test_the_templates_mapping_with_a_formula_never_computed_is_refused(tmp_path
     err = capsys.readouterr().err
     assert code == 2 and "sheet Mapping, cell D4" in err and "tblMapping" in err, err
     assert _digests(tmp_path) == before
+
+
+@pytest.mark.parametrize("old, new", [('r="C3"', 'r="3C"'), ("</sheetData>", "</sheetDat>")])
+def test_a_damaged_plan_sheet_is_refused_naming_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         old: str, new: str) -> None:
+    import zipfile
+
+    from templates.plan_tables import MAPPING, find_table, workbook_tables
+
+    plan, bill = _plan(tmp_path / "built.xlsx"), _bill(tmp_path / "bill.csv")
+    part = find_table(workbook_tables(plan), MAPPING, str(plan)).part  # type: ignore[union-attr]
+    with zipfile.ZipFile(plan) as source, zipfile.ZipFile(tmp_path / "plan.xlsx", "w") as damaged:
+        for item in source.infolist():
+            data = source.read(item)
+            damaged.writestr(item, data.decode().replace(old, new, 1).encode() if item.filename == part else data)
+    before = _digests(tmp_path)
+    code = main(["reconcile", "--plan", str(tmp_path / "plan.xlsx"), "--month", "2026-05", "--bills", str(bill),
+                 "--out", str(tmp_path / "out"), "--json"])
+    err = capsys.readouterr().err
+    assert code == 2 and "plan.xlsx" in err and "damaged" in err and "Traceback" not in err, err
+    assert _digests(tmp_path) == before
