@@ -91,8 +91,9 @@ def _located(error: InputError, where: Location) -> InputError:
 
 def check_line(line: ServingLine, where: Location) -> ServingLine:
     """``line`` when what it runs on can run it, else an :class:`~finops.errors.InputError` at ``where`` (the
-    row) naming the column: a GPU the catalog knows; a TP that divides the model's attention heads (vLLM and
-    SGLang shard the heads evenly across the TP ranks); and, on a cloud line, the instance type the mix
+    row) naming the column: a GPU the catalog knows; a TP that shards the model's heads as the engines require
+    (:func:`finops.sizing.memory.tp_shards_heads`: whole query heads per rank, KV heads split or replicated
+    evenly); and, on a cloud line, the instance type the mix
     prices: one the provider's catalog knows, carrying the line's GPU, with at least TP of them (a TP group
     stays inside one instance). A line priced on another accelerator's instance would budget the wrong
     hardware.
@@ -107,6 +108,7 @@ def check_line(line: ServingLine, where: Location) -> ServingLine:
     from ..catalog.accelerators import get_accelerator
     from ..catalog.instances import instance, instances_for_gpu
     from ..catalog.models import get_model
+    from ..sizing.memory import tp_shards_heads
 
     def column(name: str) -> Location:
         return replace(where, column=name)
@@ -116,13 +118,14 @@ def check_line(line: ServingLine, where: Location) -> ServingLine:
     except UnknownNameError as error:
         raise _located(error, column("Gpu")) from None
     try:
-        heads = get_model(line.model).num_attention_heads
+        model = get_model(line.model)
     except UnknownNameError:
-        heads = None  # a model the catalog does not know: the sizing says so
-    if line.tp < 1 or (heads is not None and heads % line.tp):
-        raise InputError(f"TP {line.tp} does not divide the {heads} attention heads of {line.model}",
-                         where=column("TP"), hint=f"a TP that divides {heads}: "
-                         f"{', '.join(str(t) for t in range(1, 9) if heads and heads % t == 0)}")
+        model = None  # a model the catalog does not know: the sizing says so
+    if line.tp < 1 or (model is not None and not tp_shards_heads(model, line.tp)):
+        heads = f"{model.num_attention_heads} attention heads and {model.num_kv_heads} KV heads" if model else "heads"
+        fits = ", ".join(str(t) for t in range(1, 9) if model is not None and tp_shards_heads(model, t))
+        raise InputError(f"TP {line.tp} does not shard the {heads} of {line.model}", where=column("TP"),
+                         hint=f"a TP the engines can run it at: {fits or 'see the model card'}")
     if line.provider.lower() in ("on-prem", "onprem", ""):
         return line
     fitting = ", ".join(i.instance_type for i in instances_for_gpu(gpu, line.provider) if i.gpu_count >= line.tp)

@@ -362,7 +362,7 @@ PLAN_NEXT = {
     "an L40S line on an H100 instance": Case(_plan_next(_L40S.format(tp=1, it="p5.48xlarge")),
                                              names=("serving.csv", "row 2", "InstanceType", "h100-sxm", "g6e.xlarge")),
     "TP 3 on a 32-head model": Case(_plan_next(_L40S.format(tp=3, it="g6e.xlarge")),
-                                    names=("serving.csv", "row 2", "column TP", "32 attention heads")),
+                                    names=("serving.csv", "row 2", "column TP", "32 attention heads", "1, 2, 4, 8")),
     "TP 4 on a one-GPU instance": Case(_plan_next(_L40S.format(tp=4, it="g6e.xlarge")),
                                        names=("serving.csv", "row 2", "InstanceType", "g6e.12xlarge")),
     "a cloud line without an instance type": Case(_plan_next(_L40S.format(tp=1, it="")),
