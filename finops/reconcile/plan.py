@@ -174,7 +174,8 @@ class Plan:
 
 def usage_once(lines: tuple[UsageLine, ...], where: Location) -> tuple[UsageLine, ...]:
     """``lines``, each month and plan line given once; the second row of a pair is refused (at ``where``
-    with its row), naming the first: the review would add the two up.
+    with its row), naming the first: the review would add the two up. Rows with a blank plan line feed
+    no line and are left as they are.
 
     >>> usage_once((UsageLine("2026-05", "gpu", Decimal(4), row=2), UsageLine("2026-05", "gpu", Decimal(4), row=3)),
     ...            Location(file="usage.csv"))
@@ -184,6 +185,8 @@ def usage_once(lines: tuple[UsageLine, ...], where: Location) -> tuple[UsageLine
     """
     seen: dict[tuple[str, str], UsageLine] = {}
     for line in lines:
+        if not line.plan_line:  # feeds no plan line (every budget row names one): nothing is added up
+            continue
         first = seen.setdefault((line.month, line.plan_line), line)
         if first is not line:
             raise InputError(f"the usage of {line.plan_line} in {line.month} is given twice, on rows {first.row} and "
