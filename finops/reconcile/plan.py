@@ -161,7 +161,7 @@ class Plan:
         ...
         finops.errors.InputError: usage.csv, row 2, column PlanLine: the usage of gpu in 2026-05 is given twice: here and in plan.xlsx, sheet Usage, row 4. Hint: give a month's tokens of a plan line once, in the workbook's Usage table or in the usage file (both would be added up)
         """
-        for line in extra:
+        for line in (u for u in extra if u.plan_line):  # a blank plan line feeds no line
             earlier = next((u for u in self.usage if (u.month, u.plan_line) == (line.month, line.plan_line)), None)
             if earlier is not None:
                 raise InputError(f"the usage of {line.plan_line} in {line.month} is given twice: here and in "
