@@ -314,7 +314,8 @@ def _print_managed(managed: list[ApiOption], workload: Workload) -> None:
         month = "" if m.monthly_cost is None else f"{m.monthly_cost.amount:,.0f}"
         above = "" if m.fleet_cheaper_above_mtokens is None else f"{m.fleet_cheaper_above_mtokens:,.0f}"
         table.add_row(f"{_SERVICE_NAMES.get(m.service, m.service)} {m.region}\n{m.offer_model}{mark}",
-                      f"{m.input_per_mtok.amount:g}|{m.output_per_mtok.amount:g}",
+                      "provisioned" if m.input_per_mtok is None or m.output_per_mtok is None
+                      else f"{m.input_per_mtok.amount:g}|{m.output_per_mtok.amount:g}",
                       f"{m.cost_per_million_output_tokens.amount:,.2f}", f"{m.cost_per_request.amount:.5f}", month, above)
     console.print(table)
     for line in marks:

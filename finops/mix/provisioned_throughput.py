@@ -22,6 +22,7 @@ model (Bedrock states it when the throughput is bought; Vertex AI publishes a GS
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -42,6 +43,18 @@ class ProvisionedThroughput:
     term_months: int
     tokens_per_s_per_unit: float
     currency: str = "USD"
+    model: str = ""          # the catalog model it serves (for finops.sizing.managed.api_options)
+    service: str = ""        # AmazonBedrock, Vertex AI
+    region: str = ""
+    source: str = ""         # where the price and the rate come from
+
+    def units_for(self, output_tokens_per_s: float) -> int:
+        """Whole model units that serve ``output_tokens_per_s``: ``ceil(tokens/s / tokens/s per unit)``.
+
+        >>> ProvisionedThroughput("pt", Decimal(20), 1, 1_000.0).units_for(2_500.0)
+        3
+        """
+        return max(1, math.ceil(output_tokens_per_s / self.tokens_per_s_per_unit - 1e-9))
 
     def __post_init__(self) -> None:
         if self.hourly_per_unit < 0 or self.term_months <= 0 or self.tokens_per_s_per_unit <= 0:

@@ -85,3 +85,21 @@ def test_the_python_api_returns_the_managed_apis_with_the_fleets():
     table = size(preset="seed002-translation", top=1)
     assert table.options and table.managed
     assert table.managed[0].cost_per_million_output_tokens.currency == "USD"
+
+
+def test_provisioned_throughput_is_priced_as_whole_units_for_the_workloads_peak():
+    from finops.mix.provisioned_throughput import ProvisionedThroughput
+
+    chosen = presets()["seed002-translation"].with_changes(peak_to_average=2.0)
+    pt = ProvisionedThroughput("bedrock-pt-qwen", D("20"), term_months=6, tokens_per_s_per_unit=3_000.0,
+                               model="qwen3-30b-a3b", service="AmazonBedrock", region="us-west-2", source="a quote")
+    other = ProvisionedThroughput("pt-llama", D("1"), term_months=1, tokens_per_s_per_unit=1.0, model="llama-3.3-70b")
+    rows = api_options(chosen, fleet_monthly=Money.of(20_000, "USD"), peak_output_tokens_per_s=10_000.0,
+                       provisioned=[pt, other])
+    (option,) = [r for r in rows if r.pricing_model == "provisioned"]  # the other model's offer is left out
+    # ceil(10,000 / 3,000) = 4 units x 20 USD x 730 h = 58,400 USD a month; the month's volume is
+    # 10,000 x 3,600 x 730 / 10^6 / 2 = 13,140 M output tokens: 4.444... USD per million
+    assert option.monthly_cost == Money.of(58_400, "USD")
+    assert option.cost_per_million_output_tokens.amount == pytest.approx(D(58_400) / D(13_140))
+    assert (option.input_per_mtok, option.fleet_cheaper_above_mtokens) == (None, None)
+    assert option.match == "4 unit(s), 6-month term"
