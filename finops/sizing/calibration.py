@@ -10,7 +10,9 @@ DeepSeek-V3/R1), kept compact in ``finops/data/calibration/`` by
 Fitting minimizes, per engine and on the models without routed experts, the robust (soft-L1, scale
 0.05) sum of squared log errors ``0.5 x log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
 :class:`~finops.sizing.engine_constants.EngineConstants`, in log space within physical bounds
-(``scipy.optimize.least_squares``). Rows whose concurrency exceeds what the KV cache can hold are left
+(``scipy.optimize.least_squares``, every option fixed: :data:`_SOLVER`), each step constant anchored to
+its start (:data:`_ANCHOR_WEIGHT`) and a stage on a few rows started from several fixed points
+(:data:`_EXTRA_STARTS`), so that every numpy/scipy release gives the same constants. Rows whose concurrency exceeds what the KV cache can hold are left
 out: there the engine queues requests and TTFT measures the queue, not the hardware. The models with
 routed experts then give one more constant, the per-layer MoE overhead (:func:`_with_moe_overhead`),
 with the others fixed. Fitted from nothing (the bundled constants), the engines share their step
@@ -262,7 +264,8 @@ def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.nda
 def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[str], kernel_steps: float,
                 prior_weight: float | None) -> EngineConstants:
     """The constants ``free`` fitted on ``rows``, the others kept at ``start`` (log space); with a
-    ``prior_weight``, each free constant's log deviation from ``start`` is a residual of that weight."""
+    ``prior_weight``, each free constant's log deviation from ``start`` is a residual of that weight. On
+    fewer than :data:`_FEW_ROWS` rows with a weight below 1, the lowest cost from :func:`_starts`."""
     from scipy.optimize import least_squares
 
     phys, cols = _physics(rows), _columns(rows)
