@@ -10,12 +10,15 @@ The connectors pull these prices (``connectors.aws.token_pricing``: the AWS Pric
 ``AmazonBedrockService`` and ``AmazonBedrockFoundationModels``; ``connectors.gcp.token_catalog``: the Cloud Billing
 Catalog's Vertex AI service ``C7E2-9256-1C43``); offline, :meth:`TokenPriceBook.bundled` reads the dated snapshot
 ``finops/data/token_prices/token-apis-<date>.csv``, written by hand from the providers' pricing pages, one row per
-provider, model and region, its page in ``source``. To add a row, copy the provider's list price per million tokens
-(per 1,000 tokens x 1,000) with its page; the loader checks every column.
+provider, model and region, its page, the date it was read and the value it shows in ``source`` (``#`` lines at the
+top of the file say what is left out and why). To add a row, copy the provider's list price per million tokens (per
+1,000 tokens x 1,000) with its page; the loader checks every column. The connectors' tables from the providers'
+model names to catalog models (``connectors.aws.token_pricing.BEDROCK_MODELS``,
+``connectors.gcp.token_catalog.VERTEX_MODELS``) reach models the snapshot has no price for.
 
 >>> book = TokenPriceBook.bundled()
->>> [(p.provider, p.offer_model) for p in book.serving("qwen3-30b-a3b")]
-[('aws', 'qwen.qwen3-coder-30b-a3b-v1:0')]
+>>> [(p.provider, p.offer_model) for p in book.serving("llama-3.3-70b")]
+[('aws', 'meta.llama3-3-70b-instruct-v1:0')]
 >>> str(book.serving("llama-3.3-70b")[0].per_million_output(isl=1000, osl=1000))
 '1.44 USD'
 """
@@ -89,18 +92,17 @@ def per_million_tokens(price: Decimal, tokens_per_unit: Decimal) -> Decimal:
 
 
 def token_prices_of(prices: Mapping[tuple[str, str], Mapping[str, Any]], *, provider: str, service: str, as_of: str,
-                    source: str, known: TokenPriceBook | None = None) -> list[TokenPrice]:
+                    source: str, models: Mapping[str, tuple[str, str]]) -> list[TokenPrice]:
     """Token price rows from a provider's prices gathered per (model id, region): ``input_per_mtok``,
-    ``output_per_mtok``, optional ``cached_input_per_mtok``, ``currency`` and ``skus`` (the priced items). A model
-    with no input or output price, or not in ``known`` (the table of model ids to catalog models: the bundled token
-    prices by default), is left out."""
-    known_rows = {p.offer_model: p for p in (known if known is not None else TokenPriceBook.bundled())}
+    ``output_per_mtok``, optional ``cached_input_per_mtok``, ``currency`` and ``skus`` (the priced items). ``models``:
+    the provider's model id -> (catalog model, match). A model with no input or output price, or not in ``models``, is
+    left out."""
     rows = []
     for (model_id, region), one in sorted(prices.items()):
-        if "input_per_mtok" not in one or "output_per_mtok" not in one or model_id not in known_rows:
+        if "input_per_mtok" not in one or "output_per_mtok" not in one or model_id not in models:
             continue
-        model = known_rows[model_id]
-        rows.append(TokenPrice(provider, service, model_id, model.model, model.match, region, "on_demand",
+        catalog_model, match = models[model_id]
+        rows.append(TokenPrice(provider, service, model_id, catalog_model, match, region, "on_demand",
                                one["input_per_mtok"], one["output_per_mtok"], one.get("cached_input_per_mtok"),
                                one["currency"], as_of, f"{source}; SKUs {', '.join(sorted(one['skus']))}"))
     return rows
@@ -157,12 +159,15 @@ class TokenPriceBook:
     def read_csv(cls, path: str | Path, text: str | None = None) -> TokenPriceBook:
         """Rows from a CSV file with the columns of :class:`TokenPrice` (``text``: its content, already read)."""
         content = Path(path).read_text(encoding="utf-8") if text is None else text
-        reader = csv.DictReader(io.StringIO(content))
+        lines = content.splitlines(keepends=True)
+        comments = next((n for n, line in enumerate(lines) if not line.startswith("#")), len(lines))
+        reader = csv.DictReader(io.StringIO("".join(lines[comments:])))
         missing = [f.name for f in fields(TokenPrice) if f.name not in (reader.fieldnames or ())]
         if missing:
             raise InputError(f"not a token price file: no column {', '.join(missing)}",
-                             where=Location(file=str(path), row=1, column=missing[0]))
-        return cls(_price_from(row, Location(file=str(path), row=n)) for n, row in enumerate(reader, start=2))
+                             where=Location(file=str(path), row=comments + 1, column=missing[0]))
+        return cls(_price_from(row, Location(file=str(path), row=n))
+                   for n, row in enumerate(reader, start=comments + 2))
 
     def write_csv(self, path: str | Path) -> Path:
         """Write every row as CSV (whole or not at all)."""

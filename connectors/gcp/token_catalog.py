@@ -8,7 +8,8 @@ first non-zero tiered rate (``unitPrice`` = ``units`` + ``nanos`` / 10^9); per m
 tokens per usage unit. The SKU's first ``serviceRegions`` entry is its region.
 
 An SKU whose description names no model of :data:`VERTEX_MODELS` (the table from the names in Vertex AI's SKUs to its
-model ids) is skipped: the catalog has Gemini and partner models too.
+model ids and catalog models) is skipped: the catalog has Gemini and partner models too. The descriptions' wording
+is not confirmed against a published SKU listing; the bundled snapshot has no Vertex AI row for that reason.
 
 Source: Cloud Billing Catalog API, ``services.skus.list``
 (https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list); Vertex AI pricing
@@ -23,24 +24,25 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from finops.token_prices import TokenPrice, TokenPriceBook, per_million_tokens, token_prices_of
+from finops.token_prices import TokenPrice, per_million_tokens, token_prices_of
 
 __all__ = ["VERTEX_AI_SERVICE", "VERTEX_MODELS", "fetch_token_skus", "token_price_rows"]
 
 #: The Cloud Billing Catalog's Vertex AI service.
 VERTEX_AI_SERVICE = "services/C7E2-9256-1C43"
 
-#: A model's name in Vertex AI's SKU descriptions (lower case) -> its Vertex AI model id, whose catalog model and
-#: match the bundled token prices give (finops/data/token_prices/). Longer names are tried first.
-VERTEX_MODELS: dict[str, str] = {
-    "llama 3.3 70b": "meta/llama-3.3-70b-instruct-maas",
-    "llama 3.1 405b": "meta/llama-3.1-405b-instruct-maas",
-    "deepseek v3.1": "deepseek-ai/deepseek-v3.1-maas",
-    "deepseek r1 0528": "deepseek-ai/deepseek-r1-0528-maas",
-    "qwen3 235b": "qwen/qwen3-235b-a22b-instruct-2507-maas",
-    "gpt-oss 120b": "openai/gpt-oss-120b-maas",
-    "gpt-oss 20b": "openai/gpt-oss-20b-maas",
-}
+#: A model's name in Vertex AI's SKU descriptions (lower case), its Vertex AI model id, the catalog model it serves
+#: and how close the match is, one row a model.
+_VERTEX_ROWS: tuple[tuple[str, str, str, str], ...] = (
+    ("llama 3.3 70b", "meta/llama-3.3-70b-instruct-maas", "llama-3.3-70b", "same model"),
+    ("llama 3.1 405b", "meta/llama-3.1-405b-instruct-maas", "llama-3.1-405b", "same model"),
+    ("deepseek v3.1", "deepseek-ai/deepseek-v3.1-maas", "deepseek-v3", "same architecture (V3.1)"),
+    ("deepseek r1 0528", "deepseek-ai/deepseek-r1-0528-maas", "deepseek-v3", "same architecture (R1 reasoning model)"),
+    ("qwen3 235b", "qwen/qwen3-235b-a22b-instruct-2507-maas", "qwen3-235b-a22b", "same model"),
+)
+#: The name in the SKU descriptions -> (model id, catalog model, match). Longer names are tried first.
+VERTEX_MODELS: dict[str, tuple[str, str, str]] = {name: (model_id, model, match)
+                                                  for name, model_id, model, match in _VERTEX_ROWS}
 _KINDS = (("cache", "cached_input_per_mtok"), ("output", "output_per_mtok"), ("input", "input_per_mtok"))
 #: usage unit -> tokens it counts, when the SKU gives no conversion factor.
 _UNITS = {"count": Decimal(1), "k{count}": Decimal(1000), "m{count}": Decimal(10**6)}
@@ -51,7 +53,7 @@ def _model_id(description: str) -> str | None:
     text = _SPACES.sub(" ", description.lower().replace("-", " "))
     for name in sorted(VERTEX_MODELS, key=len, reverse=True):
         if _SPACES.sub(" ", name.replace("-", " ")) in text:
-            return VERTEX_MODELS[name]
+            return VERTEX_MODELS[name][0]
     return None
 
 
@@ -75,8 +77,7 @@ def _per_million(sku: Mapping[str, Any]) -> tuple[Decimal, str] | None:
     return per_million_tokens(price, tokens), currency
 
 
-def token_price_rows(skus: Iterable[Mapping[str, Any]], *, as_of: str, source: str,
-                     known: TokenPriceBook | None = None) -> list[TokenPrice]:
+def token_price_rows(skus: Iterable[Mapping[str, Any]], *, as_of: str, source: str) -> list[TokenPrice]:
     """Token prices of the catalog's open models from Vertex AI SKUs (REST JSON shape).
 
     >>> sku = lambda what, nanos: {"skuId": what, "description": f"Llama 3.3 70B Instruct API {what} Tokens",
@@ -101,7 +102,7 @@ def token_price_rows(skus: Iterable[Mapping[str, Any]], *, as_of: str, source: s
         one[column], one["currency"] = priced
         one.setdefault("skus", []).append(str(sku.get("skuId", "?")))
     return token_prices_of(prices, provider="gcp", service="Vertex AI", as_of=as_of, source=source,
-                           known=known)
+                           models={model_id: (model, match) for model_id, model, match in VERTEX_MODELS.values()})
 
 
 def fetch_token_skus(client: Any, settings: Any, currency: str = "USD") -> list[dict[str, Any]]:

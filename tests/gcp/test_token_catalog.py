@@ -14,6 +14,12 @@ from .catalog_server import CatalogServer, CatalogState
 FAST = RetrySettings(initial=0.01, maximum=0.05, timeout=5.0)
 
 
+# The SKU's fields (name, skuId, description, category.serviceDisplayName / resourceFamily / resourceGroup /
+# usageType, serviceRegions, pricingInfo[].pricingExpression with usageUnit, baseUnit, baseUnitConversionFactor,
+# displayQuantity and tieredRates[].unitPrice {currencyCode, units, nanos}) are those of the Cloud Billing Catalog
+# API's Sku resource (https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list). The managed open
+# models' description wording ("... API Input Tokens") and category values are not confirmed against a published
+# listing of Vertex AI's SKUs; the parser reads only the model name and "input"/"output"/"cache" and "token" in it.
 def sku(sku_id: str, description: str, units: str, nanos: int, *, factor: int = 1, unit: str = "count",
         region: str = "us-central1") -> dict:
     return {"name": f"{VERTEX_AI_SERVICE}/skus/{sku_id}", "skuId": sku_id, "description": description,
