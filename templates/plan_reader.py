@@ -31,7 +31,7 @@ from typing import Any
 from finops.depreciation import parse_month
 from finops.errors import InputError, Location
 from finops.money import Money, to_decimal
-from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine
+from finops.reconcile import Asset, BudgetLine, MappingRule, Plan, UsageLine
 
 __all__ = ["ASSETS_HEADERS", "BUDGET_HEADERS", "MAPPING_HEADERS", "MAX_PACKAGE_BYTES", "MAX_PARTS", "MAX_PART_BYTES",
            "USAGE_HEADERS", "check_package", "range_rows", "read_plan", "table_places"]

@@ -29,8 +29,7 @@ from typing import Any
 import xlsxwriter
 
 from finops.files import replacing
-from finops.reconcile.history import MonthRecord
-from finops.reconcile.result import Reconciliation
+from finops.reconcile import MonthRecord, Reconciliation
 
 from .review.commitments import commitments_sheet
 from .review.details import glossary_sheet, gpu_usage_sheet, unmapped_sheet

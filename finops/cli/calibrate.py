@@ -32,9 +32,7 @@ def register(app: typer.Typer) -> None:
         """Fit the engine's constants to measured TTFT/TPOT; write a file for `--calibration`."""
         import numpy as np
 
-        from ..sizing.calibration import REFIT_PRIOR_WEIGHT, fit, predict
-        from ..sizing.engine_constants import Calibration
-        from ..sizing.load_test_results import read_load_test
+        from ..sizing import REFIT_PRIOR_WEIGHT, Calibration, fit, predict, read_load_test
 
         if prior_weight is None:
             prior_weight = REFIT_PRIOR_WEIGHT

@@ -87,8 +87,7 @@ def _tco(out: Path, book: PriceBook, quiet: bool) -> Path:
 
 
 def _mix(out: Path, book: PriceBook, quiet: bool) -> Path:
-    from ..mix import Campaign, WorkloadShape, generate_profile, optimize_mix
-    from ..mix.price_options import options_from_prices
+    from ..mix import Campaign, WorkloadShape, generate_profile, optimize_mix, options_from_prices
 
     shape = WorkloadShape(peak_units=12, trough_ratio=0.35, annual_growth=0.3, noise=0.05,
                           campaigns=(Campaign(start_day=318, days=3, multiplier=3.0),))
@@ -111,8 +110,7 @@ def _mix(out: Path, book: PriceBook, quiet: bool) -> Path:
 def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     from templates.builder import build_template
 
-    from ..reconcile.history import HISTORY_FILE
-    from ..reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+    from ..reconcile import HISTORY_FILE, SAMPLE_MONTH, sample_bill_paths
     from .reconcile import reconcile_to_workbook
 
     plan = build_template(out / "llm-finops-plan.xlsx", prices=book)
@@ -132,7 +130,7 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
 
 def _loop(out: Path, quiet: bool) -> list[Path]:
     """Step 6: ``finops plan next`` on the bundled sample metrics, bills and demo plan."""
-    from ..reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+    from ..reconcile import SAMPLE_MONTH, sample_bill_paths
     from . import app
 
     args = ["plan", "next", "--plan", str(out / "llm-finops-plan.xlsx"), "--history", str(out), "--month",

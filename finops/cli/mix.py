@@ -59,13 +59,19 @@ def register(app: typer.Typer) -> None:
                                               help="also cost the AWS/GCP recommenders' rules and a -30 %/+50 % "
                                                    "stress test")) -> None:
         """Units per option, cost per month and year, utilization, coverage and savings against on-demand."""
-        from ..mix import optimize_mix, read_demand_csv, read_options_csv
-        from ..mix.demand_units import in_instances, resolve_unit
-        from ..mix.levers import load_shaping
-        from ..mix.price_options import options_from_prices
-        from ..mix.profile import read_demand
-        from ..mix.recommenders import compare_recommenders, recommenders_for
-        from ..mix.scenarios import stress_test
+        from ..mix import (
+            compare_recommenders,
+            in_instances,
+            load_shaping,
+            optimize_mix,
+            options_from_prices,
+            read_demand,
+            read_demand_csv,
+            read_options_csv,
+            recommenders_for,
+            resolve_unit,
+            stress_test,
+        )
         from ..price_book import PriceBook
 
         if ctx.invoked_subcommand is not None:
@@ -136,8 +142,7 @@ def register(app: typer.Typer) -> None:
                                                                "name: accelerators (GPUs or chips) or instances")
                  ) -> None:
         """Write an hourly demand profile built from a workload shape, its column named by its unit."""
-        from ..mix import WorkloadShape, generate_profile, write_demand_csv
-        from ..mix.demand_units import resolve_unit
+        from ..mix import WorkloadShape, generate_profile, resolve_unit, write_demand_csv
 
         stated = resolve_unit(None, unit.strip().lower(), str(out), "units")
         in_range(hours, "--hours", 1, MAX_HOURS, hint="up to 20 years of hours, e.g. --hours 8760")
@@ -182,8 +187,7 @@ def register(app: typer.Typer) -> None:
                   weights: str = typer.Option("0.25,0.5,0.25", help="weights of low, base, high"),
                   as_json: bool = _JSON) -> None:
         """The expected-cost mix over low/base/high scenarios, and the commit-to-low alternative."""
-        from ..mix import read_demand_csv, read_options_csv
-        from ..mix.scenarios import Scenario, plan_scenarios
+        from ..mix import Scenario, plan_scenarios, read_demand_csv, read_options_csv
 
         demand_path, options_path = _required(demand, options)
         profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
@@ -206,8 +210,7 @@ def register(app: typer.Typer) -> None:
     @mix.command("ladder")
     def ladder(demand: Path | None = _DEMAND, options: Path | None = _OPTIONS, as_json: bool = _JSON) -> None:
         """A staggered ladder of term commitments (term_hours per option) for a multi-year, growing profile."""
-        from ..mix import read_demand_csv, read_options_csv
-        from ..mix.ladder import plan_ladder
+        from ..mix import plan_ladder, read_demand_csv, read_options_csv
 
         demand_path, options_path = _required(demand, options)
         plan = plan_ladder(read_demand_csv(demand_path), read_options_csv(options_path))

@@ -55,8 +55,7 @@ def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequen
 
     from connectors.prometheus import pull_month, read_saved
 
-    from ..serving import realize
-    from ..serving.load_tests import parse_load_test_option, read_load_tests
+    from ..serving import parse_load_test_option, read_load_tests, realize
 
     _check_sources(metrics, prometheus)
     tests = [parse_load_test_option(v) for v in load_tests]
@@ -69,7 +68,7 @@ def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequen
 def served_by(month: str, serving: Path | None, plan: Path, metrics: Sequence[Path] | None, prometheus: str | None,
               step_s: float, load_tests: Sequence[str] = ()):  # type: ignore[no-untyped-def]
     """The review's hook: a reconciliation -> the realized month, with its line costs and billed GPU-hours."""
-    from ..serving.realized import billed_gpu_hours
+    from ..serving import billed_gpu_hours
 
     def served(rec):  # type: ignore[no-untyped-def]
         return observed_month(month, serving, plan, metrics, prometheus, step_s,
@@ -122,9 +121,8 @@ def register(app: typer.Typer) -> None:
         from templates.plan_next_writer import write_next_plan
         from templates.plan_reader import read_plan
 
-        from ..serving.commitments import sunk_commitments
-        from ..serving.next_month import plan_next_month
-        from ..sizing.corrections import CORRECTIONS_FILE, CorrectionTable
+        from ..serving import plan_next_month, sunk_commitments
+        from ..sizing import CORRECTIONS_FILE, CorrectionTable
 
         if not growth > 0:
             raise InputError(f"--growth must be a positive number, got {growth}", hint="1.1 plans 10 % more demand")
@@ -140,7 +138,7 @@ def register(app: typer.Typer) -> None:
         costs, commitments, gpu_hours = {}, [], None
         if bills:
             from ..reconcile import reconcile_month
-            from ..serving.realized import billed_gpu_hours
+            from ..serving import billed_gpu_hours
 
             rec = reconcile_month(plan_values, list(bills), month)
             costs = {line.plan_line: line.actual for line in rec.lines}

@@ -27,10 +27,16 @@ from ..depreciation import parse_month
 from ..errors import InputError, Location
 from ..files import locked, one_unit, recover
 from ..money import to_decimal
-from ..reconcile import Plan, Reconciliation, reconcile_month
-from ..reconcile.aggregation import MONTH_BASES, MonthBasis
-from ..reconcile.history import HISTORY_FILE, History
-from ..reconcile.plan import usage_from_csv
+from ..reconcile import (
+    HISTORY_FILE,
+    MONTH_BASES,
+    History,
+    MonthBasis,
+    Plan,
+    Reconciliation,
+    reconcile_month,
+    usage_from_csv,
+)
 from ._console import console, err_console, print_json
 
 #: The lock file of an output folder, held while a run reads and writes its history and review.
@@ -376,7 +382,7 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     holds its keywords (project; database, workgroup, output location)."""
     from connectors import provider as connector
 
-    from ..reconcile.dialects import canonical_engine, reconcile_remote
+    from ..reconcile import canonical_engine, reconcile_remote
 
     name = canonical_engine(engine)
     if name not in _ENGINE_CONNECTOR:

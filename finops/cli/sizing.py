@@ -14,16 +14,14 @@ from ._console import console, print_json
 from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 
 if TYPE_CHECKING:
-    from ..sizing.corrections import ThroughputCorrection
-    from ..sizing.engine_constants import Calibration
-    from ..sizing.workload import Workload
+    from ..sizing import Calibration, ThroughputCorrection, Workload
 
 # The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
 # for the commands that need none (finops reconcile).
 
 
 def _calibration(path: Path | None) -> Calibration | None:
-    from ..sizing.engine_constants import Calibration
+    from ..sizing import Calibration
 
     return Calibration.read(path) if path else None
 
@@ -33,8 +31,7 @@ def _with_step_time(path: Path | None, engine: str, step_time: str) -> Calibrati
     (:func:`~finops.sizing.performance.with_step_time`, what ``estimate(step_time=...)`` applies)."""
     from dataclasses import replace
 
-    from ..sizing.engine_constants import Calibration
-    from ..sizing.performance import with_step_time
+    from ..sizing import Calibration, with_step_time
 
     cal = _calibration(path)
     if step_time == "auto":
@@ -78,7 +75,7 @@ def _split(values: list[str] | None) -> list[str] | None:
 def _correction(path: Path | None, workload: Workload, gpus: list[str] | None, engine: str) -> ThroughputCorrection:
     """The correction ``path`` holds for the one GPU searched, this engine and the workload's model (none: 1)."""
     from ..catalog import get_accelerator
-    from ..sizing.corrections import CorrectionTable, ThroughputCorrection
+    from ..sizing import CorrectionTable, ThroughputCorrection
 
     if path is None:
         return ThroughputCorrection()
@@ -143,10 +140,7 @@ def register(app: typer.Typer) -> None:
 
         With --arrival-rate, also the replica under that Poisson load ("under_load"): queueing delay,
         TTFT P50/P99, ITL P99 and, with --ttft-target-ms, the share of requests within the target."""
-        from ..sizing.engine_versions import check_engine_version
-        from ..sizing.performance import estimate
-        from ..sizing.queueing import serve
-        from ..sizing.vendor_efficiency import ENGINE_EFFICIENCY
+        from ..sizing import ENGINE_EFFICIENCY, NO_EFFICIENCY, check_engine_version, estimate, serve
 
         check_engine_version(engine.strip().lower(), engine_version)
 
@@ -185,7 +179,11 @@ def register(app: typer.Typer) -> None:
             console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
                           f"for a {result.model_class} model of this size was not in the calibration data; these "
                           "latencies are extrapolated (docs/performance.md)")
-        if result.efficiency_source != ENGINE_EFFICIENCY:
+        if result.efficiency_source == NO_EFFICIENCY:
+            console.print(f"bandwidth and compute efficiencies: none measured. No calibration row or published "
+                          f"result of {result.engine} on this vendor's accelerators answers; the engine's "
+                          "constants are extrapolated unchecked (finops/catalog/data/README.md)")
+        elif result.efficiency_source != ENGINE_EFFICIENCY:
             console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}'s, fitted on published "
                           f"results of that vendor's accelerators (finops/data/calibration/"
                           "published_other_accelerators.csv); the band is their held-out error")
@@ -226,11 +224,9 @@ def register(app: typer.Typer) -> None:
 
         Only combinations the engine runs are searched; the 'calibrated' column says whether the
         latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
-        from ..mix.demand_units import peak_to_average as profile_peak_to_average
-        from ..mix.profile import read_demand
-        from ..sizing.corrections import corrected_search
-        from ..sizing.engine_versions import check_engine_version
-        from ..sizing.workload import presets, workload_from
+        from ..mix import peak_to_average as profile_peak_to_average
+        from ..mix import read_demand
+        from ..sizing import check_engine_version, corrected_search, presets, workload_from
 
         check_engine_version(engine.strip().lower(), engine_version)
         if (preset is None) == (workload is None):

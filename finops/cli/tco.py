@@ -22,7 +22,7 @@ from ._console import amount, compact_table, console, print_json
 from ._options import in_range
 
 if TYPE_CHECKING:
-    from ..sizing.performance import Estimate
+    from ..sizing import Estimate
     from ..tco import Comparison, LeverEffect, OptionCost, OwnedNode
 
 # The TCO model loads inside the command, so registering it is cheap for the commands that need none
@@ -136,7 +136,7 @@ def register(app: typer.Typer) -> None:
                                  discount_rate=discount_rate, currency=currency.strip().upper() if currency else None)
         sizing = sized = None
         if model is not None:
-            from ..sizing.performance import estimate
+            from ..sizing import estimate
 
             sizing = _Sizing(model, case.gpu_model, precision, tp, isl, osl, engine, concurrency or "max",
                              cache_hit_rate)
@@ -214,7 +214,7 @@ def _token_costs(option: OptionCost, tokens_per_s: float | None, sized: Estimate
             costs["per_million_tokens_average"] = quantize(
                 option.per_million_tokens(tokens_per_s, peak_to_average).amount, _MILLI)
     if sized is not None:
-        from ..tco.from_sizing import replica_cost
+        from ..tco import replica_cost
 
         replica = replica_cost(sized, option.per_gpu_hour)
         bases = [("", replica.tokens)]
@@ -254,9 +254,8 @@ class _Sizing(NamedTuple):
 def _levers(result: Comparison, sizing: _Sizing | None, *, utilization: str | None, quantize_to: str | None,
             cache: float | None, shift: str | None) -> list[LeverEffect]:
     """The what-if levers asked for, priced on the cheapest option."""
-    from ..tco import load_shaping
+    from ..tco import load_shaping, prefix_cache_from_sizing, quantization_from_sizing
     from ..tco import utilization as utilization_lever
-    from ..tco.from_sizing import prefix_cache_from_sizing, quantization_from_sizing
 
     base = result.cheapest
     effects: list[LeverEffect] = []

@@ -1,8 +1,19 @@
 """Sizing: from a workload to GPUs. Demand, memory and workloads here; performance and search beside them."""
 
-from .calibration import Measurement, bundled_measurements, fit, leave_one_model_out
+from .calibration import (
+    REFIT_PRIOR_WEIGHT,
+    Measurement,
+    bundled_measurements,
+    fit,
+    leave_one_model_out,
+    predict,
+)
+from .choice import Choice, WorkloadSizing, size_workload
+from .corrections import CORRECTIONS_FILE, CorrectionTable, ThroughputCorrection, corrected_search
 from .demand import Demand, concurrency, concurrency_from_rate, demand, devices_needed
 from .engine_constants import ENGINES, Calibration, Engine, EngineConstants
+from .engine_versions import check_engine_version
+from .figures import RANKING_HEADER, SIZING_FIELDS, blank_if_none, ranking_table
 from .load_test_results import read_load_test
 from .memory import (
     KV_PRECISIONS,
@@ -17,7 +28,7 @@ from .memory import (
     naive_kv_bytes,
     weight_bytes,
 )
-from .performance import Estimate, estimate
+from .performance import Estimate, estimate, with_step_time
 from .queueing import (
     OperatingPoint,
     ServicePoint,
@@ -27,15 +38,24 @@ from .queueing import (
     sla_attainment,
     ttft_percentile,
 )
-from .search import SearchResult, SizingOption, search
-from .workload import SLO_PERCENTILES, SloPercentile, Workload, load_workload, presets
+from .search import RankBy, SearchResult, SizingOption, search
+from .vendor_efficiency import ENGINE_EFFICIENCY, NO_EFFICIENCY
+from .workload import SLO_PERCENTILES, SloPercentile, Workload, load_workload, presets, workload_from
 
 __all__ = [
+    "CORRECTIONS_FILE",
     "ENGINES",
+    "ENGINE_EFFICIENCY",
     "KV_PRECISIONS",
+    "NO_EFFICIENCY",
     "PRECISIONS",
+    "RANKING_HEADER",
+    "REFIT_PRIOR_WEIGHT",
+    "SIZING_FIELDS",
     "SLO_PERCENTILES",
     "Calibration",
+    "Choice",
+    "CorrectionTable",
     "Demand",
     "Engine",
     "EngineConstants",
@@ -44,15 +64,21 @@ __all__ = [
     "MemoryFit",
     "OperatingPoint",
     "Precision",
+    "RankBy",
     "SearchResult",
     "ServicePoint",
     "SizingOption",
     "SloPercentile",
+    "ThroughputCorrection",
     "Workload",
+    "WorkloadSizing",
+    "blank_if_none",
     "bundled_measurements",
     "bytes_per_param",
+    "check_engine_version",
     "concurrency",
     "concurrency_from_rate",
+    "corrected_search",
     "demand",
     "devices_needed",
     "estimate",
@@ -66,11 +92,16 @@ __all__ = [
     "memory_fit",
     "naive_kv_bytes",
     "operating_point",
+    "predict",
     "presets",
+    "ranking_table",
     "read_load_test",
     "search",
     "serve",
+    "size_workload",
     "sla_attainment",
     "ttft_percentile",
     "weight_bytes",
+    "with_step_time",
+    "workload_from",
 ]

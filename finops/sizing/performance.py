@@ -87,7 +87,7 @@ from .memory import (
     weight_bytes,
 )
 from .support import check_supported
-from .vendor_efficiency import VendorEfficiency, efficiency_source
+from .vendor_efficiency import VendorEfficiency
 
 __all__ = ["CLIENTS", "STEP_TIMES", "Estimate", "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate",
            "prompt_terms", "replica_latency", "replica_physics", "scheduling_delay", "with_client", "with_step_time"]
@@ -399,7 +399,8 @@ class Estimate:
     effective_bandwidth_efficiency: float | None
     calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
     step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
-    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows) or a vendor fit, e.g. "amd:vllm"
+    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows), a vendor fit, e.g. "amd:vllm",
+    #                         or "none" (no measurement of this vendor under this engine answers)
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
@@ -550,7 +551,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
         "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
         "step_time_source": "kernels" if kernels else "roofline",
-        "efficiency_source": efficiency_source(vendor)}
+        "efficiency_source": cal.efficiency_source(engine_name, device)}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,

@@ -5,6 +5,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
+from finops.commitments import BASIS
 from finops.errors import CurrencyMismatchError, InputError, Location, UnknownNameError
 from finops.mix.options import COMMITTED_KINDS, MixOption, check_options, read_options_csv
 
@@ -51,9 +52,12 @@ def test_edges_of_each_rule_are_allowed(fields):
 
 
 def test_committed_kinds():
-    assert COMMITTED_KINDS == {"owned", "reserved", "savings_plan", "cud"}
+    """Every commitment has a basis (finops.commitments): a savings plan commits spend, the rest units."""
+    assert COMMITTED_KINDS == {"owned", "reserved", "savings_plan", "cud", "provisioned_throughput"}
+    assert {k for k, basis in BASIS.items() if basis == "spend"} == {"savings_plan"}
     assert [MixOption("x", k, Decimal(1)).committed for k in ("owned", "reserved", "savings_plan", "cud",
-                                                               "on_demand", "spot")] == [True] * 4 + [False] * 2
+                                                               "provisioned_throughput", "on_demand", "spot")
+            ] == [True] * 5 + [False] * 2
 
 
 @pytest.mark.parametrize("fields, expected", [
@@ -178,7 +182,7 @@ def test_a_number_just_inside_the_range_is_read(tmp_path):
 
 @pytest.mark.parametrize("kind, message, hint", [
     ("on_demnd", "unknown option kind 'on_demnd'; did you mean: on_demand, owned?", None),
-    ("zzz", "unknown option kind 'zzz'", "known: owned, reserved, savings_plan, cud, on_demand, spot"),
+    ("zzz", "unknown option kind 'zzz'", "known: owned, reserved, savings_plan, cud, provisioned_throughput, on_demand, spot"),
 ])
 def test_an_unknown_kind_suggests_the_known_ones(tmp_path, kind, message, hint):
     path = tmp_path / "options.csv"
