@@ -28,7 +28,10 @@ HOURS_PER_MONTH = 730
 
 @dataclass(frozen=True)
 class OptionOutcome:
-    """How one option is used: whole units (committed kinds only), unit-hours served and cost."""
+    """How one option is used: units (committed kinds only), unit-hours served and cost. A committed
+    option also states what it commits each hour (``commitment_per_hour``): a savings plan's spend
+    ``S``, covering ``units`` each hour at its discounted rate; a resource commitment's units x rate
+    (:func:`finops.commitments.commitment_per_hour`)."""
 
     name: str
     kind: str
@@ -36,6 +39,7 @@ class OptionOutcome:
     unit_hours: float
     cost: Money
     upfront: Money | None = None
+    commitment_per_hour: Money | None = None
 
 
 @dataclass(frozen=True)
@@ -110,12 +114,18 @@ class MixResult:
             "cost_per_month": cents(self.cost_per_month),
             "cost_per_year": cents(self.cost_per_year),
             "upfront": cents(self.upfront),
-            "options": [{
-                "name": o.name, "kind": o.kind, "units": o.units, "unit_hours": round(o.unit_hours, 6),
-                "share": round(self.share[o.name], 6),
-                "utilization": None if o.units is None else round(self.utilization[o.name], 6),
-                "cost": cents(o.cost)} for o in self.outcomes],
+            "options": [self._option_dict(o) for o in self.outcomes],
         }
+
+    def _option_dict(self, o: OptionOutcome) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": o.name, "kind": o.kind, "units": o.units, "unit_hours": round(o.unit_hours, 6),
+            "share": round(self.share[o.name], 6),
+            "utilization": None if o.units is None else round(self.utilization[o.name], 6),
+            "cost": quantize(o.cost.amount)}
+        if o.commitment_per_hour is not None:   # 0.001 a unit-hour: the step a spend commitment is bought in
+            out["commitment_per_hour"] = quantize(o.commitment_per_hour.amount, Decimal("0.001"))
+        return out
 
     def table(self) -> list[list[Any]]:
         """The recommendation as rows for a sheet: the header ``option, kind, units, share, cost``, one row
