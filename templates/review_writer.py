@@ -61,7 +61,7 @@ def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend:
     target = Path(out_dir) / review_name(rec.month)
     with replacing(target) as temporary:
         # in_memory: the parts are assembled in memory, not in a temporary file each (the same parts; 46 ms to
-        # 36 ms for the sample bills' review, docs/reconcile.md, Session 10)
+        # 36 ms for the sample bills' review, docs/results.md)
         wb = xlsxwriter.Workbook(str(temporary), {"strings_to_formulas": False, "strings_to_urls": False,
                                                   "strings_to_numbers": False, "in_memory": True})
         wb.set_properties({"title": f"Budget review {rec.month}", "author": "llm-finops", "created": run_at,

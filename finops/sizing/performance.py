@@ -206,7 +206,7 @@ def scheduling_delay(c: EngineConstants, step: Any, batch: Any = 1.0) -> Any:
     ``a`` decode steps to be scheduled and ``f`` outside the GPU (HTTP, tokenizer) for every request;
     ``d`` steps of admission for a prompt that arrives while others run (an empirical term fitted per
     engine on fixed-concurrency rows of 4-512 clients, with the step times fixed: the bundled fit has
-    16 steps for TRT-LLM, 3 for vLLM, 34 for SGLang (session 16); no engine documents its admission policy in these
+    16 steps for TRT-LLM, 3 for vLLM, 34 for SGLang; no engine documents its admission policy in these
     terms). ``(b - 1) / b`` makes it vanish for one client, whose TTFT is its prefill plus
     ``a x step + f``, and tends to ``d`` steps as the batch grows.
 
@@ -442,7 +442,7 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
 #: ``staggered``: out of step, the steady state AIPerf, GenAI-Perf and NIM's benchmarks measure after warm-up: no
 #: wave and no admission wait; the closed-loop wait behind the others' prompts (``q``) stays. On NVIDIA NIM's
 #: published rows (tests/sizing/test_published_fixed_concurrency.py, never fitted) TTFT at 5-50 clients reads
-#: 1.32-2.28x synchronized and 0.79-0.95x staggered (docs/performance.md; session 16's constants).
+#: 1.32-2.28x synchronized and 0.79-0.95x staggered (docs/performance.md; the bundled constants).
 CLIENTS: dict[str, dict[str, float]] = {
     "synchronized": {},
     "staggered": {"prefill_burst": 0.0, "admission_steps": 0.0},
