@@ -32,16 +32,18 @@ SAMPLE_SERVING = SAMPLE_METRICS / "serving-lines.csv"
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("demo")
-    def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo's outputs"),
-             quiet: bool = typer.Option(False, "--quiet", help="print only the list of files written")) -> None:
-        """Run the main job on bundled defaults: size, cost, mix, build the workbook, reconcile."""
-        make_folder(out)
-        book = PriceBook.current()
-        written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
-        written += _workbooks(out, book, quiet)
-        written += _loop(out, quiet)
-        console.print("\n[bold]wrote[/]\n" + "\n".join(f"  {p}" for p in written))
+    app.command("demo")(demo)
+
+
+def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo's outputs"),
+         quiet: bool = typer.Option(False, "--quiet", help="print only the list of files written")) -> None:
+    """Run the main job on bundled defaults: size, cost, mix, build the workbook, reconcile."""
+    make_folder(out)
+    book = PriceBook.current()
+    written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
+    written += _workbooks(out, book, quiet)
+    written += _loop(out, quiet)
+    console.print("\n[bold]wrote[/]\n" + "\n".join(f"  {p}" for p in written))
 
 
 def _size(out: Path, book: PriceBook, quiet: bool) -> Path:

@@ -1,4 +1,10 @@
-"""Sizing: from a workload to GPUs. Demand, memory and workloads here; performance and search beside them."""
+"""Sizing: from a workload to GPUs.
+
+The faces size through :func:`size_workload` (the planner's configuration checked, beside the cheapest
+that works: ``finops size``, ``finops.size``, the workbook's Sizing sheet); around it demand, memory,
+the performance model (:func:`estimate`), the search, the calibration and the figures the workbook
+shows of an answer (:data:`SIZING_FIELDS`, :func:`ranking_table`).
+"""
 
 from .calibration import (
     REFIT_PRIOR_WEIGHT,
