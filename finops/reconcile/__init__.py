@@ -10,8 +10,8 @@ from .aggregation import MONTH_BASES, MonthBasis
 from .dialects import canonical_engine, reconcile_remote
 from .engine import reconcile_groups, reconcile_month
 from .history import HISTORY_FILE, History, MonthRecord
-from .plan import Asset, BudgetLine, MappingRule, Plan, UsageLine, usage_from_csv
-from .result import CommitmentLine, GroupVariance, Reconciliation
+from .plan import Asset, BudgetLine, MappingRule, Plan, UsageLine, usage_from_csv, usage_once
+from .result import CommitmentLine, GroupVariance, Reconciliation, variance_share
 from .sample_bills import SAMPLE_MONTH, sample_bill_paths
 
 __all__ = [
@@ -35,4 +35,6 @@ __all__ = [
     "reconcile_remote",
     "sample_bill_paths",
     "usage_from_csv",
+    "usage_once",
+    "variance_share",
 ]
