@@ -56,7 +56,8 @@ __all__ = ["BASIS", "COMMITTED_KINDS", "KIND_OF_PRICING_MODEL", "OPTION_KINDS", 
 
 #: How capacity is bought. ``cud``: a GCP committed-use discount (resource-based, per machine);
 #: ``provisioned_throughput``: model units of a managed API bought for a term (a resource commitment).
-OptionKind = Literal["owned", "reserved", "savings_plan", "cud", "provisioned_throughput", "on_demand", "spot"]
+OptionKind = Literal["owned", "reserved", "savings_plan", "cud", "provisioned_throughput", "on_demand",
+                     "spot"]
 OPTION_KINDS: tuple[str, ...] = get_args(OptionKind)
 CommitmentBasis = Literal["resource", "spend"]
 
@@ -116,8 +117,10 @@ def commitment_per_hour(kind: str, units: Number, rate: Money) -> Money:
     basis: ``units x rate`` for a resource commitment, and for a spend one the ``S`` that covers ``units``
     (:func:`spend_per_hour`); the same figure, named for what is bought.
 
-    >>> str(commitment_per_hour("savings_plan", 8, Money.of("4.30", "USD"))), str(commitment_per_hour("cud", 2, Money.of(3, "USD")))
-    ('34.40 USD', '6.00 USD')
+    >>> str(commitment_per_hour("savings_plan", 8, Money.of("4.30", "USD")))
+    '34.40 USD'
+    >>> str(commitment_per_hour("cud", 2, Money.of(3, "USD")))
+    '6.00 USD'
     """
     if kind not in BASIS:
         raise InputError(f"{kind!r} is not a commitment", hint=f"committed kinds: {', '.join(sorted(BASIS))}")
@@ -169,7 +172,8 @@ def _outcome(profile: list[float], capacity: float, fee: Money, on_demand_rate: 
     total_units = math.fsum(profile)
     overflow = on_demand_rate * repr(overflow_units)
     return CommitmentOutcome(
-        cost=fee + overflow, commitment=fee, overflow=overflow, on_demand_only=on_demand_rate * repr(total_units),
+        cost=fee + overflow, commitment=fee, overflow=overflow,
+        on_demand_only=on_demand_rate * repr(total_units),
         utilization=covered / (capacity * len(profile)) if capacity else 0.0,
         coverage=covered / total_units if total_units else 1.0)
 
