@@ -55,7 +55,8 @@ __all__ = ["BASIS", "COMMITTED_KINDS", "KIND_OF_PRICING_MODEL", "OPTION_KINDS", 
            "spend_commitment_cost", "spend_per_hour"]
 
 #: How capacity is bought. ``cud``: a GCP committed-use discount (resource-based, per machine);
-#: ``provisioned_throughput``: model units of a managed API bought for a term (a resource commitment).
+#: ``provisioned_throughput``: a managed API's throughput bought for a term (Bedrock model units, Vertex AI
+#: GSUs; a resource commitment), priced per demand unit by :mod:`finops.mix.provisioned_throughput`.
 OptionKind = Literal["owned", "reserved", "savings_plan", "cud", "provisioned_throughput", "on_demand",
                      "spot"]
 OPTION_KINDS: tuple[str, ...] = get_args(OptionKind)

@@ -42,6 +42,7 @@ __all__ = ["COMMITTED_KINDS", "MixOption", "OptionKind", "check_options", "read_
 
 _KINDS: Registry[str] = Registry("option kind", {k: k for k in get_args(OptionKind)},
                                  aliases={"ri": "reserved", "sp": "savings_plan", "committed_use": "cud",
+                                          "pt": "provisioned_throughput",
                                           "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot"})
 _REQUIRED = ("name", "kind", "hourly_cost")
 

@@ -7,6 +7,7 @@ DuckDB view), ``aggregation`` (the one SQL query), ``dialects`` (that query for 
 """
 
 from .aggregation import MONTH_BASES, MonthBasis
+from .contract_commitments import read_contract_commitments
 from .dialects import canonical_engine, reconcile_remote
 from .engine import reconcile_groups, reconcile_month
 from .history import HISTORY_FILE, History, MonthRecord
@@ -30,6 +31,7 @@ __all__ = [
     "Reconciliation",
     "UsageLine",
     "canonical_engine",
+    "read_contract_commitments",
     "reconcile_groups",
     "reconcile_month",
     "reconcile_remote",

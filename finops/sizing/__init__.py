@@ -21,6 +21,7 @@ from .engine_constants import ENGINES, Calibration, Engine, EngineConstants
 from .engine_versions import check_engine_version
 from .figures import RANKING_HEADER, SIZING_FIELDS, blank_if_none, ranking_table
 from .load_test_results import read_load_test
+from .managed import ApiOption
 from .memory import (
     KV_PRECISIONS,
     PRECISIONS,
@@ -59,6 +60,7 @@ __all__ = [
     "REFIT_PRIOR_WEIGHT",
     "SIZING_FIELDS",
     "SLO_PERCENTILES",
+    "ApiOption",
     "Calibration",
     "Choice",
     "CorrectionTable",
