@@ -25,6 +25,7 @@ from itertools import repeat
 from typing import Any, TypeVar
 
 from finops.errors import FinopsError, InputError
+from finops.sizing import blank_if_none
 
 __all__ = ["blank_if_none", "cell_errors", "grid", "names", "number", "optional_text", "records", "scalar", "text", "whole"]
 
@@ -145,15 +146,6 @@ def records(value: Any, name: str, required: Sequence[str]) -> list[dict[str, An
             continue
         result.append(dict(zip(header, cells)))
     return result
-
-
-def blank_if_none(value: Any) -> Any:
-    """What a cell shows for a figure the core leaves out (``None``): an empty cell.
-
-    >>> blank_if_none(None), blank_if_none(0.0)
-    ('', 0.0)
-    """
-    return "" if value is None else value
 
 
 def cell_errors(function: F) -> F:

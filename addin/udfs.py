@@ -27,17 +27,27 @@ from finops.mix import MixOption, optimize_mix
 from finops.money import Money
 from finops.price_book import PriceBook
 from finops.registry import Registry
-from finops.sizing import Workload, concurrency, devices_needed, kv_bytes, memory_fit, weight_bytes
-from finops.sizing.choice import WorkloadSizing, size_workload
-from finops.sizing.performance import Estimate, estimate
-from finops.sizing.search import SearchResult, SizingOption, search
-from finops.tco import compare_options, cost_per_million_tokens, tco
-from finops.tco.reference import reference_case
+from finops.sizing import (
+    SIZING_FIELDS,
+    Estimate,
+    SearchResult,
+    Workload,
+    WorkloadSizing,
+    concurrency,
+    devices_needed,
+    estimate,
+    kv_bytes,
+    memory_fit,
+    ranking_table,
+    search,
+    size_workload,
+    weight_bytes,
+)
+from finops.tco import compare_options, cost_per_million_tokens, reference_case, tco
 from finops.token_prices import TokenPriceBook
 
 from ._cells import blank_if_none, cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import current_book, hourly_cost, price_book_from_range
-from ._sizing_fields import SIZING_FIELDS
 from ._workload_row import workload_row
 
 try:  # the classic add-in and xlwings Lite both expose ``func`` on the top-level ``xlwings`` module
@@ -311,28 +321,6 @@ def LLM_ESTIMATE(
 
 
 # ---- search -------------------------------------------------------------------------------------------
-_SIZE_HEADER = [
-    "gpu",
-    "precision",
-    "tp",
-    "replicas",
-    "gpus",
-    "gpus_paid",
-    "provider",
-    "instance_type",
-    "instances",
-    "monthly_cost",
-    "cost_per_mtok_peak",
-    "cost_per_mtok_avg",
-    "ttft_p99_ms",
-    "itl_p99_ms",
-    "calibrated",
-    "efficiency_source",
-    "ttft_p99_ms_p90",
-    "itl_p99_ms_p90",
-]
-
-
 @func
 @cell_errors
 def LLM_SIZE(
@@ -387,34 +375,7 @@ def LLM_SIZE(
     )
     if not result.options:
         raise InputError(result.infeasible_reason or "no priced configuration meets the targets")
-    return _ranking_table(result.options)
-
-
-def _ranking_table(options: list[SizingOption]) -> list[list[Any]]:
-    """The header row, then one row per option (the spilled table of ``LLM_SIZE`` and ``LLM_RANKING``)."""
-    return [list(_SIZE_HEADER)] + [
-        [
-            o.gpu,
-            o.precision,
-            o.tp,
-            o.replicas,
-            o.gpus,
-            o.gpus_paid,
-            o.provider,
-            o.instance_type,
-            o.instances,
-            float(o.monthly_cost.amount),
-            float(o.cost_per_million_output_tokens.amount),
-            float(o.cost_per_million_output_tokens_average.amount),
-            o.ttft_p99_ms,
-            o.itl_p99_ms,
-            o.calibrated,
-            o.efficiency_source,
-            blank_if_none(o.at_p90("ttft", o.ttft_p99_ms)),
-            blank_if_none(o.at_p90("tpot", o.itl_p99_ms)),
-        ]
-        for o in options
-    ]
+    return ranking_table(result.options)
 
 
 @lru_cache(maxsize=256)
@@ -437,7 +398,7 @@ def LLM_SIZING(headers: Cell, row: Cell, field: Cell, prices: Cell = None, prici
     ``field`` one of ``MeetsTargets``, ``WhyNot``, ``TtftMs``, ``TpotMs``, ``Replicas``, ``Gpus``,
     ``Instances``, ``GpusPaid``, ``InstanceType``, ``MonthlyCost``, ... ``BestGpu``, ``BestPrecision``,
     ``BestTp``, ``BestGpus``, ``BestInstanceType``, ``BestInstances``, ``BestMonthlyCost``, ``Calibrated``, ``EfficiencySource``,
-    ``TtftMsP90``, ``TpotMsP90`` (``addin._sizing_fields``). A choice that misses its targets shows why in its cost cells, never a
+    ``TtftMsP90``, ``TpotMsP90`` (``finops.sizing.figures``). A choice that misses its targets shows why in its cost cells, never a
     cost. Source: ``finops.sizing.choice.size_workload``, the function ``finops size`` and
     ``finops.size`` call.
 
@@ -459,7 +420,7 @@ def LLM_RANKING(headers: Cell, row: Cell, top: Cell = None, prices: Cell = None,
     sized = _sized_row(headers, row, prices, pricing_model, whole(top, "top", default=5))
     if not sized.search.options:
         raise InputError(sized.search.infeasible_reason or "no priced configuration meets the targets")
-    return _ranking_table(sized.search.options)
+    return ranking_table(sized.search.options)
 
 
 def _sized_row(headers: Cell, row: Cell, prices: Cell, pricing_model: Cell, top: int) -> WorkloadSizing:
@@ -593,9 +554,6 @@ def FINOPS_OWNED_TCO(gpus: Cell, months: Cell, basis: Cell, reference: Cell = No
 
 
 # ---- commitment mix -----------------------------------------------------------------------------------
-_MIX_HEADER = ["option", "kind", "units", "share", "cost"]
-
-
 @func
 @cell_errors
 def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
@@ -623,20 +581,7 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
         )
         for r in records(options, "options", ("name", "kind", "hourly_cost"))
     ]
-    result = optimize_mix(units, choices)
-    share = result.share
-    table: list[list[Any]] = [list(_MIX_HEADER)]
-    for o in result.outcomes:
-        table.append(
-            [o.name, o.kind, "" if o.units is None else o.units, share[o.name], float(o.cost.amount)]
-        )
-    for label, money in (
-        ("total", result.total_cost),
-        ("all on-demand", result.on_demand_only_cost),
-        ("savings", result.savings),
-    ):
-        table.append([label, "", "", "", float(money.amount)])
-    return table
+    return optimize_mix(units, choices).table()
 
 
 def _demand_column(demand: Cell) -> list[Any]:

@@ -1,4 +1,4 @@
-"""Our held-out predictions beside NVIDIA AIConfigurator's on the same measured rows (issue 11, point 8).
+"""Our held-out predictions beside NVIDIA AIConfigurator's on the same measured rows.
 
 Every bundled AIConfigurator silicon row (``finops/data/calibration/``) is predicted by our model from a
 fit that never saw its model (leave-one-model-out, as ``bench_calibration.py`` reports), and by

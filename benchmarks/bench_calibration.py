@@ -4,7 +4,7 @@ Prints the median absolute relative error of TPOT, TTFT and throughput (``c x os
 TPOT)``) where every row is predicted by a fit that never saw its model, overall and per engine, GPU,
 model, model class and TP; and, for contrast, the error of a plain roofline (weights + KV at peak
 bandwidth, prefill FLOPs at peak compute, no per-step overhead, no interference) on the same rows.
-Goal (issue 11): <= 5 % maximum throughput, <= 10 % TPOT and TTFT at fixed concurrency. The constants
+Goal: <= 5 % maximum throughput, <= 10 % TPOT and TTFT at fixed concurrency. The constants
 are fitted on the dense models only (``BUNDLED_CLASSES``); the DeepSeek-V3/R1 rows are predicted, never
 fitted, so their slice is the error of extrapolating to an MLA/MoE model.
 
@@ -13,7 +13,7 @@ kernel tables cover, leave-one-model-out and leave-one-GPU-out, per engine and p
 where the kernels' three held-out median errors (TPOT, TTFT, throughput) sum lower than the roofline's,
 they become the default of that engine and class (``kernels_against_roofline``).
 
-Last, the accelerators outside the kernel tables (issue 11, point 5): the per-vendor efficiencies
+Last, the accelerators outside the kernel tables: the per-vendor efficiencies
 (``finops.sizing.published``) fitted on published rows, held out by source and by model, per vendor and
 engine, beside the engine's constants on the same rows.
 
@@ -109,7 +109,7 @@ def main(kernel_engines: tuple[str, ...] | None = None) -> FoldReport:
 
 
 def estimate_speed(calls: int = 2000) -> None:
-    """Warm time of one ``estimate`` in this process (goal, issue 11: at most 1 ms), with the load."""
+    """Warm time of one ``estimate`` in this process (goal: at most 1 ms), with the load."""
     print()
     for step_time in ("kernels", "roofline"):
         args = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "tp": 1, "isl": 1024, "osl": 256,
@@ -185,7 +185,7 @@ def vendor_report(calibration: Calibration) -> None:
 def campaign_floor(kernel_engines: tuple[str, ...]) -> None:
     """Each dense campaign (engine, model, GPU) fitted alone on its own rows, every constant free, and
     predicted in sample: what the model's form reaches when it may fit each campaign's quirks, a floor
-    under any held-out error (session 16: TPOT 4.7 %, TTFT 11.7 %, throughput 4.2 % over the dense rows)."""
+    under any held-out error (2026-12-06: TPOT 4.7 %, TTFT 11.7 %, throughput 4.2 % over the dense rows)."""
     campaigns: dict[tuple[str, str, str], list[Measurement]] = {}
     for r in bundled_measurements():
         if not queue_limited(r) and model_class(resolve_model(r.model)) == "dense":

@@ -1,6 +1,6 @@
 """Speed and accuracy of the commitment mix optimizer; prints its figures.
 
-Goals (issue 3): an 8,760-hour single pool under 50 ms; 60 independent pools (20 instance types x
+Goals: an 8,760-hour single pool under 50 ms; 60 independent pools (20 instance types x
 3 regions) under 0.5 s; the coupled 60-pool case (one savings plan shared by all pools) within 1 % of
 the full hourly LP and at least 10x faster than it.
 

@@ -1,6 +1,6 @@
 """Benchmark the whole `finops reconcile` command, as a user runs it, against a lean DuckDB process.
 
-Goals (issue 15): the command within 1.5x the lean DuckDB process at 10 M rows and 200,000 resources
+Goals: the command within 1.5x the lean DuckDB process at 10 M rows and 200,000 resources
 and within 1.2x at 100 M rows; its peak memory under 1 GiB whatever the number of resources, growing
 no faster than linearly with rows.
 
@@ -50,7 +50,7 @@ said, ``--before`` = main at 174a31d; wall times follow the load, compare CPU):
     10 M rows, 1,000,000 resources, load 5.6-5.8: lean 1.18 s, 0.94 s; finops reconcile 31.75 s, 23.73 s,
       600 MiB; before 33.91 s, 25.06 s, 600 MiB
 
-On 2026-12-02 at load 0.0-0.6 (the code before session 8): lean 0.40 s, 0.65 s; finops reconcile 3.79 s,
+On 2026-12-02 at load 0.0-0.6 (the code before the 2026-12-03 scan changes): lean 0.40 s, 0.65 s; finops reconcile 3.79 s,
 6.63 s, 364 MiB (9.4x).
 """
 

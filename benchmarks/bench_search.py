@@ -1,6 +1,6 @@
 """Speed of the sizing search: candidate configurations (GPU x precision x TP x replicas) per second.
 
-Goal (issue 2): at least 100,000 candidates per second on one core. Three figures:
+Goal: at least 100,000 candidates per second on one core. Three figures:
 
 1. end to end, ``finops.sizing.search`` on every preset over all catalog GPUs (memory fits, the
    vectorized latency/queueing pass, pricing and ranking), with the price book loaded once. Candidates

@@ -30,12 +30,8 @@ from .money import Money
 from .price_book import PriceBook
 from .reconcile import Plan, Reconciliation
 from .reconcile import reconcile_month as _reconcile_month
-from .sizing.engine_constants import Calibration
-from .sizing.performance import estimate
-from .sizing.search import RankBy, SearchResult, search
-from .sizing.workload import Workload, workload_from
-from .tco import Comparison, SpotPolicy, cloud_rows, compare_options
-from .tco.reference import reference_case
+from .sizing import Calibration, RankBy, SearchResult, Workload, estimate, search, workload_from
+from .tco import Comparison, SpotPolicy, cloud_rows, compare_options, reference_case
 
 __all__ = ["MixTable", "ReconciliationTable", "SizeTable", "TcoTable", "estimate", "optimize_mix",
            "reconcile_month", "size", "tco", "to_pandas"]

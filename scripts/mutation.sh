@@ -3,7 +3,7 @@
 #
 #   scripts/mutation.sh                     every module below, one after the other
 #   scripts/mutation.sh money tco           the named modules only
-#   scripts/mutation.sh --named             the twenty hand-made mutations of issue 18 (scripts/named_mutations.tsv)
+#   scripts/mutation.sh --named             the twenty hand-made mutations (scripts/named_mutations.tsv)
 #
 # Each module runs mutmut 3 (pip install 'mutmut>=3,<4', a dev tool, not in the test extra) in a scratch copy
 # of the working tree (uncommitted changes included; the checkout itself is never modified), with only that
@@ -22,7 +22,7 @@ declare -A MUTATE=(
   [money]="finops/money.py"
   [reconcile]="finops/reconcile/*"
   [tco]="finops/tco/*"
-  # --- tco/, one line per file (issue 18, tco)
+  # --- tco/, one line per file (tco)
   [tco-owned]="finops/tco/owned.py"
   [tco-cloud]="finops/tco/cloud.py"
   [tco-compare]="finops/tco/compare.py"
@@ -83,7 +83,7 @@ declare -A TESTS=(
   [money]="tests/core/test_registry_money.py tests/core/test_money_contract.py tests/core/test_money_edges.py tests/tco/test_annuity.py tests/reconcile/test_totals.py tests/reconcile/test_real_shaped_bills.py finops/money.py"
   [reconcile]="tests/reconcile finops/reconcile"
   [tco]="tests/tco finops/tco"
-  # --- tco/, one line per file (issue 18, tco)
+  # --- tco/, one line per file (tco)
   [tco-owned]="tests/tco/test_owned_figures.py tests/tco/test_owned_basis_names.py tests/tco/test_annuity.py tests/tco/test_tco.py tests/tco/test_depreciation.py finops/tco/owned.py"
   [tco-cloud]="tests/tco/test_cloud_figures.py tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/cloud.py"
   [tco-compare]="tests/tco/test_compare_figures.py tests/tco/test_input_checks.py tests/tco/test_tco.py finops/tco/compare.py"

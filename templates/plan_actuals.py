@@ -33,8 +33,7 @@ from defusedxml import ElementTree
 from finops.errors import InputError, Location
 from finops.files import replacing
 from finops.money import quantize
-from finops.reconcile.history import MonthRecord
-from finops.reconcile.result import Reconciliation
+from finops.reconcile import MonthRecord, Reconciliation
 
 from .plan_reader import check_package
 

@@ -24,9 +24,8 @@ from pathlib import Path
 
 from finops.errors import InputError, Location
 from finops.files import write_atomically
-from finops.reconcile.plan import Plan
-from finops.serving import SERVING_COLUMNS, ServingLine, serving_lines_from_rows
-from finops.serving.next_month import NextPlan
+from finops.reconcile import Plan
+from finops.serving import SERVING_COLUMNS, NextPlan, ServingLine, serving_lines_from_rows
 
 from .plan_reader import check_package
 from .plan_tables import BUDGET, SERVING, check_cells, find_table, workbook_tables

@@ -31,7 +31,7 @@ from typing import Any
 from finops.depreciation import parse_month
 from finops.errors import InputError, Location
 from finops.money import Money, to_decimal
-from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine, usage_once
+from finops.reconcile import Asset, BudgetLine, MappingRule, Plan, UsageLine, usage_once
 
 from .plan_tables import (
     ASSETS,

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from finops.errors import InputError, Location
-from finops.serving.serving_lines import SERVING_COLUMNS
+from finops.serving import SERVING_COLUMNS
 
 __all__ = ["ASSETS", "BUDGET", "MAPPING", "PLAN_ROLES", "SERVING", "USAGE", "TableRole", "WorkbookTable", "check_cells",
            "find_table", "workbook_tables"]

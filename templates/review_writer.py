@@ -29,8 +29,7 @@ from typing import Any
 import xlsxwriter
 
 from finops.files import replacing
-from finops.reconcile.history import MonthRecord
-from finops.reconcile.result import Reconciliation
+from finops.reconcile import MonthRecord, Reconciliation
 
 from .review.commitments import commitments_sheet
 from .review.details import glossary_sheet, gpu_usage_sheet, unmapped_sheet
@@ -62,7 +61,7 @@ def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend:
     target = Path(out_dir) / review_name(rec.month)
     with replacing(target) as temporary:
         # in_memory: the parts are assembled in memory, not in a temporary file each (the same parts; 46 ms to
-        # 36 ms for the sample bills' review, docs/reconcile.md, Session 10)
+        # 36 ms for the sample bills' review, docs/results.md)
         wb = xlsxwriter.Workbook(str(temporary), {"strings_to_formulas": False, "strings_to_urls": False,
                                                   "strings_to_numbers": False, "in_memory": True})
         wb.set_properties({"title": f"Budget review {rec.month}", "author": "llm-finops", "created": run_at,

@@ -1,6 +1,7 @@
 """The ``finops`` command line: a face over the core, holding no business logic.
 
-Each command group lives in its own module with a ``register(app)`` function. :func:`main` is the one
+Each command group lives in its own module: every command is a module-level function named for what it
+does, and the module's ``register(app)`` only wires them to ``app`` (and its sub-app, if any). :func:`main` is the one
 error boundary: every :class:`~finops.errors.FinopsError` becomes one clear message on stderr and its
 exit code (2 for bad input); a foreign error that damaged input can raise (a corrupt zip or gzip, bytes
 that are not UTF-8, a CSV field over the limit, an absurd size) becomes exit 2 with one message too,

@@ -16,15 +16,20 @@ from __future__ import annotations
 import math
 from typing import TypeVar
 
+import typer
+
 from ..errors import InputError
 
-__all__ = ["ENGINE_HELP", "ENGINE_VERSION_HELP", "in_range"]
+__all__ = ["ENGINE_HELP", "ENGINE_VERSION_HELP", "SERVING_LINES", "in_range"]
 
 #: The engines ``finops.sizing.engine_constants.ENGINES`` names, spelled here so that registering a command
 #: does not load the sizing model (tests/cli/test_light_commands.py keeps the two in step).
 ENGINE_HELP = "trtllm | vllm | sglang"
 ENGINE_VERSION_HELP = ("the engine version you run, e.g. 0.12: one no bundled measurement came from is an "
                        "error that lists the covered ones (finops.sizing.engine_versions)")
+
+#: ``--serving`` of the commands that read serving metrics (``finops reconcile``, ``finops plan next``).
+SERVING_LINES = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)")
 
 N = TypeVar("N", int, float)
 

@@ -14,24 +14,26 @@ def register(app: typer.Typer) -> None:
     bills = typer.Typer(help="Pull cloud bills as FOCUS 1.2 rows.", no_args_is_help=True)
     app.add_typer(bills, name="bills")
 
-    @bills.command("pull")
-    def pull(provider: str = typer.Option(..., help="aws or gcp"),
-             source: str = typer.Option(..., help="aws: s3://BUCKET/PREFIX of a CUR 2.0 / FOCUS 1.2 Data Export, "
-                                                  "a local copy of one, or 'ce' (Cost Explorer); "
-                                                  "gcp: bq://PROJECT.DATASET.TABLE or an exported file"),
-             month: str = typer.Option(..., help="YYYY-MM (aws also takes a range YYYY-MM..YYYY-MM)"),
-             out: Path | None = typer.Option(None, help="the Parquet file to write "
-                                                           "(default focus-<provider>-<month>.parquet)")) -> None:
-        """Read a month of bills from the provider and write FOCUS 1.2 Parquet (nothing written on failure)."""
-        from connectors import provider as connector
+    bills.command("pull")(pull)
 
-        month = normalized_months(month)
-        target = out or Path(f"focus-{provider.strip().lower()}-{month.strip()}.parquet")
-        path = connector(provider).pull_bills(source, month, target)
-        import pyarrow.parquet as pq
 
-        rows = pq.read_metadata(path).num_rows
-        console.print(f"wrote {rows} FOCUS rows to {path}; reconcile with `finops reconcile --bills {path}`")
+def pull(provider: str = typer.Option(..., help="aws or gcp"),
+         source: str = typer.Option(..., help="aws: s3://BUCKET/PREFIX of a CUR 2.0 / FOCUS 1.2 Data Export, "
+                                              "a local copy of one, or 'ce' (Cost Explorer); "
+                                              "gcp: bq://PROJECT.DATASET.TABLE or an exported file"),
+         month: str = typer.Option(..., help="YYYY-MM (aws also takes a range YYYY-MM..YYYY-MM)"),
+         out: Path | None = typer.Option(None, help="the Parquet file to write "
+                                                       "(default focus-<provider>-<month>.parquet)")) -> None:
+    """Read a month of bills from the provider and write FOCUS 1.2 Parquet (nothing written on failure)."""
+    from connectors import provider as connector
+
+    month = normalized_months(month)
+    target = out or Path(f"focus-{provider.strip().lower()}-{month.strip()}.parquet")
+    path = connector(provider).pull_bills(source, month, target)
+    import pyarrow.parquet as pq
+
+    rows = pq.read_metadata(path).num_rows
+    console.print(f"wrote {rows} FOCUS rows to {path}; reconcile with `finops reconcile --bills {path}`")
 
 
 def normalized_months(text: str) -> str:

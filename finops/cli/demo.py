@@ -32,16 +32,18 @@ SAMPLE_SERVING = SAMPLE_METRICS / "serving-lines.csv"
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("demo")
-    def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo's outputs"),
-             quiet: bool = typer.Option(False, "--quiet", help="print only the list of files written")) -> None:
-        """Run the main job on bundled defaults: size, cost, mix, build the workbook, reconcile."""
-        make_folder(out)
-        book = PriceBook.current()
-        written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
-        written += _workbooks(out, book, quiet)
-        written += _loop(out, quiet)
-        console.print("\n[bold]wrote[/]\n" + "\n".join(f"  {p}" for p in written))
+    app.command("demo")(demo)
+
+
+def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo's outputs"),
+         quiet: bool = typer.Option(False, "--quiet", help="print only the list of files written")) -> None:
+    """Run the main job on bundled defaults: size, cost, mix, build the workbook, reconcile."""
+    make_folder(out)
+    book = PriceBook.current()
+    written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
+    written += _workbooks(out, book, quiet)
+    written += _loop(out, quiet)
+    console.print("\n[bold]wrote[/]\n" + "\n".join(f"  {p}" for p in written))
 
 
 def _size(out: Path, book: PriceBook, quiet: bool) -> Path:
@@ -87,8 +89,7 @@ def _tco(out: Path, book: PriceBook, quiet: bool) -> Path:
 
 
 def _mix(out: Path, book: PriceBook, quiet: bool) -> Path:
-    from ..mix import Campaign, WorkloadShape, generate_profile, optimize_mix
-    from ..mix.price_options import options_from_prices
+    from ..mix import Campaign, WorkloadShape, generate_profile, optimize_mix, options_from_prices
 
     shape = WorkloadShape(peak_units=12, trough_ratio=0.35, annual_growth=0.3, noise=0.05,
                           campaigns=(Campaign(start_day=318, days=3, multiplier=3.0),))
@@ -111,8 +112,7 @@ def _mix(out: Path, book: PriceBook, quiet: bool) -> Path:
 def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     from templates.builder import build_template
 
-    from ..reconcile.history import HISTORY_FILE
-    from ..reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+    from ..reconcile import HISTORY_FILE, SAMPLE_MONTH, sample_bill_paths
     from .reconcile import reconcile_to_workbook
 
     plan = build_template(out / "llm-finops-plan.xlsx", prices=book)
@@ -132,7 +132,7 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
 
 def _loop(out: Path, quiet: bool) -> list[Path]:
     """Step 6: ``finops plan next`` on the bundled sample metrics, bills and demo plan."""
-    from ..reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+    from ..reconcile import SAMPLE_MONTH, sample_bill_paths
     from . import app
 
     args = ["plan", "next", "--plan", str(out / "llm-finops-plan.xlsx"), "--history", str(out), "--month",

@@ -19,6 +19,7 @@ from ..errors import InputError
 from ..files import make_folder
 from ..money import Money
 from ._console import console, err_console
+from ._options import SERVING_LINES
 
 __all__ = ["is_metrics", "observed_month", "register", "served_by"]
 
@@ -55,8 +56,7 @@ def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequen
 
     from connectors.prometheus import pull_month, read_saved
 
-    from ..serving import realize
-    from ..serving.load_tests import parse_load_test_option, read_load_tests
+    from ..serving import parse_load_test_option, read_load_tests, realize
 
     _check_sources(metrics, prometheus)
     tests = [parse_load_test_option(v) for v in load_tests]
@@ -69,7 +69,7 @@ def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequen
 def served_by(month: str, serving: Path | None, plan: Path, metrics: Sequence[Path] | None, prometheus: str | None,
               step_s: float, load_tests: Sequence[str] = ()):  # type: ignore[no-untyped-def]
     """The review's hook: a reconciliation -> the realized month, with its line costs and billed GPU-hours."""
-    from ..serving.realized import billed_gpu_hours
+    from ..serving import billed_gpu_hours
 
     def served(rec):  # type: ignore[no-untyped-def]
         return observed_month(month, serving, plan, metrics, prometheus, step_s,
@@ -94,74 +94,75 @@ def register(app: typer.Typer) -> None:
     plan_app = typer.Typer(name="plan", no_args_is_help=True, help="The planning loop: the next month's plan.")
     app.add_typer(plan_app)
 
-    @plan_app.command("next")
-    def plan_next(
-        plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
-        history: Path = typer.Option(..., "--history", help="folder of the loop's history (throughput corrections)"),
-        month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month production served"),
-        metrics: list[Path] | None = typer.Option(None, "--metrics", metavar="FILE...",
-                                                     help="saved /api/v1/query_range answers; repeat"),
-        prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
-                                                 help="a live Prometheus (token from FINOPS_PROMETHEUS_TOKEN)"),
-        serving: Path | None = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)"),
-        bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...",
-                                                   help="the month's FOCUS bills: line costs and commitments bought"),
-        load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
-                                                    help="a load-test result of a serving line's configuration "
-                                                         "(as `finops calibrate` reads); repeat"),
-        growth: float = typer.Option(1.0, "--growth", help="demand of the next month over the observed one"),
-        horizon_months: int = typer.Option(12, "--horizon-months", help="months over which commitments are judged"),
-        step: float = typer.Option(_DEFAULT_STEP_S, "--step", help="--prometheus: query resolution in seconds"),
-        out: Path = typer.Option(Path("plan-next.xlsx"), "--out", help="the next plan (.xlsx)"),
-        quiet: bool = typer.Option(False, "--quiet", help="print nothing but errors"),
-        more: list[Path] | None = typer.Argument(None, hidden=True, metavar="FILE",
-                                                    help="further files, as in --metrics a.json b.json: .json and "
-                                                         ".json.gz are metrics, the rest bills"),
-    ) -> None:
-        """Write next month's plan: observed demand x growth, fleets re-sized, commitments re-optimized."""
-        from templates.plan_next_writer import write_next_plan
-        from templates.plan_reader import read_plan
+    plan_app.command("next")(plan_next)
 
-        from ..serving.commitments import sunk_commitments
-        from ..serving.next_month import plan_next_month
-        from ..sizing.corrections import CORRECTIONS_FILE, CorrectionTable
 
-        if not growth > 0:
-            raise InputError(f"--growth must be a positive number, got {growth}", hint="1.1 plans 10 % more demand")
-        if history.exists() and not history.is_dir():
-            raise InputError("--history must be a folder", hint="the corrections are kept in this folder")
-        metrics = list(metrics or []) + [p for p in more or [] if is_metrics(p)]
-        bills = list(bills or []) + [p for p in more or [] if not is_metrics(p)]
-        _check_sources(metrics, prometheus)
-        if out.exists() and plan.exists() and out.resolve() == plan.resolve():
-            raise InputError("--out is the input plan; the input plan is never modified",
-                             hint="write the next plan to another file, e.g. --out plan-next.xlsx")
-        plan_values = read_plan(plan)
-        costs, commitments, gpu_hours = {}, [], None
-        if bills:
-            from ..reconcile import reconcile_month
-            from ..serving.realized import billed_gpu_hours
+def plan_next(
+    plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
+    history: Path = typer.Option(..., "--history", help="folder of the loop's history (throughput corrections)"),
+    month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month production served"),
+    serving: Path | None = SERVING_LINES,
+    metrics: list[Path] | None = typer.Option(None, "--metrics", metavar="FILE...",
+                                                 help="saved /api/v1/query_range answers; repeat"),
+    prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
+                                             help="a live Prometheus (token from FINOPS_PROMETHEUS_TOKEN)"),
+    bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...",
+                                               help="the month's FOCUS bills: line costs and commitments bought"),
+    load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
+                                                help="a load-test result of a serving line's configuration "
+                                                     "(as `finops calibrate` reads); repeat"),
+    growth: float = typer.Option(1.0, "--growth", help="demand of the next month over the observed one"),
+    horizon_months: int = typer.Option(12, "--horizon-months", help="months over which commitments are judged"),
+    step: float = typer.Option(_DEFAULT_STEP_S, "--step", help="--prometheus: query resolution in seconds"),
+    out: Path = typer.Option(Path("plan-next.xlsx"), "--out", help="the next plan (.xlsx)"),
+    quiet: bool = typer.Option(False, "--quiet", help="print nothing but errors"),
+    more: list[Path] | None = typer.Argument(None, hidden=True, metavar="FILE",
+                                                help="further files, as in --metrics a.json b.json: .json and "
+                                                     ".json.gz are metrics, the rest bills"),
+) -> None:
+    """Write next month's plan: observed demand x growth, fleets re-sized, commitments re-optimized."""
+    from templates.plan_next_writer import write_next_plan
+    from templates.plan_reader import read_plan
 
-            rec = reconcile_month(plan_values, list(bills), month)
-            costs = {line.plan_line: line.actual for line in rec.lines}
-            gpu_hours = billed_gpu_hours(rec)
-            commitments = sunk_commitments(list(bills), plan_values.mapping)
-        observed = observed_month(month, serving, plan, metrics, prometheus, step, costs, load_test or (), gpu_hours)
-        _warn_ignored(observed)
-        corrections_path = history / CORRECTIONS_FILE
-        nxt = plan_next_month(observed, growth=growth, corrections=CorrectionTable.read(corrections_path),
-                              commitments=commitments, horizon_months=horizon_months, costs=costs)
-        written = write_next_plan(plan, plan_values, nxt, month, out)
-        make_folder(history)
-        nxt.corrections.write(corrections_path)
-        if quiet:
-            return
-        table = Table("plan line", "GPUs now", "GPUs next", "sunk", "new commitments", "per month", "correction",
-                      title=f"{nxt.month}: next plan from {month} (growth {growth:g})")
-        for n in nxt.lines:
-            table.add_row(n.plan_line, str(n.realized.gpus), "" if n.gpus is None else str(n.gpus), str(n.sunk_units),
-                          ", ".join(f"{u} x {k}" for k, u in sorted(n.committed_units.items())) or "-",
-                          "" if n.budget is None else str(n.budget.rounded()),
-                          f"{n.factor:.3f} +-{n.band:.0%}")
-        console.print(table)
-        console.print(f"wrote {written} and {corrections_path}")
+    from ..serving import plan_next_month, sunk_commitments
+    from ..sizing import CORRECTIONS_FILE, CorrectionTable
+
+    if not growth > 0:
+        raise InputError(f"--growth must be a positive number, got {growth}", hint="1.1 plans 10 % more demand")
+    if history.exists() and not history.is_dir():
+        raise InputError("--history must be a folder", hint="the corrections are kept in this folder")
+    metrics = list(metrics or []) + [p for p in more or [] if is_metrics(p)]
+    bills = list(bills or []) + [p for p in more or [] if not is_metrics(p)]
+    _check_sources(metrics, prometheus)
+    if out.exists() and plan.exists() and out.resolve() == plan.resolve():
+        raise InputError("--out is the input plan; the input plan is never modified",
+                         hint="write the next plan to another file, e.g. --out plan-next.xlsx")
+    plan_values = read_plan(plan)
+    costs, commitments, gpu_hours = {}, [], None
+    if bills:
+        from ..reconcile import reconcile_month
+        from ..serving import billed_gpu_hours
+
+        rec = reconcile_month(plan_values, list(bills), month)
+        costs = {line.plan_line: line.actual for line in rec.lines}
+        gpu_hours = billed_gpu_hours(rec)
+        commitments = sunk_commitments(list(bills), plan_values.mapping)
+    observed = observed_month(month, serving, plan, metrics, prometheus, step, costs, load_test or (), gpu_hours)
+    _warn_ignored(observed)
+    corrections_path = history / CORRECTIONS_FILE
+    nxt = plan_next_month(observed, growth=growth, corrections=CorrectionTable.read(corrections_path),
+                          commitments=commitments, horizon_months=horizon_months, costs=costs)
+    written = write_next_plan(plan, plan_values, nxt, month, out)
+    make_folder(history)
+    nxt.corrections.write(corrections_path)
+    if quiet:
+        return
+    table = Table("plan line", "GPUs now", "GPUs next", "sunk", "new commitments", "per month", "correction",
+                  title=f"{nxt.month}: next plan from {month} (growth {growth:g})")
+    for n in nxt.lines:
+        table.add_row(n.plan_line, str(n.realized.gpus), "" if n.gpus is None else str(n.gpus), str(n.sunk_units),
+                      ", ".join(f"{u} x {k}" for k, u in sorted(n.committed_units.items())) or "-",
+                      "" if n.budget is None else str(n.budget.rounded()),
+                      f"{n.factor:.3f} +-{n.band:.0%}")
+    console.print(table)
+    console.print(f"wrote {written} and {corrections_path}")

@@ -23,56 +23,59 @@ def register(app: typer.Typer) -> None:
     app.add_typer(prices, name="prices")
     register_tokens(prices)
 
-    @prices.command("show")
-    def show(provider: str | None = typer.Option(None, help="aws or gcp"),
-             instance_type: str | None = typer.Option(None, "--instance-type"),
-             region: str | None = typer.Option(None),
-             pricing_model: str | None = typer.Option(None, "--pricing-model"),
-             as_json: bool = typer.Option(False, "--json", help="print a JSON list of price rows")) -> None:
-        """Print the matching rows of the current price book (bundled snapshot unless FINOPS_PRICE_BOOK is set)."""
-        book = PriceBook.current()
-        for kind, field, value in (("provider", "provider", provider), ("instance type", "instance_type",
-                                   instance_type), ("region", "region", region)):
-            if value:  # a typo is refused with the closest names, not shown as an empty table
-                Registry(f"{kind} in the price book", {getattr(r, field): r for r in book}).canonical(value)
-        if pricing_model:
-            Registry("pricing model", dict.fromkeys(PRICING_MODELS)).canonical(pricing_model)
-        book = book.filter(provider=provider, instance_type=instance_type, region=region, pricing_model=pricing_model)
-        if as_json:
-            print_json([row.to_record() for row in book])
-            return
-        table = _price_table(book)
-        if console.is_terminal:
-            console.print(table)
-        else:  # a pipe or a file gets every row on one line, whatever COLUMNS says
-            whole = Measurement.get(console, console.options.update_width(1000), table).maximum
-            Console(width=whole, highlight=False).print(table)
+    prices.command("show")(show)
+    prices.command("pull")(pull)
 
-    @prices.command("pull")
-    def pull(provider: str = typer.Option(..., help="aws or gcp"),
-             regions: list[str] | None = typer.Option(None, "--regions", help="repeat or comma-separate"),
-             instance_types: list[str] | None = typer.Option(None, "--instance-types"),
-             out: Path = typer.Option(Path("price-book.parquet"),
-                                      help="a .parquet or .csv file (the other format is written beside it, the "
-                                           "CSV being the workbook's Prices sheet); a .csv.gz alone is a snapshot"),
-             offer_file: Path | None = typer.Option(None, "--offer-file",
-                                                       help="price a downloaded bulk offer file instead of calling "
-                                                            "the API (aws)")) -> None:
-        """Pull current prices from a provider's API into a price-book file (nothing written on failure)."""
-        from connectors import provider as connector
 
-        module = connector(provider)
-        if offer_file is not None:
-            reader = getattr(module, "read_offer_file", None)
-            if reader is None:
-                raise InputError(f"--offer-file is not supported for provider {provider!r}", hint="use --provider aws")
-            book = reader(offer_file, instance_types=_split(instance_types), regions=_split(regions))
-        else:
-            book = module.pull_prices(regions=_split(regions), instance_types=_split(instance_types))
-        written = [book.write_csv(path) if path.name.endswith((".csv", ".csv.gz")) else book.write_parquet(path)
-                   for path in _outputs(out)]
-        console.print(f"wrote {len(book)} prices to {', '.join(map(str, written))}; "
-                      f"use it with FINOPS_PRICE_BOOK={written[0]}")
+def show(provider: str | None = typer.Option(None, help="aws or gcp"),
+         instance_type: str | None = typer.Option(None, "--instance-type"),
+         region: str | None = typer.Option(None),
+         pricing_model: str | None = typer.Option(None, "--pricing-model"),
+         as_json: bool = typer.Option(False, "--json", help="print a JSON list of price rows")) -> None:
+    """Print the matching rows of the current price book (bundled snapshot unless FINOPS_PRICE_BOOK is set)."""
+    book = PriceBook.current()
+    for kind, field, value in (("provider", "provider", provider), ("instance type", "instance_type",
+                               instance_type), ("region", "region", region)):
+        if value:  # a typo is refused with the closest names, not shown as an empty table
+            Registry(f"{kind} in the price book", {getattr(r, field): r for r in book}).canonical(value)
+    if pricing_model:
+        Registry("pricing model", dict.fromkeys(PRICING_MODELS)).canonical(pricing_model)
+    book = book.filter(provider=provider, instance_type=instance_type, region=region, pricing_model=pricing_model)
+    if as_json:
+        print_json([row.to_record() for row in book])
+        return
+    table = _price_table(book)
+    if console.is_terminal:
+        console.print(table)
+    else:  # a pipe or a file gets every row on one line, whatever COLUMNS says
+        whole = Measurement.get(console, console.options.update_width(1000), table).maximum
+        Console(width=whole, highlight=False).print(table)
+
+
+def pull(provider: str = typer.Option(..., help="aws or gcp"),
+         regions: list[str] | None = typer.Option(None, "--regions", help="repeat or comma-separate"),
+         instance_types: list[str] | None = typer.Option(None, "--instance-types"),
+         out: Path = typer.Option(Path("price-book.parquet"),
+                                  help="a .parquet or .csv file (the other format is written beside it, the "
+                                       "CSV being the workbook's Prices sheet); a .csv.gz alone is a snapshot"),
+         offer_file: Path | None = typer.Option(None, "--offer-file",
+                                                   help="price a downloaded bulk offer file instead of calling "
+                                                        "the API (aws)")) -> None:
+    """Pull current prices from a provider's API into a price-book file (nothing written on failure)."""
+    from connectors import provider as connector
+
+    module = connector(provider)
+    if offer_file is not None:
+        reader = getattr(module, "read_offer_file", None)
+        if reader is None:
+            raise InputError(f"--offer-file is not supported for provider {provider!r}", hint="use --provider aws")
+        book = reader(offer_file, instance_types=_split(instance_types), regions=_split(regions))
+    else:
+        book = module.pull_prices(regions=_split(regions), instance_types=_split(instance_types))
+    written = [book.write_csv(path) if path.name.endswith((".csv", ".csv.gz")) else book.write_parquet(path)
+               for path in _outputs(out)]
+    console.print(f"wrote {len(book)} prices to {', '.join(map(str, written))}; "
+                  f"use it with FINOPS_PRICE_BOOK={written[0]}")
 
 
 def register_tokens(prices: typer.Typer) -> None:

@@ -26,12 +26,19 @@ from ..depreciation import parse_month
 from ..errors import InputError, Location
 from ..files import locked, one_unit, recover
 from ..money import to_decimal
-from ..reconcile import Plan, Reconciliation, reconcile_month
-from ..reconcile.aggregation import MONTH_BASES, MonthBasis
-from ..reconcile.contract_commitments import read_contract_commitments
-from ..reconcile.history import HISTORY_FILE, History
-from ..reconcile.plan import usage_from_csv
+from ..reconcile import (
+    HISTORY_FILE,
+    MONTH_BASES,
+    History,
+    MonthBasis,
+    Plan,
+    Reconciliation,
+    read_contract_commitments,
+    reconcile_month,
+    usage_from_csv,
+)
 from ._console import console, err_console, print_json
+from ._options import SERVING_LINES
 
 #: The lock file of an output folder, held while a run reads and writes its history and review.
 LOCK_FILE = ".reconcile-history.lock"
@@ -222,115 +229,116 @@ def _print_summary(rec: Reconciliation, path: Path) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("reconcile")
-    def reconcile(
-        plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
-        month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month to reconcile"),
-        basis: str = typer.Option("invoice", "--basis", metavar="invoice|usage",
-                                  help="a charge's month: its invoice's (BillingPeriodStart, ties to the invoices) "
-                                       "or its usage's (ChargePeriodStart, usage-month accrual)"),
-        bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...", help="FOCUS files (.parquet, .csv, .csv.gz); repeat"),
-        out: Path = typer.Option(Path("."), "--out", help="folder for the review workbook and the history"),
-        sources: list[str] | None = typer.Option(None, "--from", metavar="PROVIDER:URI...",
-                                                    help="pull bills with a connector: aws:s3://... or gcp:bq://..."),
-        engine: str = typer.Option("duckdb", "--engine",
-                                   help="duckdb (local files), or bigquery/athena to aggregate where the bills live"),
-        table: str | None = typer.Option(None, "--table",
-                                            help="with --engine bigquery|athena: the FOCUS table (project.dataset.table)"),
-        table_lacks: list[str] | None = typer.Option(None, "--table-lacks", metavar="COLUMN",
-                                                        help="FOCUS columns the remote table does not have; repeat"),
-        project: str | None = typer.Option(None, "--project",
-                                              help="--engine bigquery: the project the query job runs in "
-                                                   "(default: GOOGLE_CLOUD_PROJECT / the credentials')"),
-        database: str | None = typer.Option(None, "--database",
-                                               help="--engine athena: database of an unqualified --table "
-                                                    "(or FINOPS_ATHENA_DATABASE)"),
-        workgroup: str | None = typer.Option(None, "--workgroup",
-                                                help="--engine athena: the workgroup (or FINOPS_ATHENA_WORKGROUP; "
-                                                     "default primary)"),
-        output_location: str | None = typer.Option(None, "--output-location",
-                                                      help="--engine athena: s3:// folder for query results, unless "
-                                                           "the workgroup sets one (or FINOPS_ATHENA_OUTPUT_LOCATION)"),
-        rate: list[str] | None = typer.Option(None, "--rate", metavar="CODE=RATE", help="CODE=RATE into the plan currency; repeat"),
-        usage: Path | None = typer.Option(None, "--usage",
-                                             help="CSV of token counts: Month, PlanLine, ActualMTokens"),
-        threshold: str = typer.Option("10", "--threshold", metavar="PCT",
-                                      help="flag lines more than PCT % over or under plan"),
-        fail_on_variance: str | None = typer.Option(None, "--fail-on-variance", metavar="PCT",
-                                                       help="exit 1 when a line is more than PCT % over plan"),
-        unmapped_csv: Path | None = typer.Option(None, "--unmapped-csv", metavar="FILE",
-                                                    help="write every unmapped charge group to this CSV "
-                                                         "(the review lists the 200 largest)"),
-        as_json: bool = typer.Option(False, "--json", help="print the totals as JSON"),
-        quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
-        in_place: bool = typer.Option(False, "--in-place",
-                                      help="also write Actuals and Variance sheets into the plan (backup kept)"),
-        metrics: list[Path] | None = typer.Option(None, "--metrics", metavar="FILE",
-                                                     help="saved Prometheus query_range answers: adds the Serving sheet"),
-        prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
-                                                 help="a live Prometheus instead of --metrics"),
-        serving: Path | None = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)"),
-        contract_commitments: Path | None = typer.Option(
-            None, "--contract-commitments", metavar="FILE",
-            help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from it"),
-        load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
-                                                    help="with --metrics/--prometheus: a load-test result of a "
-                                                         "serving line (as `finops calibrate` reads); repeat"),
-        more: list[str] | None = typer.Argument(None, hidden=True, metavar="FILE|PROVIDER:URI",
-                                                   help="further bill files or sources, as in --bills a.csv b.csv "
-                                                        "or --from aws:s3://... gcp:bq://..."),
-    ) -> None:
-        """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
-        run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-        month = parse_month(month)
-        threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
-        fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
-        month_basis = parse_basis(basis, remote=engine.lower() != "duckdb")
-        if in_place:
-            from templates.plan_actuals import check_in_place
+    app.command("reconcile")(reconcile)
 
-            check_in_place(plan)  # refuse before anything is written
-        where = {name: value for name, value in {"project": project, "database": database, "workgroup": workgroup,
-                                                 "output_location": output_location}.items() if value}
-        if engine.lower() != "duckdb":
-            if bills or sources or more:
-                raise InputError(f"--engine {engine} reads --table, not bill files or --from sources",
-                                 hint="drop --bills/--from, or drop --engine to reconcile local bills in DuckDB")
-            if unmapped_csv is not None:
-                raise InputError(f"--unmapped-csv is for local bills, not --engine {engine}",
-                                 hint="the review lists the 200 largest unmapped charge groups")
-            rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
-                                          rates=parse_rates(rate), threshold_pct=threshold_pct,
-                                          run_at=run_at, where=where)
-            _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
-                    fail_on_variance=fail_pct)
-            return
-        if where:
-            raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
-                             hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
-        from .plan import is_metrics
 
-        metrics = list(metrics or []) + [Path(v) for v in more or [] if is_metrics(Path(v))]
-        more = [v for v in more or [] if not is_metrics(Path(v))]
-        more_sources = [value for value in more or [] if _is_source(value)]
-        bills = list(bills or []) + [Path(value) for value in more or [] if value not in more_sources]
-        sources = list(sources or []) + more_sources
-        if not bills and not sources:
-            raise InputError("no bills given", hint="pass --bills FILE ... or --from aws:s3://... gcp:bq://...")
-        with tempfile.TemporaryDirectory(prefix="finops-bills-") as pulled:
-            paths = bills + _pull(sources or [], month, Path(pulled))
-            show = not quiet and not as_json and err_console.is_terminal
-            with Progress(TextColumn("reading bills"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                          TimeElapsedColumn(), console=err_console, transient=True, disable=not show) as bar:
-                task = bar.add_task("scan", total=100)
-                rec, path = reconcile_to_workbook(
-                    plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
-                    usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
-                    bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
-                    basis=month_basis, unmapped_csv=unmapped_csv, contract_commitments=contract_commitments,
-                    serving=_serving_figures(month, serving, plan, metrics, prometheus, load_test or []))
+def reconcile(
+    plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
+    month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month to reconcile"),
+    basis: str = typer.Option("invoice", "--basis", metavar="invoice|usage",
+                              help="a charge's month: its invoice's (BillingPeriodStart, ties to the invoices) "
+                                   "or its usage's (ChargePeriodStart, usage-month accrual)"),
+    bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...", help="FOCUS files (.parquet, .csv, .csv.gz); repeat"),
+    out: Path = typer.Option(Path("."), "--out", help="folder for the review workbook and the history"),
+    sources: list[str] | None = typer.Option(None, "--from", metavar="PROVIDER:URI...",
+                                                help="pull bills with a connector: aws:s3://... or gcp:bq://..."),
+    engine: str = typer.Option("duckdb", "--engine",
+                               help="duckdb (local files), or bigquery/athena to aggregate where the bills live"),
+    table: str | None = typer.Option(None, "--table",
+                                        help="with --engine bigquery|athena: the FOCUS table (project.dataset.table)"),
+    table_lacks: list[str] | None = typer.Option(None, "--table-lacks", metavar="COLUMN",
+                                                    help="FOCUS columns the remote table does not have; repeat"),
+    project: str | None = typer.Option(None, "--project",
+                                          help="--engine bigquery: the project the query job runs in "
+                                               "(default: GOOGLE_CLOUD_PROJECT / the credentials')"),
+    database: str | None = typer.Option(None, "--database",
+                                           help="--engine athena: database of an unqualified --table "
+                                                "(or FINOPS_ATHENA_DATABASE)"),
+    workgroup: str | None = typer.Option(
+        None, "--workgroup", help="--engine athena: the workgroup (or FINOPS_ATHENA_WORKGROUP; default primary)"),
+    output_location: str | None = typer.Option(None, "--output-location",
+                                                  help="--engine athena: s3:// folder for query results, unless "
+                                                       "the workgroup sets one (or FINOPS_ATHENA_OUTPUT_LOCATION)"),
+    rate: list[str] | None = typer.Option(None, "--rate", metavar="CODE=RATE", help="CODE=RATE into the plan currency; repeat"),
+    usage: Path | None = typer.Option(None, "--usage",
+                                         help="CSV of token counts: Month, PlanLine, ActualMTokens"),
+    threshold: str = typer.Option("10", "--threshold", metavar="PCT",
+                                  help="flag lines more than PCT % over or under plan"),
+    fail_on_variance: str | None = typer.Option(None, "--fail-on-variance", metavar="PCT",
+                                                   help="exit 1 when a line is more than PCT % over plan"),
+    unmapped_csv: Path | None = typer.Option(None, "--unmapped-csv", metavar="FILE",
+                                                help="write every unmapped charge group to this CSV "
+                                                     "(the review lists the 200 largest)"),
+    as_json: bool = typer.Option(False, "--json", help="print the totals as JSON"),
+    quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
+    in_place: bool = typer.Option(False, "--in-place",
+                                  help="also write Actuals and Variance sheets into the plan (backup kept)"),
+    metrics: list[Path] | None = typer.Option(None, "--metrics", metavar="FILE",
+                                                 help="saved Prometheus query_range answers: adds the Serving sheet"),
+    prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
+                                             help="a live Prometheus instead of --metrics"),
+    serving: Path | None = SERVING_LINES,
+    contract_commitments: Path | None = typer.Option(
+        None, "--contract-commitments", metavar="FILE",
+        help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from it"),
+    load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
+                                                help="with --metrics/--prometheus: a load-test result of a "
+                                                     "serving line (as `finops calibrate` reads); repeat"),
+    more: list[str] | None = typer.Argument(None, hidden=True, metavar="FILE|PROVIDER:URI",
+                                               help="further bill files or sources, as in --bills a.csv b.csv "
+                                                    "or --from aws:s3://... gcp:bq://..."),
+) -> None:
+    """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
+    run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+    month = parse_month(month)
+    threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
+    fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
+    month_basis = parse_basis(basis, remote=engine.lower() != "duckdb")
+    if in_place:
+        from templates.plan_actuals import check_in_place
+
+        check_in_place(plan)  # refuse before anything is written
+    where = {name: value for name, value in {"project": project, "database": database, "workgroup": workgroup,
+                                             "output_location": output_location}.items() if value}
+    if engine.lower() != "duckdb":
+        if bills or sources or more:
+            raise InputError(f"--engine {engine} reads --table, not bill files or --from sources",
+                             hint="drop --bills/--from, or drop --engine to reconcile local bills in DuckDB")
+        if unmapped_csv is not None:
+            raise InputError(f"--unmapped-csv is for local bills, not --engine {engine}",
+                             hint="the review lists the 200 largest unmapped charge groups")
+        rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
+                                      rates=parse_rates(rate), threshold_pct=threshold_pct,
+                                      run_at=run_at, where=where)
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
+        return
+    if where:
+        raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
+                         hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
+    from .plan import is_metrics
+
+    metrics = list(metrics or []) + [Path(v) for v in more or [] if is_metrics(Path(v))]
+    more = [v for v in more or [] if not is_metrics(Path(v))]
+    more_sources = [value for value in more or [] if _is_source(value)]
+    bills = list(bills or []) + [Path(value) for value in more or [] if value not in more_sources]
+    sources = list(sources or []) + more_sources
+    if not bills and not sources:
+        raise InputError("no bills given", hint="pass --bills FILE ... or --from aws:s3://... gcp:bq://...")
+    with tempfile.TemporaryDirectory(prefix="finops-bills-") as pulled:
+        paths = bills + _pull(sources or [], month, Path(pulled))
+        show = not quiet and not as_json and err_console.is_terminal
+        with Progress(TextColumn("reading bills"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                      TimeElapsedColumn(), console=err_console, transient=True, disable=not show) as bar:
+            task = bar.add_task("scan", total=100)
+            rec, path = reconcile_to_workbook(
+                plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
+                usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
+                bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
+                basis=month_basis, unmapped_csv=unmapped_csv, contract_commitments=contract_commitments,
+                serving=_serving_figures(month, serving, plan, metrics, prometheus, load_test or []))
+    _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
+            fail_on_variance=fail_pct)
 
 
 def _serving_figures(month: str, serving: Path | None, plan: Path, metrics: list[Path] | None,
@@ -382,7 +390,7 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     holds its keywords (project; database, workgroup, output location)."""
     from connectors import provider as connector
 
-    from ..reconcile.dialects import canonical_engine, reconcile_remote
+    from ..reconcile import canonical_engine, reconcile_remote
 
     name = canonical_engine(engine)
     if name not in _ENGINE_CONNECTOR:

@@ -14,17 +14,14 @@ from ._console import console, print_json
 from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 
 if TYPE_CHECKING:
-    from ..sizing.corrections import ThroughputCorrection
-    from ..sizing.engine_constants import Calibration
-    from ..sizing.managed import ApiOption
-    from ..sizing.workload import Workload
+    from ..sizing import ApiOption, Calibration, ThroughputCorrection, Workload
 
 # The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
 # for the commands that need none (finops reconcile).
 
 
 def _calibration(path: Path | None) -> Calibration | None:
-    from ..sizing.engine_constants import Calibration
+    from ..sizing import Calibration
 
     return Calibration.read(path) if path else None
 
@@ -34,8 +31,7 @@ def _with_step_time(path: Path | None, engine: str, step_time: str) -> Calibrati
     (:func:`~finops.sizing.performance.with_step_time`, what ``estimate(step_time=...)`` applies)."""
     from dataclasses import replace
 
-    from ..sizing.engine_constants import Calibration
-    from ..sizing.performance import with_step_time
+    from ..sizing import Calibration, with_step_time
 
     cal = _calibration(path)
     if step_time == "auto":
@@ -79,7 +75,7 @@ def _split(values: list[str] | None) -> list[str] | None:
 def _correction(path: Path | None, workload: Workload, gpus: list[str] | None, engine: str) -> ThroughputCorrection:
     """The correction ``path`` holds for the one GPU searched, this engine and the workload's model (none: 1)."""
     from ..catalog import get_accelerator
-    from ..sizing.corrections import CorrectionTable, ThroughputCorrection
+    from ..sizing import CorrectionTable, ThroughputCorrection
 
     if path is None:
         return ThroughputCorrection()
@@ -105,193 +101,195 @@ def _correction_line(correction: ThroughputCorrection) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    @app.command("estimate")
-    def estimate_command(
-            model: str = typer.Option(..., help="catalog alias, Hugging Face id, or path to a config.json"),
-            gpu: str = typer.Option(..., help="a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, "
-                                              "h20, b200, mi300x, mi325x, tpu-v5e, tpu-v5p, tpu-v6e"),
-            precision: str = typer.Option(..., help="fp32 | bf16 | fp16 | fp8 | int8 | int4"),
-            tp: int = typer.Option(1, help="tensor-parallel GPUs per replica"),
-            isl: int = typer.Option(..., help="input tokens per request"),
-            osl: int = typer.Option(..., help="output tokens per request"),
-            concurrency: str = typer.Option("max", help="running requests, or 'max' (offline throughput point)"),
-            engine: str = typer.Option("vllm", help=ENGINE_HELP),
-            engine_version: str | None = typer.Option(None, "--engine-version", help=ENGINE_VERSION_HELP),
-            cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
-            kv_precision: str | None = typer.Option(None, "--kv-precision",
-                                                    help="KV cache precision (default: the engine's for this checkpoint)"),
-            max_batch: int | None = typer.Option(None, "--max-batch",
-                                                 help="sequences the engine runs at once (default: the engine's)"),
-            prefill_token_budget: int | None = typer.Option(None, "--prefill-token-budget",
-                                                            help="prompt tokens per engine step (default: the engine's)"),
-            calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
-            step_time: str = typer.Option("auto", "--step-time",
-                                          help="auto (the calibration's choice per engine) | kernels (measured "
-                                               "kernel tables where they cover the step) | roofline"),
-            expert_parallel: bool = typer.Option(False, "--expert-parallel",
-                                                 help="a mixture-of-experts model's experts split by expert "
-                                                      "parallelism (vLLM --enable-expert-parallel) instead of TP"),
-            client: str = typer.Option("synchronized", "--client",
-                                       help="how the load test's clients run at a fixed concurrency: synchronized "
-                                            "(all start together, as the calibration's campaigns) | staggered "
-                                            "(a steady state, as AIPerf, GenAI-Perf, NIM's benchmarks); TTFT only"),
-            arrival_rate: float | None = typer.Option(None, "--arrival-rate",
-                                                      help="requests/s: add queueing delay, TTFT P50/P99"),
-            ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",
-                                                        help="with --arrival-rate: SLA attainment P_ok"),
-            as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
-        """Memory fit, TTFT, TPOT and throughput of one replica (GPU x precision x TP) at a concurrency.
+    app.command("estimate")(estimate_command)
+    app.command("size")(size_command)
 
-        With --arrival-rate, also the replica under that Poisson load ("under_load"): queueing delay,
-        TTFT P50/P99, ITL P99 and, with --ttft-target-ms, the share of requests within the target."""
-        from ..sizing.engine_versions import check_engine_version
-        from ..sizing.performance import estimate
-        from ..sizing.queueing import serve
-        from ..sizing.vendor_efficiency import ENGINE_EFFICIENCY
 
-        check_engine_version(engine.strip().lower(), engine_version)
+def estimate_command(
+        model: str = typer.Option(..., help="catalog alias, Hugging Face id, or path to a config.json"),
+        gpu: str = typer.Option(..., help="a10g, l4, l40s, a100-40gb, a100-80gb, h100-sxm, h100-pcie, h200, "
+                                          "h20, b200, mi300x, mi325x, tpu-v5e, tpu-v5p, tpu-v6e"),
+        precision: str = typer.Option(..., help="fp32 | bf16 | fp16 | fp8 | int8 | int4"),
+        tp: int = typer.Option(1, help="tensor-parallel GPUs per replica"),
+        isl: int = typer.Option(..., help="input tokens per request"),
+        osl: int = typer.Option(..., help="output tokens per request"),
+        concurrency: str = typer.Option("max", help="running requests, or 'max' (offline throughput point)"),
+        engine: str = typer.Option("vllm", help=ENGINE_HELP),
+        engine_version: str | None = typer.Option(None, "--engine-version", help=ENGINE_VERSION_HELP),
+        cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate, 0-1"),
+        kv_precision: str | None = typer.Option(None, "--kv-precision",
+                                                help="KV cache precision (default: the engine's for this checkpoint)"),
+        max_batch: int | None = typer.Option(None, "--max-batch",
+                                             help="sequences the engine runs at once (default: the engine's)"),
+        prefill_token_budget: int | None = typer.Option(None, "--prefill-token-budget",
+                                                        help="prompt tokens per engine step (default: the engine's)"),
+        calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
+        step_time: str = typer.Option("auto", "--step-time",
+                                      help="auto (the calibration's choice per engine) | kernels (measured "
+                                           "kernel tables where they cover the step) | roofline"),
+        expert_parallel: bool = typer.Option(False, "--expert-parallel",
+                                             help="a mixture-of-experts model's experts split by expert "
+                                                  "parallelism (vLLM --enable-expert-parallel) instead of TP"),
+        client: str = typer.Option("synchronized", "--client",
+                                   help="how the load test's clients run at a fixed concurrency: synchronized "
+                                        "(all start together, as the calibration's campaigns) | staggered "
+                                        "(a steady state, as AIPerf, GenAI-Perf, NIM's benchmarks); TTFT only"),
+        arrival_rate: float | None = typer.Option(None, "--arrival-rate",
+                                                  help="requests/s: add queueing delay, TTFT P50/P99"),
+        ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",
+                                                    help="with --arrival-rate: SLA attainment P_ok"),
+        as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Memory fit, TTFT, TPOT and throughput of one replica (GPU x precision x TP) at a concurrency.
 
-        result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
-                          osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
-                          cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
-                          calibration=_calibration(calibration), max_batch=max_batch,
-                          prefill_token_budget=prefill_token_budget, step_time=step_time.strip().lower(),
-                          expert_parallel=expert_parallel, client=client)
-        payload = result.to_dict()
-        if ttft_target_ms is not None and arrival_rate is None:
-            raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")
-        if arrival_rate is not None and result.fits:
-            payload["under_load"] = serve(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl,
-                                          arrival_rate=arrival_rate, engine=engine, cache_hit_rate=cache_hit_rate,
-                                          kv_precision=kv_precision, ttft_target_ms=ttft_target_ms,
-                                          calibration=_calibration(calibration)).to_dict()
-        if as_json:
-            print_json(payload)
-            return
-        table = Table("quantity", "value", title=f"{result.model} on {result.tp}x {result.gpu}, {result.precision}, "
-                                                 f"{result.engine}", show_header=False)
-        loaded = payload.pop("under_load", {})
-        rows = list(payload.items()) + [(f"under_load.{k}", v) for k, v in loaded.items()]
-        for key, value in rows:
-            table.add_row(key, _cell(value))
-        console.print(table)
-        chosen = "as asked" if kv_precision else f"{result.engine}'s default for a {result.precision} checkpoint"
-        console.print(f"KV cache: {result.kv_precision} ({chosen}); batch limit {result.max_batch}, "
-                      f"{result.prefill_token_budget:,} prompt tokens per step")
-        if result.output_tokens_per_s_band:
-            low, high = result.output_tokens_per_s_band
-            console.print(f"a load test would likely measure {low:,.0f}-{high:,.0f} output tokens/s "
-                          "(P10-P90 of the held-out error, docs/performance.md)")
-        if not result.calibrated:
-            console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
-                          f"for a {result.model_class} model of this size was not in the calibration data; these "
-                          "latencies are extrapolated (docs/performance.md)")
-        if result.efficiency_source != ENGINE_EFFICIENCY:
-            console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}'s, fitted on published "
-                          f"results of that vendor's accelerators (finops/data/calibration/"
-                          "published_other_accelerators.csv); the band is their held-out error")
-        if not result.fits:
-            console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
-                          "precision or a larger GPU")
+    With --arrival-rate, also the replica under that Poisson load ("under_load"): queueing delay,
+    TTFT P50/P99, ITL P99 and, with --ttft-target-ms, the share of requests within the target."""
+    from ..sizing import ENGINE_EFFICIENCY, NO_EFFICIENCY, check_engine_version, estimate, serve
 
-    @app.command("size")
-    def size_command(
-            preset: str | None = typer.Option(None, help="a named workload (an unknown name lists them)"),
-            workload: Path | None = typer.Option(None, help="a workload file (TOML or JSON)"),
-            engine: str = typer.Option("vllm", help=ENGINE_HELP),
-            engine_version: str | None = typer.Option(None, "--engine-version", help=ENGINE_VERSION_HELP),
-            pricing_model: str = typer.Option("on_demand", "--pricing-model",
-                                              help="on_demand, spot, reserved_1y, cud_1y, ..."),
-            gpus: list[str] | None = typer.Option(None, "--gpus", help="limit the GPUs (repeat or comma-separate)"),
-            precisions: list[str] | None = typer.Option(None, "--precisions", help="limit the precisions"),
-            top: int = typer.Option(10, help="how many options to print"),
-            rank_by: str = typer.Option("monthly_cost", "--rank-by", help="monthly_cost | cost_per_million"),
-            calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
-            step_time: str = typer.Option("auto", "--step-time", help="auto | kernels | roofline (finops estimate's)"),
-            corrections: Path | None = typer.Option(
-                None, "--corrections", help="throughput-corrections.json from `finops plan next`: size for the "
-                                            "throughput production delivered on one --gpus GPU"),
-            calibrated_only: bool = typer.Option(False, "--calibrated-only",
-                                                 help="only engine x GPU x precision x TP the calibration measured"),
-            confidence: float | None = typer.Option(
-                None, help="meet the SLOs even when the model is as optimistic as this quantile of its held-out "
-                           "error, e.g. 0.9"),
-            peak_to_average: float | None = typer.Option(
-                None, "--peak-to-average", help="peak over average load (default: the workload's, else 1), for "
-                                                "the cost per million tokens at the average load"),
-            demand_profile: Path | None = typer.Option(
-                None, "--demand-profile", help="an hourly demand CSV (finops mix's): its peak over its average "
-                                               "hour sets --peak-to-average"),
-            as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
-        """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first.
+    check_engine_version(engine.strip().lower(), engine_version)
 
-        Only combinations the engine runs are searched; the 'calibrated' column says whether the
-        latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
-        from ..mix.demand_units import peak_to_average as profile_peak_to_average
-        from ..mix.profile import read_demand
-        from ..sizing.corrections import corrected_search
-        from ..sizing.engine_versions import check_engine_version
-        from ..sizing.workload import presets, workload_from
+    result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
+                      osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
+                      cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
+                      calibration=_calibration(calibration), max_batch=max_batch,
+                      prefill_token_budget=prefill_token_budget, step_time=step_time.strip().lower(),
+                      expert_parallel=expert_parallel, client=client)
+    payload = result.to_dict()
+    if ttft_target_ms is not None and arrival_rate is None:
+        raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")
+    if arrival_rate is not None and result.fits:
+        payload["under_load"] = serve(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl,
+                                      arrival_rate=arrival_rate, engine=engine, cache_hit_rate=cache_hit_rate,
+                                      kv_precision=kv_precision, ttft_target_ms=ttft_target_ms,
+                                      calibration=_calibration(calibration)).to_dict()
+    if as_json:
+        print_json(payload)
+        return
+    table = Table("quantity", "value", title=f"{result.model} on {result.tp}x {result.gpu}, {result.precision}, "
+                                             f"{result.engine}", show_header=False)
+    loaded = payload.pop("under_load", {})
+    rows = list(payload.items()) + [(f"under_load.{k}", v) for k, v in loaded.items()]
+    for key, value in rows:
+        table.add_row(key, _cell(value))
+    console.print(table)
+    chosen = "as asked" if kv_precision else f"{result.engine}'s default for a {result.precision} checkpoint"
+    console.print(f"KV cache: {result.kv_precision} ({chosen}); batch limit {result.max_batch}, "
+                  f"{result.prefill_token_budget:,} prompt tokens per step")
+    if result.output_tokens_per_s_band:
+        low, high = result.output_tokens_per_s_band
+        console.print(f"a load test would likely measure {low:,.0f}-{high:,.0f} output tokens/s "
+                      "(P10-P90 of the held-out error, docs/performance.md)")
+    if not result.calibrated:
+        console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
+                      f"for a {result.model_class} model of this size was not in the calibration data; these "
+                      "latencies are extrapolated (docs/performance.md)")
+    if result.efficiency_source == NO_EFFICIENCY:
+        console.print(f"bandwidth and compute efficiencies: none measured. No calibration row or published "
+                      f"result of {result.engine} on this vendor's accelerators answers; the engine's "
+                      "constants are extrapolated unchecked (finops/catalog/data/README.md)")
+    elif result.efficiency_source != ENGINE_EFFICIENCY:
+        console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}'s, fitted on published "
+                      f"results of that vendor's accelerators (finops/data/calibration/"
+                      "published_other_accelerators.csv); the band is their held-out error")
+    if not result.fits:
+        console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
+                      "precision or a larger GPU")
 
-        check_engine_version(engine.strip().lower(), engine_version)
-        if (preset is None) == (workload is None):
-            raise InputError("give exactly one of --preset NAME or --workload FILE",
-                             hint=f"presets: {', '.join(presets())}")
-        chosen = workload_from(preset=preset, workload=workload)
-        if demand_profile is not None:
-            if peak_to_average is not None:
-                raise InputError("give --peak-to-average or --demand-profile, not both")
-            peak_to_average = profile_peak_to_average(read_demand(demand_profile).units, str(demand_profile))
+
+def size_command(
+        preset: str | None = typer.Option(None, help="a named workload (an unknown name lists them)"),
+        workload: Path | None = typer.Option(None, help="a workload file (TOML or JSON)"),
+        engine: str = typer.Option("vllm", help=ENGINE_HELP),
+        engine_version: str | None = typer.Option(None, "--engine-version", help=ENGINE_VERSION_HELP),
+        pricing_model: str = typer.Option("on_demand", "--pricing-model",
+                                          help="on_demand, spot, reserved_1y, cud_1y, ..."),
+        gpus: list[str] | None = typer.Option(None, "--gpus", help="limit the GPUs (repeat or comma-separate)"),
+        precisions: list[str] | None = typer.Option(None, "--precisions", help="limit the precisions"),
+        top: int = typer.Option(10, help="how many options to print"),
+        rank_by: str = typer.Option("monthly_cost", "--rank-by", help="monthly_cost | cost_per_million"),
+        calibration: Path | None = typer.Option(None, help="a calibration file from `finops calibrate`"),
+        step_time: str = typer.Option("auto", "--step-time", help="auto | kernels | roofline (finops estimate's)"),
+        corrections: Path | None = typer.Option(
+            None, "--corrections", help="throughput-corrections.json from `finops plan next`: size for the "
+                                        "throughput production delivered on one --gpus GPU"),
+        calibrated_only: bool = typer.Option(False, "--calibrated-only",
+                                             help="only engine x GPU x precision x TP the calibration measured"),
+        confidence: float | None = typer.Option(
+            None, help="meet the SLOs even when the model is as optimistic as this quantile of its held-out "
+                       "error, e.g. 0.9"),
+        peak_to_average: float | None = typer.Option(
+            None, "--peak-to-average", help="peak over average load (default: the workload's, else 1), for "
+                                            "the cost per million tokens at the average load"),
+        demand_profile: Path | None = typer.Option(
+            None, "--demand-profile", help="an hourly demand CSV (finops mix's): its peak over its average "
+                                           "hour sets --peak-to-average"),
+        as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
+    """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first.
+
+    Only combinations the engine runs are searched; the 'calibrated' column says whether the
+    latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
+    from ..mix import peak_to_average as profile_peak_to_average
+    from ..mix import read_demand
+    from ..sizing import check_engine_version, corrected_search, presets, workload_from
+
+    check_engine_version(engine.strip().lower(), engine_version)
+    if (preset is None) == (workload is None):
+        raise InputError("give exactly one of --preset NAME or --workload FILE",
+                         hint=f"presets: {', '.join(presets())}")
+    chosen = workload_from(preset=preset, workload=workload)
+    if demand_profile is not None:
         if peak_to_average is not None:
-            chosen = chosen.with_changes(peak_to_average=peak_to_average)
-        correction = _correction(corrections, chosen, _split(gpus), engine)
-        result = corrected_search(chosen, correction, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
-                                  pricing_model=pricing_model, top=_positive("top", top),
-                                  calibration=_with_step_time(calibration, engine, step_time.strip().lower()),
-                                  rank_by=rank_by,
-                                  calibrated_only=calibrated_only, confidence=confidence)
-        if as_json:
-            print_json({**result.to_dict(), "step_time": step_time.strip().lower(),
-                        **({"correction": _correction_dict(correction)} if corrections else {})})
-            return
-        if corrections is not None:
-            console.print(_correction_line(correction))
-        if not result.options:
-            console.print(f"[bold]no feasible configuration[/] for {result.workload}: {result.infeasible_reason}")
-            return
-        pct = chosen.slo_percentile.upper()
-        currencies = {o.monthly_cost.currency for o in result.options}
-        unit = next(iter(currencies)) if len(currencies) == 1 else "cost"   # else each cell names its currency
-        # Two-line cells and headers keep the ranking whole in an 80-column terminal; a longer value
-        # folds onto another line instead of being cut short.
-        table = Table("#", "configuration", "accel.\nused/paid", "instances", f"{unit}/\nmonth", f"{unit}/M\npk|avg",
-                      f"TTFT\n{pct} ms", f"ITL\n{pct} ms", "cal.", box=box.SIMPLE_HEAD, pad_edge=False,
-                      collapse_padding=True, title=f"{result.workload}: {result.candidates:,} configurations "
-                                                   f"searched\n({result.engine}, {result.pricing_model})")
-        for column in table.columns:
-            column.overflow = "fold"
-            column.no_wrap = column.header not in ("configuration", "instances")
-            column.min_width = {"configuration": 13, "instances": 16}.get(str(column.header))
-        for rank, o in enumerate(result.options, start=1):
-            ttft, itl = (o.ttft_p99_ms, o.itl_p99_ms) if pct == "P99" else (o.ttft_p50_ms, o.tpot_ms)
-            month, peak, average = (f"{m.amount:,.{places}f}" if unit != "cost" else str(m.rounded())
-                                    for m, places in ((o.monthly_cost, 0), (o.cost_per_million_output_tokens, 2),
-                                                      (o.cost_per_million_output_tokens_average, 2)))
-            table.add_row(str(rank), f"{o.gpu}\n{o.precision} TP{o.tp} x{o.replicas}", f"{o.gpus}/{o.gpus_paid}",
-                          f"{o.instances}x {o.instance_type}\n{o.region}", month, f"{peak}\n{average}", f"{ttft:,.0f}",
-                          f"{itl:.1f}", "yes" if o.calibrated else "no")
-        console.print(table)
-        if not all(o.calibrated for o in result.options):
-            console.print("cal. 'no': not calibrated, latencies extrapolated from H100/H200 measurements; "
-                          "confirm with a load test and `finops calibrate` (docs/performance.md)")
-        console.print("accel.: accelerators (GPUs, or TPU/Inferentia/Trainium chips) used by the replicas / paid "
-                      "for on whole instances; /M out: cost per million output tokens at the peak load running "
-                      f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "
-                      "still sized and paid for the peak (avg)")
-        _print_managed(result.managed, chosen)
-        if result.unpriced:
-            console.print(f"feasible but with no {result.pricing_model} price in the price book: "
-                          f"{', '.join(result.unpriced)}")
+            raise InputError("give --peak-to-average or --demand-profile, not both")
+        peak_to_average = profile_peak_to_average(read_demand(demand_profile).units, str(demand_profile))
+    if peak_to_average is not None:
+        chosen = chosen.with_changes(peak_to_average=peak_to_average)
+    correction = _correction(corrections, chosen, _split(gpus), engine)
+    result = corrected_search(chosen, correction, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
+                              pricing_model=pricing_model, top=_positive("top", top),
+                              calibration=_with_step_time(calibration, engine, step_time.strip().lower()),
+                              rank_by=rank_by,
+                              calibrated_only=calibrated_only, confidence=confidence)
+    if as_json:
+        print_json({**result.to_dict(), "step_time": step_time.strip().lower(),
+                    **({"correction": _correction_dict(correction)} if corrections else {})})
+        return
+    if corrections is not None:
+        console.print(_correction_line(correction))
+    if not result.options:
+        console.print(f"[bold]no feasible configuration[/] for {result.workload}: {result.infeasible_reason}")
+        return
+    pct = chosen.slo_percentile.upper()
+    currencies = {o.monthly_cost.currency for o in result.options}
+    unit = next(iter(currencies)) if len(currencies) == 1 else "cost"   # else each cell names its currency
+    # Two-line cells and headers keep the ranking whole in an 80-column terminal; a longer value
+    # folds onto another line instead of being cut short.
+    table = Table("#", "configuration", "accel.\nused/paid", "instances", f"{unit}/\nmonth", f"{unit}/M\npk|avg",
+                  f"TTFT\n{pct} ms", f"ITL\n{pct} ms", "cal.", box=box.SIMPLE_HEAD, pad_edge=False,
+                  collapse_padding=True, title=f"{result.workload}: {result.candidates:,} configurations "
+                                               f"searched\n({result.engine}, {result.pricing_model})")
+    for column in table.columns:
+        column.overflow = "fold"
+        column.no_wrap = column.header not in ("configuration", "instances")
+        column.min_width = {"configuration": 13, "instances": 16}.get(str(column.header))
+    for rank, o in enumerate(result.options, start=1):
+        ttft, itl = (o.ttft_p99_ms, o.itl_p99_ms) if pct == "P99" else (o.ttft_p50_ms, o.tpot_ms)
+        month, peak, average = (f"{m.amount:,.{places}f}" if unit != "cost" else str(m.rounded())
+                                for m, places in ((o.monthly_cost, 0), (o.cost_per_million_output_tokens, 2),
+                                                  (o.cost_per_million_output_tokens_average, 2)))
+        table.add_row(str(rank), f"{o.gpu}\n{o.precision} TP{o.tp} x{o.replicas}", f"{o.gpus}/{o.gpus_paid}",
+                      f"{o.instances}x {o.instance_type}\n{o.region}", month, f"{peak}\n{average}", f"{ttft:,.0f}",
+                      f"{itl:.1f}", "yes" if o.calibrated else "no")
+    console.print(table)
+    if not all(o.calibrated for o in result.options):
+        console.print("cal. 'no': not calibrated, latencies extrapolated from H100/H200 measurements; "
+                      "confirm with a load test and `finops calibrate` (docs/performance.md)")
+    console.print("accel.: accelerators (GPUs, or TPU/Inferentia/Trainium chips) used by the replicas / paid "
+                  "for on whole instances; /M out: cost per million output tokens at the peak load running "
+                  f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "
+                  "still sized and paid for the peak (avg)")
+    _print_managed(result.managed, chosen)
+    if result.unpriced:
+        console.print(f"feasible but with no {result.pricing_model} price in the price book: "
+                      f"{', '.join(result.unpriced)}")
 
 
 def _print_managed(managed: list[ApiOption], workload: Workload) -> None:

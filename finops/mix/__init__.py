@@ -12,13 +12,15 @@ profiles from FOCUS bills in ``finops.mix.usage`` (they load HiGHS and the bill 
 ``docs/mix.md`` for the method.
 """
 
+from .demand_units import in_instances, peak_to_average, resolve_unit
 from .dispatch import cost_mix
 from .ladder import LadderPlan, plan_ladder
 from .levers import ShapingEffect, load_shaping
 from .optimize import optimize_mix
 from .options import MixOption, OptionKind, check_options, read_options_csv
-from .profile import Campaign, WorkloadShape, generate_profile, read_demand_csv, write_demand_csv
-from .recommenders import Recommendation, compare_recommenders
+from .price_options import options_from_prices
+from .profile import Campaign, WorkloadShape, generate_profile, read_demand, read_demand_csv, write_demand_csv
+from .recommenders import Recommendation, compare_recommenders, recommenders_for
 from .result import MixResult, OptionOutcome
 from .scenarios import Scenario, ScenarioPlan, plan_scenarios, stress_test
 
@@ -38,12 +40,18 @@ __all__ = [
     "compare_recommenders",
     "cost_mix",
     "generate_profile",
+    "in_instances",
     "load_shaping",
     "optimize_mix",
+    "options_from_prices",
+    "peak_to_average",
     "plan_ladder",
     "plan_scenarios",
+    "read_demand",
     "read_demand_csv",
     "read_options_csv",
+    "recommenders_for",
+    "resolve_unit",
     "stress_test",
     "write_demand_csv",
 ]

@@ -3,8 +3,9 @@
 Each hour, committed units serve from the bottom in increasing variable cost (zero-variable-cost
 reservations first, owned servers with a power cost above them), then spot tiers cheapest first up to
 their hourly cap, then on-demand takes the rest. Unit-hours are summed in floats (pairwise; they are
-physics); money is ``Decimal``: units x hourly_cost x hours + variable_cost x unit-hours for committed
-options, hourly_cost x unit-hours for flexible ones.
+physics); money is ``Decimal``: the commitment per hour x hours + variable_cost x unit-hours for committed
+options (:func:`finops.commitments.commitment_per_hour`: units x hourly_cost, for a savings plan the spend
+``S`` that covers those units at its discounted rate), hourly_cost x unit-hours for flexible ones.
 
 >>> import numpy as np
 >>> from decimal import Decimal
@@ -23,6 +24,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from ..commitments import commitment_per_hour
 from ..errors import InputError
 from ..money import Money, to_decimal
 from .duration_curve import flexible_tiers, merit_order
@@ -67,10 +69,10 @@ def cost_mix(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption],
         energy = served.get(option.name, 0.0)
         if option.committed:
             count = int(units.get(option.name, 0))
-            cost = (Money(option.hourly_cost, currency) * count * hours_paid
-                    + Money(option.variable_cost, currency) * to_decimal(energy))
+            per_hour = commitment_per_hour(option.kind, count, Money(option.hourly_cost, currency))
+            cost = per_hour * hours_paid + Money(option.variable_cost, currency) * to_decimal(energy)
             outcomes.append(OptionOutcome(option.name, option.kind, count, energy, cost,
-                                          Money(option.upfront, currency) * count))
+                                          Money(option.upfront, currency) * count, per_hour))
         else:
             outcomes.append(OptionOutcome(option.name, option.kind, None, energy,
                                           Money(option.hourly_cost, currency) * to_decimal(energy)))

@@ -2,7 +2,9 @@
 
 Each pool (an instance type in a region) has its own hourly demand and options; a spend-based
 savings plan of S per hour (paid every hour) covers, each hour, eligible usage in any pool at that
-pool's plan rate, sum_p rate_p u_p,t <= S; a capex budget caps sum of units x upfront. Pools without
+pool's plan rate, sum_p rate_p u_p,t <= S (the spend commitment of :mod:`finops.commitments`); a pool's
+plan rate is its ``plan_rate``, else the discounted rate of its ``savings_plan`` option, which with a
+shared plan is that plan and no per-pool units; a capex budget caps sum of units x upfront. Pools without
 a coupling are solved one by one with the exact duration-curve DP. With a coupling the hourly model
 
     min  sum_p,k c_p,k T x_p,k + T S + sum_t w_t sum_p [sum_k v_p,k y_p,k,t + sum_i q_p,i z_p,i,t + p_p o_p,t]
@@ -31,13 +33,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_DOWN, Decimal
 
 import numpy as np
 from scipy import sparse
 from scipy.optimize import Bounds, LinearConstraint, OptimizeResult, linprog, milp
 
+from ..commitments import BASIS
 from ..errors import InputError
 from ..money import Money, quantize
 from .dispatch import as_demand, cheapest_on_demand, cost_mix, hourly_dispatch
@@ -46,7 +49,7 @@ from .optimize import optimize_mix
 from .options import MixOption, check_options
 from .result import MixResult
 
-__all__ = ["Pool", "PoolsResult", "compress_hours", "evaluate_pools", "hourly_lp_bound", "optimize_pools"]
+__all__ = ["Pool", "PoolsResult", "compress_hours", "evaluate_pools", "hourly_lp_bound", "optimize_pools", "plan_pools"]
 
 DEFAULT_REPRESENTATIVES = 48  # within 0.013 % of the full 8,760-hour LP on the benchmark (benchmarks/bench_mix.py)
 PLAN_STEP = Decimal("0.001")  # savings plan commitments are bought in steps of 0.001 per hour
@@ -105,6 +108,7 @@ def optimize_pools(pools: Sequence[Pool], *, shared_plan: bool = False, capex_bu
     distinct hours remain; 0 never clusters, which is exact but slow on a year), then re-costed
     exactly on every hour.
     """
+    pools = plan_pools(pools) if shared_plan else pools
     demand, currency = _checked(pools)
     budget = _budget(capex_budget, currency)
     if not shared_plan and budget is None:
@@ -124,10 +128,32 @@ def hourly_lp_bound(pools: Sequence[Pool], *, shared_plan: bool = False, capex_b
     Solved by HiGHS's interior-point method (a year of 60 pools takes about 14 minutes on one core). The
     benchmark measures the compressed answer against it; the gap bounds its distance from optimal.
     """
+    pools = plan_pools(pools) if shared_plan else pools
     demand, currency = _checked(pools)
     hours, weights = compress_hours(demand)
     return _solve(pools, hours, weights, float(demand.shape[0]), shared_plan, _budget(capex_budget, currency),
                   _interior_point).objective
+
+
+def plan_pools(pools: Sequence[Pool]) -> list[Pool]:
+    """The pools under one shared plan: a pool's spend-commitment option (``savings_plan``) is its rate under
+    the plan (``plan_rate``, unless given) and leaves its options; one ``S`` covers every pool.
+
+    >>> sp = Pool("a", np.array([1.0]), (MixOption("od", "on_demand", Decimal(10)),
+    ...                                  MixOption("sp", "savings_plan", Decimal(6))))
+    >>> [(p.plan_rate, [o.name for o in p.options]) for p in plan_pools([sp])]
+    [(Decimal('6'), ['od'])]
+    """
+    out = []
+    for pool in pools:
+        spend = [o for o in pool.options if BASIS.get(o.kind) == "spend"]
+        if not spend:
+            out.append(pool)
+            continue
+        rate = pool.plan_rate if pool.plan_rate is not None else min(o.hourly_cost for o in spend)
+        out.append(replace(pool, options=tuple(o for o in pool.options if BASIS.get(o.kind) != "spend"),
+                           plan_rate=rate))
+    return out
 
 
 def _budget(capex_budget: Money | None, currency: str) -> float | None:

@@ -1,9 +1,12 @@
-"""The ways to buy capacity for one pool: owned, reserved, savings plan / CUD, on-demand, spot.
+"""The ways to buy capacity for one pool: owned, reserved, savings plan, CUD, provisioned throughput,
+on-demand, spot (the kinds and their commitment basis: :mod:`finops.commitments`).
 
 A :class:`MixOption` prices one *unit* (a GPU, a server, an instance: whatever the demand profile
-counts). Committed kinds (``owned``, ``reserved``, ``savings_plan``) are bought in whole units and
-``hourly_cost`` is paid every hour of the horizon, used or not (upfront already amortized over the
-term, as FOCUS ``EffectiveCost`` does); ``variable_cost`` is paid only for unit-hours actually served
+counts). Committed kinds are paid every hour of the horizon, used or not (upfront already amortized
+over the term, as FOCUS ``EffectiveCost`` does): a resource commitment (``owned``, ``reserved``,
+``cud``, ``provisioned_throughput``) in whole units at ``hourly_cost`` each; a savings plan, a spend
+commitment, as ``S`` per hour at its discounted rate ``hourly_cost``, covering ``S / hourly_cost``
+units each hour (in one pool, found in steps of one unit's rate); ``variable_cost`` is paid only for unit-hours actually served
 (power for owned servers). Flexible kinds (``on_demand``, ``spot``) cost ``hourly_cost`` per
 unit-hour used; spot serves at most ``availability x min(max_share x demand, max_units)`` each hour.
 
@@ -25,10 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal, get_args
+from typing import get_args
 
 import numpy as np
 
+from ..commitments import COMMITTED_KINDS, OptionKind
 from ..errors import CurrencyMismatchError, InputError, Location, UnknownNameError
 from ..money import MAX_AMOUNT, to_decimal, to_price
 from ..registry import Registry
@@ -36,11 +40,6 @@ from ._csv import read_table
 
 __all__ = ["COMMITTED_KINDS", "MixOption", "OptionKind", "check_options", "read_options_csv"]
 
-#: ``cud``: a GCP committed-use discount (resource-based, per machine), a commitment kind of its own.
-#: ``provisioned_throughput``: a managed API's throughput bought for a term (Bedrock model units, Vertex AI GSUs),
-#: priced per demand unit by :mod:`finops.mix.provisioned_throughput`.
-OptionKind = Literal["owned", "reserved", "savings_plan", "cud", "provisioned_throughput", "on_demand", "spot"]
-COMMITTED_KINDS: frozenset[str] = frozenset({"owned", "reserved", "savings_plan", "cud", "provisioned_throughput"})
 _KINDS: Registry[str] = Registry("option kind", {k: k for k in get_args(OptionKind)},
                                  aliases={"ri": "reserved", "sp": "savings_plan", "committed_use": "cud",
                                           "pt": "provisioned_throughput",
@@ -88,7 +87,7 @@ class MixOption:
 
     @property
     def committed(self) -> bool:
-        """Bought in whole units and paid every hour (owned, reserved, savings plan)."""
+        """Paid every hour of the horizon, used or not (:data:`finops.commitments.COMMITTED_KINDS`)."""
         return self.kind in COMMITTED_KINDS
 
     def spot_capacity(self, demand: np.ndarray) -> np.ndarray:

@@ -20,16 +20,13 @@ profile; use the ladder on a 3-year profile).
 
 from __future__ import annotations
 
+from ..commitments import KIND_OF_PRICING_MODEL
 from ..errors import InputError
 from ..price_book import PriceBook
-from .options import MixOption, OptionKind
+from .options import MixOption
 
 __all__ = ["options_from_prices"]
 
-_KIND_OF_MODEL: dict[str, OptionKind] = {
-    "on_demand": "on_demand", "spot": "spot", "reserved_1y": "reserved", "reserved_3y": "reserved",
-    "savings_plan_1y": "savings_plan", "savings_plan_3y": "savings_plan", "cud_1y": "cud",
-    "cud_3y": "cud"}
 
 
 def options_from_prices(book: PriceBook, provider: str, instance_type: str, region: str, *,
@@ -45,7 +42,7 @@ def options_from_prices(book: PriceBook, provider: str, instance_type: str, regi
         term = row.term_hours or None
         if term is not None and term > horizon_hours:
             continue
-        kind = _KIND_OF_MODEL[row.pricing_model]
+        kind = KIND_OF_PRICING_MODEL[row.pricing_model]
         name = row.pricing_model + (f"-{row.payment_option}" if row.payment_option else "")
         options.append(MixOption(name, kind, row.hourly_cost, currency=row.currency, upfront=row.upfront_cost,
                                  term_hours=term, max_share=spot_share if kind == "spot" else None,

@@ -28,7 +28,10 @@ HOURS_PER_MONTH = 730
 
 @dataclass(frozen=True)
 class OptionOutcome:
-    """How one option is used: whole units (committed kinds only), unit-hours served and cost."""
+    """How one option is used: units (committed kinds only), unit-hours served and cost. A committed
+    option also states what it commits each hour (``commitment_per_hour``): a savings plan's spend
+    ``S``, covering ``units`` each hour at its discounted rate; a resource commitment's units x rate
+    (:func:`finops.commitments.commitment_per_hour`)."""
 
     name: str
     kind: str
@@ -36,6 +39,7 @@ class OptionOutcome:
     unit_hours: float
     cost: Money
     upfront: Money | None = None
+    commitment_per_hour: Money | None = None
 
 
 @dataclass(frozen=True)
@@ -110,9 +114,33 @@ class MixResult:
             "cost_per_month": cents(self.cost_per_month),
             "cost_per_year": cents(self.cost_per_year),
             "upfront": cents(self.upfront),
-            "options": [{
-                "name": o.name, "kind": o.kind, "units": o.units, "unit_hours": round(o.unit_hours, 6),
-                "share": round(self.share[o.name], 6),
-                "utilization": None if o.units is None else round(self.utilization[o.name], 6),
-                "cost": cents(o.cost)} for o in self.outcomes],
+            "options": [self._option_dict(o) for o in self.outcomes],
         }
+
+    def _option_dict(self, o: OptionOutcome) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": o.name, "kind": o.kind, "units": o.units, "unit_hours": round(o.unit_hours, 6),
+            "share": round(self.share[o.name], 6),
+            "utilization": None if o.units is None else round(self.utilization[o.name], 6),
+            "cost": quantize(o.cost.amount)}
+        if o.commitment_per_hour is not None:   # 0.001 a unit-hour: the step a spend commitment is bought in
+            out["commitment_per_hour"] = quantize(o.commitment_per_hour.amount, Decimal("0.001"))
+        return out
+
+    def table(self) -> list[list[Any]]:
+        """The recommendation as rows for a sheet: the header ``option, kind, units, share, cost``, one row
+        per option (units blank for on-demand and spot), then the total, the all-on-demand cost and the
+        savings (money as float, for a cell; ``FINOPS_MIX`` spills it).
+
+        >>> r = MixResult("USD", 1.0, 1.0, (OptionOutcome("od", "on_demand", None, 1.0, Money.of(2, "USD")),),
+        ...               Money.of(2, "USD"))
+        >>> r.table()[1], r.table()[-1]
+        (['od', 'on_demand', '', 1.0, 2.0], ['savings', '', '', '', 0.0])
+        """
+        rows: list[list[Any]] = [["option", "kind", "units", "share", "cost"]]
+        share = self.share
+        rows += [[o.name, o.kind, "" if o.units is None else o.units, share[o.name], float(o.cost.amount)]
+                 for o in self.outcomes]
+        rows += [[label, "", "", "", float(money.amount)] for label, money in (
+            ("total", self.total_cost), ("all on-demand", self.on_demand_only_cost), ("savings", self.savings))]
+        return rows

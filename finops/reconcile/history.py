@@ -15,7 +15,7 @@ A history written before a column existed is migrated when it is opened (:data:`
 A :class:`History` opens its file in one in-memory DuckDB of its own, attaching the file for each read or
 write and detaching it after (so the file is never held open between calls): starting a DuckDB database
 costs about 11 ms, attaching a file about 1-2 ms, and a run of a month reads its history four times before
-it records it (docs/reconcile.md, Session 10).
+it records it (docs/results.md, Reconcile speed, 2026-12-03).
 
 >>> import tempfile
 >>> db = Path(tempfile.mkdtemp()) / HISTORY_FILE

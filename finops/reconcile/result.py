@@ -13,6 +13,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
 
+from ..commitments import CommitmentBasis, basis_of
 from ..money import MONEY_CONTEXT, Money
 from .mapping import UNMAPPED
 from .tokens import LineTokens
@@ -88,6 +89,12 @@ class CommitmentLine:
     source: str
     first_month: str
     upfront_this_month: Money
+
+    @property
+    def basis(self) -> CommitmentBasis | None:
+        """``spend`` (a savings plan, a spend-based CUD) or ``resource`` (a reservation, a resource CUD) from
+        its FOCUS ``CommitmentDiscountType`` (:func:`finops.commitments.basis_of`); ``None`` if not billed."""
+        return basis_of(self.kind)
 
 
 @dataclass(frozen=True)

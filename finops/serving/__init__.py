@@ -12,9 +12,12 @@ predicted throughput is kept by :mod:`finops.sizing.corrections`, which the sizi
 
 from __future__ import annotations
 
+from .commitments import sunk_commitments
 from .histogram import Histogram, histogram_from_buckets
+from .load_tests import parse_load_test_option, read_load_tests
 from .metric_names import ENGINE_METRICS, engines, known_metric_names, metric_names
-from .realized import RealizedLine, ServingMonth, month_window, realize
+from .next_month import NextPlan, plan_next_month
+from .realized import RealizedLine, ServingMonth, billed_gpu_hours, month_window, realize
 from .series import Gap, Series, counter_steps, gaps, hourly_increase, increase
 from .serving_lines import SERVING_COLUMNS, ServingLine, assign, read_serving_lines, serving_lines_from_rows
 
@@ -23,11 +26,13 @@ __all__ = [
     "SERVING_COLUMNS",
     "Gap",
     "Histogram",
+    "NextPlan",
     "RealizedLine",
     "Series",
     "ServingLine",
     "ServingMonth",
     "assign",
+    "billed_gpu_hours",
     "counter_steps",
     "engines",
     "gaps",
@@ -37,7 +42,11 @@ __all__ = [
     "known_metric_names",
     "metric_names",
     "month_window",
+    "parse_load_test_option",
+    "plan_next_month",
+    "read_load_tests",
     "read_serving_lines",
     "realize",
     "serving_lines_from_rows",
+    "sunk_commitments",
 ]

@@ -8,8 +8,9 @@ row (provider, sub-account, service, instance type, region, tags), given by the 
 reconciliation maps charges with (:func:`~finops.reconcile.mapping.plan_line_sql`); it covers the
 line's instances in its region (and of its instance type, when the bill names one: ``x_InstanceType``,
 else ``SkuPriceDetails.InstanceType``). Its unused balance is the ``EffectiveCost`` of
-its rows with ``CommitmentDiscountStatus = 'Unused'`` in the bills. A spend-based commitment (unit a
-currency: savings plans, spend CUDs) buys no fixed number of instances and is listed, not counted.
+its rows with ``CommitmentDiscountStatus = 'Unused'`` in the bills. A spend-based commitment (FOCUS type
+``Spend``, unit a currency: savings plans, spend CUDs; :func:`finops.commitments.basis_of`) buys no fixed
+number of instances and is listed, not counted.
 
 What an instance-hour commitment costs a later month (:meth:`SunkCommitment.amortization`) is its
 straight-line amortization over the hours ``h`` of that month it still runs, of a month of ``H`` hours:
@@ -29,6 +30,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+from ..commitments import basis_of
 from ..money import Money
 from ..reconcile.aggregation import INSTANCE_TYPE
 from ..reconcile.mapping import UNMAPPED, plan_line_sql
@@ -114,7 +116,8 @@ def sunk_commitments(bills: Sequence[Path], mapping: Sequence[MappingRule]) -> l
         con.close()
     out = []
     for cid, kind, line, instance_type, region, start, quantity, unit, unused, upfront, recurring, currency in rows:
-        by_hours = (unit or "").lower() == "hours" and quantity
+        # a resource commitment counted in instance-hours is capacity; a spend one covers no fixed instances
+        by_hours = basis_of(kind, unit) == "resource" and (unit or "").lower() == "hours" and quantity
         start = start.replace(tzinfo=None)
         out.append(SunkCommitment(cid, line or UNMAPPED, kind or "", 1 if by_hours else 0, region or "",
                                   instance_type or "", start,

@@ -97,7 +97,7 @@ _PARAMETERS: dict[str, tuple[float, float, float]] = {
 # where an engine replays the step as one CUDA graph; bounded to 30 us, about 10 kernels of a decoder layer
 # at 3 us each (unbounded, it traded against the per-step overhead: 31-90 us depending on the model held
 # out, and leave-one-model-out TPOT went 9.7 -> 12.4 %). It replaced a decode speed relative to the tables
-# (0.8-1.25; session 16), which scaled the large compute-bound GEMMs of a maximum-throughput batch by the
+# (0.8-1.25), which scaled the large compute-bound GEMMs of a maximum-throughput batch by the
 # launch savings of the campaigns' small ones: NVIDIA's published long-decode rows read up to 1.46x with
 # it, 1.21x with the credit (docs/performance.md, "The decode credit"). The prefill speed relative to the
 # tables (whose engine version is not the measured rows') stays a factor, bounded to 0.8-1.25 so that it

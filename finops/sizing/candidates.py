@@ -43,7 +43,6 @@ from .memory import (
 )
 from .performance import ReplicaPhysics, replica_physics
 from .support import supports
-from .vendor_efficiency import efficiency_source
 
 __all__ = ["CandidateTable", "candidate_table", "clear_candidate_tables"]
 
@@ -126,7 +125,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
     for gpu_id in gpus:
         device = get_accelerator(gpu_id)
         vendor = calibration.vendor_efficiency(engine, device)
-        source = efficiency_source(vendor)
+        source = calibration.efficiency_source(engine, device)
         ratios = tuple(calibration.band_ratios(engine, metric, kind, vendor) for metric in ("ttft_ms", "tpot_ms"))
         for precision in precisions:
             if not device.supports(precision) or (precision == "fp16" and "bf16" in precisions):

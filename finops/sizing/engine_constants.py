@@ -17,11 +17,11 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from ..catalog import Accelerator, ModelSpec
+from ..catalog import Accelerator, ModelSpec, accelerators
 from ..errors import InputError
 from ..files import write_atomically
 from ..registry import Registry
-from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, ratio_at
+from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, efficiency_source, ratio_at
 
 __all__ = ["BAND_METRICS", "CALIBRATED_TPS", "DEFAULT_ENGINE", "ENGINES", "KERNEL_CLASSES", "SIZE_REACH", "Calibration",
            "Coverage", "Engine", "EngineConstants", "model_class"]
@@ -159,6 +159,30 @@ class Calibration:
         if entry is None or gpu.id not in entry.gpus:
             return None
         return None if any(key[0] == gpu.id for key in self.measured.get(engine, {})) else entry
+
+    def measured_vendors(self, engine: str) -> frozenset[str]:
+        """The vendors of the catalog accelerators ``engine`` was measured on (derived from ``measured``).
+
+        >>> sorted(Calibration.bundled().measured_vendors("vllm"))
+        ['nvidia']
+        """
+        known = accelerators()
+        return frozenset(known[key[0]].vendor for key in self.measured.get(engine, {}) if key[0] in known)
+
+    def efficiency_source(self, engine: str, gpu: Accelerator) -> str:
+        """Whose measurements give ``engine``'s ``eta_bw`` and ``eta_c`` on ``gpu``: a vendor fit's key
+        (``amd:vllm``), ``engine`` (the calibration rows measured an accelerator of ``gpu``'s vendor, or
+        the calibration records none: constants given by hand), or ``none`` (no measurement answers: an
+        accelerator of a vendor nothing measured under this engine).
+
+        >>> from finops.catalog import get_accelerator
+        >>> cal = Calibration.bundled()
+        >>> [cal.efficiency_source(e, get_accelerator(g)) for e, g in
+        ...  (("vllm", "h100-sxm"), ("vllm", "mi300x"), ("sglang", "mi300x"), ("vllm", "tpu-v6e"))]
+        ['engine', 'amd:vllm', 'none', 'none']
+        """
+        vendors = self.measured_vendors(engine)
+        return efficiency_source(self.vendor_efficiency(engine, gpu), not vendors or gpu.vendor in vendors)
 
     def band(self, engine: str, metric: str, level: float, model_class: str | None = None,
              vendor: VendorEfficiency | None = None) -> float | None:

@@ -87,7 +87,7 @@ from .memory import (
     weight_bytes,
 )
 from .support import check_supported
-from .vendor_efficiency import VendorEfficiency, efficiency_source
+from .vendor_efficiency import VendorEfficiency
 
 __all__ = ["CLIENTS", "STEP_TIMES", "Estimate", "Latency", "PromptTerms", "ReplicaPhysics", "decode_latency", "estimate",
            "prompt_terms", "replica_latency", "replica_physics", "scheduling_delay", "with_client", "with_step_time"]
@@ -206,7 +206,7 @@ def scheduling_delay(c: EngineConstants, step: Any, batch: Any = 1.0) -> Any:
     ``a`` decode steps to be scheduled and ``f`` outside the GPU (HTTP, tokenizer) for every request;
     ``d`` steps of admission for a prompt that arrives while others run (an empirical term fitted per
     engine on fixed-concurrency rows of 4-512 clients, with the step times fixed: the bundled fit has
-    16 steps for TRT-LLM, 3 for vLLM, 34 for SGLang (session 16); no engine documents its admission policy in these
+    16 steps for TRT-LLM, 3 for vLLM, 34 for SGLang; no engine documents its admission policy in these
     terms). ``(b - 1) / b`` makes it vanish for one client, whose TTFT is its prefill plus
     ``a x step + f``, and tends to ``d`` steps as the batch grows.
 
@@ -399,7 +399,8 @@ class Estimate:
     effective_bandwidth_efficiency: float | None
     calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
     step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
-    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows) or a vendor fit, e.g. "amd:vllm"
+    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows), a vendor fit, e.g. "amd:vllm",
+    #                         or "none" (no measurement of this vendor under this engine answers)
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
@@ -441,7 +442,7 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
 #: ``staggered``: out of step, the steady state AIPerf, GenAI-Perf and NIM's benchmarks measure after warm-up: no
 #: wave and no admission wait; the closed-loop wait behind the others' prompts (``q``) stays. On NVIDIA NIM's
 #: published rows (tests/sizing/test_published_fixed_concurrency.py, never fitted) TTFT at 5-50 clients reads
-#: 1.32-2.28x synchronized and 0.79-0.95x staggered (docs/performance.md; session 16's constants).
+#: 1.32-2.28x synchronized and 0.79-0.95x staggered (docs/performance.md; the bundled constants).
 CLIENTS: dict[str, dict[str, float]] = {
     "synchronized": {},
     "staggered": {"prefill_burst": 0.0, "admission_steps": 0.0},
@@ -550,7 +551,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
         "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
         "step_time_source": "kernels" if kernels else "roofline",
-        "efficiency_source": efficiency_source(vendor)}
+        "efficiency_source": cal.efficiency_source(engine_name, device)}
     if not fit.fits:
         return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,

@@ -1,5 +1,5 @@
 """Published serving results on accelerators outside the measured kernel tables, and the per-vendor
-efficiencies fitted on them (issue 11, point 5).
+efficiencies fitted on them.
 
 ``finops/data/calibration/published_other_accelerators.csv`` holds one published figure per line (source
 URL, date, engine version and conditions on every line; :func:`published_rows`). A row is predicted as
@@ -28,12 +28,11 @@ from importlib import resources
 
 import numpy as np
 
-from ..catalog import accelerators, get_accelerator
+from ..catalog import get_accelerator
 from ..errors import InputError
 from .engine_constants import Calibration
-from .kernels import kernel_gpus
 from .performance import estimate
-from .vendor_efficiency import BAND_LEVELS, VendorEfficiency
+from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, vendor_gpus
 
 __all__ = ["PUBLISHED_FILE", "PublishedRow", "fit_vendor", "held_out", "predict", "published_rows", "vendor_gpus",
            "with_vendors"]
@@ -95,17 +94,6 @@ def published_rows() -> list[PublishedRow]:
     return rows
 
 
-def vendor_gpus(vendor: str) -> tuple[str, ...]:
-    """The catalog accelerators of ``vendor`` that no measured kernel table covers: those a vendor fit
-    speaks for.
-
-    >>> vendor_gpus("amd")
-    ('mi300x', 'mi325x')
-    """
-    tables = set(kernel_gpus())
-    return tuple(a.id for a in accelerators().values() if a.vendor == vendor and a.id not in tables)
-
-
 def predict(rows: Sequence[PublishedRow], calibration: Calibration) -> np.ndarray:
     """The product's figure for each row's metric at its configuration."""
     out = np.empty(len(rows))
@@ -135,7 +123,7 @@ def fit_vendor(rows: Sequence[PublishedRow], calibration: Calibration, source: s
 
     def entry(x: np.ndarray) -> VendorEfficiency:
         bw, eta_c = (float(v) for v in np.exp(x))
-        return VendorEfficiency(vendor=vendor, engine=engine, gpus=vendor_gpus(vendor), bandwidth_efficiency=bw,
+        return VendorEfficiency(vendor=vendor, engine=engine, bandwidth_efficiency=bw,
                                 compute_efficiency=eta_c, rows=len(rows), source=source)
 
     def residuals(x: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@
 One concept per module:
 
 * :mod:`.owned`: CAPEX and OPEX of owned servers month by month, levelized cost, NPV, seed 003's ``tco``;
-* :mod:`.cloud`: on-demand, reserved with upfront, savings plans and CUDs, spot;
+* :mod:`.cloud`: on-demand, reserved with upfront, spot (commitments over usage: :mod:`finops.commitments`);
 * :mod:`.unit_cost`: per GPU-hour, per replica-month, per million input and output tokens;
 * :mod:`.levers`: the seeds' cost levers, each as money per month;
 * :mod:`.compare`: owned hardware against the price book for a steady fleet;
@@ -16,18 +16,17 @@ Straight-line depreciation lives in :mod:`finops.depreciation`.
 Money(amount=Decimal('4356000'), currency='CNY')
 """
 
+from ..commitments import CommitmentOutcome, resource_commitment_cost, spend_commitment_cost
 from .cloud import (
     CloudMonth,
-    CommitmentOutcome,
     amortized_hourly,
     blended_hourly,
     recurring_hourly,
     reserved_schedule,
-    resource_commitment_cost,
-    spend_commitment_cost,
     spot_effective_hourly,
 )
 from .compare import TOTAL_BASIS, Comparison, OptionCost, OptionKind, SpotPolicy, cloud_rows, compare_options
+from .from_sizing import prefix_cache_from_sizing, quantization_from_sizing, replica_cost
 from .levers import (
     LeverEffect,
     LeverName,
@@ -60,11 +59,49 @@ from .unit_cost import (
 )
 
 __all__ = [
-    "OWNED_BASES", "TOTAL_BASIS", "CloudMonth", "CommitmentOutcome", "Comparison", "LeverEffect", "LeverName", "OptionCost",
-    "OptionKind", "OwnedBasis", "OwnedMonth", "OwnedNode", "OwnedTco", "ReferenceCase", "SpotPolicy", "TokenCosts", "amortized_hourly",
-    "blended_hourly", "capital_recovery_factor", "cloud_rows", "compare_options", "cost_per_gpu_hour",
-    "cost_per_million_tokens", "cost_per_million_tokens_at_average", "cost_per_replica_month", "load_shaping", "npv", "owned_tco",
-    "prefill_time_share", "prefix_cache", "quantization", "recurring_hourly", "reference_case",
-    "reference_cases", "reserved_schedule", "resource_commitment_cost", "right_sizing", "spend_commitment_cost",
-    "spot_effective_hourly", "tco", "token_costs", "utilization",
+    "OWNED_BASES",
+    "TOTAL_BASIS",
+    "CloudMonth",
+    "CommitmentOutcome",
+    "Comparison",
+    "LeverEffect",
+    "LeverName",
+    "OptionCost",
+    "OptionKind",
+    "OwnedBasis",
+    "OwnedMonth",
+    "OwnedNode",
+    "OwnedTco",
+    "ReferenceCase",
+    "SpotPolicy",
+    "TokenCosts",
+    "amortized_hourly",
+    "blended_hourly",
+    "capital_recovery_factor",
+    "cloud_rows",
+    "compare_options",
+    "cost_per_gpu_hour",
+    "cost_per_million_tokens",
+    "cost_per_million_tokens_at_average",
+    "cost_per_replica_month",
+    "load_shaping",
+    "npv",
+    "owned_tco",
+    "prefill_time_share",
+    "prefix_cache",
+    "prefix_cache_from_sizing",
+    "quantization",
+    "quantization_from_sizing",
+    "recurring_hourly",
+    "reference_case",
+    "reference_cases",
+    "replica_cost",
+    "reserved_schedule",
+    "resource_commitment_cost",
+    "right_sizing",
+    "spend_commitment_cost",
+    "spot_effective_hourly",
+    "tco",
+    "token_costs",
+    "utilization",
 ]

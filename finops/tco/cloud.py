@@ -5,11 +5,8 @@ Formulas:
 * **Reserved / committed use with an upfront payment** (AWS RIs no/partial/all upfront): the effective
   hourly rate is ``recurring hourly fee + upfront / term hours``, as FOCUS 1.2 ``EffectiveCost``
   amortizes the upfront over the term; the cash (``BilledCost``) view pays the upfront in the first month.
-* **Spend commitment** (AWS Savings Plans): commit ``c`` per hour of discounted-rate spend; each hour
-  pays ``c`` plus the usage the commitment does not cover at on-demand rates:
-  ``cost_h = c + max(0, units_h - c / discounted_rate) x on_demand_rate``.
-* **Resource commitment** (GCP resource-based committed use discounts, reserved capacity): commit
-  ``n`` units; each hour pays ``n x committed_rate + max(0, units_h - n) x on_demand_rate``.
+* **Spend and resource commitments** (savings plans; reservations and CUDs over a usage profile): the one
+  model of :mod:`finops.commitments` (``spend_commitment_cost``, ``resource_commitment_cost``).
 * **Spot** (AWS Spot, GCP Spot VMs): work lost to interruptions is redone, and part of the intended
   spot hours falls back to on-demand when capacity is missing::
 
@@ -26,19 +23,16 @@ Money(amount=Decimal('2.85'), currency='USD')
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 
 from ..depreciation import month_index, month_label
 from ..errors import InputError
-from ..money import MONEY_CONTEXT, Money, Number
+from ..money import Money, Number
 from ..price_book import PriceRow
-from ._inputs import HOURS_PER_MONTH, money, positive, share, whole
+from ._inputs import HOURS_PER_MONTH, money, share, whole
 
-__all__ = ["CloudMonth", "CommitmentOutcome", "amortized_hourly", "blended_hourly", "recurring_hourly",
-           "reserved_schedule", "resource_commitment_cost", "spend_commitment_cost", "spot_effective_hourly"]
+__all__ = ["CloudMonth", "amortized_hourly", "blended_hourly", "recurring_hourly", "reserved_schedule",
+           "spot_effective_hourly"]
 
 
 def amortized_hourly(upfront: Money, recurring_hourly: Money, term_hours: int) -> Money:
@@ -98,84 +92,6 @@ def reserved_schedule(upfront: Money, recurring: Money, term_months: int, units:
     return [CloudMonth(month_label(first + k), monthly_fee + (upfront * units if k == 0 else
                                                               Money.zero(upfront.currency)), effective)
             for k in range(term_months)]
-
-
-@dataclass(frozen=True)
-class CommitmentOutcome:
-    """What a commitment cost over a usage profile, and how well it was used."""
-
-    cost: Money                  # commitment fee + on-demand overflow
-    commitment: Money            # the fee paid for the commitment over the profile
-    overflow: Money              # usage above the commitment, at on-demand rates
-    on_demand_only: Money        # the same usage all at on-demand rates
-    utilization: float           # share of the commitment consumed
-    coverage: float              # share of the usage (unit-hours) the commitment covered
-
-    @property
-    def savings(self) -> Money:
-        return self.on_demand_only - self.cost
-
-
-def _usage(units: float | Sequence[float], hours: int | None) -> list[float]:
-    if isinstance(units, (int, float, Decimal)):
-        profile = [float(units)] * whole(hours, "hours")  # type: ignore[arg-type]
-    else:
-        profile = [float(u) for u in units]
-    if not profile:
-        raise InputError("the usage profile is empty", hint="give hourly units, or units and hours")
-    for h, u in enumerate(profile):
-        if not math.isfinite(u) or u < 0:
-            raise InputError(f"usage units must be finite and >= 0, got {u!r} in hour {h}")
-    return profile
-
-
-def _outcome(profile: list[float], capacity: float, fee: Money, on_demand_rate: Money) -> CommitmentOutcome:
-    """Cost a profile against ``capacity`` units committed each hour for ``fee`` in total."""
-    covered = math.fsum(min(u, capacity) for u in profile)
-    overflow_units = math.fsum(max(0.0, u - capacity) for u in profile)
-    total_units = math.fsum(profile)
-    overflow = on_demand_rate * repr(overflow_units)
-    return CommitmentOutcome(
-        cost=fee + overflow, commitment=fee, overflow=overflow, on_demand_only=on_demand_rate * repr(total_units),
-        utilization=covered / (capacity * len(profile)) if capacity else 0.0,
-        coverage=covered / total_units if total_units else 1.0)
-
-
-def resource_commitment_cost(usage_units: float | Sequence[float], committed_units: Number, committed_rate: Money,
-                             on_demand_rate: Money, *, hours: int | None = None) -> CommitmentOutcome:
-    """Cost of committing ``committed_units`` (paid every hour) with on-demand overflow.
-
-    ``usage_units`` is units needed per hour, or one steady figure with ``hours``.
-
-    >>> out = resource_commitment_cost([2, 4, 6], 4, Money.of(3, "USD"), Money.of(5, "USD"))
-    >>> str(out.cost), round(out.utilization, 4), round(out.coverage, 4), str(out.savings)
-    ('46.00 USD', 0.8333, 0.8333, '14.00 USD')
-    """
-    money(committed_rate, "committed_rate")
-    money(on_demand_rate, "on_demand_rate", committed_rate.currency)
-    units = positive(committed_units, "committed_units", allow_zero=True)
-    profile = _usage(usage_units, hours)
-    return _outcome(profile, float(units), committed_rate * units * len(profile), on_demand_rate)
-
-
-def spend_commitment_cost(usage_units: float | Sequence[float], commit_per_hour: Money, discounted_rate: Money,
-                          on_demand_rate: Money, *, hours: int | None = None) -> CommitmentOutcome:
-    """Cost of a spend commitment (``commit_per_hour`` of discounted-rate usage) with on-demand overflow.
-
-    The commitment covers ``commit_per_hour / discounted_rate`` units each hour and is paid in full.
-
-    >>> out = spend_commitment_cost([1, 3], Money.of(4, "USD"), Money.of(2, "USD"), Money.of(5, "USD"))
-    >>> str(out.cost), out.utilization, out.coverage
-    ('13.00 USD', 0.75, 0.75)
-    """
-    money(commit_per_hour, "commit_per_hour")
-    money(discounted_rate, "discounted_rate", commit_per_hour.currency)
-    money(on_demand_rate, "on_demand_rate", commit_per_hour.currency)
-    if discounted_rate.amount <= 0:
-        raise InputError(f"discounted_rate must be > 0, got {discounted_rate}")
-    profile = _usage(usage_units, hours)
-    capacity = float(MONEY_CONTEXT.divide(commit_per_hour.amount, discounted_rate.amount))
-    return _outcome(profile, capacity, commit_per_hour * len(profile), on_demand_rate)
 
 
 def spot_effective_hourly(spot_rate: Money, on_demand_rate: Money, *, lost_work_share: Number = 0,

@@ -35,8 +35,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
 
+from ..commitments import BASIS, KIND_OF_PRICING_MODEL, OptionKind, commitment_per_hour
 from ..errors import CurrencyMismatchError, InputError
 from ..money import Money, Number, quantize, to_decimal
 from ..price_book import PriceRow
@@ -52,10 +52,6 @@ __all__ = ["TOTAL_BASIS", "Comparison", "OptionCost", "OptionKind", "SpotPolicy"
 TOTAL_BASIS = ("what the horizon commits you to: owned purchases + OPEX - resale - the residual value still held "
                "(never its book value); commitments every month of their term; on-demand and spot the horizon")
 
-OptionKind = Literal["owned", "on_demand", "reserved", "savings_plan", "cud", "spot"]
-
-_KIND = {"on_demand": "on_demand", "spot": "spot", "reserved_1y": "reserved", "reserved_3y": "reserved",
-         "savings_plan_1y": "savings_plan", "savings_plan_3y": "savings_plan", "cud_1y": "cud", "cud_3y": "cud"}
 
 
 @dataclass(frozen=True)
@@ -181,7 +177,10 @@ def _plain(value: Money) -> str:
 def _cloud_option(row: PriceRow, gpus: int, months: int, rate: Money, kind: OptionKind, name: str,
                   note: str) -> OptionCost:
     instances = math.ceil(gpus / max(row.gpu_count, 1))
-    monthly = rate * (instances * max(row.gpu_count, 1) * HOURS_PER_MONTH)
+    gpus_run = instances * max(row.gpu_count, 1)
+    # a commitment commits its hourly figure on its basis (a savings plan: S = GPUs x discounted rate per hour)
+    hourly = commitment_per_hour(kind, gpus_run, rate) if kind in BASIS else rate * gpus_run
+    monthly = hourly * HOURS_PER_MONTH
     term = row.term_hours // HOURS_PER_MONTH
     past = max(0, term - months)
     if past:  # only a commitment has a term, and only spot (no term) comes with a note of its own
@@ -222,7 +221,7 @@ def compare_options(gpus: int, months: int, owned: OwnedNode | None, prices: Ite
         label += f" {row.payment_option}" if row.payment_option and row.term_hours else ""
         rate = Money.of(row.per_gpu_hour, row.currency)
         if row.pricing_model != "spot":
-            options.append(_cloud_option(row, gpus, months, rate, _KIND[row.pricing_model], label, ""))
+            options.append(_cloud_option(row, gpus, months, rate, KIND_OF_PRICING_MODEL[row.pricing_model], label, ""))
             continue
         on_demand = [r for r in rows if r.pricing_model == "on_demand" and r.provider == row.provider
                      and r.instance_type == row.instance_type and r.region == row.region]

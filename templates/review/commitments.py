@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from finops.money import Money
-from finops.reconcile.result import CommitmentLine, Reconciliation
+from finops.reconcile import CommitmentLine, Reconciliation
 
 from ..sheets._table import Column, write_table
 from .page import ReviewStyles, review_sheet

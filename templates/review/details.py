@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from finops.money import Money
-from finops.reconcile.result import Reconciliation
+from finops.reconcile import Reconciliation
 
 from ..sheets._table import write_table
 from .page import ReviewStyles, review_sheet, write_wrapped

@@ -9,8 +9,7 @@ from typing import Any
 
 from xlsxwriter.worksheet import Worksheet
 
-from finops.reconcile.history import MonthRecord
-from finops.reconcile.result import Reconciliation
+from finops.reconcile import MonthRecord, Reconciliation
 
 from ..sheets._table import Formula, TablePlace, write_table
 from .page import ReviewStyles, review_sheet

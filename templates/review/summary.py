@@ -9,7 +9,7 @@ from typing import Any
 
 from xlsxwriter.worksheet import Worksheet
 
-from finops.reconcile.result import GroupVariance, Reconciliation, variance_share
+from finops.reconcile import GroupVariance, Reconciliation, variance_share
 
 from ..sheets._table import Formula, TablePlace, write_table
 from .page import ReviewStyles, review_sheet

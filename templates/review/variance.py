@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from finops.reconcile.result import Reconciliation
+from finops.reconcile import Reconciliation
 
 from ..sheets._table import Column, Formula, TablePlace, write_table
 from .comments import COMMENT, PLAN_LINE, VARIANCE_TABLE

@@ -21,14 +21,13 @@ import numpy as np
 from xlsxwriter.utility import xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 
-from addin import udfs
 from finops.mix import Campaign, WorkloadShape, generate_profile
 from finops.price_book import PriceBook
-from finops.tco.reference import reference_case
+from finops.tco import reference_case
 
 from ..styles import Kind, Styles
+from . import _answers
 from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
-from .catalog import prices_range
 from .sizing import SizedRow
 from .workloads import WorkloadRow
 
@@ -62,7 +61,6 @@ def _profile(peak: float) -> np.ndarray:
 
 
 def _options(book: PriceBook) -> list[list[Any]]:
-    prices = prices_range(book)
     owned = float(reference_case("h100").node.cost_per_gpu_hour(cost_of_capital=True).amount)
     rows: list[list[Any]] = [["owned-h100", "owned", owned, None, 16]]
     for name, kind, model, share in (
@@ -71,7 +69,7 @@ def _options(book: PriceBook) -> list[list[Any]]:
         ("gcp-on-demand", "on_demand", "on_demand", None),
         ("gcp-spot", "spot", "spot", 0.3),
     ):
-        hourly = udfs.FINOPS_PRICE("gcp", _INSTANCE, model, _REGION, prices)
+        hourly = _answers.hourly_price(book, "gcp", _INSTANCE, model, _REGION)
         value = hourly / _GPUS if isinstance(hourly, float) else hourly
         rows.append(
             [
@@ -120,9 +118,7 @@ def write_mix(
     option_values = [
         [r[0], r[1], r[2].value if isinstance(r[2], Formula) else r[2], r[3], r[4]] for r in options
     ]
-    result = udfs.FINOPS_MIX(
-        [[float(u)] for u in demand], [[c.header for c in _OPTION_COLUMNS]] + option_values
-    )
+    result = _answers.mix_table([float(u) for u in demand], option_values)
     spill_top = place.row(place.rows) + 2
     ws.write_string(spill_top - 1, 4, "Recommendation: =FINOPS_MIX(MixDemand, MixOptions)", styles.label)
     if isinstance(result, str):  # the add-in rejected the inputs: show its message in the anchor cell

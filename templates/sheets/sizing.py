@@ -29,8 +29,8 @@ price book.
 
 Below the table, ``LLM_RANKING`` spills the cheapest configurations for the first workload.
 
-Every formula is stored with the value the add-in computes for it, by calling the add-in's own
-functions at build time, so a cell reads the same before and after recalculation.
+Every formula is stored with the value the add-in computes for it (the same core functions, called at
+build time: :mod:`._answers`), so a cell reads the same before and after recalculation.
 """
 
 from __future__ import annotations
@@ -41,13 +41,12 @@ from typing import Any
 
 from xlsxwriter.workbook import Workbook
 
-from addin import udfs
 from finops.price_book import PriceBook
 
 from ..styles import Kind, Styles
+from . import _answers
 from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
-from .catalog import prices_range
-from .workloads import WORKLOAD_COLUMNS, WorkloadRow
+from .workloads import WorkloadRow
 
 __all__ = ["SIZING_COLUMNS", "SizedRow", "sizing_formula", "write_sizing"]
 
@@ -110,8 +109,7 @@ def sizing_formula(workloads: TablePlace, i: int, field: str) -> str:
 
 def sizing_value(row: WorkloadRow, field: str, book: PriceBook) -> Any:
     """What ``LLM_SIZING`` answers for ``row`` and ``field`` (the cached value of that formula)."""
-    headers = [c.header for c in WORKLOAD_COLUMNS]
-    return udfs.LLM_SIZING(headers, row.values(), field, prices_range(book))
+    return _answers.sizing_figure(row.workload, (row.gpu, row.precision, row.tp, row.engine), field, book)
 
 
 def _row(i: int, row: WorkloadRow, w: TablePlace, s: TablePlace, book: PriceBook) -> tuple[list[Any], SizedRow]:
@@ -132,7 +130,7 @@ def _row(i: int, row: WorkloadRow, w: TablePlace, s: TablePlace, book: PriceBook
         conc = wl.peak_requests_per_hour / 3600 * wl.seconds_per_request * growth  # type: ignore[operator]
     elif wl.requests_per_user_per_hour is not None:
         conc = (
-            udfs.LLM_CONCURRENCY(
+            _answers.concurrency_of(
                 wl.dau, wl.online_share, wl.requests_per_user_per_hour, wl.seconds_per_request
             )
             * growth
@@ -147,9 +145,9 @@ def _row(i: int, row: WorkloadRow, w: TablePlace, s: TablePlace, book: PriceBook
         f"*{ref('Growth')}"
     )
     args = f"{ref('Model')},{ref('Gpu')},{ref('Precision')},{ref('TP')},{ref('ISL')},{ref('OSL')}"
-    weights = udfs.LLM_WEIGHTS_GIB(model, precision)
-    kv = udfs.LLM_KV_GIB(model, wl.isl + wl.osl, _roundup(conc))
-    max_conc = udfs.LLM_MAX_CONCURRENCY(model, gpu, precision, tp, wl.isl, wl.osl)
+    weights = _answers.weights_gib(model, precision)
+    kv = _answers.kv_gib(model, wl.isl + wl.osl, _roundup(conc))
+    max_conc = _answers.max_concurrency(model, gpu, precision, tp, wl.isl, wl.osl)
     fits = ("yes" if max_conc >= 1 else "no") if isinstance(max_conc, int) else max_conc
     answer = {header: sizing_value(row, header, book) for header, _, _ in _ANSWER}
     cells = [
@@ -175,8 +173,8 @@ def _ranking(ws: Any, styles: Styles, rows: list[WorkloadRow], workloads: TableP
     ws.write_string(top, 0, f"Cheapest configurations for {rows[0].workload.name} (on-demand; the first is "
                             "its Best* columns; accelerators: GPUs or chips)", styles.label)
     formula = f"=LLM_RANKING({workloads.row_range(None)},{workloads.row_range(0)},{_RANKED},PriceTable)"
-    headers = [c.header for c in WORKLOAD_COLUMNS]
-    result = udfs.LLM_RANKING(headers, rows[0].values(), _RANKED, prices_range(book))
+    first = rows[0]
+    result = _answers.ranking(first.workload, (first.gpu, first.precision, first.tp, first.engine), _RANKED, book)
     anchor = top + 1
     if isinstance(result, str):
         ws.write_formula(anchor, 0, formula, styles.bad, result)

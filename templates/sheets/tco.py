@@ -34,13 +34,12 @@ from typing import Any
 from xlsxwriter.utility import xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 
-from addin import udfs
 from finops.price_book import PriceBook
-from finops.tco.reference import reference_case
+from finops.tco import reference_case
 
 from ..styles import Styles
+from . import _answers
 from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
-from .catalog import prices_range
 from .sizing import SizedRow, sizing_formula, sizing_value
 from .workloads import WorkloadRow
 
@@ -101,7 +100,7 @@ def _seed003(ws: Any, wb: Workbook, styles: Styles, top: int) -> None:
             "TcoTotal",
             Formula(
                 "=FINOPS_TCO(TcoCapex,TcoOpexPerMonth,TcoMonths,TcoCurrency)",
-                udfs.FINOPS_TCO(capex, opex_month, months, currency),
+                _answers.tco_total(capex, opex_month, months, currency),
             ),
         ),
     )
@@ -135,7 +134,7 @@ def _owned_bases(ws: Any, wb: Workbook, styles: Styles, top: int, label_col: int
         ws.write_string(top + i, label_col, label)
         write_cell(ws, top + i, value_col,
                    Formula(f'=FINOPS_OWNED_TCO(TcoOwnedGpus,TcoOwnedMonths,"{basis}")',
-                           udfs.FINOPS_OWNED_TCO(gpus, months, basis)), styles.computed("usd"))
+                           _answers.owned_total(gpus, months, basis)), styles.computed("usd"))
 
 
 def write_tco(
@@ -163,10 +162,9 @@ def write_tco(
     top = 3 + len(_SEED003) + 5
     owned = float(reference_case("h100").node.cost_per_gpu_hour(cost_of_capital=True).amount)
     place = TablePlace("TCO", "tblTco", tuple(c.header for c in TCO_COLUMNS), top, 0, len(rows))
-    price_cells = prices_range(book)
     table = []
     for i, (row, answer) in enumerate(zip(rows, sized)):
-        table.append(_tco_row(i, row, answer, place, workloads, sizing, book, price_cells,
+        table.append(_tco_row(i, row, answer, place, workloads, sizing, book,
                               owned if row.gpu == "h100-sxm" else None))
     ws.write_string(
         top - 1,
@@ -197,7 +195,7 @@ def write_tco(
 
 
 def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, workloads: TablePlace,
-             sizing: TablePlace, book: PriceBook, price_cells: list[list[Any]], owned_hour: float | None) -> list[Any]:
+             sizing: TablePlace, book: PriceBook, owned_hour: float | None) -> list[Any]:
     """Formulas and cached values of ``tblTco`` row ``i``."""
 
     def own(header: str) -> str:
@@ -213,12 +211,12 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
     v = answer.values
     meets, why = answer.meets_targets, v["WhyNot"]
     provider, region, peak_tps = (sizing_value(row, f, book) for f in ("Provider", "Region", "OutputTokensPerS"))
-    hourly = udfs.FINOPS_PRICE(provider, v["InstanceType"], _PRICING_MODEL, region, price_cells) if meets else why
+    hourly = _answers.hourly_price(book, provider, v["InstanceType"], _PRICING_MODEL, region) if meets else why
     cloud_hour = v["Instances"] * hourly if meets else None
     cloud_month = cloud_hour * HOURS_PER_MONTH if meets else why
-    cloud_mtok = udfs.FINOPS_COST_PER_MTOK(cloud_hour, peak_tps) if meets else why
+    cloud_mtok = _answers.cost_per_mtok(cloud_hour, peak_tps) if meets else why
     owned_month = (v["Gpus"] * owned_hour * HOURS_PER_MONTH if owned_hour else "") if meets else why
-    owned_mtok = (udfs.FINOPS_COST_PER_MTOK(v["Gpus"] * owned_hour, peak_tps) if owned_hour else "") if meets \
+    owned_mtok = (_answers.cost_per_mtok(v["Gpus"] * owned_hour, peak_tps) if owned_hour else "") if meets \
         else why
     ratio = row.workload.peak_to_average
     cloud_avg = cloud_mtok * ratio if meets else why

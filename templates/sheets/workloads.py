@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from xlsxwriter.workbook import Workbook
 
 from finops.price_book import PriceBook
-from finops.sizing import PRECISIONS, SLO_PERCENTILES, Workload, memory_fit, presets
-from finops.sizing.engine_constants import ENGINES
-from finops.sizing.search import search
+from finops.sizing import ENGINES, PRECISIONS, SLO_PERCENTILES, Workload, memory_fit, presets, search
 
 from ..styles import Styles
 from ._table import Column, TablePlace, fit_for_print, titled_sheet, validate_column, write_table

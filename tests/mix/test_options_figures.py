@@ -5,6 +5,7 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
+from finops.commitments import BASIS
 from finops.errors import CurrencyMismatchError, InputError, Location, UnknownNameError
 from finops.mix.options import COMMITTED_KINDS, MixOption, check_options, read_options_csv
 
@@ -51,10 +52,12 @@ def test_edges_of_each_rule_are_allowed(fields):
 
 
 def test_committed_kinds():
+    """Every commitment has a basis (finops.commitments): a savings plan commits spend, the rest units."""
     assert COMMITTED_KINDS == {"owned", "reserved", "savings_plan", "cud", "provisioned_throughput"}
+    assert {k for k, basis in BASIS.items() if basis == "spend"} == {"savings_plan"}
     assert [MixOption("x", k, Decimal(1)).committed for k in ("owned", "reserved", "savings_plan", "cud",
-                                                               "provisioned_throughput", "on_demand", "spot")] == \
-        [True] * 5 + [False] * 2
+                                                               "provisioned_throughput", "on_demand", "spot")
+            ] == [True] * 5 + [False] * 2
 
 
 @pytest.mark.parametrize("fields, expected", [

@@ -1,4 +1,4 @@
-"""The fixed cost of a run, the part that does not grow with the bill (docs/reconcile.md, Session 10).
+"""The fixed cost of a run, the part that does not grow with the bill (docs/reconcile.md, Speed; docs/results.md).
 
 The history is read and recorded in one DuckDB database per run, attached for each call and free between
 calls; the comments of the review a re-run replaces are read in openpyxl's read-only mode; the review's parts

@@ -1,6 +1,8 @@
-"""What each Sizing column shows of a workload's answer (:class:`finops.sizing.choice.WorkloadSizing`).
+"""The named figures and the ranking table of a sizing answer, as the add-in and the workbook show them.
 
-``LLM_SIZING(headers, row, field)`` returns ``SIZING_FIELDS[field]`` of the row's answer. The planner's
+``SIZING_FIELDS[field]`` is one figure of a workload's answer (:class:`finops.sizing.choice.WorkloadSizing`):
+the add-in's ``LLM_SIZING(headers, row, field)`` returns it for a Workloads row, and the planning workbook
+stores it as that formula's value. The planner's
 choice is priced only when it meets the targets; otherwise its cost cells show why not, in a few
 words, and its deployment cells are blank, so no failing configuration reaches a total or a chart.
 The ``Best*`` fields are the first row of ``finops size`` for the same workload and price book.
@@ -15,16 +17,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from finops.errors import InputError
-from finops.registry import Registry
-from finops.sizing.choice import WorkloadSizing
-from finops.sizing.search import SizingOption
+from ..errors import InputError
+from ..registry import Registry
+from .choice import WorkloadSizing
+from .search import SizingOption
 
-from ._cells import blank_if_none
-
-__all__ = ["SIZING_FIELDS"]
+__all__ = ["RANKING_HEADER", "SIZING_FIELDS", "blank_if_none", "ranking_table"]
 
 Field = Callable[[WorkloadSizing], Any]
+
+
+def blank_if_none(value: Any) -> Any:
+    """What a cell shows for a figure the core leaves out (``None``): an empty cell.
+
+    >>> blank_if_none(None), blank_if_none(0.0)
+    ('', 0.0)
+    """
+    return "" if value is None else value
 
 
 def _chosen(read: Callable[[SizingOption], Any], *, priced: bool = False) -> Field:
@@ -94,3 +103,53 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "TtftMsP90": _latency("ttft_p99_ms", "ttft_p50_ms", at_p90="ttft"),
     "TpotMsP90": _latency("itl_p99_ms", "tpot_ms", at_p90="tpot"),
 })
+
+
+#: The columns of a ranking table (``LLM_SIZE``, ``LLM_RANKING`` and the Sizing sheet's spilled ranking).
+RANKING_HEADER = (
+    "gpu",
+    "precision",
+    "tp",
+    "replicas",
+    "gpus",
+    "gpus_paid",
+    "provider",
+    "instance_type",
+    "instances",
+    "monthly_cost",
+    "cost_per_mtok_peak",
+    "cost_per_mtok_avg",
+    "ttft_p99_ms",
+    "itl_p99_ms",
+    "calibrated",
+    "efficiency_source",
+    "ttft_p99_ms_p90",
+    "itl_p99_ms_p90",
+)
+
+
+def ranking_table(options: list[SizingOption]) -> list[list[Any]]:
+    """The header row, then one row per option, cheapest first (money as float, for a cell)."""
+    return [list(RANKING_HEADER)] + [
+        [
+            o.gpu,
+            o.precision,
+            o.tp,
+            o.replicas,
+            o.gpus,
+            o.gpus_paid,
+            o.provider,
+            o.instance_type,
+            o.instances,
+            float(o.monthly_cost.amount),
+            float(o.cost_per_million_output_tokens.amount),
+            float(o.cost_per_million_output_tokens_average.amount),
+            o.ttft_p99_ms,
+            o.itl_p99_ms,
+            o.calibrated,
+            o.efficiency_source,
+            blank_if_none(o.at_p90("ttft", o.ttft_p99_ms)),
+            blank_if_none(o.at_p90("tpot", o.itl_p99_ms)),
+        ]
+        for o in options
+    ]
