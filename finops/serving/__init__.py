@@ -12,41 +12,51 @@ predicted throughput is kept by :mod:`finops.sizing.corrections`, which the sizi
 
 from __future__ import annotations
 
-from .commitments import sunk_commitments
-from .histogram import Histogram, histogram_from_buckets
-from .load_tests import parse_load_test_option, read_load_tests
-from .metric_names import ENGINE_METRICS, engines, known_metric_names, metric_names
-from .next_month import NextPlan, plan_next_month
-from .realized import RealizedLine, ServingMonth, billed_gpu_hours, month_window, realize
-from .series import Gap, Series, counter_steps, gaps, hourly_increase, increase
-from .serving_lines import SERVING_COLUMNS, ServingLine, assign, read_serving_lines, serving_lines_from_rows
+import importlib
+from typing import Any
 
-__all__ = [
-    "ENGINE_METRICS",
-    "SERVING_COLUMNS",
-    "Gap",
-    "Histogram",
-    "NextPlan",
-    "RealizedLine",
-    "Series",
-    "ServingLine",
-    "ServingMonth",
-    "assign",
-    "billed_gpu_hours",
-    "counter_steps",
-    "engines",
-    "gaps",
-    "histogram_from_buckets",
-    "hourly_increase",
-    "increase",
-    "known_metric_names",
-    "metric_names",
-    "month_window",
-    "parse_load_test_option",
-    "plan_next_month",
-    "read_load_tests",
-    "read_serving_lines",
-    "realize",
-    "serving_lines_from_rows",
-    "sunk_commitments",
-]
+#: Exported name -> the submodule that defines it. Loaded on first use (PEP 562), so that importing one
+#: light submodule (``finops reconcile`` reads a plan's serving lines) does not load numpy and the sizing
+#: model that the others need.
+_EXPORTS: dict[str, str] = {
+    "ENGINE_METRICS": "metric_names",
+    "Gap": "series",
+    "Histogram": "histogram",
+    "NextPlan": "next_month",
+    "RealizedLine": "realized",
+    "SERVING_COLUMNS": "serving_lines",
+    "Series": "series",
+    "ServingLine": "serving_lines",
+    "ServingMonth": "realized",
+    "assign": "serving_lines",
+    "billed_gpu_hours": "realized",
+    "counter_steps": "series",
+    "engines": "metric_names",
+    "gaps": "series",
+    "histogram_from_buckets": "histogram",
+    "hourly_increase": "series",
+    "increase": "series",
+    "known_metric_names": "metric_names",
+    "metric_names": "metric_names",
+    "month_window": "realized",
+    "parse_load_test_option": "load_tests",
+    "plan_next_month": "next_month",
+    "read_load_tests": "load_tests",
+    "read_serving_lines": "serving_lines",
+    "realize": "realized",
+    "serving_lines_from_rows": "serving_lines",
+    "sunk_commitments": "commitments",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -35,10 +35,6 @@ FACE_MODULES: dict[str, tuple[str, ...]] = {
 }
 #: The faces a face may import (the CLI drives the workbook layer; nothing else crosses).
 MAY_IMPORT: dict[str, tuple[str, ...]] = {"cli": ("templates",)}
-#: Submodules a face imports by name although their package exports the name: the package's import is
-#: heavy (``finops.serving`` loads numpy and the sizing model) and the importer is on ``finops reconcile``'s
-#: path, which starts light (tests/reconcile/test_light_start.py).
-LIGHT_SUBMODULES = ("finops.serving.serving_lines",)
 
 
 def _files(where: str) -> list[Path]:
@@ -108,7 +104,7 @@ def test_a_face_imports_what_a_package_exports_from_the_package(face):
     for path in (p for where in FACES[face] for p in _files(where)):
         for line, module, names in _imports(path):
             parts = module.split(".")
-            if parts[0] != "finops" or len(parts) < 3 or _is(module, ("finops.cli", *LIGHT_SUBMODULES)):
+            if parts[0] != "finops" or len(parts) < 3 or _is(module, ("finops.cli",)):
                 continue
             package = importlib.import_module(".".join(parts[:2]))
             exported = [n for n in names if n in getattr(package, "__all__", ())]
