@@ -4,7 +4,13 @@ Each command group lives in its own module with a ``register(app)`` function. :f
 error boundary: every :class:`~finops.errors.FinopsError` becomes one clear message on stderr and its
 exit code (2 for bad input); a foreign error that damaged input can raise (a corrupt zip or gzip, bytes
 that are not UTF-8, a CSV field over the limit, an absurd size) becomes exit 2 with one message too,
-and anything else exit 1 with one line. No traceback reaches the user (``FINOPS_DEBUG=1`` shows it).
+and anything else exit 1 with one line; Ctrl-C exits 130 with one line. No traceback reaches the user
+(``FINOPS_DEBUG=1`` shows it). Messages are printed as text, never as console markup, with the secrets of
+any URL in them redacted (:func:`~finops.errors.redacted`).
+
+Every file named on the command line, except the values of :data:`OUTPUT_OPTIONS`, is an input of the run:
+no write replaces it (:func:`~finops.files.inputs_kept`), and an output option naming one is refused before
+any work.
 A command that fails leaves the file system as it was: the folders and new files it made are removed
 (:func:`~finops.files.undone_on_failure`).
 """
@@ -15,16 +21,19 @@ import csv
 import decimal
 import importlib
 import os
+import signal
 import sys
 import traceback
 import zipfile
 import zlib
+from collections.abc import Sequence
+from pathlib import Path
 
 import typer
 
-from ..errors import FinopsError
-from ..files import undone_on_failure
-from ._console import err_console
+from ..errors import FinopsError, redacted
+from ..files import inputs_kept, refuse_input, undone_on_failure
+from ._console import err_console, styled
 
 app = typer.Typer(name="finops", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Plan, price and reconcile GPU fleets for LLM inference.")
@@ -60,8 +69,87 @@ _INPUT_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
 )
 
 
+#: Options whose value is a file (or folder) the command writes. Every other argument naming a file is read.
+OUTPUT_OPTIONS = frozenset({"--out", "--unmapped-csv"})
+#: Exit code of a run stopped by Ctrl-C (128 + SIGINT, as shells report it).
+INTERRUPTED = 130
+
+
 def _say(text: str) -> None:
-    err_console.print(f"[bold red]error:[/] {text}", highlight=False, markup=True, soft_wrap=True)
+    """One ``error:`` line on stderr: ``text`` as plain text (no markup read), URL secrets redacted."""
+    err_console.print(styled(("error:", "bold red"), " " + redacted(text)), soft_wrap=True)
+
+
+def _files_named(argv: Sequence[str]) -> tuple[dict[Path, str], list[tuple[Path, str]]]:
+    """The files the command line names: (inputs: path -> how it was given, outputs: (path, option)).
+
+    An argument is a file when it names an existing one, whole or after a ``=`` (``--load-test line=a.json``);
+    what follows an option of :data:`OUTPUT_OPTIONS` is an output.
+    """
+    inputs: dict[Path, str] = {}
+    outputs: list[tuple[Path, str]] = []
+    option, output_next = "argument", False
+    for token in argv:
+        if output_next:
+            outputs.append((Path(token), option))
+            output_next = False
+            continue
+        if token.startswith("--"):
+            name, equals, value = token.partition("=")
+            option = name
+            if name in OUTPUT_OPTIONS:
+                if equals:
+                    outputs.append((Path(value), name))
+                output_next = not equals
+                continue
+            if not equals:
+                continue
+            token = value
+        for candidate in {token, token.partition("=")[2]} - {""}:
+            try:
+                if Path(candidate).is_file():
+                    inputs.setdefault(Path(candidate), f"{option} {candidate}")
+            except (OSError, ValueError):  # a name too long or with a NUL byte names no file
+                continue
+    return inputs, outputs
+
+
+class Interrupted(BaseException):
+    """Ctrl-C during a command. Not a KeyboardInterrupt: typer turns that into a quiet exit 130 before the
+    boundary sees it, which would leave the run's new files behind."""
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise Interrupted
+
+
+def _raise_on_ctrl_c() -> object:
+    """Ctrl-C raises :class:`Interrupted` from here on (undoing what the run made), unless it is ignored (a
+    run started in the background) or this is not the main thread; returns the handler it replaced."""
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        if previous is not signal.SIG_IGN:
+            signal.signal(signal.SIGINT, _raise_interrupted)
+        return previous
+    except ValueError:  # not the main thread: the caller owns the signals
+        return None
+
+
+def _restore_ctrl_c(previous: object) -> None:
+    if previous is not None:
+        try:
+            signal.signal(signal.SIGINT, previous)  # type: ignore[arg-type]
+        except (ValueError, TypeError):
+            pass
+
+
+def _interrupted() -> int:
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut this line short
+    except ValueError:
+        pass
+    _say("interrupted (Ctrl-C). Hint: what this run had created was removed; the inputs are unchanged")
+    return INTERRUPTED
 
 
 def _foreign(exc: BaseException) -> int:
@@ -84,13 +172,29 @@ def main(argv: list[str] | None = None) -> int:
     Click runs outside standalone mode, so its own catch-alls (EOFError read as "Aborted!") never see a
     command's errors; its usage errors are shown as typer shows them, with their exit code (2).
     """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    inputs, outputs = _files_named(argv)
+    previous = _raise_on_ctrl_c()
     try:
-        with undone_on_failure():
+        return _run(argv, inputs, outputs)
+    finally:
+        _restore_ctrl_c(previous)
+
+
+def _run(argv: list[str], inputs: dict[Path, str], outputs: list[tuple[Path, str]]) -> int:
+    try:
+        with undone_on_failure(), inputs_kept(inputs):
+            for path, option in outputs:
+                refuse_input(path, option)
             result = app(args=argv, standalone_mode=False)
+    except (Interrupted, KeyboardInterrupt):
+        return _interrupted()
     except FinopsError as exc:
         _say(str(exc))
         return exc.exit_code
-    except typer.Abort as exc:  # typer turns an EOFError (a truncated gzip...) into Abort
+    except typer.Abort as exc:  # click turns Ctrl-C and an EOFError (a truncated gzip...) into Abort
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            return _interrupted()
         if isinstance(exc.__cause__, EOFError):
             return _foreign(exc.__cause__)
         _say("aborted")
