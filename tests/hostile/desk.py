@@ -109,6 +109,7 @@ def check(case: Case, folder: Path, capsys, monkeypatch) -> tuple[str, str]:
 def plan(folder: Path, name: str = "plan.xlsx", *, line: str = "gpu", amount: object = 100,
          mapping: Sequence[Sequence[object]] | None = None) -> Path:
     """A one-line plan: ``line`` budgeted ``amount`` USD in May, every AWS charge mapped to it."""
+    folder.mkdir(parents=True, exist_ok=True)
     return write_plan(folder / name, budget=[(MONTH, line, "cc", "OPEX", "AWS", amount, "USD", None)],
                       mapping=mapping if mapping is not None else [(1, line, "AWS", "", "", "", "", "", "")])
 
