@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError, Location
+from ..limits import bounded_lines
 
 __all__ = ["read_table"]
 
@@ -31,7 +32,7 @@ def read_table(path: Path, what: str, required: Sequence[str]) -> list[tuple[int
                          where=Location(file=str(path), row=data[:exc.start].count(b"\n") + 1),
                          hint="save the CSV with UTF-8 encoding") from None
     with io.StringIO(text, newline="") as handle:
-        records = _records(csv.reader(handle, strict=True), path)
+        records = _records(csv.reader(bounded_lines(handle, path), strict=True), path)
         first = next(records, None)  # (1, the header's cells); None for an empty file
         header = [h.strip() for h in first[1]] if first else []
         for column in required:

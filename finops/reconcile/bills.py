@@ -39,6 +39,7 @@ import duckdb
 
 from ..errors import InputError, Location
 from ..focus import MANDATORY, duckdb_schema
+from ..limits import bounded_lines, check_stream, read_line
 from .parquet_check import check_parquet
 
 __all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "VIEW", "BillFile", "BillFormat", "bill_format", "focus_version",
@@ -159,11 +160,9 @@ def _check_gzip(path: Path) -> int:
     """Inflate a gzip bill whole, streamed, so its checksum and length are verified (DuckDB reads a
     gzip stream without checking them): a damaged or truncated file is an error naming it. Returns the size
     of the content (the bytes inflated)."""
-    size = 0
     try:
         with _open_bytes(path) as handle:
-            while chunk := handle.read1():  # a buffer's worth at a time
-                size += len(chunk)
+            size = check_stream(handle, path)  # lines and total bounded (finops.limits)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"the gzip file is damaged or truncated ({exc})", where=Location(file=str(path)),
                          hint="download or export the bill again") from exc
@@ -201,7 +200,7 @@ def _open_bytes(path: Path) -> BinaryIO:
 def _not_utf8(path: Path) -> InputError | None:
     """The first line that is not UTF-8 text (FOCUS CSV is UTF-8), as an error naming file and row."""
     with _open_bytes(path) as handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(bounded_lines(handle, path), start=1):
             try:
                 line.decode(_UTF8)
             except UnicodeDecodeError as exc:
@@ -218,7 +217,7 @@ def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list
     if fmt == "csv":
         try:  # the first line only: a bad byte further down is located later, with its row
             with _open_bytes(path) as handle:
-                first = handle.readline().decode(_UTF8_BOM)
+                first = read_line(handle, path).decode(_UTF8_BOM)  # bounded: finops.limits
             names = next(csv.reader([first]))  # one record, empty for an empty line
         except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
             raise unreadable from exc
@@ -481,7 +480,7 @@ def locate_malformed_row(files: list[BillFile]) -> InputError | None:
         number = 1  # the header's row
         with _open_text(bill.path) as handle:
             try:
-                records = csv.reader(handle)
+                records = csv.reader(bounded_lines(handle, bill.path))
                 next(records, None)  # the header, whose names are the columns
                 for number, record in enumerate(records, start=2):
                     if len(record) != len(bill.columns):

@@ -22,6 +22,7 @@ from typing import Literal
 
 from ..depreciation import parse_month
 from ..errors import CurrencyMismatchError, InputError, Location
+from ..limits import bounded_lines
 from ..money import Money, to_decimal
 
 __all__ = ["USAGE_COLUMNS", "Asset", "BudgetLine", "Category", "MappingRule", "Plan", "UsageLine", "usage_from_csv"]
@@ -157,7 +158,7 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
     path = Path(path)
     try:
         with path.open(newline="", encoding=_CSV_ENCODING) as handle:
-            reader = csv.DictReader(handle)
+            reader = csv.DictReader(bounded_lines(handle, path))  # each line bounded: finops.limits
             rows = list(reader)
             header = reader.fieldnames or []
     except (OSError, UnicodeDecodeError, csv.Error) as exc:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tests.reconcile.conftest import write_bill, write_plan
 
-__all__ = ["MONTH", "Case", "check", "plan", "bill", "reconcile_argv", "snapshot", "write_bill", "write_plan"]
+__all__ = ["MONTH", "Case", "bill", "check", "plan", "reconcile_argv", "snapshot", "write_bill", "write_plan"]
 
 MONTH = "2026-05"
 REPO = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def _run_here(argv: list[str], env: dict[str, str], capsys, monkeypatch) -> tupl
 
 def _run_fresh(argv: list[str], env: dict[str, str], timeout_s: float) -> tuple[int, str, str]:
     done = subprocess.run([sys.executable, "-c", "from finops.cli import main; import sys; sys.exit(main())", *argv],
-                          capture_output=True, text=True, timeout=timeout_s, cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout_s, cwd=REPO, check=False,
                           env={**os.environ, "COLUMNS": "200", **env})
     return done.returncode, done.stdout, done.stderr
 

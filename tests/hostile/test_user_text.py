@@ -77,7 +77,7 @@ def test_ctrl_c_at_any_moment_exits_130_with_one_line(delay, python_start_s, tmp
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
     time.sleep(1.5 * python_start_s + delay)
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=120)
+    _, err = process.communicate(timeout=120)
     if process.returncode == 0:
         pytest.skip(f"the run ended before {delay} s")
     assert process.returncode == 130, err
