@@ -37,6 +37,8 @@ from ._console import console, err_console, print_json
 LOCK_FILE = ".reconcile-history.lock"
 #: Rates must be below this (no currency is worth a billion of another; larger is a typing error).
 MAX_RATE = Decimal(10) ** 9
+#: Percentages (``--threshold``, ``--fail-on-variance``) stay at or below this (a million per cent).
+MAX_PERCENT = Decimal(10) ** 6
 #: How long a run waits for another run of the same folder before giving up, in seconds.
 LOCK_WAIT_S = 600.0
 
@@ -69,8 +71,8 @@ def parse_percent(value: str | None, option: str) -> Decimal | None:
     if value is None:
         return None
     pct = _number(value)
-    if pct is None or pct < 0:
-        raise InputError(f"{option} must be a percentage of 0 or more, got {value!r}",
+    if pct is None or not 0 <= pct <= MAX_PERCENT:
+        raise InputError(f"{option} must be a percentage from 0 to {MAX_PERCENT:,}, got {value!r}",
                          hint=f"for example {option} 10 (10 %)")
     return pct
 

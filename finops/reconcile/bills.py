@@ -169,6 +169,17 @@ def _check_gzip(path: Path) -> int:
     return size
 
 
+def _refuse_repeated_columns(path: Path, columns: tuple[str, ...]) -> None:
+    """A column named twice (in any case: SQL names are case-insensitive) has no one meaning: refused."""
+    seen: set[str] = set()
+    for name in columns:
+        if name.lower() in seen:
+            raise InputError(f"the header names the column {name} twice", where=Location(file=str(path), row=1,
+                                                                                        column=name),
+                             hint="keep one column of each name (a bill export names each once)")
+        seen.add(name.lower())
+
+
 def _refuse_duplicates(sizes: dict[Path, int]) -> None:
     """Same content twice would double the month: compare the content sizes (``sizes``: path -> size, of the
     inflated content for gzip) first, hash only equal sizes."""
@@ -285,6 +296,7 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path], *, strict: boo
         fmt = bill_format(path)
         header = _header(con, path, fmt)
         columns = tuple(name for name, _ in header)
+        _refuse_repeated_columns(path, columns)
         focus_version(path, columns)
         bill = BillFile(path, fmt, columns, tuple(kind for _, kind in header),
                         _empty_text_columns(con, path, columns) if fmt == "parquet" else frozenset())

@@ -143,6 +143,11 @@ class Plan:
         return [u for u in self.usage if u.month == month]
 
 
+#: Millions of tokens a plan line can serve in a month stay below this (10^15: a billion tokens a second is
+#: 2.6 * 10^9 million a month); larger is a typing error.
+MAX_MTOKENS = Decimal("1E15")
+
+
 def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
     """Token counts from a CSV with the Usage table's columns ``Month, PlanLine, ActualMTokens``.
 
@@ -169,13 +174,17 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
         if column not in header:
             raise InputError(f"the usage file has no column {column}", where=Location(file=str(path), column=column),
                              hint=f"columns: {', '.join(USAGE_COLUMNS)}")
+    for column in USAGE_COLUMNS:
+        if header.count(column) > 1:
+            raise InputError(f"the usage file names the column {column} twice",
+                             where=Location(file=str(path), row=1, column=column), hint="keep one column of each name")
     lines = []
     for number, row in enumerate(rows, start=2):
         month = parse_month(row["Month"] or "", where=Location(file=str(path), row=number, column="Month"))
         tokens = to_decimal(row["ActualMTokens"] or "", where=Location(file=str(path), row=number,
                                                                        column="ActualMTokens"))
-        if tokens < 0:
-            raise InputError(f"expected a count of 0 or more, got {row['ActualMTokens']!r}",
+        if not 0 <= tokens < MAX_MTOKENS:
+            raise InputError(f"expected a count from 0 to below {MAX_MTOKENS:.0E}, got {row['ActualMTokens']!r}",
                              where=Location(file=str(path), row=number, column="ActualMTokens"),
                              hint="millions of tokens served by the plan line in the month")
         lines.append(UsageLine(month, (row["PlanLine"] or "").strip(), tokens, row=number))
