@@ -143,6 +143,21 @@ def _restore_ctrl_c(previous: object) -> None:
             pass
 
 
+def _placed(exc: FinopsError, argv: Sequence[str]) -> str:
+    """The error's text; one with no place whose message starts with a core field name (``residual_share
+    must be ...``) of an option given on the command line names that option (``--residual-share``).
+
+    >>> from finops.errors import InputError
+    >>> _placed(InputError("residual_share must be a finite number, got inf"), ["tco", "--residual-share", "1e400"])
+    '--residual-share must be a finite number, got inf'
+    """
+    field = exc.message.split(" ", 1)[0]
+    option = "--" + field.replace("_", "-")
+    if exc.where is None and field.isidentifier() and any(a.split("=", 1)[0] == option for a in argv):
+        return str(FinopsError(option + exc.message[len(field):], hint=exc.hint))
+    return str(exc)
+
+
 def _interrupted() -> int:
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut this line short
@@ -190,7 +205,7 @@ def _run(argv: list[str], inputs: dict[Path, str], outputs: list[tuple[Path, str
     except (Interrupted, KeyboardInterrupt):
         return _interrupted()
     except FinopsError as exc:
-        _say(str(exc))
+        _say(_placed(exc, argv))
         return exc.exit_code
     except typer.Abort as exc:  # click turns Ctrl-C and an EOFError (a truncated gzip...) into Abort
         if isinstance(exc.__cause__, KeyboardInterrupt):
