@@ -24,7 +24,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..depreciation import parse_month
-from ..errors import InputError, Location
+from ..errors import InputError, Location, UnknownNameError, redacted
 from ..files import locked, one_unit, recover
 from ..money import to_decimal
 from ..reconcile import Plan, Reconciliation, reconcile_month
@@ -56,7 +56,7 @@ def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
         code, sep, rate = value.partition("=")
         amount = _number(rate) if sep else None
         if len(code.strip()) != 3 or amount is None or not 0 < amount < MAX_RATE:
-            raise InputError(f"cannot read the rate {value!r}",
+            raise InputError(f"cannot read --rate {value!r}",
                              hint=f"write it as CODE=RATE, a rate above 0 and below {MAX_RATE:,}, e.g. --rate EUR=1.08")
         rates[code.strip().upper()] = amount
     return rates
@@ -203,7 +203,11 @@ def _pull(sources: Sequence[str], month: str, folder: Path) -> list[Path]:
         if not sep or not uri:
             raise InputError(f"cannot read the source {source!r}",
                              hint="write it as provider:uri, e.g. aws:s3://bucket/prefix or gcp:bq://project.dataset.table")
-        paths.append(connector(name).pull_bills(uri, month, folder / f"{i:02d}-{name}-{month}.parquet"))
+        try:
+            pulling = connector(name)
+        except UnknownNameError as exc:
+            raise InputError(f"--from {source!r}: {exc.message}", hint=exc.hint) from exc
+        paths.append(pulling.pull_bills(uri, month, folder / f"{i:02d}-{name}-{month}.parquet"))
     return paths
 
 
@@ -322,7 +326,7 @@ def register(app: typer.Typer) -> None:
                 rec, path = reconcile_to_workbook(
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
                     usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
-                    bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
+                    bill_names=[p.name for p in bills] + [redacted(s) for s in sources],  # not its temporary file
                     basis=month_basis, unmapped_csv=unmapped_csv,
                     serving=_serving_figures(month, serving, plan, metrics, prometheus, load_test or []))
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
