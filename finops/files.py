@@ -85,15 +85,18 @@ class _Made:
                 pass
 
 
-#: The files the run being made reads: (device, inode) -> how the user named it (``--plan plan.xlsx``).
-_INPUTS: contextvars.ContextVar[dict[tuple[int, int], str] | None] = contextvars.ContextVar("finops_inputs",
-                                                                                           default=None)
+#: The files the run being made reads: (device, inode) -> (how the user named it, e.g. ``--plan plan.xlsx``,
+#: and whether the run's own writers replace it: its history, its earlier review).
+_INPUTS: contextvars.ContextVar[dict[tuple[int, int], tuple[str, bool]] | None] = contextvars.ContextVar(
+    "finops_inputs", default=None)
 
 
 @contextmanager
-def inputs_kept(named: dict[Path, str] | list[Path]) -> Iterator[None]:
+def inputs_kept(named: dict[Path, str] | list[Path], *, owned: dict[Path, str] | None = None) -> Iterator[None]:
     """No :func:`replacing` in the block replaces any of ``named`` (path -> how the user gave it, e.g.
-    ``--plan plan.xlsx``); paths that are not files are ignored. Blocks nest: the inputs add up.
+    ``--plan plan.xlsx``) or ``owned`` (files the run reads that only a write made with ``owned=True``
+    replaces: the history it updates); paths that are not files are ignored. A file given both ways is
+    ``named``. Blocks nest: the inputs add up.
 
     >>> import tempfile
     >>> plan = Path(tempfile.mkdtemp()) / "plan.xlsx"
@@ -106,10 +109,10 @@ def inputs_kept(named: dict[Path, str] | list[Path]) -> Iterator[None]:
     """
     pairs = named.items() if isinstance(named, dict) else ((path, str(path)) for path in named)
     kept = dict(_INPUTS.get() or {})
-    for path, label in pairs:
+    for (path, label), is_owned in [*((pair, False) for pair in pairs), *((pair, True) for pair in (owned or {}).items())]:
         try:
             if Path(path).is_file():
-                kept.setdefault(_identity_followed(Path(path)), label)
+                kept.setdefault(_identity_followed(Path(path)), (label, is_owned))
         except OSError:
             continue
     token = _INPUTS.set(kept)
@@ -124,14 +127,15 @@ def _identity_followed(path: Path) -> tuple[int, int]:
     return status.st_dev, status.st_ino
 
 
-def refuse_input(target: Path, option: str = "the output") -> None:
-    """An :class:`InputError` when ``target`` (links followed) is a file this run reads (:func:`inputs_kept`)."""
+def refuse_input(target: Path, option: str = "the output", *, owned: bool = False) -> None:
+    """An :class:`InputError` when ``target`` (links followed) is a file this run reads (:func:`inputs_kept`),
+    unless ``owned`` and it is one of the run's own files."""
     try:
         identity = _identity_followed(Path(target))
     except OSError:
         return  # not there (yet): no input can be it
-    label = (_INPUTS.get() or {}).get(identity)
-    if label is not None:
+    label, is_owned = (_INPUTS.get() or {}).get(identity, (None, False))
+    if label is not None and not (owned and is_owned):
         raise InputError(f"this is an input of this run ({label}); an input is never replaced",
                          where=Location(file=str(target)),
                          hint=f"give {option} another file name; the inputs stay as they are")
@@ -260,15 +264,17 @@ def _flush(path: Path) -> None:
 
 
 @contextmanager
-def replacing(target: Path, *, mode_of: Path | None = None, updates_input: bool = False) -> Iterator[Path]:
+def replacing(target: Path, *, mode_of: Path | None = None, updates_input: bool = False,
+              owned: bool = False) -> Iterator[Path]:
     """A temporary path beside ``target`` to write; when the block ends without an error it replaces
     ``target`` (at the end of the :func:`one_unit` it is in, if any), otherwise it is removed. The new
     file takes ``mode_of``'s permissions (a file it replaces), else those a new file gets under the
     umask. An :class:`OSError` (no room, no permission) becomes an :class:`InputError` naming the file.
     Temporary files an earlier, killed write of the same target left are removed first. A target that is
-    an input of the run (:func:`inputs_kept`) is refused unless ``updates_input``."""
+    an input of the run (:func:`inputs_kept`) is refused unless ``updates_input`` (the input itself is
+    meant), or ``owned`` and it is one of the run's own files (its history, its earlier review)."""
     if not updates_input:
-        refuse_input(Path(target))
+        refuse_input(Path(target), owned=owned)
     target = _resolved(Path(target))
     temporary = _temporary_name(target)
     made = make_folder(target.parent)

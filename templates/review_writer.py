@@ -96,9 +96,9 @@ def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend:
     ``serving`` (a :class:`finops.serving.ServingMonth`) adds the Serving sheet (``review_serving``).
     """
     target = Path(out_dir) / review_name(rec.month)
-    refuse_input(target, "--out")  # an input there (the plan, by name or link) is named as such
+    refuse_input(target, "--out", owned=True)  # an input there (the plan, by name or link) is named as such
     check_replaceable(target)
-    with replacing(target) as temporary:
+    with replacing(target, owned=True) as temporary:  # the review it read comments from: its own
         # in_memory: the parts are assembled in memory, not in a temporary file each (the same parts; 46 ms to
         # 36 ms for the sample bills' review, docs/reconcile.md, Session 10)
         wb = xlsxwriter.Workbook(str(temporary), {"strings_to_formulas": False, "strings_to_urls": False,

@@ -25,7 +25,7 @@ from rich.table import Table
 
 from ..depreciation import parse_month
 from ..errors import InputError, Location, UnknownNameError, redacted
-from ..files import locked, one_unit, recover
+from ..files import inputs_kept, locked, one_unit, recover
 from ..money import to_decimal
 from ..reconcile import Plan, Reconciliation, reconcile_month
 from ..reconcile.aggregation import MONTH_BASES, MonthBasis
@@ -115,9 +115,15 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     names). ``basis`` is which month a charge belongs to (``invoice``: its BillingPeriodStart; ``usage``:
     its ChargePeriodStart). Everything that can fail on bad input fails before anything is written.
     """
+    from templates.review_writer import review_name
+
     _check_out(Path(out_dir))
     month = parse_month(month)
-    with _folder_held(Path(out_dir)):
+    read = {Path(plan_path): f"the plan {Path(plan_path).name}", **{Path(b): f"the bill {Path(b).name}" for b in bills},
+            **({Path(usage): f"the usage file {Path(usage).name}"} if usage is not None else {})}
+    own = {Path(out_dir) / HISTORY_FILE: f"the history {HISTORY_FILE}",  # read, replaced only by its writer
+           Path(out_dir) / review_name(month): f"the review {review_name(month)}, whose comments are kept"}
+    with inputs_kept(read, owned=own), _folder_held(Path(out_dir)):  # called from Python too: its inputs stay as they are
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,

@@ -189,7 +189,7 @@ class History:
         if self.path.exists():
             with self._reading():
                 pass
-        with replacing(self.path) as copy:
+        with replacing(self.path, owned=True) as copy:  # the history it read: its own to replace
             copy.unlink()  # DuckDB makes a new database where there is no file, not in an empty one
             if self.path.exists():
                 shutil.copyfile(self.path, copy)

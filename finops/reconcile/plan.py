@@ -184,7 +184,7 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
         tokens = to_decimal(row["ActualMTokens"] or "", where=Location(file=str(path), row=number,
                                                                        column="ActualMTokens"))
         if not 0 <= tokens < MAX_MTOKENS:
-            raise InputError(f"expected a count from 0 to below {MAX_MTOKENS:.0E}, got {row['ActualMTokens']!r}",
+            raise InputError(f"expected a count of 0 or more, below {MAX_MTOKENS:.0E}, got {row['ActualMTokens']!r}",
                              where=Location(file=str(path), row=number, column="ActualMTokens"),
                              hint="millions of tokens served by the plan line in the month")
         lines.append(UsageLine(month, (row["PlanLine"] or "").strip(), tokens, row=number))

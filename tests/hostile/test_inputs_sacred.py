@@ -75,6 +75,11 @@ CASES: dict[str, Case] = {
     "a link in --out under the review's name pointing at another workbook": Case(
         lambda d: reconcile_argv(d, plan(d), bill(d)) if _linked(d / "out", REVIEW, plan(d, "notes.xlsx")) else [],
         names=(REVIEW, "not a review this tool wrote")),
+    "reconcile --unmapped-csv onto the history it keeps": Case(
+        lambda d: _after_a_run(d, ["--unmapped-csv", d / "out" / "reconcile-history.duckdb"]),
+        names=("reconcile-history.duckdb", INPUT)),
+    "reconcile --unmapped-csv onto the review it replaces": Case(
+        lambda d: _after_a_run(d, ["--unmapped-csv", d / "out" / REVIEW]), names=(REVIEW, INPUT)),
     "calibrate --out is its load test": Case(
         lambda d: _calibrate(d, "--out", d / "bench.json"), names=("bench.json", INPUT, "--out")),
     "calibrate --out is its --base": Case(
@@ -94,6 +99,14 @@ CASES: dict[str, Case] = {
         lambda d: ["prices", "pull", "--offer-file", _offer(d), "--out", d / "offer.csv"],
         names=("offer.csv", INPUT)),
 }
+
+
+def _after_a_run(folder: Path, extra: list[object]) -> list[object]:
+    """A reconcile of May into ``folder/out`` (its history and review there), then the argv of another."""
+    from finops.cli import main
+
+    assert main([str(a) for a in reconcile_argv(folder, plan(folder), bill(folder))]) == 0
+    return reconcile_argv(folder, folder / "plan.xlsx", folder / "bill.csv", extra=extra)
 
 
 def _usage(folder: Path) -> Path:
