@@ -167,14 +167,16 @@ def _interrupted() -> int:
     return INTERRUPTED
 
 
-def _foreign(exc: BaseException) -> int:
-    """One message for an error no seam translated: exit 2 when damaged or absurd input raises it, else 1."""
+def _foreign(exc: BaseException, inputs: Sequence[Path] = ()) -> int:
+    """One message for an error no seam translated: exit 2 when damaged or absurd input raises it, else 1.
+    The seam did not say which file; the message lists the files the command was given."""
     if os.environ.get("FINOPS_DEBUG"):
         traceback.print_exception(exc)
     for kind, meaning in _INPUT_ERRORS:
         if isinstance(exc, kind):
-            _say(f"{meaning} ({type(exc).__name__}: {str(exc)[:200]}). Hint: check the files and numbers given; "
-                 "nothing was written")
+            given = f" in one of {', '.join(sorted({p.name for p in inputs}))}" if inputs else ""
+            _say(f"{meaning}{given} ({type(exc).__name__}: {str(exc)[:200]}). Hint: check the files and numbers "
+                 "given; nothing was written")
             return 2
     _say(f"internal error {type(exc).__name__}: {str(exc)[:200]}. Hint: nothing was written; rerun with "
          "FINOPS_DEBUG=1 and report the traceback")
@@ -211,7 +213,7 @@ def _run(argv: list[str], inputs: dict[Path, str], outputs: list[tuple[Path, str
         if isinstance(exc.__cause__, KeyboardInterrupt):
             return _interrupted()
         if isinstance(exc.__cause__, EOFError):
-            return _foreign(exc.__cause__)
+            return _foreign(exc.__cause__, list(inputs))
         _say("aborted")
         return 1
     except typer.TyperException as exc:  # usage errors (bad option, missing argument), shown as typer shows them
@@ -222,7 +224,7 @@ def _run(argv: list[str], inputs: dict[Path, str], outputs: list[tuple[Path, str
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except Exception as exc:  # noqa: BLE001 - the one boundary: no traceback reaches the user
-        return _foreign(exc)
+        return _foreign(exc, list(inputs))
     return result if isinstance(result, int) else 0
 
 

@@ -190,3 +190,22 @@ def test_the_bounds_are_stated_in_the_docs():
     text = (REPO / "docs" / "durability.md").read_text()
     for figure in ("2 MiB", "512 MiB", "64 GiB", "FINOPS_MAX_INFLATED_GIB"):
         assert figure in text, figure
+
+
+def test_a_gzip_bomb_in_an_aws_export_stays_within_memory(tmp_path):
+    """``bills pull`` of a local copy of a Data Exports delivery whose data file is a 1 GiB line in 1 MiB of
+    gzip: refused at the line bound with the process far below the line's size (it held the line)."""
+    import json
+
+    period = "BILLING_PERIOD=2026-05"
+    data = tmp_path / "x" / "data" / period
+    data.mkdir(parents=True)
+    _bomb(data, "x-00001.csv.gz", 1024)
+    (tmp_path / "x" / "metadata" / period).mkdir(parents=True)
+    (tmp_path / "x" / "metadata" / period / "x-Manifest.json").write_text(json.dumps(
+        {"dataFiles": [f"s3://b/x/data/{period}/x-00001.csv.gz"]}))
+    code, peak_mib, err = _peak_mib(["bills", "pull", "--provider", "aws", "--source", str(tmp_path), "--month",
+                                     MONTH, "--out", str(tmp_path / "focus.parquet")])
+    assert code == 2 and LINE in err, err
+    assert peak_mib < 512, peak_mib
+    assert not (tmp_path / "focus.parquet").exists()
