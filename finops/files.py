@@ -105,7 +105,7 @@ def inputs_kept(named: dict[Path, str] | list[Path], *, owned: dict[Path, str] |
     ...     write_atomically(plan, b"y")
     Traceback (most recent call last):
     ...
-    finops.errors.InputError: ...plan.xlsx: this is an input of this run (--plan plan.xlsx); an input is never replaced...
+    finops.errors.InputError: ...plan.xlsx: this is an input of this run (--plan plan.xlsx); an input is never modified...
     """
     pairs = named.items() if isinstance(named, dict) else ((path, str(path)) for path in named)
     kept = dict(_INPUTS.get() or {})
@@ -136,7 +136,7 @@ def refuse_input(target: Path, option: str = "the output", *, owned: bool = Fals
         return  # not there (yet): no input can be it
     label, is_owned = (_INPUTS.get() or {}).get(identity, (None, False))
     if label is not None and not (owned and is_owned):
-        raise InputError(f"this is an input of this run ({label}); an input is never replaced",
+        raise InputError(f"this is an input of this run ({label}); an input is never modified",
                          where=Location(file=str(target)),
                          hint=f"give {option} another file name; the inputs stay as they are")
 

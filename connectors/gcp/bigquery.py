@@ -57,7 +57,16 @@ def _retries(settings: RetrySettings) -> tuple[Any, Any]:
     deadline = time.monotonic() + settings.timeout
 
     def before_deadline(predicate: Callable[[BaseException], bool]) -> Callable[[BaseException], bool]:
-        return lambda exc: time.monotonic() < deadline and predicate(exc)
+        """``predicate``, and past the deadline a RetryError (as a retry that ran out of time raises)."""
+        from google.api_core.exceptions import RetryError
+
+        def retryable(exc: BaseException) -> bool:
+            if not predicate(exc):
+                return False
+            if time.monotonic() >= deadline:
+                raise RetryError(f"retries stopped at their {settings.timeout:g} s budget", exc) from exc
+            return True
+        return retryable
 
     call = DEFAULT_RETRY.with_delay(initial=settings.initial, maximum=settings.maximum,
                                     multiplier=settings.multiplier).with_timeout(settings.timeout)

@@ -124,20 +124,25 @@ def _closed_port() -> int:
 
 
 def test_a_refused_bigquery_endpoint_is_given_up_within_the_retry_budget(tmp_path, capsys, monkeypatch):
-    """The call retry and the job retry share one deadline (a refused endpoint took 221 s for 120)."""
+    """The call retry and the job retry share one deadline (a refused endpoint took 221 s for 120). The time
+    the command takes besides the retries (reading the plan, making the client) is measured with a budget
+    that gives up at once, and taken off."""
     pytest.importorskip("google.cloud.bigquery")
-    import openpyxl  # noqa: F401 - imported before the clock starts: the budget is the retries'
-
-    import connectors.gcp.bigquery  # noqa: F401
-
-    budget_s = 4.0
+    budget_s = 8.0  # long enough for the old nesting to show (it took 1.6 times the budget)
     monkeypatch.setenv("FINOPS_GCP_BIGQUERY_ENDPOINT", f"http://127.0.0.1:{_closed_port()}")
-    monkeypatch.setenv("FINOPS_GCP_RETRY_TIMEOUT", str(budget_s))
-    argv = ["reconcile", "--plan", plan(tmp_path), "--month", MONTH, "--engine", "bigquery", "--table",
-            "p.d.t", "--project", "p", "--out", tmp_path / "out", "--quiet"]
-    started = time.monotonic()
-    check(Case(lambda d: argv, names=("BigQuery",)), tmp_path, capsys, monkeypatch)
-    assert time.monotonic() - started < budget_s * 1.5
+    book = plan(tmp_path)
+
+    def seconds(budget: float, out: str) -> float:
+        monkeypatch.setenv("FINOPS_GCP_RETRY_TIMEOUT", str(budget))
+        argv = ["reconcile", "--plan", book, "--month", MONTH, "--engine", "bigquery", "--table", "p.d.t",
+                "--project", "p", "--out", tmp_path / out, "--quiet"]
+        started = time.monotonic()
+        check(Case(lambda d: argv, names=("BigQuery",)), tmp_path, capsys, monkeypatch)
+        return time.monotonic() - started
+
+    seconds(0.01, "warm")
+    besides = seconds(0.01, "at-once")
+    assert seconds(budget_s, "budget") - besides < budget_s * 1.5  # the old nesting: 1.7 times or more
 
 
 def _tmpfs(folder: Path, size: str) -> Path:
