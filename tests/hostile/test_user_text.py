@@ -85,3 +85,21 @@ def test_ctrl_c_at_any_moment_exits_130_with_one_line(delay, python_start_s, tmp
     assert [line for line in err.splitlines() if line.strip()] == [err.strip()], err
     assert "interrupted" in err
     assert {p.name for p in tmp_path.iterdir()} == before, "an interrupted run left files"
+
+
+@pytest.mark.parametrize("text", MARKUP)
+def test_a_plan_line_with_markup_prints_as_typed_in_the_summary(text, tmp_path, capsys, monkeypatch):
+    def literal(folder: Path, out: str, err: str) -> None:
+        assert f"{text}gpu" in out.replace("\n", ""), out
+
+    line = f"{text}gpu"
+    argv = ["reconcile", "--plan", None, "--month", MONTH, "--bills", None, "--out", tmp_path / "out"]
+
+    def build(d: Path) -> list[object]:
+        argv[2] = write_plan(d / "plan.xlsx", budget=[(MONTH, line, "cc", "OPEX", "AWS", 100, "USD", None)],
+                             mapping=[(1, line, "AWS", "", "", "", "", "", "")])
+        argv[6] = bill(d)
+        return argv
+
+    monkeypatch.setenv("COLUMNS", "200")
+    check(Case(build, exit=0, may_write=("out",), verify=literal), tmp_path, capsys, monkeypatch)
