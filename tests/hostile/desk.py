@@ -28,10 +28,16 @@ from pathlib import Path
 
 from tests.reconcile.conftest import write_bill, write_plan
 
-__all__ = ["MONTH", "Case", "bill", "check", "plan", "reconcile_argv", "snapshot", "write_bill", "write_plan"]
+__all__ = ["MONTH", "OPTIONS_CSV", "SERVING_CSV", "Case", "bill", "check", "plan", "reconcile_argv", "snapshot",
+           "text_file", "write_bill", "write_plan"]
 
 MONTH = "2026-05"
 REPO = Path(__file__).resolve().parents[2]
+#: A mix options CSV of one on-demand option.
+OPTIONS_CSV = "name,kind,hourly_cost\nod,on_demand,2.0\n"
+#: A serving-lines CSV of the plan line ``gpu`` (docs/loop.md).
+SERVING_CSV = ("PlanLine,Engine,Model,Gpu,Precision,TP,LabelKey,LabelValue\n"
+               "gpu,vllm,llama-3.1-8b,h100-sxm,fp8,1,namespace,x\n")
 
 
 @dataclass(frozen=True)
@@ -104,6 +110,14 @@ def check(case: Case, folder: Path, capsys, monkeypatch) -> tuple[str, str]:
     if case.verify is not None:
         case.verify(folder, out, err)
     return out, err
+
+
+def text_file(folder: Path, name: str, text: str) -> Path:
+    """``text`` written to ``folder/name`` (its folders made); returns the path."""
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
 
 
 def plan(folder: Path, name: str = "plan.xlsx", *, line: str = "gpu", amount: object = 100,

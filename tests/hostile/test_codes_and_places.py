@@ -8,18 +8,23 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from .desk import MONTH, Case, bill, check, plan, reconcile_argv, write_plan
+from .desk import (
+    MONTH,
+    OPTIONS_CSV,
+    SERVING_CSV,
+    Case,
+    bill,
+    check,
+    plan,
+    reconcile_argv,
+    text_file,
+    write_plan,
+)
 
-OPTIONS = "name,kind,hourly_cost\nod,on_demand,2.0\n"
+OPTIONS = OPTIONS_CSV
+SERVING = SERVING_CSV
 DEMAND = "hour,units\n" + "".join(f"{h},{1 + h % 3}\n" for h in range(48))
-SERVING = "PlanLine,Engine,Model,Gpu,Precision,TP,LabelKey,LabelValue\ngpu,vllm,llama-3.1-8b,h100-sxm,fp8,1,namespace,x\n"
-
-
-def _text(folder: Path, name: str, text: str) -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return path
+_text = text_file
 
 
 def _header_twice(folder: Path, column: str = "BilledCost", instead_of: str = "InvoiceId") -> Path:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .desk import MONTH, Case, bill, check, plan, reconcile_argv
+from .desk import MONTH, Case, bill, check, plan, reconcile_argv, text_file
 
 REVIEW = f"budget-review-{MONTH}.xlsx"
 INPUT = "is an input of this run"
@@ -40,9 +40,7 @@ def _calibrate(folder: Path, *extra: object) -> list[object]:
 
 
 def _gcp_export(folder: Path) -> Path:
-    path = folder / "export.csv"
-    path.write_text("cost,currency,invoice.month\n1.00,USD,202605\n")
-    return path
+    return text_file(folder, "export.csv", "cost,currency,invoice.month\n1.00,USD,202605\n")
 
 
 CASES: dict[str, Case] = {
@@ -110,9 +108,7 @@ def _after_a_run(folder: Path, extra: list[object]) -> list[object]:
 
 
 def _usage(folder: Path) -> Path:
-    path = folder / "usage.csv"
-    path.write_text(f"Month,PlanLine,ActualMTokens\n{MONTH},gpu,1\n")
-    return path
+    return text_file(folder, "usage.csv", f"Month,PlanLine,ActualMTokens\n{MONTH},gpu,1\n")
 
 
 def _base(folder: Path) -> Path:
@@ -122,9 +118,7 @@ def _base(folder: Path) -> Path:
 
 
 def _metrics(folder: Path) -> Path:
-    path = folder / "m.json"
-    path.write_text('{"status": "success", "data": {"resultType": "matrix", "result": []}}')
-    return path
+    return text_file(folder, "m.json", '{"status": "success", "data": {"resultType": "matrix", "result": []}}')
 
 
 def _prices(folder: Path) -> Path:
@@ -134,9 +128,7 @@ def _prices(folder: Path) -> Path:
 
 
 def _offer(folder: Path) -> Path:
-    path = folder / "offer.csv"
-    path.write_text('"FormatVersion","v1.0"\n')
-    return path
+    return text_file(folder, "offer.csv", '"FormatVersion","v1.0"\n')
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

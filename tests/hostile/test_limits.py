@@ -16,7 +16,7 @@ import pytest
 
 from finops import limits
 
-from .desk import MONTH, REPO, Case, bill, check, plan, reconcile_argv
+from .desk import MONTH, OPTIONS_CSV, REPO, SERVING_CSV, Case, bill, check, plan, reconcile_argv, text_file
 
 LINE = "longer than 2 MiB"
 #: One gzip member inflating to 16 MiB of "a" (no newline), ~16 KiB compressed; members concatenate.
@@ -42,9 +42,7 @@ def _long_line(folder: Path, name: str, head: str = "", size: int = limits.MAX_L
 
 
 def _options(folder: Path) -> Path:
-    path = folder / "options.csv"
-    path.write_text("name,kind,hourly_cost\nod,on_demand,2.0\n")
-    return path
+    return text_file(folder, "options.csv", OPTIONS_CSV)
 
 
 CASES: dict[str, Case] = {
@@ -75,10 +73,7 @@ CASES: dict[str, Case] = {
 
 
 def _serving(folder: Path) -> Path:
-    path = folder / "serving.csv"
-    path.write_text("PlanLine,Engine,Model,Gpu,Precision,TP,LabelKey,LabelValue\n"
-                    "gpu,vllm,llama-3.1-8b,h100-sxm,fp8,1,model_name,llama\n")
-    return path
+    return text_file(folder, "serving.csv", SERVING_CSV)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

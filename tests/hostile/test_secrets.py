@@ -10,7 +10,7 @@ import pytest
 
 from finops.errors import redacted
 
-from .desk import MONTH, Case, bill, check, plan, reconcile_argv
+from .desk import MONTH, SERVING_CSV, Case, bill, check, plan, reconcile_argv, text_file
 
 SECRETS = ("hunter2", "tok-123", "sig-456", "cred-789", "key-000")
 
@@ -31,10 +31,7 @@ def _metrics_free_reconcile(folder: Path, url: str) -> list[object]:
 
 
 def _serving(folder: Path) -> Path:
-    path = folder / "serving.csv"
-    path.write_text("PlanLine,Engine,Model,Gpu,Precision,TP,LabelKey,LabelValue\n"
-                    "gpu,vllm,llama-3.1-8b,h100-sxm,fp8,1,model_name,llama\n")
-    return path
+    return text_file(folder, "serving.csv", SERVING_CSV)
 
 
 CASES: dict[str, Case] = {
