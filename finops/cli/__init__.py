@@ -31,7 +31,7 @@ from pathlib import Path
 
 import typer
 
-from ..errors import FinopsError, redacted
+from ..errors import FinopsError, UnknownNameError, redacted
 from ..files import inputs_kept, refuse_input, undone_on_failure
 from ._console import err_console, styled
 
@@ -144,16 +144,27 @@ def _restore_ctrl_c(previous: object) -> None:
 
 
 def _placed(exc: FinopsError, argv: Sequence[str]) -> str:
-    """The error's text; one with no place whose message starts with a core field name (``residual_share
-    must be ...``) of an option given on the command line names that option (``--residual-share``).
+    """The error's text; one with no place names the option it is about when that option was given: a
+    message that starts with a core field name (``residual_share must be ...``) or an unknown name of a
+    registry (``unknown provider 'azure'``) whose option (``--residual-share``, ``--provider``) is on the
+    command line.
 
     >>> from finops.errors import InputError
     >>> _placed(InputError("residual_share must be a finite number, got inf"), ["tco", "--residual-share", "1e400"])
     '--residual-share must be a finite number, got inf'
+    >>> _placed(UnknownNameError("provider", "azure", []), ["bills", "pull", "--provider=azure"])
+    "--provider: unknown provider 'azure'"
     """
+    given = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
+    if exc.where is not None:
+        return str(exc)
+    if isinstance(exc, UnknownNameError):  # --gpu or --gpus for an unknown GPU
+        option = "--" + exc.kind.lower().replace(" ", "-")
+        named = next((o for o in (option, option + "s") if o in given), None)
+        return str(FinopsError(f"{named}: {exc.message}", hint=exc.hint)) if named else str(exc)
     field = exc.message.split(" ", 1)[0]
     option = "--" + field.replace("_", "-")
-    if exc.where is None and field.isidentifier() and any(a.split("=", 1)[0] == option for a in argv):
+    if field.isidentifier() and option in given:
         return str(FinopsError(option + exc.message[len(field):], hint=exc.hint))
     return str(exc)
 

@@ -118,6 +118,15 @@ CASES: dict[str, Case] = {
     "mix scenarios --weights 1e400,0,0": Case(
         lambda d: ["mix", "scenarios", "--demand", _text(d, "d.csv", DEMAND), "--options", _text(d, "o.csv", OPTIONS),
                    "--weights", "1e400,0,0"], names=("--weights",)),
+    "bills pull --provider azure": Case(
+        lambda d: ["bills", "pull", "--provider", "azure", "--source", "x.csv", "--month", MONTH],
+        names=("--provider", "'azure'")),
+    "size --gpus h10": Case(lambda d: ["size", "--preset", "seed000-doc-qa", "--gpus", "h10"], names=("--gpus", "h10")),
+    "reconcile --from zz:abc": Case(
+        lambda d: ["reconcile", "--plan", plan(d), "--month", MONTH, "--from", "zz:abc", "--out", d / "out"],
+        names=("--from", "'zz'")),
+    "reconcile --rate EUR=abc": Case(
+        lambda d: reconcile_argv(d, plan(d), bill(d), extra=["--rate", "EUR=abc"]), names=("--rate",)),
 }
 
 
