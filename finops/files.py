@@ -46,6 +46,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -348,14 +349,30 @@ def one_unit() -> Iterator[None]:
     journal = folder / f"{_JOURNAL_PREFIX}{os.getpid()}.{secrets.token_hex(4)}.json"
     pairs = [[str(temporary), str(target)] for temporary, target in renames]
     new = [target for _, target in renames if not target.exists()]
+    with _ctrl_c_deferred():  # the journal and its renames are not cut in half by Ctrl-C
+        try:
+            write_atomically(journal, json.dumps(pairs).encode("utf-8"))
+        except BaseException:  # no journal (a full disk): no rename is done, and no temporary stays
+            for temporary, _ in renames:
+                _remove_temporary(temporary)
+            raise
+        _apply(journal)
+        _record_new(new)
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Hold SIGINT until the block ends (POSIX main thread; elsewhere the block runs as it is): Ctrl-C
+    during a unit's commit arrives after it, as an error of a run whose files are whole."""
     try:
-        write_atomically(journal, json.dumps(pairs).encode("utf-8"))
-    except BaseException:  # no journal (a full disk): no rename is done, and no temporary stays
-        for temporary, _ in renames:
-            _remove_temporary(temporary)
-        raise
-    _apply(journal)
-    _record_new(new)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _apply(journal: Path) -> None:
