@@ -119,7 +119,13 @@ class Interrupted(BaseException):
     boundary sees it, which would leave the run's new files behind."""
 
 
+#: Set when Ctrl-C arrives: a library that catches the interrupt (DuckDB's "Query interrupted") raises its
+#: own error instead, which is still the run being interrupted.
+_CTRL_C = {"seen": False}
+
+
 def _raise_interrupted(signum: int, frame: object) -> None:
+    _CTRL_C["seen"] = True
     raise Interrupted
 
 
@@ -169,6 +175,21 @@ def _placed(exc: FinopsError, argv: Sequence[str]) -> str:
     return str(exc)
 
 
+def _interrupt_in(exc: BaseException) -> bool:
+    """Whether Ctrl-C came during the run: seen by the handler, or in the chain of ``exc`` (its causes and the
+    errors it was raised while handling)."""
+    if _CTRL_C["seen"]:
+        return True
+    seen: set[int] = set()
+    chain: BaseException | None = exc
+    while chain is not None and id(chain) not in seen:
+        if isinstance(chain, (Interrupted, KeyboardInterrupt)):
+            return True
+        seen.add(id(chain))
+        chain = chain.__cause__ or chain.__context__
+    return False
+
+
 def _interrupted() -> int:
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut this line short
@@ -202,6 +223,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     inputs, outputs = _files_named(argv)
+    _CTRL_C["seen"] = False
     previous = _raise_on_ctrl_c()
     try:
         return _run(argv, inputs, outputs)
@@ -218,6 +240,8 @@ def _run(argv: list[str], inputs: dict[Path, str], outputs: list[tuple[Path, str
     except (Interrupted, KeyboardInterrupt):
         return _interrupted()
     except FinopsError as exc:
+        if _interrupt_in(exc):
+            return _interrupted()
         _say(_placed(exc, argv))
         return exc.exit_code
     except typer.Abort as exc:  # click turns Ctrl-C and an EOFError (a truncated gzip...) into Abort
@@ -235,6 +259,8 @@ def _run(argv: list[str], inputs: dict[Path, str], outputs: list[tuple[Path, str
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except Exception as exc:  # noqa: BLE001 - the one boundary: no traceback reaches the user
+        if _interrupt_in(exc):  # Ctrl-C inside a library call that then failed on its own (DuckDB busy)
+            return _interrupted()
         return _foreign(exc, list(inputs))
     return result if isinstance(result, int) else 0
 
