@@ -22,9 +22,15 @@ def main() -> int:
     """Run the command line on ``sys.argv``; returns its exit code."""
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _stop_now)
+    from finops.cli import INTERRUPTED
     from finops.cli import main as command_line
 
-    return command_line()
+    code = command_line()
+    if code == INTERRUPTED:  # a query Ctrl-C stopped may still hold DuckDB's threads: end without tearing them down
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ def test_user_text_is_shown_as_typed(name, tmp_path, capsys, monkeypatch):
 #: Seconds after the interpreter's own start-up at which Ctrl-C arrives: during the imports of the command
 #: line, the plan's reading, the bills' scan, the writing. Python's start-up itself (``site``, before any
 #: line of the product runs) prints its own traceback and cannot be handled by the product.
-INTERRUPT_AFTER_S = (0.0, 0.1, 0.3, 0.8, 1.5, 3.0)
+INTERRUPT_AFTER_S = (0.0, 0.1, 0.3, 0.8, 1.5, 2.0, 2.5, 3.0, 3.5)
 
 
 @pytest.fixture(scope="module")
