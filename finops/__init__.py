@@ -17,23 +17,15 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any
-
-from .errors import (
-    CurrencyMismatchError,
-    DependencyError,
-    FinopsError,
-    InputError,
-    Location,
-    ProviderError,
-    TransientProviderError,
-    UnknownNameError,
-)
-from .money import Money, to_decimal
-from .registry import Registry
 
 __version__ = "0.1.0"
 
+#: The error tree and money names, loaded on first access too: ``import finops`` runs no import of its own,
+#: so ``python -m finops`` and the ``finops`` script handle Ctrl-C from their first line (finops/__main__.py).
+_CORE_NAMES = {"CurrencyMismatchError": ".errors", "DependencyError": ".errors", "FinopsError": ".errors",
+               "InputError": ".errors", "Location": ".errors", "ProviderError": ".errors",
+               "TransientProviderError": ".errors", "UnknownNameError": ".errors", "Money": ".money",
+               "to_decimal": ".money", "Registry": ".registry"}
 #: Names :mod:`finops.api` provides, loaded on first access.
 _API_NAMES = frozenset({"estimate", "optimize_mix", "reconcile_month", "size", "tco", "to_pandas"})
 
@@ -63,8 +55,10 @@ def _api() -> types.ModuleType:
     return importlib.import_module(".api", __name__)
 
 
-def __getattr__(name: str) -> Any:
-    """Load :mod:`finops.api` on first use of one of its names."""
+def __getattr__(name: str) -> object:
+    """Load :mod:`finops.api` (or the module of an error or money name) on first use of one of its names."""
+    if name in _CORE_NAMES:
+        return getattr(importlib.import_module(_CORE_NAMES[name], __name__), name)
     if name not in _API_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(_api(), name)
@@ -82,7 +76,7 @@ class _FinopsModule(types.ModuleType):
     """
 
     @property
-    def tco(self) -> Any:
+    def tco(self) -> object:
         return _api().tco
 
     @tco.setter

@@ -15,11 +15,13 @@ that calls the foreign library, keeping the original as ``__cause__``.
     └── ProviderError                a cloud API or a bill store failed
         └── TransientProviderError   retryable (throttling, 5xx) after the client's own retries
 
-Messages never contain secrets: pass identifiers, never credentials, into them.
+Messages never contain secrets: pass identifiers, never credentials, into them. As a second guard, the
+text of every error has the secrets of the URLs in it redacted (:func:`redacted`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 __all__ = [
@@ -31,8 +33,30 @@ __all__ = [
     "ProviderError",
     "TransientProviderError",
     "UnknownNameError",
+    "redacted",
     "require",
 ]
+
+#: ``scheme://user:password@`` (or ``scheme://token@``): everything between ``//`` and ``@`` is a credential.
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s]+@")
+#: A query or fragment parameter whose name says it carries a secret (``access_token``, ``api_key``,
+#: ``X-Amz-Signature``, ``sig``, ``X-Goog-Credential``, ``password``...).
+_SECRET_PARAMETER = re.compile(
+    r"(?P<lead>[?&#;](?:[\w.-]*(?:token|key|secret|passw|pwd|signature|credential|auth)[\w.-]*|sig|code|pass))="
+    r"[^&#;\s'\"<>]*", re.IGNORECASE)
+
+
+def redacted(text: str) -> str:
+    """``text`` with the credentials of every URL in it replaced by ``***``: the user information before an
+    ``@`` and the value of each query or fragment parameter named as a secret.
+
+    >>> redacted("cannot reach https://bob:hunter2@prom.example:9090/api?access_token=abc&step=60")
+    'cannot reach https://***@prom.example:9090/api?access_token=***&step=60'
+    >>> redacted("s3://bucket/key?X-Amz-Signature=f00&X-Amz-Credential=AKIA%2F1&x=1#sig=zz")
+    's3://bucket/key?X-Amz-Signature=***&X-Amz-Credential=***&x=1#sig=***'
+    """
+    return _SECRET_PARAMETER.sub(r"\g<lead>=***", _USERINFO.sub(r"\g<scheme>***@", text))
+
 
 
 @dataclass(frozen=True)
@@ -85,11 +109,11 @@ class FinopsError(Exception):
         text = f"{self.where}: {self.message}" if self.where and str(self.where) else self.message
         if self.hint:
             text += f"{'' if text.endswith(('?', '.', '!')) else '.'} Hint: {self.hint}"
-        return text
+        return redacted(text)
 
     def short(self) -> str:
         """One line for an Excel cell: no location, no hint."""
-        return f"#FINOPS: {self.message}"
+        return f"#FINOPS: {redacted(self.message)}"
 
 
 class InputError(FinopsError):

@@ -11,6 +11,12 @@ are done and the journal removed. :func:`recover`, run by the next writer of the
 renames of a journal a kill interrupted and removes temporary files whose writer is gone, so every
 file is the old one or the new one, never a mix of the two states.
 
+Inputs are never replaced: inside :func:`inputs_kept` (the command line's boundary holds one naming every
+file a command reads) :func:`replacing` refuses a target that is one of them, compared as the file itself
+(device and inode, so a symbolic link, a hard link or another spelling of the path is the same file), with
+an :class:`InputError` naming both; only a write made with ``updates_input=True`` (``reconcile
+--in-place``) replaces its input on purpose.
+
 A run that fails leaves the file system as it was: inside :func:`undone_on_failure` (the command line's
 boundary holds one around every command) each folder this module creates and each file it creates where
 there was none are recorded, and an error removes them again (a file only while it is still the one
@@ -34,11 +40,13 @@ b'a,b\\n'
 from __future__ import annotations
 
 import contextvars
+import errno
 import glob
 import json
 import os
 import secrets
 import shutil
+import signal
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -48,7 +56,8 @@ from typing import BinaryIO
 
 from .errors import InputError, Location
 
-__all__ = ["locked", "make_folder", "one_unit", "recover", "replacing", "undone_on_failure", "write_atomically"]
+__all__ = ["inputs_kept", "locked", "make_folder", "one_unit", "recover", "refuse_input", "replacing",
+           "undone_on_failure", "write_atomically"]
 
 _JOURNAL_PREFIX = ".finops-commit."
 #: The renames of the :func:`one_unit` being written, if any: (temporary, target) pairs.
@@ -75,6 +84,62 @@ class _Made:
                 folder.rmdir()
             except OSError:  # not empty (someone else wrote there) or gone
                 pass
+
+
+#: The files the run being made reads: (device, inode) -> (how the user named it, e.g. ``--plan plan.xlsx``,
+#: and whether the run's own writers replace it: its history, its earlier review).
+_INPUTS: contextvars.ContextVar[dict[tuple[int, int], tuple[str, bool]] | None] = contextvars.ContextVar(
+    "finops_inputs", default=None)
+
+
+@contextmanager
+def inputs_kept(named: dict[Path, str] | list[Path], *, owned: dict[Path, str] | None = None) -> Iterator[None]:
+    """No :func:`replacing` in the block replaces any of ``named`` (path -> how the user gave it, e.g.
+    ``--plan plan.xlsx``) or ``owned`` (files the run reads that only a write made with ``owned=True``
+    replaces: the history it updates); paths that are not files are ignored. A file given both ways is
+    ``named``. Blocks nest: the inputs add up.
+
+    >>> import tempfile
+    >>> plan = Path(tempfile.mkdtemp()) / "plan.xlsx"
+    >>> _ = plan.write_bytes(b"x")
+    >>> with inputs_kept({plan: "--plan plan.xlsx"}):
+    ...     write_atomically(plan, b"y")
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: ...plan.xlsx: this is an input of this run (--plan plan.xlsx); an input is never modified...
+    """
+    pairs = named.items() if isinstance(named, dict) else ((path, str(path)) for path in named)
+    kept = dict(_INPUTS.get() or {})
+    for (path, label), is_owned in [*((pair, False) for pair in pairs), *((pair, True) for pair in (owned or {}).items())]:
+        try:
+            if Path(path).is_file():
+                kept.setdefault(_identity_followed(Path(path)), (label, is_owned))
+        except OSError:
+            continue
+    token = _INPUTS.set(kept)
+    try:
+        yield
+    finally:
+        _INPUTS.reset(token)
+
+
+def _identity_followed(path: Path) -> tuple[int, int]:
+    status = os.stat(path)
+    return status.st_dev, status.st_ino
+
+
+def refuse_input(target: Path, option: str = "the output", *, owned: bool = False) -> None:
+    """An :class:`InputError` when ``target`` (links followed) is a file this run reads (:func:`inputs_kept`),
+    unless ``owned`` and it is one of the run's own files."""
+    try:
+        identity = _identity_followed(Path(target))
+    except OSError:
+        return  # not there (yet): no input can be it
+    label, is_owned = (_INPUTS.get() or {}).get(identity, (None, False))
+    if label is not None and not (owned and is_owned):
+        raise InputError(f"this is an input of this run ({label}); an input is never modified",
+                         where=Location(file=str(target)),
+                         hint=f"give {option} another file name; the inputs stay as they are")
 
 
 #: What the :func:`undone_on_failure` block being run has created, if any.
@@ -152,9 +217,36 @@ def _temporary_name(target: Path) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
 
 
+#: errno -> what to do when a write fails with it; any other: :data:`_WRITE_HINT`.
+_WRITE_HINTS = {errno.ENOSPC: "the disk is full: free space there, or write to another folder, and run again",
+                errno.EDQUOT: "the disk quota is used up: free space there, or write to another folder",
+                errno.EROFS: "that file system is read-only: write to another folder"}
+_WRITE_HINT = "write to a folder that exists or can be created, and that you can write to"
+#: What a library that reports a full disk in its own exception type (DuckDB's IOException) says.
+_NO_SPACE_TEXT = ("No space left on device", "Disk quota exceeded")
+
+
 def _cannot_write(target: Path, error: OSError) -> InputError:
-    return InputError(f"cannot write {target.name}: {error.strerror or error}", where=Location(file=str(target)),
-                      hint="write to a folder that exists or can be created, and that you can write to")
+    return InputError(f"cannot write {target.name}: {error.strerror or error}; nothing was changed",
+                      where=Location(file=str(target)), hint=_WRITE_HINTS.get(error.errno or 0, _WRITE_HINT))
+
+
+def _as_os_error(error: BaseException) -> OSError | None:
+    """``error`` as the OSError it is or reports (a full disk seen by DuckDB or a zip writer), else None."""
+    if isinstance(error, OSError):
+        return error
+    text = str(error)
+    for code, words in ((errno.ENOSPC, _NO_SPACE_TEXT[0]), (errno.EDQUOT, _NO_SPACE_TEXT[1])):
+        if words in text and isinstance(error, Exception):
+            return OSError(code, os.strerror(code))
+    return None
+
+
+def _remove_temporary(temporary: Path) -> None:
+    """Remove a temporary file and what a writer kept beside it (a database's ``.wal``)."""
+    temporary.unlink(missing_ok=True)
+    for beside in temporary.parent.glob(f"{glob.escape(temporary.name)}.*"):
+        beside.unlink(missing_ok=True)
 
 
 def _resolved(target: Path) -> Path:
@@ -173,12 +265,17 @@ def _flush(path: Path) -> None:
 
 
 @contextmanager
-def replacing(target: Path, *, mode_of: Path | None = None) -> Iterator[Path]:
+def replacing(target: Path, *, mode_of: Path | None = None, updates_input: bool = False,
+              owned: bool = False) -> Iterator[Path]:
     """A temporary path beside ``target`` to write; when the block ends without an error it replaces
     ``target`` (at the end of the :func:`one_unit` it is in, if any), otherwise it is removed. The new
     file takes ``mode_of``'s permissions (a file it replaces), else those a new file gets under the
     umask. An :class:`OSError` (no room, no permission) becomes an :class:`InputError` naming the file.
-    Temporary files an earlier, killed write of the same target left are removed first."""
+    Temporary files an earlier, killed write of the same target left are removed first. A target that is
+    an input of the run (:func:`inputs_kept`) is refused unless ``updates_input`` (the input itself is
+    meant), or ``owned`` and it is one of the run's own files (its history, its earlier review)."""
+    if not updates_input:
+        refuse_input(Path(target), owned=owned)
     target = _resolved(Path(target))
     temporary = _temporary_name(target)
     made = make_folder(target.parent)
@@ -204,13 +301,12 @@ def replacing(target: Path, *, mode_of: Path | None = None) -> Iterator[Path]:
             _record_new([target] if new else [])
         else:
             unit.append((temporary, target))
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
+    except BaseException as error:
+        _remove_temporary(temporary)
         _remove_folders(made)
-        raise _cannot_write(target, error) from error
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        _remove_folders(made)
+        os_error = _as_os_error(error)
+        if os_error is not None:
+            raise _cannot_write(target, os_error) from error
         raise
 
 
@@ -243,7 +339,7 @@ def one_unit() -> Iterator[None]:
         yield
     except BaseException:
         for temporary, _ in renames:
-            temporary.unlink(missing_ok=True)
+            _remove_temporary(temporary)
         raise
     finally:
         _UNIT.reset(token)
@@ -253,9 +349,30 @@ def one_unit() -> Iterator[None]:
     journal = folder / f"{_JOURNAL_PREFIX}{os.getpid()}.{secrets.token_hex(4)}.json"
     pairs = [[str(temporary), str(target)] for temporary, target in renames]
     new = [target for _, target in renames if not target.exists()]
-    write_atomically(journal, json.dumps(pairs).encode("utf-8"))
-    _apply(journal)
-    _record_new(new)
+    with _ctrl_c_deferred():  # the journal and its renames are not cut in half by Ctrl-C
+        try:
+            write_atomically(journal, json.dumps(pairs).encode("utf-8"))
+        except BaseException:  # no journal (a full disk): no rename is done, and no temporary stays
+            for temporary, _ in renames:
+                _remove_temporary(temporary)
+            raise
+        _apply(journal)
+        _record_new(new)
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[None]:
+    """Hold SIGINT until the block ends (POSIX main thread; elsewhere the block runs as it is): Ctrl-C
+    during a unit's commit arrives after it, as an error of a run whose files are whole."""
+    try:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _apply(journal: Path) -> None:

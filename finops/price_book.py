@@ -30,6 +30,7 @@ from typing import Literal, get_args
 
 from .errors import InputError, Location
 from .files import write_atomically
+from .limits import inflate
 from .money import MONEY_CONTEXT, to_price
 from .registry import normalize_key
 
@@ -162,7 +163,7 @@ class PriceBook:
         if text is None:
             raw = path.read_bytes()
             try:
-                text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+                text = (inflate(raw, path) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
             except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as error:
                 raise InputError(f"price book {path.name} is not a UTF-8 CSV ({type(error).__name__})",
                                  where=Location(file=str(path)), hint=_FILE_HINT) from error
@@ -228,7 +229,7 @@ class PriceBook:
         for entry in sorted(folder.iterdir(), key=lambda e: e.name):
             if entry.name.endswith((".csv", ".csv.gz")):
                 raw = entry.read_bytes()
-                text = (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+                text = (inflate(raw, entry.name) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
                 rows.extend(cls.read_csv(entry.name, text=text).rows)
         return cls(rows)
 

@@ -188,7 +188,7 @@ def write_in_place(plan_path: Path, rec: Reconciliation, history: Sequence[Month
                                               package.read("[Content_Types].xml").decode("utf-8"), new, where)
             edited = {"xl/workbook.xml": book.encode("utf-8"), "xl/_rels/workbook.xml.rels": rels.encode("utf-8"),
                       "[Content_Types].xml": types.encode("utf-8")}
-        with replacing(plan_path, mode_of=plan_path) as temporary:
+        with replacing(plan_path, mode_of=plan_path, updates_input=True) as temporary:
             with zipfile.ZipFile(temporary, "w") as out:
                 for info in package.infolist():
                     data = replace.get(info.filename, edited.get(info.filename))

@@ -46,6 +46,10 @@ from .plan_tables import (
     workbook_tables,
 )
 
+#: The largest magnitude a plan's number may have: 10^15 (a thousand trillion, above any budget, count or
+#: price a plan holds, and the 15 significant digits a spreadsheet keeps); beyond it is a typing error.
+MAX_PLAN_NUMBER = Decimal("1E15")
+
 __all__ = ["ASSETS_HEADERS", "BUDGET_HEADERS", "MAPPING_HEADERS", "MAX_PACKAGE_BYTES", "MAX_PARTS", "MAX_PART_BYTES",
            "USAGE_HEADERS", "check_package", "range_rows", "read_plan", "table_places"]
 
@@ -180,10 +184,14 @@ class _Row:
         if value is None:
             return None
         try:
-            return to_decimal(value, where=self.where(column))
+            number = to_decimal(value, where=self.where(column))
         except InputError as exc:
             raise InputError(exc.message, where=exc.where,
                              hint="type a plain number, without a currency or words (e.g. 12000.50)") from None
+        if abs(number) >= MAX_PLAN_NUMBER:
+            raise InputError(f"{value!r} is too large for a plan (at most {MAX_PLAN_NUMBER:.0E})",
+                             where=self.where(column), hint="check the number typed in this cell")
+        return number
 
     def whole(self, column: str) -> int:
         value = self.number(column)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from finops.errors import InputError, Location, ProviderError
+from finops.limits import bounded_lines
 
 __all__ = ["Delivery", "ExportKind", "ExportStore", "LocalExportStore", "S3ExportStore", "find_delivery",
            "iter_record_batches", "open_store", "read_records"]
@@ -201,7 +202,7 @@ def iter_record_batches(store: ExportStore, key: str, batch_size: int = 50_000) 
     text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
     batch: list[dict[str, Any]] = []
     try:
-        for row in csv.DictReader(text):
+        for row in csv.DictReader(bounded_lines(text, key)):  # finops.limits: each line bounded
             batch.append(row)
             if len(batch) == batch_size:
                 yield batch

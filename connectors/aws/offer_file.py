@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from finops.errors import InputError, Location
+from finops.limits import bounded_lines, read_line
 from finops.money import to_price
 
 __all__ = ["CSV_ATTRIBUTES", "OfferFile", "read_offer_file"]
@@ -117,14 +118,14 @@ def _from_json(offer: Mapping[str, Any], keep: Callable[[str], bool], name: str)
 
 def _from_csv(stream: io.TextIOBase, keep: Callable[[str], bool], name: str) -> OfferFile:
     metadata = {}
-    for _ in range(_METADATA_LINES):
-        cells = next(csv.reader([stream.readline()]), [])
+    for row in range(1, _METADATA_LINES + 1):
+        cells = next(csv.reader([read_line(stream, name, row)]), [])
         if len(cells) >= 2:
             metadata[cells[0]] = cells[1]
     if "OfferCode" not in metadata:
         raise InputError("not an AWS offer CSV: the metadata lines (FormatVersion ... OfferCode) are missing",
                          where=Location(file=name), hint=_DOWNLOAD_HINT)
-    reader = csv.DictReader(stream)
+    reader = csv.DictReader(bounded_lines(stream, name, first_row=_METADATA_LINES + 1))
     missing = [column for column in _CSV_REQUIRED if column not in (reader.fieldnames or ())]
     if missing:
         raise InputError(f"offer CSV header lacks {', '.join(missing)}",

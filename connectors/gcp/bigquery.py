@@ -5,7 +5,8 @@ Queries go through ``Client.query_and_wait`` (``jobs.query``, then ``jobs.getQue
 page when the result does not fit the first response). Every API call, each page included, is
 retried with BigQuery's own predicate (``rateLimitExceeded``, ``backendError``, ``internalError``,
 429/500/502/503) and exponential backoff, for at most ``FINOPS_GCP_RETRY_TIMEOUT`` seconds in all
-(default 120); the same budget bounds re-running a job that failed transiently. A job still running
+(default 120), measured from the query's start: re-running a job that failed transiently shares the same
+budget, so a refused or failing endpoint is given up within it. A job still running
 after ``FINOPS_GCP_QUERY_TIMEOUT`` seconds (default 900) is cancelled. What still fails is a
 :class:`~finops.errors.TransientProviderError` (retryable) or a :class:`~finops.errors.ProviderError`.
 
@@ -25,7 +26,8 @@ datetime.datetime(2026, 5, 31, 23, 0)
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlparse
@@ -47,12 +49,30 @@ _API = "BigQuery"
 
 
 def _retries(settings: RetrySettings) -> tuple[Any, Any]:
-    """(API-call retry, job retry): BigQuery's predicates with the timing of ``settings``."""
+    """(API-call retry, job retry): BigQuery's predicates with the timing of ``settings``, both ending at one
+    deadline. Each alone has a ``timeout``, but the job retry re-runs calls that retry on their own, so
+    without the shared deadline their budgets would add up (a refused endpoint took 221 s for 120)."""
     from google.cloud.bigquery.retry import DEFAULT_JOB_RETRY, DEFAULT_RETRY
+
+    deadline = time.monotonic() + settings.timeout
+
+    def before_deadline(predicate: Callable[[BaseException], bool]) -> Callable[[BaseException], bool]:
+        """``predicate``, and past the deadline a RetryError (as a retry that ran out of time raises)."""
+        from google.api_core.exceptions import RetryError
+
+        def retryable(exc: BaseException) -> bool:
+            if not predicate(exc):
+                return False
+            if time.monotonic() >= deadline:
+                raise RetryError(f"retries stopped at their {settings.timeout:g} s budget", exc) from exc
+            return True
+        return retryable
 
     call = DEFAULT_RETRY.with_delay(initial=settings.initial, maximum=settings.maximum,
                                     multiplier=settings.multiplier).with_timeout(settings.timeout)
-    return call, DEFAULT_JOB_RETRY.with_timeout(settings.timeout)
+    job = DEFAULT_JOB_RETRY.with_timeout(settings.timeout)
+    return (call.with_predicate(before_deadline(call._predicate)),
+            job.with_predicate(before_deadline(job._predicate)))
 
 
 def naive_utc(value: Any) -> Any:

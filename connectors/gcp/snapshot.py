@@ -31,8 +31,8 @@ def snapshot_name() -> str:
 
 def snapshot() -> PriceBook:
     """The newest bundled GCP snapshot as a price book."""
-    import gzip
+    from finops.limits import inflate
 
     name = snapshot_name()
     raw = resources.files("finops").joinpath("data", "prices", name).read_bytes()
-    return PriceBook.read_csv(name, text=gzip.decompress(raw).decode("utf-8"))
+    return PriceBook.read_csv(name, text=inflate(raw, name).decode("utf-8"))

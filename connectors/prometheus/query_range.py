@@ -9,13 +9,13 @@ series (a selector such as ``{__name__=~"vllm:.*|DCGM_FI_DEV_GPU_UTIL"}``), so e
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from finops.errors import InputError, Location
+from finops.limits import inflate
 from finops.serving import Series
 
 __all__ = ["parse_query_range", "read_saved"]
@@ -62,7 +62,7 @@ def read_saved(paths: Iterable[Path]) -> list[Series]:
             raise InputError("metrics file not found", where=Location(file=str(path)),
                              hint="give saved /api/v1/query_range answers (.json or .json.gz)")
         try:
-            raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+            raw = inflate(path.read_bytes(), path) if path.name.endswith(".gz") else path.read_bytes()
         except (OSError, EOFError) as exc:
             raise InputError(f"cannot read the metrics file: {exc}", where=Location(file=str(path))) from None
         series += parse_query_range(raw, str(path))

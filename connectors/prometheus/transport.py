@@ -8,12 +8,20 @@ redacted). Errors leave as the :mod:`finops.errors` tree with the cause kept: no
 :class:`~finops.errors.TransientProviderError`, other HTTP errors :class:`~finops.errors.ProviderError`
 with Prometheus' own ``error`` text.
 
+Credentials written into the URL (``https://user:password@host``) are sent as HTTP basic authentication and
+taken out of the URL the transport keeps and shows; the query of the URL is kept for the requests, and every
+message shows the URL with its secrets redacted (:func:`finops.errors.redacted`). An answer is read up to
+:data:`finops.limits.MAX_INFLATED_BYTES`; a larger one is refused.
+
 >>> HttpTransport("http://127.0.0.1:9090/").base_url
 'http://127.0.0.1:9090'
+>>> HttpTransport("https://bob:s3cret@prom.example/").base_url
+'https://prom.example'
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
@@ -23,7 +31,8 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Protocol
 
-from finops.errors import InputError, ProviderError, TransientProviderError
+from finops.errors import InputError, ProviderError, TransientProviderError, redacted
+from finops.limits import MAX_INFLATED_BYTES
 
 __all__ = ["RETRIES", "TIMEOUT_S", "TOKEN_ENV", "HttpTransport", "Transport"]
 
@@ -56,28 +65,45 @@ class HttpTransport:
 
     def __init__(self, base_url: str, *, timeout_s: float = TIMEOUT_S, retries: int = RETRIES,
                  backoff_s: float = _BACKOFF_S) -> None:
-        parsed = urllib.parse.urlsplit(base_url.strip())
-        if parsed.scheme not in ("http", "https") or not parsed.netloc:
-            raise InputError(f"--prometheus must be an http(s) URL, got {base_url!r}",
+        try:
+            parsed = urllib.parse.urlsplit(base_url.strip())
+            parsed.port  # noqa: B018 - a port that is not a number raises here, not at the first request
+        except ValueError:
+            parsed = None
+        if parsed is None or parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise InputError(f"--prometheus must be an http(s) URL, got {redacted(base_url)!r}",
                              hint="for example --prometheus http://prometheus.monitoring:9090")
-        self.base_url = base_url.strip().rstrip("/")
+        self._basic = None
+        if parsed.username is not None:  # user:password@ in the URL: basic authentication, out of the URL
+            pair = f"{urllib.parse.unquote(parsed.username)}:{urllib.parse.unquote(parsed.password or '')}"
+            self._basic = "Basic " + base64.b64encode(pair.encode()).decode()
+            parsed = parsed._replace(netloc=parsed.netloc.rpartition("@")[2])
+        self._query = urllib.parse.parse_qsl(parsed.query)  # e.g. ?access_token=...: sent, never shown
+        self.base_url = urllib.parse.urlunsplit(parsed._replace(query="", fragment="")).rstrip("/")
         self.timeout_s, self.retries, self.backoff_s = timeout_s, max(1, retries), backoff_s
 
     def get(self, path: str, params: Mapping[str, str]) -> bytes:
         token = os.environ.get(TOKEN_ENV) or None
-        url = f"{self.base_url}{path}?{urllib.parse.urlencode(params)}"
+        url = f"{self.base_url}{path}?{urllib.parse.urlencode([*self._query, *params.items()])}"
         request = urllib.request.Request(url, headers={"Accept": "application/json"})
         if token:
             request.add_header("Authorization", f"Bearer {token}")
+        elif self._basic:
+            request.add_header("Authorization", self._basic)
         last: Exception | None = None
         for attempt in range(self.retries):
             if attempt:
                 time.sleep(self.backoff_s * 2 ** (attempt - 1))
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
-                    return answer.read()
+                    body = answer.read(MAX_INFLATED_BYTES + 1)
+                if len(body) > MAX_INFLATED_BYTES:
+                    raise ProviderError(f"Prometheus at {self.base_url} answered {path} with more than "
+                                        f"{MAX_INFLATED_BYTES // 1024 // 1024} MiB",
+                                        hint="ask for fewer series or a coarser --step")
+                return body
             except urllib.error.HTTPError as exc:
-                body = exc.read()
+                body = exc.read(1 << 16)
                 if exc.code >= 500 or exc.code == 429:
                     last = exc
                     continue

@@ -1,4 +1,8 @@
-"""Shared rich consoles and JSON output for the command modules."""
+"""Shared rich consoles and JSON output for the command modules.
+
+Both consoles read no console markup: plan lines, file names, option values and bill text are printed as
+the text they are (a ``[/x]`` or ``[link=...]`` in a name is shown, never interpreted); a style is given as
+a :class:`rich.text.Text` span (:func:`styled`)."""
 
 from __future__ import annotations
 
@@ -13,12 +17,22 @@ from typing import Any
 from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..files import write_atomically
 from ..money import Money
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+console = Console(highlight=False, markup=False)
+err_console = Console(stderr=True, highlight=False, markup=False)
+
+
+def styled(*parts: str | tuple[str, str]) -> Text:
+    """Text from plain parts and (text, style) parts; no part is read as markup.
+
+    >>> styled(("error:", "bold red"), " no bill named [/x].csv").plain
+    'error: no bill named [/x].csv'
+    """
+    return Text.assemble(*parts)
 
 
 def _exact_json(payload: Any) -> str:

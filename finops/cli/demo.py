@@ -22,7 +22,7 @@ from rich.table import Table
 from ..files import make_folder
 from ..money import Money
 from ..price_book import PriceBook
-from ._console import console, write_json
+from ._console import console, styled, write_json
 
 #: The mix step's instance type and the shape of its year of demand (instances per hour).
 MIX_PROVIDER, MIX_INSTANCE, MIX_REGION = "gcp", "a3-highgpu-8g", "us-central1"
@@ -43,7 +43,7 @@ def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo
     written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
     written += _workbooks(out, book, quiet)
     written += _loop(out, quiet)
-    console.print("\n[bold]wrote[/]\n" + "\n".join(f"  {p}" for p in written))
+    console.print(styled("\n", ("wrote", "bold"), "\n" + "\n".join(f"  {p}" for p in written)))
 
 
 def _size(out: Path, book: PriceBook, quiet: bool) -> Path:
@@ -58,10 +58,10 @@ def _size(out: Path, book: PriceBook, quiet: bool) -> Path:
         results.append(result.to_dict())
         if result.options:
             best = result.options[0]
-            table.add_row(f"{name}\n[dim]{workload.model}[/]",
-                          f"{best.gpu} {best.precision} TP{best.tp} x{best.replicas}\n"
-                          f"[dim]{best.provider} {best.instance_type} x{best.instances}"
-                          f"{'' if best.calibrated else ', extrapolated'}[/]",
+            table.add_row(styled(f"{name}\n", (workload.model, "dim")),
+                          styled(f"{best.gpu} {best.precision} TP{best.tp} x{best.replicas}\n",
+                                 ((f"{best.provider} {best.instance_type} x{best.instances}"
+                                   f"{'' if best.calibrated else ', extrapolated'}"), "dim")),
                           str(best.gpus), f"{best.monthly_cost.rounded().amount:,.0f}",
                           f"{best.cost_per_million_output_tokens.rounded().amount:,.2f}")
         else:
@@ -123,10 +123,10 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
                                         serving=served_by(SAMPLE_MONTH, SAMPLE_SERVING, plan, metrics, None,
                                                                           300))
     if not quiet:
-        console.print(f"[bold]4. Planning workbook[/] {plan}")
-        console.print(f"[bold]5. Reconcile {SAMPLE_MONTH}[/] (bundled FOCUS 1.2 samples, AWS + GCP): "
+        console.print(styled(("4. Planning workbook", "bold"), f" {plan}"))
+        console.print(styled((f"5. Reconcile {SAMPLE_MONTH}", "bold"), " (bundled FOCUS 1.2 samples, AWS + GCP): "
                       f"P&L actual {rec.actual} (cloud {rec.opex}, depreciation {rec.capex}) vs planned {rec.planned}; "
-                      f"cash billed {rec.billed_cost}; unmapped {rec.unmapped_effective_cost}")
+                      f"cash billed {rec.billed_cost}; unmapped {rec.unmapped_effective_cost}"))
     return [plan, review, out / HISTORY_FILE]
 
 
@@ -141,6 +141,7 @@ def _loop(out: Path, quiet: bool) -> list[Path]:
     args += [a for p in sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz")) for a in ("--metrics", str(p))]
     args += [a for p in sample_bill_paths() for a in ("--bills", str(p))]
     if not quiet:
-        console.print("[bold]6. Close the loop[/] (bundled synthetic vLLM/SGLang/DCGM metrics): next month's plan")
+        console.print(styled(("6. Close the loop", "bold"),
+                             " (bundled synthetic vLLM/SGLang/DCGM metrics): next month's plan"))
     app(args=args, standalone_mode=False)  # its errors reach the one boundary, which undoes the demo's files
     return [out / "llm-finops-plan-next.xlsx", out / "throughput-corrections.json"]

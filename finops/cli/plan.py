@@ -134,9 +134,6 @@ def plan_next(
     metrics = list(metrics or []) + [p for p in more or [] if is_metrics(p)]
     bills = list(bills or []) + [p for p in more or [] if not is_metrics(p)]
     _check_sources(metrics, prometheus)
-    if out.exists() and plan.exists() and out.resolve() == plan.resolve():
-        raise InputError("--out is the input plan; the input plan is never modified",
-                         hint="write the next plan to another file, e.g. --out plan-next.xlsx")
     plan_values = read_plan(plan)
     costs, commitments, gpu_hours = {}, [], None
     if bills:

@@ -23,8 +23,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..depreciation import parse_month
-from ..errors import InputError, Location
-from ..files import locked, one_unit, recover
+from ..errors import InputError, Location, UnknownNameError, redacted
+from ..files import inputs_kept, locked, one_unit, recover
 from ..money import to_decimal
 from ..reconcile import (
     HISTORY_FILE,
@@ -44,6 +44,8 @@ from ._options import SERVING_LINES
 LOCK_FILE = ".reconcile-history.lock"
 #: Rates must be below this (no currency is worth a billion of another; larger is a typing error).
 MAX_RATE = Decimal(10) ** 9
+#: Percentages (``--threshold``, ``--fail-on-variance``) stay at or below this (a million per cent).
+MAX_PERCENT = Decimal(10) ** 6
 #: How long a run waits for another run of the same folder before giving up, in seconds.
 LOCK_WAIT_S = 600.0
 
@@ -61,7 +63,7 @@ def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
         code, sep, rate = value.partition("=")
         amount = _number(rate) if sep else None
         if len(code.strip()) != 3 or amount is None or not 0 < amount < MAX_RATE:
-            raise InputError(f"cannot read the rate {value!r}",
+            raise InputError(f"cannot read --rate {value!r}",
                              hint=f"write it as CODE=RATE, a rate above 0 and below {MAX_RATE:,}, e.g. --rate EUR=1.08")
         rates[code.strip().upper()] = amount
     return rates
@@ -76,8 +78,8 @@ def parse_percent(value: str | None, option: str) -> Decimal | None:
     if value is None:
         return None
     pct = _number(value)
-    if pct is None or pct < 0:
-        raise InputError(f"{option} must be a percentage of 0 or more, got {value!r}",
+    if pct is None or not 0 <= pct <= MAX_PERCENT:
+        raise InputError(f"{option} must be a percentage from 0 to {MAX_PERCENT:,}, got {value!r}",
                          hint=f"for example {option} 10 (10 %)")
     return pct
 
@@ -122,10 +124,18 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     its ChargePeriodStart). ``contract_commitments`` is a FOCUS Contract Commitment dataset (CSV) whose terms replace
     those read from the bills. Everything that can fail on bad input fails before anything is written.
     """
+    from templates.review_writer import review_name
+
     _check_out(Path(out_dir))
     month = parse_month(month)
     contracts = None if contract_commitments is None else read_contract_commitments(contract_commitments)
-    with _folder_held(Path(out_dir)):
+    read = {Path(plan_path): f"the plan {Path(plan_path).name}", **{Path(b): f"the bill {Path(b).name}" for b in bills},
+            **({Path(usage): f"the usage file {Path(usage).name}"} if usage is not None else {}),
+            **({Path(contract_commitments): f"the contract commitments {Path(contract_commitments).name}"}
+               if contract_commitments is not None else {})}
+    own = {Path(out_dir) / HISTORY_FILE: f"the history {HISTORY_FILE}",  # read, replaced only by its writer
+           Path(out_dir) / review_name(month): f"the review {review_name(month)}, whose comments are kept"}
+    with inputs_kept(read, owned=own), _folder_held(Path(out_dir)):  # from Python too: its inputs stay as they are
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
@@ -211,7 +221,11 @@ def _pull(sources: Sequence[str], month: str, folder: Path) -> list[Path]:
         if not sep or not uri:
             raise InputError(f"cannot read the source {source!r}",
                              hint="write it as provider:uri, e.g. aws:s3://bucket/prefix or gcp:bq://project.dataset.table")
-        paths.append(connector(name).pull_bills(uri, month, folder / f"{i:02d}-{name}-{month}.parquet"))
+        try:
+            pulling = connector(name)
+        except UnknownNameError as exc:
+            raise InputError(f"--from {source!r}: {exc.message}", hint=exc.hint) from exc
+        paths.append(pulling.pull_bills(uri, month, folder / f"{i:02d}-{name}-{month}.parquet"))
     return paths
 
 
@@ -334,7 +348,7 @@ def reconcile(
             rec, path = reconcile_to_workbook(
                 plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
                 usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
-                bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
+                bill_names=[p.name for p in bills] + [redacted(s) for s in sources],  # not its temporary file
                 basis=month_basis, unmapped_csv=unmapped_csv, contract_commitments=contract_commitments,
                 serving=_serving_figures(month, serving, plan, metrics, prometheus, load_test or []))
     _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,

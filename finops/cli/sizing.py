@@ -10,7 +10,7 @@ from rich import box
 from rich.table import Table
 
 from ..errors import InputError
-from ._console import console, print_json
+from ._console import console, print_json, styled
 from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 
 if TYPE_CHECKING:
@@ -255,7 +255,8 @@ def size_command(
     if corrections is not None:
         console.print(_correction_line(correction))
     if not result.options:
-        console.print(f"[bold]no feasible configuration[/] for {result.workload}: {result.infeasible_reason}")
+        console.print(styled(("no feasible configuration", "bold"),
+                             f" for {result.workload}: {result.infeasible_reason}"))
         return
     pct = chosen.slo_percentile.upper()
     currencies = {o.monthly_cost.currency for o in result.options}

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from ..errors import InputError, Location
+from ..limits import bounded_lines
 
 __all__ = ["read_table"]
 
@@ -31,9 +32,14 @@ def read_table(path: Path, what: str, required: Sequence[str]) -> list[tuple[int
                          where=Location(file=str(path), row=data[:exc.start].count(b"\n") + 1),
                          hint="save the CSV with UTF-8 encoding") from None
     with io.StringIO(text, newline="") as handle:
-        records = _records(csv.reader(handle, strict=True), path)
+        records = _records(csv.reader(bounded_lines(handle, path), strict=True), path)
         first = next(records, None)  # (1, the header's cells); None for an empty file
         header = [h.strip() for h in first[1]] if first else []
+        repeated = sorted({h for h in header if h and header.count(h) > 1})
+        if repeated:
+            raise InputError(f"the header names the column {repeated[0]!r} twice",
+                             where=Location(file=str(path), row=1, column=repeated[0]),
+                             hint="keep one column of each name")
         for column in required:
             if column not in header:
                 raise InputError(f"missing column {column!r}", where=Location(file=str(path), row=1, column=column),

@@ -39,6 +39,7 @@ import duckdb
 
 from ..errors import InputError, Location
 from ..focus import MANDATORY, SUCCESSORS, duckdb_schema
+from ..limits import bounded_lines, check_stream, read_line
 from .parquet_check import check_parquet
 
 __all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "MANDATORY_BY_VERSION", "REMOVED_IN", "SUCCESSORS", "VIEW", "BillFile",
@@ -173,15 +174,24 @@ def _check_gzip(path: Path) -> int:
     """Inflate a gzip bill whole, streamed, so its checksum and length are verified (DuckDB reads a
     gzip stream without checking them): a damaged or truncated file is an error naming it. Returns the size
     of the content (the bytes inflated)."""
-    size = 0
     try:
         with _open_bytes(path) as handle:
-            while chunk := handle.read1():  # a buffer's worth at a time
-                size += len(chunk)
+            size = check_stream(handle, path)  # lines and total bounded (finops.limits)
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"the gzip file is damaged or truncated ({exc})", where=Location(file=str(path)),
                          hint="download or export the bill again") from exc
     return size
+
+
+def _refuse_repeated_columns(path: Path, columns: tuple[str, ...]) -> None:
+    """A column named twice (in any case: SQL names are case-insensitive) has no one meaning: refused."""
+    seen: set[str] = set()
+    for name in columns:
+        if name.lower() in seen:
+            raise InputError(f"the header names the column {name} twice", where=Location(file=str(path), row=1,
+                                                                                        column=name),
+                             hint="keep one column of each name (a bill export names each once)")
+        seen.add(name.lower())
 
 
 def _refuse_duplicates(sizes: dict[Path, int]) -> None:
@@ -215,7 +225,7 @@ def _open_bytes(path: Path) -> BinaryIO:
 def _not_utf8(path: Path) -> InputError | None:
     """The first line that is not UTF-8 text (FOCUS CSV is UTF-8), as an error naming file and row."""
     with _open_bytes(path) as handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(bounded_lines(handle, path), start=1):
             try:
                 line.decode(_UTF8)
             except UnicodeDecodeError as exc:
@@ -232,7 +242,7 @@ def _header(con: duckdb.DuckDBPyConnection, path: Path, fmt: BillFormat) -> list
     if fmt == "csv":
         try:  # the first line only: a bad byte further down is located later, with its row
             with _open_bytes(path) as handle:
-                first = handle.readline().decode(_UTF8_BOM)
+                first = read_line(handle, path).decode(_UTF8_BOM)  # bounded: finops.limits
             names = next(csv.reader([first]))  # one record, empty for an empty line
         except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
             raise unreadable from exc
@@ -300,6 +310,7 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path], *, strict: boo
         fmt = bill_format(path)
         header = _header(con, path, fmt)
         columns = tuple(name for name, _ in header)
+        _refuse_repeated_columns(path, columns)
         version = focus_version(path, columns)
         bill = BillFile(path, fmt, columns, tuple(kind for _, kind in header),
                         _empty_text_columns(con, path, columns) if fmt == "parquet" else frozenset(), version)
@@ -552,7 +563,7 @@ def locate_malformed_row(files: list[BillFile]) -> InputError | None:
         number = 1  # the header's row
         with _open_text(bill.path) as handle:
             try:
-                records = csv.reader(handle)
+                records = csv.reader(bounded_lines(handle, bill.path))
                 next(records, None)  # the header, whose names are the columns
                 for number, record in enumerate(records, start=2):
                     if len(record) != len(bill.columns):

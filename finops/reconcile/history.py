@@ -71,6 +71,8 @@ ALTER TABLE commitment_months ADD COLUMN IF NOT EXISTS upfront DECIMAL(38, 10) D
 """
 #: Columns of ``months`` in the order :class:`MonthRecord` takes them.
 _MONTH_COLUMNS = "month, currency, planned, opex, capex, billed_cost, unmapped, capex_cash, one_off"
+#: Columns every history has had since its first version: a table ``months`` without them is another tool's.
+_FOUNDING_COLUMNS = ("month", "currency", "planned", "opex", "capex", "billed_cost")
 #: Columns of ``commitment_months`` in the order :meth:`History.commitments_before` takes them.
 _COMMITMENT_COLUMNS = ("commitment_id, month, provider_name, kind, payment, purchase_date, term_months, paid, amortized, "
                        "upfront")
@@ -162,7 +164,14 @@ class History:
                 raise self._refused(f"cannot open the history database: {str(exc).splitlines()[0]}") from exc
             if not _has_table(con, "months"):
                 raise self._refused("not a history database (it has no table of months)")
-            yield con
+            missing = [name for name in _FOUNDING_COLUMNS if name not in _columns_of(con, "months")]
+            if missing:
+                raise self._refused(f"not a history database of this tool (its table months has no {', '.join(missing)})")
+            try:
+                yield con
+            except (duckdb.CatalogException, duckdb.BinderException, duckdb.ConversionException,
+                    duckdb.InvalidInputException) as exc:  # tables of another shape under our names
+                raise self._refused(f"not a history database of this tool: {str(exc).splitlines()[0]}") from exc
 
     def _refused(self, message: str) -> InputError:
         return InputError(message, where=Location(file=str(self.path)), hint=_HINT)
@@ -180,7 +189,7 @@ class History:
         if self.path.exists():
             with self._reading():
                 pass
-        with replacing(self.path) as copy:
+        with replacing(self.path, owned=True) as copy:  # the history it read: its own to replace
             copy.unlink()  # DuckDB makes a new database where there is no file, not in an empty one
             if self.path.exists():
                 shutil.copyfile(self.path, copy)
@@ -193,6 +202,10 @@ class History:
                     raise InputError("an amount of this month is too large for the history (at most 28 digits "
                                      "before the decimal point)", where=Location(file=str(self.path)),
                                      hint="check the bills' amounts and the --rate values; nothing was written") from exc
+                except (duckdb.CatalogException, duckdb.BinderException, duckdb.ConstraintException,
+                        duckdb.InvalidInputException) as exc:  # tables of another shape under our names
+                    raise self._refused("not a history database of this tool: "
+                                        f"{str(exc).splitlines()[0]}") from exc
 
     def months(self, currency: str | None = None) -> list[MonthRecord]:
         """Every kept month in order (only those in ``currency`` when given)."""
@@ -298,6 +311,10 @@ def _insert(con: duckdb.DuckDBPyConnection, statement: str, rows: list[list[obje
 
 def _has_table(con: duckdb.DuckDBPyConnection, table: str) -> bool:
     return bool(con.execute(_COUNT_TABLES, [table]).fetchone()[0])  # type: ignore[index]
+
+
+def _columns_of(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
+    return {name for (name,) in con.execute(_COLUMNS_KEPT, [table]).fetchall()}
 
 
 def _columns_kept(con: duckdb.DuckDBPyConnection, table: str, columns: str) -> str:

@@ -78,12 +78,25 @@ def _class_end(glob: str, start: int) -> int:
 
 
 def _set(body: str, negate: bool) -> str:
-    """A glob's ``[...]`` set (``body``, ``[!...]`` when ``negate``) as a regular expression's set.
+    """A glob's ``[...]`` set (``body``, ``[!...]`` when ``negate``) as a regular expression's set. A range
+    whose ends are reversed (``z-a``) is empty, as :mod:`fnmatch` reads it (a regular expression refuses it):
+    it is left out, and a set left with nothing matches no character (any character when negated).
 
-    >>> _set("^a-c", True)
-    '[^\\\\^a-c]'
+    >>> _set("^a-c", True), _set("z-ab", False), _set("z-a", False), _set("z-a", True)
+    ('[^\\\\^a-c]', '[b]', '[^\\\\s\\\\S]', '[\\\\s\\\\S]')
     """
-    return "[" + "^" * negate + "".join(_CLASS_ESCAPES.get(c, c) for c in body) + "]"
+    parts, i = [], 0
+    while i < len(body):
+        if i + 2 < len(body) and body[i + 1] == "-":
+            if body[i] <= body[i + 2]:
+                parts.append(_CLASS_ESCAPES.get(body[i], body[i]) + "-" + _CLASS_ESCAPES.get(body[i + 2], body[i + 2]))
+            i += 3
+        else:
+            parts.append("\\-" if body[i] == "-" else _CLASS_ESCAPES.get(body[i], body[i]))
+            i += 1
+    if not parts:
+        return r"[\s\S]" if negate else _NO_CHAR
+    return "[" + "^" * negate + "".join(parts) + "]"
 
 
 def _number_set(body: str, negate: bool) -> str:

@@ -22,6 +22,7 @@ from typing import Literal
 
 from ..depreciation import parse_month
 from ..errors import CurrencyMismatchError, InputError, Location
+from ..limits import bounded_lines
 from ..money import Money, to_decimal
 
 __all__ = [
@@ -195,6 +196,11 @@ def usage_once(lines: tuple[UsageLine, ...], where: Location) -> tuple[UsageLine
     return lines
 
 
+#: Millions of tokens a plan line can serve in a month stay below this (10^15: a billion tokens a second is
+#: 2.6 * 10^9 million a month); larger is a typing error.
+MAX_MTOKENS = Decimal("1E15")
+
+
 def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
     """Token counts from a CSV with the Usage table's columns ``Month, PlanLine, ActualMTokens``.
 
@@ -210,7 +216,7 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
     path = Path(path)
     try:
         with path.open(newline="", encoding=_CSV_ENCODING) as handle:
-            reader = csv.DictReader(handle)
+            reader = csv.DictReader(bounded_lines(handle, path))  # each line bounded: finops.limits
             rows = list(reader)
             header = reader.fieldnames or []
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
@@ -221,13 +227,17 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
         if column not in header:
             raise InputError(f"the usage file has no column {column}", where=Location(file=str(path), column=column),
                              hint=f"columns: {', '.join(USAGE_COLUMNS)}")
+    for column in USAGE_COLUMNS:
+        if header.count(column) > 1:
+            raise InputError(f"the usage file names the column {column} twice",
+                             where=Location(file=str(path), row=1, column=column), hint="keep one column of each name")
     lines = []
     for number, row in enumerate(rows, start=2):
         month = parse_month(row["Month"] or "", where=Location(file=str(path), row=number, column="Month"))
         tokens = to_decimal(row["ActualMTokens"] or "", where=Location(file=str(path), row=number,
                                                                        column="ActualMTokens"))
-        if tokens < 0:
-            raise InputError(f"expected a count of 0 or more, got {row['ActualMTokens']!r}",
+        if not 0 <= tokens < MAX_MTOKENS:
+            raise InputError(f"expected a count of 0 or more, below {MAX_MTOKENS:.0E}, got {row['ActualMTokens']!r}",
                              where=Location(file=str(path), row=number, column="ActualMTokens"),
                              hint="millions of tokens served by the plan line in the month")
         lines.append(UsageLine(month, (row["PlanLine"] or "").strip(), tokens, row=number))

@@ -47,7 +47,35 @@ _EXPORTS: dict[str, str] = {
     "serving_lines_from_rows": "serving_lines",
     "sunk_commitments": "commitments",
 }
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "ENGINE_METRICS",
+    "SERVING_COLUMNS",
+    "Gap",
+    "Histogram",
+    "NextPlan",
+    "RealizedLine",
+    "Series",
+    "ServingLine",
+    "ServingMonth",
+    "assign",
+    "billed_gpu_hours",
+    "counter_steps",
+    "engines",
+    "gaps",
+    "histogram_from_buckets",
+    "hourly_increase",
+    "increase",
+    "known_metric_names",
+    "metric_names",
+    "month_window",
+    "parse_load_test_option",
+    "plan_next_month",
+    "read_load_tests",
+    "read_serving_lines",
+    "realize",
+    "serving_lines_from_rows",
+    "sunk_commitments",
+]
 
 
 def __getattr__(name: str) -> Any:

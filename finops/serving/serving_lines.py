@@ -170,6 +170,6 @@ def serving_lines_from_rows(rows: Sequence[tuple[int, Mapping[str, str]]], sourc
 
 def read_serving_lines(path: str | Path) -> tuple[ServingLine, ...]:
     """The Serving table in a CSV with :data:`SERVING_COLUMNS` (the first eight required)."""
-    from ..mix._csv import read_table   # here, not at the top: the mix package loads numpy, which reading a
+    from ..mix._csv import read_table  # here, not at the top: the mix package loads numpy, which reading a
     #                                     workbook's serving lines (finops reconcile) does without
     return serving_lines_from_rows(read_table(Path(path), "serving lines", _REQUIRED), str(path))

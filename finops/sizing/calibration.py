@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import gzip
 import io
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -53,6 +52,7 @@ import numpy as np
 
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError
+from ..limits import inflate
 from .engine_constants import BAND_METRICS, ENGINES, KERNEL_CLASSES, Calibration, EngineConstants, model_class
 from .engine_defaults import default_kv_precision, engine_defaults
 from .kernels import step_kernels
@@ -195,7 +195,7 @@ class Measurement:
 def bundled_rows() -> list[dict[str, str]]:
     """The shipped AIConfigurator measurements as the file holds them (one dict per CSV row)."""
     raw = resources.files("finops").joinpath("data", "calibration", BUNDLED_FILE).read_bytes()
-    return list(csv.DictReader(io.StringIO(gzip.decompress(raw).decode("utf-8"))))
+    return list(csv.DictReader(io.StringIO(inflate(raw, BUNDLED_FILE).decode("utf-8"))))
 
 
 def bundled_measurements() -> list[Measurement]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from ..catalog import Accelerator, ModelSpec, accelerators
-from ..errors import InputError
+from ..errors import InputError, Location
 from ..files import write_atomically
 from ..registry import Registry
 from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, efficiency_source, ratio_at
@@ -261,7 +261,12 @@ class Calibration:
             data = json.loads(str(path.read_bytes(), _FILE_ENCODING))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"calibration file {path} is not JSON ({exc})") from None
-        return cls.from_dict(data)
+        try:
+            return cls.from_dict(data)
+        except InputError as exc:  # the dictionary's checks know no file: this one is it
+            if exc.where is None:
+                raise InputError(exc.message, hint=exc.hint, where=Location(file=str(path))) from exc
+            raise
 
     def write(self, path: str | Path) -> Path:
         return write_atomically(Path(path), (json.dumps(self.to_dict(), indent=2) + "\n").encode(_FILE_ENCODING))

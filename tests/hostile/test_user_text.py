@@ -1,0 +1,105 @@
+"""User text is text: a ``[/...]``, ``[red]`` or ``[link=...]`` in a plan line, a file name, an option name or
+a bill value is shown as typed, never read as console markup (it crashed the error printer, or restyled it);
+Ctrl-C at any moment, start-up included, ends with exit 130 and one line."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .desk import MONTH, REPO, Case, bill, check, plan, reconcile_argv, write_plan
+
+MARKUP = ("[/x]", "[/]", "[red]", "[link=https://example.com]", "[bold red]")
+
+
+def _plan_with(folder: Path, cell: str) -> Path:
+    return write_plan(folder / "plan.xlsx", budget=[(MONTH, cell, "cc", "OPEX", "AWS", cell, "USD", None)],
+                      mapping=[(1, cell, "AWS", "", "", "", "", "", "")])
+
+
+def _cases() -> dict[str, Case]:
+    cases: dict[str, Case] = {}
+    for text in MARKUP:
+        cases[f"plan line and amount {text}"] = Case(
+            lambda d, t=text: reconcile_argv(d, _plan_with(d, t), bill(d)), names=("plan.xlsx", "cell F3", text))
+        cases[f"bill file name {text}"] = Case(
+            lambda d, t=text: reconcile_argv(d, plan(d), d / f"may{t}.csv"), names=(Path(f"may{text}.csv").name, "not found"))
+        cases[f"bill amount {text}"] = Case(
+            lambda d, t=text: reconcile_argv(d, plan(d), bill(d, BilledCost=t)),
+            names=("bill.csv", "row 2", "column BilledCost", text))
+        cases[f"option name {text}"] = Case(
+            lambda d, t=text: ["reconcile", f"--plan{t}", plan(d)], names=(f"--plan{text}".split("=")[0],))  # click splits at "="
+        cases[f"usage value {text}"] = Case(
+            lambda d, t=text: reconcile_argv(d, plan(d), bill(d), extra=["--usage", _usage(d, t)]),
+            names=("usage.csv", "row 2", text))
+    return cases
+
+
+def _usage(folder: Path, text: str) -> Path:
+    path = folder / "usage.csv"
+    path.write_text(f"Month,PlanLine,ActualMTokens\n{MONTH},gpu,{text}\n")
+    return path
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_user_text_is_shown_as_typed(name, tmp_path, capsys, monkeypatch):
+    check(CASES[name], tmp_path, capsys, monkeypatch)
+
+
+#: Seconds after the interpreter's own start-up at which Ctrl-C arrives: during the imports of the command
+#: line, the plan's reading, the bills' scan, the writing. Python's start-up itself (``site``, before any
+#: line of the product runs) prints its own traceback and cannot be handled by the product.
+INTERRUPT_AFTER_S = (0.0, 0.1, 0.3, 0.8, 1.5, 2.0, 2.5, 3.0, 3.5)
+
+
+@pytest.fixture(scope="module")
+def python_start_s() -> float:
+    """How long this interpreter takes to start, before the product's first line (measured, loaded machine)."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("delay", INTERRUPT_AFTER_S)
+def test_ctrl_c_at_any_moment_exits_130_with_one_line(delay, python_start_s, tmp_path):
+    argv = [str(a) for a in reconcile_argv(tmp_path, plan(tmp_path), bill(tmp_path, rows=20_000))]
+    before = {p.name for p in tmp_path.iterdir()}
+    process = subprocess.Popen([sys.executable, "-m", "finops", *argv], cwd=REPO, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "200"})
+    time.sleep(1.5 * python_start_s + delay)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip(f"the run ended before {delay} s")
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert [line for line in err.splitlines() if line.strip()] == [err.strip()], err
+    assert "interrupted" in err
+    assert {p.name for p in tmp_path.iterdir()} == before, "an interrupted run left files"
+
+
+@pytest.mark.parametrize("text", MARKUP)
+def test_a_plan_line_with_markup_prints_as_typed_in_the_summary(text, tmp_path, capsys, monkeypatch):
+    def literal(folder: Path, out: str, err: str) -> None:
+        assert f"{text}gpu" in out.replace("\n", ""), out
+
+    line = f"{text}gpu"
+    argv = ["reconcile", "--plan", None, "--month", MONTH, "--bills", None, "--out", tmp_path / "out"]
+
+    def build(d: Path) -> list[object]:
+        argv[2] = write_plan(d / "plan.xlsx", budget=[(MONTH, line, "cc", "OPEX", "AWS", 100, "USD", None)],
+                             mapping=[(1, line, "AWS", "", "", "", "", "", "")])
+        argv[6] = bill(d)
+        return argv
+
+    monkeypatch.setenv("COLUMNS", "200")
+    check(Case(build, exit=0, may_write=("out",), verify=literal), tmp_path, capsys, monkeypatch)
