@@ -21,7 +21,7 @@ from ..catalog import Accelerator, ModelSpec
 from ..errors import InputError
 from ..files import write_atomically
 from ..registry import Registry
-from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, ratio_at
+from .vendor_efficiency import BAND_LEVELS, ENGINE_EFFICIENCY, VendorEfficiency, ratio_at
 
 __all__ = ["BAND_METRICS", "CALIBRATED_TPS", "DEFAULT_ENGINE", "ENGINES", "KERNEL_CLASSES", "SIZE_REACH", "Calibration",
            "Coverage", "Engine", "EngineConstants", "model_class"]
@@ -147,18 +147,58 @@ class Calibration:
 
     def vendor_efficiency(self, engine: str, gpu: Accelerator) -> VendorEfficiency | None:
         """The efficiencies fitted on published rows of ``gpu``'s vendor under ``engine``
-        (``vendors["amd:vllm"]``), where they speak for this accelerator and the engine was measured on
+        (``vendors["amd-cdna3:vllm"]``), where they speak for this accelerator and the engine was measured on
         no row of it (a refit on the user's own rows of it answers there instead); else ``None``.
 
         >>> from finops.catalog import get_accelerator
         >>> cal = Calibration.bundled()
         >>> cal.vendor_efficiency("vllm", get_accelerator("mi300x")).key, cal.vendor_efficiency("vllm", get_accelerator("h100-sxm"))
-        ('amd:vllm', None)
+        ('amd-cdna3:vllm', None)
         """
-        entry = self.vendors.get(f"{gpu.vendor}:{engine}")
-        if entry is None or gpu.id not in entry.gpus:
+        entry = self.family_efficiency(engine, gpu)
+        if entry is None:
             return None
         return None if any(key[0] == gpu.id for key in self.measured.get(engine, {})) else entry
+
+    def family_efficiency(self, engine: str, gpu: Accelerator) -> VendorEfficiency | None:
+        """The published-row fit of ``gpu``'s silicon family under ``engine`` (``vendors["neuron-v2:vllm"]``),
+        or of its vendor (``vendors["amd:vllm"]``, as older files key it), where it speaks for ``gpu``."""
+        for key in (f"{gpu.family}:{engine}", f"{gpu.vendor}:{engine}"):
+            entry = self.vendors.get(key)
+            if entry is not None and gpu.id in entry.gpus:
+                return entry
+        return None
+
+    def evidence(self, engine: str, gpu: Accelerator, *, precision: str, model_class: str, tp: int,
+                 active_params_b: float, batch: float, vendor: VendorEfficiency | None,
+                 kernels: bool) -> dict[str, Any]:
+        """Which measurements answer an estimate, machine-readable: ``efficiency_source`` (``engine`` or the
+        family fit's key), ``family`` (the accelerator's silicon family), ``sources`` (the publications or
+        campaigns the efficiencies were fitted on), ``measured_accelerator`` (some fitted row or kernel table
+        was measured on this very accelerator), ``family_measured`` (some was measured on its family;
+        ``False``: the efficiencies are another family's, an extrapolation with nothing of its own behind it),
+        ``inside_measured_range`` (the configuration lies within what was measured: the calibration's
+        coverage, or the span of the family fit's rows).
+
+        >>> from finops.catalog import get_accelerator
+        >>> cal = Calibration.bundled()
+        >>> e = cal.evidence("vllm", get_accelerator("tpu-v6e"), precision="bf16", model_class="dense", tp=4,
+        ...                  active_params_b=8.0, batch=16, vendor=None, kernels=False)
+        >>> e["efficiency_source"], e["family"], e["family_measured"], e["inside_measured_range"]
+        ('engine', 'tpu-v6e', False, False)
+        """
+        measured_gpus = {key[0] for entries in self.measured.values() for key in entries}
+        if vendor is not None:
+            return {"efficiency_source": vendor.key, "family": gpu.family, "sources": list(vendor.sources),
+                    "measured_accelerator": gpu.id in vendor.measured_on, "family_measured": True,
+                    "inside_measured_range": vendor.inside(tp, active_params_b, batch)}
+        from ..catalog import accelerators  # the catalog's families, for the calibration's own GPUs
+        family_gpus = {a.id for a in accelerators().values() if a.family == gpu.family}
+        here = gpu.id in measured_gpus or kernels
+        return {"efficiency_source": ENGINE_EFFICIENCY, "family": gpu.family,
+                "sources": [self.source.split(" (")[0]] if here or family_gpus & measured_gpus else [],
+                "measured_accelerator": here, "family_measured": here or bool(family_gpus & measured_gpus),
+                "inside_measured_range": self.covers(engine, gpu.id, precision, model_class, tp, active_params_b)}
 
     def band(self, engine: str, metric: str, level: float, model_class: str | None = None,
              vendor: VendorEfficiency | None = None) -> float | None:

@@ -44,7 +44,9 @@ def _kernel_versions() -> set[tuple[str, str]]:
 @cache
 def covered_versions(engine: str) -> tuple[str, ...]:
     """The versions of ``engine`` that some bundled measurement came from, in version order."""
-    published = {(r.engine, r.engine_version.split()[1]) for r in published_rows()}
+    # a published row's version follows the engine's name; a row run through another library names it instead
+    published = {(r.engine, version) for r in published_rows()
+                 if (version := r.engine_version.split()[1])[:1].isdigit()}
     every = set(_calibration_versions()) | _kernel_versions() | published
     return tuple(sorted((version for name, version in every if name == engine), key=_natural))
 

@@ -63,9 +63,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
+from ..catalog import Accelerator, ModelSpec, get_accelerator, get_link, resolve_model
 from ..errors import InputError
 from .closed_loop import closed_loop_wait
+from .collectives import REFERENCE_LINK, link_extra
 from .engine_constants import (
     BAND_METRICS,
     CALIBRATED_TPS,
@@ -84,7 +85,9 @@ from .memory import (
     kv_bytes_per_token_per_gpu,
     memory_fit,
     model_kv_precision,
-    weight_bytes,
+    padded_query_heads,
+    tp_ranks,
+    weight_bytes_per_gpu,
 )
 from .support import check_supported
 from .vendor_efficiency import VendorEfficiency, efficiency_source
@@ -112,6 +115,13 @@ class ReplicaPhysics:
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
     moe_layers: Any = 0.0                    # layers with routed experts (each adds the engine's o_moe a step)
     prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
+    # The link's all-reduce cost beyond the calibrated link's (finops.sizing.collectives.link_extra): seconds
+    # per all-reduce and seconds per byte; 0 on NVLink 4/5, where the engines' constants were measured.
+    link_extra_latency: Any = 0.0
+    link_extra_per_byte: Any = 0.0
+    # Prompt buckets of a compiling runtime (Neuron): a prompt is padded to the next power of two from this
+    # size up (vLLM Neuron's num_batched_tokens_buckets default); 0: no buckets.
+    prompt_bucket: Any = 0.0
     # The vendor's eta_bw and eta_c on this accelerator (finops.sizing.vendor_efficiency; its GPUs have no
     # kernel tables, so they time roofline steps only); 0: the engine's.
     bandwidth_efficiency: Any = 0.0
@@ -155,14 +165,21 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         experts = moe_layers * model.num_experts * 3 * model.hidden_size * width * bytes_per_param(precision)
         extra.update(expert_weight_bytes_per_gpu=experts / tp, moe_layers=float(moe_layers),
                      expert_share_per_token=model.experts_per_token / model.num_experts)
+    link = get_link(gpu.link)
+    latency_extra, per_byte_extra = link_extra(link, tp)
+    heads = padded_query_heads(model, tp_ranks(gpu, tp)) if gpu.pads_heads else model.num_attention_heads
     return ReplicaPhysics(
         **extra,
-        weight_bytes_per_gpu=weight_bytes(model, precision) / tp,
-        kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p),
+        weight_bytes_per_gpu=weight_bytes_per_gpu(model, gpu, precision, tp),
+        kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p, gpu),
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
-        attention_width=float(model.num_attention_heads * model.head_dim),
+        attention_width=float(heads * model.head_dim),
         bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
-        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget),
+        # the fitted prefill link share describes the calibrated link; another link adds its difference
+        link_bandwidth=(gpu.interconnect_gbps if link.calibrated else get_link(REFERENCE_LINK).gbps_per_direction) * 1e9,
+        link_extra_latency=latency_extra, link_extra_per_byte=per_byte_extra,
+        prompt_bucket=float(PROMPT_BUCKET if gpu.pads_heads else 0.0),
+        prefill_token_budget=float(prefill_token_budget),
         **_kernel_fields(model, gpu, engine, precision, kv_p, tp, expert_parallel))
 
 
@@ -282,9 +299,15 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     group_flops = p.tp * p.flops * np.where(np.asarray(p.compute_efficiency) > 0, p.compute_efficiency,
                                             c.compute_efficiency)
     new = isl * (1.0 - np.asarray(cache_hit_rate))
+    bucket = np.asarray(p.prompt_bucket)
+    if bucket.any():   # a compiled runtime pads the prompt to its bucket
+        padded = np.maximum(bucket, 2.0 ** np.ceil(np.log2(np.maximum(new, 1.0))))
+        new = np.where(bucket > 0, padded, new)
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
-                                 / (p.link_bandwidth * c.link_efficiency), 0.0)
+                                 / (p.link_bandwidth * c.link_efficiency)
+                                 + 2.0 * p.layers * (p.link_extra_latency
+                                                     + new * p.hidden_size * 2.0 * p.link_extra_per_byte), 0.0)
     prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
                        * (isl - new / 2.0)) / group_flops + prefill_allreduce
     if any_kernels:
@@ -317,8 +340,11 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
     step_bytes = step_bytes + b * terms.ctx * p.kv_bytes_per_token_per_gpu
     step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
     if terms.any_sharded:
-        step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
-                               / terms.allreduce_bandwidth, 0.0)
+        message = b * p.hidden_size * 2.0
+        step = step + np.where(terms.sharded, terms.two_layers * (message * terms.tp_share / p.tp
+                                                                  / terms.allreduce_bandwidth
+                                                                  + p.link_extra_latency
+                                                                  + message * p.link_extra_per_byte), 0.0)
     if terms.any_kernels:
         # the tables less what the engine saves per layer (one CUDA graph: no launch, overlapped ramps and
         # tails), never past the bytes the step reads at peak bandwidth
@@ -399,10 +425,13 @@ class Estimate:
     effective_bandwidth_efficiency: float | None
     calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
     step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
-    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows) or a vendor fit, e.g. "amd:vllm"
+    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows) or a family fit, e.g. "neuron-v2:vllm"
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
+    # which measurements answered (Calibration.evidence): efficiency_source, family, sources,
+    # measured_accelerator, family_measured, inside_measured_range
+    evidence: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -434,6 +463,11 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
         out[f"{metric}_band"] = None if ratios is None else (values[metric] * ratios[0], values[metric] * ratios[1])
     return out
 
+
+#: The smallest prompt bucket of a compiling runtime (vLLM Neuron's ``num_batched_tokens_buckets`` default:
+#: powers of two from 128 up to ``max_num_batched_tokens``; the prompt is padded to the smallest that holds it,
+#: awsdocs-neuron vllm-neuron "Additional Configuration Options", read 2026-12-06).
+PROMPT_BUCKET = 128
 
 #: ``client`` choices of :func:`estimate`: how the load test's clients run, as the scheduling terms that change.
 #: ``synchronized``: all start together with a fixed ISL and OSL and stay in step, as in AIConfigurator's silicon
@@ -546,13 +580,17 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "cache_hit_rate": float(cache_hit_rate),
         "fits": fit.fits, "shortfall_gib": fit.shortfall_gib, "weights_gib_per_gpu": fit.weights_gib,
         "kv_bytes_per_token": fit.kv_bytes_per_token,
-        "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p),
+        "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p, device),
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
         "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
         "step_time_source": "kernels" if kernels else "roofline",
         "efficiency_source": efficiency_source(vendor)}
+    def evidence(batch: float) -> dict[str, Any]:
+        return cal.evidence(engine_name, device, precision=precision, model_class=kind, tp=tp,
+                            active_params_b=spec.active_params_b, batch=batch, vendor=vendor, kernels=kernels)
+
     if not fit.fits:
-        return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
+        return Estimate(**common, evidence=evidence(0), concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
                         output_tokens_per_s_per_gpu=None, input_tokens_per_s=None,
                         effective_bandwidth_efficiency=None, ttft_ms_band=None, tpot_ms_band=None,
@@ -564,7 +602,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     output_rate = running * osl / cycle
     ttft += (wanted - running) * cycle / running         # Little's law wait for a free slot
     values = {"ttft_ms": ttft * 1e3, "tpot_ms": tpot * 1e3, "output_tokens_per_s": output_rate}
-    return Estimate(**common, concurrency=wanted, running_batch=running, ttft_ms=values["ttft_ms"],
+    return Estimate(**common, evidence=evidence(running), concurrency=wanted, running_batch=running, ttft_ms=values["ttft_ms"],
                     tpot_ms=values["tpot_ms"], prefill_ms=float(lat.prefill) * 1e3,
                     decode_step_ms=float(lat.step) * 1e3, request_latency_ms=(ttft + (osl - 1) * tpot) * 1e3,
                     output_tokens_per_s=output_rate, output_tokens_per_s_per_gpu=output_rate / tp,

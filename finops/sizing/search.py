@@ -93,7 +93,7 @@ class SizingOption:
     weights_gib_per_gpu: float
     output_tokens_per_s: float    # peak demand served by the whole deployment
     calibrated: bool              # engine, GPU, precision, model class and TP were measured (else extrapolated)
-    efficiency_source: str        # "engine" (eta_bw, eta_c fitted on the calibration rows) or a vendor fit, e.g. "amd:vllm"
+    efficiency_source: str        # "engine" (eta_bw, eta_c fitted on the calibration rows) or a vendor fit, e.g. "amd-cdna3:vllm"
     # held-out ratio measured / modelled at P10 and P90 of TTFT and of TPOT, for this engine, model class and
     # vendor (Calibration.band); None without a band
     ttft_band_ratio: tuple[float, float] | None = None

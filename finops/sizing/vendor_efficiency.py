@@ -1,19 +1,20 @@
-"""Per-vendor efficiencies: how much of its datasheet bandwidth and FLOPS an engine reaches on an
-accelerator outside the measured kernel tables and the calibration rows (issue 11, point 5).
+"""Per-family efficiencies: how much of its datasheet bandwidth and FLOPS an engine reaches on an
+accelerator outside the measured kernel tables and the calibration rows.
 
 The roofline times a decode step by bytes / (bandwidth x ``eta_bw``) and a prefill by FLOPs /
 (FLOPS x ``eta_c``) (:mod:`finops.sizing.performance`); the engine's ``eta_bw`` and ``eta_c`` are fitted
 on NVIDIA H100/H200/B200 rows. A :class:`VendorEfficiency` replaces those two for one vendor and engine
-(``amd:vllm``) where the engine was never measured on the accelerator, fitted on published results
-(``finops/data/calibration/published_other_accelerators.csv``, :mod:`finops.sizing.published`), and
+(``amd-cdna3:vllm``, ``neuron-v2:vllm``: the catalog's silicon ``family``) where the engine was never measured on
+the accelerator, fitted on published results (``finops/data/calibration/published_*.csv``,
+:mod:`finops.sizing.published`), and
 carries the held-out ratios measured / modelled of its rows as the band of such estimates. Such an
 estimate stays ``calibrated: false``: a few vendor-published rows are not a measurement of the user's
 configuration.
 
->>> v = VendorEfficiency.from_dict({"vendor": "amd", "engine": "vllm", "gpus": ["mi300x"],
+>>> v = VendorEfficiency.from_dict({"vendor": "amd", "family": "amd-cdna3", "engine": "vllm", "gpus": ["mi300x"],
 ...     "bandwidth_efficiency": 0.5, "compute_efficiency": 0.4, "rows": 3, "source": "s", "bands": {}})
 >>> v.key, v.to_dict()["gpus"]
-('amd:vllm', ['mi300x'])
+('amd-cdna3:vllm', ['mi300x'])
 """
 
 from __future__ import annotations
@@ -51,9 +52,12 @@ ENGINE_EFFICIENCY = "engine"
 
 @dataclass(frozen=True)
 class VendorEfficiency:
-    """``eta_bw`` and ``eta_c`` of ``engine`` on ``vendor``'s accelerators ``gpus``, fitted on ``rows``
-    published rows; ``bands[metric]``: held-out ratio measured / modelled at the calibration's band
-    levels; ``held_out_error[metric]``: their median absolute relative error."""
+    """``eta_bw`` and ``eta_c`` of ``engine`` on the accelerators ``gpus`` of one silicon ``family`` (catalog
+    ``family``; ``vendor`` where none is named), fitted on ``rows`` published rows measured on the accelerators
+    ``measured_on`` by the publications ``sources``; ``reach``: the span of the rows (``tp``, ``params_b``
+    active parameters in billions, ``batch``), inside which an estimate interpolates; ``bands[metric]``:
+    held-out ratio measured / modelled at the calibration's band levels; ``held_out_error[metric]``: their
+    median absolute relative error."""
 
     vendor: str
     engine: str
@@ -64,10 +68,22 @@ class VendorEfficiency:
     source: str
     bands: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     held_out_error: Mapping[str, float] = field(default_factory=dict)
+    family: str = ""
+    measured_on: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    reach: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
-        return f"{self.vendor}:{self.engine}"
+        return f"{self.family or self.vendor}:{self.engine}"
+
+    def inside(self, tp: int, params_b: float, batch: float) -> bool:
+        """True when a configuration lies within the span of the rows this fit was made on (TP, active
+        parameters, running batch); an entry without a recorded span vouches for nothing."""
+        if not self.reach:
+            return False
+        values = {"tp": tp, "params_b": params_b, "batch": batch}
+        return all(low <= values[name] <= high for name, (low, high) in self.reach.items() if name in values)
 
     def band(self, metric: str, level: float) -> float | None:
         """The held-out ratio measured / modelled of ``metric`` on the vendor's published rows at quantile
@@ -86,7 +102,9 @@ class VendorEfficiency:
                 "bandwidth_efficiency": self.bandwidth_efficiency, "compute_efficiency": self.compute_efficiency,
                 "rows": self.rows, "source": self.source,
                 "bands": {m: list(q) for m, q in sorted(self.bands.items())},
-                "held_out_error": dict(sorted(self.held_out_error.items()))}
+                "held_out_error": dict(sorted(self.held_out_error.items())),
+                "family": self.family, "measured_on": list(self.measured_on), "sources": list(self.sources),
+                "reach": {name: list(span) for name, span in sorted(self.reach.items())}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> VendorEfficiency:
@@ -96,7 +114,11 @@ class VendorEfficiency:
                       compute_efficiency=float(data["compute_efficiency"]), rows=int(data["rows"]),
                       source=str(data["source"]),
                       bands={str(m): tuple(float(x) for x in q) for m, q in (data.get("bands") or {}).items()},
-                      held_out_error={str(m): float(x) for m, x in (data.get("held_out_error") or {}).items()})
+                      held_out_error={str(m): float(x) for m, x in (data.get("held_out_error") or {}).items()},
+                      family=str(data.get("family") or ""),
+                      measured_on=tuple(str(g) for g in data.get("measured_on") or ()),
+                      sources=tuple(str(s) for s in data.get("sources") or ()),
+                      reach={str(n): (float(v[0]), float(v[1])) for n, v in (data.get("reach") or {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"a calibration 'vendors' entry is incomplete or not numbers ({exc})",
                              hint="each needs vendor, engine, gpus, bandwidth_efficiency, compute_efficiency, "
@@ -109,9 +131,10 @@ class VendorEfficiency:
 
 def efficiency_source(vendor: VendorEfficiency | None) -> str:
     """Whose ``eta_bw`` and ``eta_c`` an estimate uses: :data:`ENGINE_EFFICIENCY`, or the vendor fit's key
-    (``amd:vllm``) on its accelerators.
+    (``amd-cdna3:vllm``) on its accelerators.
 
-    >>> efficiency_source(None), efficiency_source(VendorEfficiency("amd", "vllm", ("mi300x",), 0.5, 0.7, 3, "s"))
-    ('engine', 'amd:vllm')
+    >>> efficiency_source(None), efficiency_source(VendorEfficiency("amd", "vllm", ("mi300x",), 0.5, 0.7, 3, "s",
+    ...                                                             family="amd-cdna3"))
+    ('engine', 'amd-cdna3:vllm')
     """
     return ENGINE_EFFICIENCY if vendor is None else vendor.key

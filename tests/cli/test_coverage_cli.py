@@ -88,7 +88,7 @@ def test_a_covered_engine_version_answers(capsys, version):
 
 
 @pytest.mark.parametrize("gpu, precision, model, engine, efficiency_source", [
-    ("mi300x", "fp8", "llama-3.1-8b", "vllm", "amd:vllm"),
+    ("mi300x", "fp8", "llama-3.1-8b", "vllm", "amd-cdna3:vllm"),
     ("mi325x", "bf16", "llama-3.1-8b", "sglang", "engine"),     # no SGLang rows on AMD: the engine's
     ("l4", "bf16", "llama-3.1-8b", "vllm", "engine"),
     ("a10g", "bf16", "llama-3.1-8b", "trtllm", "engine"),
@@ -134,7 +134,7 @@ def test_mi300x_request_latency_is_near_amds_published_rows(capsys, published_ms
                              "--kv-precision", "fp8", "--tp", "8", "--isl", "128", "--osl", "2048",
                              "--concurrency", "1", "--json")
     data = json.loads(out)
-    assert code == 0 and data["efficiency_source"] == "amd:vllm" and data["calibrated"] is False
+    assert code == 0 and data["efficiency_source"] == "amd-cdna3:vllm" and data["calibrated"] is False
     assert data["request_latency_ms"] == pytest.approx(published_ms, rel=0.25), source
 
 
@@ -154,4 +154,4 @@ def test_the_table_says_whose_efficiencies_answered(capsys, gpu, precision, says
                              "--concurrency", "4", *BASE)
     text = " ".join(out.split())
     assert code == 0 and "calibrated: no." in text
-    assert ("bandwidth and compute efficiencies: amd:vllm's, fitted on published results" in text) is says
+    assert ("bandwidth and compute efficiencies: amd-cdna3:vllm's, fitted on published results" in text) is says
