@@ -301,13 +301,16 @@ class MemoryFit:
 
 def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str, tp: int, isl: int, osl: int,
                kv_precision: str | None = None, gpu_memory_utilization: float = 0.90,
-               runtime_overhead_gib: float | None = None) -> MemoryFit:
+               runtime_overhead_gib: float | None = None, of_free_memory: bool = False) -> MemoryFit:
     """Does the model fit ``tp`` GPUs, and how many ``isl + osl`` sequences can run at once?
 
     Per GPU: ``kv_budget = memory x utilization - weights / tp - overhead``; a sequence takes
     ``ceil(tokens / 16) x 16`` cached tokens (vLLM blocks; window-capped) times the per-GPU KV per
     token. It fits when at least one sequence does; ``shortfall_gib`` is what one GPU lacks for that.
     ``kv_precision`` defaults to BF16 (FP32 for FP32 weights): engines keep a 16-bit cache unless told.
+    ``of_free_memory``: the utilization is a share of the memory left once weights and runtime are loaded,
+    ``(memory - weights - overhead) x utilization`` (TensorRT-LLM's ``free_gpu_memory_fraction``, 0.9 by
+    default), not of the whole GPU (vLLM's ``gpu_memory_utilization``).
 
     >>> f = memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> f.fits, round(f.shortfall_gib, 1)
@@ -330,7 +333,10 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
         raise InputError(f"runtime_overhead_gib must be >= 0, got {overhead}")
 
     weights_gib = weight_bytes_per_gpu(spec, device, p, tp) / _GIB
-    budget_gib = device.memory_gib_usable * gpu_memory_utilization - weights_gib - overhead
+    if of_free_memory:   # TensorRT-LLM: the fraction of what is free once the model is loaded
+        budget_gib = (device.memory_gib_usable - weights_gib - overhead) * gpu_memory_utilization
+    else:                # vLLM, SGLang: the fraction of the whole GPU, less what the model holds
+        budget_gib = device.memory_gib_usable * gpu_memory_utilization - weights_gib - overhead
     cached = sequence_tokens(spec, isl, osl)
     per_sequence = kv_bytes_per_token_per_gpu(spec, tp, kv_p, device) * cached
     slots, shortfall = kv_slots(budget_gib, per_sequence)

@@ -66,7 +66,7 @@ import numpy as np
 from ..catalog import Accelerator, ModelSpec, get_accelerator, get_link, resolve_model
 from ..errors import InputError
 from .closed_loop import closed_loop_wait
-from .collectives import REFERENCE_LINK, link_extra
+from .collectives import REFERENCE_LINK, allreduce_seconds, link_extra
 from .engine_constants import (
     BAND_METRICS,
     CALIBRATED_TPS,
@@ -78,7 +78,7 @@ from .engine_constants import (
     model_class,
 )
 from .engine_defaults import default_kv_precision, engine_defaults
-from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
+from .kernels import ModelKernels, decode_seconds, measured_allreduce_seconds, prefill_seconds, step_kernels
 from .memory import (
     PRECISIONS,
     bytes_per_param,
@@ -189,9 +189,29 @@ def _kernel_fields(model: ModelSpec, gpu: Accelerator, engine: str | None, preci
         return {}
     k = step_kernels(model, gpu.id, engine=engine, precision=precision, kv_precision=kv_precision, tp=tp,
                      expert_parallel=expert_parallel)
+    if k is not None and tp > 1 and not _tables_agree_with_link(gpu, engine, tp, model.hidden_size):
+        k = None
     covered = k is not None
     k = k or ModelKernels.uncovered()   # NaN tables of the same shapes: covered and uncovered rows stack
     return {"kernel_covered": float(covered), **{f"kernel_{f.name}": getattr(k, f.name) for f in fields(ModelKernels)}}
+
+
+#: How far a kernel table's all-reduce may exceed the link's own (finops.sizing.collectives) before the
+#: tables stop timing a configuration. AIConfigurator's L40S all-reduce is 1.4x a PCIe Gen4 peer-to-peer
+#: ring over 2 GPUs, 5x over 4 and 17x over 8 (a system without peer-to-peer, whose transfers go through
+#: host memory): with it, TensorRT-LLM's published L40S rows at TP 4 and 8 read 0.5-0.6x the throughput and
+#: 3-9x the TTFT, with the roofline and the link's collectives 0.8-1.3x.
+TABLE_LINK_TOLERANCE = 2.0
+
+
+def _tables_agree_with_link(gpu: Accelerator, engine: str, tp: int, hidden: int) -> bool:
+    """True when ``engine``'s measured all-reduce on ``gpu`` over ``tp`` GPUs is within
+    :data:`TABLE_LINK_TOLERANCE` of the link's collective, for the messages of a 1,024-token step."""
+    elements = 1024.0 * hidden
+    measured = measured_allreduce_seconds(gpu.id, engine, tp, elements)
+    if measured is None:
+        return True
+    return measured <= TABLE_LINK_TOLERANCE * allreduce_seconds(get_link(gpu.link), 2.0 * elements, tp)
 
 
 @dataclass(frozen=True)
@@ -560,7 +580,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     batch_limit = _whole("max batch", max_batch, defaults.max_batch)
     budget = _whole("prefill token budget", prefill_token_budget, defaults.prefill_token_budget)
     kv_p = str(kv_precision).strip().lower() if kv_precision else default_kv_precision(engine_name, precision)
-    fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_p)
+    fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_p,
+                     of_free_memory=defaults.kv_of_free_memory)
     cal = calibration or Calibration.bundled()
     if concurrency == "max":
         wanted = min(fit.max_concurrency, batch_limit)
