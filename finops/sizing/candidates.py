@@ -39,7 +39,7 @@ from .memory import (
     kv_bytes_per_token_per_gpu,
     kv_slots,
     sequence_tokens,
-    weight_bytes,
+    weight_bytes_per_gpu,
 )
 from .performance import ReplicaPhysics, replica_physics
 from .support import supports
@@ -140,13 +140,17 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
             for tp, calibrated in zip(tps, covered):
                 if calibrated_only and not calibrated:
                     continue
-                weights_gib = weight_bytes(model, precision) / tp / _GIB
+                weights_gib = weight_bytes_per_gpu(model, device, precision, tp) / _GIB
                 rows.append((gpu_id, precision, tp, calibrated, source, ratios))
                 batch_limits.append(defaults.max_batch)
                 weights.append(weights_gib)
-                budgets.append(device.memory_gib_usable * _GPU_MEMORY_UTILIZATION - weights_gib
-                               - DEFAULT_RUNTIME_OVERHEAD_GIB)
-                kv_per_token.append(kv_bytes_per_token_per_gpu(model, tp, kv_p))
+                if defaults.kv_of_free_memory:   # memory_fit's two forms of the KV share
+                    budgets.append((device.memory_gib_usable - weights_gib - DEFAULT_RUNTIME_OVERHEAD_GIB)
+                                   * _GPU_MEMORY_UTILIZATION)
+                else:
+                    budgets.append(device.memory_gib_usable * _GPU_MEMORY_UTILIZATION - weights_gib
+                                   - DEFAULT_RUNTIME_OVERHEAD_GIB)
+                kv_per_token.append(kv_bytes_per_token_per_gpu(model, tp, kv_p, device))
                 physics.append(replica_physics(model, device, precision=precision, tp=tp, kv_precision=kv_p,
                                                prefill_token_budget=defaults.prefill_token_budget, engine=engine,
                                                efficiency=vendor))

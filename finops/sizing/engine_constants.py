@@ -106,6 +106,14 @@ Coverage = tuple[str, str, str, int]
 SIZE_REACH = 2.0
 
 
+@cache
+def _family_members(family: str) -> frozenset[str]:
+    """The catalog accelerators of one silicon family."""
+    from ..catalog import accelerators
+
+    return frozenset(a.id for a in accelerators().values() if a.family == family)
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Constants per engine, where they came from, and how well they predict held-out measurements.

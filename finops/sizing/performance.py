@@ -59,6 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
+from functools import cache
 from typing import Any, Literal
 
 import numpy as np
@@ -166,7 +167,7 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         extra.update(expert_weight_bytes_per_gpu=experts / tp, moe_layers=float(moe_layers),
                      expert_share_per_token=model.experts_per_token / model.num_experts)
     link = get_link(gpu.link)
-    latency_extra, per_byte_extra = link_extra(link, tp)
+    latency_extra, per_byte_extra = _link_extra(gpu.link, tp)
     heads = padded_query_heads(model, tp_ranks(gpu, tp)) if gpu.pads_heads else model.num_attention_heads
     return ReplicaPhysics(
         **extra,
@@ -196,6 +197,11 @@ def _kernel_fields(model: ModelSpec, gpu: Accelerator, engine: str | None, preci
     return {"kernel_covered": float(covered), **{f"kernel_{f.name}": getattr(k, f.name) for f in fields(ModelKernels)}}
 
 
+@cache
+def _link_extra(link: str, tp: int) -> tuple[float, float]:
+    return link_extra(get_link(link), tp)
+
+
 #: How far a kernel table's all-reduce may exceed the link's own (finops.sizing.collectives) before the
 #: tables stop timing a configuration. AIConfigurator's L40S all-reduce is 1.4x a PCIe Gen4 peer-to-peer
 #: ring over 2 GPUs, 5x over 4 and 17x over 8 (a system without peer-to-peer, whose transfers go through
@@ -204,6 +210,7 @@ def _kernel_fields(model: ModelSpec, gpu: Accelerator, engine: str | None, preci
 TABLE_LINK_TOLERANCE = 2.0
 
 
+@cache
 def _tables_agree_with_link(gpu: Accelerator, engine: str, tp: int, hidden: int) -> bool:
     """True when ``engine``'s measured all-reduce on ``gpu`` over ``tp`` GPUs is within
     :data:`TABLE_LINK_TOLERANCE` of the link's collective, for the messages of a 1,024-token step."""

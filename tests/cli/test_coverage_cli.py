@@ -52,7 +52,7 @@ def _estimate(capsys, *args: str):
     (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "bf16", "--engine-version", "0.5"],
      "vllm 0.5 is not covered"),
     (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "bf16", "--engine", "trtllm",
-      "--engine-version", "0.9.0"], "covered trtllm versions: 1.0.0, 1.0.0rc3,"),
+      "--engine-version", "0.8.0"], "covered trtllm versions: 0.9.0, 0.13.0, 1.0, 1.0.0,"),
     (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "bf16", "--tp", "3"],
      "engines shard whole heads. Hint: use one of: 1, 2, 4, 8"),
 ])
@@ -95,8 +95,9 @@ def test_a_covered_engine_version_answers(capsys, version):
     ("h20", "fp8", "llama-3.1-8b", "trtllm", "engine"),
     ("tpu-v6e", "bf16", "llama-3.1-8b", "vllm", "engine"),
     ("tpu-v5e", "int8", "llama-3.1-8b", "vllm", "engine"),
-    ("inferentia2", "bf16", "llama-3.1-8b", "vllm", "engine"),
-    ("trainium1", "bf16", "llama-3.1-8b", "vllm", "engine"),
+    ("inferentia2", "bf16", "llama-3.1-8b", "vllm", "neuron-v2:vllm"),   # Neuron's published tables
+    ("trainium1", "bf16", "llama-3.1-8b", "vllm", "neuron-v2:vllm"),     # the same NeuronCore-v2 chip
+    ("trainium2", "bf16", "llama-3.1-8b", "vllm", "engine"),             # no Trainium2 rows: nothing of its own
     ("h100-sxm", "bf16", "unmeasured-experts", "trtllm", "engine"),   # MoE shape no kernel table measured
 ])
 def test_a_configuration_outside_the_tables_falls_back_to_the_roofline(capsys, tmp_path, gpu, precision, model,
