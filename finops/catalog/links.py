@@ -19,20 +19,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from typing import Literal, get_args
 
 from ..errors import InputError, Location
 from ..registry import Registry
 from ._table import parse, read_rows
 
-__all__ = ["Link", "Topology", "get_link", "links"]
+__all__ = ["TOPOLOGIES", "Link", "get_link", "links"]
 
+#: How accelerators on a link reach each other (module docstring).
+TOPOLOGIES: tuple[str, ...] = ("switch", "mesh", "ring")
 _FILE = "links.csv"
-Topology = Literal["switch", "mesh", "ring"]
 
 
 @dataclass(frozen=True)
 class Link:
+    """One row of ``links.csv``: a scale-up link and how a collective runs on it."""
+
     id: str
     name: str
     topology: str
@@ -68,9 +70,9 @@ def links() -> Registry[Link]:
     """Every catalog link, by id."""
     items: dict[str, Link] = {}
     for line, row in read_rows(_FILE):
-        if row["topology"] not in get_args(Topology):
+        if row["topology"] not in TOPOLOGIES:
             raise InputError(f"unknown topology {row['topology']!r}", where=Location(file=_FILE, row=line,
-                             column="topology"), hint=f"use one of: {', '.join(get_args(Topology))}")
+                             column="topology"), hint=f"use one of: {', '.join(TOPOLOGIES)}")
         items[row["id"]] = Link(
             id=row["id"], name=row["name"], topology=row["topology"],
             gbps_per_direction=parse(row["gbps_per_direction"], float, file=_FILE, line=line,

@@ -326,17 +326,19 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     group_flops = p.tp * p.flops * np.where(np.asarray(p.compute_efficiency) > 0, p.compute_efficiency,
                                             c.compute_efficiency)
     new = isl * (1.0 - np.asarray(cache_hit_rate))
+    attended = isl    # the context the prompt's attention spans
     bucket = np.asarray(p.prompt_bucket)
-    if bucket.any():   # a compiled runtime pads the prompt to its bucket
-        padded = np.maximum(bucket, 2.0 ** np.ceil(np.log2(np.maximum(new, 1.0))))
-        new = np.where(bucket > 0, padded, new)
+    if bucket.any():   # a compiled runtime pads the prompt to its bucket, its padding attended as well
+        padded = np.where(bucket > 0, np.maximum(bucket, 2.0 ** np.ceil(np.log2(np.maximum(new, 1.0)))), new)
+        attended = isl + (padded - new)
+        new = padded
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
                                  / (p.link_bandwidth * c.link_efficiency)
                                  + 2.0 * p.layers * (p.link_extra_latency
                                                      + new * p.hidden_size * 2.0 * p.link_extra_per_byte), 0.0)
     prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
-                       * (isl - new / 2.0)) / group_flops + prefill_allreduce
+                       * (attended - new / 2.0)) / group_flops + prefill_allreduce
     if any_kernels:
         alone = prefill_seconds(p.kernel_tokens, p.kernel_context, p.kernel_last_logits, new, isl,
                                 p.prefill_token_budget) / c.kernel_prefill_scale
