@@ -17,7 +17,8 @@ What the conversion does, row by row:
   the library and SDK instead of a vLLM version.
 * ``tp``: the number of accelerator chips in the replica (``n_gpus``). Neuron's tables count tensor parallelism
   in NeuronCores (two per Inferentia2 chip); the catalog's ``tp_units_per_chip`` turns chips back into cores.
-* ``concurrency``: ``max`` stays, a static batch ``batch:N`` is ``N`` clients that start together.
+* ``concurrency``: ``max`` stays, a static batch ``batch:N`` is ``N`` clients with ``client`` ``static``: every
+  prompt of the batch is prefilled before any decodes (finops.sizing.performance.CLIENTS).
 * ``value``: a per-GPU throughput is multiplied by the replica's GPUs.
 
 Usage: ``python scripts/derive_published_serving.py [SOURCE_CSV] [OUTPUT_CSV]`` (defaults: the shared data
@@ -41,7 +42,7 @@ PRECISIONS = {"fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "int8-weights(bf16 c
 ENGINES = {"tensorrt-llm": "trtllm", "transformers-neuronx": "vllm"}
 MODELS = {"mistral-7b-v0.2": "mistral-7b-v0.2"}
 METRICS = ("output_tokens_per_s", "ttft_ms", "tpot_ms", "request_latency_ms")
-HEADER = ["source_id", "gpu", "engine", "engine_version", "model", "precision", "kv_precision", "tp", "isl", "osl", "concurrency", "max_batch", "metric", "value", "published", "url", "note"]
+HEADER = ["source_id", "gpu", "engine", "engine_version", "model", "precision", "kv_precision", "tp", "isl", "osl", "concurrency", "max_batch", "metric", "value", "published", "url", "note", "client"]
 
 
 def source_id(row: dict[str, str]) -> str:
@@ -84,7 +85,7 @@ def convert(row: dict[str, str]) -> tuple[dict[str, str] | None, str]:
         "precision": precision, "kv_precision": kv, "tp": str(chips), "isl": row["isl"], "osl": row["osl"],
         "concurrency": concurrency, "max_batch": concurrency if concurrency != "max" else "",
         "metric": row["metric"], "value": f"{value:g}", "published": COLLECTED, "url": row["source_url"].split(" (")[0],
-        "note": note.split(";")[0][:160]}, ""
+        "note": note.split(";")[0][:160], "client": "static" if row["concurrency"].startswith("batch:") else ""}, ""
 
 
 def main(argv: list[str]) -> int:

@@ -133,7 +133,8 @@ def register(app: typer.Typer) -> None:
             client: str = typer.Option("synchronized", "--client",
                                        help="how the load test's clients run at a fixed concurrency: synchronized "
                                             "(all start together, as the calibration's campaigns) | staggered "
-                                            "(a steady state, as AIPerf, GenAI-Perf, NIM's benchmarks); TTFT only"),
+                                            "(a steady state, as AIPerf, GenAI-Perf, NIM's benchmarks) | static "
+                                            "(a static batch, all prompts before any decode); TTFT only"),
             arrival_rate: float | None = typer.Option(None, "--arrival-rate",
                                                       help="requests/s: add queueing delay, TTFT P50/P99"),
             ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",

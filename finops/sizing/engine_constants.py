@@ -71,6 +71,9 @@ class EngineConstants:
     kernel_prefill_scale: float = 1.0    # the engine's prefill speed relative to the kernel tables
     kernel_step_overhead_us: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per step at TP 1-8
     moe_overhead_us_per_layer: float = 0.0  # o_moe: what a layer of routed experts adds to a step (routing, dispatch)
+    # Share of the other clients' prompts a decoding client's steps carry: 1 under continuous batching, 0 in a
+    # static batch (every prompt prefilled before any decodes; performance.CLIENTS["static"]). Not fitted.
+    decode_interference: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}

@@ -221,6 +221,29 @@ def _tables_agree_with_link(gpu: Accelerator, engine: str, tp: int, hidden: int)
     return measured <= TABLE_LINK_TOLERANCE * allreduce_seconds(get_link(gpu.link), 2.0 * elements, tp)
 
 
+def bucketed_context(isl: Any, osl: Any, smallest: Any) -> Any:
+    """Mean KV length a decode step reads when the runtime compiles its decode for power-of-two context buckets
+    from ``smallest`` up (vLLM Neuron's context-length bucketing): the mean, over the positions ``isl`` to
+    ``isl + osl``, of the smallest bucket holding each.
+
+    >>> float(bucketed_context(4096, 4096, 128)), float(bucketed_context(100, 28, 128))   # all in 8,192; all in 128
+    (8192.0, 128.0)
+    >>> float(bucketed_context(3072, 2048, 128))   # 1,024 positions in 4,096, 1,024 in 8,192
+    6144.0
+    """
+    start, end = np.asarray(isl, dtype=float), np.asarray(isl, dtype=float) + np.asarray(osl, dtype=float)
+    total = np.zeros(np.broadcast(start, end, np.asarray(smallest)).shape)
+    low = np.zeros_like(total)
+    bucket = np.maximum(np.asarray(smallest, dtype=float), 1.0) * np.ones_like(total)
+    while True:
+        inside = np.clip(np.minimum(end, bucket) - np.maximum(start, low), 0.0, None)
+        total = total + inside * bucket
+        if np.all(bucket >= end):
+            break
+        low, bucket = bucket, bucket * 2.0
+    return total / np.maximum(end - start, 1.0)
+
+
 @dataclass(frozen=True)
 class Latency:
     """Seconds, per replica: ``ttft`` and ``tpot`` at a running batch, plus their parts."""
@@ -292,6 +315,7 @@ class PromptTerms:
     any_kernels: bool       # False: the roofline everywhere
     kernel_decode_credit: float     # seconds a layer of a decode step saves against the tables
     kernel_prefill_scale: float
+    decode_interference: float = 1.0   # share of the others' prompts a decoding client's steps carry
 
 
 def prefill_in_batch(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> Any:
@@ -319,6 +343,8 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     isl = np.asarray(isl)   # numbers or arrays: the float arithmetic below promotes whole numbers exactly
     osl = np.asarray(osl)
     ctx = isl + osl / 2.0
+    if np.asarray(p.prompt_bucket).any():   # a compiled runtime's decode reads its context bucket's KV
+        ctx = np.where(np.asarray(p.prompt_bucket) > 0, bucketed_context(isl, osl, p.prompt_bucket), ctx)
     kernels = kernel_share(p, c)
     any_kernels = bool(np.any(kernels > 0))
     overhead = p.layers * _per_tp_s(c.step_overhead_us_per_layer, p.tp)
@@ -357,7 +383,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                        two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9,
                        new=new, isl=isl, kernels=kernels, any_kernels=any_kernels,
                        kernel_decode_credit=c.kernel_decode_credit_us * 1e-6,
-                       kernel_prefill_scale=c.kernel_prefill_scale)
+                       kernel_prefill_scale=c.kernel_prefill_scale, decode_interference=c.decode_interference)
 
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
@@ -380,7 +406,8 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
         measured = np.maximum(decode_seconds(p.kernel_decode_tokens, p.kernel_generation, b, terms.ctx)
                               - p.layers * terms.kernel_decode_credit, step_bytes / p.bandwidth)
         step = np.where(terms.kernels > 0, measured + terms.overhead, step)
-    others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
+    # the other clients each prefill once while this one decodes osl - 1 tokens (none in a static batch)
+    others = (np.maximum(b, 1.0) - 1.0) * terms.decode_interference
     return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * prefill_in_batch(p, terms, b)
 
 
@@ -429,7 +456,7 @@ class Estimate:
     kv_precision: str
     tp: int
     engine: str
-    client: str                     # how the load test's clients run: "synchronized" or "staggered" (CLIENTS)
+    client: str                     # how the load test's clients run: "synchronized", "staggered", "static" (CLIENTS)
     isl: int
     osl: int
     cache_hit_rate: float
@@ -504,10 +531,16 @@ PROMPT_BUCKET = 128
 #: ``staggered``: out of step, the steady state AIPerf, GenAI-Perf and NIM's benchmarks measure after warm-up: no
 #: wave and no admission wait; the closed-loop wait behind the others' prompts (``q``) stays. On NVIDIA NIM's
 #: published rows (tests/sizing/test_published_fixed_concurrency.py, never fitted) TTFT at 5-50 clients reads
-#: 1.32-2.28x synchronized and 0.79-0.95x staggered (docs/performance.md; session 16's constants).
+#: 1.32-2.28x synchronized and 0.79-0.95x staggered (docs/performance.md).
+#: ``static``: a static batch run in process, every prompt of the batch prefilled before any decodes (TensorRT-LLM's
+#: and transformers-neuronx's static-batch benchmarks): each client's first token waits for the whole batch's
+#: prompts (``s = 2``: the wave then holds all ``b - 1`` others), no admission wait, no time outside the
+#: accelerator (no HTTP server, no tokenizer on the clock), and no prompt lands in a decode step. On Neuron's
+#: Inferentia2 tables a batch of 8 long prompts takes 8-20x one prompt's TTFT.
 CLIENTS: dict[str, dict[str, float]] = {
     "synchronized": {},
     "staggered": {"prefill_burst": 0.0, "admission_steps": 0.0},
+    "static": {"prefill_burst": 2.0, "admission_steps": 0.0, "ttft_fixed_ms": 0.0, "decode_interference": 0.0},
 }
 
 

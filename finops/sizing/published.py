@@ -74,6 +74,7 @@ class PublishedRow:
     value: float
     published: str
     url: str
+    client: str = "synchronized"   # how the benchmark's clients ran (performance.CLIENTS): "static" for a static batch
 
 
 def _int(text: str, column: str, line: int, name: str = PUBLISHED_FILE) -> int:
@@ -103,7 +104,8 @@ def _read_published(name: str) -> list[PublishedRow]:
             osl=_int(r["osl"], "osl", n, name),
             concurrency="max" if r["concurrency"] == "max" else _int(r["concurrency"], "concurrency", n, name),
             max_batch=_int(r["max_batch"], "max_batch", n, name) if r["max_batch"] else None, metric=r["metric"],
-            value=float(r["value"]), published=r["published"], url=r["url"]))
+            value=float(r["value"]), published=r["published"], url=r["url"],
+            client=r.get("client") or "synchronized"))
     return rows
 
 
@@ -168,7 +170,7 @@ def predict(rows: Sequence[PublishedRow], calibration: Calibration) -> np.ndarra
     for i, r in enumerate(rows):
         e = estimate(r.model, r.gpu, precision=r.precision, tp=r.tp, isl=r.isl, osl=r.osl, engine=r.engine,
                      concurrency=r.concurrency, kv_precision=r.kv_precision, max_batch=r.max_batch,
-                     calibration=calibration)
+                     calibration=calibration, client=r.client)
         out[i] = getattr(e, r.metric)
     return out
 
@@ -187,7 +189,7 @@ def fit_vendor(rows: Sequence[PublishedRow], calibration: Calibration, source: s
     does time."""
     from scipy.optimize import least_squares
 
-    rows = [r for r in rows if not (r.metric == "ttft_ms" and r.concurrency != 1)] or list(rows)
+    rows = [r for r in rows if not (r.metric == "ttft_ms" and r.concurrency != 1 and r.client != "static")] or list(rows)
     families = {_family(r) for r in rows}
     if len(families) != 1:
         raise InputError(f"a family fit takes the rows of one accelerator family and engine, got {sorted(families)}")
