@@ -98,6 +98,8 @@ class SizingOption:
     # vendor (Calibration.band); None without a band
     ttft_band_ratio: tuple[float, float] | None = None
     tpot_band_ratio: tuple[float, float] | None = None
+    # which measurements answer the option (Calibration.evidence, its range judged at the option's running batch)
+    evidence: dict[str, Any] | None = None
 
     def at_p90(self, metric: str, value_ms: float) -> float | None:
         """A TTFT (``metric="ttft"``) or TPOT/ITL (``"tpot"``) figure of this option as a load test would
@@ -406,7 +408,17 @@ def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str, peak
         running_batch=float(op.running_batch[i]), max_concurrency=max_concurrency,
         weights_gib_per_gpu=float(table.weights_gib_per_gpu[q.row]), output_tokens_per_s=q.output_tokens_per_s,
         calibrated=table.calibrated[q.row], efficiency_source=table.efficiency_sources[q.row],
-        ttft_band_ratio=table.band_ratios[q.row][0], tpot_band_ratio=table.band_ratios[q.row][1])
+        ttft_band_ratio=table.band_ratios[q.row][0], tpot_band_ratio=table.band_ratios[q.row][1],
+        evidence=_evidence(table, q.row, float(op.running_batch[i])))
+
+
+def _evidence(table: Any, row: int, running_batch: float) -> dict[str, Any]:
+    """The row's evidence record with its range judged at ``running_batch`` (a family fit's span has a batch)."""
+    out = dict(table.evidence[row])
+    fit = table.family_fits[row]
+    if fit is not None:
+        out["inside_measured_range"] = fit.inside(table.tps[row], table.model.active_params_b, running_batch)
+    return out
 
 
 def _memory_advice(gaps: list[tuple[float, str]], model: str, engine: str, skipped: list[str],

@@ -169,3 +169,23 @@ def test_the_bundled_published_rows_are_what_the_script_derives(tmp_path):
     module["main"](["derive", str(COLLECTED), str(out)])
     bundled = Path(__file__).parents[2] / "finops" / "data" / "calibration" / "published_serving.csv"
     assert out.read_text(encoding="utf-8") == bundled.read_text(encoding="utf-8")
+
+
+def test_every_sizing_option_carries_its_evidence():
+    """The search's options say which measurements answer them, as estimate does, the family fit's range judged
+    at the option's own running batch."""
+    from finops.sizing.search import search
+    from finops.sizing.workload import presets
+
+    result = search(presets()["seed002-marketing-content"], gpus=("inferentia2", "l4", "h100-sxm"), top=30)
+    by_gpu = {o.gpu: o for o in reversed(result.options)}
+    assert set(by_gpu) == {"inferentia2", "l4", "h100-sxm"}
+    neuron, l4 = by_gpu["inferentia2"].evidence, by_gpu["l4"].evidence
+    assert (neuron["efficiency_source"], neuron["family_measured"], neuron["sources"]) == (
+        "neuron-v2:vllm", True, ["neuron-sdk-2.18-inf2"])
+    fit = Calibration.bundled().vendors["neuron-v2:vllm"]
+    option = by_gpu["inferentia2"]
+    assert neuron["inside_measured_range"] == fit.inside(option.tp, get_model("mistral-7b").active_params_b,
+                                                         option.running_batch)
+    assert (l4["efficiency_source"], l4["family_measured"], l4["sources"]) == ("engine", False, [])
+    assert by_gpu["h100-sxm"].evidence["family_measured"] is True
