@@ -6,7 +6,8 @@ from (:func:`finops.sizing.published.fittable`: Neuron's Inferentia2 tables, AMD
 predicted by a fit that never saw their source, or their model where a family has one source
 (:func:`finops.sizing.published.held_out`). A row the product refuses (a context beyond the model's, a
 precision the catalog lacks) is counted as refused. Then the accelerator families the catalog holds, with
-whether a fit of their own answers them.
+whether a fit of their own answers them, and the fitted families' rows with the family left out (the engine's
+efficiencies, which is what a family without rows of its own gets).
 
 Prints, per source, family and metric: rows, refused, median absolute relative error, median ratio
 modelled / published; then per family and metric, and overall per metric. The goals on sources never fitted
@@ -78,6 +79,15 @@ def main() -> None:
         print(_line(f"all / {m}", out[[i for i in range(len(rows)) if metric[i] == m]]))
     print()
     bundled = Calibration.bundled()
+    fit_rows = fittable(rows)
+    engine_only = predict(fit_rows, replace(bundled, vendors={})) / np.array([r.value for r in fit_rows])
+    print("the fitted families left out (the engine's efficiencies answer their rows, as for a family without rows)")
+    left: dict[tuple, list[int]] = defaultdict(list)
+    for i, r in enumerate(fit_rows):
+        left[(get_accelerator(r.gpu).family, _METRIC.get(r.metric, r.metric))].append(i)
+    for key in sorted(left):
+        print(_line(" / ".join(key) + " / family out", engine_only[left[key]]))
+    print()
     print("accelerator families: fit of their own (rows), or none")
     for fam in sorted({a.family for a in accelerators().values()}):
         fits = [v for v in bundled.vendors.values() if v.family == fam]
