@@ -398,11 +398,10 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
     step_bytes = step_bytes + b * terms.ctx * p.kv_bytes_per_token_per_gpu
     step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
     if terms.any_sharded:
-        message = b * p.hidden_size * 2.0
-        step = step + np.where(terms.sharded, terms.two_layers * (message * terms.tp_share / p.tp
-                                                                  / terms.allreduce_bandwidth
-                                                                  + p.link_extra_latency
-                                                                  + message * p.link_extra_per_byte), 0.0)
+        step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
+                               / terms.allreduce_bandwidth
+                               + terms.two_layers * (p.link_extra_latency
+                                                     + b * p.hidden_size * 2.0 * p.link_extra_per_byte), 0.0)
     if terms.any_kernels:
         # the tables less what the engine saves per layer (one CUDA graph: no launch, overlapped ramps and
         # tails), never past the bytes the step reads at peak bandwidth
