@@ -301,7 +301,7 @@ def LLM_ESTIMATE(
     client: Cell = None,
 ) -> Any:
     """One field of the estimate of one replica, by its ``finops estimate --json`` name: ``calibrated``
-    (TRUE/FALSE), ``efficiency_source`` (``engine`` or a vendor fit such as ``amd:vllm``), ``kv_precision``,
+    (TRUE/FALSE), ``efficiency_source`` (``engine`` or a vendor fit such as ``amd-cdna3:vllm``), ``kv_precision``,
     ``step_time_source``, ``weights_gib_per_gpu``, ``output_tokens_per_s_per_gpu``, ... A band
     (``ttft_ms_band``, ``tpot_ms_band``, ``output_tokens_per_s_band``) spills its P10 and P90 as one row,
     and is ``""`` where the calibration has none.
@@ -309,7 +309,7 @@ def LLM_ESTIMATE(
     Source: ``finops.sizing.performance.estimate`` (``Estimate``).
 
     >>> LLM_ESTIMATE("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256, "efficiency_source")
-    'amd:vllm'
+    'amd-cdna3:vllm'
     >>> LLM_ESTIMATE("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256, "efficiency_source")
     'engine'
     """
@@ -347,7 +347,7 @@ def LLM_SIZE(
     (``cost_per_mtok_avg``; ``LLM_SIZE`` states no peak/average, so the two are equal; ``LLM_RANKING`` takes
     the Workloads row's ``PeakToAverage``), TTFT and ITL at P99, whether the configuration was measured
     (``calibrated``, else extrapolated) and whose efficiencies the roofline uses (``efficiency_source``:
-    ``engine`` or a vendor fit such as ``amd:vllm``), and the TTFT and ITL at P99 as a load test would show
+    ``engine`` or a vendor fit such as ``amd-cdna3:vllm``), and the TTFT and ITL at P99 as a load test would show
     them were the model as optimistic as its 90th-percentile held-out error (``ttft_p99_ms_p90``,
     ``itl_p99_ms_p90``; blank without a band). Source: ``finops.sizing.search.search``.
 

@@ -51,7 +51,7 @@ from finops.sizing.calibration import (
 from finops.sizing.calibration import predict as predict_measured
 from finops.sizing.engine_constants import KERNEL_CLASSES, Calibration, model_class
 from finops.sizing.performance import estimate, replica_physics
-from finops.sizing.published import held_out, predict, published_rows, with_vendors
+from finops.sizing.published import fittable, held_out, predict, published_rows, with_vendors
 
 
 def roofline(m: Measurement) -> tuple[float, float]:
@@ -157,10 +157,11 @@ def kernels_against_roofline() -> tuple[str, ...]:
 
 
 def vendor_report(calibration: Calibration) -> None:
-    """Error of the per-vendor efficiencies on the published rows, per vendor, engine and metric: held out
-    (each row predicted by a fit that never saw its source, or its model), fitted on every row, and with
-    the engine's constants alone (fitted on NVIDIA rows only; no vendor efficiencies)."""
-    rows = published_rows()
+    """Error of the per-family efficiencies on the published rows they are fitted on (those the product answers,
+    on accelerators outside the kernel tables: ``fittable``), per family, engine and metric: held out (each row
+    predicted by a fit that never saw its source, or its model), fitted on every row, and with the engine's
+    constants alone (fitted on NVIDIA rows only; no family efficiencies)."""
+    rows = fittable(published_rows())
     measured = np.array([r.value for r in rows])
     engine_only = replace(calibration, vendors={})
     ratios = {"source out": 1.0 / held_out(rows, engine_only, "source_id"),     # modelled / measured
@@ -168,10 +169,10 @@ def vendor_report(calibration: Calibration) -> None:
               "all rows fitted": predict(rows, with_vendors(engine_only, rows)) / measured,
               "engine constants": predict(rows, engine_only) / measured}
     print(f"\naccelerators outside the kernel tables: {len(rows)} published rows, median absolute error "
-          "(worst row as a ratio) per vendor, engine and metric")
-    print(f"{'vendor:engine metric':40} {'rows':>5} " + " ".join(f"{name:>17}" for name in ratios))
-    for key in sorted({(get_accelerator(r.gpu).vendor, r.engine, r.metric) for r in rows}):
-        mask = np.array([(get_accelerator(r.gpu).vendor, r.engine, r.metric) == key for r in rows])
+          "(worst row as a ratio) per family, engine and metric")
+    print(f"{'family:engine metric':40} {'rows':>5} " + " ".join(f"{name:>17}" for name in ratios))
+    for key in sorted({(get_accelerator(r.gpu).family, r.engine, r.metric) for r in rows}):
+        mask = np.array([(get_accelerator(r.gpu).family, r.engine, r.metric) == key for r in rows])
         cells = [f"{np.median(np.abs(r[mask] - 1.0)):6.1%} ({np.max(np.maximum(r[mask], 1.0 / r[mask])):.2f}x)"
                  for r in ratios.values()]
         print(f"{key[0] + ':' + key[1] + ' ' + key[2]:40} {int(mask.sum()):>5} " + " ".join(f"{c:>17}" for c in cells))

@@ -1,7 +1,11 @@
 """Accelerator catalog: memory, bandwidth and dense tensor throughput per device.
 
 Figures are *dense* (NVIDIA and AMD datasheets quote 2:4-sparse numbers first; dense is half).
-``interconnect_gbps`` is the per-device, one-direction bandwidth of the scale-up fabric in GB/s.
+``interconnect_gbps`` is the per-device, one-direction bandwidth of the scale-up fabric in GB/s; ``link`` names
+its row in ``links.csv`` (:mod:`finops.catalog.links`), which describes how collectives run on it. ``family``
+groups accelerators of one silicon generation; ``tp_units_per_chip`` is how many ranks of the runtime's
+tensor-parallel degree one chip holds (two NeuronCores per Inferentia2 or Trainium1 chip, four logical
+NeuronCores per Trainium2 chip).
 Every row carries ``source`` and ``as_of`` (see ``finops/catalog/data/accelerators.csv``).
 
 >>> gpu = get_accelerator("H100")
@@ -42,6 +46,16 @@ class Accelerator:
     form_factor: str
     source: str
     as_of: str
+    family: str = ""               # accelerators of one silicon generation, whose fitted efficiencies transfer
+    tp_units_per_chip: int = 1     # ranks a chip counts as in the runtime's TP degree (NeuronCores on Neuron)
+    link: str = ""                 # the scale-up link collectives run on (finops/catalog/data/links.csv)
+
+    @property
+    def pads_heads(self) -> bool:
+        """True when the runtime pads attention heads to a multiple of the TP degree instead of requiring it
+        to divide them (AWS Neuron: transformers-neuronx and NxD Inference replicate KV heads and pad query
+        heads), so any degree shards a model."""
+        return self.vendor == "aws"
 
     def tflops(self, precision: str) -> float:
         """Dense tensor throughput (TFLOPS or TOPS) for a compute precision.
@@ -81,6 +95,7 @@ def accelerators() -> Registry[Accelerator]:
             fp8_tflops=num("fp8_tflops"), int8_tops=num("int8_tops"), int4_tops=num("int4_tops"),
             tdp_w=num("tdp_w"), interconnect=row["interconnect"], interconnect_gbps=num("interconnect_gbps"),
             form_factor=row["form_factor"], source=row["source"], as_of=row["as_of"],
+            family=row["family"], tp_units_per_chip=int(num("tp_units_per_chip")), link=row["link"],
         )
         items[acc.id] = acc
         alias_map.update({a: acc.id for a in acc.aliases})

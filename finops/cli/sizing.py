@@ -133,7 +133,8 @@ def estimate_command(
         client: str = typer.Option("synchronized", "--client",
                                    help="how the load test's clients run at a fixed concurrency: synchronized "
                                         "(all start together, as the calibration's campaigns) | staggered "
-                                        "(a steady state, as AIPerf, GenAI-Perf, NIM's benchmarks); TTFT only"),
+                                        "(a steady state, as AIPerf, GenAI-Perf, NIM's benchmarks) | static "
+                                        "(a static batch, all prompts before any decode); TTFT only"),
         arrival_rate: float | None = typer.Option(None, "--arrival-rate",
                                                   help="requests/s: add queueing delay, TTFT P50/P99"),
         ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",
@@ -188,8 +189,8 @@ def estimate_command(
                       "constants are extrapolated unchecked (finops/catalog/data/README.md)")
     elif result.efficiency_source != ENGINE_EFFICIENCY:
         console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}'s, fitted on published "
-                      f"results of that vendor's accelerators (finops/data/calibration/"
-                      "published_other_accelerators.csv); the band is their held-out error")
+                      f"results of that accelerator family (finops/data/calibration/"
+                      "published_*.csv); the band is their held-out error")
     if not result.fits:
         console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
                       "precision or a larger GPU")

@@ -39,10 +39,11 @@ from .memory import (
     kv_bytes_per_token_per_gpu,
     kv_slots,
     sequence_tokens,
-    weight_bytes,
+    weight_bytes_per_gpu,
 )
-from .performance import ReplicaPhysics, replica_physics
+from .performance import ReplicaPhysics, kernel_share, replica_physics
 from .support import supports
+from .vendor_efficiency import VendorEfficiency
 
 __all__ = ["CandidateTable", "candidate_table", "clear_candidate_tables"]
 
@@ -61,6 +62,10 @@ class CandidateTable:
     tps: tuple[int, ...]
     calibrated: tuple[bool, ...]
     efficiency_sources: tuple[str, ...]  # "engine", or the vendor fit whose eta_bw and eta_c the row uses
+    # which measurements answer the row (Calibration.evidence; its range judged at a batch of one), and the family
+    # fit whose span the running batch is checked against (None: the engine's efficiencies)
+    evidence: tuple[dict[str, Any], ...]
+    family_fits: tuple[VendorEfficiency | None, ...]
     # held-out ratio measured / modelled at P10 and P90 of (TTFT, TPOT) for the row's engine, model class
     # and vendor (Calibration.band_ratios); None where the calibration has no band
     band_ratios: tuple[tuple[tuple[float, float] | None, tuple[float, float] | None], ...]
@@ -114,7 +119,7 @@ def candidate_table(model: ModelSpec, gpus: Sequence[str], precisions: Sequence[
 
 def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...], tps: tuple[int, ...], engine: str,
            calibration: Calibration, calibrated_only: bool, kv_precision: str | None) -> CandidateTable:
-    rows: list[tuple[str, str, int, bool, str, Any]] = []
+    rows: list[tuple[str, str, int, bool, str, Any, VendorEfficiency | None]] = []
     skipped: list[str] = []
     kind = model_class(model)
     batch_limits: list[int] = []
@@ -122,6 +127,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
     budgets: list[float] = []
     kv_per_token: list[float] = []
     physics: list[ReplicaPhysics] = []
+    evidence: list[dict[str, Any]] = []
     for gpu_id in gpus:
         device = get_accelerator(gpu_id)
         vendor = calibration.vendor_efficiency(engine, device)
@@ -139,21 +145,30 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
             for tp, calibrated in zip(tps, covered):
                 if calibrated_only and not calibrated:
                     continue
-                weights_gib = weight_bytes(model, precision) / tp / _GIB
-                rows.append((gpu_id, precision, tp, calibrated, source, ratios))
+                weights_gib = weight_bytes_per_gpu(model, device, precision, tp) / _GIB
+                rows.append((gpu_id, precision, tp, calibrated, source, ratios, vendor))
                 batch_limits.append(defaults.max_batch)
                 weights.append(weights_gib)
-                budgets.append(device.memory_gib_usable * _GPU_MEMORY_UTILIZATION - weights_gib
-                               - DEFAULT_RUNTIME_OVERHEAD_GIB)
-                kv_per_token.append(kv_bytes_per_token_per_gpu(model, tp, kv_p))
+                if defaults.kv_of_free_memory:   # memory_fit's two forms of the KV share
+                    budgets.append((device.memory_gib_usable - weights_gib - DEFAULT_RUNTIME_OVERHEAD_GIB)
+                                   * _GPU_MEMORY_UTILIZATION)
+                else:
+                    budgets.append(device.memory_gib_usable * _GPU_MEMORY_UTILIZATION - weights_gib
+                                   - DEFAULT_RUNTIME_OVERHEAD_GIB)
+                kv_per_token.append(kv_bytes_per_token_per_gpu(model, tp, kv_p, device))
                 physics.append(replica_physics(model, device, precision=precision, tp=tp, kv_precision=kv_p,
                                                prefill_token_budget=defaults.prefill_token_budget, engine=engine,
                                                efficiency=vendor))
+                kernels = bool(kernel_share(physics[-1], calibration.constants(engine)))
+                evidence.append(calibration.evidence(engine, device, precision=precision, model_class=kind, tp=tp,
+                                                     active_params_b=model.active_params_b, batch=1.0,
+                                                     vendor=vendor, kernels=kernels))
     stacked = ReplicaPhysics(**{f.name: np.array([getattr(p, f.name) for p in physics], dtype=float)
                                 for f in fields(ReplicaPhysics)})
     return CandidateTable(model=model, gpus=tuple(r[0] for r in rows), precisions=tuple(r[1] for r in rows),
                           tps=tuple(r[2] for r in rows), calibrated=tuple(r[3] for r in rows),
                           efficiency_sources=tuple(r[4] for r in rows), band_ratios=tuple(r[5] for r in rows),
+                          evidence=tuple(evidence), family_fits=tuple(r[6] for r in rows),
                           weights_gib_per_gpu=np.array(weights, dtype=float),
                           max_batch=np.array(batch_limits, dtype=float), kv_budget_gib=np.array(budgets, dtype=float),
                           kv_bytes_per_token_per_gpu=np.array(kv_per_token, dtype=float), physics=stacked,

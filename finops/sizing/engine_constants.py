@@ -71,6 +71,9 @@ class EngineConstants:
     kernel_prefill_scale: float = 1.0    # the engine's prefill speed relative to the kernel tables
     kernel_step_overhead_us: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # per step at TP 1-8
     moe_overhead_us_per_layer: float = 0.0  # o_moe: what a layer of routed experts adds to a step (routing, dispatch)
+    # Share of the other clients' prompts a decoding client's steps carry: 1 under continuous batching, 0 in a
+    # static batch (every prompt prefilled before any decodes; performance.CLIENTS["static"]). Not fitted.
+    decode_interference: float = 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {f.name: (list(v) if isinstance(v := getattr(self, f.name), tuple) else v) for f in fields(self)}
@@ -104,6 +107,14 @@ _FILE_ENCODING = "utf-8"
 Coverage = tuple[str, str, str, int]
 #: How far outside the measured model sizes a fit still vouches: half the smallest to twice the largest.
 SIZE_REACH = 2.0
+
+
+@cache
+def _family_members(family: str) -> frozenset[str]:
+    """The catalog accelerators of one silicon family."""
+    from ..catalog import accelerators
+
+    return frozenset(a.id for a in accelerators().values() if a.family == family)
 
 
 @dataclass(frozen=True)
@@ -147,16 +158,16 @@ class Calibration:
 
     def vendor_efficiency(self, engine: str, gpu: Accelerator) -> VendorEfficiency | None:
         """The efficiencies fitted on published rows of ``gpu``'s vendor under ``engine``
-        (``vendors["amd:vllm"]``), where they speak for this accelerator and the engine was measured on
+        (``vendors["amd-cdna3:vllm"]``), where they speak for this accelerator and the engine was measured on
         no row of it (a refit on the user's own rows of it answers there instead); else ``None``.
 
         >>> from finops.catalog import get_accelerator
         >>> cal = Calibration.bundled()
         >>> cal.vendor_efficiency("vllm", get_accelerator("mi300x")).key, cal.vendor_efficiency("vllm", get_accelerator("h100-sxm"))
-        ('amd:vllm', None)
+        ('amd-cdna3:vllm', None)
         """
-        entry = self.vendors.get(f"{gpu.vendor}:{engine}")
-        if entry is None or gpu.id not in entry.gpus:
+        entry = self.family_efficiency(engine, gpu)
+        if entry is None:
             return None
         return None if any(key[0] == gpu.id for key in self.measured.get(engine, {})) else entry
 
@@ -170,8 +181,8 @@ class Calibration:
         return frozenset(known[key[0]].vendor for key in self.measured.get(engine, {}) if key[0] in known)
 
     def efficiency_source(self, engine: str, gpu: Accelerator) -> str:
-        """Whose measurements give ``engine``'s ``eta_bw`` and ``eta_c`` on ``gpu``: a vendor fit's key
-        (``amd:vllm``), ``engine`` (the calibration rows measured an accelerator of ``gpu``'s vendor, or
+        """Whose measurements give ``engine``'s ``eta_bw`` and ``eta_c`` on ``gpu``: a family fit's key
+        (``amd-cdna3:vllm``), ``engine`` (the calibration rows measured an accelerator of ``gpu``'s vendor, or
         the calibration records none: constants given by hand), or ``none`` (no measurement answers: an
         accelerator of a vendor nothing measured under this engine).
 
@@ -179,10 +190,49 @@ class Calibration:
         >>> cal = Calibration.bundled()
         >>> [cal.efficiency_source(e, get_accelerator(g)) for e, g in
         ...  (("vllm", "h100-sxm"), ("vllm", "mi300x"), ("sglang", "mi300x"), ("vllm", "tpu-v6e"))]
-        ['engine', 'amd:vllm', 'none', 'none']
+        ['engine', 'amd-cdna3:vllm', 'none', 'none']
         """
         vendors = self.measured_vendors(engine)
         return efficiency_source(self.vendor_efficiency(engine, gpu), not vendors or gpu.vendor in vendors)
+
+    def family_efficiency(self, engine: str, gpu: Accelerator) -> VendorEfficiency | None:
+        """The published-row fit of ``gpu``'s silicon family under ``engine`` (``vendors["neuron-v2:vllm"]``),
+        or of its vendor (``vendors["<vendor>:vllm"]``, as older files key it), where it speaks for ``gpu``."""
+        for key in (f"{gpu.family}:{engine}", f"{gpu.vendor}:{engine}"):
+            entry = self.vendors.get(key)
+            if entry is not None and gpu.id in entry.gpus:
+                return entry
+        return None
+
+    def evidence(self, engine: str, gpu: Accelerator, *, precision: str, model_class: str, tp: int,
+                 active_params_b: float, batch: float, vendor: VendorEfficiency | None,
+                 kernels: bool) -> dict[str, Any]:
+        """Which measurements answer an estimate, machine-readable: ``efficiency_source`` (``engine`` or the
+        family fit's key), ``family`` (the accelerator's silicon family), ``sources`` (the publications or
+        campaigns the efficiencies were fitted on), ``measured_accelerator`` (some fitted row or kernel table
+        was measured on this very accelerator), ``family_measured`` (some was measured on its family;
+        ``False``: the efficiencies are another family's, an extrapolation with nothing of its own behind it),
+        ``inside_measured_range`` (the configuration lies within what was measured: the calibration's
+        coverage, or the span of the family fit's rows).
+
+        >>> from finops.catalog import get_accelerator
+        >>> cal = Calibration.bundled()
+        >>> e = cal.evidence("vllm", get_accelerator("tpu-v6e"), precision="bf16", model_class="dense", tp=4,
+        ...                  active_params_b=8.0, batch=16, vendor=None, kernels=False)
+        >>> e["efficiency_source"], e["family"], e["family_measured"], e["inside_measured_range"]
+        ('none', 'tpu-v6e', False, False)
+        """
+        measured_gpus = {key[0] for entries in self.measured.values() for key in entries}
+        if vendor is not None:
+            return {"efficiency_source": vendor.key, "family": gpu.family, "sources": list(vendor.sources),
+                    "measured_accelerator": gpu.id in vendor.measured_on, "family_measured": True,
+                    "inside_measured_range": vendor.inside(tp, active_params_b, batch)}
+        family_gpus = {a.id for a in accelerators().values() if a.family == gpu.family}
+        here = gpu.id in measured_gpus or kernels
+        return {"efficiency_source": self.efficiency_source(engine, gpu), "family": gpu.family,
+                "sources": [self.source.split(" (")[0]] if here or family_gpus & measured_gpus else [],
+                "measured_accelerator": here, "family_measured": here or bool(family_gpus & measured_gpus),
+                "inside_measured_range": self.covers(engine, gpu.id, precision, model_class, tp, active_params_b)}
 
     def band(self, engine: str, metric: str, level: float, model_class: str | None = None,
              vendor: VendorEfficiency | None = None) -> float | None:

@@ -48,6 +48,7 @@ class EngineDefaults:
 
     max_batch: int               # sequences the scheduler runs at once
     prefill_token_budget: int    # prompt tokens one step takes (chunked prefill)
+    kv_of_free_memory: bool = False   # the KV share is of the memory free after loading (TensorRT-LLM)
 
 
 # engine -> rows (memory limit GiB, excluded id part, max batch, prefill budget); the first row whose limit
@@ -59,6 +60,10 @@ _LIMITS: dict[str, tuple[tuple[float, str, int, int], ...]] = {
     "sglang": ((35.0, "", 4096, 2048), (160.0, "", 4096, 8192), (float("inf"), "", 4096, 16384)),
 }
 
+# Engines whose KV-cache share is of the memory free once the model is loaded (TensorRT-LLM's
+# KvCacheConfig.free_gpu_memory_fraction, 0.9); the others take theirs of the whole GPU.
+_KV_OF_FREE = frozenset({"trtllm"})
+
 # (engine, weight precision) -> KV precision; anything else keeps the model dtype (BF16, or FP32 for FP32).
 _KV_DEFAULTS: dict[tuple[str, str], str] = {("trtllm", "fp8"): "fp8"}
 
@@ -68,7 +73,7 @@ def engine_defaults(engine: str, gpu: str | Accelerator) -> EngineDefaults:
     device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
     batch, budget = next((batch, budget) for below, exclude, batch, budget in _LIMITS[engine]
                          if device.memory_gib_usable < below and not (exclude and exclude in device.id))
-    return EngineDefaults(max_batch=batch, prefill_token_budget=budget)
+    return EngineDefaults(max_batch=batch, prefill_token_budget=budget, kv_of_free_memory=engine in _KV_OF_FREE)
 
 
 def default_kv_precision(engine: str, precision: str) -> str:

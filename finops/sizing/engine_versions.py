@@ -44,7 +44,9 @@ def _kernel_versions() -> set[tuple[str, str]]:
 @cache
 def covered_versions(engine: str) -> tuple[str, ...]:
     """The versions of ``engine`` that some bundled measurement came from, in version order."""
-    published = {(r.engine, r.engine_version.split()[1]) for r in published_rows()}
+    # a published row's version follows the engine's name; a row run through another library names it instead
+    published = {(r.engine, version) for r in published_rows()
+                 if (version := r.engine_version.split()[1])[:1].isdigit()}
     every = set(_calibration_versions()) | _kernel_versions() | published
     return tuple(sorted((version for name, version in every if name == engine), key=_natural))
 
@@ -64,10 +66,10 @@ def version_covered(engine: str, version: str) -> bool:
 def check_engine_version(engine: str, version: str | None) -> None:
     """Raise an :class:`InputError` listing the covered versions when ``version`` is not one of them.
 
-    >>> check_engine_version("trtllm", "0.9")
+    >>> check_engine_version("trtllm", "0.8")
     Traceback (most recent call last):
     ...
-    finops.errors.InputError: trtllm 0.9 is not covered: no calibration row, kernel table or published row was measured on it. Hint: covered trtllm versions: 1.0.0, 1.0.0rc3, 1.1.0rc2.post2, 1.2.0rc6.post1, 1.2.0rc6.post2, 1.2.0rc6.post3, 1.3.0rc20; or leave --engine-version out (the estimate then extrapolates: see its calibrated field)
+    finops.errors.InputError: trtllm 0.8 is not covered: no calibration row, kernel table or published row was measured on it. Hint: covered trtllm versions: 0.9.0, 0.13.0, 1.0, 1.0.0, 1.0.0rc3, 1.1.0rc2.post2, 1.2.0rc6.post1, 1.2.0rc6.post2, 1.2.0rc6.post3, 1.3.0rc20; or leave --engine-version out (the estimate then extrapolates: see its calibrated field)
     """
     if version is None or engine not in ENGINES or version_covered(engine, version):
         return   # an unknown engine is estimate's error to report

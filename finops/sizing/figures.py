@@ -97,7 +97,7 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "BestInstances": _best(lambda o: o.instances),
     "BestMonthlyCost": _best(lambda o: float(o.monthly_cost.amount)),
     # how far the planner's figures can be trusted: measured configuration (else extrapolated), and whose
-    # bandwidth and compute efficiencies the model used (the engine's, or a vendor fit's such as amd:vllm)
+    # bandwidth and compute efficiencies the model used (the engine's, or a vendor fit's such as amd-cdna3:vllm)
     "Calibrated": _chosen(lambda o: "yes" if o.calibrated else "no"),
     "EfficiencySource": _chosen(lambda o: o.efficiency_source),
     "TtftMsP90": _latency("ttft_p99_ms", "ttft_p50_ms", at_p90="ttft"),

@@ -152,6 +152,13 @@ def _table(gpu: str, name: str) -> KernelTable | None:
     return KernelTable(log_ms=np.asarray(data[name], dtype=float), axes=axes)
 
 
+def measured_allreduce_seconds(gpu: str, engine: str, tp: int, elements: float) -> float | None:
+    """Seconds of one all-reduce of ``elements`` BF16 values over ``tp`` GPUs in ``engine``'s measured
+    table on ``gpu``; ``None`` without one."""
+    table = _table(gpu, f"{engine}/allreduce")
+    return None if table is None else float(table(float(tp), float(elements)))
+
+
 #: The grids the model-specific tables are laid on (the same for every GPU, so that the candidate rows of
 #: a search stack into arrays): tokens per step 1-65,536 in quarter octaves, decode batch 1-2,048 x KV
 #: length 1-131,072 and prompt length 1-16,384 in octaves.

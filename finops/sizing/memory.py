@@ -49,6 +49,7 @@ __all__ = [
     "Precision",
     "bytes_per_param",
     "embedding_params",
+    "head_padding_bytes",
     "kv_bytes",
     "kv_bytes_per_token",
     "kv_bytes_per_token_per_gpu",
@@ -57,9 +58,12 @@ __all__ = [
     "memory_fit",
     "model_kv_precision",
     "naive_kv_bytes",
+    "padded_query_heads",
     "sequence_tokens",
+    "tp_ranks",
     "tp_shards_heads",
     "weight_bytes",
+    "weight_bytes_per_gpu",
 ]
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
@@ -159,23 +163,83 @@ def kv_bytes_per_token(model: ModelSpec, kv_precision: str = DEFAULT_KV_PRECISIO
     return float(per_layer * model.layers * _BYTES[p])
 
 
-def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, kv_precision: str = DEFAULT_KV_PRECISION) -> float:
-    """KV bytes per token on each GPU of a TP group.
+def kv_bytes_per_token_per_gpu(model: ModelSpec, tp: int, kv_precision: str = DEFAULT_KV_PRECISION,
+                               device: Accelerator | None = None) -> float:
+    """KV bytes per token on each GPU (accelerator chip) of a TP group.
 
     GQA/MHA shard KV heads over ranks, replicating them once ``tp > kv_heads``:
     ``ceil(kv_heads / tp) / kv_heads`` of the whole. MLA's latent is shared by all heads, so every rank
-    keeps all of it (vLLM; hence data-parallel attention for DeepSeek).
+    keeps all of it (vLLM; hence data-parallel attention for DeepSeek). On a ``device`` whose chip holds
+    several ranks (:func:`tp_ranks`: NeuronCores), each of its ``units`` ranks keeps its share.
 
-    >>> from finops.catalog import get_model
+    >>> from finops.catalog import get_model, get_accelerator
     >>> m = get_model("llama-3.1-8b")
     >>> kv_bytes_per_token_per_gpu(m, 2), kv_bytes_per_token_per_gpu(m, 16)
     (65536.0, 16384.0)
+    >>> kv_bytes_per_token_per_gpu(m, 12, device=get_accelerator("inferentia2"))   # 24 NeuronCores, 1 head each
+    32768.0
     """
-    _check_tp(tp, model)
+    _check_tp(tp, model, device)
     whole = kv_bytes_per_token(model, kv_precision)
     if model.attention == "mla":
         return whole
-    return whole * math.ceil(model.num_kv_heads / tp) / model.num_kv_heads
+    units = device.tp_units_per_chip if device is not None else 1
+    ranks = tp * units
+    return units * whole * math.ceil(model.num_kv_heads / ranks) / model.num_kv_heads
+
+
+def tp_ranks(device: Accelerator | None, tp: int) -> int:
+    """The runtime's tensor-parallel degree on ``tp`` chips: ``tp`` GPUs, or ``tp x tp_units_per_chip``
+    NeuronCores (two per Inferentia2 or Trainium1 chip, four logical ones per Trainium2 chip).
+
+    >>> from finops.catalog import get_accelerator
+    >>> tp_ranks(get_accelerator("h100-sxm"), 8), tp_ranks(get_accelerator("inferentia2"), 12)
+    (8, 24)
+    """
+    return tp * (device.tp_units_per_chip if device is not None else 1)
+
+
+def padded_query_heads(model: ModelSpec, ranks: int) -> int:
+    """Query heads as a runtime that pads them computes them: the next multiple of the TP degree
+    (transformers-neuronx and NxD Inference; 40 heads on 24 NeuronCores run as 48).
+
+    >>> from finops.catalog import get_model
+    >>> padded_query_heads(get_model("llama-2-13b"), 24), padded_query_heads(get_model("llama-3.1-8b"), 8)
+    (48, 32)
+    """
+    return math.ceil(model.num_attention_heads / ranks) * ranks
+
+
+def head_padding_bytes(model: ModelSpec, device: Accelerator, tp: int, precision: str) -> float:
+    """Weight bytes a head-padding runtime adds to the whole group: the padded query heads' rows of the
+    query and output projections, and the KV projections of heads replicated to reach every rank
+    (``ranks x ceil(kv_heads / ranks) - kv_heads`` copies); 0 where the device does not pad or the degree
+    divides the heads.
+
+    >>> from finops.catalog import get_model, get_accelerator
+    >>> head_padding_bytes(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), 2, "bf16")
+    0.0
+    >>> round(head_padding_bytes(get_model("llama-3.1-8b"), get_accelerator("inferentia2"), 12, "bf16") / 1e9, 2)
+    2.15
+    """
+    if not device.pads_heads or model.attention == "mla":
+        return 0.0
+    ranks = tp_ranks(device, tp)
+    extra_q = padded_query_heads(model, ranks) - model.num_attention_heads
+    extra_kv = ranks * math.ceil(model.num_kv_heads / ranks) - model.num_kv_heads
+    per_head = model.head_dim * model.hidden_size * model.layers * bytes_per_param(precision)
+    return float(per_head * (2 * extra_q + 2 * extra_kv))
+
+
+def weight_bytes_per_gpu(model: ModelSpec, device: Accelerator, precision: str, tp: int) -> float:
+    """Weight bytes on each chip of a TP group: the model's share plus any head padding's.
+
+    >>> from finops.catalog import get_model, get_accelerator
+    >>> weight_bytes_per_gpu(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), "bf16", 2) == weight_bytes(
+    ...     get_model("llama-3.1-8b"), "bf16") / 2
+    True
+    """
+    return (weight_bytes(model, precision) + head_padding_bytes(model, device, tp, precision)) / tp
 
 
 def kv_tokens_per_sequence(model: ModelSpec, tokens: int) -> int:
@@ -237,13 +301,16 @@ class MemoryFit:
 
 def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str, tp: int, isl: int, osl: int,
                kv_precision: str | None = None, gpu_memory_utilization: float = 0.90,
-               runtime_overhead_gib: float | None = None) -> MemoryFit:
+               runtime_overhead_gib: float | None = None, of_free_memory: bool = False) -> MemoryFit:
     """Does the model fit ``tp`` GPUs, and how many ``isl + osl`` sequences can run at once?
 
     Per GPU: ``kv_budget = memory x utilization - weights / tp - overhead``; a sequence takes
     ``ceil(tokens / 16) x 16`` cached tokens (vLLM blocks; window-capped) times the per-GPU KV per
     token. It fits when at least one sequence does; ``shortfall_gib`` is what one GPU lacks for that.
     ``kv_precision`` defaults to BF16 (FP32 for FP32 weights): engines keep a 16-bit cache unless told.
+    ``of_free_memory``: the utilization is a share of the memory left once weights and runtime are loaded,
+    ``(memory - weights - overhead) x utilization`` (TensorRT-LLM's ``free_gpu_memory_fraction``, 0.9 by
+    default), not of the whole GPU (vLLM's ``gpu_memory_utilization``).
 
     >>> f = memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> f.fits, round(f.shortfall_gib, 1)
@@ -255,7 +322,7 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     device = get_accelerator(gpu) if isinstance(gpu, str) else gpu
     p = _check_precision(precision, PRECISIONS, "precision")
     kv_p = _check_precision(kv_precision or model_kv_precision(p), KV_PRECISIONS, "KV precision")
-    _check_tp(tp, spec)
+    _check_tp(tp, spec, device)
     _check_positive("isl", isl)
     _check_positive("osl", osl)
     if not 0.0 < gpu_memory_utilization <= 1.0:
@@ -265,10 +332,13 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     if overhead < 0:
         raise InputError(f"runtime_overhead_gib must be >= 0, got {overhead}")
 
-    weights_gib = weight_bytes(spec, p) / tp / _GIB
-    budget_gib = device.memory_gib_usable * gpu_memory_utilization - weights_gib - overhead
+    weights_gib = weight_bytes_per_gpu(spec, device, p, tp) / _GIB
+    if of_free_memory:   # TensorRT-LLM: the fraction of what is free once the model is loaded
+        budget_gib = (device.memory_gib_usable - weights_gib - overhead) * gpu_memory_utilization
+    else:                # vLLM, SGLang: the fraction of the whole GPU, less what the model holds
+        budget_gib = device.memory_gib_usable * gpu_memory_utilization - weights_gib - overhead
     cached = sequence_tokens(spec, isl, osl)
-    per_sequence = kv_bytes_per_token_per_gpu(spec, tp, kv_p) * cached
+    per_sequence = kv_bytes_per_token_per_gpu(spec, tp, kv_p, device) * cached
     slots, shortfall = kv_slots(budget_gib, per_sequence)
     concurrency = int(slots)
     return MemoryFit(
@@ -326,9 +396,11 @@ def tp_shards_heads(model: ModelSpec, tp: int) -> bool:
     return model.num_attention_heads % tp == 0 and (kv % tp == 0 or tp % kv == 0)
 
 
-def _check_tp(tp: int, model: ModelSpec) -> None:
+def _check_tp(tp: int, model: ModelSpec, device: Accelerator | None = None) -> None:
     if not isinstance(tp, int) or isinstance(tp, bool) or tp < 1:
         raise InputError(f"tp must be a whole number >= 1, got {tp!r}", hint="use 1, 2, 4 or 8")
+    if device is not None and device.pads_heads:
+        return   # the runtime pads heads to the degree (head_padding_bytes)
     if not tp_shards_heads(model, tp):
         fitting = [n for n in (1, 2, 4, 8, 16) if tp_shards_heads(model, n)]
         raise InputError(f"tp {tp} does not split {model.id}'s {model.num_attention_heads} attention heads "

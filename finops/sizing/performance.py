@@ -59,13 +59,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
+from functools import cache
 from typing import Any, Literal
 
 import numpy as np
 
-from ..catalog import Accelerator, ModelSpec, get_accelerator, resolve_model
+from ..catalog import Accelerator, ModelSpec, get_accelerator, get_link, resolve_model
 from ..errors import InputError
 from .closed_loop import closed_loop_wait
+from .collectives import REFERENCE_LINK, allreduce_seconds, link_extra
 from .engine_constants import (
     BAND_METRICS,
     CALIBRATED_TPS,
@@ -77,14 +79,16 @@ from .engine_constants import (
     model_class,
 )
 from .engine_defaults import default_kv_precision, engine_defaults
-from .kernels import ModelKernels, decode_seconds, prefill_seconds, step_kernels
+from .kernels import ModelKernels, decode_seconds, measured_allreduce_seconds, prefill_seconds, step_kernels
 from .memory import (
     PRECISIONS,
     bytes_per_param,
     kv_bytes_per_token_per_gpu,
     memory_fit,
     model_kv_precision,
-    weight_bytes,
+    padded_query_heads,
+    tp_ranks,
+    weight_bytes_per_gpu,
 )
 from .support import check_supported
 from .vendor_efficiency import VendorEfficiency
@@ -112,6 +116,13 @@ class ReplicaPhysics:
     expert_share_per_token: Any = 0.0        # k / E: experts one token routes to, as a share
     moe_layers: Any = 0.0                    # layers with routed experts (each adds the engine's o_moe a step)
     prefill_token_budget: Any = 8192.0       # prompt tokens one engine step takes (chunked prefill)
+    # The link's all-reduce cost beyond the calibrated link's (finops.sizing.collectives.link_extra): seconds
+    # per all-reduce and seconds per byte; 0 on NVLink 4/5, where the engines' constants were measured.
+    link_extra_latency: Any = 0.0
+    link_extra_per_byte: Any = 0.0
+    # Prompt buckets of a compiling runtime (Neuron): a prompt is padded to the next power of two from this
+    # size up (vLLM Neuron's num_batched_tokens_buckets default); 0: no buckets.
+    prompt_bucket: Any = 0.0
     # The vendor's eta_bw and eta_c on this accelerator (finops.sizing.vendor_efficiency; its GPUs have no
     # kernel tables, so they time roofline steps only); 0: the engine's.
     bandwidth_efficiency: Any = 0.0
@@ -155,14 +166,21 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
         experts = moe_layers * model.num_experts * 3 * model.hidden_size * width * bytes_per_param(precision)
         extra.update(expert_weight_bytes_per_gpu=experts / tp, moe_layers=float(moe_layers),
                      expert_share_per_token=model.experts_per_token / model.num_experts)
+    link = get_link(gpu.link)
+    latency_extra, per_byte_extra = _link_extra(gpu.link, tp)
+    heads = padded_query_heads(model, tp_ranks(gpu, tp)) if gpu.pads_heads else model.num_attention_heads
     return ReplicaPhysics(
         **extra,
-        weight_bytes_per_gpu=weight_bytes(model, precision) / tp,
-        kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p),
+        weight_bytes_per_gpu=weight_bytes_per_gpu(model, gpu, precision, tp),
+        kv_bytes_per_token_per_gpu=kv_bytes_per_token_per_gpu(model, tp, kv_p, gpu),
         active_params=model.active_params_b * 1e9, layers=float(model.layers), hidden_size=float(model.hidden_size),
-        attention_width=float(model.num_attention_heads * model.head_dim),
+        attention_width=float(heads * model.head_dim),
         bandwidth=gpu.memory_bandwidth_gbps * 1e9, flops=gpu.tflops(precision) * 1e12, tp=float(tp),
-        link_bandwidth=gpu.interconnect_gbps * 1e9, prefill_token_budget=float(prefill_token_budget),
+        # the fitted prefill link share describes the calibrated link; another link adds its difference
+        link_bandwidth=(gpu.interconnect_gbps if link.calibrated else get_link(REFERENCE_LINK).gbps_per_direction) * 1e9,
+        link_extra_latency=latency_extra, link_extra_per_byte=per_byte_extra,
+        prompt_bucket=float(PROMPT_BUCKET if gpu.pads_heads else 0.0),
+        prefill_token_budget=float(prefill_token_budget),
         **_kernel_fields(model, gpu, engine, precision, kv_p, tp, expert_parallel))
 
 
@@ -172,9 +190,61 @@ def _kernel_fields(model: ModelSpec, gpu: Accelerator, engine: str | None, preci
         return {}
     k = step_kernels(model, gpu.id, engine=engine, precision=precision, kv_precision=kv_precision, tp=tp,
                      expert_parallel=expert_parallel)
+    if k is not None and tp > 1 and not _tables_agree_with_link(gpu, engine, tp, model.hidden_size):
+        k = None
     covered = k is not None
     k = k or ModelKernels.uncovered()   # NaN tables of the same shapes: covered and uncovered rows stack
     return {"kernel_covered": float(covered), **{f"kernel_{f.name}": getattr(k, f.name) for f in fields(ModelKernels)}}
+
+
+@cache
+def _link_extra(link: str, tp: int) -> tuple[float, float]:
+    return link_extra(get_link(link), tp)
+
+
+#: How far a kernel table's all-reduce may exceed the link's own (finops.sizing.collectives) before the
+#: tables stop timing a configuration on a link the engines' constants were not measured on. For an 8,192-token
+#: step's messages AIConfigurator's all-reduce is 0.75-1.6x the link model on A100, H100, H200 and B200 and
+#: 1.3-2.1x on the RTX PRO 6000, but on the L40S 1.2-1.4x over 2 GPUs and 5-13x over 4 and 8 (a system without
+#: peer-to-peer, whose transfers go through host memory): with it, TensorRT-LLM's published L40S rows at TP 4
+#: and 8 read 0.5-0.6x the throughput and 3-9x the TTFT, with the roofline and the link's collectives 0.8-1.3x.
+TABLE_LINK_TOLERANCE = 2.5
+
+
+@cache
+def _tables_agree_with_link(gpu: Accelerator, engine: str, tp: int, hidden: int) -> bool:
+    """True when ``engine``'s measured all-reduce on ``gpu`` over ``tp`` GPUs is within
+    :data:`TABLE_LINK_TOLERANCE` of the link's collective for the messages of an 8,192-token step (bandwidth-
+    bound), or when the link is one the constants were measured on."""
+    link = get_link(gpu.link)
+    elements = 8192.0 * hidden
+    measured = measured_allreduce_seconds(gpu.id, engine, tp, elements)
+    if link.calibrated or measured is None:
+        return True
+    return measured <= TABLE_LINK_TOLERANCE * allreduce_seconds(link, 2.0 * elements, tp)
+
+
+def bucketed_context(isl: Any, osl: Any, smallest: Any) -> Any:
+    """Mean KV length a decode step reads when the runtime compiles its decode for power-of-two context buckets
+    from ``smallest`` up (vLLM Neuron's context-length bucketing): the mean, over the positions ``isl`` to
+    ``isl + osl``, of the smallest bucket holding each.
+
+    >>> float(bucketed_context(4096, 4096, 128)), float(bucketed_context(100, 28, 128))   # all in 8,192; all in 128
+    (8192.0, 128.0)
+    >>> float(bucketed_context(3072, 2048, 128))   # 1,024 positions in 4,096, 1,024 in 8,192
+    6144.0
+    """
+    start, end = np.asarray(isl, dtype=float), np.asarray(isl, dtype=float) + np.asarray(osl, dtype=float)
+    total = np.zeros(np.broadcast(start, end, np.asarray(smallest)).shape)
+    low = np.zeros_like(total)
+    bucket = np.maximum(np.asarray(smallest, dtype=float), 1.0) * np.ones_like(total)
+    while True:
+        inside = np.clip(np.minimum(end, bucket) - np.maximum(start, low), 0.0, None)
+        total = total + inside * bucket
+        if np.all(bucket >= end):
+            break
+        low, bucket = bucket, bucket * 2.0
+    return total / np.maximum(end - start, 1.0)
 
 
 @dataclass(frozen=True)
@@ -248,6 +318,7 @@ class PromptTerms:
     any_kernels: bool       # False: the roofline everywhere
     kernel_decode_credit: float     # seconds a layer of a decode step saves against the tables
     kernel_prefill_scale: float
+    decode_interference: float = 1.0   # share of the others' prompts a decoding client's steps carry
 
 
 def prefill_in_batch(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> Any:
@@ -275,6 +346,8 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     isl = np.asarray(isl)   # numbers or arrays: the float arithmetic below promotes whole numbers exactly
     osl = np.asarray(osl)
     ctx = isl + osl / 2.0
+    if np.asarray(p.prompt_bucket).any():   # a compiled runtime's decode reads its context bucket's KV
+        ctx = np.where(np.asarray(p.prompt_bucket) > 0, bucketed_context(isl, osl, p.prompt_bucket), ctx)
     kernels = kernel_share(p, c)
     any_kernels = bool(np.any(kernels > 0))
     overhead = p.layers * _per_tp_s(c.step_overhead_us_per_layer, p.tp)
@@ -282,11 +355,19 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     group_flops = p.tp * p.flops * np.where(np.asarray(p.compute_efficiency) > 0, p.compute_efficiency,
                                             c.compute_efficiency)
     new = isl * (1.0 - np.asarray(cache_hit_rate))
+    attended = isl    # the context the prompt's attention spans
+    bucket = np.asarray(p.prompt_bucket)
+    if bucket.any():   # a compiled runtime pads the prompt to its bucket, its padding attended as well
+        padded = np.where(bucket > 0, np.maximum(bucket, 2.0 ** np.ceil(np.log2(np.maximum(new, 1.0)))), new)
+        attended = isl + (padded - new)
+        new = padded
     sharded = np.asarray(p.tp) > 1
     prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
-                                 / (p.link_bandwidth * c.link_efficiency), 0.0)
+                                 / (p.link_bandwidth * c.link_efficiency)
+                                 + 2.0 * p.layers * (p.link_extra_latency
+                                                     + new * p.hidden_size * 2.0 * p.link_extra_per_byte), 0.0)
     prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
-                       * (isl - new / 2.0)) / group_flops + prefill_allreduce
+                       * (attended - new / 2.0)) / group_flops + prefill_allreduce
     if any_kernels:
         alone = prefill_seconds(p.kernel_tokens, p.kernel_context, p.kernel_last_logits, new, isl,
                                 p.prefill_token_budget) / c.kernel_prefill_scale
@@ -305,7 +386,7 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
                        two_layers=2.0 * p.layers, tp_share=p.tp - 1, allreduce_bandwidth=c.allreduce_gbps * 1e9,
                        new=new, isl=isl, kernels=kernels, any_kernels=any_kernels,
                        kernel_decode_credit=c.kernel_decode_credit_us * 1e-6,
-                       kernel_prefill_scale=c.kernel_prefill_scale)
+                       kernel_prefill_scale=c.kernel_prefill_scale, decode_interference=c.decode_interference)
 
 
 def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[Any, Any, Any]:
@@ -318,14 +399,17 @@ def decode_latency(p: ReplicaPhysics, terms: PromptTerms, batch: Any) -> tuple[A
     step = np.maximum(step_bytes / terms.bandwidth, b * terms.decode_flops / terms.group_flops) + terms.overhead
     if terms.any_sharded:
         step = step + np.where(terms.sharded, terms.two_layers * b * p.hidden_size * 2.0 * terms.tp_share / p.tp
-                               / terms.allreduce_bandwidth, 0.0)
+                               / terms.allreduce_bandwidth
+                               + terms.two_layers * (p.link_extra_latency
+                                                     + b * p.hidden_size * 2.0 * p.link_extra_per_byte), 0.0)
     if terms.any_kernels:
         # the tables less what the engine saves per layer (one CUDA graph: no launch, overlapped ramps and
         # tails), never past the bytes the step reads at peak bandwidth
         measured = np.maximum(decode_seconds(p.kernel_decode_tokens, p.kernel_generation, b, terms.ctx)
                               - p.layers * terms.kernel_decode_credit, step_bytes / p.bandwidth)
         step = np.where(terms.kernels > 0, measured + terms.overhead, step)
-    others = np.maximum(b, 1.0) - 1.0   # the other clients each prefill once while this one decodes osl - 1 tokens
+    # the other clients each prefill once while this one decodes osl - 1 tokens (none in a static batch)
+    others = (np.maximum(b, 1.0) - 1.0) * terms.decode_interference
     return step, step_bytes, step + others / np.maximum(terms.osl - 1.0, 1.0) * prefill_in_batch(p, terms, b)
 
 
@@ -374,7 +458,7 @@ class Estimate:
     kv_precision: str
     tp: int
     engine: str
-    client: str                     # how the load test's clients run: "synchronized" or "staggered" (CLIENTS)
+    client: str                     # how the load test's clients run: "synchronized", "staggered", "static" (CLIENTS)
     isl: int
     osl: int
     cache_hit_rate: float
@@ -399,11 +483,14 @@ class Estimate:
     effective_bandwidth_efficiency: float | None
     calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
     step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
-    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows), a vendor fit, e.g. "amd:vllm",
-    #                         or "none" (no measurement of this vendor under this engine answers)
+    efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows), a family fit, e.g.
+    #                         "neuron-v2:vllm", or "none" (no measurement of this vendor under this engine answers)
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
+    # which measurements answered (Calibration.evidence): efficiency_source, family, sources,
+    # measured_accelerator, family_measured, inside_measured_range
+    evidence: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -436,6 +523,11 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
     return out
 
 
+#: The smallest prompt bucket of a compiling runtime (vLLM Neuron's ``num_batched_tokens_buckets`` default:
+#: powers of two from 128 up to ``max_num_batched_tokens``; the prompt is padded to the smallest that holds it,
+#: awsdocs-neuron vllm-neuron "Additional Configuration Options", read 2026-12-06).
+PROMPT_BUCKET = 128
+
 #: ``client`` choices of :func:`estimate`: how the load test's clients run, as the scheduling terms that change.
 #: ``synchronized``: all start together with a fixed ISL and OSL and stay in step, as in AIConfigurator's silicon
 #: campaigns, which the constants are fitted on: the wave ``s`` and the admission wait ``d`` as fitted.
@@ -443,9 +535,15 @@ def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float]
 #: wave and no admission wait; the closed-loop wait behind the others' prompts (``q``) stays. On NVIDIA NIM's
 #: published rows (tests/sizing/test_published_fixed_concurrency.py, never fitted) TTFT at 5-50 clients reads
 #: 1.32-2.28x synchronized and 0.79-0.95x staggered (docs/performance.md; the bundled constants).
+#: ``static``: a static batch run in process, every prompt of the batch prefilled before any decodes (TensorRT-LLM's
+#: and transformers-neuronx's static-batch benchmarks): each client's first token waits for the whole batch's
+#: prompts (``s = 2``: the wave then holds all ``b - 1`` others), no admission wait, no time outside the
+#: accelerator (no HTTP server, no tokenizer on the clock), and no prompt lands in a decode step. On Neuron's
+#: Inferentia2 tables a batch of 8 long prompts takes 8-20x one prompt's TTFT.
 CLIENTS: dict[str, dict[str, float]] = {
     "synchronized": {},
     "staggered": {"prefill_burst": 0.0, "admission_steps": 0.0},
+    "static": {"prefill_burst": 2.0, "admission_steps": 0.0, "ttft_fixed_ms": 0.0, "decode_interference": 0.0},
 }
 
 
@@ -527,7 +625,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     batch_limit = _whole("max batch", max_batch, defaults.max_batch)
     budget = _whole("prefill token budget", prefill_token_budget, defaults.prefill_token_budget)
     kv_p = str(kv_precision).strip().lower() if kv_precision else default_kv_precision(engine_name, precision)
-    fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_p)
+    fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_p,
+                     of_free_memory=defaults.kv_of_free_memory)
     cal = calibration or Calibration.bundled()
     if concurrency == "max":
         wanted = min(fit.max_concurrency, batch_limit)
@@ -547,13 +646,18 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "cache_hit_rate": float(cache_hit_rate),
         "fits": fit.fits, "shortfall_gib": fit.shortfall_gib, "weights_gib_per_gpu": fit.weights_gib,
         "kv_bytes_per_token": fit.kv_bytes_per_token,
-        "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p),
+        "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p, device),
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
         "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
         "step_time_source": "kernels" if kernels else "roofline",
         "efficiency_source": cal.efficiency_source(engine_name, device)}
+
+    def evidence(batch: float) -> dict[str, Any]:
+        return cal.evidence(engine_name, device, precision=precision, model_class=kind, tp=tp,
+                            active_params_b=spec.active_params_b, batch=batch, vendor=vendor, kernels=kernels)
+
     if not fit.fits:
-        return Estimate(**common, concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
+        return Estimate(**common, evidence=evidence(0), concurrency=0, running_batch=0, ttft_ms=None, tpot_ms=None, prefill_ms=None,
                         decode_step_ms=None, request_latency_ms=None, output_tokens_per_s=None,
                         output_tokens_per_s_per_gpu=None, input_tokens_per_s=None,
                         effective_bandwidth_efficiency=None, ttft_ms_band=None, tpot_ms_band=None,
@@ -565,7 +669,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     output_rate = running * osl / cycle
     ttft += (wanted - running) * cycle / running         # Little's law wait for a free slot
     values = {"ttft_ms": ttft * 1e3, "tpot_ms": tpot * 1e3, "output_tokens_per_s": output_rate}
-    return Estimate(**common, concurrency=wanted, running_batch=running, ttft_ms=values["ttft_ms"],
+    return Estimate(**common, evidence=evidence(running), concurrency=wanted, running_batch=running, ttft_ms=values["ttft_ms"],
                     tpot_ms=values["tpot_ms"], prefill_ms=float(lat.prefill) * 1e3,
                     decode_step_ms=float(lat.step) * 1e3, request_latency_ms=(ttft + (osl - 1) * tpot) * 1e3,
                     output_tokens_per_s=output_rate, output_tokens_per_s_per_gpu=output_rate / tp,

@@ -94,11 +94,14 @@ class SizingOption:
     weights_gib_per_gpu: float
     output_tokens_per_s: float    # peak demand served by the whole deployment
     calibrated: bool              # engine, GPU, precision, model class and TP were measured (else extrapolated)
-    efficiency_source: str        # "engine" (eta_bw, eta_c fitted on the calibration rows), a vendor fit ("amd:vllm") or "none"
+    efficiency_source: str        # "engine" (eta_bw, eta_c fitted on the calibration rows), a family fit
+    #                               ("amd-cdna3:vllm") or "none"
     # held-out ratio measured / modelled at P10 and P90 of TTFT and of TPOT, for this engine, model class and
     # vendor (Calibration.band); None without a band
     ttft_band_ratio: tuple[float, float] | None = None
     tpot_band_ratio: tuple[float, float] | None = None
+    # which measurements answer the option (Calibration.evidence, its range judged at the option's running batch)
+    evidence: dict[str, Any] | None = None
 
     def at_p90(self, metric: str, value_ms: float) -> float | None:
         """A TTFT (``metric="ttft"``) or TPOT/ITL (``"tpot"``) figure of this option as a load test would
@@ -413,7 +416,17 @@ def _option(table: Any, q: Quote, max_concurrency: int, pricing_model: str, peak
         running_batch=float(op.running_batch[i]), max_concurrency=max_concurrency,
         weights_gib_per_gpu=float(table.weights_gib_per_gpu[q.row]), output_tokens_per_s=q.output_tokens_per_s,
         calibrated=table.calibrated[q.row], efficiency_source=table.efficiency_sources[q.row],
-        ttft_band_ratio=table.band_ratios[q.row][0], tpot_band_ratio=table.band_ratios[q.row][1])
+        ttft_band_ratio=table.band_ratios[q.row][0], tpot_band_ratio=table.band_ratios[q.row][1],
+        evidence=_evidence(table, q.row, float(op.running_batch[i])))
+
+
+def _evidence(table: Any, row: int, running_batch: float) -> dict[str, Any]:
+    """The row's evidence record with its range judged at ``running_batch`` (a family fit's span has a batch)."""
+    out = dict(table.evidence[row])
+    fit = table.family_fits[row]
+    if fit is not None:
+        out["inside_measured_range"] = fit.inside(table.tps[row], table.model.active_params_b, running_batch)
+    return out
 
 
 def _memory_advice(gaps: list[tuple[float, str]], model: str, engine: str, skipped: list[str],

@@ -1,25 +1,26 @@
-"""Per-vendor efficiencies: how much of its datasheet bandwidth and FLOPS an engine reaches on an
+"""Per-family efficiencies: how much of its datasheet bandwidth and FLOPS an engine reaches on an
 accelerator outside the measured kernel tables and the calibration rows.
 
 The roofline times a decode step by bytes / (bandwidth x ``eta_bw``) and a prefill by FLOPs /
 (FLOPS x ``eta_c``) (:mod:`finops.sizing.performance`); the engine's ``eta_bw`` and ``eta_c`` are fitted
 on NVIDIA H100/H200/B200 rows. A :class:`VendorEfficiency` replaces those two for one vendor and engine
-(``amd:vllm``) where the engine was never measured on the accelerator, fitted on published results
-(``finops/data/calibration/published_other_accelerators.csv``, :mod:`finops.sizing.published`), and
+(``amd-cdna3:vllm``, ``neuron-v2:vllm``: the catalog's silicon ``family``) where the engine was never measured on
+the accelerator, fitted on published results (``finops/data/calibration/published_*.csv``,
+:mod:`finops.sizing.published`), and
 carries the held-out ratios measured / modelled of its rows as the band of such estimates. Such an
 estimate stays ``calibrated: false``: a few vendor-published rows are not a measurement of the user's
 configuration.
 
-A fit speaks for every catalog accelerator of its vendor that no kernel table covers
-(:func:`vendor_gpus`, derived from the catalog when asked, so a new catalog row of that vendor is
-covered without touching the calibration file). An accelerator whose vendor neither the engine's
-calibration rows nor a vendor fit measured is timed with the engine's constants and labelled
+A fit speaks for every catalog accelerator of its silicon family (of its vendor where the fit names no
+family) that no kernel table covers (:attr:`VendorEfficiency.gpus`, derived from the catalog when asked, so a
+new catalog row of that family is covered without touching the calibration file). An accelerator that neither
+the engine's calibration rows nor a family fit measured is timed with the engine's constants and labelled
 :data:`NO_EFFICIENCY` (``none``): no measurement answers for it.
 
->>> v = VendorEfficiency.from_dict({"vendor": "amd", "engine": "vllm",
+>>> v = VendorEfficiency.from_dict({"vendor": "amd", "family": "amd-cdna3", "engine": "vllm",
 ...     "bandwidth_efficiency": 0.5, "compute_efficiency": 0.4, "rows": 3, "source": "s", "bands": {}})
 >>> v.key, v.gpus
-('amd:vllm', ('mi300x', 'mi325x'))
+('amd-cdna3:vllm', ('mi300x', 'mi325x'))
 """
 
 from __future__ import annotations
@@ -34,8 +35,8 @@ from ..catalog import accelerators
 from ..errors import InputError
 from .kernels import kernel_gpus
 
-__all__ = ["BAND_LEVELS", "ENGINE_EFFICIENCY", "NO_EFFICIENCY", "VendorEfficiency", "efficiency_source", "ratio_at",
-           "vendor_gpus"]
+__all__ = ["BAND_LEVELS", "ENGINE_EFFICIENCY", "NO_EFFICIENCY", "VendorEfficiency", "efficiency_source", "family_gpus",
+           "ratio_at", "vendor_gpus"]
 
 #: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
 #: metric (``Calibration.bands``) and a vendor fit per metric (``VendorEfficiency.bands``); an
@@ -61,22 +62,39 @@ ENGINE_EFFICIENCY = "engine"
 NO_EFFICIENCY = "none"
 
 
-def vendor_gpus(vendor: str) -> tuple[str, ...]:
-    """The catalog accelerators of ``vendor`` that no measured kernel table covers: those a vendor fit
-    speaks for (read from the catalog each time: a new row is covered at once).
+def vendor_gpus(vendor: str, family: str = "") -> tuple[str, ...]:
+    """The catalog accelerators of ``vendor`` (and of silicon ``family`` where one is named) that no measured
+    kernel table covers: those a family fit speaks for (read from the catalog each time: a new row is covered
+    at once). A family belongs to one vendor: a row of another vendor that copies the family name is not
+    covered by its measurements.
 
-    >>> vendor_gpus("amd")
-    ('mi300x', 'mi325x')
+    >>> vendor_gpus("amd"), vendor_gpus("aws", "neuron-v2")
+    (('mi300x', 'mi325x'), ('inferentia2', 'trainium1'))
     """
     tables = set(kernel_gpus())
-    return tuple(a.id for a in accelerators().values() if a.vendor == vendor and a.id not in tables)
+    return tuple(a.id for a in accelerators().values()
+                 if a.vendor == vendor and (not family or a.family == family) and a.id not in tables)
+
+
+def family_gpus(family: str) -> tuple[str, ...]:
+    """The catalog accelerators of silicon ``family`` that no measured kernel table covers: those a family
+    fit speaks for (:func:`vendor_gpus` of the family's vendor).
+
+    >>> family_gpus("neuron-v2"), family_gpus("amd-cdna3")
+    (('inferentia2', 'trainium1'), ('mi300x', 'mi325x'))
+    """
+    vendors = sorted({a.vendor for a in accelerators().values() if a.family == family})
+    return tuple(g for vendor in vendors for g in vendor_gpus(vendor, family))
 
 
 @dataclass(frozen=True)
 class VendorEfficiency:
-    """``eta_bw`` and ``eta_c`` of ``engine`` on ``vendor``'s accelerators (:attr:`gpus`), fitted on ``rows``
-    published rows; ``bands[metric]``: held-out ratio measured / modelled at the calibration's band
-    levels; ``held_out_error[metric]``: their median absolute relative error."""
+    """``eta_bw`` and ``eta_c`` of ``engine`` on the accelerators ``gpus`` of one silicon ``family`` (catalog
+    ``family``; ``vendor`` where none is named), fitted on ``rows`` published rows measured on the accelerators
+    ``measured_on`` by the publications ``sources``; ``reach``: the span of the rows (``tp``, ``params_b``
+    active parameters in billions, ``batch``), inside which an estimate interpolates; ``bands[metric]``:
+    held-out ratio measured / modelled at the calibration's band levels; ``held_out_error[metric]``: their
+    median absolute relative error."""
 
     vendor: str
     engine: str
@@ -86,15 +104,27 @@ class VendorEfficiency:
     source: str
     bands: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
     held_out_error: Mapping[str, float] = field(default_factory=dict)
+    family: str = ""
+    measured_on: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    reach: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
-        return f"{self.vendor}:{self.engine}"
+        return f"{self.family or self.vendor}:{self.engine}"
+
+    def inside(self, tp: int, params_b: float, batch: float) -> bool:
+        """True when a configuration lies within the span of the rows this fit was made on (TP, active
+        parameters, running batch); an entry without a recorded span vouches for nothing."""
+        if not self.reach:
+            return False
+        values = {"tp": tp, "params_b": params_b, "batch": batch}
+        return all(low <= values[name] <= high for name, (low, high) in self.reach.items() if name in values)
 
     @property
     def gpus(self) -> tuple[str, ...]:
-        """The accelerators the fit speaks for: :func:`vendor_gpus` of its vendor."""
-        return vendor_gpus(self.vendor)
+        """The accelerators the fit speaks for: :func:`vendor_gpus` of its vendor and family."""
+        return vendor_gpus(self.vendor, self.family)
 
     def band(self, metric: str, level: float) -> float | None:
         """The held-out ratio measured / modelled of ``metric`` on the vendor's published rows at quantile
@@ -113,7 +143,9 @@ class VendorEfficiency:
                 "bandwidth_efficiency": self.bandwidth_efficiency, "compute_efficiency": self.compute_efficiency,
                 "rows": self.rows, "source": self.source,
                 "bands": {m: list(q) for m, q in sorted(self.bands.items())},
-                "held_out_error": dict(sorted(self.held_out_error.items()))}
+                "held_out_error": dict(sorted(self.held_out_error.items())),
+                "family": self.family, "measured_on": list(self.measured_on), "sources": list(self.sources),
+                "reach": {name: list(span) for name, span in sorted(self.reach.items())}}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> VendorEfficiency:
@@ -123,7 +155,11 @@ class VendorEfficiency:
                       compute_efficiency=float(data["compute_efficiency"]), rows=int(data["rows"]),
                       source=str(data["source"]),
                       bands={str(m): tuple(float(x) for x in q) for m, q in (data.get("bands") or {}).items()},
-                      held_out_error={str(m): float(x) for m, x in (data.get("held_out_error") or {}).items()})
+                      held_out_error={str(m): float(x) for m, x in (data.get("held_out_error") or {}).items()},
+                      family=str(data.get("family") or ""),
+                      measured_on=tuple(str(g) for g in data.get("measured_on") or ()),
+                      sources=tuple(str(s) for s in data.get("sources") or ()),
+                      reach={str(n): (float(v[0]), float(v[1])) for n, v in (data.get("reach") or {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"a calibration 'vendors' entry is incomplete or not numbers ({exc})",
                              hint="each needs vendor, engine, bandwidth_efficiency, compute_efficiency, "
@@ -135,13 +171,13 @@ class VendorEfficiency:
 
 
 def efficiency_source(vendor: VendorEfficiency | None, engine_measured_vendor: bool = True) -> str:
-    """Whose ``eta_bw`` and ``eta_c`` an estimate uses: the vendor fit's key (``amd:vllm``) on its
+    """Whose ``eta_bw`` and ``eta_c`` an estimate uses: the family fit's key (``amd-cdna3:vllm``) on its
     accelerators, else :data:`ENGINE_EFFICIENCY` where the engine's calibration measured an accelerator of
     this one's vendor (or records no measurement at all: constants given by hand), else :data:`NO_EFFICIENCY`.
 
-    >>> amd = VendorEfficiency("amd", "vllm", 0.5, 0.7, 3, "s")
+    >>> amd = VendorEfficiency("amd", "vllm", 0.5, 0.7, 3, "s", family="amd-cdna3")
     >>> efficiency_source(None), efficiency_source(amd), efficiency_source(None, engine_measured_vendor=False)
-    ('engine', 'amd:vllm', 'none')
+    ('engine', 'amd-cdna3:vllm', 'none')
     """
     if vendor is not None:
         return vendor.key

@@ -14,7 +14,7 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     Calibrated         = yes when the planner's engine, GPU, precision, model class and TP were measured
                          (else the figures are extrapolated: finops.sizing.engine_constants
                          .Calibration.covers)
-    EfficiencySource   = engine, or the vendor fit (amd:vllm) whose efficiencies the roofline uses
+    EfficiencySource   = engine, or the vendor fit (amd-cdna3:vllm) whose efficiencies the roofline uses
     TtftMsP90, TpotMsP90 = TtftMs, TpotMs x the held-out P90 ratio measured / modelled of the planner's
                          engine, model class and vendor: what a load test would show were the model as
                          optimistic as its 90th-percentile error (blank without a band)

@@ -52,7 +52,7 @@ def _estimate(capsys, *args: str):
     (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "bf16", "--engine-version", "0.5"],
      "vllm 0.5 is not covered"),
     (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "bf16", "--engine", "trtllm",
-      "--engine-version", "0.9.0"], "covered trtllm versions: 1.0.0, 1.0.0rc3,"),
+      "--engine-version", "0.8.0"], "covered trtllm versions: 0.9.0, 0.13.0, 1.0, 1.0.0,"),
     (["--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "bf16", "--tp", "3"],
      "engines shard whole heads. Hint: use one of: 1, 2, 4, 8"),
 ])
@@ -88,8 +88,8 @@ def test_a_covered_engine_version_answers(capsys, version):
 
 
 @pytest.mark.parametrize("gpu, precision, model, engine, efficiency_source", [
-    ("mi300x", "fp8", "llama-3.1-8b", "vllm", "amd:vllm"),
-    # no calibration row of the vendor under the engine and no vendor fit: nothing measured answers ("none");
+    ("mi300x", "fp8", "llama-3.1-8b", "vllm", "amd-cdna3:vllm"),
+    # no calibration row of the vendor under the engine and no family fit: nothing measured answers ("none");
     # the engine's constants still time it
     ("mi325x", "bf16", "llama-3.1-8b", "sglang", "none"),
     ("l4", "bf16", "llama-3.1-8b", "vllm", "engine"),
@@ -97,8 +97,9 @@ def test_a_covered_engine_version_answers(capsys, version):
     ("h20", "fp8", "llama-3.1-8b", "trtllm", "engine"),
     ("tpu-v6e", "bf16", "llama-3.1-8b", "vllm", "none"),
     ("tpu-v5e", "int8", "llama-3.1-8b", "vllm", "none"),
-    ("inferentia2", "bf16", "llama-3.1-8b", "vllm", "none"),
-    ("trainium1", "bf16", "llama-3.1-8b", "vllm", "none"),
+    ("inferentia2", "bf16", "llama-3.1-8b", "vllm", "neuron-v2:vllm"),   # Neuron's published tables
+    ("trainium1", "bf16", "llama-3.1-8b", "vllm", "neuron-v2:vllm"),     # the same NeuronCore-v2 chip
+    ("trainium2", "bf16", "llama-3.1-8b", "vllm", "none"),               # no Trainium2 rows: nothing of its own
     ("h100-sxm", "bf16", "unmeasured-experts", "trtllm", "engine"),   # MoE shape no kernel table measured
 ])
 def test_a_configuration_outside_the_tables_falls_back_to_the_roofline(capsys, tmp_path, gpu, precision, model,
@@ -136,7 +137,7 @@ def test_mi300x_request_latency_is_near_amds_published_rows(capsys, published_ms
                              "--kv-precision", "fp8", "--tp", "8", "--isl", "128", "--osl", "2048",
                              "--concurrency", "1", "--json")
     data = json.loads(out)
-    assert code == 0 and data["efficiency_source"] == "amd:vllm" and data["calibrated"] is False
+    assert code == 0 and data["efficiency_source"] == "amd-cdna3:vllm" and data["calibrated"] is False
     assert data["request_latency_ms"] == pytest.approx(published_ms, rel=0.25), source
 
 
@@ -156,4 +157,4 @@ def test_the_table_says_whose_efficiencies_answered(capsys, gpu, precision, says
                              "--concurrency", "4", *BASE)
     text = " ".join(out.split())
     assert code == 0 and "calibrated: no." in text
-    assert ("bandwidth and compute efficiencies: amd:vllm's, fitted on published results" in text) is says
+    assert ("bandwidth and compute efficiencies: amd-cdna3:vllm's, fitted on published results" in text) is says

@@ -173,4 +173,19 @@ def test_the_client_changes_ttft_only_and_one_client_not_at_all(engine):
 def test_an_unknown_client_names_the_known_ones():
     with pytest.raises(InputError, match="unknown client 'wave'") as err:
         estimate(**H100_8B, concurrency=8, client="wave")
-    assert err.value.hint == "use one of: synchronized, staggered"
+    assert err.value.hint == "use one of: synchronized, staggered, static"
+
+
+def test_a_static_batch_prefills_every_prompt_before_any_decodes():
+    """A static batch of 8: each client's first token waits for all 8 prompts (its prefill and 7 others' prefill
+    compute: the prefill less one chunk's per-layer overhead, Llama-3.1-8B's 32 layers at vLLM's o(1)), nothing
+    outside the accelerator, and its decode steps carry no prompt: TPOT is the bare step."""
+    args = {**H100_8B, "concurrency": 8, "engine": "vllm", "step_time": "roofline"}
+    static = estimate(**args, client="static")
+    c = Calibration.bundled().constants("vllm")
+    compute = static.prefill_ms - 32 * c.step_overhead_us_per_layer[0] / 1e3
+    assert static.tpot_ms == pytest.approx(static.decode_step_ms, rel=1e-12)
+    assert static.ttft_ms == pytest.approx(static.prefill_ms + 7 * compute + c.ttft_steps * static.decode_step_ms,
+                                           rel=1e-9)
+    synchronized = estimate(**args, client="synchronized")
+    assert static.ttft_ms > 5 * synchronized.prefill_ms and synchronized.tpot_ms > static.tpot_ms

@@ -64,9 +64,9 @@ def test_a_new_accelerator_row_estimates_and_says_whose_measurements_answered(tm
     assert got["xpu-1"]["efficiency_source"] == "none"
     assert got["xpu-1"]["calibrated"] is False
     assert got["xpu-1"]["tpot_ms"] > 0 and got["xpu-1"]["ttft_ms"] > 0
-    # a new AMD part: AMD's published-results fit answers, as for the MI300X it was copied from (same datasheet,
+    # a new AMD part of the CDNA3 family: the family's published-results fit answers, as for the MI300X it was copied from (same datasheet,
     # so the same figures), and it is not a measurement of the part itself
     assert got["mi301x"] == {**got["mi300x"], "calibrated": False}
-    assert got["mi301x"]["efficiency_source"] == "amd:vllm"
+    assert got["mi301x"]["efficiency_source"] == "amd-cdna3:vllm"
     # the vendor fit's lower efficiencies make the AMD copy slower than the unmeasured vendor's identical part
     assert got["mi301x"]["tpot_ms"] > got["xpu-1"]["tpot_ms"]

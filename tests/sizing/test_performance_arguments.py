@@ -229,7 +229,7 @@ REWRITE = "rewrite the file with `finops calibrate`"
 NEEDS = ("each engine needs bandwidth_efficiency, compute_efficiency, step_overhead_us_per_layer, allreduce_gbps, "
          "prefill_queue, ttft_steps, ttft_fixed_ms, prefill_burst, link_efficiency, admission_steps, "
          "kernel_steps, kernel_steps_moe, kernel_decode_credit_us, kernel_prefill_scale, kernel_step_overhead_us, "
-         "moe_overhead_us_per_layer")
+         "moe_overhead_us_per_layer, decode_interference")
 NOT_OBJECT = "a calibration file is a JSON object with an 'engines' object"
 NOT_NUMBERS = ("calibration 'rows' and errors must be numbers, 'measured' lists of [gpu, precision, model class, tp, "
                "smallest, largest model in B active parameters] per engine, 'bands' lists of numbers")

@@ -11,6 +11,12 @@ versions) came without their GPU, TP and ISL/OSL headings, and the rest of the 5
 off, so they are not here. These are the "2xH100 (NVIDIA NIM)" rows issue 11 quoted (median throughput
 error 18 %, TTFT 79 %, worst row 4.9x before it) and had never collected.
 
+With TensorRT-LLM's KV cache sized as a share of the memory left once the model is loaded (its
+``free_gpu_memory_fraction``; finops.sizing.memory.memory_fit ``of_free_memory``) the replica holds 92 of these
+sequences, not 84, and the rows beyond the cache (100-250 clients) read TTFT 0.89-0.99x and TPOT 1.01x where
+they read 1.06-1.43x and 0.93-0.94x: median TTFT error 10.7 %, TPOT 2.1 %, throughput 1.1 % (the figures
+below are the earlier ones, kept for the direction of the remaining errors).
+
 Assumptions, not read on the page: the engine is TensorRT-LLM (the page does not name NIM's backend; NIM
 prefers its optimized TensorRT-LLM profiles over vLLM where one exists, docs.nvidia.com/nim/large-language-
 models/latest/optimization.html) and the GPU is the SXM H100 (the page says "H100 80G"; as
@@ -98,9 +104,9 @@ def test_every_published_row_carries_its_source():
 
 
 @pytest.mark.parametrize("metric, median_at_most, worst_at_most", [
-    ("ttft_ms", 0.33, 2.35),                # 31.6 %, 2.28x (79 % and more before issue 11)
-    ("tpot_ms", 0.07, 1.15),                # 6.5 %, 1.12x
-    ("output_tokens_per_s", 0.02, 1.15),    # 1.0 %, 1.12x (18 % before issue 11)
+    ("ttft_ms", 0.12, 2.35),                # 10.7 %, 2.28x (31.6 % with the KV share of the whole GPU)
+    ("tpot_ms", 0.03, 1.15),                # 2.1 %, 1.12x (6.5 %)
+    ("output_tokens_per_s", 0.02, 1.15),    # 1.1 %, 1.12x (18 % before the kernel tables)
 ])
 def test_fixed_concurrency_error_on_published_nim_rows(ratios, metric, median_at_most, worst_at_most):
     median, worst = _error(ratios[metric])
@@ -108,8 +114,8 @@ def test_fixed_concurrency_error_on_published_nim_rows(ratios, metric, median_at
 
 
 @pytest.mark.parametrize("metric, low, high", [
-    ("ttft_ms", 0.9, 2.35),                 # 0.94-2.28x: over on every row but one client's
-    ("tpot_ms", 0.85, 1.0),                 # 0.89-0.98x: under on every row
+    ("ttft_ms", 0.85, 2.35),                # 0.89-2.28x: over at 5-50 clients, within 11 % beyond the KV cache
+    ("tpot_ms", 0.85, 1.02),                # 0.89-1.01x: under up to 50 clients, within 1 % beyond
     ("output_tokens_per_s", 0.97, 1.15),    # 0.99-1.12x: over at 1-5 clients, within 1 % from 25
 ])
 def test_where_the_published_error_lies(ratios, metric, low, high):
@@ -127,12 +133,14 @@ def test_the_kv_cache_ceiling_falls_where_the_published_rows_saturate(estimates)
 
 def test_a_staggered_client_reads_the_nim_rows_ttft(ratios):
     """AIPerf's clients do not keep the synchronized wave the calibration's campaigns start with: modelled as
-    staggered, TTFT at 5-50 clients (under the KV cache, more than one client) comes within 22 % (0.79-0.95x)."""
+    staggered, TTFT at 5-50 clients (under the KV cache, more than one client) comes within 22 % (0.79-0.95x).
+    Beyond the KV cache (100 clients on 92 slots) it reads 0.64x: the staggered client has no wave, and the
+    queue for a slot is all the wait it sees."""
     staggered = _ratios([_estimate(r, client="staggered") for r in ROWS])
     crowd = np.array([1 < int(r["concurrency"]) <= 50 for r in ROWS])
     assert np.all(np.abs(staggered["ttft_ms"][crowd] - 1.0) <= 0.22)
     assert np.all(np.abs(ratios["ttft_ms"][crowd] - 1.0) >= 0.3)          # synchronized: 1.32-2.28x there
     median, worst = _error(staggered["ttft_ms"])
-    assert median <= 0.07 and worst <= 1.5                                 # 6.3 %, 1.48x (one client, 500 tokens)
+    assert median <= 0.10 and worst <= 1.6                                 # 9.9 %, 1.55x (100 clients)
     assert np.array_equal(staggered["tpot_ms"], ratios["tpot_ms"])
-    assert _error(staggered["output_tokens_per_s"])[0] <= 0.04             # 3.1 %
+    assert _error(staggered["output_tokens_per_s"])[0] <= 0.05             # 4.6 %

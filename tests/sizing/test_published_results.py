@@ -57,7 +57,7 @@ def test_every_published_row_carries_its_source():
 
 def test_maximum_throughput_error_on_published_trtllm_rows(ratios):
     median, worst = _error(ratios)
-    assert median <= 0.05 and worst <= 1.25                                       # 4.1 %, 1.21x
+    assert median <= 0.05 and worst <= 1.25                                       # 4.7 %, 1.22x
     assert 0.95 <= np.median(ratios) <= 1.03 and 0.35 <= np.mean(ratios < 1.0) <= 0.75   # 0.99, 58 % under
 
 

@@ -17,7 +17,7 @@ from finops.catalog import accelerators, get_model
 from finops.price_book import PriceBook
 from finops.sizing.candidates import candidate_table, clear_candidate_tables
 from finops.sizing.engine_constants import Calibration
-from finops.sizing.engine_defaults import default_kv_precision
+from finops.sizing.engine_defaults import default_kv_precision, engine_defaults
 from finops.sizing.memory import memory_fit
 from finops.sizing.performance import replica_physics
 from finops.sizing.queueing import operating_point
@@ -138,7 +138,8 @@ def test_the_table_fit_is_memory_fit_row_by_row(model, isl, osl):
     for row in range(len(table)):
         precision = table.precisions[row]   # TRT-LLM serves an FP8 checkpoint with an FP8 KV cache
         fit = memory_fit(spec, table.gpus[row], precision=precision, tp=table.tps[row], isl=isl, osl=osl,
-                         kv_precision=default_kv_precision("trtllm", precision))
+                         kv_precision=default_kv_precision("trtllm", precision),
+                         of_free_memory=engine_defaults("trtllm", table.gpus[row]).kv_of_free_memory)
         assert (int(slots[row]), float(shortfall[row]), float(table.weights_gib_per_gpu[row])) == \
             (fit.max_concurrency, fit.shortfall_gib, fit.weights_gib), table.label(row)
 

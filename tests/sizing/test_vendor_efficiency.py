@@ -21,7 +21,7 @@ from finops.errors import InputError
 from finops.sizing.candidates import candidate_table
 from finops.sizing.engine_constants import Calibration
 from finops.sizing.performance import estimate
-from finops.sizing.published import fit_vendor, predict, published_rows, vendor_gpus, with_vendors
+from finops.sizing.published import family_gpus, fit_vendor, predict, published_rows, vendor_gpus, with_vendors
 from finops.sizing.vendor_efficiency import BAND_LEVELS, VendorEfficiency
 
 from .test_roofline_by_hand import EXACT, LLAMA, decode_flops, ideal, prefill_flops
@@ -34,7 +34,7 @@ TPOT_QUANTILES = (0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4)
 
 
 def amd(engine="vllm", **changes) -> VendorEfficiency:
-    return replace(VendorEfficiency(vendor="amd", engine=engine, bandwidth_efficiency=ETA_BW,
+    return replace(VendorEfficiency(vendor="amd", family="amd-cdna3", engine=engine, bandwidth_efficiency=ETA_BW,
                                     compute_efficiency=ETA_C, rows=3, source="hand-made",
                                     bands={"tpot_ms": TPOT_QUANTILES}), **changes)
 
@@ -66,7 +66,7 @@ def test_the_vendors_efficiencies_time_decode_and_prefill_on_its_accelerator():
     assert e.ttft_ms == pytest.approx(prefill * 1e3, rel=EXACT)
     assert e.effective_bandwidth_efficiency == pytest.approx(ETA_BW, rel=EXACT)
     assert (round(step * 1e3, 3), round(prefill * 1e3, 2)) == (6.118, 51.17)
-    assert (e.efficiency_source, e.calibrated, e.step_time_source) == ("amd:vllm", False, "roofline")
+    assert (e.efficiency_source, e.calibrated, e.step_time_source) == ("amd-cdna3:vllm", False, "roofline")
 
 
 def test_compute_bound_decode_takes_the_vendors_compute_efficiency():
@@ -95,14 +95,14 @@ def test_the_engines_efficiencies_answer_elsewhere(gpu, engine, vendor, why):
     assert e.efficiency_source == "engine"
 
 
-def test_the_vendor_fit_speaks_for_every_part_of_its_vendor_without_kernel_tables():
+def test_the_family_fit_speaks_for_every_part_of_its_family_without_kernel_tables():
     """The accelerators a fit covers are derived from the catalog when asked, not stored: the MI325X,
-    which no published row measured, takes AMD's efficiencies like the MI300X."""
+    which no published row measured, takes CDNA3's efficiencies like the MI300X."""
     e = run("mi325x", calibration(amd()))
     step = (2 * LLAMA["params"] + 1152 * LLAMA["kv_per_token"]) / (6.0e12 * ETA_BW)
     assert e.decode_step_ms == pytest.approx(step * 1e3, rel=EXACT)
-    assert (e.efficiency_source, e.calibrated) == ("amd:vllm", False)
-    assert amd().gpus == vendor_gpus("amd") == ("mi300x", "mi325x")
+    assert (e.efficiency_source, e.calibrated) == ("amd-cdna3:vllm", False)
+    assert amd().gpus == vendor_gpus("amd") == family_gpus("amd-cdna3") == ("mi300x", "mi325x")
 
 
 def test_no_measurement_of_the_vendor_under_the_engine_says_none():
@@ -145,7 +145,7 @@ def test_the_search_times_the_vendors_accelerators_with_its_efficiencies():
     assert table.physics.bandwidth_efficiency.tolist() == [ETA_BW, 0.0]
     assert table.physics.compute_efficiency.tolist() == [ETA_C, 0.0]
     # and says so for each row, as the options the search ranks do (SizingOption.efficiency_source)
-    assert table.efficiency_sources == (f"{amd().vendor}:{amd().engine}", "engine") == ("amd:vllm", "engine")
+    assert table.efficiency_sources == (amd().key, "engine") == ("amd-cdna3:vllm", "engine")
 
 
 @pytest.mark.parametrize("change, message", [
@@ -197,14 +197,15 @@ def test_a_calibration_file_keeps_its_vendors(tmp_path):
     assert Calibration.from_dict({k: v for k, v in cal.to_dict().items() if k != "vendors"}).vendors == {}
 
 
-def test_a_vendor_fit_speaks_for_its_accelerators_without_kernel_tables():
-    assert vendor_gpus("amd") == ("mi300x", "mi325x")
-    assert vendor_gpus("google") == ("tpu-v5e", "tpu-v5p", "tpu-v6e")
+def test_a_family_fit_speaks_for_its_accelerators_without_kernel_tables():
+    assert vendor_gpus("amd") == family_gpus("amd-cdna3") == ("mi300x", "mi325x")
+    assert family_gpus("neuron-v2") == ("inferentia2", "trainium1") and family_gpus("neuron-v3") == ("trainium2",)
+    assert family_gpus("tpu-v6e") == ("tpu-v6e",) and family_gpus("nvidia-hopper") == ("h100-pcie",)
     assert "h100-sxm" not in vendor_gpus("nvidia") and {"a10g", "l4", "h20"} <= set(vendor_gpus("nvidia"))
 
 
 # ---- the published rows -------------------------------------------------------------------------------
-ROWS = published_rows()
+ROWS = published_rows(("published_other_accelerators.csv",))
 
 
 @pytest.mark.parametrize("source, model, isl, osl, concurrency, metric, value, max_batch", [
@@ -223,8 +224,8 @@ def test_the_rows_are_the_published_figures(source, model, isl, osl, concurrency
 
 
 def test_every_row_carries_its_source_date_and_engine_version():
-    assert len(ROWS) == 70
-    for r in ROWS:
+    assert len(ROWS) == 70 and len(published_rows()) == 70 + 337
+    for r in published_rows():
         assert r.url.startswith("https://") and re.fullmatch(r"\d{4}-\d{2}-\d{2}", r.published)
         assert r.engine_version.startswith(f"{r.engine} ")
 
@@ -252,16 +253,16 @@ def test_the_bundled_fit_beats_the_engines_constants_on_the_published_rows():
     assert with_vendor < engine_only
     e = estimate("llama-3.1-70b", "mi300x", precision="fp8", kv_precision="fp8", tp=8, isl=128, osl=2048,
                  concurrency=1)
-    assert (e.calibrated, e.efficiency_source) == (False, "amd:vllm")
+    assert (e.calibrated, e.efficiency_source) == (False, "amd-cdna3:vllm")
     assert e.tpot_ms_band[0] < e.tpot_ms < e.tpot_ms_band[1]
 
 
 def test_the_bundled_vendor_entry_is_what_with_vendors_fits():
-    """calibration.json's amd:vllm entry is reproduced by refitting on the bundled rows (the bands and
+    """calibration.json's amd-cdna3:vllm entry is reproduced by refitting on the bundled rows (the bands and
     held-out errors included): the shipped numbers come from the shipped data."""
     bundled = Calibration.bundled()
-    refit = with_vendors(replace(bundled, vendors={})).vendors["amd:vllm"]
-    shipped = bundled.vendors["amd:vllm"]
+    refit = with_vendors(replace(bundled, vendors={})).vendors["amd-cdna3:vllm"]
+    shipped = bundled.vendors["amd-cdna3:vllm"]
     assert (refit.bandwidth_efficiency, refit.compute_efficiency) == pytest.approx(
         (shipped.bandwidth_efficiency, shipped.compute_efficiency), abs=2e-4)
     assert refit.bands.keys() == shipped.bands.keys() == {"output_tokens_per_s", "tpot_ms"}
@@ -281,7 +282,7 @@ def test_a_refit_on_the_users_rows_keeps_the_vendors_entry_for_other_gpus():
     assert refit.vendors == prior.vendors
     e = estimate("llama-3.1-8b", "mi300x", precision="bf16", tp=1, isl=1000, osl=200, concurrency=16,
                  calibration=refit)
-    assert e.efficiency_source == "amd:vllm"
+    assert e.efficiency_source == "amd-cdna3:vllm"
 
 
 @pytest.mark.parametrize("gpus, ttft_k, itl_k", [

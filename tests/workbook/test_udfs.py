@@ -336,7 +336,7 @@ def test_mix_reads_an_hour_units_range_by_its_header_or_refuses_it(demand, reads
 
 
 @pytest.mark.parametrize("args, field, expected", [
-    (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "efficiency_source", "amd:vllm"),   # AMD's published vLLM fit
+    (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "efficiency_source", "amd-cdna3:vllm"),   # AMD's published vLLM fit
     (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "calibrated", False),          # vendor rows are no measurement
     (("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256), "efficiency_source", "engine"),  # vLLM's own H100 fit
     (("llama-3.1-70b", "h100-sxm", "fp8", 4, 1024, 256), "calibrated", True),          # measured: vLLM, H100, FP8, TP4

@@ -1,0 +1,126 @@
+"""Derive ``finops/data/calibration/published_serving.csv`` from the collected published-measurement table.
+
+Input: ``published-wide-2026-12.csv`` (382 published serving measurements, one per row, each with its source URL,
+a quote proving the number and caveats; collected 2026-12). Output: the rows the performance model can be fitted
+on or checked against, in the columns of ``published_other_accelerators.csv`` (:mod:`finops.sizing.published`),
+one line per figure, with the source id, URL and the stored copy's date on every line.
+
+What the conversion does, row by row:
+
+* ``gpu``: catalog ids; ``other:rtx-pro-6000-blackwell-server`` is the catalog's ``rtx-pro-6000``. A GPU the
+  catalog lacks (GB200) is skipped.
+* ``precision``: ``fp16`` stays, ``int8-weights(bf16 compute)`` is ``int8`` (weight-only, 16-bit compute). FP4
+  weights are skipped: the catalog has no FP4 precision.
+* ``engine``: ``tensorrt-llm`` is ``trtllm``. ``transformers-neuronx`` is filed under ``vllm``, the engine the
+  product plans Inferentia2 and Trainium with: vLLM on Neuron runs its models through transformers-neuronx (and,
+  later, NxD Inference), so the chip's reached bandwidth and FLOPS are the library's. ``engine_version`` names
+  the library and SDK instead of a vLLM version.
+* ``tp``: the number of accelerator chips in the replica (``n_gpus``). Neuron's tables count tensor parallelism
+  in NeuronCores (two per Inferentia2 chip); the catalog's ``tp_units_per_chip`` turns chips back into cores.
+* ``concurrency``: ``max`` stays, a static batch ``batch:N`` is ``N`` clients with ``client`` ``static``: every
+  prompt of the batch is prefilled before any decodes (finops.sizing.performance.CLIENTS).
+* ``value``: a per-GPU throughput is multiplied by the replica's GPUs.
+
+Usage: ``python scripts/derive_published_serving.py [SOURCE_CSV] [OUTPUT_CSV]`` (defaults: the shared data
+directory and the package's file). Prints what it skipped and why.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_SOURCE = Path("/work/shared/data/calibration/published-wide-2026-12.csv")
+DEFAULT_OUTPUT = ROOT / "finops" / "data" / "calibration" / "published_serving.csv"
+COLLECTED = "2026-12-06"
+
+GPUS = {"other:rtx-pro-6000-blackwell-server": "rtx-pro-6000"}
+PRECISIONS = {"fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "int8-weights(bf16 compute)": "int8"}
+ENGINES = {"tensorrt-llm": "trtllm", "transformers-neuronx": "vllm"}
+MODELS = {"mistral-7b-v0.2": "mistral-7b-v0.2"}
+METRICS = ("output_tokens_per_s", "ttft_ms", "tpot_ms", "request_latency_ms")
+HEADER = ["source_id", "gpu", "engine", "engine_version", "model", "precision", "kv_precision", "tp", "isl", "osl", "concurrency", "max_batch", "metric", "value", "published", "url", "note", "client"]
+
+
+def source_id(row: dict[str, str]) -> str:
+    """A short id per publication: the engine and its release (one table per release)."""
+    if row["engine"] == "transformers-neuronx":
+        return "neuron-sdk-2.18-inf2"
+    version = row["engine_version"].split(" ")[0]
+    return f"trtllm-perf-overview-v{version}"
+
+
+def engine_version(row: dict[str, str]) -> str:
+    """``<engine> <version>`` as the product's engines are named; Neuron's rows name the library and SDK."""
+    if row["engine"] == "transformers-neuronx":
+        return f"vllm transformers-neuronx ({row['engine_version']})"
+    return f"{ENGINES[row['engine']]} {row['engine_version']}"
+
+
+def convert(row: dict[str, str]) -> tuple[dict[str, str] | None, str]:
+    """The output row, or ``None`` and why it is skipped."""
+    gpu = GPUS.get(row["gpu"], row["gpu"])
+    if gpu.startswith("other:"):
+        return None, f"{row['gpu']} is not in the accelerator catalog"
+    precision = PRECISIONS.get(row["precision"])
+    if precision is None:
+        return None, f"weights at {row['precision']} have no catalog precision"
+    if row["metric"] not in METRICS:
+        return None, f"metric {row['metric']} is not one the model answers"
+    kv = row["kv_precision"].split(" ")[0]
+    chips = int(row["n_gpus"])
+    value = float(row["value"])
+    if "per GPU" in row["scope"] and row["metric"] == "output_tokens_per_s":
+        value *= chips
+    concurrency = row["concurrency"].removeprefix("batch:")
+    note = row["notes"].replace("\n", " ")
+    if row["engine"] == "transformers-neuronx":
+        note = f"TP {row['tp']} NeuronCores on {chips} chips, " + note
+    return {
+        "source_id": source_id(row), "gpu": gpu, "engine": ENGINES[row["engine"]],
+        "engine_version": engine_version(row), "model": MODELS.get(row["model"], row["model"]),
+        "precision": precision, "kv_precision": kv, "tp": str(chips), "isl": row["isl"], "osl": row["osl"],
+        "concurrency": concurrency, "max_batch": concurrency if concurrency != "max" else "",
+        "metric": row["metric"], "value": f"{value:g}", "published": COLLECTED, "url": row["source_url"].split(" (")[0],
+        "note": note.split(";")[0][:160], "client": "static" if row["concurrency"].startswith("batch:") else ""}, ""
+
+
+def main(argv: list[str]) -> int:
+    source = Path(argv[1]) if len(argv) > 1 else DEFAULT_SOURCE
+    output = Path(argv[2]) if len(argv) > 2 else DEFAULT_OUTPUT
+    with source.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    kept, skipped = [], Counter()
+    for row in rows:
+        out, why = convert(row)
+        if out is None:
+            skipped[why] += 1
+        else:
+            kept.append(out)
+    lines = [
+        "# Published serving measurements the performance model is fitted on and checked against, one figure per",
+        f"# line. Derived by scripts/derive_published_serving.py from {source.name} (collected {COLLECTED}),",
+        "# which keeps a quote proving every number; see the script for each conversion. Sources: TensorRT-LLM's",
+        "# perf-overview v0.9.0 (A100, L40S, static batches), v0.13.0 (A100-80GB and H100 FP16, TP 1-8) and v1.0",
+        "# (H100, H200, RTX PRO 6000); AWS Neuron SDK 2.18 Inferentia2 decoder tables (transformers-neuronx on",
+        "# inf2.48xlarge, P50 latencies; filed under vllm, which runs Neuron models through that library).",
+        "# tp: accelerator chips in the replica (Neuron's NeuronCores are the catalog's tp_units_per_chip per chip).",
+        "# published: the date the stored copy was read; the release is in engine_version.",
+    ]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("w", encoding="utf-8", newline="") as f:
+        f.write("\n".join(lines) + "\n")
+        writer = csv.DictWriter(f, fieldnames=HEADER, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(kept)
+    print(f"{output}: {len(kept)} rows of {len(rows)}")
+    for why, n in sorted(skipped.items()):
+        print(f"  skipped {n}: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
