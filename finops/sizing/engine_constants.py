@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -21,6 +21,7 @@ from ..catalog import Accelerator, ModelSpec
 from ..errors import InputError
 from ..files import write_atomically
 from ..registry import Registry
+from .bands import band_keys, reach_bands, reach_of
 from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, ratio_at
 
 __all__ = ["BAND_METRICS", "CALIBRATED_TPS", "DEFAULT_ENGINE", "ENGINES", "KERNEL_CLASSES", "SIZE_REACH", "Calibration",
@@ -160,13 +161,44 @@ class Calibration:
             return None
         return None if any(key[0] == gpu.id for key in self.measured.get(engine, {})) else entry
 
+    def reach(self, engine: str, gpu: Accelerator) -> str:
+        """How far an estimate of ``engine`` on ``gpu`` extrapolates (:func:`~finops.sizing.bands.reach_of`):
+        ``measured``, ``fitted``, ``kernels`` or ``unmeasured``.
+
+        >>> from finops.catalog import get_accelerator
+        >>> cal = Calibration.bundled()
+        >>> [cal.reach("vllm", get_accelerator(g)) for g in ("h100-sxm", "mi300x", "a100-80gb", "inferentia2")]
+        ['measured', 'fitted', 'kernels', 'unmeasured']
+        """
+        from .kernels import kernel_gpus
+
+        return reach_of({key[0] for key in self.measured.get(engine, {})}, gpu.id,
+                        self.vendor_efficiency(engine, gpu) is not None, kernel_gpus())
+
+    def band_key(self, engine: str, metric: str, model_class: str | None = None,
+                 vendor: VendorEfficiency | None = None, *, tp: int | None = None,
+                 reach: str = "measured") -> str | None:
+        """The band whose held-out residuals answer ``metric`` for this class: the ``vendor`` fit's key where
+        its rows report the metric, else the first of :func:`~finops.sizing.bands.band_keys` the calibration
+        holds; ``None`` without a band.
+
+        >>> cal = Calibration.bundled()
+        >>> cal.band_key("vllm", "tpot_ms", "dense", tp=1)
+        'vllm:dense'
+        """
+        if vendor is not None and metric in vendor.bands:
+            return vendor.key
+        return next((key for key in band_keys(engine, model_class, tp, reach)
+                     if metric in self.bands.get(key, {})), None)
+
     def band(self, engine: str, metric: str, level: float, model_class: str | None = None,
-             vendor: VendorEfficiency | None = None) -> float | None:
+             vendor: VendorEfficiency | None = None, *, tp: int | None = None, reach: str = "measured") -> float | None:
         """The held-out ratio measured / modelled of ``metric`` at quantile ``level`` (interpolated
-        between :data:`BAND_LEVELS`, clamped to them: :func:`~finops.sizing.vendor_efficiency.ratio_at`):
-        the ``vendor``'s, where its efficiencies answer and its published rows report the metric
-        (:meth:`VendorEfficiency.band`); else from the engine's rows of ``model_class`` when the
-        calibration has held-out rows of it, else from all of the engine's; ``None`` without a band.
+        between :data:`BAND_LEVELS`, clamped to them: :func:`~finops.sizing.vendor_efficiency.ratio_at`) of
+        the estimate's class (:meth:`band_key`): the ``vendor``'s, where its efficiencies answer and its
+        published rows report the metric (:meth:`VendorEfficiency.band`); else of the most specific key of
+        its ``reach``, engine, ``model_class`` and ``tp`` the calibration holds (:mod:`finops.sizing.bands`);
+        ``None`` without a band.
 
         >>> cal = Calibration.bundled()
         >>> cal.band("vllm", "tpot_ms", 0.1) < 1 < cal.band("vllm", "tpot_ms", 0.9)
@@ -174,19 +206,19 @@ class Calibration:
         >>> cal.band("trtllm", "tpot_ms", 0.9, "mla") != cal.band("trtllm", "tpot_ms", 0.9, "moe")
         True
         """
-        own = None if vendor is None else vendor.band(metric, level)
-        if own is not None:
-            return own
-        per = self.bands.get(f"{engine}:{model_class}") or self.bands.get(engine, {})
-        quantiles = per.get(metric)
-        return None if quantiles is None else ratio_at(quantiles, level)
+        key = self.band_key(engine, metric, model_class, vendor, tp=tp, reach=reach)
+        if key is None:
+            return None
+        quantiles = vendor.bands[metric] if vendor is not None and key == vendor.key else self.bands[key][metric]
+        return ratio_at(quantiles, level)
 
     def band_ratios(self, engine: str, metric: str, model_class: str | None = None,
-                    vendor: VendorEfficiency | None = None) -> tuple[float, float] | None:
+                    vendor: VendorEfficiency | None = None, *, tp: int | None = None,
+                    reach: str = "measured") -> tuple[float, float] | None:
         """(P10, P90) of :meth:`band`, or ``None`` without a band (``None`` at one level is ``None`` at
         every level)."""
-        low = self.band(engine, metric, 0.1, model_class, vendor)
-        return None if low is None else (low, self.band(engine, metric, 0.9, model_class, vendor))
+        low = self.band(engine, metric, 0.1, model_class, vendor, tp=tp, reach=reach)
+        return None if low is None else (low, self.band(engine, metric, 0.9, model_class, vendor, tp=tp, reach=reach))
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "as_of": self.as_of, "rows": self.rows,
@@ -245,6 +277,9 @@ class Calibration:
     @staticmethod
     @cache
     def bundled() -> Calibration:
-        """The constants shipped in ``finops/catalog/data/calibration.json``."""
+        """The constants shipped in ``finops/catalog/data/calibration.json``, with the bands of the reaches
+        beyond the measured one derived from the bundled held-out residuals (:func:`~finops.sizing.bands.reach_bands`)."""
         text = resources.files("finops.catalog").joinpath("data", "calibration.json").read_text(encoding="utf-8")
-        return Calibration.from_dict(json.loads(text))
+        shipped = Calibration.from_dict(json.loads(text))
+        # the wider reaches' bands follow from the bundled held-out residuals (finops.sizing.bands)
+        return replace(shipped, bands={**reach_bands(), **shipped.bands})
