@@ -142,10 +142,11 @@ class SearchResult:
     unpriced: list[str] = field(default_factory=list)   # feasible GPUs without a price
     evaluated: int = 0            # of the candidates, those that went through the queueing model (the rest
                                   # were settled without it: a smaller count already met the SLOs, or bounds)
+    confidence: float | None = None   # the quantile of each option's class's held-out error it was sized at
 
     def to_dict(self) -> dict[str, Any]:
         return {"workload": self.workload, "engine": self.engine, "pricing_model": self.pricing_model,
-                "rank_by": self.rank_by,
+                "rank_by": self.rank_by, "confidence": self.confidence,
                 "candidates": self.candidates, "evaluated": self.evaluated,
                 "infeasible_reason": self.infeasible_reason,
                 "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options]}
@@ -179,9 +180,11 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
 
     Only combinations the engine runs are candidates (:mod:`finops.sizing.support`); each option says
     whether its engine, GPU and precision were in the calibration data (``calibrated``), and
-    ``calibrated_only`` keeps only those; ``confidence`` meets the SLOs even when the model is as optimistic
-    as that quantile of its held-out error (:func:`~finops.sizing.confidence.at_confidence`; the options
-    report the model's own latencies). The GPU x precision x TP table comes from
+    ``calibrated_only`` keeps only those; ``confidence`` sizes every configuration at that quantile of its
+    own class's held-out error (:mod:`finops.sizing.confidence`; 0.9, the default, is the pessimistic end of
+    its P10-P90 band; ``None`` the model's own figures). The options report the model's own latencies at the
+    workload's load, the latencies they were sized at, and the accelerators they would deploy at either end
+    of their band (``gpus_band``). The GPU x precision x TP table comes from
     :func:`~finops.sizing.candidates.candidate_table` (cached per model and constraints).
 
     >>> from finops.sizing.workload import presets
@@ -219,7 +222,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     if rows.size == 0:
         return SearchResult(workload.name, engine, pricing_model, rank_by, [],
                             _memory_advice(memory_gaps, model.id, engine, list(table.skipped), calibrated_only),
-                            candidates=len(memory_gaps))
+                            candidates=len(memory_gaps), confidence=confidence)
     phys = table.physics_of(rows)
     limits = np.minimum(slots[rows], table.max_batch[rows]).astype(float)
     sized = pessimism(table, cal, engine, confidence).at(rows)
@@ -238,7 +241,7 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
         closest, more = _closest_miss(table, rows, picks, grid, phys, limits, constants, workload, need, sized)
         reason, evaluated = _slo_advice(workload, closest, unpriced, pricing_model), evaluated + more
     return SearchResult(workload.name, engine, pricing_model, rank_by, options, reason,
-                        int(grid.size) + len(memory_gaps), sorted(unpriced), evaluated)
+                        int(grid.size) + len(memory_gaps), sorted(unpriced), evaluated, confidence)
 
 
 def _all_gpus() -> list[str]:
