@@ -148,10 +148,7 @@ def register(app: typer.Typer) -> None:
         from ..sizing.queueing import serve
         from ..sizing.vendor_efficiency import ENGINE_EFFICIENCY
 
-        from ..sizing.confidence import DEFAULT_CONFIDENCE
-
         check_engine_version(engine.strip().lower(), engine_version)
-        confidence = DEFAULT_CONFIDENCE if confidence is None else confidence
 
         result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
                           osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
