@@ -88,6 +88,7 @@ def _keys_of(reach: str, engine: str, model_class: str | None, tp: int | None) -
     return keys + ([reach] if prefix else [])
 
 
+@cache
 def band_keys(engine: str, model_class: str | None, tp: int | None, reach: str = "measured") -> tuple[str, ...]:
     """Band keys an estimate of this class reads, most specific first: its reach's keys, then (beyond the
     measured reach) those of ``unmeasured``, then the engine's measured keys (module docstring). A ``fitted``
