@@ -443,7 +443,7 @@ def LLM_SIZING(headers: Cell, row: Cell, field: Cell, prices: Cell = None, prici
     >>> headers = ["Workload", "Model", "Precision", "Gpu", "TP", "Concurrency", "ISL", "OSL", "TtftTargetMs"]
     >>> row = ["agent", "qwen3-32b", "bf16", "h100-sxm", 1, 30, 20000, 2000, 2000]
     >>> LLM_SIZING(headers, row, "MonthlyCost"), LLM_SIZING(headers, row, "BestTp")
-    ('misses TTFT 2000 ms: 2565 ms', 4)
+    ('misses TTFT 2000 ms: 2565 ms', 8)
     """
     return SIZING_FIELDS[text(field, "field")](_sized_row(headers, row, prices, pricing_model, 1))
 

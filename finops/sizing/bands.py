@@ -58,8 +58,9 @@ REACHES: tuple[str, ...] = get_args(Reach)
 _POOLS: dict[str, tuple[str, ...]] = {"kernels": ("kernels",), "unmeasured": ("kernels", "unmeasured")}
 #: Held-out rows a class needs before its own band is kept; fewer, and the next wider key answers.
 MIN_BAND_ROWS = 20
-#: Held-out families an engine's (or engine and model class's) key of a wider reach needs: with fewer, it
-#: would say how wrong the model is on those families, not on the next one; the reach's own key pools all.
+#: Held-out families of the reach itself an engine's (or engine and model class's) key of a wider reach needs:
+#: with fewer, it would say how wrong the model is on those families (or on the nearer reach's it pools), not
+#: on the next one; the reach's own key pools all.
 MIN_BAND_FAMILIES = 3
 
 
@@ -144,8 +145,8 @@ def bands_by_class(ratios: Iterable[HeldOutRatio], metrics: Sequence[str],
                    reaches: Sequence[str] = ("kernels", "unmeasured")) -> dict[str, dict[str, tuple[float, ...]]]:
     """Band quantiles at :data:`BAND_LEVELS` for every key of ``reaches`` (``unmeasured``,
     ``unmeasured:vllm``, ``unmeasured:vllm:dense``) with at least :data:`MIN_BAND_ROWS` held-out rows of a
-    metric (and, below the reach's own key, :data:`MIN_BAND_FAMILIES` families), each family weighing the
-    same (module docstring). A wider reach's key pools the rows of every
+    metric (and, below the reach's own key, :data:`MIN_BAND_FAMILIES` families of that reach), each family
+    weighing the same (module docstring). A wider reach's key pools the rows of every
     nearer reach it covers (a family held out entirely is what ``unmeasured`` means; a family whose
     kernels were measured is one more such family, held out).
 
@@ -167,7 +168,8 @@ def bands_by_class(ratios: Iterable[HeldOutRatio], metrics: Sequence[str],
             for metric in metrics:
                 picked = [r for r in members if r.metric == metric and np.isfinite(r.ratio) and r.ratio > 0]
                 per_family = _counts(r.family for r in picked)
-                if len(picked) < MIN_BAND_ROWS or (key != reach and len(per_family) < MIN_BAND_FAMILIES):
+                own = {r.family for r in picked if r.reach == reach}   # families of this reach itself
+                if len(picked) < MIN_BAND_ROWS or (key != reach and len(own) < MIN_BAND_FAMILIES):
                     continue
                 weights = [1.0 / per_family[r.family] for r in picked]
                 out.setdefault(key, {})[metric] = tuple(round(q, 4) for q in
