@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from finops.catalog import get_accelerator, get_model, resolve_model
+from finops.sizing.bands import HELD_OUT_FILE, HeldOutRatio, band_keys, bands_by_class, bundled_held_out
 from finops.sizing.calibration import (
     BUNDLED_CLASSES,
     FoldReport,
@@ -58,13 +59,12 @@ from finops.sizing.calibration import (
 from finops.sizing.calibration import predict as predict_measured
 from finops.sizing.engine_constants import KERNEL_CLASSES, Calibration, model_class
 from finops.sizing.performance import estimate, replica_physics
-from finops.sizing.bands import HELD_OUT_FILE, HeldOutRatio, band_keys, bands_by_class, bundled_held_out
 from finops.sizing.published import held_out, predict, published_rows, with_vendors
 from finops.sizing.vendor_efficiency import ratio_at
 
 sys.path.insert(0, str(Path(__file__).parent))
-from held_out_families import held_out_ratios  # noqa: E402
-from held_out_families import write as write_held_out_ratios  # noqa: E402
+from held_out_families import held_out_ratios
+from held_out_families import write as write_held_out_ratios
 
 
 def roofline(m: Measurement) -> tuple[float, float]:

@@ -180,7 +180,8 @@ def register(app: typer.Typer) -> None:
         if result.output_tokens_per_s_band:
             low, high = result.output_tokens_per_s_band
             console.print(f"a load test would likely measure {low:,.0f}-{high:,.0f} output tokens/s "
-                          "(P10-P90 of the held-out error, docs/performance.md)")
+                          f"(P10-P90 of the held-out error of its class, {result.band_classes['output_tokens_per_s']}"
+                          f"; reach: {result.extrapolation}; docs/performance.md, 'Error bands')")
         if not result.calibrated:
             console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
                           f"for a {result.model_class} model of this size was not in the calibration data; these "
@@ -234,11 +235,10 @@ def register(app: typer.Typer) -> None:
         latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
         from ..mix.demand_units import peak_to_average as profile_peak_to_average
         from ..mix.profile import read_demand
+        from ..sizing.confidence import DEFAULT_CONFIDENCE
         from ..sizing.corrections import corrected_search
         from ..sizing.engine_versions import check_engine_version
         from ..sizing.workload import presets, workload_from
-
-        from ..sizing.confidence import DEFAULT_CONFIDENCE
 
         check_engine_version(engine.strip().lower(), engine_version)
         confidence = DEFAULT_CONFIDENCE if confidence is None else confidence

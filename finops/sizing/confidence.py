@@ -89,11 +89,10 @@ def pessimism(table: Any, calibration: Calibration, engine: str, confidence: flo
     for vendor, tp, reach in zip(table.vendors, table.tps, table.reaches):
         cls = (None if vendor is None else vendor.key, tp, reach)
         if cls not in columns:
-            def ratio(metric: str, q: float) -> float:
-                found = calibration.band(engine, metric, q, kind, vendor, tp=tp, reach=reach)
-                return 1.0 if found is None else found
-            columns[cls] = (ratio("ttft_ms", level), ratio("tpot_ms", level),
-                            1.0 / ratio("output_tokens_per_s", 1.0 - level))
+            ratios = [calibration.band(engine, metric, q, kind, vendor, tp=tp, reach=reach)
+                      for metric, q in (("ttft_ms", level), ("tpot_ms", level), ("output_tokens_per_s", 1.0 - level))]
+            ttft, tpot, rate = (1.0 if r is None else r for r in ratios)
+            columns[cls] = (ttft, tpot, 1.0 / rate)
         values.append(columns[cls])
     array = np.array(values, dtype=float).reshape(len(values), 3)
     out = Pessimism(array[:, 0].copy(), array[:, 1].copy(), array[:, 2].copy())

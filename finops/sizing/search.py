@@ -6,13 +6,18 @@ Each configuration that fits gets a grid of 60 replica counts from a throughput 
 counts go through the queueing model (:func:`~finops.sizing.queueing.operating_point`) in order until
 one meets the SLOs:
 
-* a workload with a peak request rate sends ``lambda / R`` requests per second to each of ``R`` replicas;
-* a workload stated as concurrency ``C`` runs ``C / R`` sequences per replica, whose request rate
-  follows from Little's law with the closed-loop latency of the performance model.
+* a workload with a peak request rate sends ``lambda / R`` requests per second to each of ``R`` replicas,
+  an open Poisson stream (:func:`~finops.sizing.queueing.operating_point`);
+* a workload stated as concurrency ``C`` is a closed population of ``C / R`` clients per replica, each
+  with one request in flight: the running batch is ``max(C / R, 1)``, never more, and the request rate
+  follows from Little's law with the closed-loop latency (:func:`~finops.sizing.queueing.closed_population`).
 
-A candidate is feasible when the queue is stable, the running batch fits the KV cache, and TTFT and
-ITL meet the targets at the workload's percentile (P50: median TTFT and mean TPOT; P99: the queueing
-tail of TTFT and the inter-token gap of a step that carries a prefill chunk). The smallest feasible
+Clients run out of step (:data:`SIZING_CLIENT`, docs/sizing.md "Load"). A candidate is feasible when the
+queue is stable, the running batch fits the KV cache, and TTFT and ITL meet the targets at the workload's
+percentile (P50: median TTFT and mean TPOT; P99: the queueing tail of TTFT and the inter-token gap of a
+step that carries a prefill chunk), each judged at the search's confidence in its row's own error band
+(:mod:`finops.sizing.confidence`: latencies times the band's ratio, an arrival rate times the inverse of
+its throughput ratio). The smallest feasible
 ``R`` is the SLO-bound replica count; the deployment is seed 003's rule on top,
 ``ceil(ceil(required / per_replica) x (1 + spare)) + redundancy``
 (:func:`~finops.sizing.demand.devices_needed`), priced and ranked by :mod:`finops.sizing.ranking`.
