@@ -41,18 +41,11 @@ from finops.sizing.memory import PRECISIONS, tp_shards_heads
 from finops.sizing.performance import estimate
 from finops.sizing.published import published_rows
 
-WIDE_FILE = "published-wide-2026-12.csv"
-#: Published names -> the catalog model of the same architecture (layers, heads, widths, vocabulary).
-SAME_ARCHITECTURE = {"llama-3-8b": "llama-3.1-8b", "llama-3-70b": "llama-3.1-70b", "mistral-7b-v0.2": "mistral-7b"}
-#: The engine each published engine is answered with: Neuron's own stack has no constants; a user sizing
-#: Inferentia2 sizes it under vLLM (its Neuron backend), the product's default engine.
-ENGINE_AS = {"tensorrt-llm": "trtllm", "transformers-neuronx": "vllm"}
-_PRECISION = {"int8-weights(bf16 compute)": "int8"}
-_METRICS = ("output_tokens_per_s", "ttft_ms", "tpot_ms")
-
 
 @dataclass(frozen=True)
 class WideRow:
+    """One published figure of the wide collection, stated in the catalog's terms."""
+
     model: str
     gpu: str
     chips: int
@@ -64,6 +57,16 @@ class WideRow:
     concurrency: int | str
     metric: str
     value: float          # of the replica (a per-GPU figure multiplied by the chips)
+
+
+WIDE_FILE = "published-wide-2026-12.csv"
+#: Published names -> the catalog model of the same architecture (layers, heads, widths, vocabulary).
+SAME_ARCHITECTURE = {"llama-3-8b": "llama-3.1-8b", "llama-3-70b": "llama-3.1-70b", "mistral-7b-v0.2": "mistral-7b"}
+#: The engine each published engine is answered with: Neuron's own stack has no constants; a user sizing
+#: Inferentia2 sizes it under vLLM (its Neuron backend), the product's default engine.
+ENGINE_AS = {"tensorrt-llm": "trtllm", "transformers-neuronx": "vllm"}
+_PRECISION = {"int8-weights(bf16 compute)": "int8"}
+_METRICS = ("output_tokens_per_s", "ttft_ms", "tpot_ms")
 
 
 def _source(url: str, version: str) -> str:
