@@ -183,8 +183,8 @@ class Calibration:
         holds; ``None`` without a band.
 
         >>> cal = Calibration.bundled()
-        >>> cal.band_key("vllm", "tpot_ms", "dense", tp=1)
-        'vllm:dense'
+        >>> cal.band_key("vllm", "tpot_ms", "dense", tp=1), cal.band_key("vllm", "tpot_ms", "mla", tp=1)
+        ('vllm:dense:tp1', 'vllm')
         """
         if vendor is not None and metric in vendor.bands:
             return vendor.key
