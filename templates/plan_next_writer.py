@@ -28,7 +28,8 @@ from finops.reconcile.plan import Plan
 from finops.serving import SERVING_COLUMNS, ServingLine, serving_lines_from_rows
 from finops.serving.next_month import NextPlan
 
-from .plan_reader import check_package, table_places
+from .plan_reader import check_package
+from .plan_tables import BUDGET, SERVING, check_cells, find_table, workbook_tables
 from .xlsx_package import XlsxPackage
 
 __all__ = ["ADDED_SHEETS", "read_serving_sheet", "write_next_plan"]
@@ -41,15 +42,18 @@ CHANGES_HEADERS = ("PlanLine", "What", "Before", "After", "ChangePct", "Why")
 
 
 def read_serving_sheet(path: Path) -> tuple[ServingLine, ...] | None:
-    """The plan's ``tblServing`` (written by an earlier ``plan next``), or ``None`` when it has none."""
+    """The plan's ``tblServing`` (written by an earlier ``plan next``; found by role, as the plan's other
+    tables: :mod:`templates.plan_tables`), or ``None`` when it has none."""
     import openpyxl
 
     check_package(Path(path))
-    wb = openpyxl.load_workbook(path, data_only=True)
-    ws = next((ws for ws in wb.worksheets if "tblServing" in ws.tables), None)
-    if ws is None:
+    table = find_table(workbook_tables(path), SERVING, str(path))
+    if table is None:
         return None
-    cells = ws[ws.tables["tblServing"].ref]
+    check_cells(Path(path), [table])
+    wb = openpyxl.load_workbook(path, data_only=True)
+    ws = wb[table.sheet]
+    cells = ws[table.ref]
     header = [str(c.value or "").strip() for c in cells[0]]
     rows = [(row[0].row, {h: "" if c.value is None else str(c.value).strip() for h, c in zip(header, row)})
             for row in cells[1:] if any(c.value not in (None, "") for c in row)]
@@ -83,8 +87,9 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
                          hint="write the next plan to another file, e.g. --out plan-next.xlsx")
     check_package(plan_path)
     package = XlsxPackage(plan_path)
-    budget_sheet = table_places(plan_path)["tblbudget"][0]
-    package.append_table_rows(budget_sheet, "tblBudget", _budget_rows(plan, nxt, observed_month),
+    budget = find_table(workbook_tables(plan_path), BUDGET, str(plan_path))
+    assert budget is not None  # the Budget role is required: find_table refuses a plan without one
+    package.append_table_rows(budget.sheet, budget.name, _budget_rows(plan, nxt, observed_month),
                               drop_tail=[b.row for b in plan.budget if b.month == nxt.month and b.row is not None])
     lines = [n.realized.line for n in nxt.lines]
     stamp = f"written by `finops plan next` from {observed_month} on {datetime.now(UTC):%Y-%m-%d}"

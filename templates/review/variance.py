@@ -47,7 +47,7 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
         rows.append((line.plan_line, line.cost_centre, line.category, cell_value(line.planned),
                      cell_value(line.actual), cell_value(line.actual_cash),
                      Formula(f"={actual}-{planned}", cell_value(line.variance)),
-                     Formula(f'=IF({planned}=0,"",{variance}/{planned})', pct), line.flag,
+                     Formula(f'=IF({planned}=0,"",{variance}/ABS({planned}))', pct), line.flag,
                      comments.get(line.plan_line, "")))
     write_table(ws, styles, VARIANCE_TABLE, _COLUMNS, rows, first_row=3)
     flag = place.col("Flag")
