@@ -61,11 +61,14 @@ def _concurrency(text: str) -> int | str:
 
 
 def _cell(value: object) -> str:
-    """One value of the estimate table: floats to 3 places, a band as ``low - high``."""
+    """One value of the estimate table: floats to 3 places, a band as ``low - high``, a mapping as
+    ``key: value`` lines."""
     if isinstance(value, float):
         return f"{value:,.3f}"
     if isinstance(value, (tuple, list)):
         return " - ".join(_cell(v) for v in value)
+    if isinstance(value, dict):
+        return "\n".join(f"{k}: {_cell(v)}" for k, v in value.items())
     return str(value)
 
 
