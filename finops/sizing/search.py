@@ -257,12 +257,18 @@ def _lower_bounds(need: Any, phys: ReplicaPhysics, constants: Any, workload: Wor
                   sized: Pessimism) -> Any:
     """Replicas needed at the very least: demand (at the sized load) over one replica's maximum throughput
     (memory-bound batch)."""
-    if need.peak_qps is None:
+    if _closed(need):
         return np.maximum(1, np.floor(need.concurrency / limits))
     lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=limits,
                           cache_hit_rate=workload.cache_hit_rate)
     cycle = lat.ttft + (workload.osl - 1) * lat.tpot
     return np.maximum(1, np.floor(need.peak_qps * sized.load * cycle / limits))
+
+
+def _closed(need: Any) -> bool:
+    """True for a workload stated as concurrency (or sessions): a closed population, whatever request rate
+    a stated time per request implies (docs/sizing.md, "Load"); else an open stream of ``need.peak_qps``."""
+    return need.concurrency is not None and (need.basis in ("concurrency", "sessions") or need.peak_qps is None)
 
 
 def _out_of_reach(phys: ReplicaPhysics, constants: Any, workload: Workload, sized: Pessimism) -> np.ndarray:
@@ -388,7 +394,7 @@ def _evaluate(phys: ReplicaPhysics, limit: np.ndarray, replicas: np.ndarray, con
     the model's. A workload stated as concurrency is a closed population (:func:`closed_population`), never
     a batch larger than its clients; one stated as a rate is a Poisson stream (:func:`operating_point`)."""
     terms = prompt_terms(phys, constants, isl=workload.isl, osl=workload.osl, cache_hit_rate=workload.cache_hit_rate)
-    if need.peak_qps is not None:
+    if not _closed(need):
         rate = need.peak_qps / replicas
         op = operating_point(phys, constants, arrival_rate=rate * sized.load, isl=workload.isl, osl=workload.osl,
                              cache_hit_rate=workload.cache_hit_rate, max_batch=limit, floor=floor, terms=terms)

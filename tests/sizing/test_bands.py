@@ -163,9 +163,11 @@ def test_an_extrapolated_inferentia2_option_is_sized_at_its_pessimistic_end():
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clients=st.floats(min_value=1.0, max_value=5000.0), itl=st.sampled_from([None, 25.0, 60.0]),
-       model=st.sampled_from(["llama-3.1-8b", "llama-2-7b"]))
-def test_a_closed_population_never_runs_a_batch_larger_than_its_clients(clients, itl, model):
-    workload = Workload(name="closed", model=model, isl=512, osl=256, concurrency=clients, itl_ms=itl)
+       model=st.sampled_from(["llama-3.1-8b", "llama-2-7b"]), seconds=st.sampled_from([None, 0.5, 3.0]))
+def test_a_closed_population_never_runs_a_batch_larger_than_its_clients(clients, itl, model, seconds):
+    """Whatever request rate a stated time per request implies, a stated concurrency stays a closed population."""
+    workload = Workload(name="closed", model=model, isl=512, osl=256, concurrency=clients, itl_ms=itl,
+                        seconds_per_request=seconds)
     result = search(workload, gpus=["h100-sxm", "a100-80gb", "l40s"], top=5, price_book=PriceBook.bundled())
     for o in result.options:
         assert o.running_batch <= max(clients / o.replicas_at_slo, 1.0) * (1 + 1e-12)
