@@ -266,7 +266,7 @@ def write_constants(report: FoldReport, kernel_engines: tuple[str, ...], by_gpu:
     fitted = with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines), report)
     with_vendors(fitted).write(target)
     print(f"\nwrote {target}")
-    ratios, _ = held_out_ratios(Calibration.bundled(), gpu_out=by_gpu)
+    ratios, _ = held_out_ratios(Calibration.read(target), gpu_out=by_gpu)   # the constants just written
     residuals = Path(__file__).parents[1] / "finops" / "data" / "calibration" / HELD_OUT_FILE
     write_held_out_ratios(residuals, ratios)
     print(f"wrote {residuals}")
