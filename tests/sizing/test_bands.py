@@ -1,9 +1,9 @@
 """Error bands by class (finops/sizing/bands.py, confidence.py) and the load a sized replica runs.
 
 * A band built from held-out residuals covers its nominal share (P10-P90: 80 %) of residuals not used to
-  build it: the bundled residuals are split in two within each family (alternate rows of each family and
-  metric, so both halves hold the same families), the band built on one half and its coverage measured on
-  the other, family-weighted as the band is. The tolerance is binomial: three standard errors of a share of
+  build it: the bundled residuals are split in two at random within each family and metric (so both halves
+  hold the same families), the band built on one half and its coverage measured on the other,
+  family-weighted as the band is. The tolerance is binomial: three standard errors of a share of
   0.8 over the Kish effective number of the weighted test rows, from the data, not from a run.
 * Every seed preset's first recommendation meets its targets at the pessimistic end of its band: its
   replicas re-served at the load and latencies of the band's P90 end (finops.sizing.queueing by hand, the
@@ -43,14 +43,20 @@ METRICS = ("ttft_ms", "tpot_ms", "output_tokens_per_s")
 
 
 def _halves():
+    """The bundled residuals split in two at random (seeded) within each family and metric, the families
+    with at least MIN_BAND_ROWS rows of the metric (a family of four rows would decide the tolerance)."""
     groups = defaultdict(list)
     for r in bundled_held_out():
         groups[(r.family, r.metric)].append(r)
+    rng = np.random.default_rng(37)
     train, test = [], []
-    for rows in groups.values():
-        rows.sort(key=lambda r: (r.source, r.model_class, r.tp, r.ratio))
-        train += rows[0::2]
-        test += rows[1::2]
+    for key in sorted(groups):
+        rows = groups[key]
+        if len(rows) < MIN_BAND_ROWS:
+            continue
+        order = rng.permutation(len(rows))
+        train += [rows[i] for i in order[0::2]]
+        test += [rows[i] for i in order[1::2]]
     return train, test
 
 
