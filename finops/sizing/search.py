@@ -51,6 +51,7 @@ from .candidates import candidate_table
 from .confidence import DEFAULT_CONFIDENCE, Pessimism, check_confidence, pessimism
 from .demand import demand, devices_needed
 from .engine_constants import CALIBRATED_TPS, Calibration
+from .managed import ApiOption, api_options
 from .memory import PRECISIONS, tp_shards_heads
 from .performance import ReplicaPhysics, prompt_terms, replica_latency, scheduling_delay, with_client
 from .queueing import closed_population, operating_point, sla_attainment
@@ -147,6 +148,8 @@ class SearchResult:
     unpriced: list[str] = field(default_factory=list)   # feasible GPUs without a price
     evaluated: int = 0            # of the candidates, those that went through the queueing model (the rest
                                   # were settled without it: a smaller count already met the SLOs, or bounds)
+    # the managed APIs serving the model, priced per token, with the volume above which the cheapest fleet wins
+    managed: list[ApiOption] = field(default_factory=list)
     confidence: float | None = None   # the quantile of each option's class's held-out error it was sized at
 
     def to_dict(self) -> dict[str, Any]:
@@ -154,7 +157,8 @@ class SearchResult:
                 "rank_by": self.rank_by, "confidence": self.confidence,
                 "candidates": self.candidates, "evaluated": self.evaluated,
                 "infeasible_reason": self.infeasible_reason,
-                "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options]}
+                "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options],
+                "managed_apis": [m.to_dict() for m in self.managed]}
 
 
 #: Replica counts per row in each pass over the grid: a configuration leaves the search at its first
@@ -245,8 +249,11 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     if not options:
         closest, more = _closest_miss(table, rows, picks, grid, phys, limits, constants, workload, need, sized)
         reason, evaluated = _slo_advice(workload, closest, unpriced, pricing_model), evaluated + more
+    cheapest = min(options, key=lambda o: o.monthly_cost.amount, default=None)
+    managed = api_options(workload, fleet_monthly=None if cheapest is None else cheapest.monthly_cost,
+                          peak_output_tokens_per_s=None if cheapest is None else cheapest.output_tokens_per_s)
     return SearchResult(workload.name, engine, pricing_model, rank_by, options, reason,
-                        int(grid.size) + len(memory_gaps), sorted(unpriced), evaluated, confidence)
+                        int(grid.size) + len(memory_gaps), sorted(unpriced), evaluated, managed, confidence)
 
 
 def _all_gpus() -> list[str]:
