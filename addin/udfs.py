@@ -28,6 +28,7 @@ from finops.money import Money
 from finops.price_book import PriceBook
 from finops.registry import Registry
 from finops.sizing import (
+    DEFAULT_CONFIDENCE,
     SIZING_FIELDS,
     Estimate,
     SearchResult,
@@ -341,8 +342,8 @@ def LLM_SIZE(
 
     ``ttft_ms``/``tpot_ms`` are P99 targets (blank: none); ``gpus`` and ``precisions`` are a range or a
     comma-separated list (blank: every catalog GPU / precision); ``prices`` is ``PriceTable`` (blank: the
-    add-in's price book); ``confidence`` (e.g. 0.9, blank: none) meets the targets even when the model is as
-    optimistic as that quantile of its held-out error. One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
+    add-in's price book); ``confidence`` (blank: 0.9) sizes every option at that quantile of its own class's
+    held-out error (0.9: the pessimistic end of its P10-P90 band; ``finops.sizing.confidence``). One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
     cost per million output tokens at the peak running 24/7 (``cost_per_mtok_peak``) and at the average load
     (``cost_per_mtok_avg``; ``LLM_SIZE`` states no peak/average, so the two are equal; ``LLM_RANKING`` takes
     the Workloads row's ``PeakToAverage``), TTFT and ITL at P99, whether the configuration was measured
@@ -371,7 +372,7 @@ def LLM_SIZE(
         text(pricing_model, "pricing_model", default="on_demand"),
         _book(prices),
         whole(top, "top", default=5),
-        number(confidence, "confidence", default=None),
+        number(confidence, "confidence", default=DEFAULT_CONFIDENCE),
     )
     if not result.options:
         raise InputError(result.infeasible_reason or "no priced configuration meets the targets")
@@ -380,7 +381,7 @@ def LLM_SIZE(
 
 @lru_cache(maxsize=256)
 def _ranked(workload: Workload, pricing_model: str, book: PriceBook, top: int,
-            confidence: float | None = None) -> SearchResult:
+            confidence: float | None = DEFAULT_CONFIDENCE) -> SearchResult:
     """``search`` remembered per arguments: Excel recalculates a spilled range with unchanged inputs often.
 
     A price range parses to the same book while its content is unchanged (``price_book_from_range``),
@@ -405,7 +406,7 @@ def LLM_SIZING(headers: Cell, row: Cell, field: Cell, prices: Cell = None, prici
     >>> headers = ["Workload", "Model", "Precision", "Gpu", "TP", "Concurrency", "ISL", "OSL", "TtftTargetMs"]
     >>> row = ["agent", "qwen3-32b", "bf16", "h100-sxm", 1, 30, 20000, 2000, 2000]
     >>> LLM_SIZING(headers, row, "MonthlyCost"), LLM_SIZING(headers, row, "BestTp")
-    ('misses TTFT 2000 ms: 2565 ms', 4)
+    ('misses TTFT 2000 ms: 2565 ms', 8)
     """
     return SIZING_FIELDS[text(field, "field")](_sized_row(headers, row, prices, pricing_model, 1))
 

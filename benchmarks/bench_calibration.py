@@ -20,9 +20,16 @@ engine, beside the engine's constants on the same rows.
 ``--floor`` adds the in-sample floor of the model's form: every dense campaign (engine, model, GPU) fitted
 alone, every constant free, and predicted in sample. No held-out figure can be expected below it.
 
-Run: ``python benchmarks/bench_calibration.py``; ``--write`` also refits on every row and rewrites the
-shipped constants ``finops/catalog/data/calibration.json`` (with these held-out errors, the
-per-engine bands and the vendor efficiencies in it).
+Then the error bands (``finops.sizing.bands``): every bundled published row the constants never fitted
+and the AIConfigurator rows held out by GPU (``benchmarks/held_out_families.py``), each with the band the
+product would give it had its own family, or its own source, been left out: held-out error, P10-P90
+coverage and median width (high / low) per family, source, reach and metric. Goals: 70-90 % covered,
+median width at most 2.
+
+Run: ``python benchmarks/bench_calibration.py``; ``--bands`` prints the band report alone (no fit, a few
+seconds); ``--write`` also refits on every row and rewrites the shipped constants
+``finops/catalog/data/calibration.json`` (with these held-out errors, the per-engine bands and the vendor
+efficiencies in it) and the held-out residuals ``finops/data/calibration/held_out_families.csv.gz``.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from finops.catalog import get_accelerator, get_model, resolve_model
+from finops.sizing.bands import HELD_OUT_FILE, HeldOutRatio, band_keys, bands_by_class, bundled_held_out
 from finops.sizing.calibration import (
     BUNDLED_CLASSES,
     FoldReport,
@@ -52,6 +60,11 @@ from finops.sizing.calibration import predict as predict_measured
 from finops.sizing.engine_constants import KERNEL_CLASSES, Calibration, model_class
 from finops.sizing.performance import estimate, replica_physics
 from finops.sizing.published import fittable, held_out, predict, published_rows, with_vendors
+from finops.sizing.vendor_efficiency import BAND_LEVELS, ratio_at
+
+sys.path.insert(0, str(Path(__file__).parent))
+from held_out_families import held_out_ratios
+from held_out_families import write as write_held_out_ratios
 
 
 def roofline(m: Measurement) -> tuple[float, float]:
@@ -71,7 +84,7 @@ def table(report: FoldReport, title: str, key: Callable[[Measurement], object]) 
         print(f"{value!s:24} {sum(mask):>5} {tpot:>9.1%} {ttft:>9.1%} {rate:>9.1%}")
 
 
-def main(kernel_engines: tuple[str, ...] | None = None) -> FoldReport:
+def main(kernel_engines: tuple[str, ...] | None = None) -> tuple[FoldReport, FoldReport]:
     """The held-out report as the product answers: measured kernels for ``kernel_engines`` (by default
     the bundled calibration's), the roofline elsewhere."""
     rows = bundled_measurements()
@@ -105,7 +118,7 @@ def main(kernel_engines: tuple[str, ...] | None = None) -> FoldReport:
     for tp in (1, 2, 4, 8):
         mask = np.array([r.tp == tp for r in report.rows])
         print(f"  TP{tp}: TPOT underestimated by {np.median(under[mask, 1]):.1%}")
-    return report
+    return report, by_gpu
 
 
 def estimate_speed(calls: int = 2000) -> None:
@@ -204,21 +217,92 @@ def campaign_floor(kernel_engines: tuple[str, ...]) -> None:
         *np.median(np.vstack(errors), axis=0)))
 
 
-def write_constants(report: FoldReport, kernel_engines: tuple[str, ...]) -> None:
+def _band_of(r: HeldOutRatio, others: list[HeldOutRatio], cal: Calibration) -> tuple[float, float] | None:
+    """The P10-P90 ratios the product would give ``r``'s class had ``others`` been all its held-out rows:
+    the measured reach from the calibration (its bands never saw a published row), the fitted reach from the
+    other held-out rows of its family fit (None: the family left out entirely, where its rows count as
+    unmeasured), the wider reaches rebuilt from ``others`` alone."""
+    if r.reach == "measured":
+        return cal.band_ratios(r.engine, r.metric, r.model_class, tp=r.tp)
+    if r.reach == "fitted":       # the family fit's band: its own rows' held-out ratios, ``others`` of them only
+        own = [o.ratio for o in others if o.reach == "fitted" and o.family == r.family and o.engine == r.engine
+               and o.metric == r.metric]
+        if not own:
+            return None
+        quantiles = tuple(np.quantile(own, BAND_LEVELS))
+        return ratio_at(quantiles, 0.1), ratio_at(quantiles, 0.9)
+    bands = bands_by_class(others, [r.metric])
+    key = next((k for k in band_keys(r.engine, r.model_class, r.tp, r.reach) if r.metric in bands.get(k, {})), None)
+    if key is None:
+        return cal.band_ratios(r.engine, r.metric, r.model_class, tp=r.tp)
+    quantiles = bands[key][r.metric]
+    low, high = ratio_at(quantiles, 0.1), ratio_at(quantiles, 0.9)
+    inner = _band_of(replace(r, reach={"kernels": "measured", "unmeasured": "kernels"}[r.reach]), others, cal)
+    return (low, high) if inner is None else (min(low, inner[0]), max(high, inner[1]))   # as Calibration.band
+
+
+def band_report(ratios: list[HeldOutRatio], cal: Calibration) -> None:
+    """Held-out error and P10-P90 band coverage of every bundled published row the constants never fitted,
+    and the AIConfigurator rows held out by GPU: each row's band built without its own family (leave one
+    family out) or its own source (leave one source out). Goals: the band holds 70-90 % of the held-out
+    values with a median width (high / low) at most 2."""
+    for group in ("family", "source"):
+        cache: dict[str, list[HeldOutRatio]] = {}
+        print(f"\nleave one {group} out: median absolute error, P10-P90 coverage and median width (high / low)")
+        print(f"{group + ' / reach / metric':58} {'rows':>5} {'error':>7} {'cover':>6} {'width':>6}")
+        stats: dict[tuple[str, str, str], list[tuple[float, bool, float]]] = {}
+        for r in ratios:
+            value = getattr(r, group)
+            others = cache.setdefault(value, [o for o in ratios if getattr(o, group) != value])
+            band = _band_of(r, others, cal)
+            if band is None:
+                continue
+            stats.setdefault((value, r.reach, r.metric), []).append(
+                (abs(1.0 / r.ratio - 1.0), band[0] <= r.ratio <= band[1], band[1] / band[0]))
+        everything = []
+        for key, rows in sorted(stats.items()):
+            error, inside, width = (np.array(column, dtype=float) for column in zip(*rows))
+            everything += rows
+            print(f"{' / '.join(key):58} {len(rows):>5} {np.median(error):>7.1%} {inside.mean():>6.0%} "
+                  f"{np.median(width):>6.2f}")
+        error, inside, width = (np.array(column, dtype=float) for column in zip(*everything))
+        print(f"{'all rows':58} {len(everything):>5} {np.median(error):>7.1%} {inside.mean():>6.0%} "
+              f"{np.median(width):>6.2f}   (goal: 70-90 % covered, width <= 2)")
+
+
+def write_constants(report: FoldReport, kernel_engines: tuple[str, ...], by_gpu: FoldReport) -> None:
     rows = bundled_measurements()
     as_of = rows[0].source.rsplit(" ", 1)[-1]
     target = Path(__file__).parents[1] / "finops" / "catalog" / "data" / "calibration.json"
     fitted = with_held_out(fit(rows, as_of=as_of, classes=BUNDLED_CLASSES, kernel_engines=kernel_engines), report)
     with_vendors(fitted).write(target)
     print(f"\nwrote {target}")
+    ratios, _ = held_out_ratios(Calibration.read(target), gpu_out=by_gpu)   # the constants just written
+    residuals = Path(__file__).parents[1] / "finops" / "data" / "calibration" / HELD_OUT_FILE
+    write_held_out_ratios(residuals, ratios)
+    print(f"wrote {residuals}")
+
+
+def bands_only() -> None:
+    """``--bands``: the band report alone, on the bundled held-out residuals (no fit)."""
+    ratios = bundled_held_out()
+    _, skipped = held_out_ratios()
+    print(f"{len(ratios)} held-out rows (published rows the constants never fitted, and the AIConfigurator "
+          f"rows held out by GPU); published rows skipped: {dict(sorted(skipped.items()))}")
+    band_report(ratios, Calibration.bundled())
 
 
 if __name__ == "__main__":
+    if "--bands" in sys.argv[1:]:
+        bands_only()
+        estimate_speed()
+        sys.exit(0)
     chosen = kernels_against_roofline()
-    fold_report = main(chosen)
+    fold_report, by_gpu_report = main(chosen)
     vendor_report(Calibration.bundled())
+    bands_only()
     estimate_speed()
     if "--floor" in sys.argv[1:]:
         campaign_floor(tuple(chosen))
     if "--write" in sys.argv[1:]:
-        write_constants(fold_report, chosen)
+        write_constants(fold_report, chosen, by_gpu_report)

@@ -30,7 +30,16 @@ from .money import Money
 from .price_book import PriceBook
 from .reconcile import Plan, Reconciliation
 from .reconcile import reconcile_month as _reconcile_month
-from .sizing import Calibration, RankBy, SearchResult, Workload, estimate, search, workload_from
+from .sizing import (
+    DEFAULT_CONFIDENCE,
+    Calibration,
+    RankBy,
+    SearchResult,
+    Workload,
+    estimate,
+    search,
+    workload_from,
+)
 from .tco import Comparison, SpotPolicy, cloud_rows, compare_options, reference_case
 
 __all__ = ["MixTable", "ReconciliationTable", "SizeTable", "TcoTable", "estimate", "optimize_mix",
@@ -123,9 +132,12 @@ def size(workload: Workload | str | Path | None = None, *, preset: str | None = 
          gpus: Sequence[str] | None = None, precisions: Sequence[str] | None = None, engine: str = "vllm",
          pricing_model: str = "on_demand", top: int = 10, rank_by: RankBy = "monthly_cost",
          calibrated_only: bool = False, price_book: PriceBook | None = None,
-         calibration: Calibration | None = None, peak_to_average: float | None = None) -> SizeTable:
+         calibration: Calibration | None = None, peak_to_average: float | None = None,
+         confidence: float | None = DEFAULT_CONFIDENCE) -> SizeTable:
     """The ranked configurations for a workload (a :class:`Workload`, a workload file, or ``preset``),
-    as ``finops size`` prints them, cheapest first (:func:`finops.sizing.search.search`).
+    as ``finops size`` prints them, cheapest first (:func:`finops.sizing.search.search`), each sized at
+    ``confidence``: the quantile of its own class's held-out error (0.9: the pessimistic end of its P10-P90
+    band; ``None``: the model's own figures; :mod:`finops.sizing.confidence`).
 
     Each option's ``cost_per_million_output_tokens`` is at the peak load running 24/7 and
     ``cost_per_million_output_tokens_average`` at the average load (``peak_to_average``, default the
@@ -136,7 +148,8 @@ def size(workload: Workload | str | Path | None = None, *, preset: str | None = 
         chosen = chosen.with_changes(peak_to_average=peak_to_average)
     return _as(SizeTable, search(chosen, gpus=gpus, precisions=precisions, engine=engine,
                                  pricing_model=pricing_model, top=top, rank_by=rank_by, price_book=price_book,
-                                 calibration=calibration, calibrated_only=calibrated_only))
+                                 calibration=calibration, calibrated_only=calibrated_only,
+                                 confidence=confidence))
 
 
 def tco(gpus: int = 8, months: int = 36, *, reference: str = "h100-sxm-8gpu", owned: bool = True,

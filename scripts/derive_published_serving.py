@@ -21,8 +21,8 @@ What the conversion does, row by row:
   prompt of the batch is prefilled before any decodes (finops.sizing.performance.CLIENTS).
 * ``value``: a per-GPU throughput is multiplied by the replica's GPUs.
 
-Usage: ``python scripts/derive_published_serving.py [SOURCE_CSV] [OUTPUT_CSV]`` (defaults: the shared data
-directory and the package's file). Prints what it skipped and why.
+Usage: ``python scripts/derive_published_serving.py [SOURCE_CSV] [OUTPUT_CSV]`` (defaults: the collected table and the
+derived file, both in ``finops/data/calibration/``). Prints what it skipped and why.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SOURCE = Path("/work/shared/data/calibration/published-wide-2026-12.csv")
+DEFAULT_SOURCE = ROOT / "finops" / "data" / "calibration" / "published-wide-2026-12.csv"
 DEFAULT_OUTPUT = ROOT / "finops" / "data" / "calibration" / "published_serving.csv"
 COLLECTED = "2026-12-06"
 

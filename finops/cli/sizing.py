@@ -58,11 +58,14 @@ def _concurrency(text: str) -> int | str:
 
 
 def _cell(value: object) -> str:
-    """One value of the estimate table: floats to 3 places, a band as ``low - high``."""
+    """One value of the estimate table: floats to 3 places, a band as ``low - high``, a mapping as
+    ``key: value`` lines."""
     if isinstance(value, float):
         return f"{value:,.3f}"
     if isinstance(value, (tuple, list)):
         return " - ".join(_cell(v) for v in value)
+    if isinstance(value, dict):
+        return "\n".join(f"{k}: {_cell(v)}" for k, v in value.items())
     return str(value)
 
 
@@ -178,7 +181,8 @@ def estimate_command(
     if result.output_tokens_per_s_band:
         low, high = result.output_tokens_per_s_band
         console.print(f"a load test would likely measure {low:,.0f}-{high:,.0f} output tokens/s "
-                      "(P10-P90 of the held-out error, docs/performance.md)")
+                      f"(P10-P90 of the held-out error of its class, {result.band_classes['output_tokens_per_s']}"
+                      f"; reach: {result.extrapolation}; docs/performance.md, 'Error bands')")
     if not result.calibrated:
         console.print(f"calibrated: no. {result.engine} on {result.gpu} at {result.precision}, TP{result.tp}, "
                       f"for a {result.model_class} model of this size was not in the calibration data; these "
@@ -194,6 +198,13 @@ def estimate_command(
     if not result.fits:
         console.print(f"does not fit: short {result.shortfall_gib:.1f} GiB per GPU; try more TP, a lower "
                       "precision or a larger GPU")
+
+
+def _fleet_band(band: tuple[int | None, int | None] | None) -> str:
+    """``low-high`` accelerators at the band's ends; ``-`` where an end meets the targets nowhere searched."""
+    if band is None:
+        return ""
+    return "-".join("-" if end is None else f"{end:,}" for end in band)
 
 
 def size_command(
@@ -215,8 +226,8 @@ def size_command(
         calibrated_only: bool = typer.Option(False, "--calibrated-only",
                                              help="only engine x GPU x precision x TP the calibration measured"),
         confidence: float | None = typer.Option(
-            None, help="meet the SLOs even when the model is as optimistic as this quantile of its held-out "
-                       "error, e.g. 0.9"),
+            None, help="size every option at this quantile of its own class's held-out error: 0.9 (the "
+                       "default) the pessimistic end of its P10-P90 band, 0.5 its median"),
         peak_to_average: float | None = typer.Option(
             None, "--peak-to-average", help="peak over average load (default: the workload's, else 1), for "
                                             "the cost per million tokens at the average load"),
@@ -230,9 +241,10 @@ def size_command(
     latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
     from ..mix import peak_to_average as profile_peak_to_average
     from ..mix import read_demand
-    from ..sizing import check_engine_version, corrected_search, presets, workload_from
+    from ..sizing import DEFAULT_CONFIDENCE, check_engine_version, corrected_search, presets, workload_from
 
     check_engine_version(engine.strip().lower(), engine_version)
+    confidence = DEFAULT_CONFIDENCE if confidence is None else confidence
     if (preset is None) == (workload is None):
         raise InputError("give exactly one of --preset NAME or --workload FILE",
                          hint=f"presets: {', '.join(presets())}")
@@ -264,10 +276,11 @@ def size_command(
     unit = next(iter(currencies)) if len(currencies) == 1 else "cost"   # else each cell names its currency
     # Two-line cells and headers keep the ranking whole in an 80-column terminal; a longer value
     # folds onto another line instead of being cut short.
-    table = Table("#", "configuration", "accel.\nused/paid", "instances", f"{unit}/\nmonth", f"{unit}/M\npk|avg",
-                  f"TTFT\n{pct} ms", f"ITL\n{pct} ms", "cal.", box=box.SIMPLE_HEAD, pad_edge=False,
-                  collapse_padding=True, title=f"{result.workload}: {result.candidates:,} configurations "
-                                               f"searched\n({result.engine}, {result.pricing_model})")
+    table = Table("#", "configuration", "accel.\nused/paid\nP10-P90", "instances", f"{unit}/\nmonth",
+                  f"{unit}/M\npk|avg", f"TTFT\n{pct} ms", f"ITL\n{pct} ms", box=box.SIMPLE_HEAD,
+                  pad_edge=False, collapse_padding=True,
+                  title=f"{result.workload}: {result.candidates:,} configurations searched\n({result.engine}, "
+                        f"{result.pricing_model}, sized at confidence {confidence:g})")
     for column in table.columns:
         column.overflow = "fold"
         column.no_wrap = column.header not in ("configuration", "instances")
@@ -277,13 +290,19 @@ def size_command(
         month, peak, average = (f"{m.amount:,.{places}f}" if unit != "cost" else str(m.rounded())
                                 for m, places in ((o.monthly_cost, 0), (o.cost_per_million_output_tokens, 2),
                                                   (o.cost_per_million_output_tokens_average, 2)))
-        table.add_row(str(rank), f"{o.gpu}\n{o.precision} TP{o.tp} x{o.replicas}", f"{o.gpus}/{o.gpus_paid}",
-                      f"{o.instances}x {o.instance_type}\n{o.region}", month, f"{peak}\n{average}", f"{ttft:,.0f}",
-                      f"{itl:.1f}", "yes" if o.calibrated else "no")
+        table.add_row(str(rank), f"{o.gpu}\n{o.precision} TP{o.tp} x{o.replicas}\n{o.extrapolation}",
+                      f"{o.gpus}/{o.gpus_paid}\n{_fleet_band(o.gpus_band)}",
+                      f"{o.instances}x {o.instance_type}\n{o.region}", month, f"{peak}\n{average}",
+                      f"{ttft:,.0f}\n{o.ttft_sized_ms:,.0f}", f"{itl:.1f}\n{o.itl_sized_ms:.1f}")
     console.print(table)
-    if not all(o.calibrated for o in result.options):
-        console.print("cal. 'no': not calibrated, latencies extrapolated from H100/H200 measurements; "
-                      "confirm with a load test and `finops calibrate` (docs/performance.md)")
+    console.print(f"TTFT, ITL: the model's figure, and below it the figure sized for: at the {confidence:g} "
+                  "quantile of the held-out error of the option's class; P10-P90: accelerators deployed were "
+                  "the model at the optimistic or the pessimistic end of its band")
+    if any(o.extrapolation != "measured" for o in result.options):
+        console.print("under each configuration, its reach: measured (the engine measured end to end on that "
+                      "accelerator), fitted (its family's published rows fitted), kernels (its kernels measured, "
+                      "no end-to-end row fitted), unmeasured (another family's constants: the widest band); "
+                      "confirm with a load test and `finops calibrate` (docs/sizing.md, 'Error bands')")
     console.print("accel.: accelerators (GPUs, or TPU/Inferentia/Trainium chips) used by the replicas / paid "
                   "for on whole instances; /M out: cost per million output tokens at the peak load running "
                   f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "

@@ -15,6 +15,7 @@ from .calibration import (
     predict,
 )
 from .choice import Choice, WorkloadSizing, size_workload
+from .confidence import DEFAULT_CONFIDENCE
 from .corrections import CORRECTIONS_FILE, CorrectionTable, ThroughputCorrection, corrected_search
 from .demand import Demand, concurrency, concurrency_from_rate, demand, devices_needed
 from .engine_constants import ENGINES, Calibration, Engine, EngineConstants
@@ -51,6 +52,7 @@ from .workload import SLO_PERCENTILES, SloPercentile, Workload, load_workload, p
 
 __all__ = [
     "CORRECTIONS_FILE",
+    "DEFAULT_CONFIDENCE",
     "ENGINES",
     "ENGINE_EFFICIENCY",
     "KV_PRECISIONS",

@@ -53,6 +53,7 @@ import numpy as np
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError
 from ..limits import inflate
+from .bands import MIN_BAND_ROWS
 from .engine_constants import BAND_METRICS, ENGINES, KERNEL_CLASSES, Calibration, EngineConstants, model_class
 from .engine_defaults import default_kv_precision, engine_defaults
 from .kernels import step_kernels
@@ -560,15 +561,15 @@ def leave_one_model_out(rows: Iterable[Measurement], *, classes: Sequence[str] |
 
 def with_held_out(calibration: Calibration, report: FoldReport) -> Calibration:
     """``calibration`` annotated with the held-out median errors of ``report`` and the quantiles of
-    measured / modelled at :data:`~finops.sizing.vendor_efficiency.BAND_LEVELS` (its bands), per engine and
-    per ``engine:model class``."""
+    measured / modelled at :data:`~finops.sizing.vendor_efficiency.BAND_LEVELS` (its bands), per engine,
+    per ``engine:model class`` and, where it holds :data:`~finops.sizing.bands.MIN_BAND_ROWS` rows, per
+    ``engine:model class:tpN`` (the measured reach's keys, :func:`~finops.sizing.bands.band_keys`)."""
     tpot, ttft, rate = report.median_errors()
-    engines = [r.engine for r in report.rows]
-    keys = np.array([[engine, f"{engine}:{model_class(resolve_model(r.model))}"]
-                     for engine, r in zip(engines, report.rows)])
-    bands = {key: {metric: tuple(round(float(q), 4) for q in
-                                 np.quantile(report.ratio(metric)[(keys == key).any(axis=1)], BAND_LEVELS))
+    keys = np.array([[r.engine, f"{r.engine}:{model_class(resolve_model(r.model))}",
+                      f"{r.engine}:{model_class(resolve_model(r.model))}:tp{r.tp}"] for r in report.rows])
+    members = {key: (keys == key).any(axis=1) for key in sorted(set(keys.ravel().tolist()))}
+    bands = {key: {metric: tuple(round(float(q), 4) for q in np.quantile(report.ratio(metric)[rows], BAND_LEVELS))
                    for metric in BAND_METRICS}
-             for key in sorted(set(keys.ravel().tolist()))}
+             for key, rows in members.items() if key.count(":") < 2 or rows.sum() >= MIN_BAND_ROWS}
     return replace(calibration, held_out_tpot_error=round(tpot, 4), held_out_ttft_error=round(ttft, 4),
                    held_out_throughput_error=round(rate, 4), bands=bands)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -63,18 +63,21 @@ class CandidateTable:
     calibrated: tuple[bool, ...]
     efficiency_sources: tuple[str, ...]  # "engine", or the vendor fit whose eta_bw and eta_c the row uses
     # which measurements answer the row (Calibration.evidence; its range judged at a batch of one), and the family
-    # fit whose span the running batch is checked against (None: the engine's efficiencies)
+    # fit whose span the running batch is checked against and whose eta_bw, eta_c it uses (None: the engine's)
     evidence: tuple[dict[str, Any], ...]
     family_fits: tuple[VendorEfficiency | None, ...]
-    # held-out ratio measured / modelled at P10 and P90 of (TTFT, TPOT) for the row's engine, model class
-    # and vendor (Calibration.band_ratios); None where the calibration has no band
-    band_ratios: tuple[tuple[tuple[float, float] | None, tuple[float, float] | None], ...]
+    # held-out ratio measured / modelled at P10 and P90 of (TTFT, TPOT, output tokens/s) for the row's class
+    # (Calibration.band_ratios: engine, model class, TP, reach, family fit); None where the calibration has none
+    band_ratios: tuple[tuple[tuple[float, float] | None, ...], ...]
+    reaches: tuple[str, ...]             # how far each row extrapolates (finops.sizing.bands)
     weights_gib_per_gpu: np.ndarray
     max_batch: np.ndarray                # sequences the engine's scheduler runs at once on that GPU
     kv_budget_gib: np.ndarray            # per GPU, before any sequence (negative: the weights overflow)
     kv_bytes_per_token_per_gpu: np.ndarray
     physics: ReplicaPhysics              # fields are arrays, one value per row
     skipped: tuple[str, ...]             # "gpu precision" the engine does not run (or is not calibrated for)
+    # the search's factors per (calibration, engine, confidence), worked out once (finops.sizing.confidence)
+    factors: dict[tuple[Any, ...], Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.gpus)
@@ -119,7 +122,7 @@ def candidate_table(model: ModelSpec, gpus: Sequence[str], precisions: Sequence[
 
 def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...], tps: tuple[int, ...], engine: str,
            calibration: Calibration, calibrated_only: bool, kv_precision: str | None) -> CandidateTable:
-    rows: list[tuple[str, str, int, bool, str, Any, VendorEfficiency | None]] = []
+    rows: list[tuple[str, str, int, bool, str, Any, VendorEfficiency | None, str]] = []
     skipped: list[str] = []
     kind = model_class(model)
     batch_limits: list[int] = []
@@ -132,7 +135,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
         device = get_accelerator(gpu_id)
         vendor = calibration.vendor_efficiency(engine, device)
         source = calibration.efficiency_source(engine, device)
-        ratios = tuple(calibration.band_ratios(engine, metric, kind, vendor) for metric in ("ttft_ms", "tpot_ms"))
+        reach = calibration.reach(engine, device)
         for precision in precisions:
             if not device.supports(precision) or (precision == "fp16" and "bf16" in precisions):
                 continue
@@ -146,7 +149,9 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                 if calibrated_only and not calibrated:
                     continue
                 weights_gib = weight_bytes_per_gpu(model, device, precision, tp) / _GIB
-                rows.append((gpu_id, precision, tp, calibrated, source, ratios, vendor))
+                ratios = tuple(calibration.band_ratios(engine, metric, kind, vendor, tp=tp, reach=reach)
+                               for metric in ("ttft_ms", "tpot_ms", "output_tokens_per_s"))
+                rows.append((gpu_id, precision, tp, calibrated, source, ratios, vendor, reach))
                 batch_limits.append(defaults.max_batch)
                 weights.append(weights_gib)
                 if defaults.kv_of_free_memory:   # memory_fit's two forms of the KV share
@@ -169,6 +174,7 @@ def _build(model: ModelSpec, gpus: tuple[str, ...], precisions: tuple[str, ...],
                           tps=tuple(r[2] for r in rows), calibrated=tuple(r[3] for r in rows),
                           efficiency_sources=tuple(r[4] for r in rows), band_ratios=tuple(r[5] for r in rows),
                           evidence=tuple(evidence), family_fits=tuple(r[6] for r in rows),
+                          reaches=tuple(r[7] for r in rows),
                           weights_gib_per_gpu=np.array(weights, dtype=float),
                           max_batch=np.array(batch_limits, dtype=float), kv_budget_gib=np.array(budgets, dtype=float),
                           kv_bytes_per_token_per_gpu=np.array(kv_per_token, dtype=float), physics=stacked,

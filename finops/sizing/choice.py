@@ -15,11 +15,17 @@ can reach at any replica count, since every term of a decode step and the queuei
 with load (:mod:`finops.sizing.search`, ``_out_of_reach``).
 
 >>> from finops.sizing.workload import presets
->>> sized = size_workload(presets()["seed003-customer-service"], gpu="a10g", precision="bf16", tp=1)
+>>> sized = size_workload(presets()["seed003-customer-service"], gpu="a100-80gb", precision="int8", tp=1)
 >>> sized.choice.meets_targets, sized.choice.option.gpus, sized.best.gpu, sized.best.gpus, sized.best.gpus_paid
-(True, 4654, 'a100-80gb', 110, 112)
+(True, 301, 'a100-80gb', 146, 152)
 >>> size_workload(presets()["seed002-drug-discovery-agent"], gpu="h100-sxm", precision="bf16", tp=1).choice.why_not
 'misses TTFT 2000 ms: 2565 ms'
+>>> size_workload(presets()["seed003-customer-service"], gpu="a10g", precision="bf16", tp=1).choice.why_not
+'misses TPOT 33 ms at the P90 end of its band (unmeasured): 62 ms'
+
+Every search sizes at the default confidence (:mod:`finops.sizing.confidence`): where the model meets a
+target but the pessimistic end of the configuration's band does not, ``why_not`` says so, with that end's
+idle figure.
 """
 
 from __future__ import annotations
@@ -127,10 +133,28 @@ def _why_not(workload: Workload, gpu: str, precision: str, tp: int, engine: str,
     idle = estimate(workload.model, gpu, precision=precision, tp=tp, isl=workload.isl, osl=workload.osl,
                     concurrency=1, engine=engine, cache_hit_rate=workload.cache_hit_rate,
                     kv_precision=workload.kv_precision, calibration=calibration)
+    figures = (("TTFT", workload.ttft_ms, idle.ttft_ms, idle.ttft_ms_band), ("TPOT", workload.itl_ms, idle.tpot_ms,
+                                                                          idle.tpot_ms_band))
     misses = [f"misses {label} {target:.0f} ms: {reached:.0f} ms"
-              for label, target, reached in (("TTFT", workload.ttft_ms, idle.ttft_ms),
-                                             ("TPOT", workload.itl_ms, idle.tpot_ms))
-              if target is not None and reached is not None and reached > target]
+              for label, target, reached, _ in figures if target is not None and reached is not None and reached > target]
     if misses:
         return "; ".join(misses)
+    level = f"P{round(own.confidence * 100)}" if own.confidence is not None else ""
+    pessimistic = [f"misses {label} {target:.0f} ms at the {level} end of its band ({idle.extrapolation}): "
+                   f"{reached * ratio:.0f} ms"
+                   for label, target, reached, band in figures
+                   if target is not None and reached is not None and band is not None and own.confidence is not None
+                   and (ratio := _ratio_at(idle, label, own.confidence, calibration)) * reached > target]
+    if pessimistic:
+        return "; ".join(pessimistic)
     return f"misses the targets at {workload.slo_percentile.upper()} at every replica count searched"
+
+
+def _ratio_at(idle: Any, label: str, confidence: float, calibration: Calibration | None) -> float:
+    """The held-out ratio of ``idle``'s class at ``confidence`` for TTFT or TPOT (1 without a band)."""
+    cal = calibration or Calibration.bundled()
+    device = get_accelerator(idle.gpu)
+    metric = {"TTFT": "ttft_ms", "TPOT": "tpot_ms"}[label]
+    found = cal.band(idle.engine, metric, confidence, idle.model_class, cal.vendor_efficiency(idle.engine, device),
+                     tp=idle.tp, reach=idle.extrapolation)
+    return 1.0 if found is None else found

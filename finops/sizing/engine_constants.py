@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -21,10 +21,15 @@ from ..catalog import Accelerator, ModelSpec, accelerators
 from ..errors import InputError, Location
 from ..files import write_atomically
 from ..registry import Registry
+from .bands import band_keys, reach_bands, reach_of
 from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, efficiency_source, ratio_at
 
 __all__ = ["BAND_METRICS", "CALIBRATED_TPS", "DEFAULT_ENGINE", "ENGINES", "KERNEL_CLASSES", "SIZE_REACH", "Calibration",
            "Coverage", "Engine", "EngineConstants", "model_class"]
+
+#: The reach whose band a wider reach's envelops (Calibration.band): an extrapolation is never surer than the
+#: nearer reach it extends; a family fit's own band (``fitted``) is its rows' and stands alone.
+_NEARER_REACH: dict[str, str] = {"kernels": "measured", "unmeasured": "kernels"}
 
 Engine = Literal["trtllm", "vllm", "sglang"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -207,8 +212,8 @@ class Calibration:
     def evidence(self, engine: str, gpu: Accelerator, *, precision: str, model_class: str, tp: int,
                  active_params_b: float, batch: float, vendor: VendorEfficiency | None,
                  kernels: bool) -> dict[str, Any]:
-        """Which measurements answer an estimate, machine-readable: ``efficiency_source`` (``engine`` or the
-        family fit's key), ``family`` (the accelerator's silicon family), ``sources`` (the publications or
+        """Which measurements answer an estimate, machine-readable: ``efficiency_source`` (:meth:`efficiency_source`),
+        ``extrapolation`` (:meth:`reach`: how far it reaches, which picks its band's class), ``family`` (the accelerator's silicon family), ``sources`` (the publications or
         campaigns the efficiencies were fitted on), ``measured_accelerator`` (some fitted row or kernel table
         was measured on this very accelerator), ``family_measured`` (some was measured on its family;
         ``False``: the efficiencies are another family's, an extrapolation with nothing of its own behind it),
@@ -219,28 +224,62 @@ class Calibration:
         >>> cal = Calibration.bundled()
         >>> e = cal.evidence("vllm", get_accelerator("tpu-v6e"), precision="bf16", model_class="dense", tp=4,
         ...                  active_params_b=8.0, batch=16, vendor=None, kernels=False)
-        >>> e["efficiency_source"], e["family"], e["family_measured"], e["inside_measured_range"]
-        ('none', 'tpu-v6e', False, False)
+        >>> e["efficiency_source"], e["extrapolation"], e["family"], e["family_measured"], e["inside_measured_range"]
+        ('none', 'unmeasured', 'tpu-v6e', False, False)
         """
         measured_gpus = {key[0] for entries in self.measured.values() for key in entries}
         if vendor is not None:
-            return {"efficiency_source": vendor.key, "family": gpu.family, "sources": list(vendor.sources),
+            return {"efficiency_source": vendor.key, "extrapolation": self.reach(engine, gpu), "family": gpu.family,
+                    "sources": list(vendor.sources),
                     "measured_accelerator": gpu.id in vendor.measured_on, "family_measured": True,
                     "inside_measured_range": vendor.inside(tp, active_params_b, batch)}
         family_gpus = {a.id for a in accelerators().values() if a.family == gpu.family}
         here = gpu.id in measured_gpus or kernels
-        return {"efficiency_source": self.efficiency_source(engine, gpu), "family": gpu.family,
+        return {"efficiency_source": self.efficiency_source(engine, gpu), "extrapolation": self.reach(engine, gpu),
+                "family": gpu.family,
                 "sources": [self.source.split(" (")[0]] if here or family_gpus & measured_gpus else [],
                 "measured_accelerator": here, "family_measured": here or bool(family_gpus & measured_gpus),
                 "inside_measured_range": self.covers(engine, gpu.id, precision, model_class, tp, active_params_b)}
 
+    def reach(self, engine: str, gpu: Accelerator) -> str:
+        """How far an estimate of ``engine`` on ``gpu`` extrapolates (:func:`~finops.sizing.bands.reach_of`):
+        ``measured``, ``fitted``, ``kernels`` or ``unmeasured``.
+
+        >>> from finops.catalog import get_accelerator
+        >>> cal = Calibration.bundled()
+        >>> [cal.reach("vllm", get_accelerator(g)) for g in ("h100-sxm", "mi300x", "inferentia2", "a100-80gb", "tpu-v6e")]
+        ['measured', 'fitted', 'fitted', 'kernels', 'unmeasured']
+        """
+        from .kernels import kernel_gpus
+
+        return reach_of({key[0] for key in self.measured.get(engine, {})}, gpu.id,
+                        self.vendor_efficiency(engine, gpu) is not None, kernel_gpus())
+
+    def band_key(self, engine: str, metric: str, model_class: str | None = None,
+                 vendor: VendorEfficiency | None = None, *, tp: int | None = None,
+                 reach: str = "measured") -> str | None:
+        """The band whose held-out residuals answer ``metric`` for this class: the ``vendor`` fit's key where
+        its rows report the metric, else the first of :func:`~finops.sizing.bands.band_keys` the calibration
+        holds; ``None`` without a band.
+
+        >>> cal = Calibration.bundled()
+        >>> cal.band_key("vllm", "tpot_ms", "dense", tp=1), cal.band_key("vllm", "tpot_ms", "mla", tp=1)
+        ('vllm:dense:tp1', 'vllm')
+        """
+        if vendor is not None and metric in vendor.bands:
+            return vendor.key
+        return next((key for key in band_keys(engine, model_class, tp, reach)
+                     if metric in self.bands.get(key, {})), None)
+
     def band(self, engine: str, metric: str, level: float, model_class: str | None = None,
-             vendor: VendorEfficiency | None = None) -> float | None:
+             vendor: VendorEfficiency | None = None, *, tp: int | None = None, reach: str = "measured") -> float | None:
         """The held-out ratio measured / modelled of ``metric`` at quantile ``level`` (interpolated
-        between :data:`BAND_LEVELS`, clamped to them: :func:`~finops.sizing.vendor_efficiency.ratio_at`):
-        the ``vendor``'s, where its efficiencies answer and its published rows report the metric
-        (:meth:`VendorEfficiency.band`); else from the engine's rows of ``model_class`` when the
-        calibration has held-out rows of it, else from all of the engine's; ``None`` without a band.
+        between :data:`BAND_LEVELS`, clamped to them: :func:`~finops.sizing.vendor_efficiency.ratio_at`) of
+        the estimate's class (:meth:`band_key`): the ``vendor``'s, where its efficiencies answer and its
+        published rows report the metric (:meth:`VendorEfficiency.band`); else of the most specific key of
+        its ``reach``, engine, ``model_class`` and ``tp`` the calibration holds (:mod:`finops.sizing.bands`),
+        widened to envelop the nearer reach's band (``kernels`` envelops ``measured``, ``unmeasured``
+        ``kernels``: :data:`_NEARER_REACH`); ``None`` without a band.
 
         >>> cal = Calibration.bundled()
         >>> cal.band("vllm", "tpot_ms", 0.1) < 1 < cal.band("vllm", "tpot_ms", 0.9)
@@ -248,19 +287,29 @@ class Calibration:
         >>> cal.band("trtllm", "tpot_ms", 0.9, "mla") != cal.band("trtllm", "tpot_ms", 0.9, "moe")
         True
         """
-        own = None if vendor is None else vendor.band(metric, level)
-        if own is not None:
+        key = self.band_key(engine, metric, model_class, vendor, tp=tp, reach=reach)
+        if key is None:
+            return None
+        quantiles = vendor.bands[metric] if vendor is not None and key == vendor.key else self.bands[key][metric]
+        own = ratio_at(quantiles, level)
+        nearer = None if vendor is not None and key == vendor.key else _NEARER_REACH.get(key.split(":")[0])
+        if nearer is None or level == 0.5:
             return own
-        per = self.bands.get(f"{engine}:{model_class}") or self.bands.get(engine, {})
-        quantiles = per.get(metric)
-        return None if quantiles is None else ratio_at(quantiles, level)
+        # an estimate that reaches further is never surer than one that reaches less far at the same engine,
+        # model class and TP: its band envelops the nearer reach's (the model's own error on measured
+        # hardware is in every extrapolation too)
+        inner = self.band(engine, metric, level, model_class, tp=tp, reach=nearer)
+        if inner is None:
+            return own
+        return min(own, inner) if level < 0.5 else max(own, inner)
 
     def band_ratios(self, engine: str, metric: str, model_class: str | None = None,
-                    vendor: VendorEfficiency | None = None) -> tuple[float, float] | None:
+                    vendor: VendorEfficiency | None = None, *, tp: int | None = None,
+                    reach: str = "measured") -> tuple[float, float] | None:
         """(P10, P90) of :meth:`band`, or ``None`` without a band (``None`` at one level is ``None`` at
         every level)."""
-        low = self.band(engine, metric, 0.1, model_class, vendor)
-        return None if low is None else (low, self.band(engine, metric, 0.9, model_class, vendor))
+        low = self.band(engine, metric, 0.1, model_class, vendor, tp=tp, reach=reach)
+        return None if low is None else (low, self.band(engine, metric, 0.9, model_class, vendor, tp=tp, reach=reach))
 
     def to_dict(self) -> dict[str, Any]:
         return {"source": self.source, "as_of": self.as_of, "rows": self.rows,
@@ -324,6 +373,9 @@ class Calibration:
     @staticmethod
     @cache
     def bundled() -> Calibration:
-        """The constants shipped in ``finops/catalog/data/calibration.json``."""
+        """The constants shipped in ``finops/catalog/data/calibration.json``, with the bands of the reaches
+        beyond the measured one derived from the bundled held-out residuals (:func:`~finops.sizing.bands.reach_bands`)."""
         text = resources.files("finops.catalog").joinpath("data", "calibration.json").read_text(encoding="utf-8")
-        return Calibration.from_dict(json.loads(text))
+        shipped = Calibration.from_dict(json.loads(text))
+        # the wider reaches' bands follow from the bundled held-out residuals (finops.sizing.bands)
+        return replace(shipped, bands={**reach_bands(), **shipped.bands})

@@ -102,6 +102,13 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "EfficiencySource": _chosen(lambda o: o.efficiency_source),
     "TtftMsP90": _latency("ttft_p99_ms", "ttft_p50_ms", at_p90="ttft"),
     "TpotMsP90": _latency("itl_p99_ms", "tpot_ms", at_p90="tpot"),
+    # how far the estimate extrapolates (measured, fitted, kernels, unmeasured: finops.sizing.bands), and the
+    # accelerators the planner's configuration deploys were the model at the optimistic (P10) or the
+    # pessimistic (P90) end of its band; the fleet is sized at the P90 end (finops.sizing.confidence)
+    "Extrapolation": _chosen(lambda o: o.extrapolation),
+    "GpusAtP10": _chosen(lambda o: blank_if_none(o.gpus_band[0] if o.gpus_band else None)),
+    "GpusAtP90": _chosen(lambda o: blank_if_none(o.gpus_band[1] if o.gpus_band else None)),
+    "BestExtrapolation": _best(lambda o: o.extrapolation),
 })
 
 

@@ -130,6 +130,7 @@ def _archive(gpu: str) -> Mapping[str, np.ndarray] | None:
         return {name: data[name] for name in data.files}
 
 
+@cache
 def kernel_gpus() -> tuple[str, ...]:
     """Catalog ids of the GPUs with kernel tables."""
     folder = resources.files("finops").joinpath("data", "kernels")

@@ -485,10 +485,13 @@ class Estimate:
     step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
     efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows), a family fit, e.g.
     #                         "neuron-v2:vllm", or "none" (no measurement of this vendor under this engine answers)
+    extrapolation: str      # how far it reaches beyond what was measured: measured, fitted, kernels or unmeasured
+                            # (finops.sizing.bands)
+    band_classes: dict[str, str | None]   # per metric, the held-out class whose residuals make its band
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
-    # which measurements answered (Calibration.evidence): efficiency_source, family, sources,
+    # which measurements answered (Calibration.evidence): efficiency_source, extrapolation, family, sources,
     # measured_accelerator, family_measured, inside_measured_range
     evidence: dict[str, Any] | None = None
 
@@ -512,13 +515,14 @@ def _whole(name: str, value: int | None, default: int) -> int:
 
 
 def _bands(cal: Calibration, engine: str, kind: str, values: Mapping[str, float],
-           vendor: VendorEfficiency | None = None) -> dict[str, tuple[float, float] | None]:
-    """[P10, P90] of each metric: the value times the held-out ratio measured / modelled at 0.1 and 0.9
-    (of the vendor's published rows where its efficiencies answer and it has held-out rows of the metric;
-    else of the engine's calibration rows)."""
+           vendor: VendorEfficiency | None = None, tp: int | None = None,
+           reach: str = "measured") -> dict[str, tuple[float, float] | None]:
+    """[P10, P90] of each metric: the value times the held-out ratio measured / modelled at 0.1 and 0.9 of
+    the estimate's class (:meth:`Calibration.band_key`: the vendor's published rows where its efficiencies
+    answer; else the engine's rows of its reach, model class and TP; :mod:`finops.sizing.bands`)."""
     out: dict[str, tuple[float, float] | None] = {}
     for metric in BAND_METRICS:
-        ratios = cal.band_ratios(engine, metric, kind, vendor)
+        ratios = cal.band_ratios(engine, metric, kind, vendor, tp=tp, reach=reach)
         out[f"{metric}_band"] = None if ratios is None else (values[metric] * ratios[0], values[metric] * ratios[1])
     return out
 
@@ -637,6 +641,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     kind = model_class(spec)
     constants = with_client(with_step_time(cal.constants(engine_name), step_time), client)
     vendor = cal.vendor_efficiency(engine_name, device)
+    reach = cal.reach(engine_name, device)
     phys = replica_physics(spec, device, precision=precision, tp=tp, kv_precision=kv_p, prefill_token_budget=budget,
                            engine=engine_name, efficiency=vendor, expert_parallel=bool(expert_parallel))
     kernels = bool(kernel_share(phys, constants))
@@ -650,7 +655,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "max_concurrency": fit.max_concurrency, "max_batch": batch_limit, "prefill_token_budget": budget,
         "calibrated": cal.covers(engine_name, device.id, precision, kind, tp, spec.active_params_b),
         "step_time_source": "kernels" if kernels else "roofline",
-        "efficiency_source": cal.efficiency_source(engine_name, device)}
+        "efficiency_source": cal.efficiency_source(engine_name, device), "extrapolation": reach,
+        "band_classes": {m: cal.band_key(engine_name, m, kind, vendor, tp=tp, reach=reach) for m in BAND_METRICS}}
 
     def evidence(batch: float) -> dict[str, Any]:
         return cal.evidence(engine_name, device, precision=precision, model_class=kind, tp=tp,
@@ -675,4 +681,4 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
                     output_tokens_per_s=output_rate, output_tokens_per_s_per_gpu=output_rate / tp,
                     input_tokens_per_s=output_rate * isl / osl,
                     effective_bandwidth_efficiency=float(lat.step_bytes) / float(lat.step) / phys.bandwidth,
-                    **_bands(cal, engine_name, kind, values, vendor))
+                    **_bands(cal, engine_name, kind, values, vendor, tp, reach))

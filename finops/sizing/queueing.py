@@ -54,7 +54,7 @@ from .performance import (
     scheduling_delay,
 )
 
-__all__ = ["OperatingPoint", "ServicePoint", "kingman_wait", "operating_point", "serve",
+__all__ = ["OperatingPoint", "ServicePoint", "closed_population", "kingman_wait", "operating_point", "serve",
            "sla_attainment", "sla_attainment_measured", "ttft_percentile"]
 
 _ITERATIONS = 40
@@ -196,6 +196,49 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
                           ttft_p50_s=ttft_percentile(0.5, base_s=base, utilization=rho, wait_mean_s=wait),
                           ttft_p99_s=ttft_percentile(0.99, base_s=base, utilization=rho, wait_mean_s=wait),
                           tpot_s=tpot, itl_p99_s=np.maximum(itl_p99, tpot))
+
+
+def closed_population(physics: ReplicaPhysics, constants: EngineConstants, *, clients: Any, isl: Any, osl: Any,
+                      cache_hit_rate: Any = 0.0, max_batch: Any = np.inf,
+                      terms: PromptTerms | None = None) -> tuple[OperatingPoint, Any]:
+    """A replica serving a closed population of ``clients``, each with one request in flight and sending
+    the next when it completes (a workload stated as concurrency): the steady state, and the request rate
+    it completes.
+
+    A closed population never runs a batch larger than itself: the running batch is ``max(clients, 1)``
+    (a request always has itself), and the replica is stable while it fits ``max_batch``. TTFT is the
+    closed loop's (:func:`~finops.sizing.performance.replica_latency`: the prompt's prefill, the
+    Schweitzer-Bard wait behind at most ``clients - 1`` other prompts, scheduling), the request rate
+    ``clients / (TTFT + (osl - 1) TPOT)`` (Little's law). The TTFT tail is the exponential one of
+    :func:`ttft_percentile` on the prefill server's utilization and the loop's mean wait, capped where
+    every other client's prompt is ahead (``(clients - 1) x prefill``): no more can be.
+
+    >>> from finops.catalog import get_model, get_accelerator
+    >>> from finops.sizing.performance import Calibration, replica_physics
+    >>> phys = replica_physics(get_model("llama-3.1-8b"), get_accelerator("h100-sxm"), precision="bf16", tp=1)
+    >>> op, rate = closed_population(phys, Calibration.bundled().constants("vllm"), clients=np.array([0.5, 40.0]),
+    ...                              isl=1024, osl=256, max_batch=256)
+    >>> op.running_batch.tolist(), bool(rate[1] > rate[0]), op.stable.tolist()
+    ([1.0, 40.0], True, [True, True])
+    """
+    batch = np.maximum(np.asarray(clients, dtype=float), 1.0)
+    terms = terms or prompt_terms(physics, constants, isl=isl, osl=osl, cache_hit_rate=cache_hit_rate)
+    lat = replica_latency(physics, constants, isl=isl, osl=osl, batch=batch, cache_hit_rate=cache_hit_rate,
+                          terms=terms)
+    osl_f = np.asarray(osl, dtype=float)
+    rate = np.asarray(clients, dtype=float) / (lat.ttft + (osl_f - 1.0) * lat.tpot)
+    base = terms.prefill + scheduling_delay(constants, lat.step, batch)
+    wait = np.maximum(lat.ttft - base, 0.0)
+    rho = np.minimum(rate * terms.prefill, 1.0 - 1e-9)
+    worst = base + (batch - 1.0) * lat.prefill_compute
+    chunk = np.minimum(1.0, physics.prefill_token_budget / np.maximum(np.asarray(isl, dtype=float), 1.0))
+    itl_p99 = np.where(rate * lat.step >= 0.01, lat.step + terms.prefill_compute * chunk, lat.tpot)
+    op = OperatingPoint(stable=batch <= max_batch, running_batch=batch, utilization=rho, wait_mean_s=wait,
+                        ttft_p50_s=lat.ttft,
+                        ttft_p99_s=np.maximum(np.minimum(ttft_percentile(0.99, base_s=base, utilization=rho,
+                                                                         wait_mean_s=wait), worst), lat.ttft),
+                        tpot_s=lat.tpot, itl_p99_s=np.maximum(itl_p99, lat.tpot))
+    return op, rate
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,11 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     TtftMsP90, TpotMsP90 = TtftMs, TpotMs x the held-out P90 ratio measured / modelled of the planner's
                          engine, model class and vendor: what a load test would show were the model as
                          optimistic as its 90th-percentile error (blank without a band)
+    Extrapolation      = how far the planner's figures reach beyond what was measured: measured, fitted,
+                         kernels or unmeasured (finops.sizing.bands); BestExtrapolation the same of Best*
+    GpusAtP10, GpusAtP90 = accelerators the planner's configuration deploys were the model at the optimistic
+                         or the pessimistic end of its P10-P90 band (Gpus is sized at the P90 end:
+                         finops.sizing.confidence)
 
 ``LLM_SIZING`` calls ``finops.sizing.choice.size_workload``, the function behind ``finops size`` and
 ``finops.size``: the planner's Gpu x Precision x TP at its fewest replicas meeting the SLOs (with
@@ -75,6 +80,10 @@ _ANSWER: tuple[tuple[str, Kind, float], ...] = (
     ("EfficiencySource", "text", 12),
     ("TtftMsP90", "number", 10),
     ("TpotMsP90", "number", 10),
+    ("Extrapolation", "text", 11),
+    ("GpusAtP10", "int", 9),
+    ("GpusAtP90", "int", 9),
+    ("BestExtrapolation", "text", 11),
 )
 SIZING_COLUMNS = (
     Column("Workload", role="computed", width=30),

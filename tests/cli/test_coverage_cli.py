@@ -62,6 +62,19 @@ def test_what_is_not_covered_exits_2_saying_what_is(capsys, args, says):
     assert says in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--gpus", "gpu9000"], "unknown GPU 'gpu9000'. Hint: known: a100-40gb, a100-80gb, a10g, b200,"),
+    (["--engine", "tgi"], "unknown engine 'tgi'. Hint: known: sglang, trtllm, vllm"),
+    (["--precisions", "fp4"], "unknown precision 'fp4'. Hint: use one of: fp32, bf16, fp16, fp8, int8, int4"),
+    (["--confidence", "1.5"], "confidence must be a number between 0 and 1"),
+])
+def test_size_exits_2_on_what_is_not_covered_naming_what_is(capsys, args, says):
+    code = main(["size", "--preset", "seed000-doc-qa", *args])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert says in " ".join(err.split()) and "Traceback" not in err
+
+
 def test_a_model_no_engine_runs_as_a_transformer_exits_2_naming_what_is_covered(capsys, tmp_path):
     """A state-space model's config.json (state-spaces/mamba-2.8b-hf: MambaForCausalLM, 64 layers)."""
     config = tmp_path / "config.json"
@@ -112,18 +125,32 @@ def test_a_configuration_outside_the_tables_falls_back_to_the_roofline(capsys, t
     assert code == 0 and data["fits"] is True
     assert (data["calibrated"], data["step_time_source"], data["efficiency_source"]) == (False, "roofline",
                                                                                         efficiency_source)
-    band_key = f"{engine}:{data['model_class']}"
     bands = Calibration.bundled().bands
+    # an accelerator the engine never ran end to end reads the band of its reach (the widest where no table
+    # of it was measured either); one it ran keeps the engine's (a new precision or MoE shape)
+    reach = {"h100-sxm": "measured", "l40s": "kernels", "mi300x": "fitted", "inferentia2": "fitted",
+             "trainium1": "fitted"}.get(gpu, "unmeasured")
+    assert data["extrapolation"] == reach
     for metric in ("ttft_ms", "tpot_ms", "output_tokens_per_s"):
         low, high = data[f"{metric}_band"]
-        if band_key not in bands:   # no held-out rows of this class under this engine: the engine's band
-            assert low < data[metric] < high
+        key = data["band_classes"][metric]
+        if key == efficiency_source:       # the family fit's own band (its rows report the metric)
+            continue
+        assert key.split(":")[0] == {"measured": engine, "fitted": "unmeasured"}.get(reach, reach)
         # the band is the held-out P10/P90 of measured / modelled (that of TRT-LLM's MoE rows lies below 1
         # for TTFT: the estimate itself may fall outside it)
         assert 0 < low < high
-        if efficiency_source == "engine":   # (a vendor's band comes from its published rows)
-            ratios = bands.get(band_key, bands[engine])[metric]
+        ratios = bands[key][metric]
+        if reach == "measured":
             assert (low, high) == pytest.approx((data[metric] * ratios[1], data[metric] * ratios[5]), rel=1e-3)
+        else:   # a wider reach's band envelops its own class's P10-P90 and the engine's measured one
+            measured = next(bands[k][metric] for k in (f"{engine}:{data['model_class']}", engine)
+                            if metric in bands.get(k, {}))
+            for q in (ratios, measured):
+                assert low <= data[metric] * q[1] * (1 + 1e-3) and high >= data[metric] * q[5] * (1 - 1e-3)
+    if reach == "unmeasured":       # no measurement of the family at all: the leave-one-family-out spread
+        low, high = data["tpot_ms_band"]
+        assert high / low > 1.5
 
 
 @pytest.mark.parametrize("published_ms, source", [

@@ -7,9 +7,9 @@ docstring, the formula README's "finops mix generate" line relies on). At the pe
 bracket is 1, at 02:00 it is the trough (0.3); over a whole day the cosine sums to zero, so a weekday holds
 24 x (0.3 + 0.35) = 15.6 peak-hours.
 
-``size --confidence p``: the search runs against SLO targets divided by the calibration's p-quantile of
-held-out measured / modelled TTFT and TPOT (docs/design.md, finops/sizing/confidence.py): the same
-answer as ``size --workload`` with those tightened targets written in the TOML by hand.
+``size --confidence p``: each option is judged at the p-quantile of its own class's held-out measured /
+modelled TTFT and TPOT (finops/sizing/confidence.py): for a closed population on one accelerator class,
+the same answer as a search at the model's own figures with the targets divided by that quantile.
 """
 from __future__ import annotations
 
@@ -91,29 +91,34 @@ def size_json(capsys, *args: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_size_confidence_is_sizing_for_targets_tightened_by_the_error_band(capsys, tmp_path):
+def test_size_confidence_is_sizing_for_targets_tightened_by_the_error_band(capsys):
+    from dataclasses import replace
+    from decimal import Decimal
+
+    from finops.catalog import get_accelerator
+    from finops.price_book import PriceBook
     from finops.sizing.engine_constants import Calibration, model_class
+    from finops.sizing.search import search
     from finops.sizing.workload import presets
 
-    # seed 003's customer service, whose cheapest fleet its latency targets decide (seed 002's copilot fits
-    # one H100 with room to spare either way since session 16's constants)
+    # seed 003's customer service on A100s (kernels measured, no end-to-end row fitted): a closed population
+    # with an ITL target, so sizing at a confidence only tightens the target, by the A100 class's TPOT ratio
     preset = presets()["seed003-customer-service"]
-    band = Calibration.bundled()
+    cal = Calibration.bundled()
     kind = model_class(preset.model_spec())
-    k_ttft = band.band("vllm", "ttft_ms", 0.9, kind)
-    k_tpot = band.band("vllm", "tpot_ms", 0.9, kind)
-    assert k_ttft > 1  # the model is optimistic at its 90th percentile: the targets tighten
-    at_90 = size_json(capsys, "--preset", preset.name, "--confidence", "0.9", "--top", "5")
-    plain = size_json(capsys, "--preset", preset.name, "--top", "5")
-    assert at_90["options"][0]["monthly_cost"] > plain["options"][0]["monthly_cost"]
-    # the same search by hand: the preset with its targets divided by the bands
-    tightened = tmp_path / "tight.json"
-    fields = {name: target / k for name, target, k in (("ttft_ms", preset.ttft_ms, k_ttft),
-                                                       ("itl_ms", preset.itl_ms, k_tpot)) if target}
-    tightened.write_text(json.dumps({"extends": preset.name, **fields}))
-    by_hand = size_json(capsys, "--workload", str(tightened), "--top", "5")
-    assert [(o["gpu"], o["gpus"], o["monthly_cost"]) for o in at_90["options"]] == \
-        [(o["gpu"], o["gpus"], o["monthly_cost"]) for o in by_hand["options"]]
+    reach = cal.reach("vllm", get_accelerator("a100-80gb"))
+    k_tpot = {level: cal.band("vllm", "tpot_ms", level, kind, reach=reach) for level in (0.5, 0.9)}
+    assert reach == "kernels" and k_tpot[0.9] > k_tpot[0.5]
+    at_90 = size_json(capsys, "--preset", preset.name, "--gpus", "a100-80gb", "--top", "5")   # the default, 0.9
+    at_50 = size_json(capsys, "--preset", preset.name, "--gpus", "a100-80gb", "--confidence", "0.5", "--top", "5")
+    assert at_90["confidence"] == 0.9 and at_50["confidence"] == 0.5
+    assert at_90["options"][0]["monthly_cost"] > at_50["options"][0]["monthly_cost"]
+    # the same searches by hand: the preset's ITL target divided by the band, the model's own figures
+    for level, answer in ((0.9, at_90), (0.5, at_50)):
+        by_hand = search(replace(preset, itl_ms=preset.itl_ms / k_tpot[level]), gpus=["a100-80gb"], top=5,
+                         confidence=None, price_book=PriceBook.current())
+        assert [(o["gpu"], o["gpus"], Decimal(repr(o["monthly_cost"]))) for o in answer["options"]] == \
+            [(o.gpu, o.gpus, o.monthly_cost.amount) for o in by_hand.options]
 
 
 def test_size_calibration_uses_the_refitted_file(capsys, tmp_path):

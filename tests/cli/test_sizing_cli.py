@@ -202,15 +202,16 @@ def test_bad_calibrate_input_exits_2(capsys, tmp_path, args, message):
 
 
 def test_size_flags_extrapolated_options_and_can_keep_only_calibrated_ones(capsys, small_price_book):
-    trtllm = ["size", "--preset", "seed002-financial-copilot", "--engine", "trtllm"]
+    trtllm = ["size", "--preset", "seed002-financial-copilot", "--engine", "trtllm", "--confidence", "0.5",
+              "--top", "20"]
     code, out, _ = _run(capsys, trtllm + ["--json"])
-    flags = {(o["gpu"], o["calibrated"]) for o in json.loads(out)["options"]}
-    assert code == 0 and ("l4", False) in flags and ("h100-sxm", True) in flags
+    flags = {(o["gpu"], o["calibrated"], o["extrapolation"]) for o in json.loads(out)["options"]}
+    assert code == 0 and ("l4", False, "unmeasured") in flags and ("h100-sxm", True, "measured") in flags
     code, out, _ = _run(capsys, trtllm + ["--calibrated-only", "--json"])
     options = json.loads(out)["options"]
     assert code == 0 and options and {o["gpu"] for o in options} == {"h100-sxm"}
     code, out, _ = _run(capsys, trtllm)
-    assert "calibrated" in out and "extrapolated" in out
+    assert "unmeasured" in out and "reach" in out
 
 
 def test_estimate_json_says_whether_it_is_calibrated(capsys):

@@ -126,8 +126,8 @@ def test_trainium2_is_in_the_catalog_with_its_instance():
 @pytest.mark.parametrize("gpu, source, measured_here, family_measured", [
     ("inferentia2", "neuron-v2:vllm", True, True),     # Neuron's own tables
     ("trainium1", "neuron-v2:vllm", False, True),      # the same chip, no rows of its own
-    ("trainium2", "engine", False, False),             # NeuronCore-v3: nothing of its own
-    ("tpu-v6e", "engine", False, False),
+    ("trainium2", "none", False, False),               # NeuronCore-v3: nothing of its own, no AWS part measured
+    ("tpu-v6e", "none", False, False),                 # no Google part measured: nothing answers
     ("l4", "engine", False, False),
     ("mi300x", "amd-cdna3:vllm", True, True),
     ("h100-sxm", "engine", True, True),
@@ -156,10 +156,9 @@ def test_the_neuron_fit_beats_the_engines_constants_on_neurons_rows():
 
 
 # ---- the derived data ------------------------------------------------------------------------------------
-COLLECTED = Path("/work/shared/data/calibration/published-wide-2026-12.csv")
+COLLECTED = Path(__file__).parents[2] / "finops" / "data" / "calibration" / "published-wide-2026-12.csv"
 
 
-@pytest.mark.skipif(not COLLECTED.is_file(), reason="the collected table is not on this machine")
 def test_the_bundled_published_rows_are_what_the_script_derives(tmp_path):
     import runpy
 

@@ -156,6 +156,8 @@ def test_a_broken_calibration_file_is_an_input_error(tmp_path, text):
 def test_bundled_calibration_states_its_source_and_held_out_error():
     cal = Calibration.bundled()
     assert "AIConfigurator" in cal.source and "Apache-2.0" in cal.source and cal.as_of
-    assert set(cal.engines) == set(ENGINES) == {key.split(":")[0] for key in cal.bands}
+    measured = {key.split(":")[0] for key in cal.bands} - {"kernels", "unmeasured"}   # the wider reaches' own
+    assert set(cal.engines) == set(ENGINES) == measured
     assert {"trtllm:mla", "sglang:mla", "vllm:dense"} <= set(cal.bands)   # per engine and model class
+    assert {"kernels", "unmeasured"} <= set(cal.bands)    # the reaches beyond the measured one (bands.py)
     assert None not in (cal.held_out_tpot_error, cal.held_out_ttft_error, cal.held_out_throughput_error)

@@ -207,7 +207,7 @@ def test_a_band_of_the_model_class_is_preferred_and_the_engines_is_the_fallback(
     cal = calibration()
     assert cal.band("vllm", "tpot_ms", 0.1, "moe") == 0.95
     assert cal.band("vllm", "tpot_ms", 0.1, "dense") == 0.6
-    assert cal.band("vllm", "ttft_ms", 0.1, "moe") is None          # the class has no TTFT band
+    assert cal.band("vllm", "ttft_ms", 0.1, "moe") == 0.4           # the class has no TTFT band: the engine's
     assert cal.band("sglang", "tpot_ms", 0.1) is None
 
 
@@ -218,7 +218,8 @@ def test_an_estimates_bands_are_its_value_times_the_p10_and_p90_ratios():
     assert e.output_tokens_per_s_band == pytest.approx((e.output_tokens_per_s * 0.7, e.output_tokens_per_s * 1.3))
     moe = run(model="qwen3-30b-a3b", calibration=calibration())      # its class's band, both ends
     assert moe.tpot_ms_band == pytest.approx((moe.tpot_ms * 0.95, moe.tpot_ms * 1.1))
-    assert moe.ttft_ms_band is None             # the class's rows stand for it alone, and have no TTFT band
+    assert moe.ttft_ms_band == pytest.approx((moe.ttft_ms * 0.4, moe.ttft_ms * 2.5))   # no class TTFT band: the engine's
+    assert moe.band_classes == {"ttft_ms": "vllm", "tpot_ms": "vllm:moe", "output_tokens_per_s": "vllm"}
     bare = run(calibration=calibration(bands={}))
     assert (bare.tpot_ms_band, bare.ttft_ms_band, bare.output_tokens_per_s_band) == (None, None, None)
 

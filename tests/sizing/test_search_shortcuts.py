@@ -68,7 +68,7 @@ def _plain_search(monkeypatch: pytest.MonkeyPatch, workload: Workload, book: Pri
     """The reference: new candidate table, the whole replica grid in one pass, nothing pruned."""
     with monkeypatch.context() as patch:
         patch.setattr(search_module, "_PASS_WIDTHS", (search_module._GRID_STEPS,))
-        patch.setattr(search_module, "_out_of_reach", lambda phys, constants, workload: np.zeros(len(phys.tp), bool))
+        patch.setattr(search_module, "_out_of_reach", lambda phys, constants, workload, sized: np.zeros(len(phys.tp), bool))
         clear_candidate_tables()
         return search_module.search(workload, price_book=book, **options).to_dict()
 
@@ -93,8 +93,8 @@ def test_the_cases_exercise_every_shortcut(monkeypatch):
     out_of_reach, first_possible = search_module._out_of_reach, search_module._first_possible
     first_feasible, worth = search_module._first_feasible, ranking_module.Ranking.worth
 
-    def count_idle(phys, constants, workload):
-        flagged = out_of_reach(phys, constants, workload)
+    def count_idle(phys, constants, workload, sized):
+        flagged = out_of_reach(phys, constants, workload, sized)
         seen["idle"] += int(flagged.sum())
         return flagged
 

@@ -412,14 +412,17 @@ def test_size_spills_each_options_latencies_at_the_models_90th_percentile_error(
     table = udfs.LLM_SIZE("llama-3.1-70b", 2000, 500, 64, 30000, None, "h100-sxm", "fp8, bf16", None, 10)
     column = {name: j for j, name in enumerate(table[0])}
     assert table[0][-2:] == ["ttft_p99_ms_p90", "itl_p99_ms_p90"]
-    for row in table[1:]:   # vLLM's held-out ratios of its dense rows
-        assert row[column["ttft_p99_ms_p90"]] == pytest.approx(row[column["ttft_p99_ms"]] * _bundled_p90("vllm:dense", "ttft_ms"))
-        assert row[column["itl_p99_ms_p90"]] == pytest.approx(row[column["itl_p99_ms"]] * _bundled_p90("vllm:dense", "tpot_ms"))
+    for row in table[1:]:   # vLLM's held-out ratios of its dense rows at the row's TP (H100: measured)
+        tp = row[column["tp"]]
+        assert row[column["ttft_p99_ms_p90"]] == pytest.approx(row[column["ttft_p99_ms"]]
+                                                               * _bundled_p90(f"vllm:dense:tp{tp}", "ttft_ms"))
+        assert row[column["itl_p99_ms_p90"]] == pytest.approx(row[column["itl_p99_ms"]]
+                                                              * _bundled_p90(f"vllm:dense:tp{tp}", "tpot_ms"))
 
 
 @pytest.mark.parametrize("model, ttft_ms, key", [
-    ("llama-3.1-70b", 30000, "vllm:dense"),
-    ("qwen3-235b-a22b", 30000, "vllm:moe"),     # the MoE models' own held-out band
+    ("llama-3.1-70b", 30000, "vllm:dense:tp8"),
+    ("qwen3-235b-a22b", 30000, "vllm:moe:tp8"),     # the MoE models' own held-out band at TP8
     ("llama-3.1-70b", 1, None),                 # misses its 1 ms TTFT: blank
 ])
 def test_sizing_row_shows_its_latencies_at_the_models_90th_percentile_error(model, ttft_ms, key):
