@@ -20,6 +20,7 @@ from finops.errors import InputError, Location
 from finops.files import write_atomically
 from finops.price_book import PriceBook
 
+from .sheets._table import bound_print_area
 from .sheets.catalog import write_catalog, write_prices
 from .sheets.mix import write_mix
 from .sheets.plan import write_plan_sheets
@@ -79,5 +80,7 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
     write_plan_sheets(wb, styles)
     write_catalog(wb, styles)
     write_prices(wb, styles, book)
+    for ws in wb.worksheets():
+        bound_print_area(ws)
     wb.close()
     return write_atomically(out, buffer.getvalue())

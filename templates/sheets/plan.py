@@ -64,10 +64,10 @@ _TABLE_TOP = 2  # a title and a note above each table
 _VALIDATED_ROWS = 500  # rows under each header that keep the validation lists as a table grows
 
 
-def _sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
-    ws = titled_sheet(wb, styles, name, note)
+def _sheet(wb: Workbook, styles: Styles, name: str, note: str, columns: Sequence[Column]) -> Worksheet:
+    ws = titled_sheet(wb, styles, name, note, widths=[c.width for c in columns])
     ws.freeze_panes(_TABLE_TOP + 1, 0)
-    fit_for_print(ws, _TABLE_TOP)
+    fit_for_print(ws, _TABLE_TOP, [c.width for c in columns])
     return ws
 
 
@@ -101,6 +101,7 @@ def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         "Budget",
         "Monthly plan lines. Category OPEX or CAPEX; Amount in Currency; "
         "PlannedMTokens (optional) gives the planned unit cost. " + demo_plan.SOURCE,
+        BUDGET_COLUMNS,
     )
     budget = places["tblBudget"] = write_table(
         ws, styles, "tblBudget", BUDGET_COLUMNS, demo_plan.BUDGET, first_row=_TABLE_TOP
@@ -118,6 +119,7 @@ def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         "Assets",
         "Owned hardware register, depreciated straight-line from InServiceDate "
         "(blank = PurchaseDate) over LifeMonths down to ResidualValue.",
+        ASSETS_COLUMNS,
     )
     assets = places["tblAssets"] = write_table(
         ws, styles, "tblAssets", ASSETS_COLUMNS, demo_plan.ASSETS, first_row=_TABLE_TOP
@@ -132,13 +134,14 @@ def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         "Mapping",
         "Rules from bill rows to plan lines, in Rule order; the first match wins. "
         "Blank = any; * and ? are wildcards; case-insensitive. SubAccount matches the id or the name.",
+        MAPPING_COLUMNS,
     )
     mapping = places["tblMapping"] = write_table(
         ws, styles, "tblMapping", MAPPING_COLUMNS, demo_plan.MAPPING, first_row=_TABLE_TOP
     )
     _list(ws, mapping, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")
 
-    ws = _sheet(wb, styles, "Usage", "Actual million tokens served per plan line and month (optional).")
+    ws = _sheet(wb, styles, "Usage", "Actual million tokens served per plan line and month (optional).", USAGE_COLUMNS)
     usage = places["tblUsage"] = write_table(
         ws, styles, "tblUsage", USAGE_COLUMNS, demo_plan.USAGE, first_row=_TABLE_TOP
     )

@@ -3,8 +3,9 @@
 Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its header row)::
 
     Concurrency        = Concurrency x Growth, else PeakRequestsPerHour / 3600 x SecondsPerRequest x Growth,
-                         else LLM_CONCURRENCY(DAU, OnlineShare, RequestsPerUserPerHour, SecondsPerRequest)
-                         x Growth, else DAU x OnlineShare x Growth (sessions)     -- finops.sizing.demand
+                         else DAU x OnlineShare x RequestsPerUserPerHour / 3600 x SecondsPerRequest
+                         x Growth (Little's law, finops.sizing.concurrency), else DAU x OnlineShare x Growth
+                         (sessions)                                               -- finops.sizing.demand
     WeightsGiB         = LLM_WEIGHTS_GIB(Model, Precision)
     KvGiB              = LLM_KV_GIB(Model, ISL + OSL, ROUNDUP(Concurrency))
     MaxConcurrency     = LLM_MAX_CONCURRENCY(Model, Gpu, Precision, TP, ISL, OSL)      (per replica)
@@ -43,6 +44,7 @@ from xlsxwriter.workbook import Workbook
 
 from addin import udfs
 from finops.price_book import PriceBook
+from finops.sizing import concurrency
 
 from ..styles import Kind, Styles
 from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
@@ -131,19 +133,14 @@ def _row(i: int, row: WorkloadRow, w: TablePlace, s: TablePlace, book: PriceBook
     elif wl.peak_requests_per_hour is not None:
         conc = wl.peak_requests_per_hour / 3600 * wl.seconds_per_request * growth  # type: ignore[operator]
     elif wl.requests_per_user_per_hour is not None:
-        conc = (
-            udfs.LLM_CONCURRENCY(
-                wl.dau, wl.online_share, wl.requests_per_user_per_hour, wl.seconds_per_request
-            )
-            * growth
-        )
+        conc = concurrency(wl.dau, wl.online_share, wl.requests_per_user_per_hour, wl.seconds_per_request) * growth
     else:
         conc = wl.dau * wl.online_share * growth  # type: ignore[operator]
     concurrency_f = (
         f"=IF(ISNUMBER({ref('Concurrency')}),{ref('Concurrency')},"
         f"IF(ISNUMBER({ref('PeakRequestsPerHour')}),{ref('PeakRequestsPerHour')}/3600*{ref('SecondsPerRequest')},"
-        f"IF(ISNUMBER({ref('RequestsPerUserPerHour')}),LLM_CONCURRENCY({ref('DAU')},{ref('OnlineShare')},"
-        f"{ref('RequestsPerUserPerHour')},{ref('SecondsPerRequest')}),{ref('DAU')}*{ref('OnlineShare')})))"
+        f"IF(ISNUMBER({ref('RequestsPerUserPerHour')}),{ref('DAU')}*{ref('OnlineShare')}"
+        f"*{ref('RequestsPerUserPerHour')}/3600*{ref('SecondsPerRequest')},{ref('DAU')}*{ref('OnlineShare')})))"
         f"*{ref('Growth')}"
     )
     args = f"{ref('Model')},{ref('Gpu')},{ref('Precision')},{ref('TP')},{ref('ISL')},{ref('OSL')}"
@@ -205,9 +202,10 @@ def write_sizing(
         "its targets is not priced. Cost per million output tokens: CostPerMTokPeak at the peak load "
         "running 24/7; CostPerMTokAverage at the average load (Workloads' PeakToAverage), the fleet still "
         "sized and paid for the peak. All computed; change the Workloads sheet.",
+        widths=[c.width for c in SIZING_COLUMNS],
     )
     ws.freeze_panes(3, 1)
-    fit_for_print(ws, 2)
+    fit_for_print(ws, 2, [c.width for c in SIZING_COLUMNS])
     place = TablePlace("Sizing", "tblSizing", tuple(c.header for c in SIZING_COLUMNS), 2, 0, len(rows))
     built = [_row(i, row, workloads, place, book) for i, row in enumerate(rows)]
     write_table(ws, styles, "tblSizing", SIZING_COLUMNS, [cells for cells, _ in built], first_row=2)

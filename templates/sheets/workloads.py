@@ -151,9 +151,10 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
         "it against the targets and shows the cheapest that meets them. PeakToAverage: peak over average "
         "load (e.g. the Mix sheet's Peak / average; 1 = the peak all the time), for the cost per million "
         "tokens at the average load. Pre-filled: the seed scenarios.",
+        widths=[c.width for c in WORKLOAD_COLUMNS],
     )
     ws.freeze_panes(3, 1)
-    fit_for_print(ws, 2)
+    fit_for_print(ws, 2, [c.width for c in WORKLOAD_COLUMNS])
     place = write_table(ws, styles, "tblWorkloads", WORKLOAD_COLUMNS, [r.values() for r in rows], first_row=2)
     lists = {
         "Model": "=ModelIds",

@@ -193,18 +193,21 @@ def test_every_udf_in_the_template_exists_with_a_matching_signature(formulas_boo
             required = sum(p.default is inspect.Parameter.empty for p in params)
             assert required <= count <= len(params), f"{sheet}!{cell}: {name} with {count} arguments"
             seen.add(name)
-    assert {
-        "LLM_CONCURRENCY",
-        "LLM_WEIGHTS_GIB",
-        "LLM_KV_GIB",
-        "LLM_MAX_CONCURRENCY",
-        "LLM_SIZING",
-        "LLM_RANKING",
-        "FINOPS_TCO",
-        "FINOPS_COST_PER_MTOK",
-        "FINOPS_PRICE",
-        "FINOPS_MIX",
-    } <= seen
+    # the add-in only where Python is needed: sizing, the performance model, the mix, the price book's lookup
+    # and the owned fleet's cost bases; arithmetic Excel does (Little's law, CAPEX + OPEX x months, cost per
+    # million tokens) is written as formulas
+    assert seen == {"LLM_WEIGHTS_GIB", "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_SIZING", "LLM_RANKING",
+                    "FINOPS_PRICE", "FINOPS_MIX", "FINOPS_OWNED_TCO"}
+
+
+def test_no_formula_types_an_hours_constant(formulas_book):
+    """Hours per month and the profile's hours are named inputs (HoursPerMonth, MixProfileHours), never typed
+    into a formula: a 336-hour profile pasted over the Mix sheet's is costed per month right."""
+    typed = [f"{sheet}!{cell}: {formula}" for sheet, cell, formula in _formula_cells(formulas_book)
+             if re.search(r"(?<![\w.$])(730|672|8760|744|720)(?![\w.])", formula)]
+    assert typed == []
+    names = formulas_book.defined_names
+    assert names["HoursPerMonth"].attr_text.startswith("Start!") and names["MixProfileHours"].attr_text.startswith("Mix!")
 
 
 def test_no_cached_value_is_an_add_in_error(formulas_book, values_book):
