@@ -23,9 +23,9 @@ from xlsxwriter.worksheet import Worksheet
 
 from ..styles import Kind, Styles
 
-__all__ = ["PRINT_SCALE", "Column", "Formula", "TablePlace", "bound_print_area", "fit_for_print", "print_scale", "quote_sheet",
-           "readable_chart", "readable_print",
-           "scale_to_fit", "titled_sheet", "validate_column", "write_cell", "write_table"]
+__all__ = ["PRINT_SCALE", "ROOM", "Column", "Formula", "TablePlace", "bound_print_area", "fit_for_print", "print_scale",
+           "quote_sheet", "readable_chart", "readable_print", "scale_to_fit", "spare", "titled_sheet", "unless_blank",
+           "validate_column", "write_cell", "write_table"]
 
 
 #: Points per line of wrapped 11 pt text.
@@ -191,8 +191,12 @@ class TablePlace:
         """Worksheet row (0-based) of data row ``index`` (0-based)."""
         return self.first_row + 1 + index
 
-    def cell(self, index: int, header: str, *, sheet: bool = False, absolute: bool = True) -> str:
-        ref = xl_rowcol_to_cell(self.row(index), self.col(header), row_abs=absolute, col_abs=absolute)
+    def cell(self, index: int, header: str, *, sheet: bool = False, absolute: bool = True,
+             follow: bool = False) -> str:
+        """One cell's address; ``follow``: the column fixed, the row relative (``$B4``), so the formula
+        copied down a table's rows reads each row's own cell."""
+        ref = xl_rowcol_to_cell(self.row(index), self.col(header), row_abs=absolute and not follow,
+                                col_abs=absolute or follow)
         return f"{quote_sheet(self.sheet)}!{ref}" if sheet else ref
 
     def column_range(self, header: str, rows: int | None = None) -> str:
@@ -202,11 +206,13 @@ class TablePlace:
         bottom = xl_rowcol_to_cell(self.row((rows or self.rows) - 1), col, row_abs=True, col_abs=True)
         return f"{quote_sheet(self.sheet)}!{top}:{bottom}"
 
-    def row_range(self, index: int | None) -> str:
-        """One row of the table across all its columns, sheet-qualified (``None``: the header row)."""
+    def row_range(self, index: int | None, *, follow: bool = False) -> str:
+        """One row of the table across all its columns, sheet-qualified (``None``: the header row);
+        ``follow``: the row relative (``$A4:$Z4``, see :meth:`cell`)."""
         row = self.first_row if index is None else self.row(index)
-        first = xl_rowcol_to_cell(row, self.first_col, row_abs=True, col_abs=True)
-        last = xl_rowcol_to_cell(row, self.first_col + len(self.headers) - 1, row_abs=True, col_abs=True)
+        fixed = not follow
+        first = xl_rowcol_to_cell(row, self.first_col, row_abs=fixed, col_abs=True)
+        last = xl_rowcol_to_cell(row, self.first_col + len(self.headers) - 1, row_abs=fixed, col_abs=True)
         return f"{quote_sheet(self.sheet)}!{first}:{last}"
 
     def whole_range(self) -> str:
@@ -216,6 +222,22 @@ class TablePlace:
             self.row(self.rows - 1), self.first_col + len(self.headers) - 1, row_abs=True, col_abs=True
         )
         return f"{quote_sheet(self.sheet)}!{top}:{bottom}"
+
+
+#: Rows the Sizing and TCO tables hold: the Workloads rows and room for more, each formula blank ("") while
+#: its Workloads row is empty, so a workload added in Excel sizes and costs itself.
+ROOM = 20
+
+
+def unless_blank(key: str, cells: Sequence[Any]) -> list[Any]:
+    """``cells`` of one row with every formula guarded by its row's key cell: ``=IF(key="","",...)``."""
+    return [Formula(f'=IF({key}="","",{c.text[1:]})', c.value) if isinstance(c, Formula) else c for c in cells]
+
+
+def spare(cells: Sequence[Any]) -> list[Any]:
+    """A table row for a workload not there yet: the formulas of ``cells`` with blank cached values, the
+    text inputs as they are (a pricing model) and the numbers blank (an owned GPU-hour to type)."""
+    return [Formula(c.text, "") if isinstance(c, Formula) else c if isinstance(c, str) else None for c in cells]
 
 
 def write_cell(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> None:

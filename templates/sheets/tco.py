@@ -7,8 +7,9 @@ Beside it, the cited owned H100 fleet over a horizon in each labelled basis, ``F
 months, basis)``: cash, book, levelized, and net cash (cash - the residual value still held), which
 ``finops tco`` ranks against commitments charged their whole term (:mod:`finops.tco.compare`).
 
-Per workload (``tblTco``), the planner's configuration as the Sizing sheet deploys it (``S`` = its
-Sizing row; ``finops.sizing.choice``)::
+Per workload (``tblTco``, one row per Workloads row with room to grow as the Sizing sheet has: every
+formula reads its own row of Workloads and Sizing, blank while the workload is), the planner's configuration
+as the Sizing sheet deploys it (``S`` = its Sizing row; ``finops.sizing.choice``)::
 
     Gpus, Instances, GpusPaid, InstanceType = S                 (whole TP groups on whole instances)
     Provider, Region, PeakTokensPerS        = LLM_SIZING(...)    (the instance priced, peak output tokens/s)
@@ -17,6 +18,9 @@ Sizing row; ``finops.sizing.choice``)::
     CloudPerMTokPeak    = Instances x InstanceHourly / (PeakTokensPerS x 3,600) x 10^6      (owned likewise;
                           finops.tco.cost_per_million_tokens; no tokens: #DIV/0!, never a number)
     CloudPerMTokAverage = CloudPerMTokPeak x Workloads' PeakToAverage    (owned likewise)
+    PlanLine        = Workloads' PlanLine (the Budget line the fleet is planned on)
+    MTokensPerMonth = PeakTokensPerS x 3,600 x HoursPerMonth / PeakToAverage / 10^6  (output tokens served
+                      in a month at the average load: the Budget line's PlannedMTokens)
 
 ``HoursPerMonth`` is the Start sheet's named input (730). Only the price lookup (``FINOPS_PRICE``), the
 sizing (``LLM_SIZING``) and the owned fleet's cost bases (``FINOPS_OWNED_TCO``) call the add-in; the rest
@@ -34,6 +38,7 @@ node of ``finops.tco.reference`` with its cost of capital (other accelerators: t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from xlsxwriter.utility import xl_rowcol_to_cell
@@ -47,12 +52,15 @@ from finops.tco.reference import reference_case
 
 from ..styles import Styles
 from ._table import (
+    ROOM,
     Column,
     Formula,
     TablePlace,
     fit_for_print,
     readable_chart,
+    spare,
     titled_sheet,
+    unless_blank,
     write_cell,
     write_table,
 )
@@ -61,7 +69,7 @@ from .sizing import SizedRow, sizing_formula, sizing_value
 from .start import HOURS_PER_MONTH
 from .workloads import WorkloadRow
 
-__all__ = ["TCO_COLUMNS", "write_tco"]
+__all__ = ["TCO_COLUMNS", "PlannedFleet", "write_tco"]
 
 _SEED003 = (
     ("GPUs", "TcoGpus", 9, "int"),
@@ -91,6 +99,8 @@ TCO_COLUMNS = (
     Column("OwnedPerMTokPeak", "usd_rate", "computed", 12),
     Column("OwnedPerMTokAverage", "usd_rate", "computed", 12),
     Column("Cheaper", role="computed", width=9),
+    Column("PlanLine", role="computed", width=22),
+    Column("MTokensPerMonth", "number", "computed", 13),
 )
 
 
@@ -159,6 +169,16 @@ def _owned_bases(ws: Any, wb: Workbook, styles: Styles, top: int, label_col: int
                            udfs.FINOPS_OWNED_TCO(gpus, months, basis)), styles.computed("usd"))
 
 
+@dataclass(frozen=True)
+class PlannedFleet:
+    """A workload's line of the TCO sheet as the Budget reads it: its plan line, monthly cloud cost (the
+    why-not text when it misses its targets) and million output tokens a month."""
+
+    plan_line: str
+    monthly_cost: float | str
+    mtokens: float | str
+
+
 def write_tco(
     wb: Workbook,
     styles: Styles,
@@ -167,7 +187,8 @@ def write_tco(
     sizing: TablePlace,
     sized: list[SizedRow],
     book: PriceBook,
-) -> TablePlace:
+) -> tuple[TablePlace, list[PlannedFleet]]:
+    """The TCO sheet; returns ``tblTco``'s place and what each workload plans (for the Budget sheet)."""
     ws = titled_sheet(
         wb,
         styles,
@@ -184,12 +205,15 @@ def write_tco(
     _owned_bases(ws, wb, styles, 3, headers.index("Gpus"), headers.index("PeakTokensPerS"))
     top = 3 + len(_SEED003) + 5
     owned = float(reference_case("h100").node.cost_per_gpu_hour(cost_of_capital=True).amount)
-    place = TablePlace("TCO", "tblTco", tuple(c.header for c in TCO_COLUMNS), top, 0, len(rows))
+    place = TablePlace("TCO", "tblTco", tuple(c.header for c in TCO_COLUMNS), top, 0, max(ROOM, len(rows)))
     price_cells = prices_range(book)
     table = []
-    for i, (row, answer) in enumerate(zip(rows, sized)):
-        table.append(_tco_row(i, row, answer, place, workloads, sizing, book, price_cells,
-                              owned if row.gpu == "h100-sxm" else None))
+    for i in range(place.rows):
+        row, answer = (rows[i], sized[i]) if i < len(rows) else (rows[0], sized[0])
+        cells = unless_blank(workloads.cell(i, "Workload", sheet=True, follow=True),
+                             _tco_row(i, row, answer, place, workloads, sizing, book, price_cells,
+                                      owned if row.gpu == "h100-sxm" else None))
+        table.append(cells if i < len(rows) else spare(cells))
     ws.write_string(
         top - 1,
         0,
@@ -206,8 +230,8 @@ def write_tco(
         chart.add_series(
             {
                 "name": header,
-                "categories": ["TCO", place.row(0), 0, place.row(place.rows - 1), 0],
-                "values": ["TCO", place.row(0), col, place.row(place.rows - 1), col],
+                "categories": ["TCO", place.row(0), 0, place.row(len(rows) - 1), 0],
+                "values": ["TCO", place.row(0), col, place.row(len(rows) - 1), col],
                 "fill": {"color": colour},
             }
         )
@@ -215,7 +239,9 @@ def write_tco(
                    y={"name": "USD per month (log scale)", "num_format": "#,##0", "log_base": 10}, legend="bottom")
     chart.set_size({"width": 900, "height": 360})
     ws.insert_chart(place.row(place.rows) + 2, 0, chart)
-    return place
+    return place, [PlannedFleet(row.plan_line, cells[place.headers.index("CloudMonthly")].value,
+                                cells[place.headers.index("MTokensPerMonth")].value)
+                   for row, cells in zip(rows, table)]
 
 
 def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, workloads: TablePlace,
@@ -226,7 +252,7 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
         return place.cell(i, header, absolute=False)
 
     def sized(header: str) -> str:
-        return sizing.cell(i, header, sheet=True)
+        return sizing.cell(i, header, sheet=True, follow=True)
 
     def unless_missed(formula: str) -> str:
         """``formula`` when the configuration meets its targets, else the Sizing sheet's why-not text."""
@@ -244,7 +270,7 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
     ratio = row.workload.peak_to_average
     cloud_avg = cloud_mtok * ratio if meets else why
     owned_avg = (owned_mtok * ratio if owned_hour else "") if meets else why
-    to_average = f"*{workloads.cell(i, 'PeakToAverage', sheet=True)}"
+    to_average = f"*{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}"
     cheaper = ("owned" if owned_month < cloud_month else "cloud") if _num(owned_month) and _num(cloud_month) else ""
     owned_if = f'IF(ISNUMBER({own("OwnedGpuHour")}),{{}},"")'
 
@@ -254,8 +280,8 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
 
     return [
         Formula(f"={sized('Workload')}", row.workload.name),
-        Formula(f"={workloads.cell(i, 'Gpu', sheet=True)}", row.gpu),
-        Formula(f"={workloads.cell(i, 'TP', sheet=True)}", row.tp),
+        Formula(f"={workloads.cell(i, 'Gpu', sheet=True, follow=True)}", row.gpu),
+        Formula(f"={workloads.cell(i, 'TP', sheet=True, follow=True)}", row.tp),
         Formula(f"={sized('Gpus')}", v["Gpus"]),
         Formula(f"={sized('Instances')}", v["Instances"]),
         Formula(f"={sized('GpusPaid')}", v["GpusPaid"]),
@@ -275,4 +301,8 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
         Formula(unless_missed(owned_if.format(own("OwnedPerMTokPeak") + to_average)), owned_avg),
         Formula(f'=IF(OR(ISTEXT({own("OwnedMonthly")}),ISTEXT({own("CloudMonthly")})),"",'
                 f'IF({own("OwnedMonthly")}<{own("CloudMonthly")},"owned","cloud"))', cheaper),
+        Formula(f'=""&{workloads.cell(i, "PlanLine", sheet=True, follow=True)}', row.plan_line),
+        Formula(unless_missed(f"{own('PeakTokensPerS')}*3600*HoursPerMonth/"
+                              f"{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}/10^6"),
+                peak_tps * 3600 * HOURS_PER_MONTH / ratio / 1e6 if meets else why),
     ]
