@@ -18,7 +18,7 @@ from decimal import Decimal
 
 from .errors import CurrencyMismatchError, InputError, Location
 
-__all__ = ["CENT", "MAX_AMOUNT", "MONEY_CONTEXT", "Money", "Number", "quantize", "to_decimal"]
+__all__ = ["CENT", "MAX_AMOUNT", "MONEY_CONTEXT", "Money", "Number", "quantize", "to_decimal", "to_price"]
 
 #: The one decimal context for money: 34 significant digits, banker's rounding off, traps on.
 MONEY_CONTEXT = decimal.Context(prec=34, rounding=decimal.ROUND_HALF_UP,
@@ -68,6 +68,38 @@ def to_decimal(value: Number, *, where: Location | None = None) -> Decimal:
     if not result.is_finite():
         raise InputError(f"expected a finite number, got {value!r}", where=where)
     return result
+
+
+def to_price(value: Number, *, where: Location | None = None, what: str = "price", zero: bool = False) -> Decimal:
+    """A price from a price list or a price book, as an exact :class:`Decimal`: more than 0 (0 too with
+    ``zero``, for a part of a price that may be nothing, such as the hourly fee of an all-upfront
+    reservation or an upfront payment). Every price source reads its prices through this one check.
+
+    A price is what a unit costs. A credit, refund or discount is not a price: bills carry it as its own
+    charge (FOCUS ``ChargeCategory`` Credit), never a price list, and a negative price would rank
+    the option it belongs to as the cheapest.
+
+    >>> to_price("3.06"), to_price(0, zero=True)
+    (Decimal('3.06'), Decimal('0'))
+    >>> to_price("-3.06", what="PricePerUnit")
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: PricePerUnit must be more than 0, got '-3.06'. Hint: a price list holds what a unit costs; credits and refunds are charges of their own in the bill, not prices
+    """
+    try:
+        price = to_decimal(value, where=where)
+    except InputError:
+        raise InputError(f"{what} {str(value)[:40]!r} is not a number", where=where,
+                         hint="a price is a plain number, e.g. 38.528") from None
+    if price < 0 or (price == 0 and not zero):
+        bound = "0 or more" if zero else "more than 0"
+        raise InputError(f"{what} must be {bound}, got {str(value)!r}", where=where,
+                         hint="a price list holds what a unit costs; credits and refunds are charges of their own "
+                              "in the bill, not prices")
+    if price >= MAX_AMOUNT:
+        raise InputError(f"{what} {str(value)!r} is out of range", where=where,
+                         hint="prices have at most 28 digits before the decimal point")
+    return price
 
 
 def quantize(amount: Decimal, step: Decimal = CENT) -> Decimal:

@@ -9,7 +9,7 @@ reads and writes them. The bundled, dated snapshots live in ``finops/data/prices
 book is used instead when ``FINOPS_PRICE_BOOK`` names its file.
 
 >>> book = PriceBook([PriceRow("gcp", "us-central1", "a3-highgpu-8g", "h100-sxm", 8, "on_demand", "",
-...                            to_decimal("88.25"), to_decimal(0), "USD", "2026-07-30", "example")])
+...                            Decimal("88.25"), Decimal(0), "USD", "2026-07-30", "example")])
 >>> book.lookup("gcp", "a3-highgpu-8g", "on_demand", "us-central1").per_gpu_hour
 Decimal('11.03125')
 """
@@ -22,7 +22,7 @@ import io
 import os
 import zlib
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
@@ -30,7 +30,7 @@ from typing import Literal, get_args
 
 from .errors import InputError, Location
 from .files import write_atomically
-from .money import MONEY_CONTEXT, to_decimal
+from .money import MONEY_CONTEXT, to_price
 from .registry import normalize_key
 
 __all__ = ["PAYMENT_OPTIONS", "PRICE_BOOK_ENV", "PRICING_MODELS", "PaymentOption", "PriceBook", "PriceRow",
@@ -63,6 +63,13 @@ class PriceRow:
     currency: str
     effective_date: str
     source: str
+
+    def __post_init__(self) -> None:
+        """Every row is priced: ``hourly_cost`` more than 0 (upfront amortized in), ``upfront_cost`` 0 or more
+        (:func:`~finops.money.to_price`, whatever source built the row)."""
+        what = f"the {self.pricing_model} price of {self.provider} {self.instance_type} in {self.region} ({self.source})"
+        to_price(self.hourly_cost, what=f"hourly cost in {what}")
+        to_price(self.upfront_cost, what=f"upfront cost in {what}", zero=True)
 
     @property
     def per_gpu_hour(self) -> Decimal:
@@ -101,8 +108,9 @@ def _row_from_record(record: dict[str, object], where: Location) -> PriceRow:
         provider=str(record["provider"]), region=str(record["region"]), instance_type=str(record["instance_type"]),
         gpu_model=str(record["gpu_model"]), gpu_count=count, pricing_model=model,  # type: ignore[arg-type]
         payment_option=option,  # type: ignore[arg-type]
-        hourly_cost=to_decimal(str(record["hourly_cost"]), where=where),
-        upfront_cost=to_decimal(str(record["upfront_cost"] or 0), where=where),
+        hourly_cost=to_price(str(record["hourly_cost"]), where=replace(where, column="hourly_cost"), what="hourly_cost"),
+        upfront_cost=to_price(str(record["upfront_cost"] or 0), where=replace(where, column="upfront_cost"),
+                              what="upfront_cost", zero=True),
         currency=str(record["currency"]), effective_date=str(record["effective_date"])[:10],
         source=str(record["source"]),
     )

@@ -92,8 +92,8 @@ def _render(rec: Reconciliation, history: Sequence[MonthRecord], run_at: datetim
             variance.write_number(r, 3, actual)
             # cached values are what the formulas give from the cent-rounded cells, as Excel would compute them
             variance.write_formula(r, 4, f"=D{r + 1}-C{r + 1}", None, actual - planned)
-            pct = "" if planned == 0 else (actual - planned) / planned
-            variance.write_formula(r, 5, f'=IF(C{r + 1}=0,"",E{r + 1}/C{r + 1})', None, pct)
+            pct = "" if planned == 0 else (actual - planned) / abs(planned)
+            variance.write_formula(r, 5, f'=IF(C{r + 1}=0,"",E{r + 1}/ABS(C{r + 1}))', None, pct)
             variance.write_string(r, 6, line.flag)
         for ws in (actuals, variance):
             ws.set_column(0, 1, 24)

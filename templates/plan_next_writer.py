@@ -28,7 +28,8 @@ from finops.reconcile.plan import Plan
 from finops.serving import SERVING_COLUMNS, ServingLine, serving_lines_from_rows
 from finops.serving.next_month import NextPlan
 
-from .plan_reader import check_package, table_places
+from .plan_reader import check_package
+from .plan_tables import BUDGET, SERVING, check_cells, find_table, workbook_tables
 from .xlsx_package import XlsxPackage
 
 __all__ = ["ADDED_SHEETS", "read_serving_sheet", "write_next_plan"]
@@ -48,15 +49,18 @@ _CHANGES_WIDTHS = (24, 22, 14, 14, 10, 70)
 
 
 def read_serving_sheet(path: Path) -> tuple[ServingLine, ...] | None:
-    """The plan's ``tblServing`` (written by an earlier ``plan next``), or ``None`` when it has none."""
+    """The plan's ``tblServing`` (written by an earlier ``plan next``; found by role, as the plan's other
+    tables: :mod:`templates.plan_tables`), or ``None`` when it has none."""
     import openpyxl
 
     check_package(Path(path))
-    wb = openpyxl.load_workbook(path, data_only=True)
-    ws = next((ws for ws in wb.worksheets if "tblServing" in ws.tables), None)
-    if ws is None:
+    table = find_table(workbook_tables(path), SERVING, str(path))
+    if table is None:
         return None
-    cells = ws[ws.tables["tblServing"].ref]
+    check_cells(Path(path), [table])
+    wb = openpyxl.load_workbook(path, data_only=True)
+    ws = wb[table.sheet]
+    cells = ws[table.ref]
     header = [str(c.value or "").strip() for c in cells[0]]
     rows = [(row[0].row, {h: "" if c.value is None else str(c.value).strip() for h, c in zip(header, row)})
             for row in cells[1:] if any(c.value not in (None, "") for c in row)]
@@ -90,8 +94,9 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
                          hint="write the next plan to another file, e.g. --out plan-next.xlsx")
     check_package(plan_path)
     package = XlsxPackage(plan_path)
-    budget_sheet = table_places(plan_path)["tblbudget"][0]
-    package.append_table_rows(budget_sheet, "tblBudget", _budget_rows(plan, nxt, observed_month),
+    budget = find_table(workbook_tables(plan_path), BUDGET, str(plan_path))
+    assert budget is not None  # the Budget role is required: find_table refuses a plan without one
+    package.append_table_rows(budget.sheet, budget.name, _budget_rows(plan, nxt, observed_month),
                               drop_tail=[b.row for b in plan.budget if b.month == nxt.month and b.row is not None])
     lines = [n.realized.line for n in nxt.lines]
     stamp = f"written by `finops plan next` from {observed_month} on {datetime.now(UTC):%Y-%m-%d}"
@@ -99,14 +104,14 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
                             "Serving plan lines: configuration, targets, how capacity is bought, and the label rule "
                             "that assigns metric series to the line (first match wins). " + stamp,
                             formats=[_SERVING_FORMATS.get(c) for c in SERVING_COLUMNS],
-                            widths=[24 if c == "PlanLine" else 13 for c in SERVING_COLUMNS], like=budget_sheet)
+                            widths=[24 if c == "PlanLine" else 13 for c in SERVING_COLUMNS], like=budget.sheet)
     hours = max((n.hourly_requests.size for n in nxt.lines), default=0)
     demand = [[h] + [round(float(n.hourly_requests[h]), 3) if h < n.hourly_requests.size else None
                      for n in nxt.lines] for h in range(hours)]
     package.put_table_sheet("Demand", "tblDemand", ["Hour"] + [n.plan_line for n in nxt.lines], demand,
                             f"Requests per hour planned for {nxt.month}: the observed hours of {observed_month} x growth "
                             f"{nxt.growth:g}. " + stamp, formats=[_INT] + ["#,##0.0"] * len(nxt.lines),
-                            widths=[8] + [max(12, len(n.plan_line) + 2) for n in nxt.lines], like=budget_sheet)
+                            widths=[8] + [max(12, len(n.plan_line) + 2) for n in nxt.lines], like=budget.sheet)
     fleet = [[n.plan_line, n.realized.gpus, n.gpus, n.replicas, n.instances, n.sunk_units,
               ", ".join(f"{u} x {name}" for name, u in sorted(n.committed_units.items())),
               None if n.monthly_cost is None else float(n.monthly_cost.rounded().amount),
@@ -116,10 +121,10 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
              for n in nxt.lines]
     package.put_table_sheet("Fleet", "tblFleet", FLEET_HEADERS, fleet,
                             f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp,
-                            formats=_FLEET_FORMATS, widths=_FLEET_WIDTHS, like=budget_sheet)
+                            formats=_FLEET_FORMATS, widths=_FLEET_WIDTHS, like=budget.sheet)
     changes = [[c.plan_line, c.what, c.before, c.after, None if c.change is None else round(c.change, 4), c.why]
                for c in nxt.changes]
     package.put_table_sheet("Changes", "tblChanges", CHANGES_HEADERS, changes,
                             f"What moved from {observed_month} to {nxt.month}, by how much, and why. " + stamp,
-                            formats=_CHANGES_FORMATS, widths=_CHANGES_WIDTHS, like=budget_sheet)
+                            formats=_CHANGES_FORMATS, widths=_CHANGES_WIDTHS, like=budget.sheet)
     return write_atomically(out, package.to_bytes())

@@ -1,24 +1,24 @@
-"""Read the planning workbook's tables by name into :mod:`finops.reconcile.plan` values (read-only).
+"""Read the planning workbook's tables into :mod:`finops.reconcile.plan` values (read-only).
 
-Tables are found by Excel table name (``tblBudget``, ``tblAssets``, ``tblMapping``, optional
-``tblUsage``), never by cell address; headers are the exact names of ``docs/design.md``. Loose cell
-values are normalized here, at the edge: months typed as dates become ``'YYYY-MM'``, blank mapping
-fields mean "any", numbers typed as text are parsed. Every error names the file, sheet, cell and
-column, with a hint.
+Tables are found by role (:mod:`templates.plan_tables`: by Excel table name, ``tblBudget``,
+``tblAssets``, ``tblMapping``, optional ``tblUsage``, else by the headers the role must have), never by
+cell address; headers are the exact names of ``docs/design.md``. Loose cell values are normalized here,
+at the edge: months typed as dates become ``'YYYY-MM'``, blank mapping fields mean "any", numbers typed
+as text are parsed. A cell that only looks blank (a formula never computed, a merged range) is refused
+with its cell. Every error names the file, sheet, cell and column, with a hint.
 
 Before openpyxl sees the file, :func:`check_package` refuses what could exhaust memory or is damaged:
 a part that inflates past :data:`MAX_PART_BYTES`, all parts past :data:`MAX_PACKAGE_BYTES`, more than
 :data:`MAX_PARTS` parts, a part that does not inflate, or any part that declares a DTD or an entity
 (the "billion laughs" bomb), found by a streamed scan of every part whole. openpyxl itself parses
 through defusedxml. The workbook is opened in openpyxl's read-only mode (cells streamed, nothing else
-loaded) and never saved: :func:`table_places` finds each table's sheet and range in the package's
-table parts, and only those cells are read, so a plan's other sheets (the thousands of rows of Prices)
-cost nothing.
+loaded) and never saved: :func:`~templates.plan_tables.workbook_tables` finds each table's sheet and
+range in the package's table parts, and only those cells are read, so a plan's other sheets (the
+thousands of rows of Prices) cost nothing.
 """
 
 from __future__ import annotations
 
-import posixpath
 import re
 import zipfile
 import zlib
@@ -31,7 +31,20 @@ from typing import Any
 from finops.depreciation import parse_month
 from finops.errors import InputError, Location
 from finops.money import Money, to_decimal
-from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine
+from finops.reconcile.plan import Asset, BudgetLine, MappingRule, Plan, UsageLine, usage_once
+
+from .plan_tables import (
+    ASSETS,
+    BUDGET,
+    MAPPING,
+    PLAN_ROLES,
+    USAGE,
+    TableRole,
+    WorkbookTable,
+    check_cells,
+    find_table,
+    workbook_tables,
+)
 
 __all__ = ["ASSETS_HEADERS", "BUDGET_HEADERS", "MAPPING_HEADERS", "MAX_PACKAGE_BYTES", "MAX_PARTS", "MAX_PART_BYTES",
            "USAGE_HEADERS", "check_package", "range_rows", "read_plan", "table_places"]
@@ -48,12 +61,7 @@ _DTD = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 
 #: Required headers of each table (``PlannedMTokens`` is optional), as in docs/design.md.
-BUDGET_HEADERS = ("Month", "PlanLine", "CostCentre", "Category", "Provider", "Amount", "Currency")
-ASSETS_HEADERS = ("AssetId", "Description", "PlanLine", "CostCentre", "GpuModel", "GpuCount", "PurchaseDate",
-                  "InServiceDate", "Cost", "ResidualValue", "LifeMonths", "Currency")
-MAPPING_HEADERS = ("Rule", "PlanLine", "ProviderName", "SubAccount", "ServiceName", "InstanceType", "RegionId",
-                   "TagKey", "TagValue")
-USAGE_HEADERS = ("Month", "PlanLine", "ActualMTokens")
+BUDGET_HEADERS, ASSETS_HEADERS, MAPPING_HEADERS, USAGE_HEADERS = (role.headers for role in PLAN_ROLES)
 
 
 def check_package(path: Path) -> None:
@@ -102,25 +110,6 @@ def _scan_part(package: zipfile.ZipFile, info: zipfile.ZipInfo, where: Location,
     return size
 
 
-_MAIN = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
-_PACKAGE_RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
-_REL_ID = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}id"
-
-
-def _rels(package: zipfile.ZipFile, part: str) -> dict[str, str]:
-    """Relationship id -> target part (absolute in the package) of ``part``; none when it has no rels part."""
-    from defusedxml import ElementTree
-
-    folder, name = posixpath.split(part)
-    rels = posixpath.join(folder, "_rels", name + ".rels")
-    if rels not in package.namelist():
-        return {}
-    tree = ElementTree.fromstring(package.read(rels))
-    return {rel.get("Id", ""): posixpath.normpath(posixpath.join(folder, rel.get("Target", "")))
-            if not rel.get("Target", "").startswith("/") else rel.get("Target", "").lstrip("/")
-            for rel in tree.iter(f"{_PACKAGE_RELS}Relationship")}
-
-
 def table_places(path: Path) -> dict[str, tuple[str, str]]:
     """Excel table name (lowercased) -> (sheet title, range) from the package's table parts.
 
@@ -128,22 +117,7 @@ def table_places(path: Path) -> dict[str, tuple[str, str]]:
     >>> table_places(DEFAULT_TEMPLATE)["tblbudget"][0]
     'Budget'
     """
-    from defusedxml import ElementTree
-
-    places: dict[str, tuple[str, str]] = {}
-    with zipfile.ZipFile(path) as package:
-        book_rels = _rels(package, "xl/workbook.xml")
-        book = ElementTree.fromstring(package.read("xl/workbook.xml"))
-        for sheet in book.iter(f"{_MAIN}sheet"):
-            sheet_part = book_rels.get(sheet.get(_REL_ID, ""))
-            if sheet_part is None or sheet_part not in package.namelist():
-                continue
-            for target in _rels(package, sheet_part).values():
-                if target.startswith("xl/tables/") and target in package.namelist():
-                    table = ElementTree.fromstring(package.read(target))
-                    name = table.get("displayName") or table.get("name") or ""
-                    places[name.lower()] = (sheet.get("name", ""), table.get("ref", ""))
-    return places
+    return {t.name.lower(): (t.sheet, t.ref) for t in reversed(workbook_tables(path))}
 
 
 def read_plan(path: Path) -> Plan:
@@ -156,17 +130,19 @@ def read_plan(path: Path) -> Plan:
                          hint="create one with `finops template build`")
     check_package(path)
     try:
-        places = table_places(path)
+        tables = workbook_tables(path)
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises many types for damaged files; translate at the seam
         raise InputError(f"cannot open the plan workbook: {exc}", where=Location(file=str(path)),
                          hint="open and save it in Excel, then try again") from exc
     try:
-        tables = _Tables(book, places, str(path))
-        return Plan(budget=tuple(tables.rows("tblBudget", _budget, BUDGET_HEADERS)),
-                    assets=tuple(tables.rows("tblAssets", _asset, ASSETS_HEADERS, required=False)),
-                    mapping=tuple(tables.rows("tblMapping", _rule, MAPPING_HEADERS, required=False)),
-                    usage=tuple(tables.rows("tblUsage", _usage, USAGE_HEADERS, required=False)),
+        found = {role.name: find_table(tables, role, str(path), book.sheetnames) for role in PLAN_ROLES}
+        check_cells(path, [table for table in found.values() if table is not None])
+        read = _Tables(book, str(path))
+        return Plan(budget=tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
+                    assets=tuple(read.rows(found[ASSETS.name], ASSETS, _asset)),
+                    mapping=tuple(read.rows(found[MAPPING.name], MAPPING, _rule)),
+                    usage=_usage_once(tuple(read.rows(found[USAGE.name], USAGE, _usage)), found[USAGE.name], str(path)),
                     source=str(path))
     finally:
         book.close()
@@ -261,32 +237,30 @@ def range_rows(ws: Any, ref: str) -> tuple[int, int, Iterator[tuple[Any, ...]]]:
 class _Tables:
     """The plan's tables, read from the workbook opened read-only: only the cells of each table's range."""
 
-    def __init__(self, book: Any, places: dict[str, tuple[str, str]], file: str) -> None:
-        self.book, self.places, self.file = book, places, file
+    def __init__(self, book: Any, file: str) -> None:
+        self.book, self.file = book, file
 
-    def rows(self, name: str, build: Callable[[_Row], Any], headers: tuple[str, ...], *,
-             required: bool = True) -> Iterator[Any]:
+    def rows(self, table: WorkbookTable | None, role: TableRole, build: Callable[[_Row], Any]) -> Iterator[Any]:
+        """``build`` of each non-blank data row of ``table`` (none when the plan has no such table)."""
         from openpyxl.utils.cell import get_column_letter
 
-        found = self.places.get(name.lower())
-        if found is None or found[0] not in self.book.sheetnames:
-            if not required:
-                return
-            raise InputError(f"table {name} not found", where=Location(file=self.file),
-                             hint="use the planning template (`finops template build`); tables are found by name")
-        title, ref = found
-        min_col, min_row, cells = range_rows(self.book[title], ref)
+        if table is None:
+            return
+        if table.sheet not in self.book.sheetnames:
+            raise InputError(f"table {table.name} is on sheet {table.sheet}, which the workbook does not list",
+                             where=Location(file=self.file), hint="open and save the workbook in Excel, then try again")
+        min_col, min_row, cells = range_rows(self.book[table.sheet], table.ref)
         found_headers = [str(h).strip() if h is not None else "" for h in next(cells, ())]
-        missing = [h for h in headers if h not in found_headers]
+        missing = [h for h in role.headers if h not in found_headers]
         if missing:
-            raise InputError(f"table {name} has no column {missing[0]}",
-                             where=Location(file=self.file, sheet=title, column=missing[0]),
-                             hint=f"{name} needs the columns {', '.join(headers)} (exact names)")
+            raise InputError(f"table {table.name} has no column {missing[0]}",
+                             where=Location(file=self.file, sheet=table.sheet, column=missing[0]),
+                             hint=f"{role.name} needs the columns {', '.join(role.headers)} (exact names)")
         for r, values in enumerate(cells, start=min_row + 1):
             if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
                 continue
             refs = {h: f"{get_column_letter(min_col + i)}{r}" for i, h in enumerate(found_headers)}
-            yield build(_Row(self.file, title, r, dict(zip(found_headers, values)), refs))
+            yield build(_Row(self.file, table.sheet, r, dict(zip(found_headers, values)), refs))
 
 
 def _budget(row: _Row) -> BudgetLine:
@@ -322,6 +296,10 @@ def _rule(row: _Row) -> MappingRule:
                        region_id=row.text("RegionId", required=False),
                        tag_key=row.text("TagKey", required=False), tag_value=row.text("TagValue", required=False),
                        row=row.row)
+
+
+def _usage_once(lines: tuple[UsageLine, ...], table: WorkbookTable | None, file: str) -> tuple[UsageLine, ...]:
+    return usage_once(lines, Location(file=file, sheet=table.sheet if table else None))
 
 
 def _usage(row: _Row) -> UsageLine:

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from finops.errors import InputError, Location
-from finops.money import to_decimal
+from finops.money import to_price
 
 __all__ = ["CSV_ATTRIBUTES", "OfferFile", "read_offer_file"]
 
@@ -73,7 +73,7 @@ def read_offer_file(path: str | Path, keep: Callable[[str], bool] = lambda insta
             first = stream.read(1)
             stream.seek(0)
             if first == "{":
-                return _from_json(_load_json(stream, path.name), keep)
+                return _from_json(_load_json(stream, path.name), keep, path.name)
             return _from_csv(stream, keep, path.name)
         except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error, csv.Error) as error:
             raise InputError(f"offer file {path.name} is damaged or not text ({type(error).__name__})",
@@ -89,7 +89,17 @@ def _load_json(stream: io.TextIOBase, name: str) -> Mapping[str, Any]:
                          hint=_DOWNLOAD_HINT) from error
 
 
-def _from_json(offer: Mapping[str, Any], keep: Callable[[str], bool]) -> OfferFile:
+def _check_prices(terms: Mapping[str, Any], kind: str, sku: str, name: str) -> None:
+    """Every ``pricePerUnit`` of a product's terms of ``kind`` through :func:`~finops.money.to_price`; a bad
+    one is named by its path in the file (``terms.OnDemand.<sku>.<term>.priceDimensions.<rate>.pricePerUnit.USD``)."""
+    for code, term in (terms.get(kind, {}).get(sku) or {}).items():
+        for rate, dimension in (term.get("priceDimensions") or {}).items():
+            for currency, amount in (dimension.get("pricePerUnit") or {}).items():
+                path = f"terms.{kind}.{sku}.{code}.priceDimensions.{rate}.pricePerUnit.{currency}"
+                to_price(amount, where=Location(file=name, column=path), what="pricePerUnit", zero=True)
+
+
+def _from_json(offer: Mapping[str, Any], keep: Callable[[str], bool], name: str) -> OfferFile:
     if "products" not in offer or "terms" not in offer:
         raise InputError("not an AWS offer file: no 'products' and 'terms'",
                          hint="use a service offer file such as AmazonEC2 .../current/<region>/index.json")
@@ -98,6 +108,8 @@ def _from_json(offer: Mapping[str, Any], keep: Callable[[str], bool]) -> OfferFi
     for sku, product in offer["products"].items():
         if not keep(product.get("attributes", {}).get("instanceType", "")):
             continue
+        for kind in ("OnDemand", "Reserved"):
+            _check_prices(terms, kind, sku, name)
         documents.append({"product": product, "serviceCode": offer.get("offerCode", "AmazonEC2"),
                           "terms": {kind: terms.get(kind, {}).get(sku, {}) for kind in ("OnDemand", "Reserved")}})
     return OfferFile(str(offer.get("publicationDate", ""))[:10], tuple(documents))
@@ -133,11 +145,8 @@ def _from_csv(stream: io.TextIOBase, keep: Callable[[str], bool], name: str) -> 
             "termAttributes": {a: row[a] for a in _TERM_ATTRIBUTES if row.get(a)}})
         if not row.get("PricePerUnit") or not row.get("Currency"):
             raise InputError("price row without PricePerUnit or Currency", where=Location(file=name, row=line))
-        try:
-            to_decimal(row["PricePerUnit"])
-        except InputError as error:
-            raise InputError(f"PricePerUnit {row['PricePerUnit']!r} is not a number",
-                             where=Location(file=name, row=line, column="PricePerUnit"), hint=_DOWNLOAD_HINT) from error
+        to_price(row["PricePerUnit"], where=Location(file=name, row=line, column="PricePerUnit"), what="PricePerUnit",
+                 zero=True)
         term["priceDimensions"][row["RateCode"]] = {
             "rateCode": row["RateCode"], "unit": row["Unit"], "description": row.get("PriceDescription", ""),
             "pricePerUnit": {row["Currency"]: row["PricePerUnit"]}}

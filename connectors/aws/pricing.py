@@ -27,7 +27,7 @@ from decimal import Decimal
 from typing import Any
 
 from finops.errors import InputError
-from finops.money import MONEY_CONTEXT, to_decimal
+from finops.money import MONEY_CONTEXT, to_price
 from finops.price_book import PriceRow
 
 from .regions import location_of, region_of
@@ -85,10 +85,11 @@ def _term(term: Mapping[str, Any], where: str) -> _Term:
         (currency, amount), = dimension["pricePerUnit"].items()
         currencies.add(currency)
         unit = dimension.get("unit", "")
+        price = to_price(amount, what=f"{where}: pricePerUnit", zero=True)
         if unit in ("Hrs", "Hours", "hours"):
-            hourly = MONEY_CONTEXT.add(hourly, to_decimal(amount))
+            hourly = MONEY_CONTEXT.add(hourly, price)
         elif unit == "Quantity":
-            upfront = MONEY_CONTEXT.add(upfront, to_decimal(amount))
+            upfront = MONEY_CONTEXT.add(upfront, price)
         else:
             raise InputError(f"{where}: price dimension in unknown unit {unit!r}", hint="expected Hrs or Quantity")
     if len(currencies) != 1:

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from finops.errors import InputError
-from finops.money import MONEY_CONTEXT, to_decimal
+from finops.money import MONEY_CONTEXT, to_price
 from finops.price_book import PriceRow
 
 from .pricing import PURCHASE_OPTIONS, GpuLookup
@@ -63,7 +63,7 @@ def savings_plan_row(rate: Mapping[str, Any], *, gpu_of: GpuLookup, as_of: str, 
         raise InputError(f"unknown Savings Plan term {duration} s / {payment!r}",
                          hint=f"known durations {sorted(DURATIONS)}, payment options {', '.join(UPFRONT_SHARE)}")
     model, hours = DURATIONS[duration]
-    hourly = to_decimal(rate["rate"])
+    hourly = to_price(rate["rate"], what=f"Savings Plan rate of {rate.get('usageType', '?')}")
     upfront = MONEY_CONTEXT.multiply(MONEY_CONTEXT.multiply(hourly, Decimal(hours)), UPFRONT_SHARE[payment])
     instance_type = properties.get("instanceType") or rate["usageType"].rpartition(":")[2]
     gpu_model, gpu_count = gpu_of(instance_type)

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any
 
 from finops.errors import InputError
-from finops.money import MONEY_CONTEXT, to_decimal
+from finops.money import MONEY_CONTEXT, to_decimal, to_price
 from finops.price_book import PriceRow
 
 from .pricing import GpuLookup
@@ -66,7 +66,7 @@ def summarize(records: Iterable[Mapping[str, Any]], region: str, start: datetime
     groups: dict[tuple[str, str], list[tuple[datetime, Decimal]]] = defaultdict(list)
     for record in records:
         groups[(record["AvailabilityZone"], record["InstanceType"])].append(
-            (record["Timestamp"], to_decimal(record["SpotPrice"])))
+            (record["Timestamp"], to_price(record["SpotPrice"], what=f"SpotPrice of {record['InstanceType']}")))
     summaries = []
     for (zone, instance_type), points in sorted(groups.items()):
         prices = [price for _, price in points]

@@ -28,12 +28,23 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from connectors.focus_table import timestamp
 from finops.errors import InputError, Location
+from finops.reconcile.aggregation import billing_month
 
 from . import mapping as m
 from .bigquery import BIGQUERY_ENDPOINT_ENV, query_rows
 from .commitments import amortize
-from .normalize import export_row, focus_export_row, get, month_period, nest, unused_row
+from .normalize import (
+    export_row,
+    focus_export_row,
+    get,
+    invoice_month,
+    month_period,
+    nest,
+    normalized,
+    unused_row,
+)
 
 __all__ = ["BIGQUERY_ENDPOINT_ENV", "BillQuery", "build_query", "export_kind", "parse_month", "pull_bills",
            "read_file_rows", "to_focus"]
@@ -176,24 +187,49 @@ def _file_to_focus(path: Path, numbered: list[tuple[int, Mapping[str, Any]]], is
             to_focus([row], is_focus)
         except (InputError, ValueError) as exc:  # ValueError: a timestamp that is not ISO 8601
             message = exc.message if isinstance(exc, InputError) else f"not a valid value: {exc}"
-            # the column is the leaf whose value the message quotes (to_decimal and fromisoformat quote it)
-            column = next((name for name, value in _leaves(row) if value not in (None, "") and repr(str(value)) in message),
-                          None)
+            # the column the error names, else the leaf whose value the message quotes (to_decimal and
+            # fromisoformat quote it)
+            named = exc.where.column if isinstance(exc, InputError) and exc.where is not None else None
+            column = named or next((name for name, value in _leaves(row)
+                                    if value not in (None, "") and repr(str(value)) in message), None)
             raise InputError(message, where=Location(file=str(path), row=number, column=column),
                              hint=getattr(exc, "hint", None) or "fix the value in the export or export the month again",
                              ) from exc
     return to_focus([row for _, row in numbered], is_focus)  # not a one-row error: raise it as it is
 
 
-def _month_rows(rows: Iterable[Mapping[str, Any]], is_focus: bool, month: str, first: int = 1,
+def _month_rows(rows: Iterable[Mapping[str, Any]], is_focus: bool, month: str, first: int = 1, path: str = "",
                 ) -> list[tuple[int, Mapping[str, Any]]]:
-    """The rows of one invoice month, each with its row number in the file (``first`` for row 0)."""
-    invoice_month, start, _ = parse_month(month)
-    if is_focus:
-        return [(first + i, r) for i, r in enumerate(rows)
-                if str(r.get("BillingPeriodStart") or "")[:7].replace("-", "") == invoice_month
-                or r.get("BillingPeriodStart") == start]
-    return [(first + i, r) for i, r in enumerate(rows) if str((r.get("invoice") or {}).get("month") or "") == invoice_month]
+    """The rows of one invoice month, each with its row number in the file (``first`` for row 0). A
+    standard or detailed export's ``invoice.month`` is read in either form (``202605``, ``2026-05``); a
+    row whose invoice month is neither is refused with its row, never left out; a FOCUS export's row belongs to
+    the month its billing period starts in, in the zone it is written in
+    (:func:`finops.reconcile.aggregation.billing_month`)."""
+    wanted = parse_month(month)[0]
+    chosen = []
+    if is_focus:  # the month a billing period starts in, in the zone it is written in (month_filter's rule)
+        for i, row in enumerate(rows):
+            where = Location(file=path, row=first + i, column="BillingPeriodStart")
+            try:
+                start = timestamp(row.get("BillingPeriodStart"))
+            except ValueError:
+                raise InputError(f"not a timestamp: {str(row.get('BillingPeriodStart'))[:40]!r}", where=where,
+                                 hint="FOCUS writes ISO 8601, e.g. 2026-05-01T00:00:00Z") from None
+            if start is None:
+                raise InputError("BillingPeriodStart is empty", where=where,
+                                 hint="FOCUS requires the billing period on every row; export the month again")
+            if billing_month(start) == month:
+                chosen.append((first + i, row))
+        return chosen
+    for i, row in enumerate(rows):
+        try:
+            found = invoice_month(get(row, "invoice.month"))
+        except InputError as exc:
+            raise InputError(exc.message, where=Location(file=path, row=first + i, column="invoice.month"),
+                             hint=exc.hint) from None
+        if found == wanted:
+            chosen.append((first + i, row))
+    return chosen
 
 
 def to_focus(rows: Iterable[Mapping[str, Any]], is_focus: bool) -> list[dict[str, Any]]:
@@ -201,7 +237,7 @@ def to_focus(rows: Iterable[Mapping[str, Any]], is_focus: bool) -> list[dict[str
     the rows given (:func:`connectors.gcp.commitments.amortize`: give a whole invoice month)."""
     if is_focus:
         return [focus_export_row(r) for r in rows]
-    rows = list(rows)
+    rows = [normalized(r) for r in rows]
     plan = amortize(rows)
     charges = [export_row(r, plan.shares.get(i)) for i, r in enumerate(rows)]
     unused = [unused_row(charges[u.fee_row][0], u) for u in plan.unused]
@@ -221,7 +257,7 @@ def pull_bills(source: str, month: str, out: Path) -> Path:
         return write_focus_parquet(to_focus(rows, is_focus), out)
     path = Path(source)
     all_rows, is_focus = read_file_rows(path)
-    numbered = _month_rows(all_rows, is_focus, month, _FIRST_ROW[_file_kind(path)])
+    numbered = _month_rows(all_rows, is_focus, month, _FIRST_ROW[_file_kind(path)], str(path))
     _require_rows(numbered, source, month)
     return write_focus_parquet(_file_to_focus(path, numbered, is_focus), out)
 

@@ -32,14 +32,15 @@ from typing import Any
 from connectors.focus_table import NAMES, cell, conform, decimal_or_none, service_subcategory, timestamp
 from connectors.focus_table import record as focus_record
 from finops.depreciation import month_index
-from finops.errors import InputError, UnknownNameError
+from finops.errors import InputError, Location, UnknownNameError
 from finops.money import MONEY_CONTEXT
 
 from . import mapping as m
 from .commitments import Share, Unused
 from .skus import match_rule
 
-__all__ = ["billing_period", "export_row", "focus_export_row", "get", "month_period", "nest", "unused_row"]
+__all__ = ["billing_period", "credits_of", "export_row", "focus_export_row", "get", "invoice_month", "month_period", "nest",
+           "normalized", "unused_row"]
 
 _ZERO = Decimal(0)
 _HOUR_UNITS = ("hour", "hours", "h")
@@ -87,16 +88,81 @@ def _first_day(index: int) -> datetime:
     return datetime(year, month + 1, 1)
 
 
-def billing_period(invoice_month: str) -> tuple[datetime, datetime]:
-    """``YYYYMM`` (the export's ``invoice.month``) -> [first day, first day of the next month).
+def invoice_month(value: Any) -> str:
+    """The export's ``invoice.month`` as ``YYYYMM``, whichever form it is written in: ``202605`` (as
+    BigQuery holds it), ``2026-05`` (as a sheet or a hand-made export writes it), or the number 202605
+    (as a JSON reader types it). Anything else is refused, naming the column.
+
+    >>> invoice_month("202605"), invoice_month("2026-05"), invoice_month(202605)
+    ('202605', '202605', '202605')
+    """
+    text = str(value if value is not None else "").strip()
+    if len(text) == 7 and text[4] == "-":
+        text = text[:4] + text[5:]
+    if len(text) != 6 or not text.isdigit() or not 1 <= int(text[4:]) <= 12:
+        raise InputError(f"invoice month must be YYYYMM or YYYY-MM, got {value!r}",
+                         where=Location(column="invoice.month"),
+                         hint="every row of a billing export names its invoice month, e.g. 202605")
+    return text
+
+
+def billing_period(month: Any) -> tuple[datetime, datetime]:
+    """The export's ``invoice.month`` (:func:`invoice_month`'s forms) -> [first day, first day of the next month).
 
     >>> billing_period("202612")
     (datetime.datetime(2026, 12, 1, 0, 0), datetime.datetime(2027, 1, 1, 0, 0))
     """
-    text = str(invoice_month).replace("-", "")
-    if len(text) != 6 or not text.isdigit() or not 1 <= int(text[4:]) <= 12:
-        raise InputError(f"invoice month must be YYYYMM, got {invoice_month!r}")
+    text = invoice_month(month)
     return month_period(f"{text[:4]}-{text[4:]}")
+
+
+def credits_of(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The row's credits, in either shape an export gives them: a list of credit records (BigQuery's
+    REPEATED RECORD) or one credit record alone (a hand-made export), either as JSON text too (a JSON
+    reader that met both shapes in one file types the field as JSON). Each credit needs its ``amount``;
+    anything else in ``credits`` is refused, naming the column.
+
+    >>> [c["amount"] for c in credits_of({"credits": {"name": "Free tier", "amount": -1.5}})]
+    [-1.5]
+    """
+    value = row.get("credits")
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):  # JSON text: a reader that met both shapes
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            pass  # refused below, with the text
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return []
+    credits = [value] if isinstance(value, Mapping) else value
+    if not isinstance(credits, list) or not all(isinstance(c, Mapping) for c in credits):
+        raise InputError(f"credits must be a list of credit records, got {str(value)[:60]!r}",
+                         where=Location(column="credits"),
+                         hint='write credits as the export does: [{"name": ..., "amount": -1.5, "type": ...}]')
+    for credit in credits:
+        if decimal_or_none(credit.get("amount")) is None:
+            raise InputError(f"credit {str(credit.get('name') or credit.get('type') or '?')!r} has no amount",
+                             where=Location(column="credits.amount"),
+                             hint="every credit of the export carries its amount (negative: it lowers the cost)")
+    return credits
+
+
+def normalized(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The row with its ``invoice.month`` as ``YYYYMM`` (:func:`invoice_month`) and its ``credits`` as a list
+    (:func:`credits_of`), so every step after (commitment amortization, :func:`export_row`) sees one form;
+    a row without its cost is refused here."""
+    _cost(row)
+    invoice = dict(row.get("invoice") or {})
+    invoice["month"] = invoice_month(invoice.get("month"))
+    return {**row, "invoice": invoice, "credits": credits_of(row)}
+
+
+def _cost(row: Mapping[str, Any]) -> Decimal:
+    """The row's ``cost``: every export row has one (0 for none), so an empty one is refused, not read as 0."""
+    cost = decimal_or_none(row.get("cost"))
+    if cost is None:
+        raise InputError("cost is empty", where=Location(column="cost"),
+                         hint="every row of a billing export carries its cost (0 for none); export the month again")
+    return cost
 
 
 def _text(value: Any) -> Any:
@@ -169,19 +235,19 @@ def export_row(row: Mapping[str, Any], share: Share | None = None) -> list[dict[
     ``share`` is the row's part in a commitment (:func:`connectors.gcp.commitments.amortize`): a fee row
     gets its ``CommitmentDiscountId`` and ``EffectiveCost = 0``; a covered row adds its share of the fee
     to its ``EffectiveCost``."""
-    cost = decimal_or_none(row.get("cost")) or _ZERO
+    cost = _cost(row)
     description = str(get(row, "sku.description") or "")
     cost_type = str(row.get("cost_type") or "regular")
     category, charge_class = m.COST_TYPES.get(cost_type, ("Adjustment", None))
     fee = category == "Usage" and description.startswith(m.COMMITMENT_FEE_PREFIXES)
-    credits = [c for c in row.get("credits") or [] if isinstance(c, Mapping)]
+    credits = credits_of(row)
     rules = [(c, m.CREDIT_TYPES.get(str(c.get("type") or ""), m.PROMOTION_LIKE)) for c in credits]
     cud = [c for c, rule in rules if rule.commitment_category]
     purchase = _purchase_option(description, fee, cud) if category == "Usage" else ""
     folded = sum((decimal_or_none(c.get("amount")) or _ZERO for c, rule in rules if rule.folds), _ZERO)
     contracted = sum((decimal_or_none(c.get("amount")) or _ZERO for c, rule in rules if rule.contracted), _ZERO)
-    invoice_month = str(get(row, "invoice.month") or "")
-    start, end = billing_period(invoice_month)
+    month = invoice_month(get(row, "invoice.month"))
+    start, end = billing_period(month)
     base = {column: _text(get(row, path)) for path, column in m.EXPORT_TEXT_COLUMNS.items()}
     base["RegionId"] = base.get("RegionId") or _text(get(row, "location.location"))
     for column in ("ChargePeriodStart", "ChargePeriodEnd"):
@@ -192,7 +258,7 @@ def export_row(row: Mapping[str, Any], share: Share | None = None) -> list[dict[
     base.update({
         "ProviderName": "Google Cloud", "PublisherName": base.get("PublisherName") or "Google",
         "InvoiceIssuerName": "Google Cloud", "BillingAccountName": base.get("BillingAccountId"),
-        "InvoiceId": _text(get(row, "invoice.id")) or invoice_month, "RegionName": base["RegionId"],
+        "InvoiceId": _text(get(row, "invoice.id")) or month, "RegionName": base["RegionId"],
         "BillingAccountType": "Billing Account", "SubAccountType": "Project", "BillingPeriodStart": start,
         "BillingPeriodEnd": end, "ServiceCategory": service_category,
         "ServiceSubcategory": service_subcategory(m.SERVICE_SUBCATEGORIES, service, service_category),
@@ -268,6 +334,8 @@ def unused_row(fee: Mapping[str, Any], unused: Unused) -> dict[str, Any]:
 
 
 _JSON_OBJECT_COLUMNS = ("Tags", "SkuPriceDetails")
+#: The amounts a FOCUS row cannot do without.
+_REQUIRED_AMOUNTS = ("BilledCost", "EffectiveCost")
 
 
 def _canonical_json(text: Any) -> Any:
@@ -287,8 +355,13 @@ def _canonical_json(text: Any) -> Any:
 
 
 def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added."""
+    """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added; a row without
+    its ``BilledCost`` or ``EffectiveCost`` (FOCUS requires both on every row, 0 for none) is refused."""
     record = {name: cell(name, row.get(name)) for name in NAMES}
+    for name in _REQUIRED_AMOUNTS:
+        if record.get(name) is None:
+            raise InputError(f"{name} is empty", where=Location(column=name),
+                             hint="FOCUS requires an amount on every row (0 for none); export the month again")
     for name in _JSON_OBJECT_COLUMNS:  # one text per object, whatever the export's key order and spacing
         record[name] = _canonical_json(record.get(name))
     details = record.get("SkuPriceDetails")

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal
 
-from finops.money import MONEY_CONTEXT, to_decimal
+from finops.money import MONEY_CONTEXT, to_decimal, to_price
 from finops.price_book import PricingModel
 
 __all__ = ["HOURS_PER_MONTH", "RULES", "USAGE_TYPES", "ComponentKind", "PricedComponent", "Rule", "is_component",
@@ -149,12 +149,13 @@ def is_component(description: str, resource_group: str) -> bool:
     return match_rule(description, resource_group) is not None
 
 
-def _rate(expression: Mapping[str, Any]) -> tuple[Decimal, str] | None:
-    """The price per usage unit: the first tier with a non-zero price (free allowances come first)."""
+def _rate(expression: Mapping[str, Any], sku_id: str = "") -> tuple[Decimal, str] | None:
+    """The price per usage unit: the first tier with a non-zero price (free allowances come first); a
+    negative price is refused (:func:`~finops.money.to_price`)."""
     tiers = sorted(expression.get("tieredRates") or [], key=lambda t: float(t.get("startUsageAmount") or 0))
     for tier in tiers:
         price = tier.get("unitPrice") or {}
-        amount = money(price)
+        amount = to_price(money(price), what=f"SKU {sku_id or '?'}: unitPrice", zero=True)
         if amount:
             return amount, str(price.get("currencyCode") or "USD")
     return None
@@ -179,7 +180,7 @@ def priced_components(sku: Mapping[str, Any], regions: Iterable[str] | None = No
     info = max(infos, key=lambda i: str(i.get("effectiveTime") or ""))
     expression = info.get("pricingExpression") or {}
     divisor = _UNIT_DIVISORS.get(str(expression.get("usageUnit") or ""))
-    rate = _rate(expression)
+    rate = _rate(expression, str(sku.get("skuId") or ""))
     if divisor is None or rate is None:
         return []
     hourly = MONEY_CONTEXT.divide(rate[0], divisor)

@@ -13,7 +13,6 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import partial
@@ -156,7 +155,7 @@ def _read_plan(plan_path: Path, usage: Path | None) -> Plan:
 
     _import_openpyxl_without_numpy()
     plan = read_plan(plan_path)
-    return plan if usage is None else replace(plan, usage=plan.usage + usage_from_csv(usage))
+    return plan if usage is None else plan.with_usage(usage_from_csv(usage), str(usage))
 
 
 def _check_out(out_dir: Path) -> None:

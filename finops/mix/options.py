@@ -30,7 +30,7 @@ from typing import Literal, get_args
 import numpy as np
 
 from ..errors import CurrencyMismatchError, InputError, Location, UnknownNameError
-from ..money import MAX_AMOUNT, to_decimal
+from ..money import MAX_AMOUNT, to_decimal, to_price
 from ..registry import Registry
 from ._csv import read_table
 
@@ -141,6 +141,10 @@ def check_options(options: Sequence[MixOption], *, hours: int) -> str:
     return currency
 
 
+#: The columns of an options CSV that hold prices (:func:`~finops.money.to_price`).
+_PRICE_COLUMNS = ("hourly_cost", "variable_cost", "upfront")
+
+
 def read_options_csv(path: str | Path) -> list[MixOption]:
     """Read an options CSV; every bad cell fails naming the file, row and column.
 
@@ -164,6 +168,8 @@ def _option(path: Path, line: int, row: dict[str, str]) -> MixOption:
         if value is not None and abs(value) >= MAX_AMOUNT:
             raise InputError(f"{text!r} is out of range", where=where(column),
                              hint="numbers here have at most 28 digits before the decimal point")
+        if value is not None and column in _PRICE_COLUMNS:  # the one price check; 0 is a price here (owned hours)
+            to_price(value, where=where(column), what=column, zero=True)
         return value
 
     def whole(column: str) -> int | None:

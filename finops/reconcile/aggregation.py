@@ -23,7 +23,7 @@ a file stores them as text (:data:`CHECKED_COLUMNS`), so a value that does not c
 same single pass. Sums are exact decimals: DECIMAL(38, 10) inputs give exact sums to
 1e-10 in every engine.
 
->>> "BillingPeriodStart < TIMESTAMP '2026-06-01 00:00:00'" in charge_groups_sql("focus_bills", "2026-05", ())
+>>> "BillingPeriodStart < TIMESTAMP '2026-05-31 10:00:00'" in charge_groups_sql("focus_bills", "2026-05", ())
 True
 """
 
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal, get_args
 
@@ -41,6 +41,7 @@ from .plan import MappingRule
 
 __all__ = [
     "BAD_VALUES",
+    "BILLING_ZONE_LEAD_HOURS",
     "CHECKED_COLUMNS",
     "DIMENSIONS",
     "FIGURE_COLUMNS",
@@ -54,6 +55,7 @@ __all__ = [
     "Summary",
     "UnmappedSums",
     "bad_values_sql",
+    "billing_month",
     "charge_groups_sql",
     "decimal_of",
     "month_bounds",
@@ -177,6 +179,32 @@ def month_bounds(month: str) -> tuple[str, str]:
     return f"{month_label(index)}-01 00:00:00", f"{month_label(index + 1)}-01 00:00:00"
 
 
+#: Hours the first instant of a month, in the earliest time zone a billing period is written in (UTC+14:00), comes
+#: before the first instant of that month in UTC; the latest zone (UTC-12:00) comes 12 hours after.
+BILLING_ZONE_LEAD_HOURS = 14
+
+
+def billing_month(start: datetime) -> str:
+    """The invoice month of a billing period starting at ``start`` (naive UTC), whatever zone it was written
+    in: the month of ``start`` + :data:`BILLING_ZONE_LEAD_HOURS` (see :func:`month_filter`).
+
+    >>> billing_month(datetime(2026, 4, 30, 22)), billing_month(datetime(2026, 5, 1, 7)), billing_month(datetime(2026, 5, 1))
+    ('2026-05', '2026-05', '2026-05')
+    """
+    shifted = start + timedelta(hours=BILLING_ZONE_LEAD_HOURS)
+    return f"{shifted.year:04d}-{shifted.month:02d}"
+
+
+def _billing_bound(month: str) -> str:
+    """The first instant of ``month`` in UTC less :data:`BILLING_ZONE_LEAD_HOURS`, as SQL timestamp text.
+
+    >>> _billing_bound("2026-05")
+    '2026-04-30 10:00:00'
+    """
+    first = datetime.fromisoformat(month_bounds(month)[0]) - timedelta(hours=BILLING_ZONE_LEAD_HOURS)
+    return first.strftime("%Y-%m-%d %H:%M:%S")
+
+
 def month_filter(month: str, basis: MonthBasis = "invoice") -> str:
     """The SQL condition selecting the charges of ``month``, the one place the month is chosen: by
     ``BillingPeriodStart`` (the invoice month, the default, so a month ties to its invoices and a charge
@@ -185,14 +213,25 @@ def month_filter(month: str, basis: MonthBasis = "invoice") -> str:
     condition true for every timestamp), so a value that does not cast fails the scan and is located, as
     on the usage basis.
 
+    A billing period is a calendar month in the provider's billing time zone: it starts at midnight on the
+    1st there, written in UTC (AWS, ``2026-05-01T00:00:00Z``), with the zone's offset
+    (``2026-05-01T00:00:00+02:00``, read as the instant ``2026-04-30 22:00`` UTC) or as that instant in UTC
+    (a Pacific-time invoice month, ``2026-05-01T07:00:00Z``). Whatever the zone (UTC-12:00 to UTC+14:00),
+    that instant lies within 14 hours before to 12 hours after the month's first instant in UTC and far
+    from any other month's, so the invoice month is ``BillingPeriodStart`` in [first instant of the month
+    - 14 h, first instant of the next month - 14 h).
+
+    >>> month_filter("2026-05").split(" AND (")[0]
+    "BillingPeriodStart >= TIMESTAMP '2026-04-30 10:00:00' AND BillingPeriodStart < TIMESTAMP '2026-05-31 10:00:00'"
     >>> month_filter("2026-05", "usage")
     "ChargePeriodStart >= TIMESTAMP '2026-05-01 00:00:00' AND ChargePeriodStart < TIMESTAMP '2026-06-01 00:00:00'"
     """
-    start, end = month_bounds(month)
     column = MONTH_COLUMNS[basis]
-    chosen = f"{column} >= TIMESTAMP '{start}' AND {column} < TIMESTAMP '{end}'"
     if basis == "usage":
-        return chosen
+        start, end = month_bounds(month)
+        return f"{column} >= TIMESTAMP '{start}' AND {column} < TIMESTAMP '{end}'"
+    start, end = _billing_bound(month), _billing_bound(month_label(month_index(month) + 1))
+    chosen = f"{column} >= TIMESTAMP '{start}' AND {column} < TIMESTAMP '{end}'"
     return f"{chosen} AND (ChargePeriodStart IS NULL OR ChargePeriodStart >= TIMESTAMP '0001-01-01 00:00:00')"
 
 

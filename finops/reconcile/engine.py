@@ -10,8 +10,9 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 * CAPEX = straight-line depreciation of the plan's assets in the month
   (:func:`finops.depreciation.monthly_depreciation`); an asset's cost is cash in its purchase month.
 * Per plan line: actual = EffectiveCost mapped to the line + depreciation of its assets;
-  variance = actual - planned; variance % = variance / planned; flagged ``over``/``under`` past
-  ``threshold_pct``; unit cost = cost / million tokens (Usage sheet) against planned amount /
+  variance = actual - planned; variance % = variance / |planned| (so it is positive when more was spent
+  than planned, whatever the sign of the budget: a credit line planned at -1,000 and credited only 500
+  is over); flagged ``over``/``under`` past ``threshold_pct``; unit cost = cost / million tokens (Usage sheet) against planned amount /
   ``PlannedMTokens``.
 * Spot share = EffectiveCost of usage at ``PricingCategory = 'Dynamic'`` (or ``x_PurchaseOption``
   spot/preemptible) / EffectiveCost of all usage.
@@ -85,6 +86,7 @@ from .result import (
     ProviderTotal,
     Reconciliation,
     UnmappedCharge,
+    variance_share,
 )
 
 __all__ = ["InstanceGpus", "catalog_gpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
@@ -424,7 +426,7 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
     for name in names:
         plan_amount, actual = planned.get(name, zero), by_line.get(name, zero)
         variance = actual - plan_amount
-        pct = _ratio(variance.amount, plan_amount.amount)
+        pct = variance_share(variance.amount, plan_amount.amount)
         p_tok, a_tok = tokens_planned.get(name), tokens_actual.get(name)
         result.append(LineVariance(
             plan_line=name, category=category.get(name, "CAPEX" if name in assets_lines else "OPEX"),

@@ -14,7 +14,7 @@ are ``'YYYY-MM'`` text. ``row`` keeps the workbook row each value came from, so 
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -24,7 +24,17 @@ from ..depreciation import parse_month
 from ..errors import CurrencyMismatchError, InputError, Location
 from ..money import Money, to_decimal
 
-__all__ = ["USAGE_COLUMNS", "Asset", "BudgetLine", "Category", "MappingRule", "Plan", "UsageLine", "usage_from_csv"]
+__all__ = [
+    "USAGE_COLUMNS",
+    "Asset",
+    "BudgetLine",
+    "Category",
+    "MappingRule",
+    "Plan",
+    "UsageLine",
+    "usage_from_csv",
+    "usage_once",
+]
 
 Category = Literal["OPEX", "CAPEX"]
 
@@ -141,6 +151,49 @@ class Plan:
         """Usage rows of ``month``."""
         return [u for u in self.usage if u.month == month]
 
+    def with_usage(self, extra: tuple[UsageLine, ...], source: str) -> Plan:
+        """The plan with the usage lines of a usage file (``source``) added. A month and plan line the
+        workbook's Usage table already has is refused, naming both rows: the two counts would be added up.
+
+        >>> plan = Plan(usage=(UsageLine("2026-05", "gpu", Decimal(4), row=4),), source="plan.xlsx")
+        >>> plan.with_usage((UsageLine("2026-05", "gpu", Decimal(4), row=2),), "usage.csv")
+        Traceback (most recent call last):
+        ...
+        finops.errors.InputError: usage.csv, row 2, column PlanLine: the usage of gpu in 2026-05 is given twice: here and in plan.xlsx, sheet Usage, row 4. Hint: give a month's tokens of a plan line once, in the workbook's Usage table or in the usage file (both would be added up)
+        """
+        for line in (u for u in extra if u.plan_line):  # a blank plan line feeds no line
+            earlier = next((u for u in self.usage if (u.month, u.plan_line) == (line.month, line.plan_line)), None)
+            if earlier is not None:
+                raise InputError(f"the usage of {line.plan_line} in {line.month} is given twice: here and in "
+                                 f"{Location(file=self.source, sheet='Usage', row=earlier.row)}",
+                                 where=Location(file=source, row=line.row, column="PlanLine"),
+                                 hint="give a month's tokens of a plan line once, in the workbook's Usage table or in "
+                                      "the usage file (both would be added up)")
+        return replace(self, usage=self.usage + tuple(extra))
+
+
+def usage_once(lines: tuple[UsageLine, ...], where: Location) -> tuple[UsageLine, ...]:
+    """``lines``, each month and plan line given once; the second row of a pair is refused (at ``where``
+    with its row), naming the first: the review would add the two up. Rows with a blank plan line feed
+    no line and are left as they are.
+
+    >>> usage_once((UsageLine("2026-05", "gpu", Decimal(4), row=2), UsageLine("2026-05", "gpu", Decimal(4), row=3)),
+    ...            Location(file="usage.csv"))
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: usage.csv, row 3, column PlanLine: the usage of gpu in 2026-05 is given twice, on rows 2 and 3. Hint: keep one row per month and plan line (the two would be added up)
+    """
+    seen: dict[tuple[str, str], UsageLine] = {}
+    for line in lines:
+        if not line.plan_line:  # feeds no plan line (every budget row names one): nothing is added up
+            continue
+        first = seen.setdefault((line.month, line.plan_line), line)
+        if first is not line:
+            raise InputError(f"the usage of {line.plan_line} in {line.month} is given twice, on rows {first.row} and "
+                             f"{line.row}", where=replace(where, row=line.row, column="PlanLine"),
+                             hint="keep one row per month and plan line (the two would be added up)")
+    return lines
+
 
 def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
     """Token counts from a CSV with the Usage table's columns ``Month, PlanLine, ActualMTokens``.
@@ -178,4 +231,4 @@ def usage_from_csv(path: Path) -> tuple[UsageLine, ...]:
                              where=Location(file=str(path), row=number, column="ActualMTokens"),
                              hint="millions of tokens served by the plan line in the month")
         lines.append(UsageLine(month, (row["PlanLine"] or "").strip(), tokens, row=number))
-    return tuple(lines)
+    return usage_once(tuple(lines), Location(file=str(path)))

@@ -13,14 +13,25 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Literal
 
-from ..money import Money
+from ..money import MONEY_CONTEXT, Money
 from .mapping import UNMAPPED
 
 __all__ = ["AssetCharge", "BridgeStep", "CommitmentLine", "CommitmentSummary", "Flag", "Forecast", "GpuHours",
            "GroupVariance", "InvoiceTotal", "LineVariance", "PrepaidRollForward", "ProviderTotal",
-           "Reconciliation", "UnmappedCharge"]
+           "Reconciliation", "UnmappedCharge", "variance_share"]
 
 Flag = Literal["over", "under", ""]
+
+
+def variance_share(variance: Decimal, planned: Decimal) -> Decimal | None:
+    """Variance as a share of the plan's size, ``variance / |planned|``: positive when more was spent than
+    planned whatever the sign of the budget (a credit planned at -1,000 of which only -500 came is 50 %
+    over, not 50 % under); ``None`` for a plan of 0.
+
+    >>> variance_share(Decimal(500), Decimal(-1000)), variance_share(Decimal(-250), Decimal(1000))
+    (Decimal('0.5'), Decimal('-0.25'))
+    """
+    return None if planned == 0 else MONEY_CONTEXT.divide(variance, abs(planned))
 
 #: The group of plan lines whose budget names no provider or cost centre (lines not in the plan).
 _NOT_IN_PLAN = "not in plan"
@@ -151,7 +162,7 @@ class GroupVariance:
 
     @property
     def variance_pct(self) -> Decimal | None:
-        return None if self.planned.amount == 0 else self.variance.amount / self.planned.amount
+        return variance_share(self.variance.amount, self.planned.amount)
 
 
 @dataclass(frozen=True)

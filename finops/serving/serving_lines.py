@@ -16,14 +16,14 @@ order; the first match wins. The rule applies to the engine's series and the GPU
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ..errors import InputError, Location
+from ..errors import InputError, Location, UnknownNameError
 from ..mix._csv import read_table
 
-__all__ = ["SERVING_COLUMNS", "ServingLine", "assign", "read_serving_lines", "serving_lines_from_rows"]
+__all__ = ["SERVING_COLUMNS", "ServingLine", "assign", "check_line", "read_serving_lines", "serving_lines_from_rows"]
 
 #: Columns of the Serving table, in order.
 SERVING_COLUMNS = ("PlanLine", "Engine", "Model", "Gpu", "Precision", "TP", "LabelKey", "LabelValue",
@@ -85,6 +85,69 @@ def _number(text: str, path: Path, row: int, column: str, *, whole: bool = False
     return value
 
 
+def _located(error: InputError, where: Location) -> InputError:
+    return InputError(error.message, where=where, hint=error.hint)
+
+
+def check_line(line: ServingLine, where: Location) -> ServingLine:
+    """``line`` when what it runs on can run it, else an :class:`~finops.errors.InputError` at ``where`` (the
+    row) naming the column: a GPU the catalog knows; a TP that shards the model's heads as the engines require
+    (:func:`finops.sizing.memory.tp_shards_heads`: whole query heads per rank, KV heads split or replicated
+    evenly); and, on a cloud line, the instance type the mix
+    prices: one the provider's catalog knows, carrying the line's GPU, with at least TP of them (a TP group
+    stays inside one instance). A line priced on another accelerator's instance would budget the wrong
+    hardware.
+
+    >>> line = ServingLine("prod", "vllm", "llama-3.1-8b", "l40s", "fp8", 1, "ns", "p*", provider="aws",
+    ...                    instance_type="p5.48xlarge", region="us-east-1")
+    >>> check_line(line, Location(file="serving.csv", row=2))
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: serving.csv, row 2, column InstanceType: p5.48xlarge carries h100-sxm GPUs, not the line's l40s. Hint: an aws instance type with l40s: g6e.xlarge, g6e.2xlarge, g6e.4xlarge, g6e.8xlarge, g6e.16xlarge, g6e.12xlarge, g6e.24xlarge, g6e.48xlarge
+    """
+    from ..catalog.accelerators import get_accelerator
+    from ..catalog.instances import instance, instances_for_gpu
+    from ..catalog.models import get_model
+    from ..sizing.memory import tp_shards_heads
+
+    def column(name: str) -> Location:
+        return replace(where, column=name)
+
+    try:
+        gpu = get_accelerator(line.gpu).id
+    except UnknownNameError as error:
+        raise _located(error, column("Gpu")) from None
+    try:
+        model = get_model(line.model)
+    except UnknownNameError:
+        model = None  # a model the catalog does not know: the sizing says so
+    if line.tp < 1 or (model is not None and not tp_shards_heads(model, line.tp)):
+        heads = f"{model.num_attention_heads} attention heads and {model.num_kv_heads} KV heads" if model else "heads"
+        fits = ", ".join(str(t) for t in range(1, 9) if model is not None and tp_shards_heads(model, t))
+        raise InputError(f"TP {line.tp} does not shard the {heads} of {line.model}", where=column("TP"),
+                         hint=f"a TP the engines can run it at: {fits or 'see the model card'}")
+    if line.provider.lower() in ("on-prem", "onprem", ""):
+        return line
+    fitting = ", ".join(i.instance_type for i in instances_for_gpu(gpu, line.provider) if i.gpu_count >= line.tp)
+    if not line.instance_type:
+        raise InputError(f"a {line.provider} line needs the instance type its capacity is bought as",
+                         where=column("InstanceType"), hint=f"an {line.provider} instance type with {gpu}: {fitting}")
+    try:
+        bought = instance(line.provider, line.instance_type)
+    except UnknownNameError as error:
+        raise _located(error, column("InstanceType")) from None
+    if bought.gpu_model != gpu:
+        raise InputError(f"{bought.instance_type} carries {bought.gpu_model} GPUs, not the line's {gpu}",
+                         where=column("InstanceType"),
+                         hint=f"an {line.provider} instance type with {gpu}: {fitting or 'none in the catalog'}")
+    if bought.gpu_count < line.tp:
+        raise InputError(f"{bought.instance_type} has {bought.gpu_count} GPUs, fewer than TP {line.tp}",
+                         where=column("InstanceType"),
+                         hint=f"an {line.provider} instance type with at least {line.tp} {gpu}: "
+                              f"{fitting or 'none in the catalog'}")
+    return line
+
+
 def serving_lines_from_rows(rows: Sequence[tuple[int, Mapping[str, str]]], source: str) -> tuple[ServingLine, ...]:
     """Serving lines from ``(row number, {column: text})`` rows of a CSV or a sheet; errors name the row."""
     path = Path(source)
@@ -95,13 +158,14 @@ def serving_lines_from_rows(rows: Sequence[tuple[int, Mapping[str, str]]], sourc
                 raise InputError(f"{column} is blank", where=Location(file=source, row=row, column=column),
                                  hint="every serving line names its plan line, configuration and label rule")
         tp = _number(cells["TP"], path, row, "TP", whole=True)
-        lines.append(ServingLine(
+        lines.append(check_line(ServingLine(
             cells["PlanLine"], cells["Engine"].lower(), cells["Model"], cells["Gpu"], cells["Precision"].lower(),
             int(tp or 1), cells["LabelKey"], cells["LabelValue"],
             _number(cells.get("TtftTargetMs", ""), path, row, "TtftTargetMs"),
             _number(cells.get("ItlTargetMs", ""), path, row, "ItlTargetMs"),
             _number(cells.get("Spare", ""), path, row, "Spare") or 0.0,
-            cells.get("Provider", "") or "on-prem", cells.get("InstanceType", ""), cells.get("Region", "")))
+            cells.get("Provider", "") or "on-prem", cells.get("InstanceType", ""), cells.get("Region", "")),
+            Location(file=source, row=row)))
     return tuple(lines)
 
 

@@ -10,7 +10,9 @@ DeepSeek-V3/R1), kept compact in ``finops/data/calibration/`` by
 Fitting minimizes, per engine and on the models without routed experts, the robust (soft-L1, scale
 0.05) sum of squared log errors ``0.5 x log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
 :class:`~finops.sizing.engine_constants.EngineConstants`, in log space within physical bounds
-(``scipy.optimize.least_squares``). Rows whose concurrency exceeds what the KV cache can hold are left
+(``scipy.optimize.least_squares``, every option fixed: :data:`_SOLVER`), each step constant anchored to
+its start (:data:`_ANCHOR_WEIGHT`) and a stage on a few rows started from several fixed points
+(:data:`_EXTRA_STARTS`), so that every numpy/scipy release gives the same constants. Rows whose concurrency exceeds what the KV cache can hold are left
 out: there the engine queues requests and TTFT measures the queue, not the hardware. The models with
 routed experts then give one more constant, the per-layer MoE overhead (:func:`_with_moe_overhead`),
 with the others fixed. Fitted from nothing (the bundled constants), the engines share their step
@@ -127,6 +129,32 @@ _LOWER, _UPPER, _START = (np.log([v[i] for v in _PARAMETERS.values()]) for i in 
 _F_SCALE = 0.05
 _TPOT_WEIGHT = 0.5
 REFIT_PRIOR_WEIGHT = 0.01
+#: The least weight of a step constant's log deviation from its start (a larger ``prior_weight`` or
+#: :data:`POOL_WEIGHT` replaces it). Rows that leave a constant undetermined (an engine measured at TP 2 only
+#: says nothing of its TP 4 and 8 step overhead, and little of its all-reduce speed) give the cost a flat
+#: valley, and without the anchor the optimizer stopped anywhere along it, wherever one numpy/scipy
+#: release's path took it (on SGLang's 58 TP 2 rows of Qwen3-32B, starts 0.05 apart in log space ended up
+#: to e^8 apart at the same cost). With it the fit is the point of the valley nearest the start. 1e-4 is a
+#: ten-thousandth of one TTFT residual's weight: where the rows speak it moves the bundled constants by at
+#: most 0.07 % (SGLang's TP 1 step overhead, 70.27 -> 70.22 us a layer).
+_ANCHOR_WEIGHT = 1e-4
+#: Starts beside the given one (:func:`_starts`) in each stage fitted on fewer than :data:`_FEW_ROWS` rows
+#: whose pull is weaker than the rows (weight below 1); the lowest cost wins. On a few rows the constants
+#: trade against each other (the fixed wait, the wait in decode steps and the admission wait; compute
+#: against link efficiency on one TP) and one start stopped in a different minimum on each numpy/scipy
+#: release (SGLang's 58 TP 2 rows of Qwen3-32B: link efficiency 0.20 or 0.14, the fixed wait 30 or 0.01 ms);
+#: from five starts both releases agree within 0.01 %. The per-engine and pooled fits of the bundled rows
+#: (500-1,600 rows of several models and TPs) reach one minimum from any nearby start and keep one start:
+#: they are most of the fitting time, and the five starts would make the bundled fit 1.6x slower.
+_EXTRA_STARTS = 4
+_FEW_ROWS = 100
+#: The solver, every option spelled out rather than left to the library's defaults (which change between
+#: releases): trust-region reflective within the bounds, the parameters already in natural units (log of
+#: each constant: a unit step is a factor e in every direction, so ``x_scale`` 1), tolerances and the
+#: finite-difference step fixed.
+_SOLVER: dict[str, object] = {"method": "trf", "loss": "soft_l1", "f_scale": _F_SCALE, "x_scale": 1.0,
+                              "jac": "2-point", "diff_step": 1e-6, "ftol": 1e-10, "xtol": 1e-10, "gtol": 1e-10,
+                              "max_nfev": 2000, "tr_solver": "exact"}
 #: Partial pooling across engines (a fit without a prior): each engine's step constants (roofline and
 #: kernel stages) are pulled toward one set fitted on all engines' rows, with this weight per constant
 #: against each row's residuals; the scheduling terms stay each engine's own. Chosen on the
@@ -236,7 +264,8 @@ def _latency_ms(phys: ReplicaPhysics, c: EngineConstants, cols: dict[str, np.nda
 def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[str], kernel_steps: float,
                 prior_weight: float | None) -> EngineConstants:
     """The constants ``free`` fitted on ``rows``, the others kept at ``start`` (log space); with a
-    ``prior_weight``, each free constant's log deviation from ``start`` is a residual of that weight."""
+    ``prior_weight``, each free constant's log deviation from ``start`` is a residual of that weight. On
+    fewer than :data:`_FEW_ROWS` rows with a weight below 1, the lowest cost from :func:`_starts`."""
     from scipy.optimize import least_squares
 
     phys, cols = _physics(rows), _columns(rows)
@@ -251,12 +280,33 @@ def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[s
         ttft, tpot = _latency_ms(phys, _constants(full(x), kernel_steps), cols)
         parts = [_TPOT_WEIGHT * np.log(tpot / cols["tpot_ms"]), np.log(ttft / cols["ttft_ms"])]
         if prior_weight is not None:
-            parts.append(np.sqrt(prior_weight) * (x - start[index]))
+            parts.append(math.sqrt(prior_weight) * (x - start[index]))
         return np.concatenate(parts)
 
-    result = least_squares(residuals, start[index], bounds=(_LOWER[index], _UPPER[index]), loss="soft_l1",
-                           f_scale=_F_SCALE)
-    return _constants(full(result.x), kernel_steps)
+    lower, upper = _LOWER[index], _UPPER[index]
+    extra = _EXTRA_STARTS if len(rows) < _FEW_ROWS and (prior_weight or 0.0) < 1.0 else 0
+    results = [least_squares(residuals, x0, bounds=(lower, upper), **_SOLVER)
+               for x0 in _starts(start[index], lower, upper, extra)]
+    best = min(results, key=lambda r: r.cost)     # the first of equal costs: the given start wins a tie
+    return _constants(full(best.x), kernel_steps)
+
+
+def _starts(x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, extra: int) -> list[np.ndarray]:
+    """``x0`` and ``extra`` fixed points spread over the box ``lower..upper``: the Kronecker (R_d) sequence
+    ``lower + frac(1/2 + k alpha) (upper - lower)``, ``alpha_j = g^-(j+1)`` with ``g`` the root of
+    ``g^(d+1) = g + 1`` (Roberts 2018, "The unreasonable effectiveness of quasirandom sequences"), a
+    low-discrepancy design that needs no random generator and so is the same on every numpy release.
+
+    >>> [p.round(3).tolist() for p in _starts(np.zeros(1), np.zeros(1), np.ones(1), 2)]
+    [[0.0], [0.118], [0.736]]
+    """
+    d = len(x0)
+    g = 2.0
+    for _ in range(64):                           # fixed-point iteration for g^(d+1) = g + 1
+        g = (1.0 + g) ** (1.0 / (d + 1))
+    alpha = g ** -np.arange(1, d + 1, dtype=float)
+    points = [lower + np.mod(0.5 + k * alpha, 1.0) * (upper - lower) for k in range(1, extra + 1)]
+    return [x0, *points]
 
 
 def _fit_stages(rows: Sequence[Measurement], start: np.ndarray, *, step_weight: float | None,
@@ -272,10 +322,11 @@ def _fit_stages(rows: Sequence[Measurement], start: np.ndarray, *, step_weight: 
     admission = start[_ADMISSION]
     if hold_admission:
         start[_ADMISSION] = _LOWER[_ADMISSION]
-    constants = _fit_engine(rows, start, _ROOFLINE_NAMES, 0.0, step_weight)
+    anchored = max(step_weight or 0.0, _ANCHOR_WEIGHT)
+    constants = _fit_engine(rows, start, _ROOFLINE_NAMES, 0.0, anchored)
     covered = [r for r in rows if kernel_covered(r)]
     if covered:
-        constants = _fit_engine(covered, _theta(constants), _KERNEL_NAMES, 1.0, step_weight)
+        constants = _fit_engine(covered, _theta(constants), _KERNEL_NAMES, 1.0, anchored)
     start = _theta(constants)
     if hold_admission:
         start[_ADMISSION] = admission
@@ -414,7 +465,7 @@ def _with_moe_overhead(rows: Sequence[Measurement], engines: Mapping[str, Engine
         return np.concatenate(parts)
 
     result = least_squares(residuals, [min(max(start, 1.0), _MOE_OVERHEAD_US[1])], bounds=_MOE_OVERHEAD_US,
-                           loss="soft_l1", f_scale=_F_SCALE)
+                           **{**_SOLVER, "x_scale": 10.0})     # microseconds, not log space: a step of ~10 us
     value = float(result.x[0])
     return {e: replace(c, moe_overhead_us_per_layer=value) for e, c in engines.items()}
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from xlsxwriter.worksheet import Worksheet
 
-from finops.reconcile.result import GroupVariance, Reconciliation
+from finops.reconcile.result import GroupVariance, Reconciliation, variance_share
 
 from ..sheets._table import Formula, TablePlace, write_table
 from .page import ReviewStyles, review_sheet
@@ -47,14 +47,15 @@ def summary_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: da
     label(ws, styles, top - 1, f"{rec.month}: P&L and cash")
     place = TablePlace(ws.name, "tblSummary", ("Figure", "Value"), top, 0, 10)
     planned, cloud, depreciation, actual, variance, _, billed, bought = (place.cell(i, "Value") for i in range(8))
-    pct = "" if rec.planned.amount == 0 else float(rec.variance.amount / rec.planned.amount)
+    share = variance_share(rec.variance.amount, rec.planned.amount)
+    pct = "" if share is None else float(share)
     figures_table(ws, styles, "tblSummary", [
         ("Planned", cell_value(rec.planned), "money"),
         ("Cloud cost, amortized (EffectiveCost)", cell_value(rec.opex), "money"),
         ("Depreciation of owned hardware", cell_value(rec.capex), "money"),
         ("P&L actual", Formula(f"={cloud}+{depreciation}", cell_value(rec.actual)), "money"),
         ("Variance (P&L actual - planned)", Formula(f"={actual}-{planned}", cell_value(rec.variance)), "money"),
-        ("Variance %", Formula(f'=IF({planned}=0,"",{variance}/{planned})', pct), "percent"),
+        ("Variance %", Formula(f'=IF({planned}=0,"",{variance}/ABS({planned}))', pct), "percent"),
         ("Cash: cloud billed (BilledCost)", cell_value(rec.billed_cost), "money"),
         ("Cash: capital bought (owned hardware)", cell_value(rec.capex_cash), "money"),
         ("Cash paid", Formula(f"={billed}+{bought}", cell_value(rec.cash)), "money"),
@@ -108,5 +109,5 @@ def variance_by_table(ws: Worksheet, styles: ReviewStyles, name: str, header: st
         pct = "" if g.variance_pct is None else float(g.variance_pct)
         rows.append((g.name, cell_value(g.planned), cell_value(g.actual),
                      Formula(f"={actual}-{planned}", cell_value(g.variance)),
-                     Formula(f'=IF({planned}=0,"",{variance}/{planned})', pct)))
+                     Formula(f'=IF({planned}=0,"",{variance}/ABS({planned}))', pct)))
     return write_table(ws, styles, name, columns, rows, first_row=top)

@@ -125,7 +125,7 @@ def _row(place: TablePlace, unit: TablePlace, unit_index: int | None, i: int, li
         rate = Formula(f"={variance}-{place.cell(i, 'Volume')}", float(split[1]))
     return [line.plan_line, line.cost_centre, line.category, cell_value(line.planned), cell_value(line.actual),
             cell_value(line.actual_cash), Formula(f"={actual}-{planned}", cell_value(line.variance)),
-            Formula(f'=IF({planned}=0,"",{variance}/{planned})', pct),
+            Formula(f'=IF({planned}=0,"",{variance}/ABS({planned}))', pct),
             Formula(f'=IF(AND(ABS({variance})>=FlagAmount,OR({planned}=0,ABS({variance})>=FlagPct*ABS({planned}))),'
                     f'IF({variance}>0,"over","under"),"")', flag),
             Formula(f'=IF({variance}<0,"favourable",IF({variance}>0,"unfavourable","on plan"))',

@@ -336,7 +336,8 @@ def test_focus_rows_from_bigquery_types_are_normalized():
 
     from connectors.gcp.normalize import focus_export_row
 
-    row = {"ProviderName": "Google Cloud", "ChargeCategory": "Usage", "BilledCost": 1.25, "PricingCategory": "Dynamic",
+    row = {"ProviderName": "Google Cloud", "ChargeCategory": "Usage", "BilledCost": 1.25, "EffectiveCost": 1.25,
+           "PricingCategory": "Dynamic",
            "ChargePeriodStart": datetime(2026, 5, 2, 3, tzinfo=UTC),
            "Tags": [{"key": "team", "value": "llm"}], "SkuPriceDetails": {"InstanceType": "g2-standard-4"},
            "ConsumedQuantity": 2.0, "ConsumedUnit": "Hours", "ChargeDescription": "G2 Instance Core running in Americas"}

@@ -81,7 +81,9 @@ def test_remote_reconciliation_equals_the_local_one(local):
 
 
 def test_bigquery_compares_timestamps_with_utc_instants():
-    """BigQuery's FOCUS columns are TIMESTAMP (instants): a DATETIME bound would not compare with them."""
+    """BigQuery's FOCUS columns are TIMESTAMP (instants): a DATETIME bound would not compare with them. The
+    invoice month's bounds are May 1st and June 1st 00:00 at UTC+14:00, the earliest zone a billing period is
+    written in (2026-04-30 and 2026-05-31 10:00 UTC)."""
     sql = remote_sql("bigquery", "p.d.t", "2026-05")
-    assert "CAST('2026-05-01 00:00:00' AS TIMESTAMP)" in sql and "DATETIME" not in sql
-    assert "CAST('2026-06-01 00:00:00' AS TIMESTAMP)" in remote_sql("athena", "d.t", "2026-05")
+    assert "CAST('2026-04-30 10:00:00' AS TIMESTAMP)" in sql and "DATETIME" not in sql
+    assert "CAST('2026-05-31 10:00:00' AS TIMESTAMP)" in remote_sql("athena", "d.t", "2026-05")

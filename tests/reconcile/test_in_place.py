@@ -94,10 +94,10 @@ def test_variance_formulas_cache_what_they_compute(tmp_path):
     assert reconcile(plan, bill, tmp_path / "out", "--in-place") == 0
     values = openpyxl.load_workbook(plan, data_only=True)["Variance"]
     formulas = openpyxl.load_workbook(plan)["Variance"]
-    assert [c.value for c in formulas[5]][4:6] == ["=D5-C5", '=IF(C5=0,"",E5/C5)']
+    assert [c.value for c in formulas[5]][4:6] == ["=D5-C5", '=IF(C5=0,"",E5/ABS(C5))']
     planned, actual, variance, pct = (values.cell(5, c).value for c in (3, 4, 5, 6))
     assert (planned, actual) == (100, 118.75)
-    assert variance == actual - planned and pct == variance / planned  # 0.1875, not 0.18749
+    assert variance == actual - planned and pct == variance / abs(planned)  # 0.1875, not 0.18749
 
 
 def test_second_run_replaces_only_the_two_sheets(tmp_path):

@@ -3,7 +3,7 @@ bridge, prepaid added, groups by provider and cost centre, lines over plan and t
 Each expected figure is worked by hand from the values put in."""
 from decimal import Decimal
 
-from finops.money import Money
+from finops.money import MONEY_CONTEXT, Money
 from finops.reconcile.result import (CommitmentSummary, Forecast, GroupVariance, LineVariance,
                                      Reconciliation)
 
@@ -90,7 +90,7 @@ def test_plan_lines_grouped_by_provider_named_groups_first():
         ("aws", usd(150), usd(220)), ("gcp", usd(200), usd(180)), ("zeta", usd(10), usd(10)),
         ("not in plan", usd(0), usd(30)), ("Unmapped", usd(0), usd(12))]
     assert [g.variance for g in groups] == [usd(70), usd(-20), usd(0), usd(30), usd(12)]
-    assert groups[0].variance_pct == Decimal(70) / Decimal(150)
+    assert groups[0].variance_pct == MONEY_CONTEXT.divide(Decimal(70), Decimal(150))
     assert groups[3].variance_pct is None
 
 

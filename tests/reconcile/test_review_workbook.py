@@ -64,7 +64,7 @@ def test_variance_rows_are_native_formulas_with_cached_values(review):
     gpu = rows["gpu"]
     col = {h: i + 1 for i, h in enumerate(header)}
     assert formulas.cell(gpu, col["Variance"]).value == f"=$E${gpu}-$D${gpu}"
-    assert formulas.cell(gpu, col["Variance %"]).value == f'=IF($D${gpu}=0,"",$G${gpu}/$D${gpu})'
+    assert formulas.cell(gpu, col["Variance %"]).value == f'=IF($D${gpu}=0,"",$G${gpu}/ABS($D${gpu}))'
     assert values.cell(gpu, col["Planned"]).value == 100
     assert values.cell(gpu, col["P&L actual"]).value == 100
     assert values.cell(rows["onprem"], col["Variance"]).value == 200  # 1,200 depreciation vs 1,000 planned

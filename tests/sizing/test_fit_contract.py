@@ -130,28 +130,44 @@ def test_an_engine_measured_on_moe_models_only_beside_others_is_fitted_on_its_ow
     assert replace(beside, moe_overhead_us_per_layer=0.0) == replace(alone, moe_overhead_us_per_layer=0.0)
 
 
-def _median_tpot_error(rows, cal) -> float:
+def _median_errors(rows, cal) -> tuple[float, float, float]:
+    """Median absolute relative (TPOT, TTFT, throughput) error of ``cal`` on ``rows`` against their measurements."""
     ttft, tpot = predict(rows, cal)
-    return FoldReport(rows=tuple(rows), ttft_ms=ttft, tpot_ms=tpot, excluded=0).median_errors()[0]
+    return FoldReport(rows=tuple(rows), ttft_ms=ttft, tpot_ms=tpot, excluded=0).median_errors()
 
 
 def test_an_engine_measured_on_a_few_rows_borrows_the_other_engines_step_physics(rows, monkeypatch):
-    """Partial pooling: SGLang measured on Qwen3-32B at TP 2 only predicts its own TP 4 and TP 8 rows (never
-    fitted) 87 % off alone; fitted beside TRT-LLM's and vLLM's dense rows, its step constants pulled toward
-    the pooled ones, 40 % (2026-12-06). Without the pull (weight 0, the pooled constants only its start) it
-    is 53 %."""
+    """Partial pooling: SGLang measured on Qwen3-32B at TP 2 only, its TP 4 and TP 8 rows never fitted.
+
+    What the rows say: TP 2 rows carry no information on the TP 4 and 8 step overheads (their derivative
+    is zero), so alone they stay at the generic start, and fitted beside TRT-LLM's and vLLM's dense rows
+    they are the pool's, with the pull (POOL_WEIGHT) or without it (weight 0: the pool only the start).
+    What the unseen rows show (median absolute error against their measurements; 2026-12-07, the same
+    within 0.01 % on numpy 1.26/scipy 1.11 and numpy 2.4/scipy 1.17): TTFT 66 % alone, 16 % pooled, 65 %
+    at weight 0; throughput 30 %, 26 %, 33 %; TPOT 38 %, 40 %, 45 %. The margins asserted are the data's,
+    not one optimizer's: the other engines measured the all-reduce and the prefill at TP 4 and 8, which
+    TP 2 rows alone cannot separate from the rest of a prompt's time, so pooling at least halves the TTFT
+    error, and it does no worse on the throughput a fleet is sized by; the pull does no worse than the
+    pool as a start only, on any of the three."""
     from finops.sizing import calibration
 
     few = [r for r in _usable(rows, "sglang", "qwen3-32b") if r.tp == 2]
     unseen = [r for r in _usable(rows, "sglang", "qwen3-32b") if r.tp in (4, 8)]
     others = [r for r in rows if r.engine in ("trtllm", "vllm") and not queue_limited(r)
               and r.model in ("llama-3.1-8b", "qwen3-32b", "llama-3.1-70b")]
-    beside = fit(few + others)
-    alone, pooled = _median_tpot_error(unseen, fit(few)), _median_tpot_error(unseen, beside)
-    assert pooled < 0.5 and alone > 0.8
+    beside, alone_fit = fit(few + others), fit(few)
     assert beside.engines["trtllm"] != fit(others).engines["trtllm"]   # SGLang's rows join the pool
     monkeypatch.setattr(calibration, "POOL_WEIGHT", 0.0)
-    assert _median_tpot_error(unseen, fit(few + others)) > pooled + 0.1
+    start_only = fit(few + others)
+    tp48 = slice(2, 4)
+    for field in ("step_overhead_us_per_layer", "kernel_step_overhead_us"):
+        pool = getattr(beside.constants("sglang"), field)[tp48]
+        np.testing.assert_allclose(getattr(start_only.constants("sglang"), field)[tp48], pool, rtol=1e-4)
+        assert not np.allclose(getattr(alone_fit.constants("sglang"), field)[tp48], pool, rtol=0.05)
+    (_, alone_ttft, alone_rate), (pooled_tpot, pooled_ttft, pooled_rate), start_errors = (
+        _median_errors(unseen, cal) for cal in (alone_fit, beside, start_only))
+    assert pooled_ttft <= alone_ttft / 2 and pooled_rate <= alone_rate
+    assert all(p <= s for p, s in zip((pooled_tpot, pooled_ttft, pooled_rate), start_errors))
 
 
 def test_a_refit_is_pulled_toward_its_prior_not_the_pool(rows):
@@ -173,3 +189,28 @@ def test_the_step_times_are_fitted_with_the_admission_wait_in_place(rows):
     cal = fit(rows, classes=BUNDLED_CLASSES, kernel_engines=kernel_choices(Calibration.bundled()))
     trtllm = cal.constants("trtllm")
     assert trtllm.kernel_prefill_scale > 0.85 and trtllm.admission_steps > 5
+
+
+@pytest.mark.parametrize("change", ["linear solver and difference step", "starts 2 % off"])
+def test_a_small_fit_is_the_same_from_another_start_or_solver_path(rows, monkeypatch, change):
+    """What a different numpy/scipy release does to a fit is take another path: other rounding in the
+    finite differences and the trust-region solves, so other iterates. On SGLang's 58 TP 2 rows of
+    Qwen3-32B (a fit few enough rows to have several minima and an undetermined direction: TP 4 and 8)
+    the fitted model answers the same within 0.1 % on every fitted row when the trust-region subproblem
+    is solved iteratively with a 10x smaller difference step, or when every start is moved by 2 % (the
+    constants the rows cannot determine then move with the start, by 2 %; the bounds, scheduling terms
+    at a bound, may differ). Measured: 1e-5 and 3e-5. On the bundled fit numpy 1.26.4/scipy 1.11.4 and
+    numpy 2.4.6/scipy 1.17.1 give the same constants within 1.1e-6 (docs/performance.md)."""
+    from finops.sizing import calibration
+
+    few = [r for r in _usable(rows, "sglang", "qwen3-32b") if r.tp == 2]
+    before = predict(few, fit(few))
+    if change == "starts 2 % off":
+        sign = np.where(np.arange(len(calibration._START)) % 2, 1.0, -1.0)
+        monkeypatch.setattr(calibration, "_START", calibration._START + math.log(1.02) * sign)
+    else:
+        monkeypatch.setattr(calibration, "_SOLVER", {**calibration._SOLVER, "tr_solver": "lsmr",
+                                                     "diff_step": calibration._SOLVER["diff_step"] / 10})
+    after = predict(few, fit(few))
+    for old, new in zip(before, after):
+        np.testing.assert_allclose(new, old, rtol=1e-3)

@@ -90,3 +90,27 @@ def test_an_unpriced_workload_on_a_line_makes_its_budget_an_error_not_a_smaller_
     solution = lined.recalculate({("Workloads", workloads.cell(row, "TtftTargetMs")): 1})     # 1 ms: unreachable
     amount = _budget_cell(formulas_book, "gcp-inference-prod", "Amount")
     assert str(lined.value("Budget", amount, solution)).startswith("#N/A")
+
+
+def test_a_budget_formula_never_computed_is_refused_with_its_cell(lined, tmp_path):
+    """A workbook saved by a program that does not calculate holds the formula with no value: the plan reader
+    names the cell rather than reading the line as zero."""
+    import re
+    import zipfile
+
+    from finops.errors import InputError
+
+    formulas_book = openpyxl.load_workbook(lined.path)
+    cell = _budget_cell(formulas_book, "gcp-inference-prod", "Amount")
+    stripped = tmp_path / "never-computed.xlsx"
+    with zipfile.ZipFile(lined.path) as src, zipfile.ZipFile(stripped, "w", zipfile.ZIP_DEFLATED) as out:
+        for item in src.infolist():
+            body = src.read(item)
+            if item.filename == "xl/worksheets/sheet6.xml":     # Budget, the sixth sheet
+                body, count = re.subn(rb'(<c r="' + cell.encode() + rb'"[^>]*>(?:<f>.*?</f>))<v>[^<]*</v>', rb"\1",
+                                      body)
+                assert count == 1
+            out.writestr(item, body)
+    with pytest.raises(InputError) as caught:
+        read_plan(stripped)
+    assert cell in str(caught.value.where) and "never computed" in caught.value.message

@@ -1,0 +1,375 @@
+"""The hostile desk, money in: every amount that enters is checked, kept whole and booked once, or refused.
+
+Each table row is an input -> the exit code, the places the one message names, the inputs unchanged,
+and, when the input is sound, the money worked out by hand here (never by the code under test).
+
+Hand figures:
+
+* GCP standard export fixture (``tests/gcp/fixtures/billing_export_standard.csv``), invoice month 202605
+  (its first eight rows): costs 78.372404552 + 6.70176 + 5.273424 + 54.39046856 + 0.224016 + 3.034656 + 4.8
+  + 15.1 = 167.896729112; credits -78.372404552 (CUD) - 0.606931 (SUD) - 1.0 (free trial) = -79.979335552;
+  BilledCost of the month 87.917393560.
+* GCP FOCUS export fixture (``focus_export_sample.csv``), all May: 782.951280 + 0 + 0 + 268.835688 + 109.327974
+  + 56.470509 + 20.950875 + 88.489999903 + 0.448032 = 1,327.474357903.
+* FOCUS bills: rows of 10.00 USD, every AWS charge mapped to ``gpu`` (budget 100): May holds the rows whose
+  billing period starts on May 1st in their own zone.
+* Negative budget: a ``credits`` line planned at -1,000 USD that received -500: variance +500, 50 % of the
+  plan's size, over plan.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from finops.cli import main
+from tests.reconcile.conftest import write_bill, write_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+GCP_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "billing_export_standard.csv"
+GCP_DETAILED_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "billing_export_detailed.jsonl"
+GCP_FOCUS_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "focus_export_sample.csv"
+OFFER_CSV = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.csv"
+OFFER_JSON = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.json"
+MAY_BILLED = Decimal("87.917393560")
+MAY_FOCUS_BILLED = Decimal("1327.474357903")
+
+
+@dataclass(frozen=True)
+class Case:
+    """``build(folder)`` writes the inputs and returns the argv; ``money(folder, stdout)`` checks the figures."""
+
+    build: Callable[[Path], Sequence[object]]
+    exit: int = 2
+    names: tuple[str, ...] = ()
+    money: Callable[[Path, str], None] | None = None
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in folder.rglob("*") if p.is_file()}
+
+
+def _check(case: Case, folder: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [str(a) for a in case.build(folder)]
+    before = _digests(folder)
+    capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == case.exit, err
+    assert "Traceback" not in out + err
+    after = _digests(folder)
+    assert {p: d for p, d in after.items() if p in before} == before, "an input changed"
+    if case.exit == 2:
+        assert err.startswith("error:") and after == before, err
+        for text in case.names:
+            assert text in err, f"{text!r} not named in {err}"
+    if case.money is not None:
+        case.money(folder, out)
+
+
+# ---- prices: positive where a price is meant ---------------------------------------------------------------
+
+def _offer(source: Path, old: str, new: str, name: str) -> Callable[[Path], Sequence[object]]:
+    def build(folder: Path) -> Sequence[object]:
+        text = source.read_text()
+        assert old in text
+        (folder / name).write_text(text.replace(old, new, 1))
+        return ["prices", "pull", "--provider", "aws", "--offer-file", folder / name, "--out", folder / "book.parquet"]
+    return build
+
+
+PRICES = {
+    "negative on-demand price, CSV": Case(_offer(OFFER_CSV, '"55.0400000000"', '"-55.0400000000"', "index.csv"),
+                                          names=("index.csv", "row 7", "PricePerUnit", "0 or more")),
+    "negative upfront fee, CSV": Case(_offer(OFFER_CSV, '"160676.0000000000"', '"-160676"', "index.csv"),
+                                      names=("index.csv", "row 10", "PricePerUnit")),
+    "negative on-demand price, JSON": Case(_offer(OFFER_JSON, '"55.0400000000"', '"-55.04"', "index.json"),
+                                           names=("index.json", "terms.OnDemand.EXAMPLESKUP5USE1", "pricePerUnit")),
+    "price as words, CSV": Case(_offer(OFFER_CSV, '"55.0400000000"', '"free"', "index.csv"),
+                                names=("index.csv", "row 7", "is not a number")),
+}
+
+
+@pytest.mark.parametrize("name", PRICES)
+def test_prices(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _check(PRICES[name], tmp_path, capsys)
+
+
+@pytest.mark.parametrize("hourly, upfront, column", [("-3.06", "0", "hourly_cost"), ("0", "0", "hourly_cost"),
+                                                     ("3.06", "-100", "upfront_cost")])
+def test_a_price_book_row_without_a_price_is_refused_with_its_row(tmp_path: Path, hourly: str, upfront: str,
+                                                                  column: str) -> None:
+    from finops.errors import InputError
+    from finops.price_book import COLUMNS, PriceBook
+
+    row = {"provider": "aws", "region": "us-east-1", "instance_type": "g6e.xlarge", "gpu_model": "l40s",
+           "gpu_count": 1, "pricing_model": "on_demand", "payment_option": "", "hourly_cost": hourly,
+           "upfront_cost": upfront, "currency": "USD", "effective_date": "2026-07-30", "source": "hand"}
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS)
+    writer.writeheader()
+    writer.writerow(row)
+    (tmp_path / "book.csv").write_text(buffer.getvalue())
+    with pytest.raises(InputError) as caught:
+        PriceBook.read_csv(tmp_path / "book.csv")
+    assert (caught.value.where.file, caught.value.where.row, caught.value.where.column) == ("book.csv", 2, column)
+
+
+def test_a_zero_hourly_fee_with_an_upfront_payment_is_a_price() -> None:
+    """All Upfront: the hourly dimension is 0 and the fee pays it all; 315,000 / 8,760 h = 35.958904... USD/h."""
+    from connectors.aws.offer_file import read_offer_file
+    from connectors.aws.pricing import price_rows
+
+    offer = read_offer_file(OFFER_CSV)
+    rows = [r for doc in offer.documents for r in price_rows(doc, gpu_of=lambda t: ("h100-sxm", 8), as_of="x",
+                                                             source="x") if r.payment_option == "all_upfront"]
+    assert rows and rows[0].hourly_cost.quantize(Decimal("1E-9")) == Decimal("35.958904110")
+
+
+# ---- GCP export rows: cost, invoice month in both forms, credits in both shapes -------------------------------
+
+def _export(change: Callable[[list[dict[str, str]]], None], source: Path = GCP_EXPORT,
+            ) -> Callable[[Path], Sequence[object]]:
+    def build(folder: Path) -> Sequence[object]:
+        with source.open(newline="") as handle:
+            reader = csv.DictReader(handle)
+            rows, names = list(reader), list(reader.fieldnames or [])
+        change(rows)
+        with (folder / "export.csv").open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=names)
+            writer.writeheader()
+            writer.writerows(rows)
+        return ["bills", "pull", "--provider", "gcp", "--source", folder / "export.csv", "--month", "2026-05",
+                "--out", folder / "focus.parquet"]
+    return build
+
+
+def _jsonl(change: Callable[[list[dict[str, object]]], None]) -> Callable[[Path], Sequence[object]]:
+    """The detailed export fixture as JSONL (the nested shape kept), changed by ``change``."""
+    def build(folder: Path) -> Sequence[object]:
+        rows = [json.loads(line) for line in GCP_DETAILED_EXPORT.read_text().splitlines() if line.strip()]
+        change(rows)
+        (folder / "export.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+        return ["bills", "pull", "--provider", "gcp", "--source", folder / "export.jsonl", "--month", "2026-05",
+                "--out", folder / "focus.parquet"]
+    return build
+
+
+def _credit_alone(index: int) -> Callable[[list[dict[str, object]]], None]:
+    def change(rows: list[dict[str, object]]) -> None:
+        (credit,) = rows[index]["credits"]  # type: ignore[misc]
+        rows[index]["credits"] = credit
+    return change
+
+
+def _set(index: int, column: str, value: str) -> Callable[[list[dict[str, str]]], None]:
+    def change(rows: list[dict[str, str]]) -> None:
+        rows[index][column] = value
+    return change
+
+
+def _billed(expected: Decimal) -> Callable[[Path, str], None]:
+    def check(folder: Path, out: str) -> None:
+        import duckdb
+
+        with duckdb.connect() as con:
+            (total,) = con.execute("SELECT SUM(BilledCost) FROM read_parquet(?)", [str(folder / "focus.parquet")]
+                                   ).fetchone()
+        assert Decimal(total) == expected
+    return check
+
+
+_SUD_ALONE = ('{"name": "Sustained usage discount", "amount": -0.606931, "full_name": null, "id": "", '
+              '"type": "SUSTAINED_USAGE_DISCOUNT"}')
+
+GCP = {
+    "as exported": Case(_export(lambda rows: None), exit=0, money=_billed(MAY_BILLED)),
+    "invoice month written 2026-05": Case(_export(_set(2, "invoice.month", "2026-05")), exit=0,
+                                          money=_billed(MAY_BILLED)),
+    "every invoice month written 2026-05": Case(
+        _export(lambda rows: [row.update({"invoice.month": row["invoice.month"][:4] + "-" + row["invoice.month"][4:]})
+                              for row in rows]), exit=0, money=_billed(MAY_BILLED)),
+    # the SUD row keeps its SUD credit, given alone as an object (the free-trial credit of -1.0 left out)
+    "one credit as an object": Case(_export(_set(5, "credits", _SUD_ALONE)), exit=0,
+                                    money=_billed(MAY_BILLED + Decimal("1.0"))),
+    # the detailed export holds the same May money; its CUD credit given alone, the other rows' as lists
+    "JSONL: credits a list on some rows, a record on one": Case(_jsonl(_credit_alone(0)), exit=0,
+                                                               money=_billed(MAY_BILLED)),
+    "JSONL as exported": Case(_jsonl(lambda rows: None), exit=0, money=_billed(MAY_BILLED)),
+    "a row without its cost": Case(_export(_set(3, "cost", "")), names=("export.csv", "row 5", "column cost")),
+    "an invoice month in words": Case(_export(_set(1, "invoice.month", "May 2026")),
+                                      names=("export.csv", "row 3", "invoice.month")),
+    "a credit without its amount": Case(_export(_set(5, "credits", '[{"name": "Sustained usage discount"}]')),
+                                        names=("export.csv", "row 7", "credits.amount")),
+    "credits neither a list nor a record": Case(_export(_set(5, "credits", "-0.606931")),
+                                                names=("export.csv", "row 7", "credits")),
+    "FOCUS export as exported": Case(_export(lambda rows: None, GCP_FOCUS_EXPORT), exit=0,
+                                     money=_billed(MAY_FOCUS_BILLED)),
+    # May's period written at +02:00, or as that instant in UTC (30 April 22:00), is May's
+    "FOCUS export periods at +02:00": Case(
+        _export(lambda rows: [row.update(BillingPeriodStart="2026-05-01T00:00:00+02:00") for row in rows],
+                GCP_FOCUS_EXPORT), exit=0, money=_billed(MAY_FOCUS_BILLED)),
+    "FOCUS export period as the UTC instant of +02:00": Case(
+        _export(_set(0, "BillingPeriodStart", "2026-04-30T22:00:00Z"), GCP_FOCUS_EXPORT), exit=0,
+        money=_billed(MAY_FOCUS_BILLED)),
+    "a FOCUS export row without its BillingPeriodStart": Case(_export(_set(2, "BillingPeriodStart", ""), GCP_FOCUS_EXPORT),
+                                                              names=("export.csv", "row 4", "BillingPeriodStart")),
+    "a FOCUS export row without its BilledCost": Case(_export(_set(1, "BilledCost", ""), GCP_FOCUS_EXPORT),
+                                                      names=("export.csv", "row 3", "column BilledCost")),
+    "a FOCUS export row without its EffectiveCost": Case(_export(_set(0, "EffectiveCost", ""), GCP_FOCUS_EXPORT),
+                                                         names=("export.csv", "row 2", "column EffectiveCost")),
+}
+
+
+@pytest.mark.parametrize("name", GCP)
+def test_gcp_export_rows(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _check(GCP[name], tmp_path, capsys)
+
+
+def test_credits_as_a_list_or_one_record_map_alike() -> None:
+    from connectors.gcp.normalize import export_row, nest
+
+    flat = {"cost": "3.034656", "currency": "USD", "cost_type": "regular", "invoice.month": "202605",
+            "sku.description": "N2 Instance Core running in Americas"}
+    as_list = export_row(nest({**flat, "credits": f"[{_SUD_ALONE}]"}))
+    as_record = export_row(nest({**flat, "credits": _SUD_ALONE}))
+    assert [(r["ChargeCategory"], r["BilledCost"]) for r in as_record] == \
+           [(r["ChargeCategory"], r["BilledCost"]) for r in as_list] == \
+           [("Usage", Decimal("3.034656")), ("Credit", Decimal("-0.606931"))]
+
+
+# ---- billing periods in the provider's zone, usage once, flags by the budget's sign -------------------------
+
+def _reconcile(rows: Sequence[dict[str, str]], *extra: object, usage: Sequence[Sequence[object]] | None = None,
+               budget: object = 100, usage_csv: str | None = None) -> Callable[[Path], Sequence[object]]:
+    def build(folder: Path) -> Sequence[object]:
+        write_plan(folder / "plan.xlsx", budget=[("2026-05", "gpu", "cc", "OPEX", "AWS", budget, "USD", None)],
+                   mapping=[(1, "gpu", "AWS", "", "", "", "", "", "")], usage=usage)
+        write_bill(folder / "bill.csv", [{"InvoiceId": "I1", **row} for row in rows])
+        argv: list[object] = ["reconcile", "--plan", folder / "plan.xlsx", "--month", "2026-05",
+                              "--bills", folder / "bill.csv", "--out", folder / "out", "--json", *extra]
+        if usage_csv is not None:
+            (folder / "usage.csv").write_text(usage_csv)
+            argv += ["--usage", folder / "usage.csv"]
+        return argv
+    return build
+
+
+def _period(start: str, end: str) -> dict[str, str]:
+    return {"BillingPeriodStart": start, "BillingPeriodEnd": end}
+
+
+def _totals(**expected: str) -> Callable[[Path, str], None]:
+    def check(folder: Path, out: str) -> None:
+        totals = json.loads(out, parse_float=Decimal)
+        assert {k: totals[k] for k in expected} == {k: Decimal(v) for k, v in expected.items()}
+    return check
+
+
+MAY_UTC2 = _period("2026-05-01T00:00:00+02:00", "2026-06-01T00:00:00+02:00")
+APRIL_UTC2 = _period("2026-04-01T00:00:00+02:00", "2026-05-01T00:00:00+02:00")
+JUNE_UTC14 = _period("2026-06-01T00:00:00+14:00", "2026-07-01T00:00:00+14:00")
+MAY_PACIFIC = _period("2026-05-01T00:00:00-07:00", "2026-06-01T00:00:00-07:00")
+MAY_PACIFIC_IN_UTC = _period("2026-05-01T07:00:00Z", "2026-06-01T07:00:00Z")
+MAY_UTC12_WEST = _period("2026-05-01T00:00:00-12:00", "2026-06-01T00:00:00-12:00")
+APRIL_UTC12_WEST = _period("2026-04-01T00:00:00-12:00", "2026-05-01T00:00:00-12:00")
+USAGE_HEADER = "Month,PlanLine,ActualMTokens\n"
+
+BOOKING = {
+    "May billed at +02:00": Case(_reconcile([MAY_UTC2] * 3 + [APRIL_UTC2]), exit=0, money=_totals(opex="30.00")),
+    "May billed in Pacific time": Case(_reconcile([MAY_PACIFIC, MAY_PACIFIC_IN_UTC, {}]), exit=0,
+                                       money=_totals(opex="30.00")),
+    "May and its neighbours at the zones' ends": Case(
+        _reconcile([MAY_UTC12_WEST, APRIL_UTC12_WEST, JUNE_UTC14, {}]), exit=0, money=_totals(opex="20.00")),
+    "usage file repeats the workbook": Case(
+        _reconcile([{}], usage=[("2026-05", "gpu", 4)], usage_csv=USAGE_HEADER + "2026-05,gpu,4\n"),
+        names=("usage.csv", "row 2", "PlanLine", "given twice", "sheet Usage", "row 3")),
+    "usage file repeats itself": Case(
+        _reconcile([{}], usage_csv=USAGE_HEADER + "2026-05,gpu,4\n2026-05,gpu,4\n"),
+        names=("usage.csv", "row 3", "rows 2 and 3")),
+    "usage table repeats itself": Case(_reconcile([{}], usage=[("2026-05", "gpu", 4), ("2026-05", "gpu", 4)]),
+                                       names=("plan.xlsx", "sheet Usage", "row 4", "rows 3 and 4")),
+    "usage file adds another month": Case(
+        _reconcile([{}], usage=[("2026-04", "gpu", 4)], usage_csv=USAGE_HEADER + "2026-05,gpu,4\n"), exit=0,
+        money=_totals(opex="10.00")),
+    # --fail-on-variance exits 1 for a line over plan: a credit line planned at -1,000 that got -500 is over
+    "negative budget overspent": Case(
+        _reconcile([{"ChargeCategory": "Credit", "BilledCost": "-500", "EffectiveCost": "-500",
+                     "ListCost": "0", "ContractedCost": "-500"}], "--fail-on-variance", "10", budget=-1000),
+        exit=1),
+    "negative budget on plan": Case(
+        _reconcile([{"ChargeCategory": "Credit", "BilledCost": "-1000", "EffectiveCost": "-1000",
+                     "ListCost": "0", "ContractedCost": "-1000"}], "--fail-on-variance", "10", budget=-1000),
+        exit=0, money=_totals(variance="0.00")),
+}
+
+
+@pytest.mark.parametrize("name", BOOKING)
+def test_booking(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _check(BOOKING[name], tmp_path, capsys)
+
+
+@pytest.mark.parametrize("planned, actual, flag, share", [
+    (-1000, -500, "over", Decimal("0.5")),      # credits short by 500: 500 / |-1000| over
+    (-1000, -1500, "under", Decimal("-0.5")),   # 500 more credit than planned
+    (1000, 1500, "over", Decimal("0.5")),
+    (1000, 500, "under", Decimal("-0.5")),
+])
+def test_flags_follow_the_sign_of_the_budget(tmp_path: Path, planned: int, actual: int, flag: str,
+                                             share: Decimal) -> None:
+    from finops.money import Money
+    from finops.reconcile import reconcile_month
+    from finops.reconcile.plan import BudgetLine, MappingRule, Plan
+
+    plan = Plan(budget=(BudgetLine("2026-05", "credits", "cc", "OPEX", "AWS", Money.of(planned, "USD")),),
+                mapping=(MappingRule(1, "credits", provider_name="AWS"),))
+    bill = write_bill(tmp_path / "bill.csv", [{"BilledCost": str(actual), "EffectiveCost": str(actual),
+                                               "ContractedCost": str(actual)}])
+    line = reconcile_month(plan, [bill], "2026-05").lines[0]
+    assert (line.flag, line.variance_pct, line.variance.amount) == (flag, share, Decimal(actual - planned))
+
+
+# ---- plan next: each line on its own accelerator's instance -------------------------------------------------
+
+SERVING_HEADER = "PlanLine,Engine,Model,Gpu,Precision,TP,LabelKey,LabelValue,TtftTargetMs,ItlTargetMs,Spare,Provider," \
+                 "InstanceType,Region\n"
+METRICS = ROOT / "finops" / "data" / "metrics" / "2026-05-aws-inference-prod.json.gz"
+
+
+def _plan_next(line: str) -> Callable[[Path], Sequence[object]]:
+    def build(folder: Path) -> Sequence[object]:
+        from templates.builder import DEFAULT_TEMPLATE
+
+        (folder / "serving.csv").write_text(SERVING_HEADER + line + "\n")
+        (folder / "plan.xlsx").write_bytes(DEFAULT_TEMPLATE.read_bytes())
+        return ["plan", "next", "--plan", folder / "plan.xlsx", "--history", folder / "history", "--month", "2026-05",
+                "--serving", folder / "serving.csv", "--metrics", METRICS, "--out", folder / "next.xlsx", "--quiet"]
+    return build
+
+
+_L40S = "aws-inference-prod,vllm,llama-3.1-8b,l40s,fp8,{tp},namespace,inference-aws-prod,500,50,0.2,aws,{it},us-east-1"
+
+PLAN_NEXT = {
+    "an L40S line on an H100 instance": Case(_plan_next(_L40S.format(tp=1, it="p5.48xlarge")),
+                                             names=("serving.csv", "row 2", "InstanceType", "h100-sxm", "g6e.xlarge")),
+    "TP 3 on a 32-head model": Case(_plan_next(_L40S.format(tp=3, it="g6e.xlarge")),
+                                    names=("serving.csv", "row 2", "column TP", "32 attention heads", "1, 2, 4, 8")),
+    "TP 4 on a one-GPU instance": Case(_plan_next(_L40S.format(tp=4, it="g6e.xlarge")),
+                                       names=("serving.csv", "row 2", "InstanceType", "g6e.12xlarge")),
+    "a cloud line without an instance type": Case(_plan_next(_L40S.format(tp=1, it="")),
+                                                  names=("serving.csv", "row 2", "InstanceType", "g6e.xlarge")),
+}
+
+
+@pytest.mark.parametrize("name", PLAN_NEXT)
+def test_plan_next_lines(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _check(PLAN_NEXT[name], tmp_path, capsys)
