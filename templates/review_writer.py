@@ -73,7 +73,7 @@ def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend:
                            "comments": "Written by `finops reconcile`"})
         styles = ReviewStyles(wb, currency=rec.currency)
         summary, free_row = summary_sheet(wb, styles, rec, run_at, plan_name, bill_names)
-        variance_sheet(wb, styles, rec, run_at, comments or {}, actions)
+        variance_sheet(wb, styles, rec, run_at, comments or {}, actions, trend)
         trend_place = pnl_cash_sheet(wb, styles, rec, run_at, trend)
         month_over_month_chart(wb, summary, trend_place, free_row - 1, rec.currency)
         commitments_sheet(wb, styles, rec, run_at)

@@ -9,6 +9,9 @@ workbook writes them as formulas with these values cached.
 * **Volume and rate** (price-volume analysis on tokens): ``volume = (actual MTok - planned MTok) x planned
   cost per MTok``, ``rate = variance - volume = (actual - planned cost per MTok) x actual MTok``; lines
   without both token counts have no split.
+* **Year to date and full year** per line: the plan of the year's months up to this one against the
+  actuals the history kept for them plus this month's; the full-year forecast is the year-to-date actual
+  plus the plan of the months to come (what is left of the plan is assumed spent as planned).
 * **Tie-out**: the commitments' amortization on their own schedule (purchase / term) against what the bills
   amortized (used + unused commitment): a gap beyond 1 % (and 1 unit of currency) means a partial bill or
   unused commitment missing from it.
@@ -20,6 +23,7 @@ workbook writes them as formulas with these values cached.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -31,6 +35,7 @@ __all__ = [
     "DEFAULT_MATERIALITY",
     "TIE_OUT_SHARE",
     "Driver",
+    "LineYear",
     "TieOut",
     "favourable",
     "headline",
@@ -38,6 +43,7 @@ __all__ = [
     "material_flag",
     "tie_out",
     "volume_rate",
+    "year_to_date",
 ]
 
 #: The default materiality amount, in the plan currency: variances smaller than this are never flagged.
@@ -141,3 +147,45 @@ def tie_out(rec: Reconciliation) -> TieOut:
     scheduled = Money.total([line.scheduled_monthly for line in rec.commitment_lines
                              if line.scheduled_monthly is not None], rec.currency)
     return TieOut(scheduled, rec.commitments.amortization)
+
+
+@dataclass(frozen=True)
+class LineYear:
+    """A plan line's year so far and whole year (plan currency amounts)."""
+
+    plan_line: str
+    ytd_plan: Decimal
+    ytd_actual: Decimal
+    year_plan: Decimal
+    months_actual: int
+
+    @property
+    def year_forecast(self) -> Decimal:
+        """Year-to-date actual plus the plan of the months to come."""
+        return self.ytd_actual + (self.year_plan - self.ytd_plan)
+
+
+def year_to_date(rec: Reconciliation, earlier: Iterable[tuple[str, dict[str, Decimal]]]) -> list[LineYear]:
+    """Per plan line of the month: year-to-date plan and actual, full-year plan, from the plan's Budget rows of
+    the year (``rec.year_plan``) and the ``earlier`` months' actuals by line (``(month, {line: actual})``, the
+    history's; months of other years, this month and later ones are left out).
+    """
+    year, month = rec.month[:4], rec.month
+    actuals: dict[str, Decimal] = {}
+    counted: dict[str, int] = {}
+    for m, lines in earlier:
+        if m[:4] != year or m >= month:
+            continue
+        for line, amount in lines.items():
+            actuals[line] = actuals.get(line, Decimal(0)) + amount
+            counted[line] = counted.get(line, 0) + 1
+    result = []
+    for line in rec.lines:
+        plans = [p for p in rec.year_plan if p.plan_line == line.plan_line]
+        result.append(LineYear(
+            line.plan_line,
+            ytd_plan=sum((p.amount.amount for p in plans if p.month <= month), Decimal(0)),
+            ytd_actual=actuals.get(line.plan_line, Decimal(0)) + line.actual.amount,
+            year_plan=sum((p.amount.amount for p in plans), Decimal(0)),
+            months_actual=counted.get(line.plan_line, 0) + 1))
+    return result

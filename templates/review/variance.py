@@ -6,17 +6,20 @@ Above the table, the materiality inputs (named ``FlagPct`` and ``FlagAmount``): 
 ``over`` / ``under`` when its variance is beyond both (:func:`finops.reconcile.story.material_flag`). Beside
 the variance: favourable or unfavourable, and its split into volume (tokens served against planned, at the
 planned cost per million) and rate (the rest), from ``tblUnitCost`` below. ``Owner``, ``Action`` and
-``Comment`` are the review's input cells: who explains the line and what is done about it.
+``Comment`` are the review's input cells: who explains the line and what is done about it. Below, the
+unit cost per million tokens and ``tblYear``: each line's year to date (plan, actual from the history) and
+full year (plan, forecast = actual to date + the plan of the months to come).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from finops.reconcile.history import MonthRecord
 from finops.reconcile.result import LineVariance, Reconciliation
-from finops.reconcile.story import DEFAULT_MATERIALITY, favourable, material_flag, volume_rate
+from finops.reconcile.story import DEFAULT_MATERIALITY, favourable, material_flag, volume_rate, year_to_date
 
 from ..sheets._table import Column, Formula, TablePlace, readable_chart, write_table
 from .comments import ACTION, COMMENT, OWNER, PLAN_LINE, VARIANCE_TABLE
@@ -28,7 +31,7 @@ __all__ = ["FORMER_LINES_TABLE", "variance_sheet"]
 #: The table of comments on lines the plan no longer has.
 FORMER_LINES_TABLE = "tblFormerLineComments"
 
-_COLUMNS = (text_column(PLAN_LINE, 24), text_column("Cost centre", 10), text_column("Category", 9),
+_COLUMNS = (text_column(PLAN_LINE, 24), text_column("Cost centre", 15), text_column("Category", 15),
             money_column("Planned", 15), money_column("P&L actual", 15), money_column("Cash", 15),
             money_column("Variance", 15), money_column("Variance %", 9, "percent"), text_column("Flag", 7),
             text_column("Favourable", 13), money_column("Volume", 14), money_column("Rate", 14),
@@ -40,8 +43,10 @@ WIDTHS = tuple(c.width for c in _COLUMNS)
 
 
 def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: datetime,
-                   comments: Mapping[str, str], actions: Mapping[str, tuple[str, str]] | None = None) -> None:
-    """Write the Variance sheet; ``actions`` (plan line -> (owner, action)) fill ``Owner`` and ``Action``."""
+                   comments: Mapping[str, str], actions: Mapping[str, tuple[str, str]] | None = None,
+                   trend: Sequence[MonthRecord] = ()) -> None:
+    """Write the Variance sheet; ``actions`` (plan line -> (owner, action)) fill ``Owner`` and ``Action``;
+    ``trend`` (the months the history keeps) gives the year-to-date actuals."""
     ws = review_sheet(wb, styles, "Variance", f"Plan against actual by plan line, {rec.month}",
                       "P&L actual: cloud cost (EffectiveCost) mapped by the plan's Mapping rules, plus depreciation. "
                       "A line is flagged when its variance is beyond both thresholds in row 3 (yellow: change them "
@@ -86,6 +91,7 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
                   cell_value(line.planned_unit_cost), cell_value(line.actual_unit_cost)) for line in tokens],
                 first_row=top)
     ws.set_row(top, 30)
+    _year_table(ws, styles, rec, trend, top + max(len(tokens), 1) + 3)
     for col, width in enumerate(WIDTHS):
         ws.set_column(col, col, width)
     ws.freeze_panes(4, 1)
@@ -131,6 +137,31 @@ def _row(place: TablePlace, unit: TablePlace, unit_index: int | None, i: int, li
             Formula(f'=IF({variance}<0,"favourable",IF({variance}>0,"unfavourable","on plan"))',
                     favourable(line.variance.amount)),
             volume, rate]
+
+
+_YEAR_COLUMNS = (text_column(PLAN_LINE, 24), money_column("YTD plan", 15), money_column("YTD actual", 15),
+                 money_column("YTD variance", 15), money_column("Full-year plan", 15),
+                 money_column("Full-year forecast", 15), money_column("Full-year variance", 15))
+
+
+def _year_table(ws: Any, styles: ReviewStyles, rec: Reconciliation, trend: Sequence[MonthRecord], top: int) -> None:
+    """``tblYear``: per line, the year to date and the full year (:func:`finops.reconcile.story.year_to_date`);
+    the variances and the forecast (YTD actual + the plan of the months to come) as native formulas."""
+    years = year_to_date(rec, [(m.month, m.lines) for m in trend])
+    months = sorted({m.month for m in trend if m.month[:4] == rec.month[:4] and m.month < rec.month} | {rec.month})
+    label(ws, styles, top - 1, f"Year to date ({months[0]} to {rec.month}, actuals from the history) and full year "
+                               f"{rec.month[:4]} (forecast: actual to date + the plan of the months to come)")
+    place = TablePlace(ws.name, "tblYear", tuple(c.header for c in _YEAR_COLUMNS), top, 0, max(len(years), 1))
+    rows = []
+    for i, y in enumerate(years):
+        ytd_plan, ytd_actual, fy_plan, fy_forecast = (place.cell(i, h) for h in (
+            "YTD plan", "YTD actual", "Full-year plan", "Full-year forecast"))
+        rows.append([y.plan_line, float(y.ytd_plan), float(y.ytd_actual),
+                     Formula(f"={ytd_actual}-{ytd_plan}", float(y.ytd_actual - y.ytd_plan)), float(y.year_plan),
+                     Formula(f"={ytd_actual}+{fy_plan}-{ytd_plan}", float(y.year_forecast)),
+                     Formula(f"={fy_forecast}-{fy_plan}", float(y.year_forecast - y.year_plan))])
+    write_table(ws, styles, "tblYear", _YEAR_COLUMNS, rows, first_row=top)
+    ws.set_row(top, 30)
 
 
 def _former_line_comments(ws: Any, styles: ReviewStyles, rec: Reconciliation, comments: Mapping[str, str],

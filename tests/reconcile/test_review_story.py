@@ -141,3 +141,30 @@ def test_owner_and_action_typed_into_the_review_survive_a_re_run(tmp_path, simpl
     r = rows["onprem"]
     assert (ws.cell(r, cols["Owner"]).value, ws.cell(r, cols["Action"]).value, ws.cell(r, cols["Comment"]).value) == (
         "Platform lead", "Move the L40S batch to spot", "Depreciation of the new server")
+
+
+def test_year_to_date_and_full_year_come_from_the_history(tmp_path, simple_plan):
+    """April (no plan) and May reconciled into one folder: May's review adds April's actual from the history to
+    the year to date; the full year is the plan's May and June, forecast as actual to date + June's plan."""
+    from .conftest import write_bill
+
+    actual = {}
+    for month, cost in (("2026-04", "30"), ("2026-05", "100")):
+        bill = write_bill(tmp_path / f"{month}.csv", [{"x_InstanceType": "p5.48xlarge", "EffectiveCost": cost,
+                                                       "BilledCost": cost, "ChargePeriodStart": f"{month}-10T00:00:00Z"}])
+        rec, path = reconcile_to_workbook(simple_plan, [bill], month, tmp_path / "out", run_at=RUN_AT)
+        actual[month] = next(x for x in rec.lines if x.plan_line == "gpu").actual.amount
+    ws = openpyxl.load_workbook(path, data_only=True)["Variance"]
+    ref = ws.tables["tblYear"].ref
+    cells = ws[ref]
+    header = [c.value for c in cells[0]]
+    rows = {r[0].value: {h: c.value for h, c in zip(header, r)} for r in cells[1:]}
+    gpu = rows["gpu"]
+    assert gpu["YTD plan"] == 100                                   # May's plan; April has none
+    assert gpu["YTD actual"] == pytest.approx(float(actual["2026-04"] + actual["2026-05"]))
+    assert gpu["Full-year plan"] == 200                             # May and June
+    assert gpu["Full-year forecast"] == pytest.approx(gpu["YTD actual"] + 100)
+    assert gpu["Full-year variance"] == pytest.approx(gpu["Full-year forecast"] - 200)
+    formulas_ws = openpyxl.load_workbook(path)["Variance"]
+    forecast_cell = formulas_ws[ref.split(":")[0]].offset(row=list(rows).index("gpu") + 1, column=5)
+    assert str(forecast_cell.value).startswith("=")
