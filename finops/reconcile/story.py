@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import NamedTuple
 
 from ..money import Money
 from .mapping import UNMAPPED
@@ -37,6 +38,7 @@ __all__ = [
     "Driver",
     "LineYear",
     "TieOut",
+    "driver_label",
     "favourable",
     "headline",
     "main_drivers",
@@ -76,16 +78,16 @@ def volume_rate(line: LineVariance) -> tuple[Decimal, Decimal] | None:
     return volume, line.variance.amount - volume
 
 
-@dataclass(frozen=True)
-class Driver:
+class Driver(NamedTuple):
     """A plan line's part of the month's variance."""
 
     plan_line: str
     variance: Money
 
-    @property
-    def label(self) -> str:
-        return "cost no plan line covers (Unmapped)" if self.plan_line == UNMAPPED else self.plan_line
+
+def driver_label(plan_line: str) -> str:
+    """How the story names a line: the unmapped cost as what it is."""
+    return "cost no plan line covers (Unmapped)" if plan_line == UNMAPPED else plan_line
 
 
 def main_drivers(rec: Reconciliation, top: int = 5) -> tuple[list[Driver], Money]:
@@ -113,7 +115,7 @@ def headline(rec: Reconciliation) -> str:
     lead = drivers[0]
     share = f" ({abs(lead.variance.amount) / abs(variance):.0%} of the variance)" if variance else ""
     way = "over" if lead.variance.amount > 0 else "under"
-    return f"{text}; the main cause: {lead.label}, {_money(_abs(lead.variance))} {way}{share}."
+    return f"{text}; the main cause: {driver_label(lead.plan_line)}, {_money(_abs(lead.variance))} {way}{share}."
 
 
 def _abs(value: Money) -> Money:

@@ -16,7 +16,7 @@ from typing import Any
 from xlsxwriter.worksheet import Worksheet
 
 from finops.reconcile.result import Reconciliation
-from finops.reconcile.story import TIE_OUT_SHARE, headline, main_drivers, tie_out
+from finops.reconcile.story import TIE_OUT_SHARE, driver_label, headline, main_drivers, tie_out
 
 from ..sheets._table import Formula, TablePlace, readable_chart, write_table
 from .page import ReviewStyles
@@ -66,7 +66,7 @@ def waterfall(wb: Any, ws: Worksheet, styles: ReviewStyles, rec: Reconciliation,
     ``MIN(plan + SUM(changes before), plan + SUM(changes to here))``.
     """
     drivers, rest = main_drivers(rec, _DRIVERS)
-    steps: list[tuple[str, float]] = [(d.label, float(d.variance.amount)) for d in drivers]
+    steps: list[tuple[str, float]] = [(driver_label(d.plan_line), float(d.variance.amount)) for d in drivers]
     if rest.amount != 0:
         steps.append(("other lines", float(rest.amount)))
     columns = (text_column("Step", 40), money_column("Change", 15), money_column("Base", 15),
