@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -84,6 +86,21 @@ def test_the_added_sheets_are_formatted_and_print_like_the_plans(written: Path) 
     header = [c.value for c in fleet[3]]
     assert fleet.cell(4, header.index("MonthlyCost") + 1).number_format == "#,##0.00"
     assert fleet.cell(4, header.index("GpusNext") + 1).number_format == "#,##0"
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+def test_the_next_plan_prints_at_8_pt_or_more_in_libreoffice(written: Path, tmp_path: Path) -> None:
+    """Every page of the next plan, the plan's sheets and the added ones, as LibreOffice prints it."""
+    from tests.workbook.test_libreoffice import smallest_text
+
+    profile = (tmp_path / "lo-profile").as_uri()
+    subprocess.run(["soffice", f"-env:UserInstallation={profile}", "--headless", "--convert-to", "pdf", "--outdir",
+                    str(tmp_path), str(written)], check=True, capture_output=True, timeout=300)
+    pdf = tmp_path / written.with_suffix(".pdf").name
+    assert smallest_text(pdf) == []
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    for sheet in ("Serving", "Demand", "Fleet", "Changes"):
+        assert re.search(rf"^\s*{sheet}\s+Page \d+ of", text, re.MULTILINE), sheet
 
 
 def test_formulas_keep_their_cached_values_and_budget_its_validation(written: Path) -> None:
