@@ -33,6 +33,7 @@ from finops.sizing.performance import Estimate, estimate
 from finops.sizing.search import SearchResult, SizingOption, search
 from finops.tco import compare_options, cost_per_million_tokens, tco
 from finops.tco.reference import reference_case
+from finops.token_prices import TokenPriceBook
 
 from ._cells import blank_if_none, cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import current_book, hourly_cost, price_book_from_range
@@ -48,6 +49,7 @@ except ImportError:  # no xlwings (CI, plain Pyodide): an identity decorator kee
 
 
 __all__ = [
+    "FINOPS_API_PER_MTOK",
     "FINOPS_COST_PER_MTOK",
     "FINOPS_MIX",
     "FINOPS_OWNED_TCO",
@@ -527,6 +529,30 @@ def FINOPS_TCO(capex: Cell, opex_per_month: Cell, months: Cell, currency: Cell =
             whole(months, "months"),
         ).amount
     )
+
+
+@func
+@cell_errors
+def FINOPS_API_PER_MTOK(model: Cell, isl: Cell, osl: Cell, provider: Cell = None) -> Any:
+    """The cheapest managed API's cost per million output tokens for ``model`` at ``isl`` input and ``osl`` output
+    tokens a request: ``input price x isl / osl + output price`` (Amazon Bedrock, Vertex AI; ``provider`` aws or
+    gcp keeps one), from the bundled token prices, comparable with a fleet's ``FINOPS_COST_PER_MTOK``.
+
+    Source: ``finops.token_prices.TokenPrice.per_million_output``.
+
+    >>> FINOPS_API_PER_MTOK("llama-3.3-70b", 1000, 1000)
+    1.44
+    """
+    name = resolve_model(text(model, "model")).id
+    wanted = optional_text(provider, "provider")
+    prices = [p for p in TokenPriceBook.bundled().serving(name) if wanted is None or p.provider == wanted.lower()]
+    if not prices:
+        raise InputError(f"no managed API in the token prices serves {name}"
+                         + (f" on {wanted}" if wanted else ""))
+    isl_n, osl_n = number(isl, "isl"), number(osl, "osl")
+    if osl_n <= 0:
+        raise InputError("osl: output tokens per request must be > 0")
+    return min(float(p.per_million_output(isl_n, osl_n).amount) for p in prices)
 
 
 @func

@@ -21,7 +21,7 @@ from typing import Any, Self
 
 from finops.errors import InputError, Location
 from finops.files import replacing
-from finops.focus import COLUMNS, GPU_COLUMNS
+from finops.focus import COLUMNS, GPU_COLUMNS, SUCCESSORS
 from finops.money import MONEY_CONTEXT, to_decimal
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "cell",
     "conform",
     "decimal_or_none",
+    "export_value",
     "focus_unit",
     "gpu_columns",
     "json_text",
@@ -98,6 +99,39 @@ def cell(name: str, value: Any) -> Any:
     (Decimal('1.50'), datetime.datetime(2026, 5, 1, 0, 0), None)
     """
     return _typed(KINDS[name], value)
+
+
+def export_value(raw: Mapping[str, Any], name: str) -> Any:
+    """The value of FOCUS 1.2 column ``name`` in a provider's FOCUS export row of any version 1.0 to 1.4: the column
+    itself, else the first non-empty column that succeeds it (:data:`finops.focus.SUCCESSORS`: a 1.4 export has
+    ``ServiceProviderName`` where 1.2 had ``ProviderName``). ``Tags`` carry a 1.3 ``AllocatedTags`` laid over them
+    (the split share of a shared cost keeps the origin charge's tags and adds its workload's).
+
+    >>> export_value({"ServiceProviderName": "AWS"}, "ProviderName")
+    'AWS'
+    >>> export_value({"Tags": '{"env": "prod"}', "AllocatedTags": '{"team": "a"}'}, "Tags")
+    '{"env": "prod", "team": "a"}'
+    """
+    for column in SUCCESSORS.get(name, (name,)):
+        value = raw.get(column)
+        if value not in (None, ""):
+            break
+    else:
+        value = None
+    allocated = raw.get("AllocatedTags") if name == "Tags" else None
+    if allocated in (None, "", "{}", {}):
+        return value
+    merged = {**_json_object(value), **_json_object(allocated)}
+    return json.dumps(merged, sort_keys=True)
+
+
+def _json_object(value: Any) -> dict[str, Any]:
+    """Tags in any form :func:`json_text` reads (JSON text, a mapping, an Arrow map, a BigQuery label list)."""
+    text = json_text(value)
+    parsed = json.loads(text) if text else {}
+    if not isinstance(parsed, dict):
+        raise InputError(f"{text[:60]!r} is not a JSON object of tags", hint="FOCUS Tags are a JSON object")
+    return parsed
 
 
 def _typed(kind: str, value: Any) -> Any:

@@ -133,7 +133,8 @@ def size(workload: Workload | str | Path | None = None, *, preset: str | None = 
 
     Each option's ``cost_per_million_output_tokens`` is at the peak load running 24/7 and
     ``cost_per_million_output_tokens_average`` at the average load (``peak_to_average``, default the
-    workload's), the fleet still sized for the peak (``size --peak-to-average``)."""
+    workload's), the fleet still sized for the peak (``size --peak-to-average``). ``managed`` lists the managed
+    APIs that serve the model, priced per token (:func:`finops.sizing.managed.api_options`)."""
     chosen = workload_from(preset=preset, workload=workload)
     if peak_to_average is not None:
         chosen = chosen.with_changes(peak_to_average=peak_to_average)

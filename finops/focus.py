@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-__all__ = ["CHARGE_CATEGORIES", "COLUMNS", "FOCUS_VERSION", "GPU_COLUMNS", "MANDATORY", "MONEY_COLUMNS",
-           "ChargeCategory", "Column", "duckdb_schema"]
+__all__ = ["CHARGE_CATEGORIES", "COLUMNS", "FOCUS_VERSION", "GPU_COLUMNS", "LATER_COLUMNS", "MANDATORY",
+           "MONEY_COLUMNS", "SUCCESSORS", "ChargeCategory", "Column", "duckdb_schema"]
 
 FOCUS_VERSION = "1.2"
 
@@ -64,6 +64,30 @@ GPU_COLUMNS: tuple[Column, ...] = (
     Column("x_GpuHours", "decimal", _O), Column("x_PurchaseOption", "string", _O),
 )
 
+#: Columns FOCUS 1.3 added and 1.4 kept, read from the bills that have them (the connectors write 1.2, without them).
+#: ``ServiceProviderName`` succeeds ``ProviderName`` (deprecated in 1.3, removed in 1.4, which drops
+#: ``PublisherName`` too); ``HostProviderName`` names the infrastructure under a service provider's offer. The
+#: ``Allocated*`` columns are set on the charges a provider split from a shared cost (provider-calculated split
+#: cost allocation: the allocated charges sum to the origin charge and keep its Tags); ``ContractApplied`` ties a
+#: charge to the Contract Commitment dataset. Source: FOCUS specification, columns ``serviceprovidername``,
+#: ``hostprovidername``, ``allocated*``, ``contractapplied`` ("Introduced (version) 1.3"),
+#: https://github.com/FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec (specification/datasets/cost_and_usage/columns).
+LATER_COLUMNS: tuple[Column, ...] = tuple(Column(n, k, _O) for n, k in [
+    ("ServiceProviderName", "string"), ("HostProviderName", "string"), ("AllocatedMethodId", "string"),
+    ("AllocatedMethodDetails", "json"), ("AllocatedResourceId", "string"), ("AllocatedResourceName", "string"),
+    ("AllocatedTags", "json"), ("ContractApplied", "json"),
+])
+
+#: A column a bill lacks -> the columns that succeed it or stand for it, read in this order (COALESCE): a
+#: 1.4 bill's ServiceProviderName is its ProviderName, so Mapping rules written against ProviderName keep
+#: matching; FOCUS 1.2 defines PublisherName as the provider when no other entity produced the service. A 1.3 bill
+#: holds both names; its ProviderName, deprecated, may be empty where ServiceProviderName is set.
+SUCCESSORS: dict[str, tuple[str, ...]] = {
+    "ProviderName": ("ProviderName", "ServiceProviderName"),
+    "PublisherName": ("PublisherName", "ServiceProviderName"),
+    "ServiceProviderName": ("ServiceProviderName", "ProviderName"),
+}
+
 MANDATORY: tuple[str, ...] = tuple(c.name for c in COLUMNS if c.mandatory)
 MONEY_COLUMNS: tuple[str, ...] = ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost")
 
@@ -71,11 +95,11 @@ _DUCKDB_TYPES = {"string": "VARCHAR", "decimal": "DECIMAL(38, 10)", "timestamp":
                  "json": "VARCHAR", "integer": "INTEGER"}
 
 
-def duckdb_schema(include_gpu: bool = True) -> dict[str, str]:
-    """Column name -> DuckDB type, in FOCUS order (GPU extensions last).
+def duckdb_schema(include_gpu: bool = True, include_later: bool = True) -> dict[str, str]:
+    """Column name -> DuckDB type, in FOCUS order (the 1.3 columns, then the GPU extensions, last).
 
-    >>> duckdb_schema()["BilledCost"]
-    'DECIMAL(38, 10)'
+    >>> duckdb_schema()["BilledCost"], duckdb_schema()["AllocatedTags"]
+    ('DECIMAL(38, 10)', 'VARCHAR')
     """
-    cols = COLUMNS + (GPU_COLUMNS if include_gpu else ())
+    cols = COLUMNS + (LATER_COLUMNS if include_later else ()) + (GPU_COLUMNS if include_gpu else ())
     return {c.name: _DUCKDB_TYPES[c.kind] for c in cols}

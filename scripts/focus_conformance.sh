@@ -8,7 +8,8 @@
 #    pyarrow<21 is installed beside it) in $FOCUS_VALIDATOR_VENV (default .venv-focus-validator), once.
 # 2. Writes the FOCUS Parquet file of every bill fixture with the connectors (scripts/focus_conformance.py
 #    write, run with $PYTHON, default python: the project's environment).
-# 3. Runs the validator on each (FOCUS 1.2.0.1 rules shipped with it, no download; the applicability
+# 3. Runs the validator on each (FOCUS 1.2.0.1 rules shipped with it, no download, or the rule set named by
+#    $FOCUS_RULES_VERSION, such as the 1.3 requirements model focus-validator 2.1.0 and later ship; the applicability
 #    criteria of AWS and GCP) and writes OUT/<file>.txt, then OUT/report.txt: the failing rules per file,
 #    split into the validator's own bugs (docs/focus.md) and ours.
 # Exit status: 0 when only validator bugs fail, 1 when a rule fails because of our rows, 3 when Python 3.12
@@ -43,7 +44,7 @@ PACKAGES=$("$VENV/bin/python" -c 'import focus_validator, os; print(os.path.dirn
 reports=()
 for file in "$OUT"/files/*.parquet; do
   report="$OUT/$(basename "${file%.parquet}").txt"
-  (cd "$PACKAGES" && "$VENV/bin/focus-validator" --data-file "$file" --validate-version 1.2.0.1 --block-download \
+  (cd "$PACKAGES" && "$VENV/bin/focus-validator" --data-file "$file" --validate-version "${FOCUS_RULES_VERSION:-1.2.0.1}" --block-download \
      --output-type console --applicability-criteria "$CRITERIA" --show-violations) > "$report" 2>&1
   reports+=("$report")
 done

@@ -7,7 +7,9 @@ sheet prints one landscape page wide at a legible scale:
   and P99 with seed 003's P_ok against the line's targets, and the metrics the month lacked;
 * ``tblServingCapacity``, GPUs and cost: GPUs, GPU-hours (the bill's, DCGM's where the bill has none:
   ``GpuHoursFrom``) and utilization (DCGM), realized against predicted generation tokens per GPU-hour,
-  and the cost per million tokens actually served (the line's actual cost over its tokens).
+  the cost per million tokens and per request actually served (the line's actual cost over its tokens, its
+  requests), and the idle GPU-hours (paid, the bill's or DCGM's, less the line's GPUs x the hours it generated
+  tokens) with their share of the cost.
 
 Below them, when load tests were given (``--load-test``), ``tblServingLoadTests``: one row per
 load-test point, measured and predicted throughput per GPU-hour. Each table's header keeps the stable
@@ -63,6 +65,9 @@ CAPACITY: tuple[Labelled, ...] = (
     (money_column("RealizedOverPredicted", 8, "number"), "Actual over model (x)"),
     (money_column("CostPerMTokens", 14, "rate"), "Cost per million tokens served"),
     (money_column("GapHours", 8, "number"), "Hours without metrics"),
+    (money_column("CostPerRequest", 10, "rate"), "Cost per request served"),
+    (money_column("IdleGpuHours", 9, "number"), "GPU-hours paid, not serving"),
+    (money_column("IdleGpuCost", 11, "money"), "Cost of the idle GPU-hours"),
 )
 LOAD_TESTS: tuple[Labelled, ...] = (
     *_IDENTITY,
@@ -89,6 +94,11 @@ _WORDS_ROW_POINTS = 50
 
 def _round(value: float | None, digits: int = 2) -> Any:
     return None if value is None else round(float(value), digits)
+
+
+def _money(value: Any, digits: int) -> float | None:
+    """A core amount as a worksheet number rounded to ``digits`` places (display only)."""
+    return None if value is None else round(float(value.amount), digits)
 
 
 def _labelled_table(ws: Worksheet, styles: ReviewStyles, words_format: Any, name: str, heading: str,
@@ -124,7 +134,8 @@ def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run
             r.plan_line, r.gpus, _round(r.gpu_hours, 1), r.gpu_hours_source, _round(r.dcgm_gpu_hours, 1),
             _round(r.gpu_utilization, 4), _round(r.realized_tokens_per_gpu_hour, 0),
             _round(r.predicted_tokens_per_gpu_hour, 0), _round(r.throughput_ratio, 3),
-            None if cost is None else float(cost.rounded().amount), _round(r.gap_hours, 1)])
+            None if cost is None else float(cost.rounded().amount), _round(r.gap_hours, 1),
+            _money(r.cost_per_request, 6), _round(r.idle_gpu_hours, 1), _money(r.idle_gpu_cost, 2)])
     row = _labelled_table(ws, styles, words_format, "tblServingReview", "Traffic and latency", SERVING_REVIEW,
                           traffic, first_row=2)
     row = _labelled_table(ws, styles, words_format, "tblServingCapacity", "GPUs, throughput and cost", CAPACITY,

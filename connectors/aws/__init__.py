@@ -25,6 +25,7 @@ from pathlib import Path
 
 from finops.errors import InputError, ProviderError, UnknownNameError
 from finops.price_book import PriceBook, PriceRow
+from finops.token_prices import TokenPriceBook
 
 from .athena import run_query
 from .pricing import GPU_FAMILIES, in_gpu_families
@@ -71,6 +72,22 @@ def _wanted_types(instance_types: list[str] | None) -> list[str]:
     for name in instance_types:
         _required_gpu(name)
     return list(dict.fromkeys(instance_types))
+
+
+def pull_token_prices(*, regions: list[str] | None = None, session: AwsSession | None = None,
+                      today: date | None = None) -> TokenPriceBook:
+    """Amazon Bedrock's on-demand token prices of the catalog's open models, from the Price List API (the
+    ``AmazonBedrock``, ``AmazonBedrockService`` and ``AmazonBedrockFoundationModels`` service codes)."""
+    from .token_pricing import fetch_token_documents, token_price_rows
+
+    session = session or AwsSession()
+    as_of = (today or date.today()).isoformat()
+    documents = fetch_token_documents(session.client("pricing", "us-east-1"), regions)
+    rows = token_price_rows(documents, as_of=as_of, source=f"{PRICE_LIST_SOURCE}, pulled {as_of}")
+    if not rows:
+        raise ProviderError("the Price List returned no Bedrock token price for the catalog's open models",
+                            hint="check --regions; Bedrock serves each model in a few regions")
+    return TokenPriceBook(rows)
 
 
 def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] | None = None,

@@ -1,8 +1,9 @@
-"""Normalize AWS's own FOCUS 1.2 Data Export rows: typed cells plus the ``x_`` GPU columns.
+"""Normalize AWS's own FOCUS Data Export rows (1.0 to 1.4): typed cells plus the ``x_`` GPU columns.
 
 AWS already maps CUR to FOCUS in this export, so the FOCUS columns are kept as they are (money as exact
-decimals, periods as UTC datetimes, ``Tags`` / ``SkuPriceDetails`` as JSON text); AWS's own ``x_``
-columns beyond this product's are dropped. The GPU columns are derived:
+decimals, periods as UTC datetimes, ``Tags`` / ``SkuPriceDetails`` as JSON text), a 1.3 or 1.4 export's provider
+read from ``ServiceProviderName`` (:func:`~connectors.focus_table.export_value`); AWS's own ``x_`` columns beyond
+this product's are dropped. The GPU columns are derived:
 
 - ``x_InstanceType``: ``SkuPriceDetails.InstanceType``, else the suffix of an instance usage type
   (``x_UsageType = USE1-BoxUsage:p5.48xlarge``);
@@ -26,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from connectors.focus_table import KINDS, NAMES, cell, gpu_columns, record, unreadable_cell
+from connectors.focus_table import KINDS, NAMES, cell, export_value, gpu_columns, record, unreadable_cell
 from finops.errors import InputError, Location
 
 from .cur import GpuOf, usage_kind
@@ -77,7 +78,7 @@ def focus_rows_from_focus(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf
     rows = []
     for number, raw in enumerate(records, start=first_row):
         try:
-            row = {name: cell(name, raw.get(name)) for name in _FOCUS_NAMES}
+            row = {name: cell(name, export_value(raw, name)) for name in _FOCUS_NAMES}
             rows.append(record(**row, **_gpu_fields(row, raw, gpu_of)))
         except (ValueError, TypeError, InputError) as error:
             raise unreadable_cell(raw, _FOCUS_KINDS, file=file, row=number) or InputError(

@@ -20,6 +20,7 @@ from typing import Any
 from finops.catalog.instances import InstanceType
 from finops.errors import ProviderError
 from finops.price_book import PriceBook
+from finops.token_prices import TokenPriceBook
 
 from .bigquery import run_query
 from .catalog import RetrySettings
@@ -30,6 +31,27 @@ __all__ = ["CATALOG_SERVICES", "pull_bills", "pull_prices", "run_query"]
 #: Display names of the public services whose SKUs price GPU machines and TPUs.
 CATALOG_SERVICES: tuple[str, ...] = ("Compute Engine", "Cloud TPU")
 _SOURCE = "Cloud Billing Catalog API (cloudbilling v1 services.skus), composed GPU + vCPU + RAM + local SSD"
+
+
+def pull_token_prices(*, regions: list[str] | None = None, client: Any = None,
+                      retry: RetrySettings | None = None) -> TokenPriceBook:
+    """Vertex AI's on-demand token prices of the catalog's open models, from the Cloud Billing Catalog's Vertex AI
+    service (``C7E2-9256-1C43``); ``regions`` keeps those regions only."""
+    from datetime import date
+
+    from . import catalog
+    from .token_catalog import fetch_token_skus, token_price_rows
+
+    settings = retry or RetrySettings.from_env()
+    client = client if client is not None else catalog.make_client()
+    as_of = date.today().isoformat()
+    rows = [r for r in token_price_rows(fetch_token_skus(client, settings), as_of=as_of,
+                                        source=f"Cloud Billing Catalog API, pulled {as_of}")
+            if not regions or r.region in regions]
+    if not rows:
+        raise ProviderError("the Cloud Billing Catalog returned no Vertex AI token price for the catalog's open models",
+                            hint="check --regions against the regions Vertex AI serves these models in")
+    return TokenPriceBook(rows)
 
 
 def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] | None = None,

@@ -29,7 +29,15 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from connectors.focus_table import NAMES, cell, conform, decimal_or_none, service_subcategory, timestamp
+from connectors.focus_table import (
+    NAMES,
+    cell,
+    conform,
+    decimal_or_none,
+    export_value,
+    service_subcategory,
+    timestamp,
+)
 from connectors.focus_table import record as focus_record
 from finops.depreciation import month_index
 from finops.errors import InputError, Location, UnknownNameError
@@ -357,7 +365,7 @@ def _canonical_json(text: Any) -> Any:
 def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added; a row without
     its ``BilledCost`` or ``EffectiveCost`` (FOCUS requires both on every row, 0 for none) is refused."""
-    record = {name: cell(name, row.get(name)) for name in NAMES}
+    record = {name: cell(name, export_value(row, name)) for name in NAMES}  # a 1.3 / 1.4 provider column too
     for name in _REQUIRED_AMOUNTS:
         if record.get(name) is None:
             raise InputError(f"{name} is empty", where=Location(column=name),

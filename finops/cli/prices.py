@@ -1,4 +1,4 @@
-"""``finops prices show|pull``: read and refresh the price book."""
+"""``finops prices show|pull|pull-tokens``: read and refresh the price book and the token prices."""
 
 from __future__ import annotations
 
@@ -13,12 +13,15 @@ from rich.table import Table
 from ..errors import InputError
 from ..price_book import PRICING_MODELS, PriceBook
 from ..registry import Registry
+from ..token_prices import TOKEN_PRICES_ENV
 from ._console import console, print_json
 
 
 def register(app: typer.Typer) -> None:
-    prices = typer.Typer(help="Show and pull GPU prices (the price book).", no_args_is_help=True)
+    prices = typer.Typer(help="Show and pull GPU prices (the price book) and managed APIs' token prices.",
+                         no_args_is_help=True)
     app.add_typer(prices, name="prices")
+    register_tokens(prices)
 
     @prices.command("show")
     def show(provider: str | None = typer.Option(None, help="aws or gcp"),
@@ -70,6 +73,19 @@ def register(app: typer.Typer) -> None:
                    for path in _outputs(out)]
         console.print(f"wrote {len(book)} prices to {', '.join(map(str, written))}; "
                       f"use it with FINOPS_PRICE_BOOK={written[0]}")
+
+
+def register_tokens(prices: typer.Typer) -> None:
+    @prices.command("pull-tokens")
+    def pull_tokens(provider: str = typer.Option(..., help="aws (Amazon Bedrock) or gcp (Vertex AI)"),
+                    regions: list[str] | None = typer.Option(None, "--regions", help="repeat or comma-separate"),
+                    out: Path = typer.Option(Path("token-prices.csv"), help="a .csv file")) -> None:
+        """Pull managed APIs' per-token prices of the catalog's open models into a CSV (nothing written on failure)."""
+        from connectors import provider as connector
+
+        book = connector(provider).pull_token_prices(regions=_split(regions))
+        written = book.write_csv(out)
+        console.print(f"wrote {len(book)} token prices to {written}; use it with {TOKEN_PRICES_ENV}={written}")
 
 
 def _price_table(book: PriceBook) -> Table:

@@ -28,6 +28,7 @@ from ..files import locked, one_unit, recover
 from ..money import to_decimal
 from ..reconcile import Plan, Reconciliation, reconcile_month
 from ..reconcile.aggregation import MONTH_BASES, MonthBasis
+from ..reconcile.contract_commitments import read_contract_commitments
 from ..reconcile.history import HISTORY_FILE, History
 from ..reconcile.plan import usage_from_csv
 from ._console import console, err_console, print_json
@@ -104,21 +105,24 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                           bill_names: Sequence[str] | None = None,
                           basis: MonthBasis = "invoice",
                           unmapped_csv: Path | None = None,
-                          serving: Callable[[Reconciliation], object] | None = None) -> tuple[Reconciliation, Path]:
+                          serving: Callable[[Reconciliation], object] | None = None,
+                          contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
     plan's Usage table. ``bill_names`` are what the review lists as its bills (default: the files'
     names). ``basis`` is which month a charge belongs to (``invoice``: its BillingPeriodStart; ``usage``:
-    its ChargePeriodStart). Everything that can fail on bad input fails before anything is written.
+    its ChargePeriodStart). ``contract_commitments`` is a FOCUS Contract Commitment dataset (CSV) whose terms replace
+    those read from the bills. Everything that can fail on bad input fails before anything is written.
     """
     _check_out(Path(out_dir))
     month = parse_month(month)
+    contracts = None if contract_commitments is None else read_contract_commitments(contract_commitments)
     with _folder_held(Path(out_dir)):
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
-                              on_progress=on_progress, basis=basis, unmapped_csv=unmapped_csv,
+                              on_progress=on_progress, basis=basis, unmapped_csv=unmapped_csv, contracts=contracts,
                               **history.earlier_inputs(month, plan.currency()))
         names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
         served = None if serving is None else serving(rec)
@@ -268,6 +272,9 @@ def register(app: typer.Typer) -> None:
         prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
                                                  help="a live Prometheus instead of --metrics"),
         serving: Path | None = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)"),
+        contract_commitments: Path | None = typer.Option(
+            None, "--contract-commitments", metavar="FILE",
+            help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from it"),
         load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
                                                     help="with --metrics/--prometheus: a load-test result of a "
                                                          "serving line (as `finops calibrate` reads); repeat"),
@@ -322,7 +329,7 @@ def register(app: typer.Typer) -> None:
                     plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
                     usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
                     bill_names=[p.name for p in bills] + list(sources),  # a source, not its temporary file
-                    basis=month_basis, unmapped_csv=unmapped_csv,
+                    basis=month_basis, unmapped_csv=unmapped_csv, contract_commitments=contract_commitments,
                     serving=_serving_figures(month, serving, plan, metrics, prometheus, load_test or []))
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)

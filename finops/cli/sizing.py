@@ -16,6 +16,7 @@ from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 if TYPE_CHECKING:
     from ..sizing.corrections import ThroughputCorrection
     from ..sizing.engine_constants import Calibration
+    from ..sizing.managed import ApiOption
     from ..sizing.workload import Workload
 
 # The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
@@ -287,6 +288,45 @@ def register(app: typer.Typer) -> None:
                       "for on whole instances; /M out: cost per million output tokens at the peak load running "
                       f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "
                       "still sized and paid for the peak (avg)")
+        _print_managed(result.managed, chosen)
         if result.unpriced:
             console.print(f"feasible but with no {result.pricing_model} price in the price book: "
                           f"{', '.join(result.unpriced)}")
+
+
+def _print_managed(managed: list[ApiOption], workload: Workload) -> None:
+    """The managed APIs serving the workload's model beside the fleets: per million tokens, on demand."""
+    if not managed:
+        console.print(f"managed APIs: none in the token price book serves {workload.model}")
+        return
+    unit = managed[0].cost_per_request.currency
+    table = Table("API, model", "in|out\n/M", f"{unit}/M\nout", f"{unit}/\nrequest", f"{unit}/\nmonth",
+                  "fleet wins\nabove M/mo", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
+                  title=f"managed APIs serving {workload.model}, on demand, priced per token")
+    for column in table.columns:
+        column.overflow = "fold"
+    table.columns[0].min_width = 30
+    marks = []
+    for m in managed:
+        mark = "" if m.match == "same model" else "*" * (len(marks) + 1)
+        if mark:
+            marks.append(f"{mark} {m.offer_model}: {m.match}")
+        month = "" if m.monthly_cost is None else f"{m.monthly_cost.amount:,.0f}"
+        above = "" if m.fleet_cheaper_above_mtokens is None else f"{m.fleet_cheaper_above_mtokens:,.0f}"
+        table.add_row(f"{_SERVICE_NAMES.get(m.service, m.service)} {m.region}\n{m.offer_model}{mark}",
+                      "provisioned" if m.input_per_mtok is None or m.output_per_mtok is None
+                      else f"{m.input_per_mtok.amount:g}|{m.output_per_mtok.amount:g}",
+                      f"{m.cost_per_million_output_tokens.amount:,.2f}", f"{m.cost_per_request.amount:.5f}", month, above)
+    console.print(table)
+    for line in marks:
+        console.print(line)
+    first = managed[0]
+    if first.monthly_output_mtokens is not None:
+        console.print(f"/M out: input price x ISL/OSL + output price; /month at the average volume, "
+                      f"{first.monthly_output_mtokens:,.0f} M output tokens; fleet wins: the cheapest fleet above "
+                      f"costs less past this volume (it serves up to {first.fleet_capacity_mtokens:,.0f} M a month). "
+                      "Prices: finops/data/token_prices/ (each row with its page and date)")
+
+
+#: The providers' service names (FOCUS ServiceName) as the table shows them.
+_SERVICE_NAMES = {"AmazonBedrock": "Bedrock", "Vertex AI": "Vertex AI"}

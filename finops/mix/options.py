@@ -37,10 +37,13 @@ from ._csv import read_table
 __all__ = ["COMMITTED_KINDS", "MixOption", "OptionKind", "check_options", "read_options_csv"]
 
 #: ``cud``: a GCP committed-use discount (resource-based, per machine), a commitment kind of its own.
-OptionKind = Literal["owned", "reserved", "savings_plan", "cud", "on_demand", "spot"]
-COMMITTED_KINDS: frozenset[str] = frozenset({"owned", "reserved", "savings_plan", "cud"})
+#: ``provisioned_throughput``: a managed API's throughput bought for a term (Bedrock model units, Vertex AI GSUs),
+#: priced per demand unit by :mod:`finops.mix.provisioned_throughput`.
+OptionKind = Literal["owned", "reserved", "savings_plan", "cud", "provisioned_throughput", "on_demand", "spot"]
+COMMITTED_KINDS: frozenset[str] = frozenset({"owned", "reserved", "savings_plan", "cud", "provisioned_throughput"})
 _KINDS: Registry[str] = Registry("option kind", {k: k for k in get_args(OptionKind)},
                                  aliases={"ri": "reserved", "sp": "savings_plan", "committed_use": "cud",
+                                          "pt": "provisioned_throughput",
                                           "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot"})
 _REQUIRED = ("name", "kind", "hourly_cost")
 

@@ -38,6 +38,7 @@ from typing import Any, Literal, get_args
 from ..depreciation import month_index, month_label
 from .mapping import compared_columns, plan_line_sql
 from .plan import MappingRule
+from .tokens import TOKEN_KIND_SQL
 
 __all__ = [
     "BAD_VALUES",
@@ -97,6 +98,8 @@ DIMENSIONS: dict[str, str] = {
     "gpu_model": "x_GpuModel",
     "purchase_option": "x_PurchaseOption",
     "consumed_unit": "ConsumedUnit",
+    # input, output or cached tokens of a token API's charge (finops/reconcile/tokens.py), NULL on other charges
+    "token_kind": TOKEN_KIND_SQL,
 }
 
 #: What else a rule could match on, kept for unmapped charges only (NULL for mapped ones).
@@ -244,7 +247,7 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
     :data:`CHECKED_COLUMNS`), then, with ``strict``, the counts of :data:`BAD_VALUES`.
 
     >>> charge_groups_sql("t", "2026-05", (), per="f").splitlines()[-1]
-    'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21'
+    'GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22'
     """
     # each column a rule compares is lowercased once per charge, not once per rule the CASE tries
     lowered = {column: f"lowered_{i}" for i, column in enumerate(compared_columns(rules, instance_type=INSTANCE_TYPE))}
@@ -375,6 +378,7 @@ class ChargeGroup:
     first_charge_start: datetime | None
     last_charge_end: datetime | None
     row_count: int
+    token_kind: str | None = None
 
     @property
     def committed(self) -> bool:
@@ -385,7 +389,7 @@ class ChargeGroup:
     def from_row(cls, row: Sequence[Any]) -> ChargeGroup:
         """Build from values in ``plan_line`` + :data:`DIMENSIONS` + :data:`MEASURES` order (NULL sums -> 0).
 
-        >>> g = ChargeGroup.from_row(("GPU", "AWS", "USD") + (None,) * 14
+        >>> g = ChargeGroup.from_row(("GPU", "AWS", "USD") + (None,) * 15
         ...                          + (Decimal("1.5"), None, None, None, None, None, None, 2))
         >>> g.plan_line, g.billed_cost, g.effective_cost, g.gpu_hours, g.row_count
         ('GPU', Decimal('1.5'), Decimal('0'), None, 2)

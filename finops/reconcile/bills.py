@@ -1,7 +1,7 @@
 """FOCUS bill files as one DuckDB view, checked before a cent is summed.
 
 :func:`open_bills` takes Parquet, CSV or gzip CSV files (one or many), checks each one's header
-against FOCUS 1.2 (:data:`finops.focus.MANDATORY`), refuses the same content given twice, and
+against its FOCUS version, 1.0 to 1.4 (:func:`focus_version`), refuses the same content given twice, and
 creates the view ``focus_bills`` with every FOCUS column (plus the ``x_`` GPU columns) cast to its
 FOCUS type (money as ``DECIMAL(38, 10)``) and :data:`FILE_COLUMN`, the file each row comes from.
 Optional columns a file lacks read as NULL. Nothing is loaded into Python: DuckDB streams the files
@@ -38,11 +38,12 @@ from typing import BinaryIO, Literal, TextIO
 import duckdb
 
 from ..errors import InputError, Location
-from ..focus import MANDATORY, duckdb_schema
+from ..focus import MANDATORY, SUCCESSORS, duckdb_schema
 from .parquet_check import check_parquet
 
-__all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "VIEW", "BillFile", "BillFormat", "bill_format", "focus_version",
-           "locate_bad_value", "locate_currency", "open_bills"]
+__all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "MANDATORY_BY_VERSION", "REMOVED_IN", "SUCCESSORS", "VIEW", "BillFile",
+           "BillFormat", "bill_format", "bill_provenance", "focus_version", "locate_bad_value", "locate_currency", "locate_row",
+           "open_bills"]
 
 BillFormat = Literal["parquet", "csv"]
 
@@ -53,16 +54,28 @@ VIEW = "focus_bills"
 FILE_COLUMN = "bill_file"
 
 #: FOCUS version -> the columns that version added (what tells a file of it from an older one), newest first.
-#: Every column the reconciliation reads kept its name from 1.0 to 1.2; the columns a 1.0 or 1.1 file lacks
-#: read as NULL. Sources: FOCUS 1.1 and 1.2 specifications (https://focus.finops.org/focus-specification/),
-#: column "Introduced (version)" notes; the FinOps Foundation's FOCUS 1.0 sample (FOCUS-Sample-Data).
+#: Every column the reconciliation reads kept its name from 1.0 to 1.3; the columns an older file lacks read as
+#: NULL. 1.4 removed ``ProviderName`` and ``PublisherName`` (:data:`SUCCESSORS` reads them from
+#: ``ServiceProviderName``) and made ``InvoiceId`` mandatory (:data:`MANDATORY_BY_VERSION`). Sources: FOCUS 1.1 to
+#: 1.4 specifications (https://focus.finops.org/focus-specification/), column "Introduced (version)" notes; the
+#: FinOps Foundation's FOCUS 1.0 sample (FOCUS-Sample-Data).
 FOCUS_VERSIONS: dict[str, tuple[str, ...]] = {
+    "1.4": ("ServiceProviderName",),
+    "1.3": ("ServiceProviderName", "HostProviderName", "AllocatedMethodId", "AllocatedResourceId",
+            "AllocatedResourceName", "AllocatedTags", "AllocatedMethodDetails", "ContractApplied"),
     "1.2": ("InvoiceId", "BillingAccountType", "SubAccountType", "PricingCurrency", "PricingCurrencyEffectiveCost",
             "PricingCurrencyListUnitPrice", "PricingCurrencyContractedUnitPrice"),
     "1.1": ("ServiceSubcategory", "SkuMeter", "SkuPriceDetails", "CapacityReservationId", "CapacityReservationStatus",
             "CommitmentDiscountQuantity", "CommitmentDiscountUnit"),
     "1.0": (),
 }
+#: Columns a version removed: a file with any of them is older than that version.
+REMOVED_IN: dict[str, tuple[str, ...]] = {"1.4": ("ProviderName", "PublisherName")}
+#: The mandatory columns of each version this tool reads (1.0 to 1.3 share :data:`finops.focus.MANDATORY`).
+MANDATORY_BY_VERSION: dict[str, tuple[str, ...]] = {
+    "1.4": tuple(c for c in MANDATORY if c not in REMOVED_IN["1.4"]) + ("ServiceProviderName", "HostProviderName",
+                                                                       "InvoiceId"),
+} | {version: MANDATORY for version in ("1.3", "1.2", "1.1", "1.0")}
 #: Cell texts read as NULL in a CSV bill: empty, and the literal NULL of SQL dumps (FOCUS-Sample-Data 1.0).
 _NULL_TEXTS = ("", "NULL")
 
@@ -98,6 +111,7 @@ class BillFile:
     columns: tuple[str, ...]
     types: tuple[str, ...] = ()
     empty_text: frozenset[str] = frozenset()
+    version: str = ""
 
     def reader(self) -> str:
         """The DuckDB table function reading this file.
@@ -286,9 +300,9 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path], *, strict: boo
         fmt = bill_format(path)
         header = _header(con, path, fmt)
         columns = tuple(name for name, _ in header)
-        focus_version(path, columns)
+        version = focus_version(path, columns)
         bill = BillFile(path, fmt, columns, tuple(kind for _, kind in header),
-                        _empty_text_columns(con, path, columns) if fmt == "parquet" else frozenset())
+                        _empty_text_columns(con, path, columns) if fmt == "parquet" else frozenset(), version)
         wrong = _wrong_storage_type(bill)
         if wrong is not None:
             raise wrong
@@ -299,24 +313,46 @@ def open_bills(con: duckdb.DuckDBPyConnection, paths: list[Path], *, strict: boo
 
 
 def focus_version(path: Path, columns: tuple[str, ...]) -> str:
-    """The FOCUS version of a bill from its columns (:data:`FOCUS_VERSIONS`): the newest whose added columns
-    it has, else 1.0. A file without every mandatory column is none of them: :class:`InputError` listing
-    all that are missing.
+    """The FOCUS version of a bill from its columns (:data:`FOCUS_VERSIONS`): 1.4 when it has ``ServiceProviderName``
+    and none of the columns 1.4 removed (:data:`REMOVED_IN`), else the newest older version whose added columns it
+    has, else 1.0. A file without every mandatory column of that version (:data:`MANDATORY_BY_VERSION`) is none of
+    them: :class:`InputError` listing all that are missing.
 
     >>> focus_version(Path("aws-focus-1.0.csv"), ("ServiceSubcategory",) + MANDATORY)
     '1.1'
+    >>> focus_version(Path("tool.csv"), MANDATORY_BY_VERSION["1.4"]), focus_version(Path("t.csv"), MANDATORY_BY_VERSION["1.3"] + ("AllocatedTags",))
+    ('1.4', '1.3')
     >>> focus_version(Path("old.csv"), tuple(c for c in MANDATORY if c != "EffectiveCost")).message
     Traceback (most recent call last):
-    finops.errors.InputError: old.csv, column EffectiveCost: not a FOCUS 1.0, 1.1 or 1.2 bill: missing mandatory FOCUS column EffectiveCost. Hint: export the bill as FOCUS 1.0, 1.1 or 1.2; mandatory columns are listed in docs/focus.md
+    finops.errors.InputError: old.csv, row 1, column EffectiveCost: not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill: missing mandatory FOCUS column EffectiveCost. Hint: export the bill as FOCUS 1.0 to 1.4 (1.4 names the provider in ServiceProviderName); mandatory columns are listed in docs/focus.md
     """
-    missing = [name for name in MANDATORY if name not in columns]
-    versions = ", ".join(sorted(FOCUS_VERSIONS)[:-1]) + f" or {max(FOCUS_VERSIONS)}"
+    present = set(columns)
+    newer = [v for v, removed in REMOVED_IN.items() if not present & set(removed) and present & set(FOCUS_VERSIONS[v])]
+    version = newer[0] if newer else next(
+        (v for v, added in FOCUS_VERSIONS.items() if v not in REMOVED_IN and present & set(added)), "1.0")
+    missing = [name for name in MANDATORY_BY_VERSION[version] if name not in present]
     if missing:
-        raise InputError(f"not a FOCUS {versions} bill: missing mandatory FOCUS column"
+        known = sorted(FOCUS_VERSIONS)
+        raise InputError(f"not a FOCUS {', '.join(known[:-1])} or {known[-1]} bill: missing mandatory FOCUS "
+                         f"{version if version in REMOVED_IN else ''}{' ' if version in REMOVED_IN else ''}column"
                          f"{'s' if len(missing) > 1 else ''} {', '.join(missing)}",
-                         where=Location(file=str(path), column=missing[0]),
-                         hint=f"export the bill as FOCUS {versions}; mandatory columns are listed in docs/focus.md")
-    return next((version for version, added in FOCUS_VERSIONS.items() if set(added) & set(columns)), "1.0")
+                         where=Location(file=str(path), row=1, column=missing[0]),  # the header row
+                         hint=f"export the bill as FOCUS {known[0]} to {known[-1]} (1.4 names the provider in "
+                              "ServiceProviderName); mandatory columns are listed in docs/focus.md")
+    return version
+
+
+def bill_provenance(bill: BillFile) -> str:
+    """One line of the review's provenance: the file, its FOCUS version and the columns its provider was read from.
+
+    >>> bill_provenance(BillFile(Path("may.csv"), "csv", ("ServiceProviderName", "HostProviderName"), version="1.4"))
+    'may.csv: FOCUS 1.4, provider from ServiceProviderName, host from HostProviderName'
+    >>> bill_provenance(BillFile(Path("may.csv"), "csv", ("ProviderName",), version="1.2"))
+    'may.csv: FOCUS 1.2, provider from ProviderName'
+    """
+    provider = next(name for name in SUCCESSORS["ProviderName"] if name in bill.columns or name == "ServiceProviderName")
+    host = ", host from HostProviderName" if "HostProviderName" in bill.columns else ""
+    return f"{bill.path.name}: FOCUS {bill.version}, provider from {provider}{host}"
 
 
 #: FOCUS type (DuckDB) -> how a Parquet column may be stored and still be read as that type.
@@ -376,19 +412,41 @@ def _select(bill: BillFile, index: int, strict: bool) -> str:
     less on a 10 M-row bill, docs/reconcile.md, Speed). With ``strict``, a value :data:`_STRICT` refuses stops
     the query (:func:`_checked`)."""
     found = bill.stored_types()
-    parts = []
+    reads: dict[str, str] = {}
     for name, kind in duckdb_schema().items():
         if name not in found:
-            parts.append(f'CAST(NULL AS {kind}) AS "{name}"')
-        elif found[name].upper().startswith(("MAP", "STRUCT")):
-            parts.append(f'CAST(to_json("{name}") AS VARCHAR) AS "{name}"')
-        else:
-            read = _cast(name, kind, found[name])
-            if name in bill.empty_text:
-                read = f"NULLIF({read}, '')"
-            parts.append(f'{_checked(name, read) if strict else read} AS "{name}"')
+            continue
+        if found[name].upper().startswith(("MAP", "STRUCT")):
+            reads[name] = f'CAST(to_json("{name}") AS VARCHAR)'
+            continue
+        read = _cast(name, kind, found[name])
+        if name in bill.empty_text:
+            read = f"NULLIF({read}, '')"
+        reads[name] = _checked(name, read) if strict else read
+    parts = []
+    for name, kind in duckdb_schema().items():
+        stands_for = [reads[other] for other in SUCCESSORS.get(name, (name,)) if other in reads]
+        read = stands_for[0] if len(stands_for) == 1 else f"COALESCE({', '.join(stands_for)})" if stands_for else None
+        if name == _TAGS and _ALLOCATED_TAGS in reads:
+            read = _with_allocated_tags(read or "CAST(NULL AS VARCHAR)", reads[_ALLOCATED_TAGS])
+        parts.append(f'{read or f"CAST(NULL AS {kind})"} AS "{name}"')
     parts.append(f"{index} AS {FILE_COLUMN}")
     return f"SELECT {', '.join(parts)} FROM {bill.reader()}"
+
+
+_TAGS, _ALLOCATED_TAGS = "Tags", "AllocatedTags"
+
+
+def _with_allocated_tags(tags: str, allocated: str) -> str:
+    """A charge's Tags with the tags of the resource a provider allocated it to (FOCUS 1.3 ``AllocatedTags``) laid
+    over them (RFC 7396 merge patch): an allocated charge keeps the Tags of the shared cost it was split from and
+    carries its own workload's, so a tag rule maps each share of a shared cluster to its plan line.
+
+    >>> _with_allocated_tags("t", "a")
+    "CASE WHEN a IS NULL OR a = '' THEN t ELSE CAST(json_merge_patch(COALESCE(NULLIF(t, ''), '{}'), a) AS VARCHAR) END"
+    """
+    return (f"CASE WHEN {allocated} IS NULL OR {allocated} = '' THEN {tags} "
+            f"ELSE CAST(json_merge_patch(COALESCE(NULLIF({tags}, ''), '{{}}'), {allocated}) AS VARCHAR) END")
 
 
 #: Columns whose values are checked as the scan reads them: SQL that holds for a bad value (``{c}`` is the
@@ -399,12 +457,14 @@ _STRICT: dict[str, tuple[str, str]] = {
     "Tags": ("{c} IS NOT NULL AND {c} <> '' AND (NOT json_valid({c}) OR json_type({c}) <> 'OBJECT')",
              "is not a JSON object; FOCUS Tags are a JSON object of key-value pairs, e.g. {{\"team\": \"ml\"}}"),
 }
+_STRICT["AllocatedTags"] = _STRICT["Tags"]
 #: Column of :data:`_STRICT` -> the test the scan makes, per row: :data:`_STRICT`'s, or a cheaper one that holds
 #: for the same values or stops on them itself (``json_type`` fails on text that is not JSON), while
 #: :func:`locate_bad_value` still names the row with :data:`_STRICT`'s test. Tags are parsed once per charge
 #: instead of twice (``json_valid`` then ``json_type``): 1.4 s of CPU on a 10 M-row bill (docs/reconcile.md, Speed).
 _SCAN_TEST: dict[str, str] = {"BilledCost": _STRICT["BilledCost"][0], "EffectiveCost": _STRICT["EffectiveCost"][0],
                               "Tags": "{c} <> '' AND json_type({c}) <> 'OBJECT'"}
+_SCAN_TEST["AllocatedTags"] = _SCAN_TEST["Tags"]
 
 
 def _checked(name: str, expression: str) -> str:
@@ -421,7 +481,8 @@ def _checked(name: str, expression: str) -> str:
 
 
 def _first_row(bill: BillFile, column: str, predicate: str) -> tuple[int, str] | None:
-    """Spreadsheet row (header = 1) and value of ``column`` in the first row where ``predicate`` holds.
+    """Spreadsheet row (header = 1) and value of ``column`` in the first row where ``predicate`` (over any of the
+    file's columns) holds.
 
     Error path only: one thread, so ``row_number()`` follows the file order.
     """
@@ -430,7 +491,7 @@ def _first_row(bill: BillFile, column: str, predicate: str) -> tuple[int, str] |
         for setting in _SCAN_SESSION:
             scan.execute(setting)
         found = scan.execute(
-            f'SELECT rn, "{column}" FROM (SELECT row_number() OVER () AS rn, "{column}" FROM {bill.reader()})'
+            f'SELECT rn, "{column}" FROM (SELECT row_number() OVER () AS rn, * FROM {bill.reader()})'
             f" WHERE {predicate} ORDER BY rn LIMIT 1").fetchone()
     except duckdb.Error as exc:  # the file itself is damaged (a Parquet page, a compressed block)
         raise InputError(f"cannot read the bill file: {str(exc).splitlines()[0][:200]}",
@@ -439,6 +500,16 @@ def _first_row(bill: BillFile, column: str, predicate: str) -> tuple[int, str] |
     finally:
         scan.close()
     return None if found is None else (int(found[0]) + 1, "" if found[1] is None else str(found[1]))
+
+
+def locate_row(files: list[BillFile], column: str, predicate: str) -> tuple[BillFile, int, str] | None:
+    """The first row of ``files`` where ``predicate`` (SQL over the file's own columns, as text in a CSV file) holds:
+    its file, spreadsheet row (header = 1) and the value of ``column`` (error path only)."""
+    for bill in files:
+        hit = _first_row(bill, column, predicate)
+        if hit is not None:
+            return bill, hit[0], hit[1]
+    return None
 
 
 def locate_bad_value(files: list[BillFile]) -> InputError | None:

@@ -54,6 +54,7 @@ from .result import CommitmentLine, CommitmentSummary
 
 if TYPE_CHECKING:
     from .aggregation import ChargeGroup
+    from .contract_commitments import ContractTerm
 
 __all__ = ["PAYMENT", "TERM_MONTHS", "EarlierCommitment", "commitment_summary", "term_months"]
 
@@ -123,10 +124,13 @@ class _Month:
 
 
 def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, str | None], Money], currency: str,
-                       month: str, earlier: Mapping[str, EarlierCommitment] | None = None) -> CommitmentSummary:
+                       month: str, earlier: Mapping[str, EarlierCommitment] | None = None,
+                       contracts: Mapping[str, ContractTerm] | None = None) -> CommitmentSummary:
     """The month's :class:`CommitmentSummary` (totals and one :class:`CommitmentLine` per commitment) from
     the aggregation's charge groups; ``money`` converts into the plan ``currency``; ``earlier`` are the
-    commitments the history kept for the months before ``month``."""
+    commitments the history kept for the months before ``month``; ``contracts`` the FOCUS Contract Commitment
+    dataset's terms by commitment id (:mod:`finops.reconcile.contract_commitments`), which replace the term, dates,
+    payment and estimated amount read from the bills."""
     zero = Money.zero(currency)
     groups = list(groups)
     purchases = used = unused = savings = zero
@@ -167,7 +171,8 @@ def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, 
     eligible = Money.total([money(g.effective_cost, g.billing_currency) for g in groups
                             if g.charge_category == "Usage" and g.service_name in committed_services
                             and _status(g) != "unused"], currency)
-    lines = [_line(cid, months.get(cid, _Month()), (earlier or {}).get(cid), month, currency)
+    contracts = contracts or {}
+    lines = [_line(cid, months.get(cid, _Month()), (earlier or {}).get(cid), month, currency, contracts.get(cid))
              for cid in sorted(set(months) | set(earlier or {}))]
     return CommitmentSummary(
         purchases=purchases, used=used, unused=unused, savings=savings,
@@ -176,8 +181,11 @@ def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, 
                            key=lambda line: (line.provider_name, line.commitment_id))))
 
 
-def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, currency: str) -> CommitmentLine:
-    """One commitment's row: this month's sums on top of what the history kept before it."""
+def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, currency: str,
+          contract: ContractTerm | None = None) -> CommitmentLine:
+    """One commitment's row: this month's sums on top of what the history kept before it; with its ``contract``
+    (Contract Commitment dataset), the term, dates and payment are the contract's, and a commitment bought before
+    the bills and the history is paid the contract's cost (source ``contract``) instead of an estimate."""
     def of(amount: Decimal) -> Money:
         return Money(amount, currency)
 
@@ -187,11 +195,18 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
     term = (before.term_months if before else None) or term_months(this.term, this.name)
     upfront = (before.upfront if before else Decimal(0)) + this.upfront
     payment = (before.payment if before else None) or _PAYMENT_OF_KINDS[frozenset(this.payments)]
+    from_contract = False
+    if contract is not None:
+        term, payment = contract.term_months, contract.payment or payment
+        if bought is None and contract.cost is not None and contract.currency in ("", currency):
+            bought, paid, from_contract = contract.start, contract.cost, True
+            upfront = contract.cost if payment in ("upfront", "") else upfront
+            payment = payment or "upfront"
     scheduled: Money | None = None
     if bought is not None:
-        source = "history" if before and before.purchase_date else "bills"
+        source = "contract" if from_contract else "history" if before and before.purchase_date else "bills"
         balance: Money | None = of(paid - amortized)
-        ends = _add_months(bought, term) if term else None
+        ends = contract.end if contract is not None else _add_months(bought, term) if term else None
         if payment == "monthly fee":
             scheduled = of(this.fee)
         elif payment == "partial upfront" and term:

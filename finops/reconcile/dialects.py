@@ -23,6 +23,7 @@ from decimal import Decimal
 from typing import Any, Literal, get_args
 
 from ..errors import InputError
+from ..focus import SUCCESSORS
 from ..registry import Registry
 from .aggregation import Summary, charge_groups_sql, summary_sql
 from .commitment_schedule import EarlierCommitment
@@ -69,10 +70,13 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
     """The aggregation of ``month`` over ``relation`` in ``engine``'s dialect, mapping with ``rules``.
 
     ``missing`` names FOCUS columns the table does not have (optional ones, or the ``x_`` GPU
-    columns in a provider's own export); they read as NULL. ``rates`` rank the unmapped groups in the
-    plan currency.
+    columns in a provider's own export); they read as NULL, or as the column that succeeds them when the table has
+    it (:data:`finops.focus.SUCCESSORS`: a FOCUS 1.4 table's ServiceProviderName for ProviderName). ``rates`` rank
+    the unmapped groups in the plan currency.
 
     >>> "NULL AS gpu_model" in remote_sql("bigquery", "proj.billing.focus", "2026-05", missing=["x_GpuModel"])
+    True
+    >>> "ServiceProviderName AS provider_name" in remote_sql("athena", "t", "2026-05", missing=["ProviderName"])
     True
     """
     import sqlglot
@@ -80,6 +84,8 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
 
     dialect = _DIALECTS[engine]
     absent = {name.lower() for name in missing}
+    stand_ins = {name.lower(): next((c for c in columns if c.lower() not in absent), None)
+                 for name, columns in SUCCESSORS.items()}
     # Equivalent mutants (docs/testing.md): sqlglot reads a second "WITH" left in, and this SQL in its
     # default dialect, to the same tree, so the two lines marked below are not mutated.
     summary = summary_sql(_GROUPS, rates=rates)
@@ -89,7 +95,8 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
 
     def rewrite(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Column) and node.name.lower() in absent:
-            return exp.Null()
+            stand_in = stand_ins.get(node.name.lower())
+            return exp.column(stand_in) if stand_in else exp.Null()
         if isinstance(node, exp.Cast) and dialect in _INSTANT_TIME and node.to.is_type(*_CIVIL_TIME):
             return exp.cast(node.this, exp.DataType.build(_INSTANT_TYPE))
         if isinstance(node, exp.Table) and node.name == _PLACEHOLDER:

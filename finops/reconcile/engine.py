@@ -12,7 +12,8 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 * Per plan line: actual = EffectiveCost mapped to the line + depreciation of its assets;
   variance = actual - planned; variance % = variance / |planned| (so it is positive when more was spent
   than planned, whatever the sign of the budget: a credit line planned at -1,000 and credited only 500
-  is over); flagged ``over``/``under`` past ``threshold_pct``; unit cost = cost / million tokens (Usage sheet) against planned amount /
+  is over); flagged ``over``/``under`` past ``threshold_pct``; unit cost = cost / million tokens (the line's
+  token charges, :mod:`finops.reconcile.tokens`, unless the Usage sheet gives them) against planned amount /
   ``PlannedMTokens``.
 * Spot share = EffectiveCost of usage at ``PricingCategory = 'Dynamic'`` (or ``x_PurchaseOption``
   spot/preemptible) / EffectiveCost of all usage.
@@ -34,6 +35,7 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import tempfile
 import threading
@@ -66,12 +68,15 @@ from .bills import (
     FILE_COLUMN,
     VIEW,
     BillFile,
+    bill_provenance,
     locate_bad_value,
     locate_currency,
     locate_malformed_row,
+    locate_row,
     open_bills,
 )
 from .commitment_schedule import EarlierCommitment, commitment_summary
+from .contract_commitments import ContractTerm
 from .fingerprint import refuse_same_charges
 from .forecast import year_forecast
 from .mapping import UNMAPPED
@@ -89,6 +94,7 @@ from .result import (
     UnmappedCharge,
     variance_share,
 )
+from .tokens import TOKENS_PER_UNIT, LineTokens, line_tokens, unit_problem
 
 __all__ = ["InstanceGpus", "catalog_gpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
 
@@ -232,8 +238,12 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
                     on_progress: Callable[[float], None] | None = None,
                     unmapped_csv: Path | None = None, basis: MonthBasis = "invoice",
                     past_one_off: Mapping[str, Decimal] | None = None,
-                    earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
+                    earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
+                    contracts: Mapping[str, ContractTerm] | None = None) -> Reconciliation:
     """Reconcile ``month`` (``'YYYY-MM'``) of ``plan`` against FOCUS bill files, with DuckDB.
+
+    ``contracts`` are the FOCUS Contract Commitment dataset's terms by commitment id
+    (:func:`~finops.reconcile.contract_commitments.read_contract_commitments`).
 
     ``basis`` is which month a charge belongs to: its invoice's (``BillingPeriodStart``, the default, so the
     month ties to its invoices) or its usage's (``"usage"``, ``ChargePeriodStart``).
@@ -255,6 +265,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
         files = open_bills(con, bills, strict=False)  # pragma: no mutate
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
+        if unit_problem(summary.groups) is not None:
+            raise _token_unit_error(files)
         bill_currencies = {g.billing_currency for g in summary.groups}
         rated = _rated(bill_currencies, currency, rates)
         if len(bill_currencies) > 1 and rated != bill_currencies:  # one without a rate: name its first row
@@ -264,10 +276,36 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)  # pragma: no mutate
-    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
-                            past_actuals=past_actuals, instance_gpus=instance_gpus,
-                            source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
-                            earlier_commitments=earlier_commitments)
+    rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
+                           past_actuals=past_actuals, instance_gpus=instance_gpus,
+                           source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
+                           earlier_commitments=earlier_commitments, contracts=contracts)
+    return dataclasses.replace(rec, bill_versions=tuple(bill_provenance(f) for f in files))
+
+
+def _token_unit_error(files: list[BillFile]) -> InputError:
+    """The first token charge with a ConsumedQuantity but no unit that counts tokens, as an error naming its file,
+    row and column (:mod:`finops.reconcile.tokens`)."""
+    units = ", ".join(f"'{unit}'" for unit in TOKENS_PER_UNIT)
+    for bill in files:
+        has = set(bill.columns)
+        if "ConsumedQuantity" not in has:
+            continue
+        meter = 'LOWER("SkuMeter")' if "SkuMeter" in has else "''"
+        unit = '"ConsumedUnit"' if "ConsumedUnit" in has else "NULL"
+        normal = f"regexp_replace(LOWER(TRIM({unit})), '\\s+', ' ', 'g')"
+        predicate = (f"NULLIF(TRIM(\"ConsumedQuantity\"), '') IS NOT NULL AND ({meter} LIKE '%token%' OR "
+                     f"LOWER({unit}) LIKE '%token%') AND ({unit} IS NULL OR {normal} NOT IN ({units}))")
+        hit = locate_row([bill], "ConsumedUnit" if "ConsumedUnit" in has else "ConsumedQuantity", predicate)
+        if hit is not None:
+            _, row, found = hit
+            what = f"has the unit {found!r}, which" if "ConsumedUnit" in has and found else "has no ConsumedUnit; it"
+            return InputError(f"this token charge {what} does not say how many tokens it counts",
+                              where=Location(file=str(bill.path), row=row, column="ConsumedUnit"),
+                              hint="export the bill with ConsumedUnit (Tokens, 1K Tokens or 1M Tokens) on token rows")
+    return InputError("a token charge has no unit that counts tokens",
+                      where=Location(file=", ".join(str(f.path) for f in files), column="ConsumedUnit"),
+                      hint="export the bill with ConsumedUnit (Tokens, 1K Tokens or 1M Tokens) on token rows")
 
 
 def _rated(currencies: Iterable[str | None], target: str, rates: Mapping[str, Decimal] | None) -> set[str]:
@@ -302,7 +340,8 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
                      past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None, source: str = "bills",
                      past_one_off: Mapping[str, Decimal] | None = None,
-                     earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
+                     earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
+                     contracts: Mapping[str, ContractTerm] | None = None) -> Reconciliation:
     """Turn the aggregation's summary (or bare charge groups, already mapped) and the plan into a
     reconciliation (no I/O but the bundled instance catalog).
 
@@ -339,7 +378,7 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
     for asset in assets:
         by_line[asset.plan_line] += asset.depreciation
         cash_by_line[asset.plan_line] += asset.purchase_cash
-    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct)
+    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct, line_tokens(groups, UNMAPPED))
     planned = Money.total([b.amount for b in plan.budget_for(month)], currency)
     actual = effective + capex
     purchases = [g for g in groups if g.charge_category == "Purchase"]
@@ -350,7 +389,7 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         unmapped_effective_cost=by_line.get(UNMAPPED, zero), lines=lines,
         invoices=tuple(InvoiceTotal(p, i, v) for (p, i), v in sorted(invoices.items())),
         providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
-        commitments=commitment_summary(groups, money, currency, month, earlier_commitments),
+        commitments=commitment_summary(groups, money, currency, month, earlier_commitments, contracts),
         spot_share=_spot_share(groups, money, zero),
         gpu_hours=_gpu_hours(groups, instance_gpus),
         gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets,
@@ -404,7 +443,8 @@ def _flag(pct: Decimal | None, actual: Money, threshold_pct: Decimal) -> Flag:
 
 
 def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_by_line: Mapping[str, Money],
-                    zero: Money, threshold_pct: Decimal) -> tuple[LineVariance, ...]:
+                    zero: Money, threshold_pct: Decimal,
+                    billed_tokens: Mapping[str, LineTokens] | None = None) -> tuple[LineVariance, ...]:
     planned: dict[str, Money] = {}
     category: dict[str, str] = {}
     provider: dict[str, str] = {}
@@ -417,9 +457,13 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
         cost_centre.setdefault(b.plan_line, b.cost_centre)
         if b.planned_mtokens is not None:
             tokens_planned[b.plan_line] = tokens_planned.get(b.plan_line, Decimal(0)) + b.planned_mtokens
-    tokens_actual: dict[str, Decimal] = {}
+    billed_tokens = billed_tokens or {}
+    # a line's actual tokens: its Usage rows when the plan has them (they override), else its token charges' tokens
+    tokens_actual: dict[str, Decimal] = {line: t.total for line, t in billed_tokens.items() if t.total}
+    from_usage: dict[str, Decimal] = {}
     for u in plan.usage_for(month):
-        tokens_actual[u.plan_line] = tokens_actual.get(u.plan_line, Decimal(0)) + u.actual_mtokens
+        from_usage[u.plan_line] = from_usage.get(u.plan_line, Decimal(0)) + u.actual_mtokens
+    tokens_actual |= from_usage
     assets_lines = {a.plan_line for a in plan.assets}
     names = list(planned) + sorted(n for n in by_line if n not in planned and n != UNMAPPED)
     if UNMAPPED in by_line:
@@ -436,7 +480,8 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
             flag=_flag(pct, actual, threshold_pct), planned_mtokens=p_tok, actual_mtokens=a_tok,
             planned_unit_cost=plan_amount / p_tok if p_tok else None,
             actual_unit_cost=actual / a_tok if a_tok else None, provider=provider.get(name, ""),
-            cost_centre=cost_centre.get(name, "")))
+            cost_centre=cost_centre.get(name, ""), billed_tokens=billed_tokens.get(name),
+            tokens_source=("usage" if name in from_usage else "bill") if a_tok is not None else ""))
     return tuple(result)
 
 

@@ -15,6 +15,7 @@ from typing import Literal
 
 from ..money import MONEY_CONTEXT, Money
 from .mapping import UNMAPPED
+from .tokens import LineTokens
 
 __all__ = ["AssetCharge", "BridgeStep", "CommitmentLine", "CommitmentSummary", "Flag", "Forecast", "GpuHours",
            "GroupVariance", "InvoiceTotal", "LinePlan", "LineVariance", "PrepaidRollForward", "ProviderTotal",
@@ -209,6 +210,10 @@ class LineVariance:
     actual_unit_cost: Money | None = None
     provider: str = ""
     cost_centre: str = ""
+    #: millions of tokens the line's token charges were billed for, by kind (None: no token charge)
+    billed_tokens: LineTokens | None = None
+    #: where ``actual_mtokens`` comes from: ``usage`` (a Usage row, which overrides), ``bill`` (token charges), or ""
+    tokens_source: str = ""
 
 
 @dataclass(frozen=True)
@@ -290,6 +295,8 @@ class Reconciliation:
     purchases_billed: Money | None = None
     gpu_hours_by_line: tuple[GpuHours, ...] = ()    # the same usage per plan line (the review's Serving sheet)
     year_plan: tuple[LinePlan, ...] = ()    # the Budget rows of the month's year, per line and month
+    #: each bill file's FOCUS version and the column its provider was read from (the review's provenance)
+    bill_versions: tuple[str, ...] = ()
 
     @property
     def commitment_lines(self) -> tuple[CommitmentLine, ...]:

@@ -121,6 +121,34 @@ class RealizedLine:
             return None
         return self.cost * (_MILLION / Decimal(repr(self.tokens)))
 
+    @property
+    def cost_per_request(self) -> Money | None:
+        """Actual cost over the requests actually served (None when no request was counted)."""
+        if self.cost is None or self.requests <= 0:
+            return None
+        return self.cost / Decimal(repr(self.requests))
+
+    @property
+    def serving_gpu_hours(self) -> float:
+        """GPU-hours that served: the line's GPUs x the hours of the month in which it generated tokens."""
+        return float(self.gpus * np.count_nonzero(self.hourly_generation_tokens > 0))
+
+    @property
+    def idle_gpu_hours(self) -> float | None:
+        """GPU-hours paid but not serving: the paid GPU-hours (the bill's, else DCGM's) less
+        :attr:`serving_gpu_hours`, none below zero (None without metrics of generated tokens)."""
+        if not self.hourly_generation_tokens.size:
+            return None
+        return max(0.0, self.gpu_hours - self.serving_gpu_hours)
+
+    @property
+    def idle_gpu_cost(self) -> Money | None:
+        """The part of the line's actual cost paid for idle GPU-hours: cost x idle / paid GPU-hours."""
+        idle = self.idle_gpu_hours
+        if self.cost is None or idle is None or self.gpu_hours <= 0:
+            return None
+        return self.cost * Decimal(repr(idle)) / Decimal(repr(self.gpu_hours))  # multiplied first: exact when it can be
+
 
 @dataclass(frozen=True)
 class ServingMonth:

@@ -46,6 +46,7 @@ from .candidates import candidate_table
 from .confidence import at_confidence
 from .demand import demand
 from .engine_constants import CALIBRATED_TPS, Calibration
+from .managed import ApiOption, api_options
 from .memory import PRECISIONS, tp_shards_heads
 from .performance import ReplicaPhysics, prompt_terms, replica_latency, scheduling_delay
 from .queueing import operating_point, sla_attainment
@@ -130,13 +131,16 @@ class SearchResult:
     unpriced: list[str] = field(default_factory=list)   # feasible GPUs without a price
     evaluated: int = 0            # of the candidates, those that went through the queueing model (the rest
                                   # were settled without it: a smaller count already met the SLOs, or bounds)
+    # the managed APIs serving the model, priced per token, with the volume above which the cheapest fleet wins
+    managed: list[ApiOption] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"workload": self.workload, "engine": self.engine, "pricing_model": self.pricing_model,
                 "rank_by": self.rank_by,
                 "candidates": self.candidates, "evaluated": self.evaluated,
                 "infeasible_reason": self.infeasible_reason,
-                "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options]}
+                "unpriced_gpus": self.unpriced, "options": [o.to_dict() for o in self.options],
+                "managed_apis": [m.to_dict() for m in self.managed]}
 
 
 #: Replica counts per row in each pass over the grid: a configuration leaves the search at its first
@@ -221,8 +225,11 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     if not options:
         closest, more = _closest_miss(table, rows, picks, grid, phys, limits, constants, workload, need)
         reason, evaluated = _slo_advice(workload, closest, unpriced, pricing_model), evaluated + more
+    cheapest = min(options, key=lambda o: o.monthly_cost.amount, default=None)
+    managed = api_options(workload, fleet_monthly=None if cheapest is None else cheapest.monthly_cost,
+                          peak_output_tokens_per_s=None if cheapest is None else cheapest.output_tokens_per_s)
     return SearchResult(workload.name, engine, pricing_model, rank_by, options, reason,
-                        int(grid.size) + len(memory_gaps), sorted(unpriced), evaluated)
+                        int(grid.size) + len(memory_gaps), sorted(unpriced), evaluated, managed)
 
 
 def _all_gpus() -> list[str]:

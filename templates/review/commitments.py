@@ -90,7 +90,7 @@ def source_text(line: CommitmentLine) -> str:
     'estimate: bought by 2026-03'
     """
     return {"bills": "bought this month", "history": f"bought in {line.first_month}'s bills",
-            "estimate": f"estimate: bought by {line.first_month}",
+            "estimate": f"estimate: bought by {line.first_month}", "contract": "contract commitment dataset",
             "": "not known: no term in the bills"}[line.source]
 
 

@@ -34,7 +34,9 @@ def summary_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: da
     info: list[FigureRow] = [
         ("Month", rec.month, "text"), ("Currency", rec.currency, "text"),
         ("Run at (UTC)", run_at.isoformat(sep=" ", timespec="seconds"), "text"), ("Plan workbook", plan_name, "text"),
-        ("Bill files", ", ".join(bill_names), "text"), ("Bill rows", rec.bill_rows, "int"),
+        ("Bill files", ", ".join(bill_names), "text"),
+        # each file's FOCUS version and the column its provider was read from (ProviderName, or 1.4's successor)
+        ("FOCUS version, provider column", "; ".join(rec.bill_versions), "text"), ("Bill rows", rec.bill_rows, "int"),
         ("Charges through (UTC)", rec.data_through.isoformat(sep=" ") if rec.data_through else "", "text"),
         ("Variance threshold", float(rec.threshold_pct) / 100, "percent")]
     for i, (text, value, kind) in enumerate(info):

@@ -38,7 +38,9 @@ _COLUMNS = (text_column(PLAN_LINE, 24), text_column("Cost centre", 15), text_col
             Column(OWNER, "text", "input", 14), Column(ACTION, "text", "input", 30), Column(COMMENT, "text", "input", 42))
 _UNIT_COLUMNS = (text_column(PLAN_LINE, 24), money_column("Planned M tokens", 10, "number"),
                  money_column("Actual M tokens", 9, "number"), money_column("Planned per M tokens", 15, "rate"),
-                 money_column("Actual per M tokens", 15, "rate"))
+                 money_column("Actual per M tokens", 15, "rate"), text_column("Actual tokens from", 12),
+                 money_column("Billed M input", 10, "number"), money_column("Billed M output", 10, "number"),
+                 money_column("Billed M cached", 10, "number"))
 WIDTHS = tuple(c.width for c in _COLUMNS)
 
 
@@ -88,7 +90,10 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
     label(ws, styles, top - 1, "Unit cost per million tokens (lines with token counts)")
     write_table(ws, styles, "tblUnitCost", _UNIT_COLUMNS,
                 [(line.plan_line, cell_value(line.planned_mtokens), cell_value(line.actual_mtokens),
-                  cell_value(line.planned_unit_cost), cell_value(line.actual_unit_cost)) for line in tokens],
+                  cell_value(line.planned_unit_cost), cell_value(line.actual_unit_cost),
+                  {"usage": "Usage sheet", "bill": "bill"}.get(line.tokens_source, ""),
+                  *(cell_value(None if line.billed_tokens is None else getattr(line.billed_tokens, kind))
+                    for kind in ("input", "output", "cached"))) for line in tokens],
                 first_row=top)
     ws.set_row(top, 30)
     _year_table(ws, styles, rec, trend, top + max(len(tokens), 1) + 3)

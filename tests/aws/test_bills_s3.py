@@ -175,6 +175,24 @@ def test_focus_export_gzip_csv(s3, data, tmp_path):
     assert options == {"Reserved Instance": "reserved_1y", "Savings Plan": "savings_plan_1y", None: "on_demand"}
 
 
+def test_a_focus_1_4_export_carries_its_provider(s3, data, tmp_path):
+    """FOCUS 1.4 names the provider in ServiceProviderName (ProviderName and PublisherName are gone): the pulled
+    bill's ProviderName is it, so Mapping rules on ProviderName map its charges."""
+    rows = list(csv.DictReader(io.StringIO((data / "focus-1.2-aws-sample-40.csv").read_text())))
+    renamed = [{("ServiceProviderName" if k == "ProviderName" else k): v for k, v in r.items() if k != "PublisherName"}
+               | {"HostProviderName": "AWS"} for r in rows]
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(renamed[0]))
+    writer.writeheader()
+    writer.writerows(renamed)
+    deliver(s3, "2026-05", [gzip.compress(text.getvalue().encode())], export="gpu-focus", extension="csv.gz",
+            prefix="focus", columns=("BilledCost", "EffectiveCost"))
+    out = aws.pull_bills(f"s3://{BUCKET}/focus", "2026-05", tmp_path / "focus.parquet")
+    providers = duckdb.sql(f"SELECT ProviderName, PublisherName, count(*) FROM '{out}' GROUP BY 1, 2").fetchall()
+    assert providers == [(rows[0]["ProviderName"], rows[0]["ProviderName"], 40)]
+    assert totals(out)[0] == sum(Decimal(r["BilledCost"]) for r in rows)
+
+
 @pytest.mark.parametrize("setup, month, error, text", [
     ("none", "2026-05", InputError, "no Data Exports manifest for 2026-05"),
     ("two-exports", "2026-05", InputError, "several exports under"),

@@ -349,3 +349,14 @@ def test_focus_rows_from_bigquery_types_are_normalized():
         ("g2-standard-4", "l4", None, "spot")
     vm_row = focus_export_row({**row, "ChargeDescription": "g2-standard-4 VM running in Americas"})
     assert vm_row["x_GpuHours"] == Decimal("2.0")
+
+
+def test_a_focus_1_3_or_1_4_row_keeps_its_provider_and_allocated_tags():
+    from connectors.gcp.normalize import focus_export_row
+
+    row = {"ServiceProviderName": "Google Cloud", "HostProviderName": "Google Cloud", "ChargeCategory": "Usage",
+           "BilledCost": "3.5", "EffectiveCost": "3.5", "Tags": [{"key": "cluster", "value": "shared"}],
+           "AllocatedTags": [{"key": "team", "value": "search"}], "AllocatedResourceId": "pod/search-1"}
+    record = focus_export_row(row)
+    assert (record["ProviderName"], record["PublisherName"]) == ("Google Cloud", "Google Cloud")
+    assert record["Tags"] == '{"cluster": "shared", "team": "search"}'

@@ -51,9 +51,10 @@ def test_edges_of_each_rule_are_allowed(fields):
 
 
 def test_committed_kinds():
-    assert COMMITTED_KINDS == {"owned", "reserved", "savings_plan", "cud"}
+    assert COMMITTED_KINDS == {"owned", "reserved", "savings_plan", "cud", "provisioned_throughput"}
     assert [MixOption("x", k, Decimal(1)).committed for k in ("owned", "reserved", "savings_plan", "cud",
-                                                               "on_demand", "spot")] == [True] * 4 + [False] * 2
+                                                               "provisioned_throughput", "on_demand", "spot")] == \
+        [True] * 5 + [False] * 2
 
 
 @pytest.mark.parametrize("fields, expected", [
@@ -178,7 +179,7 @@ def test_a_number_just_inside_the_range_is_read(tmp_path):
 
 @pytest.mark.parametrize("kind, message, hint", [
     ("on_demnd", "unknown option kind 'on_demnd'; did you mean: on_demand, owned?", None),
-    ("zzz", "unknown option kind 'zzz'", "known: owned, reserved, savings_plan, cud, on_demand, spot"),
+    ("zzz", "unknown option kind 'zzz'", "known: owned, reserved, savings_plan, cud, provisioned_throughput, on_demand, spot"),
 ])
 def test_an_unknown_kind_suggests_the_known_ones(tmp_path, kind, message, hint):
     path = tmp_path / "options.csv"

@@ -226,7 +226,17 @@ def dimensions_of(row: dict[str, Any]) -> tuple[Any, ...]:
     return (row["ProviderName"], row["BillingCurrency"], row["InvoiceId"], row["ServiceName"], instance_of(row),
             row["ChargeCategory"], row["ChargeFrequency"], row["PricingCategory"], row.get("CommitmentDiscountStatus"),
             row.get("CommitmentDiscountId"), row.get("CommitmentDiscountType"), row.get("CommitmentDiscountName"),
-            term_of(row), row.get("x_GpuModel"), row.get("x_PurchaseOption"), row["ConsumedUnit"])
+            term_of(row), row.get("x_GpuModel"), row.get("x_PurchaseOption"), row["ConsumedUnit"], token_kind_of(row))
+
+
+def token_kind_of(row: dict[str, Any]) -> str | None:
+    """A token API's charge (its unit or meter names tokens): cached, output or input by its meter and description,
+    else tokens; None for any other charge."""
+    if "token" not in f"{row.get('ConsumedUnit') or ''} {row.get('SkuMeter') or ''}".lower():
+        return None
+    text = f"{row.get('SkuMeter') or ''} {row.get('ChargeDescription') or ''}".lower()
+    return next((kind for word, kind in (("cache", "cached"), ("output", "output"), ("input", "input"))
+                 if word in text), "tokens")
 
 
 def unmapped_key_of(row: dict[str, Any]) -> tuple[str, str, str]:
@@ -287,7 +297,7 @@ def expected_groups(basis: str) -> Counter[ChargeGroup]:
     groups = Counter()
     for key, sums in grouped(basis).items():
         billed, effective, listed, consumed, *rest = sums.measures()
-        groups[ChargeGroup(*key, billed, effective, listed, consumed or D(0), *rest)] += 1  # NULL quantity: 0
+        groups[ChargeGroup.from_row((*key, billed, effective, listed, consumed, *rest))] += 1  # NULL quantity: 0
     return groups
 
 

@@ -87,10 +87,11 @@ def test_missing_mandatory_columns_are_all_listed():
     with pytest.raises(InputError) as caught:
         focus_version(Path("old.csv"), short)
     missing = [c for c in MANDATORY if c in ("BilledCost", "ChargePeriodEnd")]
-    assert caught.value.message == ("not a FOCUS 1.0, 1.1 or 1.2 bill: missing mandatory FOCUS columns "
+    assert caught.value.message == ("not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill: missing mandatory FOCUS columns "
                                     + ", ".join(missing))
-    assert caught.value.where == Location(file="old.csv", column=missing[0])
-    assert caught.value.hint == "export the bill as FOCUS 1.0, 1.1 or 1.2; mandatory columns are listed in docs/focus.md"
+    assert caught.value.where == Location(file="old.csv", row=1, column=missing[0])
+    assert caught.value.hint == ("export the bill as FOCUS 1.0 to 1.4 (1.4 names the provider in ServiceProviderName); "
+                                 "mandatory columns are listed in docs/focus.md")
 
 
 @pytest.mark.parametrize("added,version", [((), "1.0"), (("SkuMeter",), "1.1"), (("InvoiceId",), "1.2"),
@@ -353,8 +354,8 @@ def test_an_empty_csv_has_no_mandatory_column(tmp_path):
     bill = tmp_path / "empty.csv"
     bill.write_text("")
     error = refused([bill])
-    assert error.message.startswith("not a FOCUS 1.0, 1.1 or 1.2 bill: missing mandatory FOCUS columns ")
-    assert error.where == Location(file=str(bill), column=MANDATORY[0])
+    assert error.message.startswith("not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill: missing mandatory FOCUS columns ")
+    assert error.where == Location(file=str(bill), row=1, column=MANDATORY[0])
 
 
 def test_a_duplicate_after_a_file_of_a_size_of_its_own_is_found(tmp_path):

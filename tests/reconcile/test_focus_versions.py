@@ -1,4 +1,4 @@
-"""FOCUS 1.0, 1.1 and 1.2 bills are read by their version; a file that is none of them is refused with exit 2,
+"""FOCUS 1.0, 1.1 and 1.2 bills are read by their version (1.3 and 1.4: test_focus_1_3_1_4.py); a file that is none of them is refused with exit 2,
 naming the file and every missing mandatory column."""
 
 from __future__ import annotations
@@ -43,5 +43,5 @@ def test_a_file_of_no_known_version_exits_2_listing_what_is_missing(tmp_path, ca
     message = capsys.readouterr().err.replace("\n", "")
     assert code == 2
     assert not list(Path(tmp_path / "o").glob("*"))  # nothing written
-    for fragment in ("focus-preview.csv", "not a FOCUS 1.0, 1.1 or 1.2 bill", "ChargeCategory, EffectiveCost"):
+    for fragment in ("focus-preview.csv", "not a FOCUS 1.0, 1.1, 1.2, 1.3 or 1.4 bill", "ChargeCategory, EffectiveCost"):
         assert fragment in message

@@ -44,6 +44,7 @@ SEED_CASES = [  # (function, arguments, expected, source)
         "seed 002: 16.06 GB",
     ),
     ("FINOPS_COST_PER_MTOK", (36, 10_000), 1.0, "36 per hour at 10,000 tok/s = 1 per million"),
+    ("FINOPS_API_PER_MTOK", ("qwen3-30b-a3b", 1000, 1000), 0.75, "Bedrock 0.15 in + 0.60 out per million"),
     (
         "LLM_MAX_CONCURRENCY",
         ("llama-3.1-70b", "h100-sxm", "bf16", 1, 2048, 512),
@@ -97,6 +98,7 @@ BAD_INPUT = [  # (function, arguments, what the message must say)
     ("LLM_TTFT_MS", ("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256, 8, "vllm", 0, "wave"), "unknown client"),
     ("FINOPS_TCO", (1000, 10, 12, "dollars"), "currency"),
     ("FINOPS_COST_PER_MTOK", (10, 0), "tokens_per_s"),
+    ("FINOPS_API_PER_MTOK", ("mistral-7b-v0.1", 1000, 1000), "no managed API"),
     ("FINOPS_PRICE", ("gcp", "a3-highgpu-8g", "forever", "us-central1", [list(COLUMNS)]), "pricing model"),
     ("FINOPS_PRICE", ("gcp", "a3-highgpu-8g", "on_demand", "us-central1", [["provider"], ["gcp"]]), "header"),
     ("FINOPS_MIX", ([[1], [2]], [["name", "kind"], ["od", "on_demand"]]), "hourly_cost"),
