@@ -99,7 +99,8 @@ def main_drivers(rec: Reconciliation, top: int = 5) -> tuple[list[Driver], Money
 
 
 def headline(rec: Reconciliation) -> str:
-    """One sentence: the month's result against plan and its main cause.
+    """The month's result against plan and its main cause (for cost no plan line covers, its largest charge),
+    the other flagged lines, and the commitment tie-out when it does not tie out.
 
     e.g. ``2026-05: P&L actual 16,314.85 USD against a plan of 23,145.00 USD, 6,830.15 USD (29.5 %) under
     plan, favourable; the main cause: aws-storage, 1,200.00 USD under (17.6 % of the variance).``
@@ -115,7 +116,22 @@ def headline(rec: Reconciliation) -> str:
     lead = drivers[0]
     share = f" ({abs(lead.variance.amount) / abs(variance):.0%} of the variance)" if variance else ""
     way = "over" if lead.variance.amount > 0 else "under"
-    return f"{text}; the main cause: {driver_label(lead.plan_line)}, {_money(_abs(lead.variance))} {way}{share}."
+    text = f"{text}; the main cause: {driver_label(lead.plan_line)}, {_money(_abs(lead.variance))} {way}{share}"
+    if lead.plan_line == UNMAPPED and rec.unmapped:
+        top = max(rec.unmapped, key=lambda u: (u.effective_cost.amount, u.sub_account))
+        what = " ".join(x for x in (top.provider_name, top.sub_account, top.instance_type or top.service_name) if x)
+        text += f", most of it {what} ({_money(top.effective_cost)})"
+    others = [f"{line.plan_line} {_money(_abs(line.variance))} {line.flag}" for line in rec.lines
+              if line.flag and line.plan_line not in (lead.plan_line, UNMAPPED)]
+    if others:
+        text += "; also flagged: " + ", ".join(others)
+    t = tie_out(rec)
+    if not t.agrees:
+        side = "less" if t.difference.amount < 0 else "more"
+        text += (f". Commitments do not tie out: the bills amortize {_money(t.billed)} against a schedule of "
+                 f"{_money(t.scheduled)}, {_money(_abs(t.difference))} {side}" +
+                 (" (a commitment paid but unused, or a partial bill)" if side == "less" else ""))
+    return text + "."
 
 
 def _abs(value: Money) -> Money:

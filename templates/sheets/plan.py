@@ -20,7 +20,7 @@ from xlsxwriter.worksheet import Worksheet
 from finops.depreciation import monthly_depreciation
 from finops.money import Money
 
-from .. import demo_plan
+from ..demo_plan import SAMPLES_PLAN, PlanTables
 from ..styles import Styles
 from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, validate_column, write_table
 from .tco import PlannedFleet
@@ -101,12 +101,13 @@ def _months(ws: Worksheet, place: TablePlace) -> None:
     })
 
 
-def _depreciation_row(i: int, row: Sequence[object], budget: TablePlace, assets: TablePlace) -> list[object]:
+def _depreciation_row(i: int, row: Sequence[object], budget: TablePlace, assets: TablePlace,
+                      register: Sequence[Sequence[object]]) -> list[object]:
     """A Budget row; a CAPEX line that owns assets gets its Amount as a formula over the Assets sheet: the
     month's straight-line depreciation of the line's assets in service (:func:`depreciation_formula`)."""
     values = list(row)
     line, month = values[1], str(values[0])
-    owned = [a for a in demo_plan.ASSETS if a[2] == line]
+    owned = [a for a in register if a[2] == line]
     if values[3] != "CAPEX" or not owned:
         return values
     amount = sum((monthly_depreciation(Money.of(cost, cur), Money.of(residual, cur), life, in_service or bought,  # type: ignore[arg-type]
@@ -162,8 +163,8 @@ def _fleet_row(i: int, values: list[object], budget: TablePlace, tco: TablePlace
 
 
 def write_plan_sheets(wb: Workbook, styles: Styles, tco: TablePlace | None = None,
-                      fleets: Sequence[PlannedFleet] = ()) -> dict[str, TablePlace]:
-    """Budget, Assets, Mapping and Usage with the demo plan; returns their table places by table name.
+                      fleets: Sequence[PlannedFleet] = (), plan: PlanTables = SAMPLES_PLAN) -> dict[str, TablePlace]:
+    """Budget, Assets, Mapping and Usage with the rows of ``plan``; returns their table places by table name.
 
     ``tco`` and ``fleets`` (the TCO sheet's table and what each workload plans) make the Budget lines that
     workloads name formulas over the TCO sheet (:func:`_fleet_row`)."""
@@ -176,15 +177,15 @@ def write_plan_sheets(wb: Workbook, styles: Styles, tco: TablePlace | None = Non
         "Monthly plan lines. Category OPEX or CAPEX; Amount in Currency; "
         "PlannedMTokens (optional) gives the planned unit cost. A line that workloads name (Workloads' PlanLine) "
         "is the sum of their fleets' monthly cost and tokens on the TCO sheet; a line with owned servers is "
-        "their depreciation on the Assets sheet (formulas, black); the others are typed. " + demo_plan.SOURCE,
+        "their depreciation on the Assets sheet (formulas, black); the others are typed. " + plan.source,
         BUDGET_COLUMNS,
     )
     assets_place = TablePlace("Assets", "tblAssets", tuple(c.header for c in ASSETS_COLUMNS), _TABLE_TOP, 0,
-                              len(demo_plan.ASSETS))
+                              len(plan.assets))
     budget_place = TablePlace("Budget", "tblBudget", tuple(c.header for c in BUDGET_COLUMNS), _TABLE_TOP, 0,
-                              len(demo_plan.BUDGET))
-    rows = [_fleet_row(i, _depreciation_row(i, row, budget_place, assets_place), budget_place, tco, fleets)
-            for i, row in enumerate(demo_plan.BUDGET)]
+                              len(plan.budget))
+    rows = [_fleet_row(i, _depreciation_row(i, row, budget_place, assets_place, plan.assets), budget_place, tco,
+                       fleets) for i, row in enumerate(plan.budget)]
     budget = places["tblBudget"] = write_table(ws, styles, "tblBudget", BUDGET_COLUMNS, rows, first_row=_TABLE_TOP)
     _months(ws, budget)
     _list(ws, budget, "Category", ("OPEX", "CAPEX"), "OPEX or CAPEX")
@@ -202,7 +203,7 @@ def write_plan_sheets(wb: Workbook, styles: Styles, tco: TablePlace | None = Non
         ASSETS_COLUMNS,
     )
     assets = places["tblAssets"] = write_table(
-        ws, styles, "tblAssets", ASSETS_COLUMNS, demo_plan.ASSETS, first_row=_TABLE_TOP
+        ws, styles, "tblAssets", ASSETS_COLUMNS, plan.assets, first_row=_TABLE_TOP
     )
     _list(ws, assets, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")
     _list(ws, assets, "GpuModel", "=GpuIds", "a GPU id of the Catalog sheet")
@@ -217,13 +218,13 @@ def write_plan_sheets(wb: Workbook, styles: Styles, tco: TablePlace | None = Non
         MAPPING_COLUMNS,
     )
     mapping = places["tblMapping"] = write_table(
-        ws, styles, "tblMapping", MAPPING_COLUMNS, demo_plan.MAPPING, first_row=_TABLE_TOP
+        ws, styles, "tblMapping", MAPPING_COLUMNS, plan.mapping, first_row=_TABLE_TOP
     )
     _list(ws, mapping, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")
 
     ws = _sheet(wb, styles, "Usage", "Actual million tokens served per plan line and month (optional).", USAGE_COLUMNS)
     usage = places["tblUsage"] = write_table(
-        ws, styles, "tblUsage", USAGE_COLUMNS, demo_plan.USAGE, first_row=_TABLE_TOP
+        ws, styles, "tblUsage", USAGE_COLUMNS, plan.usage, first_row=_TABLE_TOP
     )
     _months(ws, usage)
     _list(ws, usage, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")

@@ -102,7 +102,6 @@ TCO_COLUMNS = (
 )
 
 
-_PRICING_MODEL = "on_demand"   # the Sizing sheet's search prices on-demand; the Mix sheet weighs commitments
 
 
 def _per_mtok(hourly: float, tokens_per_s: float) -> float:
@@ -258,7 +257,7 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
     v = answer.values
     meets, why = answer.meets_targets, v["WhyNot"]
     provider, region, peak_tps = (sizing_value(row, f, book) for f in ("Provider", "Region", "OutputTokensPerS"))
-    hourly = _answers.hourly_price(book, provider, v["InstanceType"], _PRICING_MODEL, region) if meets else why
+    hourly = _answers.hourly_price(book, provider, v["InstanceType"], row.pricing_model, region) if meets else why
     cloud_hour = v["Instances"] * hourly if meets else None
     cloud_month = cloud_hour * HOURS_PER_MONTH if meets else why
     cloud_mtok = _per_mtok(cloud_hour, peak_tps) if meets else why
@@ -286,7 +285,7 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
         Formula(f"={sizing_formula(workloads, i, 'Provider')}", provider),
         Formula(f"={sizing_formula(workloads, i, 'Region')}", region),
         Formula(f"={sized('InstanceType')}", v["InstanceType"]),
-        _PRICING_MODEL,
+        row.pricing_model,
         Formula(unless_missed(f"FINOPS_PRICE({own('Provider')},{own('InstanceType')},{own('PricingModel')},"
                               f"{own('Region')},PriceTable)"), hourly),
         Formula(unless_missed(f"{own('Instances')}*{own('InstanceHourly')}*HoursPerMonth"), cloud_month),

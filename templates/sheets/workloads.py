@@ -76,6 +76,8 @@ class WorkloadRow:
     instance: tuple[str, str, str] | None = None
     #: the Budget line this workload's fleet is planned on (blank: none; its cost feeds no Budget line)
     plan_line: str = ""
+    #: how the fleet is paid for on the TCO sheet (a price book pricing model: on_demand, spot, ...)
+    pricing_model: str = "on_demand"
 
     def values(self) -> list[object]:
         w = self.workload
@@ -128,9 +130,11 @@ def _row(w: Workload, gpu: str, precision: str, book: PriceBook) -> WorkloadRow:
     return WorkloadRow(w, precision, gpu, tp)
 
 
-def workload_rows(book: PriceBook, plan_lines: Mapping[str, str] | None = None) -> list[WorkloadRow]:
+def workload_rows(book: PriceBook, plan_lines: Mapping[str, str] | None = None,
+                  pricing_models: Mapping[str, str] | None = None) -> list[WorkloadRow]:
     """One row per seed preset, with a concrete precision, GPU and TP (see the module docstring), on the
-    Budget line ``plan_lines`` names for it (workload name -> plan line; blank otherwise).
+    Budget line ``plan_lines`` names for it (workload name -> plan line; blank otherwise), priced on the
+    TCO sheet under the pricing model ``pricing_models`` names for it (on-demand otherwise).
 
     Presets stated per day are left out: the sheet's demand columns are per hour.
     """
@@ -141,7 +145,8 @@ def workload_rows(book: PriceBook, plan_lines: Mapping[str, str] | None = None) 
             continue
         precision = w.precisions[0] if w.precisions else "bf16"
         gpu = next((g for g in w.gpus if g in priced), _DEFAULT_GPU)
-        rows.append(dataclasses.replace(_row(w, gpu, precision, book), plan_line=(plan_lines or {}).get(w.name, "")))
+        rows.append(dataclasses.replace(_row(w, gpu, precision, book), plan_line=(plan_lines or {}).get(w.name, ""),
+                                        pricing_model=(pricing_models or {}).get(w.name, "on_demand")))
     return rows
 
 
