@@ -54,8 +54,17 @@ _MAPPING: tuple[tuple[object, ...], ...] = (
     (4, "gcp-batch-translation", "Google Cloud", "gcp-batch-translation", "Compute Engine", "", "", "", ""),
 )
 
+#: Month, PlanLine, ActualMTokens: output tokens served in the month, the planned average load over May's 744
+#: hours (the plan's month is 730), so each line's volume variance is the month's length and the rest is rate.
+_USAGE: tuple[tuple[object, ...], ...] = (
+    (DEMO_MONTH, "aws-inference-prod", 46_189),
+    (DEMO_MONTH, "aws-inference-staging", 3_809),
+    (DEMO_MONTH, "aws-agents-prod", 3_668),
+    (DEMO_MONTH, "gcp-batch-translation", 30_731),
+)
+
 FLEET_PLAN = PlanTables(
-    _BUDGET, ASSETS, _MAPPING, (),
+    _BUDGET, ASSETS, _MAPPING, _USAGE,
     "demo plan of the seed workloads' fleets (finops demo bills this fleet's month), as of 2026-11-30",
 )
 
