@@ -13,6 +13,7 @@ as the Sizing sheet deploys it (``S`` = its Sizing row; ``finops.sizing.choice``
 
     Gpus, Instances, GpusPaid, InstanceType = S                 (whole TP groups on whole instances)
     Provider, Region, PeakTokensPerS        = LLM_SIZING(...)    (the instance priced, peak output tokens/s)
+    PricingModel   = the workload's (on_demand unless the plan prices it otherwise, e.g. spot)
     InstanceHourly = FINOPS_PRICE(Provider, InstanceType, PricingModel, Region, PriceTable)
     CloudMonthly   = Instances x InstanceHourly x HoursPerMonth  OwnedMonthly = Gpus x OwnedGpuHour x HoursPerMonth
     CloudPerMTokPeak    = Instances x InstanceHourly / (PeakTokensPerS x 3,600) x 10^6      (owned likewise;
