@@ -9,8 +9,9 @@
    book's prices, with an unplanned GPU instance, a spot interruption and an unused commitment) and
    reconciles the plan against those bills; beside it, the bundled FinOps Foundation FOCUS 1.2 samples
    against the samples' plan (``focus-samples/``), which proves the format;
-6. closes the loop on the bundled sample serving metrics (``finops/data/metrics``, synthetic): the
-   review's Serving sheet, then ``plan next`` for 2026-06.
+6. closes the loop on the bundled sample serving metrics (``finops/data/metrics``, synthetic, drawn for the
+   samples' plan lines): the samples' review's Serving sheet, then ``plan next`` for 2026-06 from the
+   samples' plan.
 
 Every step writes its result into ``--out`` (JSON beside the workbooks) and prints a short table.
 """
@@ -30,9 +31,11 @@ from ._console import console, styled, write_json
 
 #: The mix step's instance type and the shape of its year of demand (instances per hour).
 MIX_PROVIDER, MIX_INSTANCE, MIX_REGION = "gcp", "a3-highgpu-8g", "us-central1"
-#: The bundled synthetic serving metrics of the sample month and the demo plan's serving lines.
+#: The bundled synthetic serving metrics of the sample month and the serving lines of the samples' plan.
 SAMPLE_METRICS = Path(__file__).resolve().parents[1] / "data" / "metrics"
 SAMPLE_SERVING = SAMPLE_METRICS / "serving-lines.csv"
+#: Where the demo reconciles the FinOps Foundation samples against the template's plan.
+SAMPLES_FOLDER = "focus-samples"
 
 
 def register(app: typer.Typer) -> None:
@@ -129,12 +132,12 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     make_folder(out / "bills")
     bills = write_demo_bills(out / "bills", planned_fleets(plan), book, SAMPLE_MONTH)
     metrics = sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz"))
-    rec, review = reconcile_to_workbook(plan, bills, SAMPLE_MONTH, out, run_at=datetime.now(UTC),
-                                        serving=served_by(SAMPLE_MONTH, SAMPLE_SERVING, plan, metrics, None, 300))
-    samples = out / "focus-samples"
+    rec, review = reconcile_to_workbook(plan, bills, SAMPLE_MONTH, out, run_at=datetime.now(UTC))
+    samples = out / SAMPLES_FOLDER  # with the serving metrics, which describe the samples' plan lines
     make_folder(samples)
-    proof, proof_review = reconcile_to_workbook(DEFAULT_TEMPLATE, sample_bill_paths(), SAMPLE_MONTH, samples,
-                                                run_at=datetime.now(UTC))
+    proof, proof_review = reconcile_to_workbook(
+        DEFAULT_TEMPLATE, sample_bill_paths(), SAMPLE_MONTH, samples, run_at=datetime.now(UTC),
+        serving=served_by(SAMPLE_MONTH, SAMPLE_SERVING, DEFAULT_TEMPLATE, metrics, None, 300))
     if not quiet:
         console.print(styled(("4. Planning workbook", "bold"), f" {plan}: the seed workloads' fleets on "
                              f"{len(set(PLAN_LINES.values()))} plan lines, by formula"))
@@ -149,17 +152,21 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
 
 
 def _loop(out: Path, quiet: bool) -> list[Path]:
-    """Step 6: ``finops plan next`` on the bundled sample metrics, the demo fleet's bills and the demo plan."""
-    from ..reconcile import SAMPLE_MONTH
+    """Step 6: ``finops plan next`` on the bundled sample metrics and bills and the samples' plan (the template's),
+    whose serving lines the metrics describe."""
+    from templates.builder import DEFAULT_TEMPLATE
+
+    from ..reconcile import SAMPLE_MONTH, sample_bill_paths
     from . import app
 
-    args = ["plan", "next", "--plan", str(out / "llm-finops-plan.xlsx"), "--history", str(out), "--month",
+    args = ["plan", "next", "--plan", str(DEFAULT_TEMPLATE), "--history", str(out / SAMPLES_FOLDER), "--month",
             SAMPLE_MONTH, "--serving", str(SAMPLE_SERVING), "--growth", "1.1",
             "--out", str(out / "llm-finops-plan-next.xlsx")] + (["--quiet"] if quiet else [])
     args += [a for p in sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz")) for a in ("--metrics", str(p))]
-    args += [a for p in sorted((out / "bills").glob(f"demo-*-{SAMPLE_MONTH}.csv.gz")) for a in ("--bills", str(p))]
+    args += [a for p in sample_bill_paths() for a in ("--bills", str(p))]
     if not quiet:
         console.print(styled(("6. Close the loop", "bold"),
-                             " (bundled synthetic vLLM/SGLang/DCGM metrics): next month's plan"))
+                             " (bundled synthetic vLLM/SGLang/DCGM metrics of the samples' plan lines): "
+                             "next month's plan"))
     app(args=args, standalone_mode=False)  # its errors reach the one boundary, which undoes the demo's files
-    return [out / "llm-finops-plan-next.xlsx", out / "throughput-corrections.json"]
+    return [out / "llm-finops-plan-next.xlsx", out / SAMPLES_FOLDER / "throughput-corrections.json"]
