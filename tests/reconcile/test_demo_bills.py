@@ -157,3 +157,13 @@ def test_the_same_fleet_gives_the_same_bytes(tmp_path):
             for row in csv.DictReader(handle):
                 counts[row["ChargeCategory"]] += 1
     assert counts == {"Usage": (2 + 1) * 31 + 14, "Purchase": 1}
+
+
+def test_the_demo_fleets_review_prints_at_8_pt_or_more(demo_out, tmp_path):
+    pytest.importorskip("pypdf")  # the LibreOffice print check's reader (skips there without LibreOffice)
+    from tests.reconcile.test_review_print import SOFFICE, to_pdf
+    from tests.workbook.test_libreoffice import smallest_text
+
+    if SOFFICE is None:
+        pytest.skip("LibreOffice is not installed")
+    assert smallest_text(to_pdf(demo_out / "budget-review-2026-05.xlsx", tmp_path)) == []
