@@ -26,6 +26,9 @@ def main() -> int:
     from finops.cli import main as command_line
 
     code = command_line()
+    # The run is over (its files written or undone): a Ctrl-C from here on would find Python finalizing, with its
+    # handler gone, and kill the process by the signal instead of the exit code the run chose.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if code == INTERRUPTED:  # a query Ctrl-C stopped may still hold DuckDB's threads: end without tearing them down
         sys.stdout.flush()
         sys.stderr.flush()

@@ -11,6 +11,7 @@ into place).
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from finops.errors import InputError, Location
 from finops.files import write_atomically
 from finops.price_book import PriceBook
 
+from .demo_plan import SAMPLES_PLAN, PlanTables
+from .sheets._table import bound_print_area
 from .sheets.catalog import write_catalog, write_prices
 from .sheets.mix import write_mix
 from .sheets.plan import write_plan_sheets
@@ -38,11 +41,17 @@ BUILT_AT = datetime(2026, 11, 30, 0, 0, 0)
 _CALC_ENGINE_ID = 191029
 
 
-def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = None) -> Path:
+def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = None,
+                   plan_lines: Mapping[str, str] | None = None, pricing_models: Mapping[str, str] | None = None,
+                   plan: PlanTables = SAMPLES_PLAN) -> Path:
     """Write the planning workbook to ``out`` (an ``.xlsx``) and return its path.
 
     ``prices`` defaults to the bundled price snapshot (not ``FINOPS_PRICE_BOOK``), so the committed
-    template does not depend on the machine that built it.
+    template does not depend on the machine that built it. ``plan_lines`` (workload name -> Budget plan
+    line) fills Workloads' PlanLine: those lines' Budget amounts become sums over the TCO sheet.
+    ``pricing_models`` (workload name -> pricing model, e.g. ``spot``) prices a workload's fleet on the TCO
+    sheet under another model than on-demand. ``plan`` holds the rows of Budget, Assets, Mapping and Usage
+    (default: the plan of the bundled FOCUS samples; ``finops demo`` builds its own fleet's plan).
     """
     out = Path(out)
     if out.suffix.lower() != ".xlsx":
@@ -70,14 +79,16 @@ def build_template(out: Path = DEFAULT_TEMPLATE, *, prices: PriceBook | None = N
     wb.set_calc_mode("auto", calc_id=_CALC_ENGINE_ID)
     wb.calc_on_load = False
     styles = Styles(wb)
-    rows = workload_rows(book)
+    rows = workload_rows(book, plan_lines, pricing_models)
     write_start(wb, styles)
     workloads = write_workloads(wb, styles, rows)
     sizing, sized = write_sizing(wb, styles, rows, workloads, book)
-    write_tco(wb, styles, rows, workloads, sizing, sized, book)
+    tco, fleets = write_tco(wb, styles, rows, workloads, sizing, sized, book)
     write_mix(wb, styles, rows, sized, book)
-    write_plan_sheets(wb, styles)
+    write_plan_sheets(wb, styles, tco, fleets, plan)
     write_catalog(wb, styles)
     write_prices(wb, styles, book)
+    for ws in wb.worksheets():
+        bound_print_area(ws)
     wb.close()
     return write_atomically(out, buffer.getvalue())

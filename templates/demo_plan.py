@@ -15,9 +15,10 @@ The owned H100/L40S servers give the CAPEX line through straight-line depreciati
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
 
-__all__ = ["ASSETS", "BUDGET", "DEMO_MONTH", "MAPPING", "SOURCE", "USAGE"]
+__all__ = ["ASSETS", "BUDGET", "DEMO_MONTH", "MAPPING", "SAMPLES_PLAN", "SOURCE", "USAGE", "PlanTables"]
 
 DEMO_MONTH = "2026-05"
 SOURCE = "demo plan matching the bundled FOCUS 1.2 samples (finops/data/bills), as of 2026-11-30"
@@ -111,3 +112,20 @@ USAGE: tuple[tuple[object, ...], ...] = (
     (DEMO_MONTH, "gcp-inference-staging", 110),
     (DEMO_MONTH, "onprem-inference", 2_480),
 )
+
+
+@dataclass(frozen=True)
+class PlanTables:
+    """The rows of the plan sheets a workbook is built with (Budget, Assets, Mapping, Usage) and where they
+    come from (shown above the Budget table). Budget rows of an OPEX line that workloads name, and of a
+    CAPEX line that owns assets, get formulas in place of their typed Amount."""
+
+    budget: tuple[tuple[object, ...], ...]
+    assets: tuple[tuple[object, ...], ...]
+    mapping: tuple[tuple[object, ...], ...]
+    usage: tuple[tuple[object, ...], ...]
+    source: str
+
+
+#: The plan of the bundled FOCUS 1.2 samples: the committed template's plan sheets.
+SAMPLES_PLAN = PlanTables(BUDGET, ASSETS, MAPPING, USAGE, SOURCE)

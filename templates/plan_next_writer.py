@@ -38,6 +38,13 @@ FLEET_HEADERS = ("PlanLine", "GpusObserved", "GpusNext", "Replicas", "Instances"
                  "NewCommitted", "MonthlyCost", "SunkAmortization", "Currency", "ThroughputCorrection", "ErrorBand",
                  "CorrectionMonths", "Note")
 CHANGES_HEADERS = ("PlanLine", "What", "Before", "After", "ChangePct", "Why")
+_MONEY, _INT, _SHARE = "#,##0.00", "#,##0", "0.0%"
+#: Number formats and widths of the added sheets, as the plan's own sheets show theirs (templates/styles.py).
+_SERVING_FORMATS = {"TP": _INT, "TtftTargetMs": _INT, "ItlTargetMs": "#,##0.0", "Spare": _SHARE}
+_FLEET_FORMATS = (None, _INT, _INT, _INT, _INT, _INT, None, _MONEY, _MONEY, None, "0.0000", _SHARE, None, None)
+_FLEET_WIDTHS = (24, 9, 9, 9, 9, 9, 22, 14, 14, 9, 11, 9, 14, 40)
+_CHANGES_FORMATS = (None, None, _MONEY, _MONEY, _SHARE, None)
+_CHANGES_WIDTHS = (24, 22, 14, 14, 10, 70)
 
 
 def read_serving_sheet(path: Path) -> tuple[ServingLine, ...] | None:
@@ -94,13 +101,16 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
     stamp = f"written by `finops plan next` from {observed_month} on {datetime.now(UTC):%Y-%m-%d}"
     package.put_table_sheet("Serving", "tblServing", SERVING_COLUMNS, [line.values() for line in lines],
                             "Serving plan lines: configuration, targets, how capacity is bought, and the label rule "
-                            "that assigns metric series to the line (first match wins). " + stamp)
+                            "that assigns metric series to the line (first match wins). " + stamp,
+                            formats=[_SERVING_FORMATS.get(c) for c in SERVING_COLUMNS],
+                            widths=[24 if c == "PlanLine" else 13 for c in SERVING_COLUMNS], like=budget.sheet)
     hours = max((n.hourly_requests.size for n in nxt.lines), default=0)
     demand = [[h] + [round(float(n.hourly_requests[h]), 3) if h < n.hourly_requests.size else None
                      for n in nxt.lines] for h in range(hours)]
     package.put_table_sheet("Demand", "tblDemand", ["Hour"] + [n.plan_line for n in nxt.lines], demand,
                             f"Requests per hour planned for {nxt.month}: the observed hours of {observed_month} x growth "
-                            f"{nxt.growth:g}. " + stamp)
+                            f"{nxt.growth:g}. " + stamp, formats=[_INT] + ["#,##0.0"] * len(nxt.lines),
+                            widths=[8] + [max(12, len(n.plan_line) + 2) for n in nxt.lines], like=budget.sheet)
     fleet = [[n.plan_line, n.realized.gpus, n.gpus, n.replicas, n.instances, n.sunk_units,
               ", ".join(f"{u} x {name}" for name, u in sorted(n.committed_units.items())),
               None if n.monthly_cost is None else float(n.monthly_cost.rounded().amount),
@@ -109,9 +119,11 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
               round(n.factor, 4), round(n.band, 4), ", ".join(n.correction_months), n.reason or ""]
              for n in nxt.lines]
     package.put_table_sheet("Fleet", "tblFleet", FLEET_HEADERS, fleet,
-                            f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp)
+                            f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp,
+                            formats=_FLEET_FORMATS, widths=_FLEET_WIDTHS, like=budget.sheet)
     changes = [[c.plan_line, c.what, c.before, c.after, None if c.change is None else round(c.change, 4), c.why]
                for c in nxt.changes]
     package.put_table_sheet("Changes", "tblChanges", CHANGES_HEADERS, changes,
-                            f"What moved from {observed_month} to {nxt.month}, by how much, and why. " + stamp)
+                            f"What moved from {observed_month} to {nxt.month}, by how much, and why. " + stamp,
+                            formats=_CHANGES_FORMATS, widths=_CHANGES_WIDTHS, like=budget.sheet)
     return write_atomically(out, package.to_bytes())

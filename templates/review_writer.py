@@ -1,9 +1,11 @@
 """Write the budget-review workbook ``budget-review-YYYY-MM.xlsx`` from a reconciliation (XlsxWriter).
 
-Sheets (``templates/review/``): Summary (the month in the P&L and cash views, the year-end forecast
-on the plan's months, variance by provider and by cost centre, and, once two months are kept, a
-month-over-month chart of plan, P&L actual and cash), Variance (one row per plan line with the
-``Comment`` column, the review's only input cells), P&L and cash (the bridge from cash to the P&L,
+Sheets (``templates/review/``): Summary (a headline sentence with the month's result and its main cause,
+the month in the P&L and cash views, a waterfall chart from plan to actual by the lines that moved it, the
+commitment tie-out, the year-end forecast on the plan's months, variance by provider and by cost centre,
+and, once two months are kept, a month-over-month chart of plan, P&L actual and cash), Variance (one row per
+plan line: flags as formulas over the materiality inputs above the table, favourable or not, volume and rate,
+and the ``Owner``, ``Action`` and ``Comment`` columns, the review's only input cells), P&L and cash (the bridge from cash to the P&L,
 depreciation per asset, invoice tie-out, months kept), Commitments (one row per commitment), GPU
 usage, Unmapped and Glossary. Every sheet prints one page wide with its header rows repeated and a
 footer with the month, the run time and the page (:mod:`templates.review.page`).
@@ -88,10 +90,12 @@ def review_name(month: str) -> str:
 
 def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend: Sequence[MonthRecord] = (),
                  plan_name: str = "", bill_names: Sequence[str] = (),
-                 comments: Mapping[str, str] | None = None, serving: Any = None) -> Path:
+                 comments: Mapping[str, str] | None = None, serving: Any = None,
+                 actions: Mapping[str, tuple[str, str]] | None = None) -> Path:
     """Write the review of ``rec`` into ``out_dir`` atomically and return its path.
 
-    ``trend`` are the months kept in the history; ``comments`` (plan line -> text) fill ``Comment``;
+    ``trend`` are the months kept in the history; ``comments`` (plan line -> text) fill ``Comment`` and
+    ``actions`` (plan line -> (owner, action)) ``Owner`` and ``Action``;
     ``serving`` (a :class:`finops.serving.ServingMonth`) adds the Serving sheet (``review_serving``).
     """
     target = Path(out_dir) / review_name(rec.month)
@@ -107,7 +111,7 @@ def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend:
         wb.set_custom_property(*REVIEW_PROPERTY)
         styles = ReviewStyles(wb, currency=rec.currency)
         summary, free_row = summary_sheet(wb, styles, rec, run_at, plan_name, bill_names)
-        variance_sheet(wb, styles, rec, run_at, comments or {})
+        variance_sheet(wb, styles, rec, run_at, comments or {}, actions, trend)
         trend_place = pnl_cash_sheet(wb, styles, rec, run_at, trend)
         month_over_month_chart(wb, summary, trend_place, free_row - 1, rec.currency)
         commitments_sheet(wb, styles, rec, run_at)

@@ -56,6 +56,7 @@ class Styles:
             }
         )
         self.note = wb.add_format({"font_color": "#595959", "text_wrap": True, "valign": "top"})
+        self.wrapped_note = wb.add_format({"italic": True, "font_color": "#595959", "text_wrap": True, "valign": "top"})
         self.label = wb.add_format({"bold": True})
         self.ok = wb.add_format({"font_color": "#006100", "bg_color": "#C6EFCE"})
         self.bad = wb.add_format({"font_color": "#9C0006", "bg_color": "#FFC7CE"})

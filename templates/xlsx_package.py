@@ -44,6 +44,13 @@ _HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
 _ROW = re.compile(r'<row r="(\d+)"[^>]*?(?:/>|>.*?</row>)', re.DOTALL)
 
 Cell = str | int | float | None
+#: Excel's built-in number formats by code (ECMA-376 Part 1, 18.8.30): no ``numFmt`` entry needed.
+_BUILTIN_FORMATS = {"0": 1, "0.00": 2, "#,##0": 3, "#,##0.00": 4, "0%": 9, "0.00%": 10}
+
+
+def _sheet_ref(name: str) -> str:
+    """A sheet name as a defined name's formula needs it: always quoted, quotes doubled, XML-escaped."""
+    return escape("'" + name.replace("'", "''") + "'")
 
 
 def column_letter(index: int) -> str:
@@ -201,10 +208,69 @@ class XlsxPackage:
         table_xml = re.sub(r'(<autoFilter\b[^>]*?\bref=")[^"]*"', rf'\g<1>{grown}"', table_xml, count=1)
         self.parts[table_part] = table_xml.encode()
 
+    def _cell_style(self, number_format: str) -> str:
+        """Index of a cell format (``cellXfs``) showing ``number_format``, added to the styles when new."""
+        styles = self._text("xl/styles.xml")
+        known = {code: int(i) for i, code in re.findall(r'<numFmt\b[^>]*?numFmtId="(\d+)"[^>]*?formatCode="([^"]*)"',
+                                                         styles)}
+        code = escape(number_format, {'"': "&quot;"})
+        fmt_id = _BUILTIN_FORMATS.get(number_format, known.get(code))
+        if fmt_id is None:
+            fmt_id = max([163, *known.values()]) + 1
+            if "<numFmts" in styles:
+                styles = re.sub(r"</numFmts>", f'<numFmt numFmtId="{fmt_id}" formatCode="{code}"/></numFmts>', styles, 1)
+            else:
+                styles = re.sub(r"(<styleSheet\b[^>]*>)",
+                                rf'\g<1><numFmts count="1"><numFmt numFmtId="{fmt_id}" formatCode="{code}"/></numFmts>',
+                                styles, 1)
+        block = re.search(r"<cellXfs\b[^>]*>(.*?)</cellXfs>", styles, re.DOTALL)
+        assert block is not None
+        xfs = re.findall(r"<xf\b[^>]*?(?:/>|>.*?</xf>)", block.group(1), re.DOTALL)
+        wanted = f'<xf numFmtId="{fmt_id}" fontId="0" fillId="0" borderId="0" xfId="0" applyNumberFormat="1"/>'
+        if wanted in xfs:
+            index = xfs.index(wanted)
+        else:
+            index = len(xfs)
+            styles = styles.replace(block.group(0), re.sub(r'count="\d+"', f'count="{index + 1}"',
+                                                           block.group(0).replace("</cellXfs>", wanted + "</cellXfs>"), 1))
+        self.parts["xl/styles.xml"] = styles.encode()
+        return str(index)
+
+    def _row_styles(self, sheet: str | None) -> list[str | None]:
+        """The style index of cell A1, A2 and A3 of ``sheet`` (title, note, table header), where it has them."""
+        part = None if sheet is None else self.sheets().get(sheet)
+        if part is None:
+            return [None, None, None]
+        xml = self._text(part)
+        found = [re.search(rf'<c r="A{n}"(?: s="(\d+)")?', xml) for n in (1, 2, 3)]
+        return [None if m is None else m.group(1) for m in found]
+
+    def _print_titles(self, name: str, row: int) -> None:
+        """Row ``row`` of sheet ``name`` repeated at the top of every printed page (``_xlnm.Print_Titles``)."""
+        workbook = self._text("xl/workbook.xml")
+        index = [n for n in re.findall(r'<sheet\b[^>]*?name="([^"]*)"', workbook)].index(escape(name))
+        entry = (f'<definedName name="_xlnm.Print_Titles" localSheetId="{index}">'
+                 f"{_sheet_ref(name)}!${row}:${row}</definedName>")
+        workbook = re.sub(rf'<definedName name="_xlnm.Print_Titles" localSheetId="{index}">[^<]*</definedName>', "",
+                          workbook)
+        if "<definedNames>" in workbook:
+            workbook = workbook.replace("<definedNames>", "<definedNames>" + entry, 1)
+        elif "<definedNames/>" in workbook:
+            workbook = workbook.replace("<definedNames/>", f"<definedNames>{entry}</definedNames>", 1)
+        else:
+            workbook = workbook.replace("</sheets>", f"</sheets><definedNames>{entry}</definedNames>", 1)
+        self.parts["xl/workbook.xml"] = workbook.encode()
+
     def put_table_sheet(self, name: str, table: str, headers: Sequence[str], rows: Sequence[Sequence[Cell]],
-                        note: str) -> None:
+                        note: str, *, formats: Sequence[str | None] = (), widths: Sequence[float] = (),
+                        like: str | None = None) -> None:
         """Write the sheet ``name`` (replacing one of that name): its name in A1, ``note`` in A2, the table
-        ``table`` with its header in row 3, frozen below it."""
+        ``table`` with its header in row 3, frozen below it.
+
+        ``formats`` are the columns' number formats (Excel codes, ``None``: General), ``widths`` their widths
+        (characters); the title, note and header take the styles of sheet ``like``'s A1, A2 and A3. It
+        prints landscape A4 at :func:`templates.sheets._table.print_scale` (one page wide where that keeps
+        the text at 8 pt or more), its header on every page."""
         sheets = self.sheets()
         part = sheets.get(name)
         if part is None:
@@ -224,15 +290,27 @@ class XlsxPackage:
             self._declare(table_part, "table")
         table_rid = next(rid for rid, kind, target in self._relationships(part) if target == table_part)
         last = f"{column_letter(len(headers))}{3 + max(1, len(rows))}"
-        data = [self._row(1, [name]), self._row(2, [note]), self._row(3, list(headers))]
-        data += [self._row(4 + i, list(row)) for i, row in enumerate(rows)]
+        title, subtitle, header = self._row_styles(like)
+        column_styles = [None if not f else self._cell_style(f) for f in formats]
+        data = [self._row(1, [name], [title]), self._row(2, [note], [subtitle]),
+                self._row(3, list(headers), [header] * len(headers))]
+        data += [self._row(4 + i, list(row), column_styles) for i, row in enumerate(rows)]
+        widths = list(widths) or [max(10.0, min(40.0, len(str(h)) + 2)) for h in headers]
+        cols = "".join(f'<col min="{i}" max="{i}" width="{w}" customWidth="1"/>' for i, w in enumerate(widths, start=1))
+        from .sheets._table import print_scale
+
+        setup = (f'<pageSetup paperSize="9" scale="{print_scale(widths, margins=0.8)}" orientation="landscape" '
+                 'pageOrder="overThenDown"/>')
         self.parts[part] = (
-            f'{_HEAD}<worksheet xmlns="{_MAIN}" xmlns:r="{_REL}"><dimension ref="A1:{last}"/>'
+            f'{_HEAD}<worksheet xmlns="{_MAIN}" xmlns:r="{_REL}">'
+            f'<dimension ref="A1:{last}"/>'
             '<sheetViews><sheetView workbookViewId="0"><pane ySplit="3" topLeftCell="A4" activePane="bottomLeft" '
             'state="frozen"/><selection pane="bottomLeft"/></sheetView></sheetViews><sheetFormatPr defaultRowHeight="15"/>'
-            f'<sheetData>{"".join(data)}</sheetData>'
-            '<pageMargins left="0.7" right="0.7" top="0.75" bottom="0.75" header="0.3" footer="0.3"/>'
+            f'<cols>{cols}</cols><sheetData>{"".join(data)}</sheetData>'
+            '<pageMargins left="0.4" right="0.4" top="0.5" bottom="0.6" header="0.3" footer="0.3"/>'
+            f'{setup}<headerFooter><oddFooter>&amp;L&amp;A&amp;RPage &amp;P of &amp;N</oddFooter></headerFooter>'
             f'<tableParts count="1"><tablePart r:id="{table_rid}"/></tableParts></worksheet>').encode()
+        self._print_titles(name, 3)
         ids = [int(i) for p, body in self.parts.items() if p.startswith("xl/tables/") and p != table_part
                for i in re.findall(rb'<table\b[^>]*?\bid="(\d+)"', body)]
         columns = "".join(f'<tableColumn id="{i}" name={quoteattr(h)}/>' for i, h in enumerate(headers, start=1))

@@ -3,10 +3,15 @@
 1. sizes every seed scenario (presets) and ranks priced GPU configurations;
 2. costs the seed-003 TCO case and owned H100s against the price book's cloud options;
 3. optimizes the commitment mix for a year of hourly demand on GCP a3-highgpu-8g;
-4. builds the planning workbook;
-5. reconciles the bundled FOCUS 1.2 sample bills (2026-05) against that workbook's plan;
-6. closes the loop on the bundled sample serving metrics (``finops/data/metrics``, synthetic): the
-   review's Serving sheet, then ``plan next`` for 2026-06.
+4. builds the planning workbook: the seed workloads on plan lines, so the Budget's cloud lines are
+   formulas over their sized fleets (``templates/demo_fleet_plan.py``);
+5. bills that fleet's month (2026-05, :mod:`finops.reconcile.demo_bills`: its instances at the price
+   book's prices, with an unplanned GPU instance, a spot interruption and an unused commitment) and
+   reconciles the plan against those bills; beside it, the bundled FinOps Foundation FOCUS 1.2 samples
+   against the samples' plan (``focus-samples/``), which proves the format;
+6. closes the loop on the bundled sample serving metrics (``finops/data/metrics``, synthetic, drawn for the
+   samples' plan lines): the samples' review's Serving sheet, then ``plan next`` for 2026-06 from the
+   samples' plan.
 
 Every step writes its result into ``--out`` (JSON beside the workbooks) and prints a short table.
 """
@@ -26,9 +31,11 @@ from ._console import console, styled, write_json
 
 #: The mix step's instance type and the shape of its year of demand (instances per hour).
 MIX_PROVIDER, MIX_INSTANCE, MIX_REGION = "gcp", "a3-highgpu-8g", "us-central1"
-#: The bundled synthetic serving metrics of the sample month and the demo plan's serving lines.
+#: The bundled synthetic serving metrics of the sample month and the serving lines of the samples' plan.
 SAMPLE_METRICS = Path(__file__).resolve().parents[1] / "data" / "metrics"
 SAMPLE_SERVING = SAMPLE_METRICS / "serving-lines.csv"
+#: Where the demo reconciles the FinOps Foundation samples against the template's plan.
+SAMPLES_FOLDER = "focus-samples"
 
 
 def register(app: typer.Typer) -> None:
@@ -110,38 +117,56 @@ def _mix(out: Path, book: PriceBook, quiet: bool) -> Path:
 
 
 def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
-    from templates.builder import build_template
+    """Steps 4 and 5: the plan of the seed workloads' fleets; that fleet's month of bills; the review of the
+    plan against them; and the FinOps Foundation samples against the samples' plan (the format's proof)."""
+    from templates.builder import DEFAULT_TEMPLATE, build_template
+    from templates.demo_fleet_plan import FLEET_PLAN, PLAN_LINES, PRICING_MODELS, planned_fleets
 
-    from ..reconcile import HISTORY_FILE, SAMPLE_MONTH, sample_bill_paths
+    from ..reconcile import HISTORY_FILE, SAMPLE_MONTH, headline, sample_bill_paths
+    from ..reconcile.demo_bills import write_demo_bills
+    from .plan import served_by
     from .reconcile import reconcile_to_workbook
 
-    plan = build_template(out / "llm-finops-plan.xlsx", prices=book)
-    from .plan import served_by
-
+    plan = build_template(out / "llm-finops-plan.xlsx", prices=book, plan_lines=PLAN_LINES,
+                          pricing_models=PRICING_MODELS, plan=FLEET_PLAN)
+    make_folder(out / "bills")
+    bills = write_demo_bills(out / "bills", planned_fleets(plan), book, SAMPLE_MONTH)
     metrics = sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz"))
-    rec, review = reconcile_to_workbook(plan, sample_bill_paths(), SAMPLE_MONTH, out, run_at=datetime.now(UTC),
-                                        serving=served_by(SAMPLE_MONTH, SAMPLE_SERVING, plan, metrics, None,
-                                                                          300))
+    rec, review = reconcile_to_workbook(plan, bills, SAMPLE_MONTH, out, run_at=datetime.now(UTC))
+    samples = out / SAMPLES_FOLDER  # with the serving metrics, which describe the samples' plan lines
+    make_folder(samples)
+    proof, proof_review = reconcile_to_workbook(
+        DEFAULT_TEMPLATE, sample_bill_paths(), SAMPLE_MONTH, samples, run_at=datetime.now(UTC),
+        serving=served_by(SAMPLE_MONTH, SAMPLE_SERVING, DEFAULT_TEMPLATE, metrics, None, 300))
     if not quiet:
-        console.print(styled(("4. Planning workbook", "bold"), f" {plan}"))
-        console.print(styled((f"5. Reconcile {SAMPLE_MONTH}", "bold"), " (bundled FOCUS 1.2 samples, AWS + GCP): "
-                      f"P&L actual {rec.actual} (cloud {rec.opex}, depreciation {rec.capex}) vs planned {rec.planned}; "
-                      f"cash billed {rec.billed_cost}; unmapped {rec.unmapped_effective_cost}"))
-    return [plan, review, out / HISTORY_FILE]
+        console.print(styled(("4. Planning workbook", "bold"), f" {plan}: the seed workloads' fleets on "
+                             f"{len(set(PLAN_LINES.values()))} plan lines, by formula"))
+        console.print(styled((f"5. Reconcile {SAMPLE_MONTH}", "bold"), " (the plan's own fleet, billed: "
+                             f"{', '.join(b.name for b in bills)}): P&L actual {rec.actual} (cloud {rec.opex}, "
+                             f"depreciation {rec.capex}) vs planned {rec.planned}; cash billed {rec.billed_cost}; "
+                             f"unmapped {rec.unmapped_effective_cost}"))
+        console.print(f"   {headline(rec)}")
+        console.print(f"   the FinOps Foundation FOCUS 1.2 samples (AWS + GCP) against their plan: P&L actual "
+                      f"{proof.actual}, cash billed {proof.billed_cost} ({proof_review})")
+    return [plan, *bills, review, out / HISTORY_FILE, proof_review]
 
 
 def _loop(out: Path, quiet: bool) -> list[Path]:
-    """Step 6: ``finops plan next`` on the bundled sample metrics, bills and demo plan."""
+    """Step 6: ``finops plan next`` on the bundled sample metrics and bills and the samples' plan (the template's),
+    whose serving lines the metrics describe."""
+    from templates.builder import DEFAULT_TEMPLATE
+
     from ..reconcile import SAMPLE_MONTH, sample_bill_paths
     from . import app
 
-    args = ["plan", "next", "--plan", str(out / "llm-finops-plan.xlsx"), "--history", str(out), "--month",
+    args = ["plan", "next", "--plan", str(DEFAULT_TEMPLATE), "--history", str(out / SAMPLES_FOLDER), "--month",
             SAMPLE_MONTH, "--serving", str(SAMPLE_SERVING), "--growth", "1.1",
             "--out", str(out / "llm-finops-plan-next.xlsx")] + (["--quiet"] if quiet else [])
     args += [a for p in sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz")) for a in ("--metrics", str(p))]
     args += [a for p in sample_bill_paths() for a in ("--bills", str(p))]
     if not quiet:
         console.print(styled(("6. Close the loop", "bold"),
-                             " (bundled synthetic vLLM/SGLang/DCGM metrics): next month's plan"))
+                             " (bundled synthetic vLLM/SGLang/DCGM metrics of the samples' plan lines): "
+                             "next month's plan"))
     app(args=args, standalone_mode=False)  # its errors reach the one boundary, which undoes the demo's files
-    return [out / "llm-finops-plan-next.xlsx", out / "throughput-corrections.json"]
+    return [out / "llm-finops-plan-next.xlsx", out / SAMPLES_FOLDER / "throughput-corrections.json"]

@@ -12,18 +12,33 @@ from .dialects import canonical_engine, reconcile_remote
 from .engine import reconcile_groups, reconcile_month
 from .history import HISTORY_FILE, History, MonthRecord
 from .plan import Asset, BudgetLine, MappingRule, Plan, UsageLine, usage_from_csv, usage_once
-from .result import CommitmentLine, GroupVariance, Reconciliation, variance_share
+from .result import CommitmentLine, GroupVariance, LineVariance, Reconciliation, variance_share
 from .sample_bills import SAMPLE_MONTH, sample_bill_paths
+from .story import (
+    DEFAULT_MATERIALITY,
+    TIE_OUT_SHARE,
+    driver_label,
+    favourable,
+    headline,
+    main_drivers,
+    material_flag,
+    tie_out,
+    volume_rate,
+    year_to_date,
+)
 
 __all__ = [
+    "DEFAULT_MATERIALITY",
     "HISTORY_FILE",
     "MONTH_BASES",
     "SAMPLE_MONTH",
+    "TIE_OUT_SHARE",
     "Asset",
     "BudgetLine",
     "CommitmentLine",
     "GroupVariance",
     "History",
+    "LineVariance",
     "MappingRule",
     "MonthBasis",
     "MonthRecord",
@@ -31,12 +46,20 @@ __all__ = [
     "Reconciliation",
     "UsageLine",
     "canonical_engine",
+    "driver_label",
+    "favourable",
+    "headline",
+    "main_drivers",
+    "material_flag",
     "read_contract_commitments",
     "reconcile_groups",
     "reconcile_month",
     "reconcile_remote",
     "sample_bill_paths",
+    "tie_out",
     "usage_from_csv",
     "usage_once",
     "variance_share",
+    "volume_rate",
+    "year_to_date",
 ]

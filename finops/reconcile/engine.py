@@ -87,6 +87,7 @@ from .result import (
     Forecast,
     GpuHours,
     InvoiceTotal,
+    LinePlan,
     LineVariance,
     ProviderTotal,
     Reconciliation,
@@ -397,7 +398,8 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups),
         data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None),
         one_off_cost=one_off,
-        purchases_billed=Money.total([money(g.billed_cost, g.billing_currency) for g in purchases], currency))
+        purchases_billed=Money.total([money(g.billed_cost, g.billing_currency) for g in purchases], currency),
+        year_plan=tuple(LinePlan(b.plan_line, b.month, b.amount) for b in plan.budget_for_year(month)))
 
 
 def _unmapped(summary: Summary, money: _Converter, zero: Money) -> tuple[UnmappedCharge, ...]:

@@ -19,7 +19,7 @@ from .mapping import UNMAPPED
 from .tokens import LineTokens
 
 __all__ = ["AssetCharge", "BridgeStep", "CommitmentLine", "CommitmentSummary", "Flag", "Forecast", "GpuHours",
-           "GroupVariance", "InvoiceTotal", "LineVariance", "PrepaidRollForward", "ProviderTotal",
+           "GroupVariance", "InvoiceTotal", "LinePlan", "LineVariance", "PrepaidRollForward", "ProviderTotal",
            "Reconciliation", "UnmappedCharge", "variance_share"]
 
 Flag = Literal["over", "under", ""]
@@ -224,6 +224,16 @@ class LineVariance:
 
 
 @dataclass(frozen=True)
+class LinePlan:
+    """One Budget row of the month's year: a plan line's planned amount for one month (year-to-date and
+    full-year figures are sums of these)."""
+
+    plan_line: str
+    month: str
+    amount: Money
+
+
+@dataclass(frozen=True)
 class UnmappedCharge:
     """Charges no mapping rule matched, grouped by what a rule could match on."""
 
@@ -291,6 +301,7 @@ class Reconciliation:
     one_off_cost: Money | None = None
     purchases_billed: Money | None = None
     gpu_hours_by_line: tuple[GpuHours, ...] = ()    # the same usage per plan line (the review's Serving sheet)
+    year_plan: tuple[LinePlan, ...] = ()    # the Budget rows of the month's year, per line and month
     #: each bill file's FOCUS version and the column its provider was read from (the review's provenance)
     bill_versions: tuple[str, ...] = ()
 

@@ -15,15 +15,30 @@ from finops.errors import InputError, Location
 
 from ..plan_reader import check_package, range_rows, table_places
 
-__all__ = ["COMMENT", "PLAN_LINE", "VARIANCE_TABLE", "comments_in_review", "kept_comments"]
+__all__ = ["ACTION", "COMMENT", "OWNER", "PLAN_LINE", "VARIANCE_TABLE", "actions_in_review", "comments_in_review",
+           "kept_comments"]
 
 VARIANCE_TABLE = "tblVariance"
 PLAN_LINE = "Plan line"
 COMMENT = "Comment"
+OWNER = "Owner"
+ACTION = "Action"
 
 
 def comments_in_review(path: Path) -> dict[str, str]:
-    """Plan line -> comment (blank ones too) in the review at ``path``; ``{}`` when there is no file.
+    """Plan line -> comment (blank ones too) in the review at ``path``; ``{}`` when there is no file."""
+    return {line: cells.get(COMMENT, "") for line, cells in _typed(path).items() if COMMENT in cells}
+
+
+def actions_in_review(path: Path) -> dict[str, tuple[str, str]]:
+    """Plan line -> (owner, action) typed in the review at ``path``; ``{}`` when there is no file or a review
+    written before it had these columns. Kept by a re-run of the month through the file it replaces."""
+    return {line: (cells.get(OWNER, ""), cells.get(ACTION, "")) for line, cells in _typed(path).items()
+            if cells.get(OWNER) or cells.get(ACTION)}
+
+
+def _typed(path: Path) -> dict[str, dict[str, str]]:
+    """Plan line -> {column: text} of the input columns of ``tblVariance`` in the review at ``path``.
 
     A file that is there but cannot be read is refused (nothing is written over it). The table is found in
     the package's table parts (:func:`~templates.plan_reader.table_places`) and only its cells are read, in
@@ -46,18 +61,20 @@ def comments_in_review(path: Path) -> dict[str, str]:
     try:
         if place is None or place[0] not in book.sheetnames:
             return {}
-        return _comments(book[place[0]], place[1])
+        return _inputs(book[place[0]], place[1])
     finally:
         book.close()
 
 
-def _comments(ws, ref: str) -> dict[str, str]:
+def _inputs(ws, ref: str) -> dict[str, dict[str, str]]:
     rows = list(range_rows(ws, ref)[2])
     header = [str(value or "") for value in rows[0]] if rows else []
-    if PLAN_LINE not in header or COMMENT not in header:
+    if PLAN_LINE not in header:
         return {}
-    line, comment = header.index(PLAN_LINE), header.index(COMMENT)
-    return {str(row[line]): str(row[comment] or "").strip() for row in rows[1:] if row[line] is not None}
+    line = header.index(PLAN_LINE)
+    wanted = [(name, header.index(name)) for name in (COMMENT, OWNER, ACTION) if name in header]
+    return {str(row[line]): {name: str(row[j] or "").strip() for name, j in wanted}
+            for row in rows[1:] if row[line] is not None}
 
 
 def kept_comments(review: Path, history: Mapping[str, str]) -> dict[str, str]:

@@ -2,8 +2,9 @@
 
 * Formats: the planning workbook's (:class:`~templates.styles.Styles`), with money carrying the
   review's currency (``#,##0.00 "USD"``); only the ``Comment`` cells are input cells (yellow).
-* Print: A4, one page wide (``fit_to_pages(1, 0)``: as many pages tall as needed), landscape where
-  the sheet is wider than a portrait page, the sheet's header rows repeated on every page, gridlines
+* Print: A4, landscape where the sheet is wider than a portrait page, one page wide (as many pages tall
+  as needed) where that keeps the text at 8 pt or more, else at 75 % across pages with column A repeated
+  (:func:`templates.sheets._table.readable_print`), the sheet's header rows repeated on every page, gridlines
   off, and a footer with the month, the run time and "page n of N".
 """
 
@@ -17,6 +18,7 @@ from typing import Any
 from xlsxwriter.format import Format
 from xlsxwriter.worksheet import Worksheet
 
+from ..sheets._table import readable_print
 from ..styles import Kind, Styles
 
 __all__ = ["PORTRAIT_WIDTH", "ReviewStyles", "review_sheet", "write_wrapped"]
@@ -39,9 +41,9 @@ class ReviewStyles(Styles):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._money: dict[str, Format] = {}
-        self.wrapped_note = self.workbook.add_format({"italic": True, "font_color": "#595959", "text_wrap": True,
-                                                      "valign": "top"})
         self.label_top = self.workbook.add_format({"bold": True, "valign": "top"})
+        self.headline = self.workbook.add_format({"bold": True, "font_size": 12, "font_color": "#1F3864",
+                                                  "text_wrap": True, "valign": "top"})
         self.wrapped = self.workbook.add_format({"text_wrap": True, "valign": "top", "border": 1,
                                                  "border_color": "#D9D9D9"})
         self.total = self.workbook.add_format({"bold": True, "top": 2, "border_color": "#000000",
@@ -70,16 +72,17 @@ def review_sheet(wb: Any, styles: ReviewStyles, name: str, title: str, note: str
     ws.merge_range(1, 0, 1, len(widths) - 1, note, styles.wrapped_note)
     ws.set_row(1, _LINE_POINTS * (_wrapped_lines(note, sum(widths)) + 1))
     ws.set_paper(_A4)
-    if sum(widths) > PORTRAIT_WIDTH:
+    orientation = "landscape" if sum(widths) > PORTRAIT_WIDTH else "portrait"
+    if orientation == "landscape":
         ws.set_landscape()
     else:
         ws.set_portrait()
-    ws.fit_to_pages(1, 0)
+    readable_print(ws, widths, orientation=orientation, margins=1.0)
     ws.repeat_rows(*header_rows)
     ws.hide_gridlines(2)
     ws.set_margins(left=0.5, right=0.5, top=0.6, bottom=0.7)
-    ws.set_footer(f"&L&8Budget review {month}&C&8Run {run_at:%Y-%m-%d %H:%M} UTC"
-                  f"&R&8{_footer_text(name)}, page &P of &N")
+    ws.set_footer(f"&L&11Budget review {month}&C&11Run {run_at:%Y-%m-%d %H:%M} UTC"
+                  f"&R&11{_footer_text(name)}, page &P of &N")   # 11 pt: 8 pt or more at any print scale
     return ws
 
 

@@ -11,7 +11,7 @@ from xlsxwriter.worksheet import Worksheet
 
 from finops.reconcile import MonthRecord, Reconciliation
 
-from ..sheets._table import Formula, TablePlace, write_table
+from ..sheets._table import Formula, TablePlace, readable_chart, write_table
 from .page import ReviewStyles, review_sheet
 from .tables import cell_value, label, money_column, text_column
 
@@ -104,8 +104,7 @@ def month_over_month_chart(wb: Any, ws: Worksheet, trend: TablePlace, row: int, 
     for header, color in (("Planned", "#8EA9DB"), ("P&L actual", "#1F3864"), ("Cash", "#C55A11")):
         chart.add_series({"name": header, "categories": "=" + trend.column_range("Month"),
                           "values": "=" + trend.column_range(header), "fill": {"color": color}})
-    chart.set_title({"name": "Month over month: plan, P&L actual and cash"})
-    chart.set_y_axis({"name": currency, "num_format": "#,##0"})
-    chart.set_legend({"position": "bottom"})
+    readable_chart(chart, "Month over month: plan, P&L actual and cash", y={"name": currency, "num_format": "#,##0"},
+                   legend="bottom")
     chart.set_size({"width": 720, "height": 320})
     ws.insert_chart(row, 0, chart)

@@ -1,5 +1,6 @@
-"""The Summary sheet: the month in the P&L and cash views, the year-end forecast on the plan's months,
-and the variance by provider and by cost centre."""
+"""The Summary sheet: the headline, the month in the P&L and cash views, the commitment tie-out, the
+year-end forecast on the plan's months, the variance by provider and by cost centre, and the waterfall
+from plan to actual (:mod:`templates.review.story`)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ from finops.reconcile import GroupVariance, Reconciliation, variance_share
 
 from ..sheets._table import Formula, TablePlace, write_table
 from .page import ReviewStyles, review_sheet
+from .story import headline_row, tie_out_table, waterfall
 from .tables import FigureRow, cell_value, figures_table, label, money_column, text_column
 
 __all__ = ["WIDTHS", "summary_sheet", "variance_by_table"]
 
-WIDTHS = (40, 15, 15, 15, 10)
+_INFO = 4  # the run's facts start in row 5, under the headline
+WIDTHS = (40, 15, 15, 15, 15, 15)
 
 
 def summary_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: datetime, plan_name: str,
@@ -27,6 +30,7 @@ def summary_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: da
                       f"Plan against actual in {rec.currency}. P&L view: cloud cost amortized (EffectiveCost) plus "
                       "depreciation of owned hardware. Cash view: what was billed plus capital bought this month. "
                       "Words are explained on the Glossary sheet.", month=rec.month, run_at=run_at, widths=WIDTHS)
+    headline_row(ws, styles, rec, len(WIDTHS))
     info: list[FigureRow] = [
         ("Month", rec.month, "text"), ("Currency", rec.currency, "text"),
         ("Run at (UTC)", run_at.isoformat(sep=" ", timespec="seconds"), "text"), ("Plan workbook", plan_name, "text"),
@@ -36,12 +40,12 @@ def summary_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: da
         ("Charges through (UTC)", rec.data_through.isoformat(sep=" ") if rec.data_through else "", "text"),
         ("Variance threshold", float(rec.threshold_pct) / 100, "percent")]
     for i, (text, value, kind) in enumerate(info):
-        ws.write_string(3 + i, 0, text, styles.label)
+        ws.write_string(_INFO + i, 0, text, styles.label)
         if kind == "text":
-            ws.write_string(3 + i, 1, value)
+            ws.write_string(_INFO + i, 1, value)
         else:
-            ws.write_number(3 + i, 1, value, styles.computed(kind))  # type: ignore[arg-type]
-    top = 3 + len(info) + 2
+            ws.write_number(_INFO + i, 1, value, styles.computed(kind))  # type: ignore[arg-type]
+    top = _INFO + len(info) + 2
     label(ws, styles, top - 1, f"{rec.month}: P&L and cash")
     place = TablePlace(ws.name, "tblSummary", ("Figure", "Value"), top, 0, 10)
     planned, cloud, depreciation, actual, variance, _, billed, bought = (place.cell(i, "Value") for i in range(8))
@@ -60,6 +64,7 @@ def summary_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: da
         ("Cloud cost no plan line covers (Unmapped)", cell_value(rec.unmapped_effective_cost), "money")],
         top, WIDTHS[:2])
     top = place.row(place.rows - 1) + 3
+    top = tie_out_table(ws, styles, rec, top, WIDTHS[:2])
     top = _forecast(ws, styles, rec, top)
     for title, name, header, groups in (
             ("Variance by provider", "tblVarianceByProvider", "Provider", rec.by_provider()),
@@ -67,6 +72,7 @@ def summary_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: da
         label(ws, styles, top - 1, title)
         placed = variance_by_table(ws, styles, name, header, groups, top)
         top = placed.row(placed.rows - 1) + 3
+    top = waterfall(wb, ws, styles, rec, top)
     ws.activate()
     return ws, top
 

@@ -47,6 +47,10 @@ _GPU_COLUMNS = (
     ("as_of", "text", 11),
 )
 _PRICE_KINDS = {"gpu_count": "int", "hourly_cost": "rate", "upfront_cost": "money"}
+#: Column widths of the Prices table (characters; 12 otherwise): what the bundled book's values need, so the
+#: table prints one landscape page wide with the source cut at its column's edge.
+_PRICE_WIDTHS = {"provider": 8, "region": 16, "instance_type": 16, "gpu_model": 11, "gpu_count": 9, "currency": 8,
+                 "effective_date": 12, "source": 24}
 
 
 def write_catalog(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
@@ -57,9 +61,10 @@ def write_catalog(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         "Catalog",
         "Models and accelerators known to the add-in (read-only snapshot; sizes from each "
         "model's config.json, dense tensor rates from the vendors' datasheets).",
+        widths=[w for _, _, w in _MODEL_COLUMNS],
     )
     ws.freeze_panes(3, 1)
-    fit_for_print(ws, 2)
+    fit_for_print(ws, 2, [w for _, _, w in _MODEL_COLUMNS])
     model_rows = [[getattr(m, c) for c, _, _ in _MODEL_COLUMNS] for m in models().values()]
     model_place = write_table(
         ws,
@@ -95,11 +100,12 @@ def write_prices(wb: Workbook, styles: Styles, book: PriceBook) -> TablePlace:
         f"Price book snapshot ({len(book)} rows, effective {span}; source per row). "
         "Refresh: `finops prices pull --provider aws|gcp --out book.csv`, then "
         "`finops template build --prices book.csv` (every price in the workbook follows).",
+        widths=[_PRICE_WIDTHS.get(c, 12) for c in COLUMNS],
     )
-    ws.freeze_panes(3, 0)
-    fit_for_print(ws, 2)
     rows = prices_range(book)[1:]
-    columns = [Column(c, _PRICE_KINDS.get(c, "text"), "input", 30 if c == "source" else 14) for c in COLUMNS]
+    columns = [Column(c, _PRICE_KINDS.get(c, "text"), "input", _PRICE_WIDTHS.get(c, 12)) for c in COLUMNS]
+    ws.freeze_panes(3, 0)
+    fit_for_print(ws, 2, [c.width for c in columns])
     place = write_table(ws, styles, "tblPrices", columns, rows or [[""] * len(COLUMNS)], first_row=2)
     wb.define_name("PriceTable", "=" + place.whole_range())
     return place

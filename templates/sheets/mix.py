@@ -8,7 +8,9 @@
   committed use, on-demand and spot (at most 30 % of each hour) for one H100, priced from ``PriceTable``.
 * ``FINOPS_MIX(MixDemand, MixOptions)`` spills units per option, the share of demand each serves and
   its cost over the profile, then the total, the all-on-demand cost and the savings.
-* A demand summary (hours, peak, average, GPU-hours, peak/average) in native formulas.
+* A demand summary (hours, peak, average, GPU-hours, peak/average) in native formulas; its hours are
+  ``MixProfileHours`` (``=COUNT(MixDemand)``), so a profile pasted over it of any length is costed per
+  month as ``cost over the profile x HoursPerMonth / MixProfileHours``.
 * Charts: the load-duration curve (hours sorted by demand) with the committed tiers stacked in
   merit order, and the monthly cost stack of the recommended mix against all on-demand.
 """
@@ -27,14 +29,23 @@ from finops.tco import reference_case
 
 from ..styles import Kind, Styles
 from . import _answers
-from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
+from ._table import (
+    Column,
+    Formula,
+    TablePlace,
+    fit_for_print,
+    readable_chart,
+    titled_sheet,
+    write_cell,
+    write_table,
+)
 from .sizing import SizedRow
+from .start import HOURS_PER_MONTH
 from .workloads import WorkloadRow
 
 __all__ = ["HOURS", "write_mix"]
 
 HOURS = 4 * 7 * 24
-HOURS_PER_MONTH = 730
 _INSTANCE, _REGION, _GPUS = "a3-highgpu-1g", "us-central1", 1
 #: Number formats of FINOPS_MIX's spilled columns: option, kind, units, share of GPU-hours, cost.
 _SPILL_KINDS: tuple[Kind, ...] = ("number", "number", "int", "percent", "usd")
@@ -94,6 +105,7 @@ def write_mix(
         "Mix",
         "How much to own, commit and leave to on-demand and spot for the hourly demand in "
         "column B (GPUs per hour). Edit the options or paste your own profile; FINOPS_MIX recomputes.",
+        widths=[9, 9, 9, 8.43] + [c.width for c in _OPTION_COLUMNS],
     )
     peaks = [v.values["Gpus"] for r, v in zip(rows, sized) if r.gpu == "h100-sxm" and v.meets_targets]
     demand = _profile(float(max(peaks) if peaks else 16))
@@ -107,7 +119,7 @@ def write_mix(
         ws.write_formula(row, 2, f"=LARGE(MixDemand,A{row + 1})", styles.computed("number"), float(ranked))
     ws.set_column(0, 2, 9)
     ws.freeze_panes(top + 1, 0)
-    fit_for_print(ws, top)
+    fit_for_print(ws, top, [9, 9, 9, 8.43] + [c.width for c in _OPTION_COLUMNS] + [8.43, 8.43], extra_px=720)
     first, last = top + 1, top + HOURS
     wb.define_name("MixDemand", f"=Mix!$B${first + 1}:$B${last + 1}")
 
@@ -138,12 +150,13 @@ def write_mix(
             if i or j:
                 write_cell(ws, spill_top + i, 4 + j, value, styles.computed(_SPILL_KINDS[j]))
     summary_top = _charts(wb, ws, styles, result, spill_top, first, last)
-    _summary(ws, styles, demand, summary_top)
+    _summary(wb, ws, styles, demand, summary_top)
     return place
 
 
-def _summary(ws: Any, styles: Styles, demand: np.ndarray, top: int) -> None:
-    """Demand summary: native formulas over ``MixDemand``."""
+def _summary(wb: Workbook, ws: Any, styles: Styles, demand: np.ndarray, top: int) -> None:
+    """Demand summary: native formulas over ``MixDemand``; its hours named ``MixProfileHours``."""
+    wb.define_name("MixProfileHours", f"=Mix!{xl_rowcol_to_cell(top + 1, 5, True, True)}")
     ws.write_string(top, 4, "Demand summary", styles.label)
     peak, mean = float(demand.max()), float(demand.mean())
     for i, (label, formula, value, kind) in enumerate(
@@ -197,7 +210,7 @@ def _charts(
             result[i][0],
         )
         ws.write_number(row, 5, 1)
-        ws.write_number(row + 1, 5, HOURS)
+        ws.write_formula(row + 1, 5, "=MixProfileHours", styles.computed("int"), HOURS)
         ws.write_formula(row, 6, f"=SUM({','.join(cells)})", styles.computed("number"), level)
         ws.write_formula(row + 1, 6, f"={xl_rowcol_to_cell(row, 6)}", styles.computed("number"), level)
         curve.add_series(
@@ -208,9 +221,8 @@ def _charts(
                 "line": {"dash_type": "dash"},
             }
         )
-    curve.set_title({"name": "Load-duration curve and committed tiers"})
-    curve.set_x_axis({"name": "hours, sorted by demand", "min": 0, "max": HOURS})
-    curve.set_y_axis({"name": "GPUs"})
+    readable_chart(curve, "Load-duration curve and committed tiers",
+                   x={"name": "hours, sorted by demand", "min": 0, "max": HOURS}, y={"name": "GPUs"}, legend="bottom")
     curve.set_size({"width": 720, "height": 360})
     ws.insert_chart(3, 11, curve)
 
@@ -229,7 +241,7 @@ def _charts(
         ws.write_formula(
             row,
             5,
-            f"={xl_rowcol_to_cell(spill_top + i, 8, True, True)}*{HOURS_PER_MONTH}/{HOURS}",
+            f"={xl_rowcol_to_cell(spill_top + i, 8, True, True)}*HoursPerMonth/MixProfileHours",
             styles.computed("usd"),
             result[i][4] * HOURS_PER_MONTH / HOURS,
         )
@@ -237,7 +249,7 @@ def _charts(
             result[total_row][4] * HOURS_PER_MONTH / HOURS if result[i][1] == "on_demand" else 0.0
         )
         formula = (
-            f"={xl_rowcol_to_cell(spill_top + total_row, 8, True, True)}*{HOURS_PER_MONTH}/{HOURS}"
+            f"={xl_rowcol_to_cell(spill_top + total_row, 8, True, True)}*HoursPerMonth/MixProfileHours"
             if result[i][1] == "on_demand"
             else "=0"
         )
@@ -252,8 +264,8 @@ def _charts(
                 "values": ["Mix", row, 5, row, 6],
             }
         )
-    stack.set_title({"name": "Monthly cost stack: recommended mix vs all on-demand"})
-    stack.set_y_axis({"name": "USD per month", "num_format": "#,##0"})
+    readable_chart(stack, "Monthly cost stack: recommended mix vs all on-demand",
+                   y={"name": "USD per month", "num_format": "#,##0"}, legend="bottom")
     stack.set_size({"width": 720, "height": 360})
     ws.insert_chart(23, 11, stack)
     return stack_top + len(outcome_rows) + 3

@@ -1,5 +1,10 @@
 """The plan sheets that reconcile reads by table name: Budget, Assets, Mapping, Usage.
 
+The plan feeds the budget by formula: an OPEX line that workloads name (Workloads' PlanLine) gets its
+Amount and PlannedMTokens as sums over the TCO sheet (the sized fleet at its price); a CAPEX line with owned
+assets gets its Amount as the month's depreciation over the Assets sheet (:func:`depreciation_formula`).
+Other lines stay typed inputs. Reconcile reads the values the workbook stores with the formulas.
+
 Column headers are the contract of ``docs/design.md`` (exact names). Each sheet has a one-line
 explanation above its table, a frozen header, and validation lists where the vocabulary is closed.
 """
@@ -7,13 +12,18 @@ explanation above its table, a frozen header, and validation lists where the voc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from decimal import Decimal
 
 from xlsxwriter.workbook import Workbook
 from xlsxwriter.worksheet import Worksheet
 
-from .. import demo_plan
+from finops.depreciation import monthly_depreciation
+from finops.money import Money
+
+from ..demo_plan import SAMPLES_PLAN, PlanTables
 from ..styles import Styles
-from ._table import Column, TablePlace, fit_for_print, titled_sheet, validate_column, write_table
+from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, validate_column, write_table
+from .tco import PlannedFleet
 
 __all__ = ["ASSETS_COLUMNS", "BUDGET_COLUMNS", "MAPPING_COLUMNS", "USAGE_COLUMNS", "write_plan_sheets"]
 
@@ -64,10 +74,10 @@ _TABLE_TOP = 2  # a title and a note above each table
 _VALIDATED_ROWS = 500  # rows under each header that keep the validation lists as a table grows
 
 
-def _sheet(wb: Workbook, styles: Styles, name: str, note: str) -> Worksheet:
-    ws = titled_sheet(wb, styles, name, note)
+def _sheet(wb: Workbook, styles: Styles, name: str, note: str, columns: Sequence[Column]) -> Worksheet:
+    ws = titled_sheet(wb, styles, name, note, widths=[c.width for c in columns])
     ws.freeze_panes(_TABLE_TOP + 1, 0)
-    fit_for_print(ws, _TABLE_TOP)
+    fit_for_print(ws, _TABLE_TOP, [c.width for c in columns])
     return ws
 
 
@@ -91,8 +101,73 @@ def _months(ws: Worksheet, place: TablePlace) -> None:
     })
 
 
-def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
-    """Budget, Assets, Mapping and Usage with the demo plan; returns their table places by table name."""
+def _depreciation_row(i: int, row: Sequence[object], budget: TablePlace, assets: TablePlace,
+                      register: Sequence[Sequence[object]]) -> list[object]:
+    """A Budget row; a CAPEX line that owns assets gets its Amount as a formula over the Assets sheet: the
+    month's straight-line depreciation of the line's assets in service (:func:`depreciation_formula`)."""
+    values = list(row)
+    line, month = values[1], str(values[0])
+    owned = [a for a in register if a[2] == line]
+    if values[3] != "CAPEX" or not owned:
+        return values
+    amount = sum((monthly_depreciation(Money.of(cost, cur), Money.of(residual, cur), life, in_service or bought,  # type: ignore[arg-type]
+                                       month).amount
+                  for *_, bought, in_service, cost, residual, life, cur in owned), Decimal(0))
+    values[5] = Formula(depreciation_formula(budget, i, assets), float(amount))
+    return values
+
+
+def depreciation_formula(budget: TablePlace, i: int, assets: TablePlace) -> str:
+    """Budget row ``i``'s depreciation of the assets on its plan line in its month, as Excel computes it::
+
+        SUM over assets on the line, in service by the month and within their life, of
+        ROUND((Cost - ResidualValue) / LifeMonths, 2)
+
+    with the month index ``year x 12 + month`` of the budget's Month and of the asset's InServiceDate
+    (PurchaseDate when blank): the first month charged is the in-service month (finops.depreciation).
+    Over ``_VALIDATED_ROWS`` rows of Assets, so assets added below the demo ones count.
+    """
+    def col(header: str) -> str:
+        return assets.column_range(header, rows=_VALIDATED_ROWS)
+
+    line, month = budget.cell(i, "PlanLine", follow=True), budget.cell(i, "Month", follow=True)
+    start = f"({col('InServiceDate')}+({col('InServiceDate')}=0)*{col('PurchaseDate')})"
+    first = f"(YEAR({start})*12+MONTH({start}))"
+    now = f"(VALUE(LEFT({month},4))*12+VALUE(RIGHT({month},2)))"
+    life = col("LifeMonths")
+    return (f"=SUMPRODUCT(({col('PlanLine')}={line})*({first}<={now})*({now}<{first}+{life})"
+            f"*ROUND(({col('Cost')}-{col('ResidualValue')})/({life}+({life}=0)),2))")
+
+
+def _fleet_row(i: int, values: list[object], budget: TablePlace, tco: TablePlace | None,
+               fleets: Sequence[PlannedFleet]) -> list[object]:
+    """A Budget row; an OPEX line that workloads name (Workloads' PlanLine) gets its Amount and PlannedMTokens
+    as formulas over the TCO sheet: the sum of those workloads' CloudMonthly and MTokensPerMonth. A workload
+    on the line that is not priced (it misses its targets) makes the Amount #N/A, never a smaller number."""
+    line = values[1]
+    mine = [f for f in fleets if f.plan_line and f.plan_line == line]
+    if tco is None or values[3] != "OPEX" or not mine:
+        return values
+
+    def col(header: str) -> str:
+        return tco.column_range(header)
+
+    key = budget.cell(i, "PlanLine", follow=True)
+    priced = all(isinstance(f.monthly_cost, float | int) for f in mine)
+    amount = sum(float(f.monthly_cost) for f in mine) if priced else "#N/A"  # type: ignore[arg-type]
+    values[5] = Formula(f'=IF(COUNTIFS({col("PlanLine")},{key},{col("CloudMonthly")},"*")>0,NA(),'
+                        f'SUMIFS({col("CloudMonthly")},{col("PlanLine")},{key}))', amount)
+    values[7] = Formula(f'=SUMIFS({col("MTokensPerMonth")},{col("PlanLine")},{key})',
+                        sum(float(f.mtokens) for f in mine if isinstance(f.mtokens, float | int)))
+    return values
+
+
+def write_plan_sheets(wb: Workbook, styles: Styles, tco: TablePlace | None = None,
+                      fleets: Sequence[PlannedFleet] = (), plan: PlanTables = SAMPLES_PLAN) -> dict[str, TablePlace]:
+    """Budget, Assets, Mapping and Usage with the rows of ``plan``; returns their table places by table name.
+
+    ``tco`` and ``fleets`` (the TCO sheet's table and what each workload plans) make the Budget lines that
+    workloads name formulas over the TCO sheet (:func:`_fleet_row`)."""
     places: dict[str, TablePlace] = {}
 
     ws = _sheet(
@@ -100,11 +175,18 @@ def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         styles,
         "Budget",
         "Monthly plan lines. Category OPEX or CAPEX; Amount in Currency; "
-        "PlannedMTokens (optional) gives the planned unit cost. " + demo_plan.SOURCE,
+        "PlannedMTokens (optional) gives the planned unit cost. A line that workloads name (Workloads' PlanLine) "
+        "is the sum of their fleets' monthly cost and tokens on the TCO sheet; a line with owned servers is "
+        "their depreciation on the Assets sheet (formulas, black); the others are typed. " + plan.source,
+        BUDGET_COLUMNS,
     )
-    budget = places["tblBudget"] = write_table(
-        ws, styles, "tblBudget", BUDGET_COLUMNS, demo_plan.BUDGET, first_row=_TABLE_TOP
-    )
+    assets_place = TablePlace("Assets", "tblAssets", tuple(c.header for c in ASSETS_COLUMNS), _TABLE_TOP, 0,
+                              len(plan.assets))
+    budget_place = TablePlace("Budget", "tblBudget", tuple(c.header for c in BUDGET_COLUMNS), _TABLE_TOP, 0,
+                              len(plan.budget))
+    rows = [_fleet_row(i, _depreciation_row(i, row, budget_place, assets_place, plan.assets), budget_place, tco,
+                       fleets) for i, row in enumerate(plan.budget)]
+    budget = places["tblBudget"] = write_table(ws, styles, "tblBudget", BUDGET_COLUMNS, rows, first_row=_TABLE_TOP)
     _months(ws, budget)
     _list(ws, budget, "Category", ("OPEX", "CAPEX"), "OPEX or CAPEX")
     _list(ws, budget, "Provider", PROVIDERS, "one of " + ", ".join(PROVIDERS))
@@ -118,9 +200,10 @@ def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         "Assets",
         "Owned hardware register, depreciated straight-line from InServiceDate "
         "(blank = PurchaseDate) over LifeMonths down to ResidualValue.",
+        ASSETS_COLUMNS,
     )
     assets = places["tblAssets"] = write_table(
-        ws, styles, "tblAssets", ASSETS_COLUMNS, demo_plan.ASSETS, first_row=_TABLE_TOP
+        ws, styles, "tblAssets", ASSETS_COLUMNS, plan.assets, first_row=_TABLE_TOP
     )
     _list(ws, assets, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")
     _list(ws, assets, "GpuModel", "=GpuIds", "a GPU id of the Catalog sheet")
@@ -132,15 +215,16 @@ def write_plan_sheets(wb: Workbook, styles: Styles) -> dict[str, TablePlace]:
         "Mapping",
         "Rules from bill rows to plan lines, in Rule order; the first match wins. "
         "Blank = any; * and ? are wildcards; case-insensitive. SubAccount matches the id or the name.",
+        MAPPING_COLUMNS,
     )
     mapping = places["tblMapping"] = write_table(
-        ws, styles, "tblMapping", MAPPING_COLUMNS, demo_plan.MAPPING, first_row=_TABLE_TOP
+        ws, styles, "tblMapping", MAPPING_COLUMNS, plan.mapping, first_row=_TABLE_TOP
     )
     _list(ws, mapping, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")
 
-    ws = _sheet(wb, styles, "Usage", "Actual million tokens served per plan line and month (optional).")
+    ws = _sheet(wb, styles, "Usage", "Actual million tokens served per plan line and month (optional).", USAGE_COLUMNS)
     usage = places["tblUsage"] = write_table(
-        ws, styles, "tblUsage", USAGE_COLUMNS, demo_plan.USAGE, first_row=_TABLE_TOP
+        ws, styles, "tblUsage", USAGE_COLUMNS, plan.usage, first_row=_TABLE_TOP
     )
     _months(ws, usage)
     _list(ws, usage, "PlanLine", "=PlanLines", "a PlanLine of the Budget sheet")

@@ -3,8 +3,9 @@
 Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its header row)::
 
     Concurrency        = Concurrency x Growth, else PeakRequestsPerHour / 3600 x SecondsPerRequest x Growth,
-                         else LLM_CONCURRENCY(DAU, OnlineShare, RequestsPerUserPerHour, SecondsPerRequest)
-                         x Growth, else DAU x OnlineShare x Growth (sessions)     -- finops.sizing.demand
+                         else DAU x OnlineShare x RequestsPerUserPerHour / 3600 x SecondsPerRequest
+                         x Growth (Little's law, finops.sizing.concurrency), else DAU x OnlineShare x Growth
+                         (sessions)                                               -- finops.sizing.demand
     WeightsGiB         = LLM_WEIGHTS_GIB(Model, Precision)
     KvGiB              = LLM_KV_GIB(Model, ISL + OSL, ROUNDUP(Concurrency))
     MaxConcurrency     = LLM_MAX_CONCURRENCY(Model, Gpu, Precision, TP, ISL, OSL)      (per replica)
@@ -32,10 +33,14 @@ instance``), priced as ``Instances x hourly x 730``; a configuration that misses
 cheapest configuration of the whole search, ``finops size``'s first row for the same workload and
 price book.
 
+Every formula reads its own row of Workloads (row-relative references, one formula per column), and the
+table holds ``ROOM`` rows (20): a row's formulas show blank while its Workloads row is empty, so a workload
+added below the others in Excel is sized at once.
+
 Below the table, ``LLM_RANKING`` spills the cheapest configurations for the first workload.
 
-Every formula is stored with the value the add-in computes for it (the same core functions, called at
-build time: :mod:`._answers`), so a cell reads the same before and after recalculation.
+Every formula is stored with the value the add-in computes for it, by calling the add-in's own
+functions at build time, so a cell reads the same before and after recalculation.
 """
 
 from __future__ import annotations
@@ -47,10 +52,22 @@ from typing import Any
 from xlsxwriter.workbook import Workbook
 
 from finops.price_book import PriceBook
+from finops.sizing import concurrency
 
 from ..styles import Kind, Styles
 from . import _answers
-from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
+from ._table import (
+    ROOM,
+    Column,
+    Formula,
+    TablePlace,
+    fit_for_print,
+    spare,
+    titled_sheet,
+    unless_blank,
+    write_cell,
+    write_table,
+)
 from .workloads import WorkloadRow
 
 __all__ = ["SIZING_COLUMNS", "SizedRow", "sizing_formula", "write_sizing"]
@@ -113,7 +130,7 @@ def _roundup(x: float) -> int:
 
 def sizing_formula(workloads: TablePlace, i: int, field: str) -> str:
     """``LLM_SIZING`` of Workloads row ``i`` for one field (the Sizing and TCO sheets share it)."""
-    return f'LLM_SIZING({workloads.row_range(None)},{workloads.row_range(i)},"{field}",PriceTable)'
+    return f'LLM_SIZING({workloads.row_range(None)},{workloads.row_range(i, follow=True)},"{field}",PriceTable)'
 
 
 def sizing_value(row: WorkloadRow, field: str, book: PriceBook) -> Any:
@@ -121,15 +138,37 @@ def sizing_value(row: WorkloadRow, field: str, book: PriceBook) -> Any:
     return _answers.sizing_figure(row.workload, (row.gpu, row.precision, row.tp, row.engine), field, book)
 
 
-def _row(i: int, row: WorkloadRow, w: TablePlace, s: TablePlace, book: PriceBook) -> tuple[list[Any], SizedRow]:
-    """Formulas and cached values of Sizing row ``i`` (Workloads row ``i``)."""
+def _formulas(i: int, w: TablePlace, s: TablePlace) -> list[str]:
+    """The formulas of Sizing row ``i``: each reads its own row of Workloads (row-relative references, the
+    same formula in every row, so the table's rows follow Workloads' rows one for one)."""
 
     def ref(header: str) -> str:
-        return w.cell(i, header, sheet=True)
+        return w.cell(i, header, sheet=True, follow=True)
 
     def own(header: str) -> str:
         return s.cell(i, header, absolute=False)
 
+    concurrency_f = (
+        f"=IF(ISNUMBER({ref('Concurrency')}),{ref('Concurrency')},"
+        f"IF(ISNUMBER({ref('PeakRequestsPerHour')}),{ref('PeakRequestsPerHour')}/3600*{ref('SecondsPerRequest')},"
+        f"IF(ISNUMBER({ref('RequestsPerUserPerHour')}),{ref('DAU')}*{ref('OnlineShare')}"
+        f"*{ref('RequestsPerUserPerHour')}/3600*{ref('SecondsPerRequest')},{ref('DAU')}*{ref('OnlineShare')})))"
+        f"*{ref('Growth')}"
+    )
+    args = f"{ref('Model')},{ref('Gpu')},{ref('Precision')},{ref('TP')},{ref('ISL')},{ref('OSL')}"
+    return [
+        f"={ref('Workload')}",
+        concurrency_f,
+        f"=LLM_WEIGHTS_GIB({ref('Model')},{ref('Precision')})",
+        f"=LLM_KV_GIB({ref('Model')},{ref('ISL')}+{ref('OSL')},ROUNDUP({own('Concurrency')},0))",
+        f"=LLM_MAX_CONCURRENCY({args})",
+        f'=IF(ISNUMBER({own("MaxConcurrency")}),IF({own("MaxConcurrency")}>=1,"yes","no"),{own("MaxConcurrency")})',
+        *(f"={sizing_formula(w, i, header)}" for header, _, _ in _ANSWER),
+    ]
+
+
+def _values(row: WorkloadRow, book: PriceBook) -> tuple[list[Any], SizedRow]:
+    """The cached values of one Sizing row: what the core and the add-in compute for ``row``."""
     wl = row.workload
     model, gpu, precision, tp = wl.model, row.gpu, row.precision, row.tp
     growth = wl.growth
@@ -138,38 +177,26 @@ def _row(i: int, row: WorkloadRow, w: TablePlace, s: TablePlace, book: PriceBook
     elif wl.peak_requests_per_hour is not None:
         conc = wl.peak_requests_per_hour / 3600 * wl.seconds_per_request * growth  # type: ignore[operator]
     elif wl.requests_per_user_per_hour is not None:
-        conc = (
-            _answers.concurrency_of(
-                wl.dau, wl.online_share, wl.requests_per_user_per_hour, wl.seconds_per_request
-            )
-            * growth
-        )
+        conc = concurrency(wl.dau, wl.online_share, wl.requests_per_user_per_hour, wl.seconds_per_request) * growth
     else:
         conc = wl.dau * wl.online_share * growth  # type: ignore[operator]
-    concurrency_f = (
-        f"=IF(ISNUMBER({ref('Concurrency')}),{ref('Concurrency')},"
-        f"IF(ISNUMBER({ref('PeakRequestsPerHour')}),{ref('PeakRequestsPerHour')}/3600*{ref('SecondsPerRequest')},"
-        f"IF(ISNUMBER({ref('RequestsPerUserPerHour')}),LLM_CONCURRENCY({ref('DAU')},{ref('OnlineShare')},"
-        f"{ref('RequestsPerUserPerHour')},{ref('SecondsPerRequest')}),{ref('DAU')}*{ref('OnlineShare')})))"
-        f"*{ref('Growth')}"
-    )
-    args = f"{ref('Model')},{ref('Gpu')},{ref('Precision')},{ref('TP')},{ref('ISL')},{ref('OSL')}"
-    weights = _answers.weights_gib(model, precision)
-    kv = _answers.kv_gib(model, wl.isl + wl.osl, _roundup(conc))
     max_conc = _answers.max_concurrency(model, gpu, precision, tp, wl.isl, wl.osl)
-    fits = ("yes" if max_conc >= 1 else "no") if isinstance(max_conc, int) else max_conc
     answer = {header: sizing_value(row, header, book) for header, _, _ in _ANSWER}
-    cells = [
-        Formula(f"={ref('Workload')}", wl.name),
-        Formula(concurrency_f, conc),
-        Formula(f"=LLM_WEIGHTS_GIB({ref('Model')},{ref('Precision')})", weights),
-        Formula(f"=LLM_KV_GIB({ref('Model')},{ref('ISL')}+{ref('OSL')},ROUNDUP({own('Concurrency')},0))", kv),
-        Formula(f"=LLM_MAX_CONCURRENCY({args})", max_conc),
-        Formula(f'=IF(ISNUMBER({own("MaxConcurrency")}),IF({own("MaxConcurrency")}>=1,"yes","no"),'
-                f'{own("MaxConcurrency")})', fits),
-        *(Formula(f"={sizing_formula(w, i, header)}", answer[header]) for header, _, _ in _ANSWER),
-    ]
-    return cells, SizedRow(answer)
+    values = [wl.name, conc, _answers.weights_gib(model, precision),
+              _answers.kv_gib(model, wl.isl + wl.osl, _roundup(conc)), max_conc,
+              ("yes" if max_conc >= 1 else "no") if isinstance(max_conc, int) else max_conc,
+              *(answer[header] for header, _, _ in _ANSWER)]
+    return values, SizedRow(answer)
+
+
+def _row(i: int, values: list[Any] | None, w: TablePlace, s: TablePlace) -> list[Any]:
+    """Sizing row ``i``: its formulas with ``values`` cached, blank while Workloads row ``i`` is (``values``
+    None: room to grow)."""
+    key = w.cell(i, "Workload", sheet=True, follow=True)
+    texts = _formulas(i, w, s)
+    if values is None:
+        return spare(unless_blank(key, [Formula(t, "") for t in texts]))
+    return unless_blank(key, [Formula(t, v) for t, v in zip(texts, values)])
 
 
 _RANKED = 5
@@ -212,12 +239,14 @@ def write_sizing(
         "its targets is not priced. Cost per million output tokens: CostPerMTokPeak at the peak load "
         "running 24/7; CostPerMTokAverage at the average load (Workloads' PeakToAverage), the fleet still "
         "sized and paid for the peak. All computed; change the Workloads sheet.",
+        widths=[c.width for c in SIZING_COLUMNS],
     )
     ws.freeze_panes(3, 1)
-    fit_for_print(ws, 2)
-    place = TablePlace("Sizing", "tblSizing", tuple(c.header for c in SIZING_COLUMNS), 2, 0, len(rows))
-    built = [_row(i, row, workloads, place, book) for i, row in enumerate(rows)]
-    write_table(ws, styles, "tblSizing", SIZING_COLUMNS, [cells for cells, _ in built], first_row=2)
+    fit_for_print(ws, 2, [c.width for c in SIZING_COLUMNS])
+    place = TablePlace("Sizing", "tblSizing", tuple(c.header for c in SIZING_COLUMNS), 2, 0, max(ROOM, len(rows)))
+    computed = [_values(row, book) for row in rows]
+    table = [_row(i, computed[i][0] if i < len(rows) else None, workloads, place) for i in range(place.rows)]
+    write_table(ws, styles, "tblSizing", SIZING_COLUMNS, table, first_row=2)
     for header in ("MeetsTargets", "Fits"):
         col = place.col(header)
         for text, fmt in (("yes", styles.ok), ("no", styles.bad)):
@@ -229,4 +258,4 @@ def write_sizing(
                 {"type": "cell", "criteria": "==", "value": f'"{text}"', "format": fmt},
             )
     _ranking(ws, styles, rows, workloads, place, book)
-    return place, [sized for _, sized in built]
+    return place, [sized for _, sized in computed]

@@ -7,7 +7,17 @@ from xlsxwriter.workbook import Workbook
 from ..styles import Styles
 from ._table import fit_for_print
 
-__all__ = ["STEPS", "write_start"]
+__all__ = ["ASSUMPTIONS", "HOURS_PER_MONTH", "STEPS", "write_start"]
+
+#: Hours in an average month, 8,760 / 12: what a month of an always-on instance is charged.
+HOURS_PER_MONTH = 730
+#: The workbook's named inputs: label, defined name, value, what it means. Every formula that needs one of
+#: these constants reads the name, so changing it here moves every figure that depends on it.
+ASSUMPTIONS: tuple[tuple[str, str, float, str], ...] = (
+    ("Hours per month", "HoursPerMonth", HOURS_PER_MONTH,
+     ("hours an always-on instance runs in an average month (8,760 / 12); every monthly cost of the workbook "
+      "is an hourly cost times this")),
+)
 
 STEPS: tuple[tuple[str, str], ...] = (
     (
@@ -58,7 +68,7 @@ STEPS: tuple[tuple[str, str], ...] = (
 
 def write_start(wb: Workbook, styles: Styles) -> None:
     ws = wb.add_worksheet("Start")
-    fit_for_print(ws, None)
+    fit_for_print(ws, None, [4, 14, 100])
     ws.set_column(0, 0, 4)
     ws.set_column(1, 1, 14)
     ws.set_column(2, 2, 100)
@@ -89,4 +99,10 @@ def write_start(wb: Workbook, styles: Styles) -> None:
     )
     ws.write_string(legend + 3, 1, "#FINOPS: ...", styles.bad)
     ws.write_string(legend + 3, 2, "an add-in function rejected its input; the text says why", styles.note)
+    top = legend + 5
+    ws.write_string(top, 1, "Assumptions", styles.label)
+    for i, (label, name, value, what) in enumerate(ASSUMPTIONS, start=1):
+        ws.write_number(top + i, 1, value, styles.input("int"))
+        ws.write_string(top + i, 2, f"{label} ({name}): {what}", styles.note)
+        wb.define_name(name, f"=Start!$B${top + i + 1}")
     ws.activate()

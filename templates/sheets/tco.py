@@ -1,21 +1,31 @@
 """The TCO sheet: seed 003's check, then owned vs cloud per workload with cost per million tokens.
 
-Seed 003 block: ``CAPEX = GPUs x price``, ``OPEX/month = GPUs x opex``, ``TCO = FINOPS_TCO(CAPEX,
-OPEX/month, months)`` (9 x 160,000 + 9 x 9,000 x 36 = 4,356,000 CNY).
+Seed 003 block, native arithmetic: ``CAPEX = GPUs x price``, ``OPEX/month = GPUs x opex``,
+``TCO = CAPEX + OPEX/month x months`` (9 x 160,000 + 9 x 9,000 x 36 = 4,356,000 CNY; ``finops.tco.tco``).
 
 Beside it, the cited owned H100 fleet over a horizon in each labelled basis, ``FINOPS_OWNED_TCO(GPUs,
 months, basis)``: cash, book, levelized, and net cash (cash - the residual value still held), which
 ``finops tco`` ranks against commitments charged their whole term (:mod:`finops.tco.compare`).
 
-Per workload (``tblTco``), the planner's configuration as the Sizing sheet deploys it (``S`` = its
-Sizing row; ``finops.sizing.choice``)::
+Per workload (``tblTco``, one row per Workloads row with room to grow as the Sizing sheet has: every
+formula reads its own row of Workloads and Sizing, blank while the workload is), the planner's configuration
+as the Sizing sheet deploys it (``S`` = its Sizing row; ``finops.sizing.choice``)::
 
     Gpus, Instances, GpusPaid, InstanceType = S                 (whole TP groups on whole instances)
     Provider, Region, PeakTokensPerS        = LLM_SIZING(...)    (the instance priced, peak output tokens/s)
+    PricingModel   = the workload's (on_demand unless the plan prices it otherwise, e.g. spot)
     InstanceHourly = FINOPS_PRICE(Provider, InstanceType, PricingModel, Region, PriceTable)
-    CloudMonthly   = Instances x InstanceHourly x 730           OwnedMonthly = Gpus x OwnedGpuHour x 730
-    CloudPerMTokPeak    = FINOPS_COST_PER_MTOK(Instances x InstanceHourly, PeakTokensPerS)  (owned likewise)
+    CloudMonthly   = Instances x InstanceHourly x HoursPerMonth  OwnedMonthly = Gpus x OwnedGpuHour x HoursPerMonth
+    CloudPerMTokPeak    = Instances x InstanceHourly / (PeakTokensPerS x 3,600) x 10^6      (owned likewise;
+                          finops.tco.cost_per_million_tokens; no tokens: #DIV/0!, never a number)
     CloudPerMTokAverage = CloudPerMTokPeak x Workloads' PeakToAverage    (owned likewise)
+    PlanLine        = Workloads' PlanLine (the Budget line the fleet is planned on)
+    MTokensPerMonth = PeakTokensPerS x 3,600 x HoursPerMonth / PeakToAverage / 10^6  (output tokens served
+                      in a month at the average load: the Budget line's PlannedMTokens)
+
+``HoursPerMonth`` is the Start sheet's named input (730). Only the price lookup (``FINOPS_PRICE``), the
+sizing (``LLM_SIZING``) and the owned fleet's cost bases (``FINOPS_OWNED_TCO``) call the add-in; the rest
+is plain Excel, which computes without it.
 
 Cost per million output tokens on two labelled bases: ``*PerMTokPeak`` at the peak load running 24/7,
 ``*PerMTokAverage`` at the workload's average load with the fleet still sized and paid for the peak
@@ -29,23 +39,37 @@ node of ``finops.tco.reference`` with its cost of capital (other accelerators: t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from xlsxwriter.utility import xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 
+from finops.money import Money
 from finops.price_book import PriceBook
-from finops.tco import reference_case
+from finops.tco import cost_per_million_tokens, reference_case, tco
 
 from ..styles import Styles
 from . import _answers
-from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, write_cell, write_table
+from ._table import (
+    ROOM,
+    Column,
+    Formula,
+    TablePlace,
+    fit_for_print,
+    readable_chart,
+    spare,
+    titled_sheet,
+    unless_blank,
+    write_cell,
+    write_table,
+)
 from .sizing import SizedRow, sizing_formula, sizing_value
+from .start import HOURS_PER_MONTH
 from .workloads import WorkloadRow
 
-__all__ = ["TCO_COLUMNS", "write_tco"]
+__all__ = ["TCO_COLUMNS", "PlannedFleet", "write_tco"]
 
-HOURS_PER_MONTH = 730
 _SEED003 = (
     ("GPUs", "TcoGpus", 9, "int"),
     ("Price per GPU", "TcoPricePerGpu", 160_000, "money"),
@@ -74,10 +98,16 @@ TCO_COLUMNS = (
     Column("OwnedPerMTokPeak", "usd_rate", "computed", 12),
     Column("OwnedPerMTokAverage", "usd_rate", "computed", 12),
     Column("Cheaper", role="computed", width=9),
+    Column("PlanLine", role="computed", width=22),
+    Column("MTokensPerMonth", "number", "computed", 13),
 )
 
 
-_PRICING_MODEL = "on_demand"   # the Sizing sheet's search prices on-demand; the Mix sheet weighs commitments
+
+
+def _per_mtok(hourly: float, tokens_per_s: float) -> float:
+    """The cached value of the cost-per-million-tokens formula: ``finops.tco.cost_per_million_tokens``."""
+    return float(cost_per_million_tokens(Money.of(hourly, "USD"), tokens_per_s).amount)
 
 
 def _num(value: Any) -> bool:
@@ -99,8 +129,8 @@ def _seed003(ws: Any, wb: Workbook, styles: Styles, top: int) -> None:
             "TCO",
             "TcoTotal",
             Formula(
-                "=FINOPS_TCO(TcoCapex,TcoOpexPerMonth,TcoMonths,TcoCurrency)",
-                _answers.tco_total(capex, opex_month, months, currency),
+                "=TcoCapex+TcoOpexPerMonth*TcoMonths",
+                float(tco(Money.of(capex, currency), Money.of(opex_month, currency), months).amount),
             ),
         ),
     )
@@ -137,6 +167,16 @@ def _owned_bases(ws: Any, wb: Workbook, styles: Styles, top: int, label_col: int
                            _answers.owned_total(gpus, months, basis)), styles.computed("usd"))
 
 
+@dataclass(frozen=True)
+class PlannedFleet:
+    """A workload's line of the TCO sheet as the Budget reads it: its plan line, monthly cloud cost (the
+    why-not text when it misses its targets) and million output tokens a month."""
+
+    plan_line: str
+    monthly_cost: float | str
+    mtokens: float | str
+
+
 def write_tco(
     wb: Workbook,
     styles: Styles,
@@ -145,7 +185,8 @@ def write_tco(
     sizing: TablePlace,
     sized: list[SizedRow],
     book: PriceBook,
-) -> TablePlace:
+) -> tuple[TablePlace, list[PlannedFleet]]:
+    """The TCO sheet; returns ``tblTco``'s place and what each workload plans (for the Budget sheet)."""
     ws = titled_sheet(
         wb,
         styles,
@@ -154,6 +195,7 @@ def write_tco(
         "running 24/7; *PerMTokAverage: at the average load, the fleet still sized for the peak), for your "
         "configuration as the Sizing sheet deploys it; one that misses its targets is not "
         "priced. Cloud prices come from the Prices sheet (PriceTable); OwnedGpuHour is yours to change.",
+        widths=[c.width for c in TCO_COLUMNS],
     )
     ws.set_column(0, 0, 30)
     _seed003(ws, wb, styles, 3)
@@ -161,11 +203,14 @@ def write_tco(
     _owned_bases(ws, wb, styles, 3, headers.index("Gpus"), headers.index("PeakTokensPerS"))
     top = 3 + len(_SEED003) + 5
     owned = float(reference_case("h100").node.cost_per_gpu_hour(cost_of_capital=True).amount)
-    place = TablePlace("TCO", "tblTco", tuple(c.header for c in TCO_COLUMNS), top, 0, len(rows))
+    place = TablePlace("TCO", "tblTco", tuple(c.header for c in TCO_COLUMNS), top, 0, max(ROOM, len(rows)))
     table = []
-    for i, (row, answer) in enumerate(zip(rows, sized)):
-        table.append(_tco_row(i, row, answer, place, workloads, sizing, book,
-                              owned if row.gpu == "h100-sxm" else None))
+    for i in range(place.rows):
+        row, answer = (rows[i], sized[i]) if i < len(rows) else (rows[0], sized[0])
+        cells = unless_blank(workloads.cell(i, "Workload", sheet=True, follow=True),
+                             _tco_row(i, row, answer, place, workloads, sizing, book,
+                                      owned if row.gpu == "h100-sxm" else None))
+        table.append(cells if i < len(rows) else spare(cells))
     ws.write_string(
         top - 1,
         0,
@@ -175,23 +220,25 @@ def write_tco(
     )
     write_table(ws, styles, "tblTco", TCO_COLUMNS, table, first_row=top)
     ws.freeze_panes(top + 1, 1)
-    fit_for_print(ws, top)
+    fit_for_print(ws, top, [c.width for c in TCO_COLUMNS])
     chart = wb.add_chart({"type": "column"})
     for header, colour in (("CloudMonthly", "#4472C4"), ("OwnedMonthly", "#ED7D31")):
         col = place.col(header)
         chart.add_series(
             {
                 "name": header,
-                "categories": ["TCO", place.row(0), 0, place.row(place.rows - 1), 0],
-                "values": ["TCO", place.row(0), col, place.row(place.rows - 1), col],
+                "categories": ["TCO", place.row(0), 0, place.row(len(rows) - 1), 0],
+                "values": ["TCO", place.row(0), col, place.row(len(rows) - 1), col],
                 "fill": {"color": colour},
             }
         )
-    chart.set_title({"name": "Monthly cost per workload: cloud vs owned (configurations meeting their targets)"})
-    chart.set_y_axis({"name": "USD per month (log scale)", "num_format": "#,##0", "log_base": 10})
+    readable_chart(chart, "Monthly cost per workload: cloud vs owned (configurations meeting their targets)",
+                   y={"name": "USD per month (log scale)", "num_format": "#,##0", "log_base": 10}, legend="bottom")
     chart.set_size({"width": 900, "height": 360})
     ws.insert_chart(place.row(place.rows) + 2, 0, chart)
-    return place
+    return place, [PlannedFleet(row.plan_line, cells[place.headers.index("CloudMonthly")].value,
+                                cells[place.headers.index("MTokensPerMonth")].value)
+                   for row, cells in zip(rows, table)]
 
 
 def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, workloads: TablePlace,
@@ -202,7 +249,7 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
         return place.cell(i, header, absolute=False)
 
     def sized(header: str) -> str:
-        return sizing.cell(i, header, sheet=True)
+        return sizing.cell(i, header, sheet=True, follow=True)
 
     def unless_missed(formula: str) -> str:
         """``formula`` when the configuration meets its targets, else the Sizing sheet's why-not text."""
@@ -211,23 +258,27 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
     v = answer.values
     meets, why = answer.meets_targets, v["WhyNot"]
     provider, region, peak_tps = (sizing_value(row, f, book) for f in ("Provider", "Region", "OutputTokensPerS"))
-    hourly = _answers.hourly_price(book, provider, v["InstanceType"], _PRICING_MODEL, region) if meets else why
+    hourly = _answers.hourly_price(book, provider, v["InstanceType"], row.pricing_model, region) if meets else why
     cloud_hour = v["Instances"] * hourly if meets else None
     cloud_month = cloud_hour * HOURS_PER_MONTH if meets else why
-    cloud_mtok = _answers.cost_per_mtok(cloud_hour, peak_tps) if meets else why
+    cloud_mtok = _per_mtok(cloud_hour, peak_tps) if meets else why
     owned_month = (v["Gpus"] * owned_hour * HOURS_PER_MONTH if owned_hour else "") if meets else why
-    owned_mtok = (_answers.cost_per_mtok(v["Gpus"] * owned_hour, peak_tps) if owned_hour else "") if meets \
-        else why
+    owned_mtok = (_per_mtok(v["Gpus"] * owned_hour, peak_tps) if owned_hour else "") if meets else why
     ratio = row.workload.peak_to_average
     cloud_avg = cloud_mtok * ratio if meets else why
     owned_avg = (owned_mtok * ratio if owned_hour else "") if meets else why
-    to_average = f"*{workloads.cell(i, 'PeakToAverage', sheet=True)}"
+    to_average = f"*{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}"
     cheaper = ("owned" if owned_month < cloud_month else "cloud") if _num(owned_month) and _num(cloud_month) else ""
     owned_if = f'IF(ISNUMBER({own("OwnedGpuHour")}),{{}},"")'
+
+    def per_mtok(hourly: str) -> str:
+        """Cost of a million output tokens at ``hourly`` cost: hourly / (tokens/s x 3,600) x 10^6."""
+        return f"{hourly}/({own('PeakTokensPerS')}*3600)*10^6"
+
     return [
         Formula(f"={sized('Workload')}", row.workload.name),
-        Formula(f"={workloads.cell(i, 'Gpu', sheet=True)}", row.gpu),
-        Formula(f"={workloads.cell(i, 'TP', sheet=True)}", row.tp),
+        Formula(f"={workloads.cell(i, 'Gpu', sheet=True, follow=True)}", row.gpu),
+        Formula(f"={workloads.cell(i, 'TP', sheet=True, follow=True)}", row.tp),
         Formula(f"={sized('Gpus')}", v["Gpus"]),
         Formula(f"={sized('Instances')}", v["Instances"]),
         Formula(f"={sized('GpusPaid')}", v["GpusPaid"]),
@@ -235,19 +286,20 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
         Formula(f"={sizing_formula(workloads, i, 'Provider')}", provider),
         Formula(f"={sizing_formula(workloads, i, 'Region')}", region),
         Formula(f"={sized('InstanceType')}", v["InstanceType"]),
-        _PRICING_MODEL,
+        row.pricing_model,
         Formula(unless_missed(f"FINOPS_PRICE({own('Provider')},{own('InstanceType')},{own('PricingModel')},"
                               f"{own('Region')},PriceTable)"), hourly),
-        Formula(unless_missed(f"{own('Instances')}*{own('InstanceHourly')}*{HOURS_PER_MONTH}"), cloud_month),
-        Formula(unless_missed(f"FINOPS_COST_PER_MTOK({own('Instances')}*{own('InstanceHourly')},"
-                              f"{own('PeakTokensPerS')})"), cloud_mtok),
+        Formula(unless_missed(f"{own('Instances')}*{own('InstanceHourly')}*HoursPerMonth"), cloud_month),
+        Formula(unless_missed(per_mtok(f"{own('Instances')}*{own('InstanceHourly')}")), cloud_mtok),
         Formula(unless_missed(own("CloudPerMTokPeak") + to_average), cloud_avg),
         owned_hour,
-        Formula(unless_missed(owned_if.format(f"{own('Gpus')}*{own('OwnedGpuHour')}*{HOURS_PER_MONTH}")),
-                owned_month),
-        Formula(unless_missed(owned_if.format(f"FINOPS_COST_PER_MTOK({own('Gpus')}*{own('OwnedGpuHour')},"
-                                              f"{own('PeakTokensPerS')})")), owned_mtok),
+        Formula(unless_missed(owned_if.format(f"{own('Gpus')}*{own('OwnedGpuHour')}*HoursPerMonth")), owned_month),
+        Formula(unless_missed(owned_if.format(per_mtok(f"{own('Gpus')}*{own('OwnedGpuHour')}"))), owned_mtok),
         Formula(unless_missed(owned_if.format(own("OwnedPerMTokPeak") + to_average)), owned_avg),
         Formula(f'=IF(OR(ISTEXT({own("OwnedMonthly")}),ISTEXT({own("CloudMonthly")})),"",'
                 f'IF({own("OwnedMonthly")}<{own("CloudMonthly")},"owned","cloud"))', cheaper),
+        Formula(f'=""&{workloads.cell(i, "PlanLine", sheet=True, follow=True)}', row.plan_line),
+        Formula(unless_missed(f"{own('PeakTokensPerS')}*3600*HoursPerMonth/"
+                              f"{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}/10^6"),
+                peak_tps * 3600 * HOURS_PER_MONTH / ratio / 1e6 if meets else why),
     ]

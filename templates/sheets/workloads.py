@@ -6,12 +6,16 @@ price in the price book (else H100 SXM), and the tensor-parallel degree of the c
 ``finops.sizing.search`` finds for that GPU and precision (when it finds none: the smallest TP at which
 the model fits, ``finops.sizing.memory_fit``). ``SearchGpus`` and ``SearchPrecisions`` narrow the
 search for the cheapest configuration as the preset does (blank: every accelerator, every precision),
-so the Sizing sheet's ``Best*`` columns are ``finops size --preset NAME``'s first row. The planner
-changes any yellow cell; Sizing follows.
+so the Sizing sheet's ``Best*`` columns are ``finops size --preset NAME``'s first row. ``PlanLine`` names
+the Budget line the workload's fleet is planned on: that line's Amount is then the sum of its workloads'
+monthly cost on the TCO sheet (:mod:`templates.sheets.plan`). The planner changes any yellow cell;
+Sizing follows.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from xlsxwriter.workbook import Workbook
@@ -51,6 +55,7 @@ WORKLOAD_COLUMNS = (
     Column("SearchPrecisions", width=14),
     Column("Spare", "percent", width=8),
     Column("Redundancy", "int", width=10),
+    Column("PlanLine", width=22),
     Column("Description", width=60),
     Column("Source", width=40),
 )
@@ -69,6 +74,10 @@ class WorkloadRow:
     engine: str = "vllm"
     #: the cheapest instance the search found for this GPU and TP: (provider, region, instance type)
     instance: tuple[str, str, str] | None = None
+    #: the Budget line this workload's fleet is planned on (blank: none; its cost feeds no Budget line)
+    plan_line: str = ""
+    #: how the fleet is paid for on the TCO sheet (a price book pricing model: on_demand, spot, ...)
+    pricing_model: str = "on_demand"
 
     def values(self) -> list[object]:
         w = self.workload
@@ -97,6 +106,7 @@ class WorkloadRow:
             ",".join(w.precisions),
             w.spare,
             w.redundancy,
+            self.plan_line,
             w.description,
             w.source,
         ]
@@ -120,8 +130,11 @@ def _row(w: Workload, gpu: str, precision: str, book: PriceBook) -> WorkloadRow:
     return WorkloadRow(w, precision, gpu, tp)
 
 
-def workload_rows(book: PriceBook) -> list[WorkloadRow]:
-    """One row per seed preset, with a concrete precision, GPU and TP (see the module docstring).
+def workload_rows(book: PriceBook, plan_lines: Mapping[str, str] | None = None,
+                  pricing_models: Mapping[str, str] | None = None) -> list[WorkloadRow]:
+    """One row per seed preset, with a concrete precision, GPU and TP (see the module docstring), on the
+    Budget line ``plan_lines`` names for it (workload name -> plan line; blank otherwise), priced on the
+    TCO sheet under the pricing model ``pricing_models`` names for it (on-demand otherwise).
 
     Presets stated per day are left out: the sheet's demand columns are per hour.
     """
@@ -132,7 +145,8 @@ def workload_rows(book: PriceBook) -> list[WorkloadRow]:
             continue
         precision = w.precisions[0] if w.precisions else "bf16"
         gpu = next((g for g in w.gpus if g in priced), _DEFAULT_GPU)
-        rows.append(_row(w, gpu, precision, book))
+        rows.append(dataclasses.replace(_row(w, gpu, precision, book), plan_line=(plan_lines or {}).get(w.name, ""),
+                                        pricing_model=(pricing_models or {}).get(w.name, "on_demand")))
     return rows
 
 
@@ -149,12 +163,14 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
         "it against the targets and shows the cheapest that meets them. PeakToAverage: peak over average "
         "load (e.g. the Mix sheet's Peak / average; 1 = the peak all the time), for the cost per million "
         "tokens at the average load. Pre-filled: the seed scenarios.",
+        widths=[c.width for c in WORKLOAD_COLUMNS],
     )
     ws.freeze_panes(3, 1)
-    fit_for_print(ws, 2)
+    fit_for_print(ws, 2, [c.width for c in WORKLOAD_COLUMNS])
     place = write_table(ws, styles, "tblWorkloads", WORKLOAD_COLUMNS, [r.values() for r in rows], first_row=2)
     lists = {
         "Model": "=ModelIds",
+        "PlanLine": "=PlanLines",
         "Gpu": "=GpuIds",
         "Precision": list(PRECISIONS),
         "Engine": list(ENGINES),

@@ -1,6 +1,6 @@
 """`finops demo`'s figures, re-derived outside the code that made them: the mix and the TCO from the bundled
-price book's rows, the budget review from the sample bills summed with csv + Decimal and the plan's
-Budget table.
+price book's rows, the FinOps Foundation samples' review from the sample bills summed with csv + Decimal and
+the samples' plan's Budget table.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from finops.cli import main
 from finops.cli.demo import MIX_INSTANCE, MIX_PROVIDER, MIX_REGION
 from finops.price_book import PriceBook
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
+from templates.builder import DEFAULT_TEMPLATE
 
 CENT = Decimal("0.01")
 
@@ -99,8 +100,9 @@ def figures(sheet) -> dict[str, object]:
             and len(row) > 1}
 
 
-def test_review_ties_out_to_the_bills_and_the_plan(demo_out):
-    review = openpyxl.load_workbook(demo_out / f"budget-review-{SAMPLE_MONTH}.xlsx", data_only=True)
+def test_the_focus_samples_review_ties_out_to_the_bills_and_the_plan(demo_out):
+    """The FinOps Foundation samples, reconciled beside the demo's own bills, still tie out exactly."""
+    review = openpyxl.load_workbook(demo_out / "focus-samples" / f"budget-review-{SAMPLE_MONTH}.xlsx", data_only=True)
     summary = figures(review["Summary"])
     sums = bill_sums()
     values = {dec(v) for v in summary.values() if isinstance(v, (int, float))}
@@ -113,7 +115,7 @@ def test_review_ties_out_to_the_bills_and_the_plan(demo_out):
     assert header[:3] == ["Provider", "Invoice", "Billed"]
     invoices = {row[1]: dec(row[2]) for row in rows if row[1] != "all invoices"}
     assert invoices == {k.removeprefix("invoice "): v for k, v in sums.items() if k.startswith("invoice ")}
-    plan = openpyxl.load_workbook(demo_out / "llm-finops-plan.xlsx", data_only=True)
+    plan = openpyxl.load_workbook(DEFAULT_TEMPLATE, data_only=True)
     budget = plan["Budget"]
     header, *rows = [r for r in budget[budget.tables["tblBudget"].ref]]
     names = [c.value for c in header]

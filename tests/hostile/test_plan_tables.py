@@ -236,9 +236,23 @@ def test_the_templates_mapping_with_a_formula_never_computed_is_refused(tmp_path
     from finops.reconcile.sample_bills import sample_bill_paths
     from templates.builder import DEFAULT_TEMPLATE
 
+    import re
+    import zipfile
+
+    from templates.plan_tables import MAPPING, find_table, workbook_tables
+
+    # The cell is rewritten in the sheet's XML, as a program writing the formula without computing it leaves
+    # it (no <v>); every other cell keeps its stored value, the Budget's formulas included (a save through
+    # openpyxl would drop them all, and the first one read would be refused instead).
+    part = find_table(workbook_tables(DEFAULT_TEMPLATE), MAPPING, str(DEFAULT_TEMPLATE)).part  # type: ignore[union-attr]
     plan = tmp_path / "plan.xlsx"
-    plan.write_bytes(DEFAULT_TEMPLATE.read_bytes())
-    _edit(plan, _cell("Mapping", "D4", '="prod-platform"'))
+    with zipfile.ZipFile(DEFAULT_TEMPLATE) as source, zipfile.ZipFile(plan, "w") as edited:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == part:
+                data, count = re.subn(rb'<c r="D4"[^>]*>.*?</c>', b'<c r="D4" t="str"><f>"prod-platform"</f></c>', data)
+                assert count == 1
+            edited.writestr(item, data)
     before = _digests(tmp_path)
     code = main(["reconcile", "--plan", str(plan), "--month", "2026-05", "--bills", *map(str, sample_bill_paths()),
                  "--out", str(tmp_path / "out"), "--json"])

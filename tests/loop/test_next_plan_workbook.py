@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import shutil
+import subprocess
 import zipfile
 from pathlib import Path
 
@@ -25,7 +27,8 @@ from templates.demo_plan import USAGE
 
 #: The parts the next plan may change; every other part of the template is copied byte for byte.
 CHANGED = {"xl/workbook.xml", "xl/_rels/workbook.xml.rels", "[Content_Types].xml", "xl/sharedStrings.xml",
-           "xl/worksheets/sheet6.xml", "xl/tables/table5.xml"}    # Budget and its tblBudget (template order)
+           "xl/worksheets/sheet6.xml", "xl/tables/table5.xml",    # Budget and its tblBudget (template order)
+           "xl/styles.xml"}    # the added sheets' number formats, appended (the plan's own formats unchanged)
 GROWTH = 1.1
 
 
@@ -60,6 +63,44 @@ def test_every_untouched_part_is_the_templates_byte_for_byte(written: Path) -> N
             assert nxt[name] == body, name
     # the sheets that hold the charts still point at their drawings
     assert b"<drawing " in nxt["xl/worksheets/sheet4.xml"] and b"<drawing " in nxt["xl/worksheets/sheet5.xml"]
+
+
+def test_the_added_sheets_are_formatted_and_print_like_the_plans(written: Path) -> None:
+    """Changes' ChangePct reads as a percentage (0.520715 shows 52.1%, not 0.5207), money with two decimals and a
+    thousands separator; every added sheet prints landscape A4 at 75 % or more with its header on every page,
+    and its title and header take the plan's own styles."""
+    book = openpyxl.load_workbook(written)
+    budget = book["Budget"]
+    for name in ("Serving", "Demand", "Fleet", "Changes"):
+        ws = book[name]
+        assert ws.page_setup.orientation == "landscape" and ws.page_setup.paperSize == 9, name
+        assert 75 <= ws.page_setup.scale <= 100, name
+        assert ws.print_title_rows == "$3:$3", name
+        assert ws["A1"].font.b and ws["A1"].font.sz == budget["A1"].font.sz, name
+        assert ws["A3"].fill.fgColor.rgb == budget["A3"].fill.fgColor.rgb, name
+    changes = book["Changes"]
+    header = [c.value for c in changes[3]]
+    pct = [changes.cell(r, header.index("ChangePct") + 1) for r in range(4, changes.max_row + 1)]
+    assert pct and all(c.number_format == "0.0%" for c in pct)
+    fleet = book["Fleet"]
+    header = [c.value for c in fleet[3]]
+    assert fleet.cell(4, header.index("MonthlyCost") + 1).number_format == "#,##0.00"
+    assert fleet.cell(4, header.index("GpusNext") + 1).number_format == "#,##0"
+
+
+@pytest.mark.skipif(shutil.which("soffice") is None, reason="LibreOffice is not installed")
+def test_the_next_plan_prints_at_8_pt_or_more_in_libreoffice(written: Path, tmp_path: Path) -> None:
+    """Every page of the next plan, the plan's sheets and the added ones, as LibreOffice prints it."""
+    from tests.workbook.test_libreoffice import smallest_text
+
+    profile = (tmp_path / "lo-profile").as_uri()
+    subprocess.run(["soffice", f"-env:UserInstallation={profile}", "--headless", "--convert-to", "pdf", "--outdir",
+                    str(tmp_path), str(written)], check=True, capture_output=True, timeout=300)
+    pdf = tmp_path / written.with_suffix(".pdf").name
+    assert smallest_text(pdf) == []
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    for sheet in ("Serving", "Demand", "Fleet", "Changes"):
+        assert re.search(rf"^\s*{sheet}\s+Page \d+ of", text, re.MULTILINE), sheet
 
 
 def test_formulas_keep_their_cached_values_and_budget_its_validation(written: Path) -> None:

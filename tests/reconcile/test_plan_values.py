@@ -72,7 +72,7 @@ def test_a_usage_csv_is_read_with_its_rows(tmp_path):
     ("Month,PlanLine\n2026-05,gpu\n", "the usage file has no column ActualMTokens", "ActualMTokens", None),
     ("PlanLine,ActualMTokens\n", "the usage file has no column Month", "Month", None),
     ("Month,ActualMTokens\n", "the usage file has no column PlanLine", "PlanLine", None),
-    ("Month,PlanLine,ActualMTokens\n2026-05,gpu,1\n2026-06,gpu,-0.5\n", "expected a count of 0 or more, got '-0.5'",
+    ("Month,PlanLine,ActualMTokens\n2026-05,gpu,1\n2026-06,gpu,-0.5\n", "expected a count of 0 or more, below 1E+15, got '-0.5'",
      "ActualMTokens", 3),
     ("Month,PlanLine,ActualMTokens\n2026-05,gpu,lots\n", "expected a number, got 'lots'", "ActualMTokens", 2),
     ("Month,PlanLine,ActualMTokens\n2026-05,gpu,1\n,gpu,1\n", "month must be 'YYYY-MM', got ''", "Month", 3),

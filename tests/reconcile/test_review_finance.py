@@ -114,15 +114,16 @@ def test_only_comment_cells_are_input_and_money_carries_the_currency(tmp_path, s
     yellow = [(ws.title, cell.coordinate) for ws in book.worksheets for row in ws.iter_rows() for cell in row
               if cell.fill.fill_type == "solid" and cell.fill.fgColor.rgb == "FFFFF7D6"]
     variance = book["Variance"]
-    comment_col = next(c.column_letter for c in variance[4] if c.value == "Comment")
-    assert yellow and all(sheet == "Variance" and ref.startswith(comment_col) for sheet, ref in yellow)
-    assert len(yellow) == 4  # gpu, storage, onprem, Unmapped
+    inputs = {c.column_letter for c in variance[4] if c.value in ("Owner", "Action", "Comment")}
+    thresholds = {"B3", "D3"}    # the materiality inputs: share of plan and amount
+    assert yellow and all(sheet == "Variance" and (ref[0] in inputs or ref in thresholds) for sheet, ref in yellow)
+    assert len(yellow) == 3 * 4 + 2  # owner, action and comment of gpu, storage, onprem, Unmapped
     summary = book["Summary"]
     planned = next(r for r in summary.iter_rows() if r[0].value == "Planned")[1]
     assert planned.number_format == '#,##0.00 "USD"'
 
 
-@pytest.mark.parametrize("months, charts", [(["2026-05"], 1), (["2026-04", "2026-05"], 2)])
+@pytest.mark.parametrize("months, charts", [(["2026-05"], 2), (["2026-04", "2026-05"], 3)])
 def test_month_over_month_chart_once_two_months_are_kept(tmp_path, simple_plan, months, charts):
     import zipfile
 
@@ -131,7 +132,8 @@ def test_month_over_month_chart_once_two_months_are_kept(tmp_path, simple_plan, 
         _, path = reconcile_to_workbook(simple_plan, [bill], month, tmp_path / "out", run_at=RUN_AT)
     with zipfile.ZipFile(path) as z:
         xml = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
-    assert len(xml) == charts
-    if charts == 2:
+    assert len(xml) == charts      # by line and the waterfall, and month over month once two months are kept
+    assert sum("Month over month" in x for x in xml) == charts - 2
+    if charts == 3:
         trend = next(x for x in xml if "Month over month" in x)
         assert all(name in trend for name in ("Planned", "P&amp;L actual", "Cash", "'P&amp;L and cash'!$D$"))

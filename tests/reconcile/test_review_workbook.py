@@ -51,7 +51,8 @@ def test_sheets_charts_and_name(review):
                                "Glossary"]
     with zipfile.ZipFile(path) as z:
         charts = sorted(n for n in z.namelist() if n.startswith("xl/charts/chart"))
-    assert len(charts) == 1  # plan against actual by line; the month-over-month chart needs two months
+    # plan against actual by line and the waterfall; the month-over-month chart needs two months
+    assert len(charts) == 2
 
 
 def test_variance_rows_are_native_formulas_with_cached_values(review):

@@ -105,7 +105,7 @@ def test_owned_overrides_and_schedule_table(capsys):
     (["--currency", "EUR", "--no-owned"], "priced in USD, the comparison in EUR"),   # not silently USD
     (["--node-price", "1", "--gpu-price", "1"], "not both"),
     (["--no-owned", "--no-cloud"], "nothing to compare"),
-    (["--discount-rate", "-0.1"], "discount_rate"),
+    (["--discount-rate", "-0.1"], "--discount-rate"),
 ])
 def test_bad_input_exits_2_with_a_message(capsys, args, message):
     code, out, err = run(capsys, *args)

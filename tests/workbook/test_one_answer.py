@@ -29,14 +29,16 @@ BEST = {"BestGpu": "gpu", "BestPrecision": "precision", "BestTp": "tp", "BestGpu
 
 @pytest.fixture(scope="module")
 def rows(built):
-    """(workload name, {Sizing header: cached value}, {TCO header: cached value}) per Workloads row."""
+    """(workload name, {Sizing header: cached value}, {TCO header: cached value}) per Workloads row (the
+    tables' rows beyond the Workloads rows are room to grow: blank)."""
     wb = openpyxl.load_workbook(built, data_only=True)
     sizing, tco = Table(wb, "tblSizing"), Table(wb, "tblTco")
 
     def cached(table, i):
         return {h: wb[table.sheet][table.cell(i, h)].value for h in table.headers}
 
-    return [(cached(sizing, i)["Workload"], cached(sizing, i), cached(tco, i)) for i in range(sizing.rows)], wb
+    return [(cached(sizing, i)["Workload"], cached(sizing, i), cached(tco, i)) for i in range(sizing.rows)
+            if cached(sizing, i)["Workload"]], wb
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from pathlib import Path
@@ -193,18 +194,21 @@ def test_every_udf_in_the_template_exists_with_a_matching_signature(formulas_boo
             required = sum(p.default is inspect.Parameter.empty for p in params)
             assert required <= count <= len(params), f"{sheet}!{cell}: {name} with {count} arguments"
             seen.add(name)
-    assert {
-        "LLM_CONCURRENCY",
-        "LLM_WEIGHTS_GIB",
-        "LLM_KV_GIB",
-        "LLM_MAX_CONCURRENCY",
-        "LLM_SIZING",
-        "LLM_RANKING",
-        "FINOPS_TCO",
-        "FINOPS_COST_PER_MTOK",
-        "FINOPS_PRICE",
-        "FINOPS_MIX",
-    } <= seen
+    # the add-in only where Python is needed: sizing, the performance model, the mix, the price book's lookup
+    # and the owned fleet's cost bases; arithmetic Excel does (Little's law, CAPEX + OPEX x months, cost per
+    # million tokens) is written as formulas
+    assert seen == {"LLM_WEIGHTS_GIB", "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_SIZING", "LLM_RANKING",
+                    "FINOPS_PRICE", "FINOPS_MIX", "FINOPS_OWNED_TCO"}
+
+
+def test_no_formula_types_an_hours_constant(formulas_book):
+    """Hours per month and the profile's hours are named inputs (HoursPerMonth, MixProfileHours), never typed
+    into a formula: a 336-hour profile pasted over the Mix sheet's is costed per month right."""
+    typed = [f"{sheet}!{cell}: {formula}" for sheet, cell, formula in _formula_cells(formulas_book)
+             if re.search(r"(?<![\w.$])(730|672|8760|744|720)(?![\w.])", formula)]
+    assert typed == []
+    names = formulas_book.defined_names
+    assert names["HoursPerMonth"].attr_text.startswith("Start!") and names["MixProfileHours"].attr_text.startswith("Mix!")
 
 
 def test_no_cached_value_is_an_add_in_error(formulas_book, values_book):
@@ -362,3 +366,54 @@ def test_changing_an_input_moves_its_dependents(formulas_book, evaluated):
 def _name_cell(wb: openpyxl.Workbook, name: str) -> str:
     ((_, ref),) = wb.defined_names[name].destinations
     return ref.replace("$", "")
+
+
+def test_a_workload_added_below_the_others_sizes_and_costs_itself(formulas_book, evaluated):
+    """Type an eighth workload under the seven (as a planner does in Excel, the table growing by a row): its
+    Sizing and TCO rows, there already and blank, follow it; the answer is ``finops size``'s for it."""
+    workloads, sizing, tco = (Table(formulas_book, n) for n in ("tblWorkloads", "tblSizing", "tblTco"))
+    ws = formulas_book["Workloads"]
+    source = next(i for i in range(workloads.rows) if ws[workloads.cell(i, "Workload")].value == "seed000-doc-qa")
+    new = workloads.rows          # the row under the table: Excel grows the table into it
+    assert sizing.rows >= new + 1 and tco.rows >= new + 1
+    assert evaluated.value("Sizing", sizing.cell(new, "Workload")) == ""     # blank until the workload is typed
+    typed = openpyxl.load_workbook(evaluated.path)["Workloads"]
+    inputs = {("Workloads", workloads.cell(new, h)): typed[workloads.cell(source, h)].value for h in workloads.headers}
+    inputs[("Workloads", workloads.cell(new, "Workload"))] = "support-bot-eu"
+    inputs[("Workloads", workloads.cell(new, "DAU"))] = 3 * typed[workloads.cell(source, "DAU")].value
+    solution = evaluated.recalculate(inputs)
+
+    def got(table, sheet, header):
+        return evaluated.value(sheet, table.cell(new, header), solution)
+
+    preset = presets()["seed000-doc-qa"]
+    grown = dataclasses.replace(preset, name="support-bot-eu", dau=3 * preset.dau)
+    gpu, precision, tp, engine = (inputs[("Workloads", workloads.cell(new, h))] for h in ("Gpu", "Precision", "TP",
+                                                                                            "Engine"))
+    answer = size_workload(grown, gpu=gpu, precision=precision, tp=tp, engine=engine, price_book=evaluated.prices)
+    chosen = answer.choice.option
+    assert got(sizing, "Sizing", "Workload") == "support-bot-eu"
+    assert got(sizing, "Sizing", "Concurrency") == pytest.approx(demand(grown).concurrency, rel=1e-12)
+    assert got(sizing, "Sizing", "MeetsTargets") == ("yes" if chosen else "no")
+    assert chosen and got(sizing, "Sizing", "Gpus") == chosen.gpus
+    assert got(sizing, "Sizing", "MonthlyCost") == pytest.approx(float(chosen.monthly_cost.amount), rel=1e-12)
+    # TCO prices the same instances by the hour, times the named hours per month
+    assert got(tco, "TCO", "Instances") == chosen.instances
+    assert got(tco, "TCO", "CloudMonthly") == pytest.approx(
+        chosen.instances * got(tco, "TCO", "InstanceHourly") * 730, rel=1e-12)
+    assert got(tco, "TCO", "CloudMonthly") == pytest.approx(float(chosen.monthly_cost.amount), rel=1e-9)
+
+
+def test_the_owned_line_budget_is_the_assets_depreciation_by_formula(formulas_book, evaluated):
+    """The CAPEX line's Amount is a formula over the Assets sheet: the month's straight-line depreciation of the
+    line's assets in service; a server bought for more moves it by the difference over its life."""
+    budget, assets = Table(formulas_book, "tblBudget"), Table(formulas_book, "tblAssets")
+    ws = formulas_book["Budget"]
+    row = next(i for i in range(budget.rows) if ws[budget.cell(i, "Category")].value == "CAPEX")
+    amount = budget.cell(row, "Amount")
+    assert str(ws[amount].value).startswith("=SUMPRODUCT((Assets!")
+    assert evaluated.value("Budget", amount) == pytest.approx(320_000 / 60 * 2 - 32_000 / 60 * 2 + 90_000 / 48)
+    first = next(i for i in range(assets.rows) if formulas_book["Assets"][assets.cell(i, "AssetId")].value
+                 == "SRV-H100-01")
+    after = evaluated.recalculate({("Assets", assets.cell(first, "Cost")): 380_000})
+    assert evaluated.value("Budget", amount, after) == pytest.approx(11_475 + 60_000 / 60)
