@@ -92,7 +92,8 @@ COLUMNS: tuple[str, ...] = tuple(f.name for f in fields(PriceRow))
 def _row_from_record(record: dict[str, object], where: Location) -> PriceRow:
     missing = [c for c in COLUMNS if c not in record]
     if missing:
-        raise InputError(f"price book lacks columns {', '.join(missing)}", where=where,
+        raise InputError(f"the price book's header lacks columns {', '.join(missing)}",
+                         where=replace(where, row=None, column=None),   # the header's fault, not this row's
                          hint=f"a price book has columns {', '.join(COLUMNS)}")
     model = str(record["pricing_model"])
     if model not in PRICING_MODELS:

@@ -20,7 +20,7 @@ import typer
 
 from ..errors import InputError
 
-__all__ = ["ENGINE_HELP", "ENGINE_VERSION_HELP", "SERVING_LINES", "in_range"]
+__all__ = ["ENGINE_HELP", "ENGINE_VERSION_HELP", "SERVING_LINES", "in_range", "month_option"]
 
 #: The engines ``finops.sizing.engine_constants.ENGINES`` names, spelled here so that registering a command
 #: does not load the sizing model (tests/cli/test_light_commands.py keeps the two in step).
@@ -40,3 +40,20 @@ def in_range(value: N, option: str, low: float, high: float, *, hint: str | None
         kind = "whole number" if isinstance(value, int) else "finite number"
         raise InputError(f"{option} must be a {kind} from {low:g} to {high:g}, got {value!r}", hint=hint)
     return value
+
+
+def month_option(value: str, option: str) -> str:
+    """``value`` as ``YYYY-MM`` (:func:`finops.depreciation.parse_month`); else an :class:`InputError` naming
+    ``option``.
+
+    >>> month_option("2026-13", "--start")
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: --start: month must be 'YYYY-MM', got '2026-13'. Hint: for example '2026-05'
+    """
+    from ..depreciation import parse_month
+
+    try:
+        return parse_month(value)
+    except InputError as exc:
+        raise InputError(f"{option}: {exc.message}", hint=exc.hint) from None

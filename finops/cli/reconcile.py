@@ -38,7 +38,7 @@ from ..reconcile import (
     usage_from_csv,
 )
 from ._console import console, err_console, print_json
-from ._options import SERVING_LINES
+from ._options import SERVING_LINES, month_option
 
 #: The lock file of an output folder, held while a run reads and writes its history and review.
 LOCK_FILE = ".reconcile-history.lock"
@@ -306,7 +306,7 @@ def reconcile(
 ) -> None:
     """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
     run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-    month = parse_month(month)
+    month = month_option(month, "--month")
     threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
     fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
     month_basis = parse_basis(basis, remote=engine.lower() != "duckdb")

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import typer
 
-from ..depreciation import month_index, parse_month
+from ..depreciation import month_index
 from ..errors import InputError
 from ..money import Money, quantize
 from ..price_book import PriceBook
 from ._console import amount, compact_table, console, print_json
-from ._options import in_range
+from ._options import in_range, month_option
 
 if TYPE_CHECKING:
     from ..sizing import Estimate
@@ -111,7 +111,7 @@ def tco(gpus: int = typer.Option(8, help="GPUs running all the time", rich_help_
     per GPU-hour and per million tokens."""
     from ..tco import SpotPolicy, cloud_rows, compare_options, reference_case
 
-    start = parse_month(start)
+    start = month_option(start, "--start")
     in_range(gpus, "--gpus", 1, 10_000_000)
     in_range(months, "--months", 1, 1200, hint="a horizon of up to 100 years, e.g. --months 36")
     if month_index(start) + months - 1 > month_index("9999-12"):

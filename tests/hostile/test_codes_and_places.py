@@ -50,6 +50,13 @@ def _history(folder: Path, create: str) -> Path:
 
 
 CASES: dict[str, Case] = {
+    "a month out of range for tco --start": Case(lambda d: ["tco", "--start", "2026-13"], names=("--start", "2026-13")),
+    "a month out of range for reconcile --month": Case(
+        lambda d: ["2026-13" if a == MONTH else a for a in reconcile_argv(d, plan(d), bill(d))],
+        names=("--month", "2026-13")),
+    "a price book without its price columns": Case(
+        lambda d: ["tco", "--price-book", _text(d, "prices.csv", "provider,region\naws,us-east-1\n")],
+        names=("prices.csv", "header", "hourly_cost"), hidden=("row 2",)),
     "bill naming a column twice": Case(
         lambda d: reconcile_argv(d, plan(d), _header_twice(d)), names=("bill.csv", "row 1", "column BilledCost")),
     "bill naming a column twice in another case": Case(
