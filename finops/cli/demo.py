@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -53,12 +54,20 @@ def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo
     console.print(styled("\n", ("wrote", "bold"), "\n" + "\n".join(f"  {p}" for p in written)))
 
 
+def _fleet_range(option: Any) -> str:
+    """``7 (4-7)``: the option's accelerators, and the fleet at the optimistic and pessimistic ends of its band."""
+    low, high = option.gpus_band or (None, None)
+    return f"{option.gpus}" if low is None or high is None or low == high else f"{option.gpus} ({low}-{high})"
+
+
 def _size(out: Path, book: PriceBook, quiet: bool) -> Path:
     from ..sizing import presets, search
 
     table = Table("scenario", "cheapest configuration meeting the SLOs", "GPUs", "per month", "per M out tok",
                   title="1. Sizing the seed scenarios",
-                  caption="extrapolated: latency constants not measured on this GPU (finops calibrate fixes it)")
+                  caption="sized at the pessimistic end of each estimate's band; the GPUs' range is the fleet at the "
+                          "band's two ends. Reach: measured (the engine on this GPU), kernels (its measured kernels), "
+                          "fitted (its family's published rows), unmeasured (another family's constants: wide band)")
     results = []
     for name, workload in presets().items():
         result = search(workload, price_book=book, top=3)
@@ -68,8 +77,8 @@ def _size(out: Path, book: PriceBook, quiet: bool) -> Path:
             table.add_row(styled(f"{name}\n", (workload.model, "dim")),
                           styled(f"{best.gpu} {best.precision} TP{best.tp} x{best.replicas}\n",
                                  ((f"{best.provider} {best.instance_type} x{best.instances}"
-                                   f"{'' if best.calibrated else ', extrapolated'}"), "dim")),
-                          str(best.gpus), f"{best.monthly_cost.rounded().amount:,.0f}",
+                                   f", {best.extrapolation}"), "dim")),
+                          _fleet_range(best), f"{best.monthly_cost.rounded().amount:,.0f}",
                           f"{best.cost_per_million_output_tokens.rounded().amount:,.2f}")
         else:
             table.add_row(name, f"none: {result.infeasible_reason}", "", "", "")
