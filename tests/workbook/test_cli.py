@@ -59,3 +59,16 @@ def test_a_missing_price_book_gives_one_message_and_exit_code_2(tmp_path: Path, 
     err = capsys.readouterr().err
     assert "does not exist" in err and "finops prices pull" in err and "Traceback" not in err
     assert not out.exists()
+
+
+def test_a_plan_already_at_out_is_never_written_over(tmp_path: Path, capsys):
+    """A plan filled in by hand keeps the template's name: building again into it is refused (exit 2, the
+    file named, the file unchanged) unless ``--replace`` says to rebuild it."""
+    plan = tmp_path / "llm-finops-plan.xlsx"
+    plan.write_bytes(b"a filled-in plan")
+    assert main(["template", "build", "--out", str(plan)]) == 2
+    err = capsys.readouterr().err
+    assert "llm-finops-plan.xlsx" in err and "--replace" in err and "Traceback" not in err
+    assert plan.read_bytes() == b"a filled-in plan"
+    assert main(["template", "build", "--out", str(plan), "--replace"]) == 0
+    assert plan.read_bytes().startswith(b"PK")

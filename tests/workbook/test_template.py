@@ -105,7 +105,7 @@ def values_book(built: Path) -> openpyxl.Workbook:
 
 def test_the_committed_template_equals_a_fresh_build(built: Path):
     assert DEFAULT_TEMPLATE.read_bytes() == built.read_bytes(), (
-        "rebuild it: finops template build --out templates/llm-finops-plan.xlsx"
+        "rebuild it: finops template build --replace --out templates/llm-finops-plan.xlsx"
     )
 
 
