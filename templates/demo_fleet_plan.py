@@ -22,7 +22,7 @@ from finops.reconcile.demo_bills import FleetLine
 from .demo_plan import ASSETS, DEMO_MONTH, PlanTables
 from .plan_reader import range_rows, table_places
 
-__all__ = ["FLEET_PLAN", "PLAN_LINES", "PRICING_MODELS", "planned_fleets"]
+__all__ = ["FLEET_PLAN", "PLAN_LINES", "PRICING_MODELS", "planned_fleets", "served_tokens"]
 
 #: Workload -> the plan line its fleet is budgeted on.
 PLAN_LINES = {
@@ -54,19 +54,45 @@ _MAPPING: tuple[tuple[object, ...], ...] = (
     (4, "gcp-batch-translation", "Google Cloud", "gcp-batch-translation", "Compute Engine", "", "", "", ""),
 )
 
-#: Month, PlanLine, ActualMTokens: output tokens served in the month, the planned average load over May's 744
-#: hours (the plan's month is 730), so each line's volume variance is the month's length and the rest is rate.
-_USAGE: tuple[tuple[object, ...], ...] = (
-    (DEMO_MONTH, "aws-inference-prod", 46_189),
-    (DEMO_MONTH, "aws-inference-staging", 3_809),
-    (DEMO_MONTH, "aws-agents-prod", 3_668),
-    (DEMO_MONTH, "gcp-batch-translation", 30_731),
-)
-
 FLEET_PLAN = PlanTables(
-    _BUDGET, ASSETS, _MAPPING, _USAGE,
+    _BUDGET, ASSETS, _MAPPING, (),   # the month's tokens come with its bills (served_tokens), not typed here
     "demo plan of the seed workloads' fleets (finops demo bills this fleet's month), as of 2026-11-30",
 )
+
+
+def served_tokens(path: Path, month: str, folder: Path) -> Path:
+    """The month's served output tokens per plan line, as a usage file (``Month,PlanLine,ActualMTokens``) in
+    ``folder``: each OPEX line's planned average load (its Budget PlannedMTokens, stored with the formula, for
+    the plan's ``HoursPerMonth``) over every hour of ``month``, so a line's volume variance is the month's
+    length and the rest of its variance is rate. Derived from the plan, so it follows the sizing."""
+    import calendar
+
+    import openpyxl
+
+    from finops.files import write_atomically
+
+    year, number = (int(part) for part in month.split("-"))
+    hours = 24 * calendar.monthrange(year, number)[1]
+    book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    try:
+        planned_hours = _named_value(book, "HoursPerMonth")
+        sheet, ref = table_places(path)["tblbudget"]
+        _, _, cells = range_rows(book[sheet], ref)
+        headers = [str(h) for h in next(cells)]
+        lines = ["Month,PlanLine,ActualMTokens"]
+        for values in cells:
+            row = dict(zip(headers, values))
+            if row["Month"] == month and row["Category"] == "OPEX" and isinstance(row["PlannedMTokens"], int | float):
+                lines.append(f"{month},{row['PlanLine']},{round(row['PlannedMTokens'] * hours / planned_hours, 3)}")
+    finally:
+        book.close()
+    return write_atomically(folder / f"usage-{month}.csv", ("\n".join(lines) + "\n").encode())
+
+
+def _named_value(book: object, name: str) -> float:
+    """The value of the one-cell name ``name`` (``Start!$B$4``) of an openpyxl workbook loaded with data_only."""
+    sheet, cell = book.defined_names[name].value.split("!")  # type: ignore[attr-defined]
+    return float(book[sheet.strip("'")][cell.replace("$", "")].value)  # type: ignore[index]
 
 
 def planned_fleets(path: Path) -> list[FleetLine]:

@@ -129,7 +129,13 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     """Steps 4 and 5: the plan of the seed workloads' fleets; that fleet's month of bills; the review of the
     plan against them; and the FinOps Foundation samples against the samples' plan (the format's proof)."""
     from templates.builder import DEFAULT_TEMPLATE, build_template
-    from templates.demo_fleet_plan import FLEET_PLAN, PLAN_LINES, PRICING_MODELS, planned_fleets
+    from templates.demo_fleet_plan import (
+        FLEET_PLAN,
+        PLAN_LINES,
+        PRICING_MODELS,
+        planned_fleets,
+        served_tokens,
+    )
 
     from ..reconcile import HISTORY_FILE, SAMPLE_MONTH, headline, sample_bill_paths
     from ..reconcile.demo_bills import write_demo_bills
@@ -141,7 +147,8 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     make_folder(out / "bills")
     bills = write_demo_bills(out / "bills", planned_fleets(plan), book, SAMPLE_MONTH)
     metrics = sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz"))
-    rec, review = reconcile_to_workbook(plan, bills, SAMPLE_MONTH, out, run_at=datetime.now(UTC))
+    usage = served_tokens(plan, SAMPLE_MONTH, out / "bills")
+    rec, review = reconcile_to_workbook(plan, bills, SAMPLE_MONTH, out, usage=usage, run_at=datetime.now(UTC))
     samples = out / SAMPLES_FOLDER  # with the serving metrics, which describe the samples' plan lines
     make_folder(samples)
     proof, proof_review = reconcile_to_workbook(
@@ -157,7 +164,7 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
         console.print(f"   {headline(rec)}")
         console.print(f"   the FinOps Foundation FOCUS 1.2 samples (AWS + GCP) against their plan: P&L actual "
                       f"{proof.actual}, cash billed {proof.billed_cost} ({proof_review})")
-    return [plan, *bills, review, out / HISTORY_FILE, proof_review]
+    return [plan, *bills, usage, review, out / HISTORY_FILE, proof_review]
 
 
 def _loop(out: Path, quiet: bool) -> list[Path]:

@@ -17,11 +17,11 @@ with load (:mod:`finops.sizing.search`, ``_out_of_reach``).
 >>> from finops.sizing.workload import presets
 >>> sized = size_workload(presets()["seed003-customer-service"], gpu="a100-80gb", precision="int8", tp=1)
 >>> sized.choice.meets_targets, sized.choice.option.gpus, sized.best.gpu, sized.best.gpus, sized.best.gpus_paid
-(True, 301, 'a100-80gb', 146, 152)
+(True, 694, 'a100-80gb', 204, 208)
 >>> size_workload(presets()["seed002-drug-discovery-agent"], gpu="h100-sxm", precision="bf16", tp=1).choice.why_not
 'misses TTFT 2000 ms: 2565 ms'
 >>> size_workload(presets()["seed003-customer-service"], gpu="a10g", precision="bf16", tp=1).choice.why_not
-'misses TPOT 33 ms at the P90 end of its band (unmeasured): 62 ms'
+'misses TPOT 33 ms at the P90 end of its band (unmeasured): 36 ms'
 
 Every search sizes at the default confidence (:mod:`finops.sizing.confidence`): where the model meets a
 target but the pessimistic end of the configuration's band does not, ``why_not`` says so, with that end's

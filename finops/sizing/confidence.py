@@ -26,7 +26,7 @@ median; a ``k`` below 1 (the model pessimistic there) loosens the target, as the
 ...                         Calibration.bundled())
 >>> p = pessimism(table, Calibration.bundled(), "vllm", 0.9)
 >>> table.reaches, bool(p.tpot[1] > p.tpot[0] > 1.0), bool(p.load[1] > p.load[0])
-(('measured', 'unmeasured'), True, True)
+(('measured', 'fitted'), True, True)
 """
 
 from __future__ import annotations
