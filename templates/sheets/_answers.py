@@ -21,10 +21,12 @@ from finops.errors import FinopsError, InputError
 from finops.mix import MixOption, optimize_mix
 from finops.money import Money
 from finops.price_book import PriceBook
+from finops.sizing.managed import api_options
 from finops.tco import compare_options, cost_per_million_tokens, reference_case, tco
+from finops.token_prices import TokenPriceBook
 
-__all__ = ["concurrency_of", "cost_per_mtok", "hourly_price", "kv_gib", "max_concurrency", "mix_table",
-           "owned_total", "ranking", "sizing_figure", "tco_total", "weights_gib"]
+__all__ = ["cheapest_api", "concurrency_of", "cost_per_mtok", "hourly_price", "kv_gib", "max_concurrency",
+           "mix_table", "owned_total", "ranking", "sizing_figure", "tco_total", "weights_gib"]
 
 _GIB = 2.0**30
 
@@ -103,6 +105,16 @@ def cost_per_mtok(hourly_cost: float, tokens_per_s: float) -> Any:
     """``FINOPS_COST_PER_MTOK``: ``hourly x 10^6 / (tokens/s x 3600)``
     (:func:`finops.tco.cost_per_million_tokens`)."""
     return _answer(lambda: float(cost_per_million_tokens(_money(hourly_cost), tokens_per_s).amount))
+
+
+def cheapest_api(workload: sizing.Workload, fleet_monthly: float | None,
+                 peak_output_tokens_per_s: float | None) -> sizing.ApiOption | None:
+    """The cheapest managed API serving the workload's model per token on demand, with its month at the workload's
+    average volume and its break-even against a fleet costing ``fleet_monthly`` (``FINOPS_API_PER_MTOK`` answers
+    its cost per million output tokens: :func:`finops.sizing.managed.api_options`, the bundled token prices)."""
+    options = api_options(workload, fleet_monthly=None if fleet_monthly is None else _money(fleet_monthly),
+                          peak_output_tokens_per_s=peak_output_tokens_per_s, book=TokenPriceBook.bundled())
+    return next((o for o in options if o.pricing_model == "on_demand"), None)
 
 
 def owned_total(gpus: int, months: int, basis: str, reference: str = "h100-sxm-8gpu") -> Any:

@@ -23,8 +23,19 @@ as the Sizing sheet deploys it (``S`` = its Sizing row; ``finops.sizing.choice``
     MTokensPerMonth = PeakTokensPerS x 3,600 x HoursPerMonth / PeakToAverage / 10^6  (output tokens served
                       in a month at the average load: the Budget line's PlannedMTokens)
 
+The cheapest managed API serving the row's model per token on demand (Amazon Bedrock, Vertex AI; the bundled
+token prices, ``finops.sizing.managed.api_options``), beside the fleet::
+
+    ApiProvider, ApiModel = the API and its model id (as built; "no API" where none serves the model)
+    ApiPerMTok  = FINOPS_API_PER_MTOK(Model, ISL, OSL)   (input price x ISL / OSL + output price; "no API" where
+                  the add-in answers that no managed API serves the model; without the add-in, an error)
+    ApiMonthly  = ApiPerMTok x MTokensPerMonth             (the API's bill for the workload's average month)
+    FleetCheaperAboveMTok = CloudMonthly / ApiPerMTok      (million output tokens a month above which the
+                                                            row's own fleet, paid every hour, costs less)
+
 ``HoursPerMonth`` is the Start sheet's named input (730). Only the price lookup (``FINOPS_PRICE``), the
-sizing (``LLM_SIZING``) and the owned fleet's cost bases (``FINOPS_OWNED_TCO``) call the add-in; the rest
+sizing (``LLM_SIZING``), the owned fleet's cost bases (``FINOPS_OWNED_TCO``) and the managed API's token price
+(``FINOPS_API_PER_MTOK``) call the add-in; the rest
 is plain Excel, which computes without it.
 
 Cost per million output tokens on two labelled bases: ``*PerMTokPeak`` at the peak load running 24/7,
@@ -100,7 +111,14 @@ TCO_COLUMNS = (
     Column("Cheaper", role="computed", width=9),
     Column("PlanLine", role="computed", width=22),
     Column("MTokensPerMonth", "number", "computed", 13),
+    Column("ApiProvider", role="computed", width=8),
+    Column("ApiModel", role="computed", width=26),
+    Column("ApiPerMTok", "usd_rate", "computed", 10),
+    Column("ApiMonthly", "usd", "computed", 12),
+    Column("FleetCheaperAboveMTok", "number", "computed", 13),
 )
+#: The managed API's name, as the build found it for the row's model (a workload typed later: blank until rebuilt).
+_API_NAMES = ("ApiProvider", "ApiModel")
 
 
 
@@ -210,7 +228,8 @@ def write_tco(
         cells = unless_blank(workloads.cell(i, "Workload", sheet=True, follow=True),
                              _tco_row(i, row, answer, place, workloads, sizing, book,
                                       owned if row.gpu == "h100-sxm" else None))
-        table.append(cells if i < len(rows) else spare(cells))
+        table.append(cells if i < len(rows) else [None if h in _API_NAMES else c
+                                                  for h, c in zip(place.headers, spare(cells))])
     ws.write_string(
         top - 1,
         0,
@@ -268,6 +287,17 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
     cloud_avg = cloud_mtok * ratio if meets else why
     owned_avg = (owned_mtok * ratio if owned_hour else "") if meets else why
     to_average = f"*{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}"
+    mtokens = peak_tps * 3600 * HOURS_PER_MONTH / ratio / 1e6 if meets else why
+    api = _answers.cheapest_api(row.workload, cloud_month if meets else None, peak_tps if meets else None)
+    api_mtok = float(api.cost_per_million_output_tokens.amount) if api else "no API"
+    api_call = (f"FINOPS_API_PER_MTOK({workloads.cell(i, 'Model', sheet=True, follow=True)},"
+                f"{workloads.cell(i, 'ISL', sheet=True, follow=True)},"
+                f"{workloads.cell(i, 'OSL', sheet=True, follow=True)})")
+
+    def with_api(fleet: str, formula: str) -> str:
+        """``formula`` where the fleet is priced and an API serves the model, else blank (an error still shows)."""
+        return f'=IF(OR(ISTEXT({own(fleet)}),{own("ApiPerMTok")}="no API"),"",{formula})'
+
     cheaper = ("owned" if owned_month < cloud_month else "cloud") if _num(owned_month) and _num(cloud_month) else ""
     owned_if = f'IF(ISNUMBER({own("OwnedGpuHour")}),{{}},"")'
 
@@ -300,6 +330,12 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
                 f'IF({own("OwnedMonthly")}<{own("CloudMonthly")},"owned","cloud"))', cheaper),
         Formula(f'=""&{workloads.cell(i, "PlanLine", sheet=True, follow=True)}', row.plan_line),
         Formula(unless_missed(f"{own('PeakTokensPerS')}*3600*HoursPerMonth/"
-                              f"{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}/10^6"),
-                peak_tps * 3600 * HOURS_PER_MONTH / ratio / 1e6 if meets else why),
+                              f"{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}/10^6"), mtokens),
+        api.provider if api else "",
+        api.offer_model if api else "no API",
+        Formula(f'=IF(ISNUMBER(SEARCH("no managed API",{api_call})),"no API",{api_call})', api_mtok),
+        Formula(with_api("MTokensPerMonth", f"{own('ApiPerMTok')}*{own('MTokensPerMonth')}"),
+                api_mtok * mtokens if api and meets else ""),
+        Formula(with_api("CloudMonthly", f"{own('CloudMonthly')}/{own('ApiPerMTok')}"),
+                cloud_month / api_mtok if api and meets else ""),
     ]

@@ -12,11 +12,14 @@ import pytest
 from openpyxl.utils import get_column_letter, range_boundaries
 from openpyxl.worksheet.formula import ArrayFormula
 
+import finops
 from addin import udfs
 from finops.catalog import resolve_model
+from finops.money import Money
 from finops.price_book import COLUMNS
 from finops.sizing import demand, memory_fit, presets, weight_bytes
 from finops.sizing.choice import size_workload
+from finops.sizing.managed import api_options
 from templates.builder import DEFAULT_TEMPLATE
 
 CONTRACT = {  # docs/design.md, "The planning workbook contract"
@@ -198,7 +201,7 @@ def test_every_udf_in_the_template_exists_with_a_matching_signature(formulas_boo
     # and the owned fleet's cost bases; arithmetic Excel does (Little's law, CAPEX + OPEX x months, cost per
     # million tokens) is written as formulas
     assert seen == {"LLM_WEIGHTS_GIB", "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_SIZING", "LLM_RANKING",
-                    "FINOPS_PRICE", "FINOPS_MIX", "FINOPS_OWNED_TCO"}
+                    "FINOPS_PRICE", "FINOPS_MIX", "FINOPS_OWNED_TCO", "FINOPS_API_PER_MTOK"}
 
 
 def test_no_formula_types_an_hours_constant(formulas_book):
@@ -402,6 +405,42 @@ def test_a_workload_added_below_the_others_sizes_and_costs_itself(formulas_book,
     assert got(tco, "TCO", "CloudMonthly") == pytest.approx(
         chosen.instances * got(tco, "TCO", "InstanceHourly") * 730, rel=1e-12)
     assert got(tco, "TCO", "CloudMonthly") == pytest.approx(float(chosen.monthly_cost.amount), rel=1e-9)
+
+
+def test_the_tco_sheet_puts_the_cheapest_managed_api_beside_each_fleet(formulas_book, values_book, evaluated):
+    """Each TCO row shows what ``finops size`` shows for its workload: the cheapest API serving its model per token
+    (seed002-translation: Bedrock's Qwen3 Coder 30B, 0.75 USD a million output tokens), its month at the row's
+    volume, and the volume above which the row's own fleet costs less, CloudMonthly / ApiPerMTok."""
+    tco = Table(formulas_book, "tblTco")
+    stored = values_book["TCO"]
+    row = next(i for i in range(tco.rows) if stored[tco.cell(i, "Workload")].value == "seed002-translation")
+
+    def cell(header):
+        return stored[tco.cell(row, header)].value
+
+    managed = finops.size(preset="seed002-translation", price_book=evaluated.prices).managed
+    cheapest = next(o for o in managed if o.pricing_model == "on_demand")
+    assert (cell("ApiProvider"), cell("ApiModel")) == (cheapest.provider, cheapest.offer_model) == (
+        "aws", "qwen.qwen3-coder-30b-a3b-v1:0")
+    assert cell("ApiPerMTok") == float(cheapest.cost_per_million_output_tokens.amount) == 0.75
+    cloud, volume = cell("CloudMonthly"), cell("MTokensPerMonth")
+    assert cell("ApiMonthly") == pytest.approx(0.75 * volume, rel=1e-12)
+    again = api_options(presets()["seed002-translation"], fleet_monthly=Money.of(repr(cloud), "USD"),
+                        peak_output_tokens_per_s=cell("PeakTokensPerS"))[0]
+    assert cell("FleetCheaperAboveMTok") == pytest.approx(again.fleet_cheaper_above_mtokens, rel=1e-12)
+    assert again.monthly_output_mtokens == pytest.approx(volume, rel=1e-12)
+    # the formulas, recomputed: the add-in's price and plain Excel's break-even
+    assert evaluated.value("TCO", tco.cell(row, "ApiPerMTok")) == 0.75
+    assert evaluated.value("TCO", tco.cell(row, "FleetCheaperAboveMTok")) == pytest.approx(
+        evaluated.value("TCO", tco.cell(row, "CloudMonthly")) / 0.75, rel=1e-12)
+    assert evaluated.value("TCO", tco.cell(row, "ApiMonthly")) == pytest.approx(
+        0.75 * evaluated.value("TCO", tco.cell(row, "MTokensPerMonth")), rel=1e-12)
+    # a model no API serves says so, with no figure
+    unserved = [i for i in range(tco.rows) if stored[tco.cell(i, "Workload")].value in presets()
+                and not api_options(presets()[stored[tco.cell(i, "Workload")].value])]
+    for i in unserved:
+        assert stored[tco.cell(i, "ApiPerMTok")].value == evaluated.value("TCO", tco.cell(i, "ApiPerMTok")) == "no API"
+        assert stored[tco.cell(i, "FleetCheaperAboveMTok")].value in (None, "")
 
 
 def test_the_owned_line_budget_is_the_assets_depreciation_by_formula(formulas_book, evaluated):
