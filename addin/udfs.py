@@ -23,7 +23,7 @@ from typing import Any
 
 from finops.catalog import resolve_model
 from finops.errors import InputError
-from finops.mix import MixOption, optimize_mix
+from finops.mix import MixOption, MixResult, optimize_mix
 from finops.money import Money
 from finops.price_book import PriceBook
 from finops.registry import Registry
@@ -416,7 +416,8 @@ def LLM_SIZING(headers: Cell, row: Cell, field: Cell, prices: Cell = None, prici
 def LLM_RANKING(headers: Cell, row: Cell, top: Cell = None, prices: Cell = None, pricing_model: Cell = None) -> Any:
     """The cheapest configurations for a Workloads row, cheapest first (spills; the first is ``Best*``).
 
-    Columns as ``LLM_SIZE``. Source: ``finops.sizing.choice.size_workload`` (its whole search).
+    Columns as ``LLM_SIZE``. The template picks each figure with ``=INDEX(LLM_RANKING(...), r, c)``; the
+    search runs once per change of its inputs (``_sized`` remembers it). Source: ``finops.sizing.choice.size_workload`` (its whole search).
     """
     sized = _sized_row(headers, row, prices, pricing_model, whole(top, "top", default=5))
     if not sized.search.options:
@@ -565,7 +566,9 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     ``options``: a range whose first row is the header
     ``name, kind, hourly_cost`` and optionally ``max_share, max_units`` (the ``finops mix`` options
     file). Returns one row per option (units blank for on-demand and spot), then the total cost,
-    the all-on-demand cost and the savings over the profile. Source: ``finops.mix.optimize_mix``.
+    the all-on-demand cost and the savings over the profile. The template picks each figure with
+    ``=INDEX(FINOPS_MIX(MixDemand,MixOptions), r, c)``; the optimizer runs once per change of its inputs
+    (``_mixed`` remembers it). Source: ``finops.mix.optimize_mix``.
 
     >>> FINOPS_MIX([[8], [8], [20]], [["name", "kind", "hourly_cost"], ["od", "on_demand", 6.88],
     ...                                ["ri", "reserved", 4.3]])[:2]
@@ -582,7 +585,14 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
         )
         for r in records(options, "options", ("name", "kind", "hourly_cost"))
     ]
-    return optimize_mix(units, choices).table()
+    return _mixed(tuple(units), tuple(choices)).table()
+
+
+@lru_cache(maxsize=32)
+def _mixed(units: tuple[float, ...], choices: tuple[MixOption, ...]) -> MixResult:
+    """``optimize_mix`` remembered per arguments: every cell that picks one figure of the recommendation
+    (``INDEX(FINOPS_MIX(...), r, c)``) asks the same question."""
+    return optimize_mix(list(units), list(choices))
 
 
 def _demand_column(demand: Cell) -> list[Any]:

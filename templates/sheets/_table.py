@@ -11,7 +11,7 @@ Addresses are derived from the table's place, never typed by hand.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from math import ceil
@@ -252,6 +252,20 @@ def write_cell(ws: Worksheet, row: int, col: int, value: Any, fmt: Any) -> None:
         ws.write_string(row, col, value, fmt)  # text from data is never turned into a formula
     else:
         ws.write_number(row, col, value, fmt)
+
+
+def write_picked(ws: Worksheet, top: int, left: int, call: str, answer: Sequence[Sequence[Any]],
+                 fmt: Callable[[int, int, Any], Any]) -> None:
+    """A table-valued add-in function's ``answer`` from ``(top, left)``, one plain formula per cell,
+    ``=INDEX(call, r, c)``, each with its figure cached (``fmt(r - 1, c - 1, value)`` its format).
+
+    Not a spilled array: LibreOffice recalculates every array formula when it opens a file, so without
+    the add-in a spilled range shows errors at once, while a plain formula shows its cached value until
+    the reader recalculates. The add-in answers the repeated ``call`` from its cache.
+    """
+    for i, values in enumerate(answer):
+        for j, value in enumerate(values):
+            ws.write_formula(top + i, left + j, f"=INDEX({call},{i + 1},{j + 1})", fmt(i, j, value), value)
 
 
 def write_table(

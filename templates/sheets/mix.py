@@ -6,8 +6,10 @@
   the name).
 * ``tblMixOptions``: owned H100s (the cited reference GPU-hour, at most 16), GCP 3-year and 1-year
   committed use, on-demand and spot (at most 30 % of each hour) for one H100, priced from ``PriceTable``.
-* ``FINOPS_MIX(MixDemand, MixOptions)`` spills units per option, the share of demand each serves and
-  its cost over the profile, then the total, the all-on-demand cost and the savings.
+* ``FINOPS_MIX(MixDemand, MixOptions)``: units per option, the share of demand each serves and its cost
+  over the profile, then the total, the all-on-demand cost and the savings; each cell picks its figure
+  (``=INDEX(FINOPS_MIX(MixDemand,MixOptions), r, c)``, a plain formula, not a spilled array, so a
+  spreadsheet without the add-in shows the stored figures on opening).
 * A demand summary (hours, peak, average, GPU-hours, peak/average) in native formulas; its hours are
   ``MixProfileHours`` (``=COUNT(MixDemand)``), so a profile pasted over it of any length is costed per
   month as ``cost over the profile x HoursPerMonth / MixProfileHours``.
@@ -36,7 +38,7 @@ from ._table import (
     fit_for_print,
     readable_chart,
     titled_sheet,
-    write_cell,
+    write_picked,
     write_table,
 )
 from .sizing import SizedRow
@@ -47,7 +49,7 @@ __all__ = ["HOURS", "write_mix"]
 
 HOURS = 4 * 7 * 24
 _INSTANCE, _REGION, _GPUS = "a3-highgpu-1g", "us-central1", 1
-#: Number formats of FINOPS_MIX's spilled columns: option, kind, units, share of GPU-hours, cost.
+#: Number formats of FINOPS_MIX's columns: option, kind, units, share of GPU-hours, cost.
 _SPILL_KINDS: tuple[Kind, ...] = ("number", "number", "int", "percent", "usd")
 _OPTION_COLUMNS = (
     Column("name", width=16),
@@ -131,25 +133,14 @@ def write_mix(
         [r[0], r[1], r[2].value if isinstance(r[2], Formula) else r[2], r[3], r[4]] for r in options
     ]
     result = _answers.mix_table([float(u) for u in demand], option_values)
-    spill_top = place.row(place.rows) + 2
-    ws.write_string(spill_top - 1, 4, "Recommendation: =FINOPS_MIX(MixDemand, MixOptions)", styles.label)
+    answer_top = place.row(place.rows) + 2
+    ws.write_string(answer_top - 1, 4, "Recommendation: =FINOPS_MIX(MixDemand, MixOptions)", styles.label)
     if isinstance(result, str):  # the add-in rejected the inputs: show its message in the anchor cell
-        ws.write_formula(spill_top, 4, "=FINOPS_MIX(MixDemand,MixOptions)", styles.bad, result)
+        ws.write_formula(answer_top, 4, "=FINOPS_MIX(MixDemand,MixOptions)", styles.bad, result)
         return place
-    ws.write_dynamic_array_formula(
-        spill_top,
-        4,
-        spill_top + len(result) - 1,
-        8,
-        "=FINOPS_MIX(MixDemand,MixOptions)",
-        styles.computed("usd"),
-        result[0][0],
-    )
-    for i, values in enumerate(result):
-        for j, value in enumerate(values):
-            if i or j:
-                write_cell(ws, spill_top + i, 4 + j, value, styles.computed(_SPILL_KINDS[j]))
-    summary_top = _charts(wb, ws, styles, result, spill_top, first, last)
+    write_picked(ws, answer_top, 4, "FINOPS_MIX(MixDemand,MixOptions)", result,
+                 lambda i, j, value: styles.computed(_SPILL_KINDS[j]))
+    summary_top = _charts(wb, ws, styles, result, answer_top, first, last)
     _summary(wb, ws, styles, demand, summary_top)
     return place
 
@@ -179,13 +170,13 @@ def _summary(wb: Workbook, ws: Any, styles: Styles, demand: np.ndarray, top: int
 
 
 def _charts(
-    wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], spill_top: int, first: int, last: int
+    wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], answer_top: int, first: int, last: int
 ) -> int:
     """The tier levels, the monthly cost stack table and both charts; returns the first free row below."""
     outcome_rows = [i for i, r in enumerate(result) if i and r[1]]
     committed = [i for i in outcome_rows if result[i][1] in _COMMITTED]
-    # Tier levels: cumulative committed units, native SUMs over the spilled units column.
-    tiers_top = spill_top + len(result) + 2
+    # Tier levels: cumulative committed units, native SUMs over the recommendation's units column.
+    tiers_top = answer_top + len(result) + 2
     ws.write_row(tiers_top, 4, ["Tier", "Hour", "Level (GPUs)"], styles.header)
     level = 0.0
     curve = wb.add_chart({"type": "scatter", "subtype": "straight"})
@@ -201,11 +192,11 @@ def _charts(
     for k, i in enumerate(committed):
         row = tiers_top + 1 + 2 * k  # two points per tier: (1, level) and (HOURS, level)
         level += float(result[i][2] or 0)
-        cells = [xl_rowcol_to_cell(spill_top + j, units_col, True, True) for j in committed[: k + 1]]
+        cells = [xl_rowcol_to_cell(answer_top + j, units_col, True, True) for j in committed[: k + 1]]
         ws.write_formula(
             row,
             4,
-            f"={xl_rowcol_to_cell(spill_top + i, 4, True, True)}",
+            f"={xl_rowcol_to_cell(answer_top + i, 4, True, True)}",
             styles.computed("text"),
             result[i][0],
         )
@@ -234,14 +225,14 @@ def _charts(
         ws.write_formula(
             row,
             4,
-            f"={xl_rowcol_to_cell(spill_top + i, 4, True, True)}",
+            f"={xl_rowcol_to_cell(answer_top + i, 4, True, True)}",
             styles.computed("text"),
             result[i][0],
         )
         ws.write_formula(
             row,
             5,
-            f"={xl_rowcol_to_cell(spill_top + i, 8, True, True)}*HoursPerMonth/MixProfileHours",
+            f"={xl_rowcol_to_cell(answer_top + i, 8, True, True)}*HoursPerMonth/MixProfileHours",
             styles.computed("usd"),
             result[i][4] * HOURS_PER_MONTH / HOURS,
         )
@@ -249,7 +240,7 @@ def _charts(
             result[total_row][4] * HOURS_PER_MONTH / HOURS if result[i][1] == "on_demand" else 0.0
         )
         formula = (
-            f"={xl_rowcol_to_cell(spill_top + total_row, 8, True, True)}*HoursPerMonth/MixProfileHours"
+            f"={xl_rowcol_to_cell(answer_top + total_row, 8, True, True)}*HoursPerMonth/MixProfileHours"
             if result[i][1] == "on_demand"
             else "=0"
         )

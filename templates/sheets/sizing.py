@@ -37,7 +37,9 @@ Every formula reads its own row of Workloads (row-relative references, one formu
 table holds ``ROOM`` rows (20): a row's formulas show blank while its Workloads row is empty, so a workload
 added below the others in Excel is sized at once.
 
-Below the table, ``LLM_RANKING`` spills the cheapest configurations for the first workload.
+Below the table, the cheapest configurations for the first workload: each cell picks its figure of
+``LLM_RANKING`` (``=INDEX(LLM_RANKING(...), r, c)``, a plain formula, not a spilled array: a spreadsheet
+without the add-in shows the stored figures on opening, as it does every other formula's).
 
 Every formula is stored with the value the add-in computes for it, by calling the add-in's own
 functions at build time, so a cell reads the same before and after recalculation.
@@ -65,7 +67,7 @@ from ._table import (
     spare,
     titled_sheet,
     unless_blank,
-    write_cell,
+    write_picked,
     write_table,
 )
 from .workloads import WorkloadRow
@@ -204,25 +206,24 @@ _RANKED = 5
 
 def _ranking(ws: Any, styles: Styles, rows: list[WorkloadRow], workloads: TablePlace, place: TablePlace,
              book: PriceBook) -> None:
-    """``LLM_RANKING`` for the first workload, spilled below the table, with its cached values."""
+    """``LLM_RANKING`` for the first workload below the table, one ``INDEX`` formula per cell with its cached value."""
     top = place.row(place.rows) + 2
     ws.write_string(top, 0, f"Cheapest configurations for {rows[0].workload.name} (on-demand; the first is "
                             "its Best* columns; accelerators: GPUs or chips)", styles.label)
-    formula = f"=LLM_RANKING({workloads.row_range(None)},{workloads.row_range(0)},{_RANKED},PriceTable)"
+    call = f"LLM_RANKING({workloads.row_range(None)},{workloads.row_range(0)},{_RANKED},PriceTable)"
     first = rows[0]
     result = _answers.ranking(first.workload, (first.gpu, first.precision, first.tp, first.engine), _RANKED, book)
     anchor = top + 1
     if isinstance(result, str):
-        ws.write_formula(anchor, 0, formula, styles.bad, result)
+        ws.write_formula(anchor, 0, f"={call}", styles.bad, result)
         return
-    ws.write_dynamic_array_formula(anchor, 0, anchor + len(result) - 1, len(result[0]) - 1, formula,
-                                   styles.computed("text"), result[0][0])
     money = {result[0].index(h) for h in ("monthly_cost", "cost_per_mtok_peak", "cost_per_mtok_avg")}
-    for i, values in enumerate(result):
-        for j, value in enumerate(values):
-            if i or j:
-                kind: Kind = "usd" if j in money and i else "text" if isinstance(value, str) else "number"
-                write_cell(ws, anchor + i, j, value, styles.computed(kind))
+
+    def fmt(i: int, j: int, value: Any) -> Any:
+        kind: Kind = "usd" if j in money and i else "text" if isinstance(value, str) else "number"
+        return styles.computed(kind)
+
+    write_picked(ws, anchor, 0, call, result, fmt)
 
 
 def write_sizing(

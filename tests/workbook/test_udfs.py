@@ -435,3 +435,18 @@ def test_sizing_row_shows_its_latencies_at_the_models_90th_percentile_error(mode
     assert ttft_p90 == pytest.approx(ttft * _bundled_p90(key, "ttft_ms"))
     assert tpot_p90 == pytest.approx(tpot * _bundled_p90(key, "tpot_ms"))
     assert tpot_p90 > tpot
+
+
+def test_the_cells_that_pick_the_mix_figures_run_the_optimizer_once():
+    """The Mix sheet holds 45 ``=INDEX(FINOPS_MIX(...), r, c)`` cells: one optimization answers them all, and a
+    cell that changes its copy of the table changes no other cell's."""
+    udfs._mixed.cache_clear()
+    demand = [[8.0], [8.0], [20.0]]
+    first = udfs.FINOPS_MIX(demand, _MIX_OPTIONS)
+    expected = [list(row) for row in first]
+    first[1][2] = "changed"
+    for _ in range(44):
+        assert udfs.FINOPS_MIX(demand, _MIX_OPTIONS) == expected
+    assert (udfs._mixed.cache_info().misses, udfs._mixed.cache_info().hits) == (1, 44)
+    udfs.FINOPS_MIX([[8.0], [9.0], [20.0]], _MIX_OPTIONS)
+    assert udfs._mixed.cache_info().misses == 2
