@@ -65,14 +65,12 @@ def served_tokens(path: Path, month: str, folder: Path) -> Path:
     ``folder``: each OPEX line's planned average load (its Budget PlannedMTokens, stored with the formula, for
     the plan's ``HoursPerMonth``) over every hour of ``month``, so a line's volume variance is the month's
     length and the rest of its variance is rate. Derived from the plan, so it follows the sizing."""
-    import calendar
-
     import openpyxl
 
     from finops.files import write_atomically
+    from finops.serving import month_window
 
-    year, number = (int(part) for part in month.split("-"))
-    hours = 24 * calendar.monthrange(year, number)[1]
+    _, hours = month_window(month)
     book = openpyxl.load_workbook(path, read_only=True, data_only=True)
     try:
         planned_hours = _named_value(book, "HoursPerMonth")
