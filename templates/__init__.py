@@ -1,4 +1,6 @@
-"""The workbook face: the planning template built from the core (XlsxWriter).
+"""The workbook face: the planning template built from the core (XlsxWriter), the plan's readers and the
+review's writers. The command line reaches them only through :mod:`templates.workbooks`, registered as the
+``xlsx`` format of :mod:`finops.workbooks`.
 
 ``build_template`` is imported on first use, so reading a plan or writing a review (``finops
 reconcile``) loads neither the template's sheet writers nor the add-in they describe.

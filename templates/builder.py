@@ -31,11 +31,12 @@ from .sheets.start import write_start
 from .sheets.tco import write_tco
 from .sheets.workloads import workload_rows, write_workloads
 from .styles import Styles
+from .workbooks import SAMPLE_PLAN
 
 __all__ = ["BUILT_AT", "DEFAULT_TEMPLATE", "TEMPLATE_NAME", "build_template"]
 
-TEMPLATE_NAME = "llm-finops-plan.xlsx"
-DEFAULT_TEMPLATE = Path(__file__).with_name(TEMPLATE_NAME)
+DEFAULT_TEMPLATE = SAMPLE_PLAN
+TEMPLATE_NAME = DEFAULT_TEMPLATE.name
 #: The document properties' creation date: fixed, so two builds give the same bytes.
 BUILT_AT = datetime(2026, 11, 30, 0, 0, 0)
 _CALC_ENGINE_ID = 191029

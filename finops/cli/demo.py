@@ -28,6 +28,7 @@ from rich.table import Table
 from ..files import make_folder
 from ..money import Money
 from ..price_book import PriceBook
+from ..workbooks import workbooks
 from ._console import console, styled, write_json
 
 #: The mix step's instance type and the shape of its year of demand (instances per hour).
@@ -128,35 +129,27 @@ def _mix(out: Path, book: PriceBook, quiet: bool) -> Path:
 def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     """Steps 4 and 5: the plan of the seed workloads' fleets; that fleet's month of bills; the review of the
     plan against them; and the FinOps Foundation samples against the samples' plan (the format's proof)."""
-    from templates.builder import DEFAULT_TEMPLATE, build_template
-    from templates.demo_fleet_plan import (
-        FLEET_PLAN,
-        PLAN_LINES,
-        PRICING_MODELS,
-        planned_fleets,
-        served_tokens,
-    )
-
     from ..reconcile import HISTORY_FILE, SAMPLE_MONTH, headline, sample_bill_paths
     from ..reconcile.demo_bills import write_demo_bills
     from .plan import served_by
     from .reconcile import reconcile_to_workbook
 
-    plan = build_template(out / "llm-finops-plan.xlsx", prices=book, plan_lines=PLAN_LINES,
-                          pricing_models=PRICING_MODELS, plan=FLEET_PLAN)
+    xlsx = workbooks()
+    plan = xlsx.build_fleet_plan(out / "llm-finops-plan.xlsx", book)
+    fleets = xlsx.planned_fleets(plan)
     make_folder(out / "bills")
-    bills = write_demo_bills(out / "bills", planned_fleets(plan), book, SAMPLE_MONTH)
+    bills = write_demo_bills(out / "bills", fleets, book, SAMPLE_MONTH)
     metrics = sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz"))
-    usage = served_tokens(plan, SAMPLE_MONTH, out / "bills")
+    usage = xlsx.served_tokens(plan, SAMPLE_MONTH, out / "bills")
     rec, review = reconcile_to_workbook(plan, bills, SAMPLE_MONTH, out, usage=usage, run_at=datetime.now(UTC))
     samples = out / SAMPLES_FOLDER  # with the serving metrics, which describe the samples' plan lines
     make_folder(samples)
     proof, proof_review = reconcile_to_workbook(
-        DEFAULT_TEMPLATE, sample_bill_paths(), SAMPLE_MONTH, samples, run_at=datetime.now(UTC),
-        serving=served_by(SAMPLE_MONTH, SAMPLE_SERVING, DEFAULT_TEMPLATE, metrics, None, 300))
+        xlsx.SAMPLE_PLAN, sample_bill_paths(), SAMPLE_MONTH, samples, run_at=datetime.now(UTC),
+        serving=served_by(SAMPLE_MONTH, SAMPLE_SERVING, xlsx.SAMPLE_PLAN, metrics, None, 300))
     if not quiet:
         console.print(styled(("4. Planning workbook", "bold"), f" {plan}: the seed workloads' fleets on "
-                             f"{len(set(PLAN_LINES.values()))} plan lines, by formula"))
+                             f"{len({fleet.plan_line for fleet in fleets})} plan lines, by formula"))
         console.print(styled((f"5. Reconcile {SAMPLE_MONTH}", "bold"), " (the plan's own fleet, billed: "
                              f"{', '.join(b.name for b in bills)}): P&L actual {rec.actual} (cloud {rec.opex}, "
                              f"depreciation {rec.capex}) vs planned {rec.planned}; cash billed {rec.billed_cost}; "
@@ -170,12 +163,10 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
 def _loop(out: Path, quiet: bool) -> list[Path]:
     """Step 6: ``finops plan next`` on the bundled sample metrics and bills and the samples' plan (the template's),
     whose serving lines the metrics describe."""
-    from templates.builder import DEFAULT_TEMPLATE
-
     from ..reconcile import SAMPLE_MONTH, sample_bill_paths
     from . import app
 
-    args = ["plan", "next", "--plan", str(DEFAULT_TEMPLATE), "--history", str(out / SAMPLES_FOLDER), "--month",
+    args = ["plan", "next", "--plan", str(workbooks().SAMPLE_PLAN), "--history", str(out / SAMPLES_FOLDER), "--month",
             SAMPLE_MONTH, "--serving", str(SAMPLE_SERVING), "--growth", "1.1",
             "--out", str(out / "llm-finops-plan-next.xlsx")] + (["--quiet"] if quiet else [])
     args += [a for p in sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz")) for a in ("--metrics", str(p))]

@@ -18,6 +18,7 @@ from rich.table import Table
 from ..errors import InputError
 from ..files import make_folder
 from ..money import Money
+from ..workbooks import workbooks
 from ._console import console, err_console
 from ._options import SERVING_LINES
 
@@ -27,13 +28,11 @@ _DEFAULT_STEP_S = 300
 
 
 def _serving_lines(serving: Path | None, plan: Path):  # type: ignore[no-untyped-def]
-    from templates.plan_next_writer import read_serving_sheet
-
     from ..serving import read_serving_lines
 
     if serving is not None:
         return read_serving_lines(serving)
-    lines = read_serving_sheet(plan)
+    lines = workbooks().read_serving_sheet(plan)
     if not lines:
         raise InputError("no serving lines: the plan has no Serving sheet and no --serving was given",
                          hint="pass --serving lines.csv (columns in docs/loop.md), e.g. "
@@ -121,9 +120,6 @@ def plan_next(
                                                      ".json.gz are metrics, the rest bills"),
 ) -> None:
     """Write next month's plan: observed demand x growth, fleets re-sized, commitments re-optimized."""
-    from templates.plan_next_writer import write_next_plan
-    from templates.plan_reader import read_plan
-
     from ..serving import plan_next_month, sunk_commitments
     from ..sizing import CORRECTIONS_FILE, CorrectionTable
 
@@ -134,7 +130,7 @@ def plan_next(
     metrics = list(metrics or []) + [p for p in more or [] if is_metrics(p)]
     bills = list(bills or []) + [p for p in more or [] if not is_metrics(p)]
     _check_sources(metrics, prometheus)
-    plan_values = read_plan(plan)
+    plan_values = workbooks().read_plan(plan)
     costs, commitments, gpu_hours = {}, [], None
     if bills:
         from ..reconcile import reconcile_month
@@ -149,7 +145,7 @@ def plan_next(
     corrections_path = history / CORRECTIONS_FILE
     nxt = plan_next_month(observed, growth=growth, corrections=CorrectionTable.read(corrections_path),
                           commitments=commitments, horizon_months=horizon_months, costs=costs)
-    written = write_next_plan(plan, plan_values, nxt, month, out)
+    written = workbooks().write_next_plan(plan, plan_values, nxt, month, out)
     make_folder(history)
     nxt.corrections.write(corrections_path)
     if quiet:

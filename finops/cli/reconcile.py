@@ -37,6 +37,7 @@ from ..reconcile import (
     reconcile_month,
     usage_from_csv,
 )
+from ..workbooks import workbooks
 from ._console import console, err_console, print_json
 from ._options import SERVING_LINES, month_option
 
@@ -124,8 +125,7 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     its ChargePeriodStart). ``contract_commitments`` is a FOCUS Contract Commitment dataset (CSV) whose terms replace
     those read from the bills. Everything that can fail on bad input fails before anything is written.
     """
-    from templates.review_writer import review_name
-
+    review_name = workbooks().review_name
     _check_out(Path(out_dir))
     month = parse_month(month)
     contracts = None if contract_commitments is None else read_contract_commitments(contract_commitments)
@@ -172,10 +172,8 @@ def _import_openpyxl_without_numpy() -> None:
 
 
 def _read_plan(plan_path: Path, usage: Path | None) -> Plan:
-    from templates.plan_reader import read_plan
-
     _import_openpyxl_without_numpy()
-    plan = read_plan(plan_path)
+    plan = workbooks().read_plan(plan_path)
     return plan if usage is None else plan.with_usage(usage_from_csv(usage), str(usage))
 
 
@@ -189,14 +187,11 @@ def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_
                     run_at: datetime | None, serving: object = None) -> Path:
     """Write the review and keep the month in the history, as one unit (:func:`~finops.files.one_unit`),
     with the comments typed into the review it replaces (or kept in the history)."""
-    from templates.review.comments import actions_in_review, kept_comments
-    from templates.review_writer import review_name, write_review
-
+    xlsx = workbooks()
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-    comments = kept_comments(out_dir / review_name(rec.month), history.comments(rec.month))
-    actions = actions_in_review(out_dir / review_name(rec.month))
+    comments, actions = xlsx.typed_in_review(out_dir / xlsx.review_name(rec.month), history.comments(rec.month))
     with one_unit():  # the review and the history change together or not at all
-        path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
+        path = xlsx.write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
                             plan_name=plan_path.name, bill_names=bill_names, serving=serving, comments=comments,
                             actions=actions)
         history.record(rec, run_at, comments)
@@ -311,9 +306,7 @@ def reconcile(
     fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
     month_basis = parse_basis(basis, remote=engine.lower() != "duckdb")
     if in_place:
-        from templates.plan_actuals import check_in_place
-
-        check_in_place(plan)  # refuse before anything is written
+        workbooks().check_in_place(plan)  # refuse before anything is written
     where = {name: value for name, value in {"project": project, "database": database, "workgroup": workgroup,
                                              "output_location": output_location}.items() if value}
     if engine.lower() != "duckdb":
@@ -374,9 +367,7 @@ def _finish(rec: Reconciliation, path: Path, plan: Path, out: Path, run_at: date
             as_json: bool, quiet: bool, fail_on_variance: Decimal | None) -> None:
     """Optionally update the plan in place, print, and exit 1 when a line is over ``fail_on_variance``."""
     if in_place:
-        from templates.plan_actuals import write_in_place
-
-        backup = write_in_place(plan, rec, History(Path(out) / HISTORY_FILE).months(rec.currency), run_at)
+        backup = workbooks().write_in_place(plan, rec, History(Path(out) / HISTORY_FILE).months(rec.currency), run_at)
         if not quiet and not as_json:
             console.print(f"updated Actuals and Variance in {plan} (backup: {backup})")
     if as_json:

@@ -37,12 +37,12 @@ def build(
     """Write the planning workbook (sheets, tables, add-in formulas with their computed values)."""
     from finops.errors import InputError, Location
     from finops.price_book import PriceBook
-    from templates import build_template
+    from finops.workbooks import workbooks
 
     if out.exists() and not replace:   # a plan filled in by hand has the template's name: never written over
         raise InputError("a file is already there; the planning workbook is never written over one",
                          where=Location(file=str(out)),
                          hint="choose another --out, or pass --replace to rebuild it (what was typed into it is lost)")
 
-    path = build_template(out, prices=None if prices is None else PriceBook.read(prices))
+    path = workbooks().build_template(out, prices=None if prices is None else PriceBook.read(prices))
     console.print(f"wrote {path}; open it in Excel, or install the add-in to recalculate (docs/excel.md)")
