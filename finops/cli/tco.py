@@ -7,19 +7,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from decimal import Decimal
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING
 
 import typer
 
-from ..depreciation import month_index
 from ..errors import InputError
 from ..money import Money, quantize
-from ..price_book import PriceBook
 from ._console import amount, compact_table, console, print_json
-from ._options import in_range, month_option
+from ._options import option_groups
+from .tco_options import CloudOptions, FleetOptions, ModelSizing, OwnedOptions, TokenOptions, WhatIfOptions
 
 if TYPE_CHECKING:
     from ..sizing import Estimate
@@ -34,177 +31,59 @@ _TOKEN_HEADERS = {"per_million_tokens": "M tok pk", "per_million_tokens_average"
                   "per_million_input": "M in pk", "per_million_input_average": "M in avg",
                   "per_million_output": "M out pk", "per_million_output_average": "M out avg",
                   "per_replica_month": "replica-mo"}
-# The options in help panels by what they price: the fleet, owned hardware, cloud prices, tokens, levers.
-_FLEET, _OWNED, _CLOUD = "Fleet and output", "Owned hardware (default: the reference case)", "Cloud prices"
-_TOKENS, _WHAT_IF = "Cost per token", "What if (cost levers)"
 
 
 def register(app: typer.Typer) -> None:
     app.command("tco")(tco)
 
 
-def tco(gpus: int = typer.Option(8, help="GPUs running all the time", rich_help_panel=_FLEET),
-        months: int = typer.Option(36, help="horizon in months (730 hours each)", rich_help_panel=_FLEET),
-        start: str = typer.Option("2026-01", help="first month, YYYY-MM", rich_help_panel=_FLEET),
-        reference: str = typer.Option("h100-sxm-8gpu", help="owned reference case to start from "
-                                      "(finops/catalog/data/owned_reference.csv)", rich_help_panel=_OWNED),
-        currency: str | None = typer.Option(None, help="currency of the owned prices (default: the "
-                                            "reference case's); cloud prices must be in the same one", rich_help_panel=_OWNED),
-        node_price: str | None = typer.Option(None, "--node-price", help="all-in price of one node", rich_help_panel=_OWNED),
-        gpu_price: str | None = typer.Option(None, "--gpu-price",
-                                             help="all-in price per GPU (node price = this x GPUs per node)", rich_help_panel=_OWNED),
-        gpus_per_node: int | None = typer.Option(None, "--gpus-per-node", rich_help_panel=_OWNED),
-        node_power_kw: float | None = typer.Option(None, "--node-power-kw", help="maximum node power, kW", rich_help_panel=_OWNED),
-        avg_power_share: float | None = typer.Option(None, "--avg-power-share",
-                                                        help="average draw as a share of the maximum", rich_help_panel=_OWNED),
-        pue: float | None = typer.Option(None, help="facility power / IT power", rich_help_panel=_OWNED),
-        electricity: str | None = typer.Option(None, help="price per kWh", rich_help_panel=_OWNED),
-        colocation: str | None = typer.Option(None, help="colocation price per kW-month", rich_help_panel=_OWNED),
-        support: str | None = typer.Option(None, help="support and operations per node-month", rich_help_panel=_OWNED),
-        support_share: float | None = typer.Option(None, "--support-share",
-                                                      help="support as a share of the node price per year", rich_help_panel=_OWNED),
-        life_months: int | None = typer.Option(None, "--life-months", rich_help_panel=_OWNED),
-        residual_share: float | None = typer.Option(None, "--residual-share",
-                                                       help="resale value as a share of the price", rich_help_panel=_OWNED),
-        cost_of_capital: float | None = typer.Option(None, "--cost-of-capital",
-                                                        help="annual rate, e.g. 0.10; 0 = straight-line", rich_help_panel=_OWNED),
-        discount_rate: float | None = typer.Option(None, "--discount-rate", help="annual rate for the owned "
-                                                      "fleet's NPV of cash (default: --cost-of-capital)", rich_help_panel=_OWNED),
-        no_owned: bool = typer.Option(False, "--no-owned", help="compare cloud options only", rich_help_panel=_OWNED),
-        no_cloud: bool = typer.Option(False, "--no-cloud", help="cost the owned fleet only", rich_help_panel=_CLOUD),
-        provider: str | None = typer.Option(None, help="aws or gcp (default: every provider)", rich_help_panel=_CLOUD),
-        region: str | None = typer.Option(None, help="default: the cheapest on-demand region", rich_help_panel=_CLOUD),
-        instance_type: str | None = typer.Option(None, "--instance-type",
-                                                    help="default: the 8-GPU type of the reference GPU", rich_help_panel=_CLOUD),
-        price_book: Path | None = typer.Option(
-            None, "--price-book", help="a pulled price book (default: FINOPS_PRICE_BOOK or the bundled snapshot)", rich_help_panel=_CLOUD),
-        spot_lost_work: float = typer.Option(0.05, "--spot-lost-work",
-                                             help="share of spot work lost to interruptions and redone", rich_help_panel=_CLOUD),
-        spot_fallback: float = typer.Option(0.10, "--spot-fallback",
-                                            help="share of spot hours that fall back to on-demand", rich_help_panel=_CLOUD),
-        spot_max_share: float = typer.Option(0.30, "--spot-max-share", help="cap on the fleet's spot share", rich_help_panel=_CLOUD),
-        tokens_per_s: float | None = typer.Option(None, "--tokens-per-s",
-                                                     help="tokens per second served per GPU at the peak", rich_help_panel=_TOKENS),
-        peak_to_average: float | None = typer.Option(
-            None, "--peak-to-average", help="peak over average load: also price tokens at the average load, "
-                                            "the fleet still sized for the peak", rich_help_panel=_TOKENS),
-        model: str | None = typer.Option(None, help="price tokens from the sizing engine for this model", rich_help_panel=_TOKENS),
-        precision: str = typer.Option("fp8", help="weight precision for --model", rich_help_panel=_TOKENS),
-        tp: int = typer.Option(1, help="GPUs per replica (tensor parallel) for --model", rich_help_panel=_TOKENS),
-        isl: int = typer.Option(2000, help="input tokens per request for --model", rich_help_panel=_TOKENS),
-        osl: int = typer.Option(500, help="output tokens per request for --model", rich_help_panel=_TOKENS),
-        engine: str = typer.Option("vllm", help="serving engine for --model: vllm, sglang, trtllm", rich_help_panel=_TOKENS),
-        concurrency: int | None = typer.Option(None, help="running requests per replica (default: "
-                                                  "the most the KV cache holds)", rich_help_panel=_TOKENS),
-        cache_hit_rate: float = typer.Option(0.0, "--cache-hit-rate", help="prefix-cache hit rate for --model", rich_help_panel=_TOKENS),
-        what_if_utilization: str | None = typer.Option(
-            None, "--what-if-utilization", help="BEFORE:AFTER utilization, e.g. 0.4:0.8 (seed 000)", rich_help_panel=_WHAT_IF),
-        what_if_quantize: str | None = typer.Option(
-            None, "--what-if-quantize", help="PRECISION[:TP], priced with --model against --precision", rich_help_panel=_WHAT_IF),
-        what_if_cache: float | None = typer.Option(
-            None, "--what-if-cache", help="prefix-cache hit rate to reach, priced with --model", rich_help_panel=_WHAT_IF),
-        what_if_shift: str | None = typer.Option(
-            None, "--what-if-shift", help="PEAK:OFFPEAK:SHIFTABLE GPUs of batch work moved off-peak", rich_help_panel=_WHAT_IF),
-        schedule: bool = typer.Option(False, "--schedule", help="print the owned fleet month by month", rich_help_panel=_FLEET),
-        as_json: bool = typer.Option(False, "--json", help="print JSON instead of tables", rich_help_panel=_FLEET)) -> None:
+@option_groups
+def tco(fleet: FleetOptions, owned: OwnedOptions, cloud: CloudOptions, tokens: TokenOptions,
+        what_if: WhatIfOptions) -> None:
     """Owned CAPEX/OPEX against on-demand, reserved, savings plans/CUDs and spot: monthly, total,
     per GPU-hour and per million tokens."""
-    from ..tco import SpotPolicy, cloud_rows, compare_options, reference_case
+    from ..tco import compare_options, reference_case
 
-    start = month_option(start, "--start")
-    in_range(gpus, "--gpus", 1, 10_000_000)
-    in_range(months, "--months", 1, 1200, hint="a horizon of up to 100 years, e.g. --months 36")
-    if month_index(start) + months - 1 > month_index("9999-12"):
-        raise InputError(f"--start {start} with --months {months} ends after 9999-12",
-                         hint="start earlier or shorten the horizon")
-    case = reference_case(reference)
-    if no_owned and no_cloud:
+    start = fleet.first_month()
+    case = reference_case(owned.reference)
+    if owned.no_owned and cloud.no_cloud:
         raise InputError("--no-owned and --no-cloud leave nothing to compare")
-    node = None if no_owned else _owned_node(
-        case.node, currency=currency, node_price=node_price, gpu_price=gpu_price, gpus_per_node=gpus_per_node,
-        node_power_kw=node_power_kw, avg_power_share=avg_power_share, pue=pue, electricity=electricity,
-        colocation=colocation, support=support, support_share=support_share, life_months=life_months,
-        residual_share=residual_share, cost_of_capital=cost_of_capital)
-    rows = []
-    if not no_cloud:
-        book = PriceBook.read(price_book) if price_book else PriceBook.current()
-        per_node = node.gpus_per_node if node else case.node.gpus_per_node
-        rows = cloud_rows(book, gpu_model=case.gpu_model, provider=provider, region=region,
-                          instance_type=instance_type, gpus_per_instance=per_node, cited=case.cloud_price_row())
-        if not rows and (provider or region or instance_type):
-            raise InputError(f"no prices for {provider or 'any provider'} {instance_type or case.gpu_model} "
-                             f"in {region or 'any region'}",
-                             hint="see `finops prices show`, or pull prices with `finops prices pull`")
-    result = compare_options(gpus, months, node, rows, start=start, owned_name=f"owned {case.name}" if node == case.node else f"owned (from {case.name})",
-                             spot=SpotPolicy(spot_lost_work, spot_fallback, spot_max_share),
-                             discount_rate=discount_rate, currency=currency.strip().upper() if currency else None)
-    sizing = sized = None
-    if model is not None:
+    node = None if owned.no_owned else owned.node(case.node)
+    rows = cloud.rows(case, node.gpus_per_node if node else case.node.gpus_per_node)
+    result = compare_options(fleet.gpus, fleet.months, node, rows, start=start,
+                             owned_name=f"owned {case.name}" if node == case.node else f"owned (from {case.name})",
+                             spot=cloud.spot(), discount_rate=owned.discount_rate, currency=owned.currency_code())
+    sizing = tokens.sizing(case.gpu_model)
+    sized = None
+    if sizing is not None:
         from ..sizing import estimate
 
-        sizing = _Sizing(model, case.gpu_model, precision, tp, isl, osl, engine, concurrency or "max",
-                         cache_hit_rate)
         sized = estimate(sizing.model, sizing.gpu, precision=sizing.precision, tp=sizing.tp, isl=sizing.isl,
                          osl=sizing.osl, engine=sizing.engine, concurrency=sizing.concurrency,
                          cache_hit_rate=sizing.cache_hit_rate)
-    levers = _levers(result, sizing, utilization=what_if_utilization, quantize_to=what_if_quantize,
-                     cache=what_if_cache, shift=what_if_shift)
-    token_rows = [_token_costs(o, tokens_per_s, sized, peak_to_average) for o in result.options]
-    if as_json:
-        payload = result.to_dict()
-        for entry, tokens in zip(payload["options"], token_rows):  # type: ignore[arg-type]
-            entry.update(tokens)
-        if sized is not None:
-            payload["sizing"] = sized.to_dict()
-        if levers:
-            payload["what_if"] = {"option": result.cheapest.name,
-                                  "levers": [_lever_dict(effect) for effect in levers]}
-        print_json(payload)
+    levers = _levers(result, sizing, what_if)
+    token_rows = [_token_costs(o, tokens.tokens_per_s, sized, tokens.peak_to_average) for o in result.options]
+    if fleet.as_json:
+        print_json(_payload(result, token_rows, sized, levers))
         return
-    _print_options(result, token_rows, start, peak_to_average)
+    _print_options(result, token_rows, start, tokens.peak_to_average)
     if node is not None and result.owned is not None:
-        _print_owned(node, result, schedule)
+        _print_owned(node, result, fleet.schedule)
     if levers:
         _print_levers(result, levers)
 
 
-def _owned_node(base: OwnedNode, *, currency: str | None, node_price: str | None, gpu_price: str | None,
-                gpus_per_node: int | None, node_power_kw: float | None, avg_power_share: float | None,
-                pue: float | None, electricity: str | None, colocation: str | None, support: str | None,
-                support_share: float | None, life_months: int | None, residual_share: float | None,
-                cost_of_capital: float | None) -> OwnedNode:
-    """The reference node with the command line's overrides; another currency needs every money figure."""
-    code = (currency or base.currency).strip().upper()
-    if node_price is not None and gpu_price is not None:
-        raise InputError("give --node-price or --gpu-price, not both")
-    if code != base.currency:
-        missing = [name for name, value in (("--node-price or --gpu-price", node_price or gpu_price),
-                                            ("--electricity", electricity), ("--colocation", colocation))
-                   if value is None]
-        if missing:
-            raise InputError(f"--currency {code} needs {', '.join(missing)} in {code}",
-                             hint=f"the reference case is in {base.currency}; give every owned price in {code}")
-
-    def cash(text: str | None, option: str) -> Money | None:
-        if text is None:
-            return None
-        try:
-            return Money.of(text, code)
-        except InputError as exc:
-            raise InputError(f"{option}: {exc.message}", hint=f"an amount in {code}, e.g. 0.12") from None
-
-    per_node = gpus_per_node or base.gpus_per_node
-    price = cash(node_price, "--node-price") or (cash(gpu_price, "--gpu-price") * per_node if gpu_price else None)
-    fixed_support = cash(support, "--support")
-    if fixed_support is None and code != base.currency:
-        fixed_support = Money.zero(code)
-    overrides = {"node_price": price, "gpus_per_node": gpus_per_node,
-                 "node_power_kw": node_power_kw, "avg_power_share": avg_power_share, "pue": pue,
-                 "electricity_per_kwh": cash(electricity, "--electricity"),
-                 "colocation_per_kw_month": cash(colocation, "--colocation"),
-                 "support_per_node_month": fixed_support, "support_share_per_year": support_share,
-                 "life_months": life_months, "residual_share": residual_share, "cost_of_capital": cost_of_capital}
-    return dataclasses.replace(base, **{k: v for k, v in overrides.items() if v is not None})
+def _payload(result: Comparison, token_rows: list[dict[str, Decimal]], sized: Estimate | None,
+             levers: list[LeverEffect]) -> dict[str, object]:
+    """``--json``: the comparison, each option with its token costs, the sizing estimate and the levers."""
+    payload = result.to_dict()
+    for entry, tokens in zip(payload["options"], token_rows):  # type: ignore[arg-type]
+        entry.update(tokens)
+    if sized is not None:
+        payload["sizing"] = sized.to_dict()
+    if levers:
+        payload["what_if"] = {"option": result.cheapest.name, "levers": [_lever_dict(effect) for effect in levers]}
+    return payload
 
 
 def _token_costs(option: OptionCost, tokens_per_s: float | None, sized: Estimate | None,
@@ -241,27 +120,13 @@ def _pair(text: str | None, option: str, parts: int) -> list[str] | None:
     return values
 
 
-class _Sizing(NamedTuple):
-    """The sizing-engine settings of ``--model`` and its companions."""
-
-    model: str
-    gpu: str
-    precision: str
-    tp: int
-    isl: int
-    osl: int
-    engine: str
-    concurrency: int | Literal["max"]
-    cache_hit_rate: float
-
-
-def _levers(result: Comparison, sizing: _Sizing | None, *, utilization: str | None, quantize_to: str | None,
-            cache: float | None, shift: str | None) -> list[LeverEffect]:
+def _levers(result: Comparison, sizing: ModelSizing | None, what_if: WhatIfOptions) -> list[LeverEffect]:
     """The what-if levers asked for, priced on the cheapest option."""
     from ..tco import load_shaping, prefix_cache_from_sizing, quantization_from_sizing
     from ..tco import utilization as utilization_lever
 
-    base = result.cheapest
+    base, utilization, quantize_to, cache, shift = (result.cheapest, what_if.utilization, what_if.quantize,
+                                                    what_if.cache, what_if.shift)
     effects: list[LeverEffect] = []
     if (quantize_to or cache is not None) and sizing is None:
         raise InputError("--what-if-quantize and --what-if-cache need --model", hint="e.g. --model llama-3.1-70b")
