@@ -14,7 +14,7 @@ from ._console import console, print_json, styled
 from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 
 if TYPE_CHECKING:
-    from ..sizing import ApiOption, Calibration, ThroughputCorrection, Workload
+    from ..sizing import ApiOption, Calibration, Estimate, SearchResult, ThroughputCorrection, Workload
 
 # The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
 # for the commands that need none (finops reconcile).
@@ -147,10 +147,9 @@ def estimate_command(
 
     With --arrival-rate, also the replica under that Poisson load ("under_load"): queueing delay,
     TTFT P50/P99, ITL P99 and, with --ttft-target-ms, the share of requests within the target."""
-    from ..sizing import ENGINE_EFFICIENCY, NO_EFFICIENCY, check_engine_version, estimate, serve
+    from ..sizing import check_engine_version, estimate, serve
 
     check_engine_version(engine.strip().lower(), engine_version)
-
     result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
                       osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
                       cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
@@ -167,10 +166,18 @@ def estimate_command(
                                       calibration=_calibration(calibration)).to_dict()
     if as_json:
         print_json(payload)
-        return
+    else:
+        _print_estimate(result, payload, kv_precision)
+
+
+def _print_estimate(result: Estimate, payload: dict[str, object], kv_precision: str | None) -> None:
+    """The estimate as a table of its quantities, then what they rest on: the KV cache and batch limits, the
+    band a load test would likely measure, and whether the calibration or the efficiencies reach this case."""
+    from ..sizing import ENGINE_EFFICIENCY, NO_EFFICIENCY
+
     table = Table("quantity", "value", title=f"{result.model} on {result.tp}x {result.gpu}, {result.precision}, "
                                              f"{result.engine}", show_header=False)
-    loaded = payload.pop("under_load", {})
+    loaded: dict[str, object] = payload.pop("under_load", {})  # type: ignore[assignment]
     rows = list(payload.items()) + [(f"under_load.{k}", v) for k, v in loaded.items()]
     for key, value in rows:
         table.add_row(key, _cell(value))
@@ -239,22 +246,11 @@ def size_command(
 
     Only combinations the engine runs are searched; the 'calibrated' column says whether the
     latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
-    from ..mix import peak_to_average as profile_peak_to_average
-    from ..mix import read_demand
-    from ..sizing import DEFAULT_CONFIDENCE, check_engine_version, corrected_search, presets, workload_from
+    from ..sizing import DEFAULT_CONFIDENCE, check_engine_version, corrected_search
 
     check_engine_version(engine.strip().lower(), engine_version)
     confidence = DEFAULT_CONFIDENCE if confidence is None else confidence
-    if (preset is None) == (workload is None):
-        raise InputError("give exactly one of --preset NAME or --workload FILE",
-                         hint=f"presets: {', '.join(presets())}")
-    chosen = workload_from(preset=preset, workload=workload)
-    if demand_profile is not None:
-        if peak_to_average is not None:
-            raise InputError("give --peak-to-average or --demand-profile, not both")
-        peak_to_average = profile_peak_to_average(read_demand(demand_profile).units, str(demand_profile))
-    if peak_to_average is not None:
-        chosen = chosen.with_changes(peak_to_average=peak_to_average)
+    chosen = _workload(preset, workload, peak_to_average, demand_profile)
     correction = _correction(corrections, chosen, _split(gpus), engine)
     result = corrected_search(chosen, correction, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
                               pricing_model=pricing_model, top=_positive("top", top),
@@ -271,6 +267,34 @@ def size_command(
         console.print(styled(("no feasible configuration", "bold"),
                              f" for {result.workload}: {result.infeasible_reason}"))
         return
+    _print_ranking(result, chosen, confidence)
+    _print_managed(result.managed, chosen)
+    if result.unpriced:
+        console.print(f"feasible but with no {result.pricing_model} price in the price book: "
+                      f"{', '.join(result.unpriced)}")
+
+
+def _workload(preset: str | None, workload: Path | None, peak_to_average: float | None,
+              demand_profile: Path | None) -> Workload:
+    """The workload ``--preset`` or ``--workload`` names, its peak over average load from ``--peak-to-average``
+    or the ``--demand-profile``'s peak hour over its average one."""
+    from ..mix import peak_to_average as profile_peak_to_average
+    from ..mix import read_demand
+    from ..sizing import presets, workload_from
+
+    if (preset is None) == (workload is None):
+        raise InputError("give exactly one of --preset NAME or --workload FILE",
+                         hint=f"presets: {', '.join(presets())}")
+    chosen = workload_from(preset=preset, workload=workload)
+    if demand_profile is not None:
+        if peak_to_average is not None:
+            raise InputError("give --peak-to-average or --demand-profile, not both")
+        peak_to_average = profile_peak_to_average(read_demand(demand_profile).units, str(demand_profile))
+    return chosen if peak_to_average is None else chosen.with_changes(peak_to_average=peak_to_average)
+
+
+def _print_ranking(result: SearchResult, chosen: Workload, confidence: float) -> None:
+    """The ranked options, each with its fleet band, instances, cost and latencies, and the legend."""
     pct = chosen.slo_percentile.upper()
     currencies = {o.monthly_cost.currency for o in result.options}
     unit = next(iter(currencies)) if len(currencies) == 1 else "cost"   # else each cell names its currency
@@ -307,10 +331,6 @@ def size_command(
                   "for on whole instances; /M out: cost per million output tokens at the peak load running "
                   f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "
                   "still sized and paid for the peak (avg)")
-    _print_managed(result.managed, chosen)
-    if result.unpriced:
-        console.print(f"feasible but with no {result.pricing_model} price in the price book: "
-                      f"{', '.join(result.unpriced)}")
 
 
 def _print_managed(managed: list[ApiOption], workload: Workload) -> None:
