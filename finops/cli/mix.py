@@ -20,7 +20,9 @@ from ._console import amount, compact_table, console, print_json, shared_currenc
 from ._options import in_range
 
 if TYPE_CHECKING:
-    from ..mix import Campaign, MixResult
+    import numpy as np
+
+    from ..mix import Campaign, MixOption, MixResult, Recommendation
 
 # The mix model (numpy) loads inside each command, so registering them is cheap for the commands that
 # need none (finops reconcile).
@@ -65,41 +67,12 @@ def optimize(ctx: typer.Context, demand: Path | None = _DEMAND, options: Path | 
                                           help="also cost the AWS/GCP recommenders' rules and a -30 %/+50 % "
                                                "stress test")) -> None:
     """Units per option, cost per month and year, utilization, coverage and savings against on-demand."""
-    from ..mix import (
-        compare_recommenders,
-        in_instances,
-        load_shaping,
-        optimize_mix,
-        options_from_prices,
-        read_demand,
-        read_demand_csv,
-        read_options_csv,
-        recommenders_for,
-        resolve_unit,
-        stress_test,
-    )
-    from ..price_book import PriceBook
+    from ..mix import compare_recommenders, load_shaping, optimize_mix, recommenders_for, stress_test
 
     if ctx.invoked_subcommand is not None:
         return
-    if options is None and provider and instance_type and region and demand is not None:
-        stated = read_demand(demand)
-        unit = resolve_unit(stated.unit, demand_unit, str(demand), stated.column)
-        if unit is None:
-            raise InputError(f"--demand-unit is needed with --provider: {demand.name}'s column "
-                             f"{stated.column!r} does not say whether it counts accelerators or instances",
-                             hint="name the column accelerators (or gpus, chips) or instances, or give "
-                                  "--demand-unit accelerators / --demand-unit instances")
-        book = PriceBook.current()
-        per_instance = next((r.gpu_count for r in book.filter(provider=provider, instance_type=instance_type,
-                                                               region=region)), 1)
-        profile = in_instances(stated.units, unit, accelerators_per_instance=per_instance)
-        choices = options_from_prices(book, provider, instance_type, region,
-                                      horizon_hours=len(profile), spot_share=spot_share)
-        demand_path = demand
-    else:
-        demand_path, options_path = _required(demand, options)
-        profile, choices = read_demand_csv(demand_path), read_options_csv(options_path)
+    profile, choices, demand_path = _demand_and_options(demand, options, provider, instance_type, region,
+                                                        spot_share, demand_unit)
     result = optimize_mix(profile, choices)
     rows = compare_recommenders(profile, choices, recommenders_for(provider)) if compare else []   # its own rules
     stress = stress_test(profile, choices, result.units) if compare else {}
@@ -115,20 +88,57 @@ def optimize(ctx: typer.Context, demand: Path | None = _DEMAND, options: Path | 
         return
     _print_mix(result, f"mix for {demand_path.name} ({len(profile):,} hours)")
     if compare:
-        unit = shared_currency(r.result.total_cost for r in rows)
-        table = compact_table(f"cloud recommenders, whole horizon{_in(unit)}",
-                              ["rule", "units", "total cost", "extra vs\nours"], text=("units",))
-        for row in rows:
-            table.add_row(row.name, _units(row.units), amount(row.result.total_cost, unit),
-                          amount(row.extra_cost, unit))
-        console.print(table)
-        for factor, r in stress.items():
-            console.print(f"demand x {factor:g}: this mix costs {r.total_cost.rounded()} "
-                          f"(all on-demand {r.on_demand_only_cost.rounded()})")
+        _print_recommenders(rows, stress)
     if shaping:
         console.print(f"shifting {shaping.batch_share:.0%} of each day's work off-peak: units "
                       f"{_units(shaping.after.units)}, cost {shaping.after.total_cost.rounded()}, "
                       f"saves {shaping.saved.rounded()}")
+
+
+def _demand_and_options(demand: Path | None, options: Path | None, provider: str | None, instance_type: str | None,
+                        region: str | None, spot_share: float, demand_unit: str | None
+                        ) -> tuple[np.ndarray, list[MixOption], Path]:
+    """(hourly demand, options, the demand's file): from ``--demand`` and ``--options``, or with ``--provider``,
+    ``--instance-type`` and ``--region`` the price book's options, the demand converted to whole instances."""
+    from ..mix import (
+        in_instances,
+        options_from_prices,
+        read_demand,
+        read_demand_csv,
+        read_options_csv,
+        resolve_unit,
+    )
+    from ..price_book import PriceBook
+
+    if options is None and provider and instance_type and region and demand is not None:
+        stated = read_demand(demand)
+        unit = resolve_unit(stated.unit, demand_unit, str(demand), stated.column)
+        if unit is None:
+            raise InputError(f"--demand-unit is needed with --provider: {demand.name}'s column "
+                             f"{stated.column!r} does not say whether it counts accelerators or instances",
+                             hint="name the column accelerators (or gpus, chips) or instances, or give "
+                                  "--demand-unit accelerators / --demand-unit instances")
+        book = PriceBook.current()
+        per_instance = next((r.gpu_count for r in book.filter(provider=provider, instance_type=instance_type,
+                                                               region=region)), 1)
+        profile = in_instances(stated.units, unit, accelerators_per_instance=per_instance)
+        return profile, options_from_prices(book, provider, instance_type, region, horizon_hours=len(profile),
+                                            spot_share=spot_share), demand
+    demand_path, options_path = _required(demand, options)
+    return read_demand_csv(demand_path), read_options_csv(options_path), demand_path
+
+
+def _print_recommenders(rows: list[Recommendation], stress: dict[float, MixResult]) -> None:
+    """The cloud recommenders' rules beside this mix, and this mix under the stress test's demand."""
+    unit = shared_currency(r.result.total_cost for r in rows)
+    table = compact_table(f"cloud recommenders, whole horizon{_in(unit)}",
+                          ["rule", "units", "total cost", "extra vs\nours"], text=("units",))
+    for row in rows:
+        table.add_row(row.name, _units(row.units), amount(row.result.total_cost, unit), amount(row.extra_cost, unit))
+    console.print(table)
+    for factor, r in stress.items():
+        console.print(f"demand x {factor:g}: this mix costs {r.total_cost.rounded()} "
+                      f"(all on-demand {r.on_demand_only_cost.rounded()})")
 
 
 def generate(out: Path = typer.Option(..., "--out", help="demand CSV to write"),
