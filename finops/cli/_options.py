@@ -40,8 +40,9 @@ ENGINE_HELP = "trtllm | vllm | sglang"
 ENGINE_VERSION_HELP = ("the engine version you run, e.g. 0.12: one no bundled measurement came from is an "
                        "error that lists the covered ones (finops.sizing.engine_versions)")
 
-#: ``--serving`` of the commands that read serving metrics (``finops reconcile``, ``finops plan next``).
-SERVING_LINES = typer.Option(None, "--serving", help="serving lines CSV (default: the plan's Serving sheet)")
+#: ``--serving`` of the commands that read serving metrics (``finops reconcile``, ``finops plan next``), as
+#: ``serving: Annotated[Path | None, SERVING_LINES] = None``.
+SERVING_LINES = typer.Option("--serving", help="serving lines CSV (default: the plan's Serving sheet)")
 
 N = TypeVar("N", int, float)
 R = TypeVar("R")

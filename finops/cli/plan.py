@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -21,6 +22,9 @@ from ..money import Money
 from ..workbooks import workbooks
 from ._console import console, err_console
 from ._options import SERVING_LINES
+
+if TYPE_CHECKING:
+    from ..serving import NextPlan
 
 __all__ = ["is_metrics", "observed_month", "register", "served_by"]
 
@@ -100,7 +104,7 @@ def plan_next(
     plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
     history: Path = typer.Option(..., "--history", help="folder of the loop's history (throughput corrections)"),
     month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month production served"),
-    serving: Path | None = SERVING_LINES,
+    serving: Annotated[Path | None, SERVING_LINES] = None,
     metrics: list[Path] | None = typer.Option(None, "--metrics", metavar="FILE...",
                                                  help="saved /api/v1/query_range answers; repeat"),
     prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
@@ -148,8 +152,13 @@ def plan_next(
     written = workbooks().write_next_plan(plan, plan_values, nxt, month, out)
     make_folder(history)
     nxt.corrections.write(corrections_path)
-    if quiet:
-        return
+    if not quiet:
+        _print_next(nxt, month, growth)
+        console.print(f"wrote {written} and {corrections_path}")
+
+
+def _print_next(nxt: NextPlan, month: str, growth: float) -> None:
+    """Each plan line's fleet now and next, the commitments sunk and to buy, its budget and correction."""
     table = Table("plan line", "GPUs now", "GPUs next", "sunk", "new commitments", "per month", "correction",
                   title=f"{nxt.month}: next plan from {month} (growth {growth:g})")
     for n in nxt.lines:
@@ -158,4 +167,3 @@ def plan_next(
                       "" if n.budget is None else str(n.budget.rounded()),
                       f"{n.factor:.3f} +-{n.band:.0%}")
     console.print(table)
-    console.print(f"wrote {written} and {corrections_path}")

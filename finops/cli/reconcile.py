@@ -25,10 +25,8 @@ from rich.table import Table
 from ..depreciation import parse_month
 from ..errors import InputError, Location, UnknownNameError, redacted
 from ..files import inputs_kept, locked, one_unit, recover
-from ..money import to_decimal
 from ..reconcile import (
     HISTORY_FILE,
-    MONTH_BASES,
     History,
     MonthBasis,
     Plan,
@@ -39,73 +37,22 @@ from ..reconcile import (
 )
 from ..workbooks import workbooks
 from ._console import console, err_console, print_json
-from ._options import SERVING_LINES, month_option
+from ._options import option_groups
+from .reconcile_options import (
+    EngineOptions,
+    JudgingOptions,
+    MonthOptions,
+    OutputOptions,
+    ServingOptions,
+    parse_basis,
+)
 
 #: The lock file of an output folder, held while a run reads and writes its history and review.
 LOCK_FILE = ".reconcile-history.lock"
-#: Rates must be below this (no currency is worth a billion of another; larger is a typing error).
-MAX_RATE = Decimal(10) ** 9
-#: Percentages (``--threshold``, ``--fail-on-variance``) stay at or below this (a million per cent).
-MAX_PERCENT = Decimal(10) ** 6
 #: How long a run waits for another run of the same folder before giving up, in seconds.
 LOCK_WAIT_S = 600.0
 
-__all__ = ["LOCK_FILE", "LOCK_WAIT_S", "parse_percent", "parse_rates", "reconcile_to_workbook", "register"]
-
-
-def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
-    """``["EUR=1.08"]`` -> ``{"EUR": Decimal("1.08")}`` (1 unit of the code = rate units of the plan currency).
-
-    >>> parse_rates(["eur=1.08", "GBP = 1.27"])
-    {'EUR': Decimal('1.08'), 'GBP': Decimal('1.27')}
-    """
-    rates: dict[str, Decimal] = {}
-    for value in values or []:
-        code, sep, rate = value.partition("=")
-        amount = _number(rate) if sep else None
-        if len(code.strip()) != 3 or amount is None or not 0 < amount < MAX_RATE:
-            raise InputError(f"cannot read --rate {value!r}",
-                             hint=f"write it as CODE=RATE, a rate above 0 and below {MAX_RATE:,}, e.g. --rate EUR=1.08")
-        rates[code.strip().upper()] = amount
-    return rates
-
-
-def parse_percent(value: str | None, option: str) -> Decimal | None:
-    """A percentage option (``--threshold``, ``--fail-on-variance``) as an exact, non-negative Decimal.
-
-    >>> parse_percent("12.5", "--threshold"), parse_percent(None, "--fail-on-variance")
-    (Decimal('12.5'), None)
-    """
-    if value is None:
-        return None
-    pct = _number(value)
-    if pct is None or not 0 <= pct <= MAX_PERCENT:
-        raise InputError(f"{option} must be a percentage from 0 to {MAX_PERCENT:,}, got {value!r}",
-                         hint=f"for example {option} 10 (10 %)")
-    return pct
-
-
-def parse_basis(value: str, *, remote: bool = False) -> MonthBasis:
-    """``--basis``: ``invoice`` or ``usage`` (any case); the remote engines aggregate by invoice month only.
-
-    >>> parse_basis("Usage")
-    'usage'
-    """
-    basis = value.strip().lower()
-    if basis not in MONTH_BASES:
-        raise InputError(f"--basis must be invoice or usage, got {value!r}",
-                         hint="invoice: the month's invoices (default); usage: charges by their usage month")
-    if remote and basis != "invoice":
-        raise InputError("--basis usage is for local bills", hint="drop --basis, or reconcile local FOCUS files")
-    return basis  # type: ignore[return-value]
-
-
-def _number(text: str) -> Decimal | None:
-    """``text`` as a Decimal, or ``None`` when it is not a number."""
-    try:
-        return to_decimal(text)
-    except InputError:
-        return None
+__all__ = ["LOCK_FILE", "LOCK_WAIT_S", "reconcile_to_workbook", "register"]
 
 
 def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, out_dir: Path, *,
@@ -243,111 +190,64 @@ def register(app: typer.Typer) -> None:
     app.command("reconcile")(reconcile)
 
 
-def reconcile(
-    plan: Path = typer.Option(..., "--plan", help="the planning workbook (.xlsx); never modified"),
-    month: str = typer.Option(..., "--month", metavar="YYYY-MM", help="the month to reconcile"),
-    basis: str = typer.Option("invoice", "--basis", metavar="invoice|usage",
-                              help="a charge's month: its invoice's (BillingPeriodStart, ties to the invoices) "
-                                   "or its usage's (ChargePeriodStart, usage-month accrual)"),
-    bills: list[Path] | None = typer.Option(None, "--bills", metavar="FILE...", help="FOCUS files (.parquet, .csv, .csv.gz); repeat"),
-    out: Path = typer.Option(Path("."), "--out", help="folder for the review workbook and the history"),
-    sources: list[str] | None = typer.Option(None, "--from", metavar="PROVIDER:URI...",
-                                                help="pull bills with a connector: aws:s3://... or gcp:bq://..."),
-    engine: str = typer.Option("duckdb", "--engine",
-                               help="duckdb (local files), or bigquery/athena to aggregate where the bills live"),
-    table: str | None = typer.Option(None, "--table",
-                                        help="with --engine bigquery|athena: the FOCUS table (project.dataset.table)"),
-    table_lacks: list[str] | None = typer.Option(None, "--table-lacks", metavar="COLUMN",
-                                                    help="FOCUS columns the remote table does not have; repeat"),
-    project: str | None = typer.Option(None, "--project",
-                                          help="--engine bigquery: the project the query job runs in "
-                                               "(default: GOOGLE_CLOUD_PROJECT / the credentials')"),
-    database: str | None = typer.Option(None, "--database",
-                                           help="--engine athena: database of an unqualified --table "
-                                                "(or FINOPS_ATHENA_DATABASE)"),
-    workgroup: str | None = typer.Option(
-        None, "--workgroup", help="--engine athena: the workgroup (or FINOPS_ATHENA_WORKGROUP; default primary)"),
-    output_location: str | None = typer.Option(None, "--output-location",
-                                                  help="--engine athena: s3:// folder for query results, unless "
-                                                       "the workgroup sets one (or FINOPS_ATHENA_OUTPUT_LOCATION)"),
-    rate: list[str] | None = typer.Option(None, "--rate", metavar="CODE=RATE", help="CODE=RATE into the plan currency; repeat"),
-    usage: Path | None = typer.Option(None, "--usage",
-                                         help="CSV of token counts: Month, PlanLine, ActualMTokens"),
-    threshold: str = typer.Option("10", "--threshold", metavar="PCT",
-                                  help="flag lines more than PCT % over or under plan"),
-    fail_on_variance: str | None = typer.Option(None, "--fail-on-variance", metavar="PCT",
-                                                   help="exit 1 when a line is more than PCT % over plan"),
-    unmapped_csv: Path | None = typer.Option(None, "--unmapped-csv", metavar="FILE",
-                                                help="write every unmapped charge group to this CSV "
-                                                     "(the review lists the 200 largest)"),
-    as_json: bool = typer.Option(False, "--json", help="print the totals as JSON"),
-    quiet: bool = typer.Option(False, "--quiet", help="no progress bar, no summary (for cron)"),
-    in_place: bool = typer.Option(False, "--in-place",
-                                  help="also write Actuals and Variance sheets into the plan (backup kept)"),
-    metrics: list[Path] | None = typer.Option(None, "--metrics", metavar="FILE",
-                                                 help="saved Prometheus query_range answers: adds the Serving sheet"),
-    prometheus: str | None = typer.Option(None, "--prometheus", metavar="URL",
-                                             help="a live Prometheus instead of --metrics"),
-    serving: Path | None = SERVING_LINES,
-    contract_commitments: Path | None = typer.Option(
-        None, "--contract-commitments", metavar="FILE",
-        help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from it"),
-    load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
-                                                help="with --metrics/--prometheus: a load-test result of a "
-                                                     "serving line (as `finops calibrate` reads); repeat"),
-    more: list[str] | None = typer.Argument(None, hidden=True, metavar="FILE|PROVIDER:URI",
-                                               help="further bill files or sources, as in --bills a.csv b.csv "
-                                                    "or --from aws:s3://... gcp:bq://..."),
-) -> None:
+@option_groups
+def reconcile(inputs: MonthOptions, engine: EngineOptions, judging: JudgingOptions, output: OutputOptions,
+              served: ServingOptions,
+              more: list[str] | None = typer.Argument(None, hidden=True, metavar="FILE|PROVIDER:URI",
+                                                      help="further bill files or sources, as in --bills a.csv "
+                                                           "b.csv or --from aws:s3://... gcp:bq://...")) -> None:
     """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
     run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-    month = month_option(month, "--month")
-    threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
-    fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
-    month_basis = parse_basis(basis, remote=engine.lower() != "duckdb")
-    if in_place:
-        workbooks().check_in_place(plan)  # refuse before anything is written
-    where = {name: value for name, value in {"project": project, "database": database, "workgroup": workgroup,
-                                             "output_location": output_location}.items() if value}
-    if engine.lower() != "duckdb":
-        if bills or sources or more:
-            raise InputError(f"--engine {engine} reads --table, not bill files or --from sources",
+    month = inputs.checked_month()
+    threshold_pct, fail_pct = judging.threshold_pct(), judging.fail_pct()
+    basis = parse_basis(inputs.basis, remote=engine.remote)
+    if output.in_place:
+        workbooks().check_in_place(inputs.plan)  # refuse before anything is written
+    where = engine.where()
+    if engine.remote:
+        if inputs.bills or inputs.sources or more:
+            raise InputError(f"--engine {engine.engine} reads --table, not bill files or --from sources",
                              hint="drop --bills/--from, or drop --engine to reconcile local bills in DuckDB")
-        if unmapped_csv is not None:
-            raise InputError(f"--unmapped-csv is for local bills, not --engine {engine}",
+        if judging.unmapped_csv is not None:
+            raise InputError(f"--unmapped-csv is for local bills, not --engine {engine.engine}",
                              hint="the review lists the 200 largest unmapped charge groups")
-        rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
-                                      rates=parse_rates(rate), threshold_pct=threshold_pct,
-                                      run_at=run_at, where=where)
-        _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
-                fail_on_variance=fail_pct)
-        return
-    if where:
-        raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
-                         hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
+        rec, path = _reconcile_remote(engine.engine, engine.table, engine.table_lacks or [], inputs.plan,
+                                      judging.usage, month, inputs.out, rates=judging.rates(),
+                                      threshold_pct=threshold_pct, run_at=run_at, where=where)
+    else:
+        rec, path = _reconcile_local(inputs, judging, output, served, more or [], month=month, basis=basis,
+                                     threshold_pct=threshold_pct, run_at=run_at)
+    _finish(rec, path, inputs.plan, inputs.out, run_at, in_place=output.in_place, as_json=output.as_json,
+            quiet=output.quiet, fail_on_variance=fail_pct)
+
+
+def _reconcile_local(inputs: MonthOptions, judging: JudgingOptions, output: OutputOptions, served: ServingOptions,
+                     more: list[str], *, month: str, basis: MonthBasis, threshold_pct: Decimal,
+                     run_at: datetime) -> tuple[Reconciliation, Path]:
+    """Local bills aggregated here, in DuckDB: the files given, and the sources pulled into a temporary folder;
+    a bare argument is a metrics file (.json, .json.gz), a ``provider:uri`` source, or a bill file."""
     from .plan import is_metrics
 
-    metrics = list(metrics or []) + [Path(v) for v in more or [] if is_metrics(Path(v))]
-    more = [v for v in more or [] if not is_metrics(Path(v))]
-    more_sources = [value for value in more or [] if _is_source(value)]
-    bills = list(bills or []) + [Path(value) for value in more or [] if value not in more_sources]
-    sources = list(sources or []) + more_sources
+    metrics = list(served.metrics or []) + [Path(v) for v in more if is_metrics(Path(v))]
+    more = [v for v in more if not is_metrics(Path(v))]
+    more_sources = [value for value in more if _is_source(value)]
+    bills = list(inputs.bills or []) + [Path(value) for value in more if value not in more_sources]
+    sources = list(inputs.sources or []) + more_sources
     if not bills and not sources:
         raise InputError("no bills given", hint="pass --bills FILE ... or --from aws:s3://... gcp:bq://...")
     with tempfile.TemporaryDirectory(prefix="finops-bills-") as pulled:
-        paths = bills + _pull(sources or [], month, Path(pulled))
-        show = not quiet and not as_json and err_console.is_terminal
+        paths = bills + _pull(sources, month, Path(pulled))
+        show = not output.quiet and not output.as_json and err_console.is_terminal
         with Progress(TextColumn("reading bills"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
                       TimeElapsedColumn(), console=err_console, transient=True, disable=not show) as bar:
             task = bar.add_task("scan", total=100)
-            rec, path = reconcile_to_workbook(
-                plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
-                usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
+            return reconcile_to_workbook(
+                inputs.plan, paths, month, inputs.out, rates=judging.rates(), threshold_pct=threshold_pct,
+                usage=judging.usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
                 bill_names=[p.name for p in bills] + [redacted(s) for s in sources],  # not its temporary file
-                basis=month_basis, unmapped_csv=unmapped_csv, contract_commitments=contract_commitments,
-                serving=_serving_figures(month, serving, plan, metrics, prometheus, load_test or []))
-    _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
-            fail_on_variance=fail_pct)
+                basis=basis, unmapped_csv=judging.unmapped_csv, contract_commitments=served.contract_commitments,
+                serving=_serving_figures(month, served.serving, inputs.plan, metrics, served.prometheus,
+                                         served.load_test or []))
 
 
 def _serving_figures(month: str, serving: Path | None, plan: Path, metrics: list[Path] | None,
