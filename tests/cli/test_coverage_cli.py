@@ -1,4 +1,4 @@
-"""Issue 11's "bad input" line through the CLI: what the tables do not cover is exit 2 with a message that
+"""Bad input through the CLI: what the tables do not cover is exit 2 with a message that
 says what is covered; a configuration outside the measured tables is answered by the roofline, marked
 ``calibrated: false``, never an error.
 

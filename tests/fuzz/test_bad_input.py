@@ -1,4 +1,4 @@
-"""The bad inputs of issue 14, one row each: exit 2, one message naming what is wrong, and no file written.
+"""Bad inputs, one row each: exit 2, one message naming what is wrong, and no file written.
 
 Each case builds its inputs in a fresh folder, runs the command line, and checks that the folder holds
 exactly what it held before (nothing half-written, no temporary left) and that stderr names the fault.

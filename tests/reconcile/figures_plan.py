@@ -2,7 +2,7 @@
 exercise every kind of pattern (``?``, ``*``, a character class, a literal ``_``, tag key and value globs).
 
 Kept here, not read from the template, so the expected figures (``data/figures-*.json``, written by the
-reconciliation of main before issue 15) do not move when the demo plan does.
+reconciliation when the mapping ran in Python) do not move when the demo plan does.
 """
 
 from __future__ import annotations

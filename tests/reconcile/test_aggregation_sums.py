@@ -355,7 +355,7 @@ def test_the_two_bases_differ_by_the_rows_at_the_month_edge(con):
 
 @pytest.mark.parametrize("per", [None, FILE], ids=["one scan", "per file, regrouped"])
 def test_the_named_sums_over_many_rows(con, per):
-    """Issue 18's named mutations (SUM of x_GpuHours or ListCost taken as MAX, in the scan or in the
+    """The named mutations (SUM of x_GpuHours or ListCost taken as MAX, in the scan or in the
     regrouping of the files' groups): the p5 on-demand group's GPU-hours, list cost and row count, summed
     here from the hours themselves."""
     group = next(g for g in summary(con, per=per).groups if g.plan_line == "gpu-aws" and g.commitment_id is None

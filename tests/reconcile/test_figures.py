@@ -1,6 +1,6 @@
-"""The review's figures are the same as before the mapping moved into SQL (issue 15).
+"""The review's figures are the same as when the mapping ran in Python, before it moved into SQL.
 
-``data/figures-*.json`` hold what the reconciliation of main before issue 15 (mapping in Python, one
+``data/figures-*.json`` hold what the reconciliation with the mapping in Python (one
 Unmapped row per charge group) gave for :data:`figures_plan.PLAN` over the bundled samples and over a
 generated fleet bill (30,000 rows, 3,000 resources); the 200 largest unmapped groups are listed and the
 rest is one row with their sums. The plan lines and totals are also derived here, independently, from

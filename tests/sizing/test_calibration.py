@@ -51,10 +51,10 @@ def test_rows_beyond_the_kv_cache_are_left_out(rows):
 
 def test_leave_one_model_out_error_does_not_regress(rows):
     """Every row predicted by a fit that never saw its model: the step and scheduling constants on the
-    dense rows of the other models, the MoE overhead on the other MoE model. Issue 11's goals are 5 %
+    dense rows of the other models, the MoE overhead on the other MoE model. The goals are 5 %
     throughput and 10 % TPOT/TTFT; as the product answers (measured-kernel step times where the bundled
     calibration chose them, the roofline elsewhere), with the engines' step constants partially pooled and
-    the decode credit (session 16), the model measures 9.7 % TPOT, 28.5 % TTFT, 9.0 % throughput over all
+    the decode credit, the model measures 9.7 % TPOT, 28.5 % TTFT, 9.0 % throughput over all
     1,536 usable rows (2026-12-06): dense 9.6 / 32.7 / 8.5 %, MoE 8.4 / 23.4 / 9.1 %, MLA (never fitted)
     12.9 / 26.0 / 12.3 % (docs/performance.md). Each engine fitted alone, with a decode speed factor, it was
     11.4 / 27.9 / 11.0 %. This pins those figures against regression; only the TPOT goal is met."""

@@ -1,4 +1,4 @@
-"""Latency the way a load-test client measures it, and the limits an engine starts with (issue 11).
+"""Latency the way a load-test client measures it, and the limits an engine starts with.
 
 Expected values come from outside the code under test: exact mean-value analysis written out here
 (Reiser and Lavenberg 1980: ``R(n) = S (1 + Q(n - 1))``, ``X(n) = n / (R(n) + Z)``, ``Q(n) = X(n) R(n)``),

@@ -1,4 +1,4 @@
-"""Step times from measured kernels (issue 11): the tables, their interpolation, the composed step,
+"""Step times from measured kernels: the tables, their interpolation, the composed step,
 the fallback to the roofline, and the held-out error that decides where they are the default.
 
 Expected kernel latencies are read from aiconfigurator-core 0.12.0's own parquet files (H100 SXM,
@@ -141,7 +141,7 @@ def test_a_calibration_file_from_before_the_kernels_still_reads():
     for per in data["engines"].values():
         for name in ("kernel_steps", "kernel_decode_credit_us", "kernel_prefill_scale", "kernel_step_overhead_us"):
             del per[name]
-        per["kernel_decode_scale"] = 1.25   # retired in session 16 (the decode credit replaced it): ignored
+        per["kernel_decode_scale"] = 1.25   # retired (the decode credit replaced it): ignored
     old = Calibration.from_dict(data)
     assert old.constants("trtllm").kernel_steps == 0.0
     e = estimate("llama-3.1-8b", "h100-sxm", precision="bf16", tp=1, isl=1024, osl=256, engine="trtllm", calibration=old)
@@ -182,13 +182,13 @@ def held_out():
 
 def test_kernels_are_the_default_only_where_they_are_better_held_out(held_out):
     """Per engine and model class, the kernels are the default where the sum of their three held-out
-    median errors (TPOT, TTFT, throughput) is below the roofline's. Measured 2026-12-06 (session 16,
+    median errors (TPOT, TTFT, throughput) is below the roofline's. Measured 2026-12-06 (the
     constants partially pooled across engines, the decode credit), leave one model out on the 1,307 covered
     rows: TRT-LLM dense 10.2 / 30.8 / 11.7 % (roofline 16.5 / 28.6 / 15.2 %), TRT-LLM MoE 6.6 / 55.9 / 7.3 %
     (17.9 / 64.1 / 16.5 %), vLLM MoE 9.4 / 14.7 / 10.0 % (11.7 / 41.1 / 13.9 %), vLLM dense 11.2 / 33.4 /
     12.8 % (6.5 / 21.5 / 6.8 %), SGLang dense 18.3 / 64.3 / 4.5 % (38.8 / 54.6 / 17.5 %), SGLang MoE 14.3 /
     33.6 / 15.0 % (8.6 / 47.0 / 11.3 %). With each engine fitted alone and the decode speed a factor
-    (session 15's constants, measured 2026-12-06) TRT-LLM read 10.5 / 31.0 / 10.9 % (dense) and 5.1 / 42.6 /
+    (measured 2026-12-06) TRT-LLM read 10.5 / 31.0 / 10.9 % (dense) and 5.1 / 42.6 /
     5.5 % (MoE): pooling costs TRT-LLM's campaigns about a point of throughput (docs/performance.md,
     "Partial pooling across engines")."""
     kernels, roofline = held_out

@@ -72,7 +72,7 @@ NEVER_FITTED = [row for row in MEASURED if row not in FITTED]
 #: 0.5.6) has TPOT flat at 30-40 ms from TP1 to TP8 and TTFT a third of what its other dense model
 #: (Qwen3-32B on H100, 0.5.1) implies; no one set of SGLang constants fits both, and this row's TTFT is
 #: modelled 2.9x too long, so its throughput (osl 100: TTFT is most of the cycle) reads 1.33x against a
-#: band of 0.65-1.18 (session 16, constants partially pooled across engines; 1.20 against 0.49-1.38 before).
+#: band of 0.65-1.18 (constants partially pooled across engines; 1.20 against 0.49-1.38 before).
 KNOWN_MISSES: dict[tuple[str, str], list[str]] = {("sglang", "llama-3.1-8b"): ["output_tokens_per_s"]}
 
 
@@ -98,7 +98,7 @@ def test_dense_tpot_pins_lie_in_the_middle_half_of_the_held_out_errors_on_bandwi
     rows never fitted reach. (Until 2026-12-04 the tolerance was the median held-out error of every engine
     together, which SGLang's campaigns, 38 % off each other held out, sit beside by chance.) One pin lies
     below: TRT-LLM's Llama-3.1-70B on B200 (0.91 against 0.92-1.14), a later TRT-LLM version than the H100
-    rows that dominate its constants, up to 29 % faster than they model it (session 16, constants partially
+    rows that dominate its constants, up to 29 % faster than they model it (constants partially
     pooled across engines; 0.93 against 0.90-1.12 before)."""
     cal = Calibration.bundled()
     outside = []

@@ -1,4 +1,4 @@
-"""Mixture-of-experts step times from measured kernels (issue 11): the routed experts' tables, how a layer
+"""Mixture-of-experts step times from measured kernels: the routed experts' tables, how a layer
 of experts is composed, which split of the experts answers, the KV heads replicated past their count, and
 where ``o_moe`` (the roofline's stand-in for the expert kernels) applies.
 

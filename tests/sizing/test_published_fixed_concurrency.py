@@ -1,4 +1,4 @@
-"""The performance model at a fixed concurrency against published measurements never fitted on (issue 11).
+"""The performance model at a fixed concurrency against published measurements never fitted on.
 
 ``fixtures/published-fixed-concurrency.csv``: NVIDIA's NIM LLMs Benchmarking guide v1.0.0, "Performance"
 page (https://docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance.md, read 2026-12-06; the page carries
@@ -8,8 +8,8 @@ no date of its own), "Llama-3.3-70b-instruct Results", NIM container version 1.8
 throughput (output tokens per second: at concurrency 1 it agrees with ``osl / (TTFT + (osl - 1) x ITL)``).
 Only the start of the page could be read: its other tables (Llama-3.1-8B, Llama-3.1-70B, older NIM
 versions) came without their GPU, TP and ISL/OSL headings, and the rest of the 500 / 2,000 table was cut
-off, so they are not here. These are the "2xH100 (NVIDIA NIM)" rows issue 11 quoted (median throughput
-error 18 %, TTFT 79 %, worst row 4.9x before it) and had never collected.
+off, so they are not here. These are the "2xH100 (NVIDIA NIM)" rows (median throughput error 18 %, TTFT
+79 %, worst row 4.9x before the measured kernels and the pooled constants).
 
 With TensorRT-LLM's KV cache sized as a share of the memory left once the model is loaded (its
 ``free_gpu_memory_fraction``; finops.sizing.memory.memory_fit ``of_free_memory``) the replica holds 92 of these
@@ -22,11 +22,11 @@ prefers its optimized TensorRT-LLM profiles over vLLM where one exists, docs.nvi
 models/latest/optimization.html) and the GPU is the SXM H100 (the page says "H100 80G"; as
 ``h100-pcie`` the model is off by 2-6x on every metric, as ``h100-sxm`` by the figures below).
 
-Measured 2026-12-06 (session 16: constants partially pooled across engines, and the measured kernels' decode
+Measured 2026-12-06 (constants partially pooled across engines, and the measured kernels' decode
 less a fixed credit per layer instead of scaled; docs/performance.md, "Partial pooling across engines" and
 "The decode credit") as ``estimate(model, gpu, precision=..., tp=..., isl=..., osl=..., concurrency=...,
 engine="trtllm")`` with the default step times (measured kernels), ratio model / published; in brackets
-session 15's constants, each engine fitted alone:
+the constants with each engine fitted alone:
 
 * TTFT (``ttft_ms``): median absolute error 31.6 % (41.8), worst 2.28x (2.37x; concurrency 50, ISL 5,000),
   0.94x at one client and over-predicted (1.06-2.28x) on every other row, most at 25-50 clients: probably

@@ -1,4 +1,4 @@
-"""The performance model against published measurements it was never fitted on (issue 11).
+"""The performance model against published measurements it was never fitted on.
 
 ``fixtures/published-trtllm-throughput.csv``: NVIDIA's TensorRT-LLM v1.0 performance overview, offline
 maximum throughput (``trtllm-bench throughput``, fixed ISL/OSL, every request queued at once), FP8
@@ -6,19 +6,19 @@ ModelOpt checkpoints, 36 rows of Llama-3.1-8B, Llama-3.3-70B and Llama-3.1-405B 
 at TP 1, 2 and 8; source and date on every row. None of them is in the calibration data, and
 Llama-3.3-70B and Llama-3.1-405B are models the fit never saw.
 
-Measured 2026-12-06 (session 16) with the default step times (measured kernels for TRT-LLM on dense
+Measured 2026-12-06 with the default step times (measured kernels for TRT-LLM on dense
 models, ``finops.sizing.kernels``), the constants partially pooled across engines and the kernels' decode
 less a fixed credit per layer (docs/performance.md, "Partial pooling across engines", "The decode credit"):
 median absolute error 4.1 %, worst row 1.21x (Llama-3.1-405B on H200 at TP 8, ISL 128 / OSL 2,048,
 over-predicted); median ratio 0.99, 58 % of rows under-predicted. With pooling alone and the decode speed
 a factor (0.8-1.25, which scaled the large GEMMs of a maximum-throughput batch by the small ones' launch
 savings) it was 6.0 % and 1.46x, 17 % under (the long decodes 1.12x); with each engine fitted alone
-(session 14) 9.3 % and 1.44x, 50 % under, the prompt-heavy rows 0.81-0.90x (the admission wait of the
+9.3 % and 1.44x, 50 % under, the prompt-heavy rows 0.81-0.90x (the admission wait of the
 calibration's synchronized clients fitted as slow prefill). Before the kernel tables' decode attention was
 filled beyond the package's measurements (scripts/derive_kernel_tables.py) and before the all-reduce table
 was read in BF16 elements, not bytes, it was 12.0 % and 1.67x. The roofline step times give 19.6 % and
-1.83x; the model before issue 11 gave 27.9 % and 2.21x, 89 % under. The issue's goals (median 5 %, no row
-beyond 1.5x) are met on these rows. These tests pin what is reached so that it cannot silently get worse,
+1.83x; the model before the measured kernels and the calibrated engines gave 27.9 % and 2.21x, 89 % under.
+The goals (median 5 %, no row beyond 1.5x) are met on these rows. These tests pin what is reached so that it cannot silently get worse,
 and the direction of the remaining errors.
 """
 

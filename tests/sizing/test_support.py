@@ -54,7 +54,7 @@ def test_estimate_refuses_a_combination_the_engine_does_not_run():
 
 
 # Calibrated only where the engine was measured on that GPU, precision, model class and TP together,
-# on models of a comparable size (issue 11: the old rule, "GPU and precision each seen somewhere",
+# on models of a comparable size (the old rule, "GPU and precision each seen somewhere",
 # called SGLang FP8 on H100 and TRT-LLM BF16 on H200 calibrated, neither of which is in the data).
 @pytest.mark.parametrize("engine, model, gpu, precision, tp, calibrated", [
     ("vllm", "llama-3.1-8b", "h200", "fp8", 1, True),            # 10 rows of exactly this

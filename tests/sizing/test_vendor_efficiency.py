@@ -1,4 +1,4 @@
-"""Accelerators outside the measured kernel tables (issue 11, point 5): the roofline with a vendor's own
+"""Accelerators outside the measured kernel tables: the roofline with a vendor's own
 bandwidth and compute efficiencies, fitted on published rows, a band from their held-out residuals, and
 ``calibrated: false``.
 

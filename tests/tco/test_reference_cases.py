@@ -1,6 +1,6 @@
 """The bundled reference cases (finops/tco/reference.py over finops/catalog/data/owned_reference.csv): the cases
 the file holds, read here with the csv module, the names they answer to, and the cited H100 node's cost per
-GPU-hour worked by hand from the file's own figures (seed 003 / issue 3: about 1.6 USD straight-line and 1.9 USD
+GPU-hour worked by hand from the file's own figures (seed 003: about 1.6 USD straight-line and 1.9 USD
 at a 10 % cost of capital, against 6.88 USD on AWS p5.48xlarge on-demand)."""
 from __future__ import annotations
 

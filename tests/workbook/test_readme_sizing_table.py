@@ -3,7 +3,7 @@ recommendation, side by side") against the product's answer for each row: the pl
 as the table states it, sized by ``finops.sizing.choice.size_workload`` (what the sheet's ``LLM_SIZING``,
 ``finops size`` and ``finops.size`` call), on the bundled price book, on demand, USD a month.
 
-The table had drifted from the product by session 16 (seed 000's doc Q&A read 29 Inferentia2 chips for
+The table had once drifted from the product (seed 000's doc Q&A read 29 Inferentia2 chips for
 16,051 USD where the product answered 30 for 16,605, seed 003's customer service 108 A100s where it
 answered 110): no test read it."""
 
