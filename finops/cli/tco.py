@@ -16,7 +16,7 @@ from ..errors import InputError
 from ..money import Money, quantize
 from ._console import amount, compact_table, console, print_json
 from ._options import option_groups
-from .tco_options import CloudOptions, FleetOptions, ModelSizing, OwnedOptions, TokenOptions, WhatIfOptions
+from .tco_options import CloudOptions, FleetOptions, OwnedOptions, TokenOptions, WhatIfOptions
 
 if TYPE_CHECKING:
     from ..sizing import Estimate
@@ -53,15 +53,8 @@ def tco(fleet: FleetOptions, owned: OwnedOptions, cloud: CloudOptions, tokens: T
     result = compare_options(fleet.gpus, fleet.months, node, rows, start=start,
                              owned_name=f"owned {case.name}" if node == case.node else f"owned (from {case.name})",
                              spot=cloud.spot(), discount_rate=owned.discount_rate, currency=owned.currency_code())
-    sizing = tokens.sizing(case.gpu_model)
-    sized = None
-    if sizing is not None:
-        from ..sizing import estimate
-
-        sized = estimate(sizing.model, sizing.gpu, precision=sizing.precision, tp=sizing.tp, isl=sizing.isl,
-                         osl=sizing.osl, engine=sizing.engine, concurrency=sizing.concurrency,
-                         cache_hit_rate=sizing.cache_hit_rate)
-    levers = _levers(result, sizing, what_if)
+    sized = tokens.estimate(case.gpu_model)
+    levers = _levers(result, tokens, case.gpu_model, what_if)
     token_rows = [_token_costs(o, tokens.tokens_per_s, sized, tokens.peak_to_average) for o in result.options]
     if fleet.as_json:
         print_json(_payload(result, token_rows, sized, levers))
@@ -120,32 +113,32 @@ def _pair(text: str | None, option: str, parts: int) -> list[str] | None:
     return values
 
 
-def _levers(result: Comparison, sizing: ModelSizing | None, what_if: WhatIfOptions) -> list[LeverEffect]:
-    """The what-if levers asked for, priced on the cheapest option."""
+def _levers(result: Comparison, tokens: TokenOptions, gpu: str, what_if: WhatIfOptions) -> list[LeverEffect]:
+    """The what-if levers asked for, priced on the cheapest option (the model's on ``gpu``, as ``--model`` says)."""
     from ..tco import load_shaping, prefix_cache_from_sizing, quantization_from_sizing
     from ..tco import utilization as utilization_lever
 
     base, utilization, quantize_to, cache, shift = (result.cheapest, what_if.utilization, what_if.quantize,
                                                     what_if.cache, what_if.shift)
     effects: list[LeverEffect] = []
-    if (quantize_to or cache is not None) and sizing is None:
+    if (quantize_to or cache is not None) and tokens.model is None:
         raise InputError("--what-if-quantize and --what-if-cache need --model", hint="e.g. --model llama-3.1-70b")
     pair = _pair(utilization, "--what-if-utilization", 2)
     if pair:
         effects.append(utilization_lever(base.monthly, _float(pair[0], "--what-if-utilization"),
                                          _float(pair[1], "--what-if-utilization")))
-    if quantize_to and sizing is not None:
+    if quantize_to and tokens.model is not None:
         target, _, target_tp = quantize_to.partition(":")
         effects.append(quantization_from_sizing(
-            sizing.model, sizing.gpu, gpus=base.gpus, cost_per_gpu_month=base.per_gpu_hour * 730, isl=sizing.isl,
-            osl=sizing.osl, before=sizing.precision, after=target, tp_before=sizing.tp,
-            tp_after=int(_float(target_tp, "--what-if-quantize")) if target_tp else sizing.tp,
-            engine=sizing.engine, concurrency=sizing.concurrency))
-    if cache is not None and sizing is not None:
+            tokens.model, gpu, gpus=base.gpus, cost_per_gpu_month=base.per_gpu_hour * 730, isl=tokens.isl,
+            osl=tokens.osl, before=tokens.precision, after=target, tp_before=tokens.tp,
+            tp_after=int(_float(target_tp, "--what-if-quantize")) if target_tp else tokens.tp,
+            engine=tokens.engine, concurrency=tokens.concurrency_or_max))
+    if cache is not None and tokens.model is not None:
         effects.append(prefix_cache_from_sizing(
-            sizing.model, sizing.gpu, monthly_cost=base.monthly, precision=sizing.precision, tp=sizing.tp,
-            isl=sizing.isl, osl=sizing.osl, hit_rate_before=sizing.cache_hit_rate, hit_rate_after=cache,
-            engine=sizing.engine, concurrency=sizing.concurrency))
+            tokens.model, gpu, monthly_cost=base.monthly, precision=tokens.precision, tp=tokens.tp,
+            isl=tokens.isl, osl=tokens.osl, hit_rate_before=tokens.cache_hit_rate, hit_rate_after=cache,
+            engine=tokens.engine, concurrency=tokens.concurrency_or_max))
     triple = _pair(shift, "--what-if-shift", 3)
     if triple:
         peak, offpeak, shiftable = (_float(v, "--what-if-shift") for v in triple)

@@ -2,7 +2,7 @@
 
 Each group is one help panel and turns its options into the core's values: :class:`FleetOptions` the horizon,
 :class:`OwnedOptions` the owned node (the reference case with the overrides), :class:`CloudOptions` the price
-rows and the spot policy, :class:`TokenOptions` the sizing-engine settings that price tokens, and
+rows and the spot policy, :class:`TokenOptions` how tokens are priced (the sizing engine's estimate for a model), and
 :class:`WhatIfOptions` the cost levers.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal, NamedTuple
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -23,9 +23,10 @@ from ._options import in_range, month_option
 
 if TYPE_CHECKING:
     from ..price_book import PriceRow
+    from ..sizing import Estimate
     from ..tco import OwnedNode, ReferenceCase, SpotPolicy
 
-__all__ = ["CloudOptions", "FleetOptions", "ModelSizing", "OwnedOptions", "TokenOptions", "WhatIfOptions"]
+__all__ = ["CloudOptions", "FleetOptions", "OwnedOptions", "TokenOptions", "WhatIfOptions"]
 
 # The help panels, in the order --help shows them.
 _FLEET, _OWNED, _CLOUD = "Fleet and output", "Owned hardware (default: the reference case)", "Cloud prices"
@@ -167,20 +168,6 @@ class CloudOptions:
         return SpotPolicy(self.spot_lost_work, self.spot_fallback, self.spot_max_share)
 
 
-class ModelSizing(NamedTuple):
-    """The sizing-engine settings of ``--model`` and its companions, on the reference case's GPU."""
-
-    model: str
-    gpu: str
-    precision: str
-    tp: int
-    isl: int
-    osl: int
-    engine: str
-    concurrency: int | Literal["max"]
-    cache_hit_rate: float
-
-
 @dataclass(frozen=True, kw_only=True)
 class TokenOptions:
     """How tokens are priced: a served rate per GPU, or the sizing engine for a model."""
@@ -201,12 +188,19 @@ class TokenOptions:
     cache_hit_rate: Annotated[float, _option("--cache-hit-rate", panel=_TOKENS,
                                              help="prefix-cache hit rate for --model")] = 0.0
 
-    def sizing(self, gpu: str) -> ModelSizing | None:
-        """The settings of ``--model`` on ``gpu``; ``None`` without ``--model``."""
+    @property
+    def concurrency_or_max(self) -> int | Literal["max"]:
+        """``--concurrency``, else ``"max"``: the most running requests the KV cache holds."""
+        return self.concurrency or "max"
+
+    def estimate(self, gpu: str) -> Estimate | None:
+        """The sizing engine's estimate of ``--model`` on ``gpu``; ``None`` without ``--model``."""
+        from ..sizing import estimate
+
         if self.model is None:
             return None
-        return ModelSizing(self.model, gpu, self.precision, self.tp, self.isl, self.osl, self.engine,
-                           self.concurrency or "max", self.cache_hit_rate)
+        return estimate(self.model, gpu, precision=self.precision, tp=self.tp, isl=self.isl, osl=self.osl,
+                        engine=self.engine, concurrency=self.concurrency_or_max, cache_hit_rate=self.cache_hit_rate)
 
 
 @dataclass(frozen=True, kw_only=True)
