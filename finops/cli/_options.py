@@ -75,6 +75,10 @@ def option_groups(command: Callable[..., R]) -> Callable[..., R]:
             continue
         hints = typing.get_type_hints(group, include_extras=True)
         fields = dataclasses.fields(group)
+        bare = [f.name for f in fields if not any(isinstance(extra, typer.models.OptionInfo)
+                                                  for extra in getattr(hints[f.name], "__metadata__", ()))]
+        if bare:  # typer would read a field without its Option as a positional argument
+            raise TypeError(f"{group.__name__}: annotate {', '.join(bare)} as Annotated[type, typer.Option(...)]")
         groups[parameter.name] = (group, tuple(f.name for f in fields))
         parameters += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, annotation=hints[f.name],
                                          default=inspect.Parameter.empty if f.default is dataclasses.MISSING
