@@ -34,7 +34,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import FinopsError
 
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from .price_book import PriceBook
     from .reconcile import MonthRecord, Plan, Reconciliation
     from .reconcile.demo_bills import FleetLine
-    from .serving import NextPlan, ServingLine
+    from .serving import NextPlan, ServingLine, ServingMonth
 
 __all__ = ["DEFAULT_FORMAT", "ENTRY_POINT_GROUP", "Workbooks", "workbooks"]
 
@@ -95,7 +95,7 @@ class Workbooks(Protocol):
         ...
 
     def write_review(self, rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend: Sequence[MonthRecord],
-                     plan_name: str, bill_names: Sequence[str], serving: Any,
+                     plan_name: str, bill_names: Sequence[str], serving: ServingMonth | None,
                      comments: Mapping[str, str], actions: Mapping[str, tuple[str, str]]) -> Path:
         """Write the budget review of ``rec`` into ``out_dir``; ``serving`` (a ServingMonth) adds its sheet."""
         ...

@@ -11,13 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from finops.price_book import PriceBook
     from finops.reconcile import MonthRecord, Plan, Reconciliation
     from finops.reconcile.demo_bills import FleetLine
-    from finops.serving import NextPlan, ServingLine
+    from finops.serving import NextPlan, ServingLine, ServingMonth
 
 __all__ = ["SAMPLE_PLAN", "build_fleet_plan", "build_template", "check_in_place", "planned_fleets", "read_plan",
            "read_serving_sheet", "review_name", "served_tokens", "typed_in_review", "write_in_place",
@@ -77,7 +77,7 @@ def typed_in_review(review: Path, history: Mapping[str, str]) -> tuple[dict[str,
 
 
 def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend: Sequence[MonthRecord],
-                 plan_name: str, bill_names: Sequence[str], serving: Any,
+                 plan_name: str, bill_names: Sequence[str], serving: ServingMonth | None,
                  comments: Mapping[str, str], actions: Mapping[str, tuple[str, str]]) -> Path:
     from .review_writer import write_review as write
 
