@@ -161,10 +161,13 @@ class TieOut:
 
 def tie_out(rec: Reconciliation) -> TieOut:
     """The month's tie-out: the sum of each commitment's scheduled monthly amortization (where its term says
-    how much was bought) against the bills' used + unused commitment cost."""
+    how much was bought) against the bills' used + unused commitment cost, where the bills carry FOCUS 1.3
+    ContractApplied with each commitment it names at the cost the provider applied to it
+    (:attr:`~finops.reconcile.result.CommitmentSummary.applied_amortization`)."""
     scheduled = Money.total([line.scheduled_monthly for line in rec.commitment_lines
                              if line.scheduled_monthly is not None], rec.currency)
-    return TieOut(scheduled, rec.commitments.amortization)
+    stated = rec.commitments.applied_amortization
+    return TieOut(scheduled, rec.commitments.amortization if stated is None else stated)
 
 
 @dataclass(frozen=True)
