@@ -137,7 +137,8 @@ def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, 
     ``applied`` are the bills' ``ContractApplied`` sums (:mod:`finops.reconcile.contract_applied`). A commitment
     they name gets ``applied``: the cost the provider applied to it from the month's charges other than purchases.
     One they alone name (no ``CommitmentDiscountId`` rows: a prepaid pool, a spend commitment) gets its own row,
-    drawn down by that applied cost (``amortized``). The tie-out's bills side (``applied_amortization``) is then
+    drawn down by that applied cost (``amortized``) when it was prepaid; a no-upfront one (the dataset's ``No
+    Upfront``) prepaid nothing, so nothing is amortized, and its schedule is the contract's cost / term. The tie-out's bills side (``applied_amortization``) is then
     used + unused with each named commitment counted at its applied cost instead of its rows' EffectiveCost (a
     commitment only ContractApplied names counts where its schedule is known)."""
     zero = Money.zero(currency)
@@ -186,8 +187,9 @@ def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, 
     for cid, (provider, amount) in drawn.items():
         if cid not in months:
             contract = contracts.get(cid)
+            prepaid = contract is None or contract.payment != "monthly fee"  # a drawdown of a prepaid amount
             months[cid] = _Month(provider_name=provider, kind=contract.kind if contract else None,
-                                 amortized=amount.amount)
+                                 amortized=amount.amount if prepaid else Decimal(0))
     lines = [_line(cid, months.get(cid, _Month()), (earlier or {}).get(cid), month, currency, contracts.get(cid),
                    drawn[cid][1] if cid in drawn else None)
              for cid in sorted(set(months) | set(earlier or {}))]
@@ -240,15 +242,20 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
     if contract is not None:
         term, payment = contract.term_months, contract.payment or payment
         if bought is None and contract.cost is not None and contract.currency in ("", currency):
-            bought, paid, from_contract = contract.start, contract.cost, True
-            upfront = contract.cost if payment in ("upfront", "") else upfront
+            bought, from_contract = contract.start, True
+            if payment != "monthly fee":  # a no-upfront commitment is paid as it is used: nothing prepaid
+                paid = contract.cost
+                upfront = contract.cost if payment in ("upfront", "") else upfront
             payment = payment or "upfront"
     scheduled: Money | None = None
     if bought is not None:
         source = "contract" if from_contract else "history" if before and before.purchase_date else "bills"
         balance: Money | None = of(paid - amortized)
         ends = contract.end if contract is not None else _add_months(bought, term) if term else None
-        if payment == "monthly fee":
+        if payment == "monthly fee" and from_contract and not this.fee and term and contract is not None:
+            # no fee billed: a no-upfront contract commitment drawn down by its charges, its contract's monthly share
+            scheduled = of(MONEY_CONTEXT.divide(contract.cost or Decimal(0), Decimal(term)))
+        elif payment == "monthly fee":
             scheduled = of(this.fee)
         elif payment == "partial upfront" and term:
             scheduled = of(MONEY_CONTEXT.divide(upfront, Decimal(term)) + this.fee)

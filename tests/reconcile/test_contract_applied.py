@@ -196,3 +196,18 @@ def test_a_remote_table_with_contract_applied_gives_the_local_commitments(tmp_pa
     here = reconcile_month(_plan(), [bill], "2026-05", contracts=contracts)
     assert remote.commitments == here.commitments and tie_out(remote) == tie_out(here)
     assert "ai-pool" in str(refused.value) and refused.value.where.column == "ContractApplied"
+
+
+def test_a_no_upfront_spend_commitment_is_scheduled_at_its_monthly_share_with_nothing_prepaid(tmp_path):
+    """A 1,200 USD no-upfront spend commitment over 12 months: 100 a month committed, nothing paid ahead; the EC2
+    charge applies 98.32 to it. Its row: paid 0, amortized 0 (no prepaid balance), applied 98.32, schedule 100."""
+    dataset = tmp_path / "cc.csv"
+    dataset.write_text(CONTRACTS + "edp-spend,2026-01-01T00:00:00Z,2027-01-01T00:00:00Z,1200.00,USD,"
+                       "Enterprise Agreement,Spend,No Upfront,edp-2026\n")
+    bill = _bill(tmp_path, [{**AWS_13, **EC2, "ContractApplied": _applied(("edp-spend", "98.32", None))}])
+    rec = reconcile_month(_plan(), [bill], "2026-05", contracts=read_contract_commitments(dataset))
+    (line,) = rec.commitment_lines
+    assert (line.payment, line.paid_to_date, line.amortized, line.applied, line.scheduled_monthly,
+            line.balance_left) == ("monthly fee", usd(0), usd(0), usd("98.32"), usd(100), usd(0))
+    assert rec.commitments.prepaid().closing == usd(0)
+    assert (tie_out(rec).scheduled, tie_out(rec).billed) == (usd(100), usd("98.32"))
