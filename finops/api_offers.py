@@ -8,8 +8,7 @@ teams, publishing the throughput of a unit per model but not its price in a date
 prices (``finops/data/token_prices/``) hold on-demand prices only, and a quote is given here
 (``finops size --api-offers FILE``), beside them.
 
-One row per price, columns (names ignore case; ``offer``, ``service``, ``region``, ``currency`` and ``source``
-optional)::
+One row per price, columns (``offer``, ``service``, ``region``, ``currency`` and ``source`` optional)::
 
     provider,model,kind,price,unit,term_months,tokens_per_unit_s,offer,service,region,currency,source
     aws,llama-3.3-70b,provisioned,21.18,unit-hour,6,1200,llama-3.3-70b 6-month,AmazonBedrock,us-east-1,USD,quote Q-17
@@ -24,27 +23,26 @@ optional)::
 
 ``model`` is a catalog model (an id, alias or Hugging Face id). A bad value exits 2 naming the file, row and column.
 
->>> import io
->>> offers = read_api_offers("q.csv", io.StringIO(
-...     "provider,model,kind,price,unit,term_months,tokens_per_unit_s\\n"
-...     "aws,qwen3-30b-a3b,provisioned,20,unit-hour,6,1000\\n"
-...     "aws,qwen3-30b-a3b,on_demand,0.1,M input tokens,,\\n"
-...     "aws,qwen3-30b-a3b,on_demand,0.5,M output tokens,,\\n"))
+>>> import tempfile
+>>> quotes = Path(tempfile.mkdtemp()) / "quotes.csv"
+>>> _ = quotes.write_text("provider,model,kind,price,unit,term_months,tokens_per_unit_s\\n"
+...                       "aws,qwen3-30b-a3b,provisioned,20,unit-hour,6,1000\\n"
+...                       "aws,qwen3-30b-a3b,on_demand,0.1,M input tokens,,\\n"
+...                       "aws,qwen3-30b-a3b,on_demand,0.5,M output tokens,,\\n")
+>>> offers = read_api_offers(quotes)
 >>> [(p.term_months, str(p.hourly_per_unit)) for p in offers.provisioned], [str(p.output_per_mtok) for p in offers.book]
 ([(6, '20')], ['0.5'])
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import TextIO
 
 from .errors import InputError, Location
+from .mix._csv import read_table
 from .mix.provisioned_throughput import ProvisionedThroughput
 from .money import MONEY_CONTEXT, to_decimal
 from .token_prices import TokenPrice, TokenPriceBook
@@ -71,32 +69,14 @@ class ApiOffers:
     provisioned: tuple[ProvisionedThroughput, ...]
 
 
-def read_api_offers(path: str | Path, text: TextIO | None = None) -> ApiOffers:
-    """The offers of a CSV file (``text``: its content, already open); errors name the file, row and column."""
-    name = str(path)
-    if text is None:
-        try:
-            content = Path(path).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError("cannot read the API offers file", where=Location(file=name),
-                             hint="give the offers as UTF-8 CSV") from exc
-        text = io.StringIO(content, newline="")
-    with text:
-        reader = csv.DictReader(text)
-        columns = {(c or "").strip().lower(): c for c in reader.fieldnames or []}
-        missing = [c for c in _REQUIRED if c not in columns]
-        if missing:
-            raise InputError(f"no column {', '.join(missing)}", where=Location(file=name, row=1, column=missing[0]),
-                             hint=f"the columns are {', '.join(_REQUIRED)}, term_months, tokens_per_unit_s "
-                                  "(docs/sizing.md, 'Managed APIs beside the fleet')")
-        provisioned: list[ProvisionedThroughput] = []
-        per_token: dict[tuple[str, str, str, str], dict[str, object]] = {}
-        for number, raw in enumerate(reader, start=2):
-            row = {key: (raw.get(column) or "").strip() for key, column in columns.items()}
-            if not any(row.values()):
-                continue
-            _Row(row, name, number).read(provisioned, per_token)
-    return ApiOffers(TokenPriceBook(_token_price(key, one, name) for key, one in per_token.items()),
+def read_api_offers(path: str | Path) -> ApiOffers:
+    """The offers of a CSV file (read strictly: :func:`finops.mix._csv.read_table`); errors name the file, row and
+    column."""
+    provisioned: list[ProvisionedThroughput] = []
+    per_token: dict[tuple[str, str, str, str], dict[str, object]] = {}
+    for number, row in read_table(Path(path), "API offers", _REQUIRED):
+        _Row(row, str(path), number).read(provisioned, per_token)
+    return ApiOffers(TokenPriceBook(_token_price(key, one, str(path)) for key, one in per_token.items()),
                      tuple(provisioned))
 
 

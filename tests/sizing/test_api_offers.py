@@ -6,7 +6,6 @@ Expected figures are worked out by hand from the rows: a unit-month of 1,460 is 
 
 from __future__ import annotations
 
-import io
 import json
 from decimal import Decimal as D
 
@@ -24,12 +23,14 @@ ON_DEMAND = ("gcp,Qwen/Qwen3-30B-A3B,on_demand,0.10,M input tokens,,,qwen3 deal,
              "gcp,qwen3-30b-a3b,on-demand,0.0006,K output tokens,,,qwen3 deal,Vertex AI,us-central1,USD,deal\n")
 
 
-def offers(text: str):
-    return read_api_offers("offers.csv", io.StringIO(text))
+def offers(tmp_path, text: str):
+    path = tmp_path / "offers.csv"
+    path.write_text(text)
+    return read_api_offers(path)
 
 
-def test_rows_read_in_their_units():
-    read = offers(HEADER + PT + ON_DEMAND + "aws,qwen3-30b-a3b,provisioned,1460,unit-month,1,900,,,,,\n")
+def test_rows_read_in_their_units(tmp_path):
+    read = offers(tmp_path, HEADER + PT + ON_DEMAND + "aws,qwen3-30b-a3b,provisioned,1460,unit-month,1,900,,,,,\n")
     (price,) = read.book
     assert (price.model, price.input_per_mtok, price.output_per_mtok, price.offer_model) == (
         "qwen3-30b-a3b", D("0.10"), D("0.6000"), "qwen3 deal")  # a Hugging Face id resolves to the catalog model
@@ -39,8 +40,8 @@ def test_rows_read_in_their_units():
     assert (one.hourly_per_unit, one.term_months, one.name) == (D(2), 1, "aws qwen3-30b-a3b")
 
 
-def test_provisioned_throughput_is_priced_as_a_commitment_at_the_workloads_volume():
-    read = offers(HEADER + PT + ON_DEMAND)
+def test_provisioned_throughput_is_priced_as_a_commitment_at_the_workloads_volume(tmp_path):
+    read = offers(tmp_path, HEADER + PT + ON_DEMAND)
     workload = presets()["seed002-translation"]  # 1,000 in / 1,000 out, peak-to-average 1
     rows = api_options(workload, fleet_monthly=Money.of(6_000, "USD"), peak_output_tokens_per_s=4_500.0,
                        book=read.book, provisioned=read.provisioned)
@@ -57,7 +58,7 @@ def test_provisioned_throughput_is_priced_as_a_commitment_at_the_workloads_volum
 
 
 @pytest.mark.parametrize("text, row, column, fragment", [
-    ("provider,model,price,unit\n", 1, "kind", "no column kind"),
+    ("provider,model,price,unit\naws,qwen3-30b-a3b,1,unit-hour\n", 1, "kind", "missing column 'kind'"),
     (HEADER + PT.replace("provisioned", "reserved"), 2, "kind", "unknown kind"),
     (HEADER + PT.replace("20.00", "twenty"), 2, "price", "twenty"),
     (HEADER + PT.replace("20.00", "-1"), 2, "price", "positive"),
@@ -70,11 +71,11 @@ def test_provisioned_throughput_is_priced_as_a_commitment_at_the_workloads_volum
     (HEADER + ON_DEMAND.splitlines(keepends=True)[0], 2, "unit", "no output price"),
     (HEADER + ON_DEMAND + ON_DEMAND.splitlines(keepends=True)[1], 4, "unit", "twice"),
 ])
-def test_a_bad_row_is_refused_naming_file_row_and_column(text, row, column, fragment):
+def test_a_bad_row_is_refused_naming_file_row_and_column(tmp_path, text, row, column, fragment):
     with pytest.raises(InputError) as refused:
-        offers(text)
+        offers(tmp_path, text)
     where = refused.value.where
-    assert (where.file, where.row, where.column) == ("offers.csv", row, column), str(refused.value)
+    assert (where.file, where.row, where.column) == (str(tmp_path / "offers.csv"), row, column), str(refused.value)
     assert fragment in str(refused.value)
 
 
