@@ -128,7 +128,9 @@ def headline(rec: Reconciliation) -> str:
     t = tie_out(rec)
     if not t.agrees:
         side = "less" if t.difference.amount < 0 else "more"
-        text += (f". Commitments do not tie out: the bills amortize {_money(t.billed)} against a schedule of "
+        said = ("the provider applied" if rec.commitments.applied_amortization is not None
+                else "the bills amortize")  # FOCUS ContractApplied: the provider's own statement
+        text += (f". Commitments do not tie out: {said} {_money(t.billed)} against a schedule of "
                  f"{_money(t.scheduled)}, {_money(_abs(t.difference))} {side}" +
                  (" (a commitment paid but unused, or a partial bill)" if side == "less" else ""))
     return text + "."

@@ -29,7 +29,7 @@ from finops.reconcile.contract_applied import read_applied
 from finops.reconcile.contract_commitments import read_contract_commitments
 from finops.reconcile.dialects import remote_contract_applied_sql
 from finops.reconcile.engine import contract_applied, reconcile_month
-from finops.reconcile.story import tie_out
+from finops.reconcile.story import headline, tie_out
 
 from .conftest import write_bill
 from .test_focus_1_3_1_4 import BEDROCK_IN, BEDROCK_OUT, CONTRACTS, EC2, V13, _plan
@@ -101,6 +101,7 @@ def test_contract_applied_ties_cost_to_its_commitments_and_the_tie_out_uses_it(t
     assert (rec.commitments.used, rec.commitments.unused) == (usd(75), usd(25))  # the P&L's figures stay
     t = tie_out(rec)
     assert (t.scheduled, t.billed, t.difference, t.agrees) == (usd(300), usd("200.48"), usd("-99.52"), False)
+    assert "the provider applied 200.48 USD against a schedule of 300.00 USD, 99.52 USD less" in headline(rec)
 
 
 def test_without_the_dataset_the_pool_is_listed_with_what_was_applied_and_no_schedule(tmp_path):
