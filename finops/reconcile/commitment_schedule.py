@@ -241,18 +241,21 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
     from_contract = False
     if contract is not None:
         term, payment = contract.term_months, contract.payment or payment
-        if bought is None and contract.cost is not None and contract.currency in ("", currency):
+        stated = contract.cost is not None and contract.currency in ("", currency)
+        # bought before the bills (in this month's or, carried by the history, an earlier month's bills): the
+        # contract says what was paid; a no-upfront commitment is paid as it is used, nothing prepaid
+        if stated and paid == 0 and payment != "monthly fee" and (bought is None or before is not None):
+            paid, from_contract = contract.cost or Decimal(0), True
+            upfront = paid if payment in ("upfront", "") else upfront
+        if stated and bought is None:
             bought, from_contract = contract.start, True
-            if payment != "monthly fee":  # a no-upfront commitment is paid as it is used: nothing prepaid
-                paid = contract.cost
-                upfront = contract.cost if payment in ("upfront", "") else upfront
-            payment = payment or "upfront"
+        payment = payment or "upfront"
     scheduled: Money | None = None
     if bought is not None:
         source = "contract" if from_contract else "history" if before and before.purchase_date else "bills"
         balance: Money | None = of(paid - amortized)
         ends = contract.end if contract is not None else _add_months(bought, term) if term else None
-        if payment == "monthly fee" and from_contract and not this.fee and term and contract is not None:
+        if payment == "monthly fee" and contract is not None and contract.cost and not this.fee and term:
             # no fee billed: a no-upfront contract commitment drawn down by its charges, its contract's monthly share
             scheduled = of(MONEY_CONTEXT.divide(contract.cost or Decimal(0), Decimal(term)))
         elif payment == "monthly fee":

@@ -212,3 +212,27 @@ def test_a_no_upfront_spend_commitment_is_scheduled_at_its_monthly_share_with_no
             line.balance_left) == ("monthly fee", usd(0), usd(0), usd("98.32"), usd(100), usd(0))
     assert rec.commitments.prepaid().closing == usd(0)
     assert (tie_out(rec).scheduled, tie_out(rec).billed) == (usd(100), usd("98.32"))
+
+
+def test_the_next_month_carries_the_pool_from_the_history_with_its_contract(tmp_path):
+    """June after May (kept in the history): the pool's June charges apply 50.00; paid stays the contract's 2,400,
+    drawn 100.48 + 50.00 = 150.48 to date, balance 2,249.52, schedule still 200; the reservation 1,200 / 12 = 100."""
+    from datetime import UTC, datetime
+
+    from finops.reconcile.history import History
+
+    contracts = read_contract_commitments(_dataset(tmp_path, "ai-pool", "ri-1"))
+    history = History(tmp_path / "history.duckdb")
+    may = reconcile_month(_plan(), [_bill(tmp_path)], "2026-05", contracts=contracts)
+    history.record(may, datetime(2026, 6, 2, tzinfo=UTC))
+    june_rows = [{**AWS_13, **EC2, "BilledCost": "50.00", "EffectiveCost": "50.00",
+                  "ChargePeriodStart": "2026-06-01T00:00:00Z", "ChargePeriodEnd": "2026-06-01T01:00:00Z",
+                  "ContractApplied": _applied(("ai-pool", "50.00", None))}]
+    june_bill = write_bill(tmp_path / "june.csv", june_rows, columns=V13)
+    june = reconcile_month(_plan(), [june_bill], "2026-06", contracts=contracts,
+                           **history.earlier_inputs("2026-06", "USD"))
+    lines = {line.commitment_id: line for line in june.commitment_lines}
+    pool, ri = lines["ai-pool"], lines["ri-1"]
+    assert (pool.paid_to_date, pool.amortized, pool.amortized_to_date, pool.balance_left, pool.scheduled_monthly) == (
+        usd(2400), usd(50), usd("150.48"), usd("2249.52"), usd(200))
+    assert (ri.paid_to_date, ri.balance_left, ri.scheduled_monthly) == (usd(1200), usd(1100), usd(100))
