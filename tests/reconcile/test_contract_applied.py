@@ -1,7 +1,7 @@
 """FOCUS 1.3 ContractApplied ties a charge's cost to the contract commitment the provider applied it to, and the
 review's commitment tie-out counts what the provider says was applied.
 
-The bill is shaped as the specification writes it (``specification/columns/contractapplied.md``): an ``Elements``
+The bill (1.3-shaped, and 1.4-shaped: ServiceProviderName, no ProviderName) is shaped as the specification writes it (``specification/columns/contractapplied.md``): an ``Elements``
 array per charge; a contract's purchase row applies the whole contract; the keys spelled ``...ID`` as in the text
 and ``...Id`` as in its errata. The expected figures are sums of the rows below, worked out by hand:
 
@@ -32,7 +32,7 @@ from finops.reconcile.engine import contract_applied, reconcile_month
 from finops.reconcile.story import headline, tie_out
 
 from .conftest import write_bill
-from .test_focus_1_3_1_4 import BEDROCK_IN, BEDROCK_OUT, CONTRACTS, EC2, V13, _plan
+from .test_focus_1_3_1_4 import BEDROCK_IN, BEDROCK_OUT, CONTRACTS, EC2, V13, V14, _plan
 
 AWS_13 = {"ProviderName": "AWS", "PublisherName": "AWS", "ServiceProviderName": "AWS", "HostProviderName": "AWS",
           "InvoiceIssuerName": "Amazon Web Services, Inc."}
@@ -68,8 +68,8 @@ def _rows() -> list[dict[str, str]]:
     ]
 
 
-def _bill(tmp_path: Path, rows: list[dict[str, str]] | None = None) -> Path:
-    return write_bill(tmp_path / "may.csv", _rows() if rows is None else rows, columns=V13)
+def _bill(tmp_path: Path, rows: list[dict[str, str]] | None = None, columns: list[str] = V13) -> Path:
+    return write_bill(tmp_path / "may.csv", _rows() if rows is None else rows, columns=columns)
 
 
 def _dataset(tmp_path: Path, *commitments: str) -> Path:
@@ -86,9 +86,11 @@ def usd(amount: str | int) -> Money:
     return Money.of(amount, "USD")
 
 
-def test_contract_applied_ties_cost_to_its_commitments_and_the_tie_out_uses_it(tmp_path):
+@pytest.mark.parametrize("columns", [V13, V14], ids=["focus-1.3", "focus-1.4"])
+def test_contract_applied_ties_cost_to_its_commitments_and_the_tie_out_uses_it(tmp_path, columns):
     contracts = read_contract_commitments(_dataset(tmp_path, "ai-pool", "ri-1"))
-    rec = reconcile_month(_plan(), [_bill(tmp_path)], "2026-05", contracts=contracts)
+    rec = reconcile_month(_plan(), [_bill(tmp_path, columns=columns)], "2026-05", contracts=contracts)
+    assert rec.bill_versions[0].startswith(f"may.csv: FOCUS {'1.3' if columns is V13 else '1.4'}")
     assert (rec.effective_cost, rec.billed_cost) == (usd("200.48"), usd("2500.48"))
     lines = {line.commitment_id: line for line in rec.commitment_lines}
     pool, ri = lines["ai-pool"], lines["ri-1"]
