@@ -1,8 +1,9 @@
 """FOCUS 1.3 ContractApplied ties a charge's cost to the contract commitment the provider applied it to, and the
 review's commitment tie-out counts what the provider says was applied.
 
-The bill (1.3-shaped, and 1.4-shaped: ServiceProviderName, no ProviderName) is shaped as the specification writes it (``specification/columns/contractapplied.md``): an ``Elements``
-array per charge; a contract's purchase row applies the whole contract; the keys spelled ``...ID`` as in the text
+The bill (1.3-shaped, and 1.4-shaped: ServiceProviderName, no ProviderName) is shaped as the specification writes
+it (``specification/columns/contractapplied.md``): an ``Elements`` array per charge; a contract's purchase row applies
+the whole contract; the keys spelled ``...ID`` as in the text
 and ``...Id`` as in its errata. The expected figures are sums of the rows below, worked out by hand:
 
 * ``ai-pool``, a 2,400 USD prepaid pool for 12 months from 2026-05-01 (Contract Commitment dataset): the month's
