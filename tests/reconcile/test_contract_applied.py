@@ -3,8 +3,7 @@ review's commitment tie-out counts what the provider says was applied.
 
 The bill (1.3-shaped, and 1.4-shaped: ServiceProviderName, no ProviderName) is shaped as the specification writes
 it (``specification/columns/contractapplied.md``): an ``Elements`` array per charge; a contract's purchase row applies
-the whole contract; the keys spelled ``...ID`` as in the text
-and ``...Id`` as in its errata. The expected figures are sums of the rows below, worked out by hand:
+the whole contract; the keys spelled ``...ID`` as in the text and ``...Id`` as in its errata. The expected figures are sums of the rows below, worked out by hand:
 
 * ``ai-pool``, a 2,400 USD prepaid pool for 12 months from 2026-05-01 (Contract Commitment dataset): the month's
   charges apply 98.32 (EC2) + 1.80 (Bedrock input) + 0.36 (Bedrock output) = 100.48; its purchase row's 2,400 is
