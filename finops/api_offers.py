@@ -40,14 +40,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import InputError, Location
 from .mix._csv import read_table
 from .mix.provisioned_throughput import ProvisionedThroughput
 from .money import MONEY_CONTEXT, to_decimal
+from .sizing.managed import api_options_beside
 from .token_prices import TokenPrice, TokenPriceBook
 
-__all__ = ["ApiOffers", "read_api_offers"]
+if TYPE_CHECKING:
+    from .sizing.search import SearchResult
+    from .sizing.workload import Workload
+
+__all__ = ["ApiOffers", "read_api_offers", "with_api_offers"]
 
 _REQUIRED = ("provider", "model", "kind", "price", "unit")
 _KINDS = ("on_demand", "provisioned")
@@ -78,6 +84,15 @@ def read_api_offers(path: str | Path) -> ApiOffers:
         _Row(row, str(path), number).read(provisioned, per_token)
     return ApiOffers(TokenPriceBook(_token_price(key, one, str(path)) for key, one in per_token.items()),
                      tuple(provisioned))
+
+
+def with_api_offers(result: SearchResult, workload: Workload, offers: ApiOffers) -> SearchResult:
+    """``result`` (:func:`finops.sizing.search.search`'s) with its managed APIs priced again with ``offers`` beside
+    the current token prices, against the same cheapest fleet (:func:`finops.sizing.managed.api_options_beside`)."""
+    import dataclasses
+
+    return dataclasses.replace(result, managed=api_options_beside(
+        result.options, workload, book=TokenPriceBook.current() + offers.book, provisioned=offers.provisioned))
 
 
 @dataclass

@@ -243,14 +243,10 @@ def size_command(
 
     Only combinations the engine runs are searched; the 'calibrated' column says whether the
     latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
-    import dataclasses
-
-    from ..api_offers import read_api_offers
+    from ..api_offers import read_api_offers, with_api_offers
     from ..mix import peak_to_average as profile_peak_to_average
     from ..mix import read_demand
     from ..sizing import DEFAULT_CONFIDENCE, check_engine_version, corrected_search, presets, workload_from
-    from ..sizing.managed import api_options_beside
-    from ..token_prices import TokenPriceBook
 
     check_engine_version(engine.strip().lower(), engine_version)
     confidence = DEFAULT_CONFIDENCE if confidence is None else confidence
@@ -272,8 +268,7 @@ def size_command(
                               rank_by=rank_by,
                               calibrated_only=calibrated_only, confidence=confidence)
     if offers is not None:
-        result = dataclasses.replace(result, managed=api_options_beside(
-            result.options, chosen, book=TokenPriceBook.current() + offers.book, provisioned=offers.provisioned))
+        result = with_api_offers(result, chosen, offers)
     if as_json:
         print_json({**result.to_dict(), "step_time": step_time.strip().lower(),
                     **({"correction": _correction_dict(correction)} if corrections else {})})

@@ -97,3 +97,13 @@ def test_finops_size_shows_the_quoted_offers_beside_the_bundled_ones(tmp_path, c
     message = capsys.readouterr().err.replace("\n", " ")
     for fragment in ("offers.csv", "row 2", "tokens_per_unit_s"):
         assert fragment in message
+
+
+def test_the_python_api_takes_the_offers_too(tmp_path):
+    import finops
+
+    path = tmp_path / "offers.csv"
+    path.write_text(HEADER + PT + ON_DEMAND)
+    managed = {row.offer_model: row for row in finops.size(preset="seed002-translation", api_offers=path).managed}
+    assert managed["Qwen3 30B 6-month"].pricing_model == "provisioned"
+    assert managed["qwen3 deal"].cost_per_million_output_tokens == Money.of("0.7", "USD")
