@@ -17,7 +17,8 @@ One row per price, columns (``offer``, ``service``, ``region``, ``currency`` and
 
 * ``kind`` ``provisioned``: ``price`` per ``unit-hour`` (Bedrock's model unit) or ``unit-month`` (a monthly price,
   / 730 hours), for ``term_months`` whole months, each unit serving ``tokens_per_unit_s`` output tokens a second
-  (the provider's figure for the model, or the rate measured on it);
+  (the provider's figure for the model, or the rate measured on it). Without a price, the published one of the
+  provider, model and term (:func:`published_provisioned`: Bedrock's Llama 2, the only ones published) is taken;
 * ``kind`` ``on_demand``: ``price`` per ``M`` (million) or ``K`` (thousand) ``input``, ``output`` or
   ``cached input`` tokens; an offer (provider, offer, region) needs an input and an output row.
 
@@ -36,9 +37,13 @@ One row per price, columns (``offer``, ``service``, ``region``, ``currency`` and
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,13 +54,19 @@ from .money import MONEY_CONTEXT, to_decimal
 from .sizing.managed import api_options_beside
 from .token_prices import TokenPrice, TokenPriceBook
 
+#: The bundled published provisioned-throughput prices (who writes it and how: its header).
+_PUBLISHED = "provisioned-throughput-2024-04-22.csv"
+
 if TYPE_CHECKING:
     from .sizing.search import SearchResult
     from .sizing.workload import Workload
 
-__all__ = ["ApiOffers", "read_api_offers", "with_api_offers"]
+__all__ = ["ApiOffers", "PublishedProvisioned", "published_for", "published_provisioned", "read_api_offers",
+           "with_api_offers"]
 
 _REQUIRED = ("provider", "model", "kind", "price", "unit")
+#: Columns that may be empty on a row (a provisioned row's price: then the published one).
+_MAY_BE_EMPTY = ("price",)
 _KINDS = ("on_demand", "provisioned")
 #: Provisioned unit -> hours its price covers (a month of 730 hours).
 _PROVISIONED_UNITS: dict[str, int] = {"unit-hour": 1, "unit-month": 730}
@@ -86,6 +97,63 @@ def read_api_offers(path: str | Path) -> ApiOffers:
                      tuple(provisioned))
 
 
+@dataclass(frozen=True)
+class PublishedProvisioned:
+    """A provisioned-throughput price as a provider published it: per model unit-hour for a term; the tokens a second
+    a unit serves when published (``None``: not published)."""
+
+    provider: str
+    service: str
+    offer_model: str
+    model: str
+    match: str
+    region: str
+    term_months: int
+    price_per_unit_hour: Decimal
+    tokens_per_unit_s: float | None
+    currency: str
+    effective_date: str
+    source: str
+
+
+@cache
+def published_provisioned() -> tuple[PublishedProvisioned, ...]:
+    """The bundled published prices (``finops/data/token_prices/provisioned-throughput-<date>.csv``).
+
+    >>> sorted({(p.model, p.term_months, str(p.price_per_unit_hour)) for p in published_provisioned()})[:2]
+    [('llama-2-13b', 1, '21.18'), ('llama-2-13b', 6, '13.08')]
+    """
+    name = f"finops/data/token_prices/{_PUBLISHED}"
+    text = (resources.files("finops") / "data" / "token_prices" / _PUBLISHED).read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines(keepends=True) if not line.startswith("#")]
+    rows = []
+    for number, record in enumerate(csv.DictReader(io.StringIO("".join(lines))), start=2):
+        def where(column: str, number: int = number) -> Location:
+            return Location(file=name, row=number, column=column)
+
+        rate = (record.get("tokens_per_unit_s") or "").strip()
+        rows.append(PublishedProvisioned(
+            record["provider"], record["service"], record["offer_model"], record["model"], record["match"],
+            record["region"], int(record["term_months"]),
+            to_decimal(record["price_per_unit_hour"], where=where("price_per_unit_hour")),
+            float(rate) if rate else None, record["currency"], record["effective_date"], record["source"]))
+    return tuple(rows)
+
+
+def published_for(model: str, provider: str | None = None, term_months: int | None = None) -> list[PublishedProvisioned]:
+    """The published prices of provisioned throughput of catalog ``model`` (a name the catalog resolves), of
+    ``provider`` and ``term_months`` when given.
+
+    >>> [(p.term_months, str(p.price_per_unit_hour)) for p in published_for("meta-llama/Llama-2-70b-hf", "aws")]
+    [(1, '21.18'), (6, '13.08')]
+    """
+    from .catalog.models import get_model
+
+    key = get_model(model).id
+    return [p for p in published_provisioned() if p.model == key and provider in (None, p.provider)
+            and term_months in (None, p.term_months)]
+
+
 def with_api_offers(result: SearchResult, workload: Workload, offers: ApiOffers) -> SearchResult:
     """``result`` (:func:`finops.sizing.search.search`'s) with its managed APIs priced again with ``offers`` beside
     the current token prices, against the same cheapest fleet (:func:`finops.sizing.managed.api_options_beside`)."""
@@ -106,7 +174,7 @@ class _Row:
 
     def text(self, column: str) -> str:
         value = self.values.get(column, "")
-        if column in _REQUIRED and not value:
+        if column in _REQUIRED and column not in _MAY_BE_EMPTY and not value:
             raise InputError(f"{column} is empty", where=self.where(column))
         return value
 
@@ -135,7 +203,6 @@ class _Row:
             raise InputError(f"unknown kind {self.values['kind']!r}", where=self.where("kind"),
                              hint="on_demand (a price per token) or provisioned (a price per unit of throughput)")
         provider, model = self.text("provider").lower(), self.model()
-        price = self.number_of("price", "the price in the row's currency, e.g. 21.18")
         unit = " ".join(self.text("unit").lower().split())
         offer = self.values.get("offer") or f"{provider} {model}"
         currency = (self.values.get("currency") or "USD").upper()
@@ -150,10 +217,22 @@ class _Row:
                 raise InputError(f"term_months must be whole months, got {term}", where=self.where("term_months"))
             rate = self.number_of("tokens_per_unit_s", "the output tokens a second one unit serves for this model "
                                                        "(the provider states it when the throughput is bought)")
-            hourly = MONEY_CONTEXT.divide(price, Decimal(_PROVISIONED_UNITS[unit]))
+            if self.values.get("price"):
+                price = self.number_of("price", "the price per unit-hour or unit-month, e.g. 21.18")
+                hourly = MONEY_CONTEXT.divide(price, Decimal(_PROVISIONED_UNITS[unit]))
+            else:
+                published = published_for(model, provider, int(term))
+                if not published or unit != "unit-hour":
+                    raise InputError(f"price is empty and no {provider} provisioned throughput of {model} for "
+                                     f"{int(term)} months is published", where=self.where("price"),
+                                     hint="give the price you were quoted (per unit-hour or unit-month)")
+                hourly, currency = published[0].price_per_unit_hour, published[0].currency
+                source = f"{published[0].source}; tokens/s per unit: {source}"
+                offer = self.values.get("offer") or f"{published[0].offer_model}, {int(term)}-month"
             provisioned.append(ProvisionedThroughput(offer, hourly, int(term), float(rate), currency, model, service,
                                                      region, source))
             return
+        price = self.number_of("price", "the price in the row's currency, e.g. 0.72")
         if unit not in _TOKEN_UNITS:
             raise InputError(f"unknown unit {self.values['unit']!r} for an on-demand price", where=self.where("unit"),
                              hint="M or K, then input, output or cached input, then tokens: e.g. M output tokens")

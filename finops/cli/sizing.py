@@ -14,6 +14,7 @@ from ._console import console, print_json, styled
 from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 
 if TYPE_CHECKING:
+    from ..api_offers import ApiOffers
     from ..sizing import ApiOption, Calibration, ThroughputCorrection, Workload
 
 # The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
@@ -316,6 +317,7 @@ def size_command(
                   f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "
                   "still sized and paid for the peak (avg)")
     _print_managed(result.managed, chosen)
+    _print_published_provisioned(chosen, offers)
     if result.unpriced:
         console.print(f"feasible but with no {result.pricing_model} price in the price book: "
                       f"{', '.join(result.unpriced)}")
@@ -358,6 +360,21 @@ def _print_managed(managed: list[ApiOption], workload: Workload) -> None:
     if any(m.pricing_model == "provisioned" for m in managed):
         console.print("provisioned: whole units for the fleet's peak output tokens/s, paid every hour of the term; "
                       "/M out is its month over the average volume (a commitment: paid whether used or not)")
+
+
+def _print_published_provisioned(workload: Workload, offers: ApiOffers | None) -> None:
+    """The published provisioned-throughput prices of the workload's model that no offer prices per token (their
+    tokens a second per unit are not published)."""
+    from ..api_offers import published_for
+
+    priced = {(p.model, p.term_months) for p in offers.provisioned} if offers is not None else set()
+    for p in published_for(workload.model):
+        if (p.model, p.term_months) in priced:
+            continue
+        console.print(f"{_SERVICE_NAMES.get(p.service, p.service)} provisioned throughput of {p.offer_model}, as "
+                      f"published {p.effective_date}: {p.price_per_unit_hour} {p.currency} per model unit-hour for "
+                      f"{p.term_months} month(s); the tokens a second a unit serves are not published: give them "
+                      f"with --api-offers (a provisioned row with tokens_per_unit_s and no price) to price it here")
 
 
 #: The providers' service names (FOCUS ServiceName) as the table shows them.

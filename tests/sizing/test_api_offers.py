@@ -107,3 +107,29 @@ def test_the_python_api_takes_the_offers_too(tmp_path):
     managed = {row.offer_model: row for row in finops.size(preset="seed002-translation", api_offers=path).managed}
     assert managed["Qwen3 30B 6-month"].pricing_model == "provisioned"
     assert managed["qwen3 deal"].cost_per_million_output_tokens == Money.of("0.7", "USD")
+
+
+def test_every_published_provisioned_price_is_sourced_dated_and_shown_in_its_source():
+    from finops.api_offers import published_provisioned
+    from finops.catalog.models import get_model
+
+    rows = published_provisioned()
+    assert {(p.model, p.term_months) for p in rows} == {("llama-2-13b", 1), ("llama-2-13b", 6), ("llama-2-70b", 1),
+                                                        ("llama-2-70b", 6)}
+    for p in rows:
+        assert "https://" in p.source and "read 2026-12-07" in p.source and p.effective_date in p.source
+        term = {1: "one month", 6: "six month"}[p.term_months]
+        assert f"{p.price_per_unit_hour} USD per hour per model unit with a {term} commitment" in p.source
+        assert p.tokens_per_unit_s is None  # not published anywhere
+        get_model(p.model)
+
+
+def test_a_provisioned_row_without_a_price_takes_the_published_one(tmp_path):
+    read = offers(tmp_path, HEADER + "aws,meta-llama/Llama-2-70b-hf,provisioned,,unit-hour,6,800,,,,,my load test\n")
+    (pt,) = read.provisioned
+    assert (pt.model, pt.hourly_per_unit, pt.term_months, pt.tokens_per_s_per_unit, pt.name) == (
+        "llama-2-70b", D("13.08"), 6, 800.0, "Llama 2 Pre-Trained (70B), 6-month")
+    assert "2024-04-22" in pt.source and pt.source.endswith("tokens/s per unit: my load test")
+    with pytest.raises(InputError) as refused:  # nothing published for this model: the price is needed
+        offers(tmp_path, HEADER + PT.replace("20.00", ""))
+    assert (refused.value.where.row, refused.value.where.column) == (2, "price")
