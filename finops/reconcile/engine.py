@@ -107,7 +107,7 @@ from .result import (
 )
 from .tokens import TOKENS_PER_UNIT, LineTokens, line_tokens, unit_problem
 
-__all__ = ["InstanceGpus", "catalog_gpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
+__all__ = ["InstanceGpus", "catalog_gpus", "contract_applied", "reconcile_groups", "reconcile_month", "run_aggregation"]
 
 #: ``(provider, instance_type) -> (gpu_model, gpus per instance)`` or ``None`` when not a GPU instance.
 InstanceGpus = Callable[[str, str], "tuple[str, int] | None"]
