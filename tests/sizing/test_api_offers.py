@@ -133,3 +133,23 @@ def test_a_provisioned_row_without_a_price_takes_the_published_one(tmp_path):
     with pytest.raises(InputError) as refused:  # nothing published for this model: the price is needed
         offers(tmp_path, HEADER + PT.replace("20.00", ""))
     assert (refused.value.where.row, refused.value.where.column) == (2, "price")
+
+
+def test_the_worked_example_of_docs_sizing_is_what_finops_size_prints(capsys):
+    """docs/sizing.md, 'Managed APIs beside the fleet': the seed002-translation figures are the command's."""
+    from pathlib import Path
+
+    from finops.cli import main
+
+    text = " ".join((Path(__file__).parents[2] / "docs" / "sizing.md").read_text().split())
+    assert main(["size", "--preset", "seed002-translation", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    cheapest = min(answer["options"], key=lambda o: o["monthly_cost"])
+    (bedrock,) = [m for m in answer["managed_apis"] if m["provider"] == "aws"]
+    units = -(-cheapest["output_tokens_per_s"] // 1500)
+    for figure in (f"{cheapest['monthly_cost']:,.0f} USD a month", f"serving {cheapest['output_tokens_per_s']:,.0f}",
+                   f"{bedrock['monthly_output_mtokens']:,.0f} M output tokens",
+                   f"{bedrock['monthly_cost']:,.0f} USD for that month",
+                   f"{bedrock['fleet_cheaper_above_mtokens']:,.0f} M output tokens a month",
+                   f"= {units:.0f} units, {units * 20 * 730:,.0f} USD a month"):
+        assert figure in text, figure
