@@ -125,6 +125,8 @@ _NO_TEXT = ""
 SCAN_MEMORY = "512MB"
 #: Temporary table of the charge groups (of each bill file, when there are several).
 _GROUPS = "charge_groups"
+#: Temporary table of the month's charges that carry FOCUS 1.3 ContractApplied (the columns it is summed by).
+_APPLIED = "contract_applied_charges"
 #: The scan's DuckDB settings, kept here (setting names and SQL ignore case): its spill folder's name, its
 #: memory and spill folder, and the groups' order, which does not matter (so DuckDB needs less memory).
 _SPILL_PREFIX = "finops-reconcile-"
@@ -305,10 +307,15 @@ def contract_applied(con: duckdb.DuckDBPyConnection, files: list[BillFile], mont
     if not any(APPLIED_COLUMN in f.columns for f in files):
         return ()
     error: duckdb.Error | None = None
+    # the bills are read once: the month's charges that carry ContractApplied, then checked and summed from there
+    kept = ", ".join(dict.fromkeys((*MONTH_COLUMNS.values(), "ChargePeriodStart", "ProviderName", "BillingCurrency",
+                                    "ChargeCategory", APPLIED_COLUMN)))
     try:
-        bad = con.execute(f"SELECT count(*) FROM {VIEW} WHERE {month_filter(month, basis)} AND "
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_APPLIED} AS SELECT {kept} FROM {VIEW} WHERE "
+                    f"{month_filter(month, basis)} AND {APPLIED_COLUMN} IS NOT NULL AND {APPLIED_COLUMN} <> ''")
+        bad = con.execute(f"SELECT count(*) FROM {_APPLIED} WHERE "
                           f"{BAD_CONTRACT_APPLIED.format(c=APPLIED_COLUMN)}").fetchone()[0]  # type: ignore[index]
-        rows = [] if bad else con.execute(contract_applied_sql(VIEW, month, basis)).fetchall()
+        rows = [] if bad else con.execute(contract_applied_sql(_APPLIED, month, basis)).fetchall()
     except duckdb.Error as exc:
         bad, error = 1, exc
     if bad:
