@@ -213,7 +213,8 @@ def reconcile(inputs: MonthOptions, engine: EngineOptions, judging: JudgingOptio
                              hint="the review lists the 200 largest unmapped charge groups")
         rec, path = _reconcile_remote(engine.engine, engine.table, engine.table_lacks or [], inputs.plan,
                                       judging.usage, month, inputs.out, rates=judging.rates(),
-                                      threshold_pct=threshold_pct, run_at=run_at, where=where)
+                                      threshold_pct=threshold_pct, run_at=run_at, where=where,
+                                      contract_commitments=served.contract_commitments)
     else:
         rec, path = _reconcile_local(inputs, judging, output, served, more or [], month=month, basis=basis,
                                      threshold_pct=threshold_pct, run_at=run_at)
@@ -292,9 +293,10 @@ _ENGINE_OPTIONS = {"bigquery": ("project",), "athena": ("database", "workgroup",
 def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, usage: Path | None,
                       month: str, out: Path, *,
                       rates: dict[str, Decimal], threshold_pct: Decimal, run_at: datetime,
-                      where: dict[str, str]) -> tuple[Reconciliation, Path]:
+                      where: dict[str, str], contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
     """Run the aggregation on BigQuery or Athena through the connector's ``run_query``; ``where``
-    holds its keywords (project; database, workgroup, output location)."""
+    holds its keywords (project; database, workgroup, output location). With ``contract_commitments``, the table's
+    ContractApplied is summed too (:func:`finops.reconcile.dialects.reconcile_remote`)."""
     from connectors import provider as connector
 
     from ..reconcile import canonical_engine, reconcile_remote
@@ -315,6 +317,8 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     with _folder_held(Path(out)):
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out) / HISTORY_FILE)
+        contracts = None if contract_commitments is None else read_contract_commitments(contract_commitments)
         rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
-                               threshold_pct=threshold_pct, **history.earlier_inputs(month, plan.currency()))
+                               threshold_pct=threshold_pct, contracts=contracts,
+                               **history.earlier_inputs(month, plan.currency()))
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)

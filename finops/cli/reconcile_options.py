@@ -138,7 +138,8 @@ class ServingOptions:
     serving: Annotated[Path | None, SERVING_LINES] = None
     contract_commitments: Annotated[Path | None, typer.Option(
         "--contract-commitments", metavar="FILE",
-        help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from it")] = None
+        help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from it, and "
+             "the ContractApplied commitments checked against it")] = None
     load_test: Annotated[list[str] | None, typer.Option("--load-test", metavar="PLANLINE=FILE",
                                                         help="with --metrics/--prometheus: a load-test result "
                                                              "of a serving line (as `finops calibrate` reads); "
