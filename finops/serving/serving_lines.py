@@ -16,7 +16,7 @@ order; the first match wins. The rule applies to the engine's series and the GPU
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -48,6 +48,8 @@ class ServingLine:
     provider: str = "on-prem"
     instance_type: str = ""
     region: str = ""
+    #: The row it was read from (file, sheet, row), for messages about the line; not part of its value.
+    where: Location | None = field(default=None, compare=False, repr=False)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         """Whether a series with ``labels`` belongs to this line."""
@@ -163,8 +165,8 @@ def serving_lines_from_rows(rows: Sequence[tuple[int, Mapping[str, str]]], sourc
             _number(cells.get("TtftTargetMs", ""), path, row, "TtftTargetMs"),
             _number(cells.get("ItlTargetMs", ""), path, row, "ItlTargetMs"),
             _number(cells.get("Spare", ""), path, row, "Spare") or 0.0,
-            cells.get("Provider", "") or "on-prem", cells.get("InstanceType", ""), cells.get("Region", "")),
-            Location(file=source, row=row)))
+            cells.get("Provider", "") or "on-prem", cells.get("InstanceType", ""), cells.get("Region", ""),
+            Location(file=source, row=row)), Location(file=source, row=row)))
     return tuple(lines)
 
 
