@@ -136,6 +136,8 @@ def read_plan(path: Path) -> Plan:
     try:
         tables = workbook_tables(path)
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except InputError:  # already says where and what to do
+        raise
     except Exception as exc:  # openpyxl raises many types for damaged files; translate at the seam
         raise InputError(f"cannot open the plan workbook: {exc}", where=Location(file=str(path)),
                          hint="open and save it in Excel, then try again") from exc
@@ -280,7 +282,16 @@ def _budget(row: _Row) -> BudgetLine:
                       cost_centre=row.text("CostCentre", required=False) or "", category=category,  # type: ignore[arg-type]
                       provider=row.text("Provider", required=False) or "",
                       amount=row.money("Amount", row.currency()),
-                      planned_mtokens=row.number("PlannedMTokens", required=False), row=row.row)
+                      planned_mtokens=_tokens(row), row=row.row)
+
+
+def _tokens(row: _Row) -> Decimal | None:
+    """``PlannedMTokens``: blank, or a count of 0 or more (a negative count would give a negative unit cost)."""
+    tokens = row.number("PlannedMTokens", required=False)
+    if tokens is not None and tokens < 0:
+        raise InputError(f"PlannedMTokens must be 0 or more, got {row.cells.get('PlannedMTokens')!r}",
+                         where=row.where("PlannedMTokens"), hint="millions of tokens the line is planned to serve")
+    return tokens
 
 
 def _asset(row: _Row) -> Asset:

@@ -140,7 +140,8 @@ _NO_FLEET_HINTS = {
     "targets": "loosen its TtftTargetMs or ItlTargetMs, or give it another Gpu, Precision or TP, in the serving lines "
                "(--serving, or the plan's Serving sheet). Nothing was written",
     "idle": "a retired line needs no fleet: take it out of the serving lines (--serving, or the plan's Serving "
-            "sheet); else check its LabelKey and LabelValue against the series' labels. Nothing was written",
+            "sheet); else check its Engine (whose metric names are read) and its LabelKey and LabelValue against "
+            "the series. Nothing was written",
 }
 
 
