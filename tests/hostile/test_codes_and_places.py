@@ -274,6 +274,10 @@ MORE: dict[str, Case] = {
                                             names=("sheet Budget", "cell F3", "100 USD")),
     "Budget PlannedMTokens below 0 (was exit 0: a negative unit cost)": Case(
         lambda d: _rec(d, book=_budget_row(d, PlannedMTokens=-5)), names=("sheet Budget", "cell H3", "PlannedMTokens")),
+    "Budget row given twice (was exit 0: planned 200 for 100)": Case(
+        lambda d: _rec(d, book=write_plan(d / "plan.xlsx", budget=[(MONTH, "gpu", "cc", "OPEX", "AWS", 100, "USD", None)] * 2,
+                                          mapping=[(1, "gpu", "AWS", "", "", "", "", "", "")])),
+        names=("plan.xlsx", "sheet Budget", "row 4", "rows 3 and 4")),
     "Budget PlanLine blank": Case(lambda d: _rec(d, book=_budget_row(d, PlanLine="")), names=("sheet Budget", "cell B3")),
     "Mapping rule number in words": Case(
         lambda d: _rec(d, book=write_plan(d / "plan.xlsx", budget=[(MONTH, "gpu", "cc", "OPEX", "AWS", 100, "USD", None)],
