@@ -183,7 +183,7 @@ def plan_next(
     for n in nxt.lines:
         table.add_row(n.plan_line, str(n.realized.gpus), "" if n.gpus is None else str(n.gpus), str(n.sunk_units),
                       ", ".join(f"{u} x {k}" for k, u in sorted(n.committed_units.items())) or "-",
-                      "" if n.budget is None else str(n.budget.rounded()),
+                      "carried over" if n.budget is None else str(n.budget.rounded()),
                       f"{n.factor:.3f} +-{n.band:.0%}")
     console.print(table)
     console.print(f"wrote {written} and {corrections_path}")

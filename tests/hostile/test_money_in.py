@@ -394,3 +394,21 @@ PLAN_NEXT = {
 @pytest.mark.parametrize("name", PLAN_NEXT)
 def test_plan_next_lines(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _check(PLAN_NEXT[name], tmp_path, capsys)
+
+
+def test_a_next_plan_carries_every_serving_line_with_its_fleet_and_cost(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The counterpart of the refusals above: a line the next plan carries has a fleet, and its Budget row of the
+    next month is the Fleet's monthly cost (nothing blank that a total would read as 0)."""
+    import openpyxl
+
+    def read(folder: Path, out: str) -> None:
+        book = openpyxl.load_workbook(folder / "next.xlsx", data_only=True)
+        fleet = [dict(zip([c.value for c in book["Fleet"][3]], [c.value for c in row])) for row in book["Fleet"].iter_rows(min_row=4)]
+        budget = {(r[0].value, r[1].value): r[5].value for r in book["Budget"].iter_rows(min_row=4)}
+        assert [f["PlanLine"] for f in fleet] == ["aws-inference-prod"]
+        line = fleet[0]
+        assert line["GpusNext"] >= 1 and line["MonthlyCost"] > 0, line
+        assert budget[("2026-06", "aws-inference-prod")] == pytest.approx(line["MonthlyCost"] + (line["SunkAmortization"] or 0))
+
+    _check(Case(_plan_next(_L40S.format(ttft=500, tp=1, it="g6e.xlarge")), exit=0, money=read), tmp_path, capsys)
