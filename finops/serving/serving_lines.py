@@ -191,7 +191,7 @@ def serving_lines_from_rows(rows: Sequence[tuple[int, Mapping[str, str]]], sourc
         tp = _number(cells["TP"], path, row, "TP", whole=True)
         lines.append(check_line(ServingLine(
             cells["PlanLine"], cells["Engine"].lower(), cells["Model"], cells["Gpu"], cells["Precision"].lower(),
-            int(tp or 1), cells["LabelKey"], cells["LabelValue"],
+            1 if tp is None else int(tp), cells["LabelKey"], cells["LabelValue"],
             _target(cells.get("TtftTargetMs", ""), path, row, "TtftTargetMs"),
             _target(cells.get("ItlTargetMs", ""), path, row, "ItlTargetMs"),
             _share(cells.get("Spare", ""), path, row, "Spare"),

@@ -387,6 +387,14 @@ MORE: dict[str, Case] = {
     "serving line without a Budget row (was exit 0: a fleet with no cost in the plan)": Case(
         lambda d: _plan_next(d, serving=_serving("aws-inference-prod", "nowhere")),
         names=("s.csv", "row 2", "column PlanLine", "no Budget row")),
+    "serving TP 0 (was exit 0, read as TP 1)": Case(lambda d: _plan_next(d, serving=_serving(",fp8,1,", ",fp8,0,")),
+                                                    names=("s.csv", "row 2", "column TP")),
+    "reconcile --serving without metrics (was exit 0, ignored)": Case(
+        lambda d: _rec(d, extra=("--serving", _text(d, "s.csv", SERVING_LINE))), names=("--serving", "--metrics")),
+    "reconcile --table-lacks on local bills (was exit 0, ignored)": Case(
+        lambda d: _rec(d, extra=("--table-lacks", "Tags")), names=("--table-lacks", "--engine")),
+    "tco --start in year 0 (was exit 1)": Case(lambda d: ["tco", "--start", "0000-01", "--no-cloud"],
+                                              names=("--start", "0000-01")),
     # template build
     "template build --prices with a header alone (was exit 1)": Case(
         lambda d: ["template", "build", "--prices", _text(d, "pb.csv", PRICE_HEADER), "--out", d / "p.xlsx"],
@@ -396,6 +404,21 @@ MORE: dict[str, Case] = {
             "aws,us-east-1,p5.48xlarge,h100-sxm,8,on_demand,,-55.04,0,USD,2026-05-01,x\n")), "--out", d / "p.xlsx"],
         names=("pb.csv", "row 2", "hourly_cost")),
 }
+
+
+def _mix_shows_the_missing_price(folder: Path, out: str, err: str) -> None:
+    import openpyxl
+
+    texts = [c.value for ws in openpyxl.load_workbook(folder / "p.xlsx", data_only=True) for row in ws.iter_rows()
+             for c in row if isinstance(c.value, str) and c.value.startswith("#FINOPS: no cud_3y price for gcp")]
+    assert texts, "the Mix sheet shows the price the book lacks"
+
+
+#: A price book of one AWS price builds the workbook (was exit 1): the cells it cannot price say so.
+MORE["template build --prices of one AWS price (was exit 1)"] = Case(
+    lambda d: ["template", "build", "--prices", _text(d, "pb.csv", PRICE_HEADER + (
+        "aws,us-east-1,p5.48xlarge,h100-sxm,8,on_demand,,55.04,0,USD,2026-05-01,x\n")), "--out", d / "p.xlsx"],
+    exit=0, may_write=("p.xlsx",), verify=_mix_shows_the_missing_price)
 
 
 @pytest.mark.parametrize("name", sorted(MORE))
