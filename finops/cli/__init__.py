@@ -68,6 +68,10 @@ _INPUT_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
     (OverflowError, "a number is out of range"),
     (decimal.DecimalException, "an amount is out of range"),
 )
+#: Foreign errors of a general type that only damaged or absurd input raises, known by their text -> meaning.
+_INPUT_MESSAGES: tuple[tuple[type[BaseException], str, str], ...] = (
+    (ValueError, "for integer string conversion", "a number has more than 4,300 digits"),  # json reads ints whole
+)
 
 
 #: Options whose value is a file (or folder) the command writes. Every other argument naming a file is read.
@@ -228,7 +232,8 @@ def _foreign(exc: BaseException, inputs: Sequence[Path] = ()) -> int:
     The seam did not say which file; the message lists the files the command was given."""
     if os.environ.get("FINOPS_DEBUG"):
         traceback.print_exception(exc)
-    for kind, meaning in _INPUT_ERRORS:
+    known = [*_INPUT_ERRORS, *((kind, meaning) for kind, text, meaning in _INPUT_MESSAGES if text in str(exc))]
+    for kind, meaning in known:
         if isinstance(exc, kind):
             given = f" in one of {', '.join(sorted({p.name for p in inputs}))}" if inputs else ""
             _say(f"{meaning}{given} ({type(exc).__name__}: {str(exc)[:200]}). Hint: check the files and numbers "

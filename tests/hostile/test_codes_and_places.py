@@ -414,6 +414,26 @@ def _mix_shows_the_missing_price(folder: Path, out: str, err: str) -> None:
     assert texts, "the Mix sheet shows the price the book lacks"
 
 
+#: A JSON file holding an integer of 5,001 digits (Python's json refuses past 4,300): each was exit 1.
+_HUGE = "1" + "0" * 5000
+MORE.update({
+    "load test with a 5,001-digit integer (was exit 1)": Case(
+        lambda d: ["calibrate", _text(d, "lt.json", LOAD_TEST.read_text().replace('"completed": 200', '"completed": ' + _HUGE)),
+                   *CALIBRATE, "--out", d / "c.json"], names=("lt.json",)),
+    "calibration with a 5,001-digit integer (was exit 1)": Case(
+        lambda d: ["size", "--preset", "seed000-doc-qa", "--calibration", _text(d, "c.json", '{"engines": ' + _HUGE + "}")],
+        names=("c.json", "4,300 digits")),
+    "workload JSON with a 5,001-digit integer (was exit 1)": Case(
+        lambda d: ["size", "--workload", _text(d, "w.json", '{"name": "w", "model": "llama-3.1-8b", "isl": ' + _HUGE + "}")],
+        names=("w.json", "4,300 digits")),
+    "offer file with a 5,001-digit integer (was exit 1)": Case(
+        lambda d: ["prices", "pull", "--provider", "aws", "--offer-file", _text(d, "o.json", '{"formatVersion": ' + _HUGE + "}"),
+                   "--out", d / "p.parquet"], names=("o.json", "4,300 digits")),
+    "model config with a 5,001-digit integer (was exit 1)": Case(
+        lambda d: [*ESTIMATE[:2], _text(d, "config.json", '{"hidden_size": ' + _HUGE + "}"), *ESTIMATE[3:]],
+        names=("config.json", "4,300 digits")),
+})
+
 #: A price book of one AWS price builds the workbook (was exit 1): the cells it cannot price say so.
 MORE["template build --prices of one AWS price (was exit 1)"] = Case(
     lambda d: ["template", "build", "--prices", _text(d, "pb.csv", PRICE_HEADER + (
