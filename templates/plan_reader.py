@@ -31,7 +31,16 @@ from typing import Any
 from finops.depreciation import parse_month
 from finops.errors import InputError, Location
 from finops.money import Money, to_decimal
-from finops.reconcile import Asset, BudgetLine, MappingRule, Plan, UsageLine, budget_once, usage_once
+from finops.reconcile import (
+    Asset,
+    BudgetLine,
+    MappingRule,
+    Plan,
+    UsageLine,
+    budget_once,
+    rules_once,
+    usage_once,
+)
 
 from .plan_tables import (
     ASSETS,
@@ -148,7 +157,8 @@ def read_plan(path: Path) -> Plan:
         return Plan(budget=budget_once(tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
                                        Location(file=str(path), sheet=found[BUDGET.name].sheet)),
                     assets=tuple(read.rows(found[ASSETS.name], ASSETS, _asset)),
-                    mapping=tuple(read.rows(found[MAPPING.name], MAPPING, _rule)),
+                    mapping=rules_once(tuple(read.rows(found[MAPPING.name], MAPPING, _rule)),
+                                       Location(file=str(path), sheet=found[MAPPING.name].sheet)),
                     usage=_usage_once(tuple(read.rows(found[USAGE.name], USAGE, _usage)), found[USAGE.name], str(path)),
                     source=str(path))
     finally:

@@ -26,7 +26,7 @@ from ..errors import CurrencyMismatchError, InputError, Location
 from ..limits import bounded_lines
 from ..money import Money, to_decimal
 
-_Row = TypeVar("_Row", "BudgetLine", "UsageLine")
+_Row = TypeVar("_Row", "BudgetLine", "UsageLine", "MappingRule")
 
 __all__ = [
     "USAGE_COLUMNS",
@@ -210,8 +210,23 @@ def budget_once(lines: tuple[BudgetLine, ...], where: Location) -> tuple[BudgetL
                        "Provider (the two would be added up)")
 
 
+def rules_once(rules: tuple[MappingRule, ...], where: Location) -> tuple[MappingRule, ...]:
+    """``rules``, each ``Rule`` number on one row: rules are tried in that order, and two of one number have
+    none between them (a charge both match would go to whichever row comes first, without a word).
+
+    >>> rule = MappingRule(1, "gpu", provider_name="AWS", row=3)
+    >>> rules_once((rule, replace(rule, plan_line="cpu", row=4)), Location(file="plan.xlsx", sheet="Mapping"))
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: plan.xlsx, sheet Mapping, row 4, column Rule: Rule 1 is given twice, on rows 3 and 4. Hint: number the rules in the order they are tried: 1, 2, 3...
+    """
+    return _given_once(rules, lambda r: (str(r.rule),), lambda r: f"Rule {r.rule}", where,
+                       "number the rules in the order they are tried: 1, 2, 3...", column="Rule")
+
+
 def _given_once(lines: tuple[_Row, ...], key: Callable[[_Row], tuple[str, ...] | None],
-                what: Callable[[_Row], str], where: Location, hint: str) -> tuple[_Row, ...]:
+                what: Callable[[_Row], str], where: Location, hint: str, *,
+                column: str = "PlanLine") -> tuple[_Row, ...]:
     """``lines`` when no two share a ``key`` (``None``: the row takes part in no sum); else the second of the
     first pair is refused at ``where`` with its row, naming the first."""
     seen: dict[tuple[str, ...], _Row] = {}
@@ -222,7 +237,7 @@ def _given_once(lines: tuple[_Row, ...], key: Callable[[_Row], tuple[str, ...] |
         first = seen.setdefault(identity, line)
         if first is not line:
             raise InputError(f"{what(line)} is given twice, on rows {first.row} and {line.row}",
-                             where=replace(where, row=line.row, column="PlanLine"), hint=hint)
+                             where=replace(where, row=line.row, column=column), hint=hint)
     return lines
 
 

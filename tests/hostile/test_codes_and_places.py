@@ -279,6 +279,11 @@ MORE: dict[str, Case] = {
                                           mapping=[(1, "gpu", "AWS", "", "", "", "", "", "")])),
         names=("plan.xlsx", "sheet Budget", "row 4", "rows 3 and 4")),
     "Budget PlanLine blank": Case(lambda d: _rec(d, book=_budget_row(d, PlanLine="")), names=("sheet Budget", "cell B3")),
+    "Mapping Rule number given twice (was exit 0: row order decided the line)": Case(
+        lambda d: _rec(d, book=write_plan(d / "plan.xlsx", budget=[(MONTH, "gpu", "cc", "OPEX", "AWS", 100, "USD", None)],
+                                          mapping=[(1, "gpu", "AWS", "", "", "", "", "", ""),
+                                                   (1, "cpu", "AWS", "", "", "", "", "", "")])),
+        names=("sheet Mapping", "row 4", "column Rule", "rows 3 and 4")),
     "Mapping rule number in words": Case(
         lambda d: _rec(d, book=write_plan(d / "plan.xlsx", budget=[(MONTH, "gpu", "cc", "OPEX", "AWS", 100, "USD", None)],
                                           mapping=[("first", "gpu", "AWS", "", "", "", "", "", "")])),
