@@ -167,7 +167,7 @@ class _SilentServer:
 
 #: Seconds one AWS call may take in the tests below (FINOPS_AWS_RETRY_TIMEOUT); botocore's own bounds took
 #: five attempts of a 60 s read against a silent endpoint, over five minutes for one call.
-AWS_BUDGET_S = 4.0
+AWS_BUDGET_S = 6.0
 #: AWS commands that call an endpoint first thing -> what the message names.
 AWS_CALLS: dict[str, tuple[Callable[[Path], list[object]], str]] = {
     "prices pull": (lambda d: ["prices", "pull", "--provider", "aws", "--regions", "us-east-1", "--instance-types",
