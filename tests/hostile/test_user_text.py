@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import finops
+
 from .desk import MONTH, REPO, Case, bill, check, plan, reconcile_argv, write_plan
 
 MARKUP = ("[/x]", "[/]", "[red]", "[link=https://example.com]", "[bold red]")
@@ -90,7 +92,8 @@ def test_ctrl_c_at_any_moment_exits_130_with_one_line(delay, python_start_s, tmp
 
 
 SCRIPT = Path(sys.executable).parent / "finops"  # the console script pip wrote for [project.scripts]
-ENTRY = REPO / "finops" / "__main__.py"
+PACKAGE = Path(finops.__file__).resolve().parent  # where the script imports it from (editable or installed)
+ENTRY = PACKAGE / "__main__.py"
 #: The entry's lines before its Ctrl-C handler is in place (a signal there is still Python's).
 BEFORE_HANDLER = next(n for n, line in enumerate(ENTRY.read_text().splitlines(), 1) if "SIGINT, _stop_now)" in line)
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
@@ -106,7 +109,8 @@ def _pythons_own(err: str) -> bool:
     for match in _FRAME.finditer(err):
         file, line = match["file"], int(match["line"])
         path = Path(file)
-        start_up = (file.startswith("<") or path == REPO / "finops" / "__init__.py"
+        start_up = (file.startswith("<") or path == PACKAGE / "__init__.py"
+                    or path.name in ("sitecustomize.py", "usercustomize.py")
                     or (stdlib in path.parents and "site-packages" not in path.parts)
                     or ("site-packages" in path.parts and path.name.startswith("__editable__"))
                     or "_distutils_hack" in path.parts)
