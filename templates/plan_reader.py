@@ -28,19 +28,11 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from finops import reconcile
 from finops.depreciation import parse_month
 from finops.errors import InputError, Location
 from finops.money import Money, to_decimal
-from finops.reconcile import (
-    Asset,
-    BudgetLine,
-    MappingRule,
-    Plan,
-    UsageLine,
-    budget_once,
-    rules_once,
-    usage_once,
-)
+from finops.reconcile import Asset, BudgetLine, MappingRule, Plan, UsageLine, usage_once
 
 from .plan_tables import (
     ASSETS,
@@ -154,10 +146,10 @@ def read_plan(path: Path) -> Plan:
         found = {role.name: find_table(tables, role, str(path), book.sheetnames) for role in PLAN_ROLES}
         check_cells(path, [table for table in found.values() if table is not None])
         read = _Tables(book, str(path))
-        return Plan(budget=budget_once(tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
+        return Plan(budget=reconcile.budget_once(tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
                                        Location(file=str(path), sheet=found[BUDGET.name].sheet)),
                     assets=tuple(read.rows(found[ASSETS.name], ASSETS, _asset)),
-                    mapping=rules_once(tuple(read.rows(found[MAPPING.name], MAPPING, _rule)),
+                    mapping=reconcile.rules_once(tuple(read.rows(found[MAPPING.name], MAPPING, _rule)),
                                        Location(file=str(path), sheet=found[MAPPING.name].sheet)),
                     usage=_usage_once(tuple(read.rows(found[USAGE.name], USAGE, _usage)), found[USAGE.name], str(path)),
                     source=str(path))
