@@ -78,12 +78,13 @@ class EngineOptions:
 
     def where(self) -> dict[str, str]:
         """The remote query's keywords given (project; database, workgroup, output location); with DuckDB
-        here, none may be given."""
+        here, none of them nor ``--table-lacks`` may be given."""
         given = {name: value for name, value in {"project": self.project, "database": self.database,
                                                  "workgroup": self.workgroup,
                                                  "output_location": self.output_location}.items() if value}
-        if given and not self.remote:
-            raise InputError(f"--{next(iter(given)).replace('_', '-')} is for --engine bigquery or athena",
+        remote_only = [*given, *(["table_lacks"] if self.table_lacks else [])]
+        if remote_only and not self.remote:
+            raise InputError(f"--{remote_only[0].replace('_', '-')} is for --engine bigquery or athena",
                              hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
         return given
 

@@ -191,7 +191,7 @@ class TokenOptions:
     @property
     def concurrency_or_max(self) -> int | Literal["max"]:
         """``--concurrency``, else ``"max"``: the most running requests the KV cache holds."""
-        return self.concurrency or "max"
+        return "max" if self.concurrency is None else self.concurrency
 
     def estimate(self, gpu: str) -> Estimate | None:
         """The sizing engine's estimate of ``--model`` on ``gpu``; ``None`` without ``--model``."""
