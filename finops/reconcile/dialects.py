@@ -112,7 +112,8 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
 
 def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str, month: str, *,
                      missing: Iterable[str] = (), rates: Mapping[str, Decimal] | None = None,
-                     threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
+                     threshold_pct: Decimal = Decimal(10), materiality: Decimal | None = None,
+                     past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None,
                      past_one_off: Mapping[str, Decimal] | None = None,
                      earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
@@ -123,6 +124,8 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
     summary = Summary.from_rows([tuple(row) for row in rows])
     if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
-    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, past_actuals=past_actuals,
+    extra = {} if materiality is None else {"materiality": materiality}
+    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, **extra,
+                            past_actuals=past_actuals,
                             instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off,
                             earlier_commitments=earlier_commitments)

@@ -304,6 +304,8 @@ class Reconciliation:
     year_plan: tuple[LinePlan, ...] = ()    # the Budget rows of the month's year, per line and month
     #: each bill file's FOCUS version and the column its provider was read from (the review's provenance)
     bill_versions: tuple[str, ...] = ()
+    #: the materiality amount (plan currency) a line's variance must reach, beside ``threshold_pct``, to be flagged
+    materiality: Decimal = Decimal(100)
 
     @property
     def commitment_lines(self) -> tuple[CommitmentLine, ...]:

@@ -48,15 +48,17 @@ __all__ = [
     "year_to_date",
 ]
 
-#: The default materiality amount, in the plan currency: variances smaller than this are never flagged.
-DEFAULT_MATERIALITY = Decimal(100)
+#: The default materiality amount, in the plan currency: variances smaller than this are never flagged
+#: (the reconciliation's own default, :attr:`Reconciliation.materiality`).
+DEFAULT_MATERIALITY: Decimal = Reconciliation.materiality
 #: The share of the scheduled amortization by which the bills may differ before the tie-out is flagged.
 TIE_OUT_SHARE = Decimal("0.01")
 
 
 def material_flag(variance: Decimal, planned: Decimal, pct: Decimal, amount: Decimal) -> Flag:
     """``over`` / ``under`` when ``|variance| >= amount`` and ``|variance| >= pct % x |planned|`` (any share
-    when nothing was planned), else ``""``."""
+    when nothing was planned), else ``""``: the one rule of a line's flag, which the reconciliation stores
+    (``LineVariance.flag``, what ``finops reconcile`` prints) and the review writes as a formula."""
     if variance == 0 or abs(variance) < amount:
         return ""
     if planned != 0 and abs(variance) < pct / 100 * abs(planned):

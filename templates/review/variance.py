@@ -18,12 +18,10 @@ from datetime import datetime
 from typing import Any
 
 from finops.reconcile import (
-    DEFAULT_MATERIALITY,
     LineVariance,
     MonthRecord,
     Reconciliation,
     favourable,
-    material_flag,
     volume_rate,
     year_to_date,
 )
@@ -114,7 +112,7 @@ def _thresholds(wb: Any, ws: Any, styles: ReviewStyles, rec: Reconciliation) -> 
     ws.write_string(2, 0, "Flag beyond both: % of plan", styles.label)
     ws.write_number(2, 1, float(rec.threshold_pct) / 100, styles.input("percent"))
     ws.write_string(2, 2, "and amount", styles.label)
-    ws.write_number(2, 3, float(DEFAULT_MATERIALITY), styles.input("money"))
+    ws.write_number(2, 3, float(rec.materiality), styles.input("money"))
     wb.define_name("FlagPct", "=Variance!$B$3")
     wb.define_name("FlagAmount", "=Variance!$D$3")
 
@@ -132,7 +130,6 @@ def _row(place: TablePlace, unit: TablePlace, unit_index: int | None, i: int, li
     """Formulas and cached values of ``tblVariance`` row ``i`` up to ``Rate``."""
     planned, actual, variance = (place.cell(i, h) for h in ("Planned", "P&L actual", "Variance"))
     pct = "" if line.variance_pct is None else float(line.variance_pct)
-    flag = material_flag(line.variance.amount, line.planned.amount, rec.threshold_pct, DEFAULT_MATERIALITY)
     split = volume_rate(line)
     if split is None or unit_index is None:
         volume: Any = ""
@@ -145,7 +142,7 @@ def _row(place: TablePlace, unit: TablePlace, unit_index: int | None, i: int, li
             cell_value(line.actual_cash), Formula(f"={actual}-{planned}", cell_value(line.variance)),
             Formula(f'=IF({planned}=0,"",{variance}/ABS({planned}))', pct),
             Formula(f'=IF(AND(ABS({variance})>=FlagAmount,OR({planned}=0,ABS({variance})>=FlagPct*ABS({planned}))),'
-                    f'IF({variance}>0,"over","under"),"")', flag),
+                    f'IF({variance}>0,"over","under"),"")', line.flag),
             Formula(f'=IF({variance}<0,"favourable",IF({variance}>0,"unfavourable","on plan"))',
                     favourable(line.variance.amount)),
             volume, rate]

@@ -226,7 +226,7 @@ class TablePlace:
 
 #: Rows the Sizing and TCO tables hold: the Workloads rows and room for more, each formula blank ("") while
 #: its Workloads row is empty, so a workload added in Excel sizes and costs itself.
-ROOM = 20
+ROOM = 50
 
 
 def unless_blank(key: str, cells: Sequence[Any]) -> list[Any]:
