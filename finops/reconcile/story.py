@@ -3,7 +3,7 @@ commitment tie-out. Pure functions of a :class:`~finops.reconcile.result.Reconci
 workbook writes them as formulas with these values cached.
 
 * **Materiality**: a line is flagged when its variance is beyond *both* thresholds, a share of its plan
-  (``pct``, e.g. 10 %) and an amount (``amount``, e.g. 100 in the plan currency), so neither a 1 USD miss
+  (``pct``, e.g. 10 %: more than it) and an amount (``amount``, e.g. 100 in the plan currency: at least it), so neither a 1 USD miss
   on a 5 USD line nor a 0.5 % miss on a large one is flagged; a line with no plan is flagged on the amount.
 * **Favourable**: for cost, under plan is favourable, over plan unfavourable.
 * **Volume and rate** (price-volume analysis on tokens): ``volume = (actual MTok - planned MTok) x planned
@@ -56,12 +56,12 @@ TIE_OUT_SHARE = Decimal("0.01")
 
 
 def material_flag(variance: Decimal, planned: Decimal, pct: Decimal, amount: Decimal) -> Flag:
-    """``over`` / ``under`` when ``|variance| >= amount`` and ``|variance| >= pct % x |planned|`` (any share
+    """``over`` / ``under`` when ``|variance| >= amount`` and ``|variance| > pct % x |planned|`` (any share
     when nothing was planned), else ``""``: the one rule of a line's flag, which the reconciliation stores
     (``LineVariance.flag``, what ``finops reconcile`` prints) and the review writes as a formula."""
     if variance == 0 or abs(variance) < amount:
         return ""
-    if planned != 0 and abs(variance) < pct / 100 * abs(planned):
+    if planned != 0 and abs(variance) <= pct / 100 * abs(planned):
         return ""
     return "over" if variance > 0 else "under"
 

@@ -141,7 +141,7 @@ def _row(place: TablePlace, unit: TablePlace, unit_index: int | None, i: int, li
     return [line.plan_line, line.cost_centre, line.category, cell_value(line.planned), cell_value(line.actual),
             cell_value(line.actual_cash), Formula(f"={actual}-{planned}", cell_value(line.variance)),
             Formula(f'=IF({planned}=0,"",{variance}/ABS({planned}))', pct),
-            Formula(f'=IF(AND(ABS({variance})>=FlagAmount,OR({planned}=0,ABS({variance})>=FlagPct*ABS({planned}))),'
+            Formula(f'=IF(AND(ABS({variance})>=FlagAmount,OR({planned}=0,ABS({variance})>FlagPct*ABS({planned}))),'
                     f'IF({variance}>0,"over","under"),"")', line.flag),
             Formula(f'=IF({variance}<0,"favourable",IF({variance}>0,"unfavourable","on plan"))',
                     favourable(line.variance.amount)),

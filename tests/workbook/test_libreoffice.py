@@ -61,13 +61,19 @@ def plan(built: Path, tmp_path_factory) -> tuple[dict, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def review(built: Path, tmp_path_factory) -> tuple[dict, list[str]]:
+def reviewed(built: Path, tmp_path_factory) -> tuple[object, Path]:
     from finops.cli.reconcile import reconcile_to_workbook
     from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 
     out = tmp_path_factory.mktemp("lo-review")
-    _, path = reconcile_to_workbook(built, sample_bill_paths(), SAMPLE_MONTH, out, run_at=datetime(2026, 6, 2, tzinfo=UTC))
-    return _probe(Path(path))
+    rec, path = reconcile_to_workbook(built, sample_bill_paths(), SAMPLE_MONTH, out,
+                                      run_at=datetime(2026, 6, 2, tzinfo=UTC))
+    return rec, Path(path)
+
+
+@pytest.fixture(scope="module")
+def review(reviewed) -> tuple[dict, list[str]]:
+    return _probe(reviewed[1])
 
 
 def _key(cell: dict) -> tuple:
@@ -156,3 +162,21 @@ def test_the_review_has_no_error_cell_and_prints_at_8_pt_or_more_with_repeated_h
     assert smallest_text(pdf) == []
     titled = {s["sheet"]: s["title_rows"] for s in report["sheets"]}
     assert all(t is not None for t in titled.values()), titled
+
+
+def test_the_reviews_flag_formulas_recalculated_give_the_flags_finops_reconcile_prints(review, reviewed):
+    """One materiality rule: LibreOffice recomputing the Variance sheet's Flag formulas (percent and amount inputs
+    above the table) flags the same lines as the reconciliation the CLI prints (``LineVariance.flag``)."""
+    from templates.review.comments import VARIANCE_TABLE
+
+    rec, path = reviewed
+    report, _ = review
+    book = openpyxl.load_workbook(path)
+    ws = next(w for w in book.worksheets if VARIANCE_TABLE in w.tables)
+    top = ws[ws.tables[VARIANCE_TABLE].ref.split(":")[0]]
+    header = [c.value for c in ws[top.row]]
+    line_col, flag_col = header.index("Plan line"), header.index("Flag")
+    cells = {(c["row"], c["col"]): c["value"] for c in report["recalculated"] if c["sheet"] == ws.title}
+    shown = {ws.cell(top.row + 1 + i, line_col + 1).value: cells[(top.row + i, flag_col)] for i in range(len(rec.lines))}
+    assert shown == {line.plan_line: line.flag for line in rec.lines}
+    assert {"over", ""} <= set(shown.values())      # the samples' month has flagged and unflagged lines
