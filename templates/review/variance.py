@@ -6,7 +6,8 @@ Above the table, the materiality inputs (named ``FlagPct`` and ``FlagAmount``): 
 ``over`` / ``under`` when its variance is beyond both (:func:`finops.reconcile.story.material_flag`). Beside
 the variance: favourable or unfavourable, and its split into volume (tokens served against planned, at the
 planned cost per million) and rate (the rest), from ``tblUnitCost`` below. ``Owner``, ``Action`` and
-``Comment`` are the review's input cells: who explains the line and what is done about it. Below, the
+``Comment`` are the review's input cells: who explains the line and what is done about it (the history keeps
+owners and actions and hands them to the next month's review). Below, the
 unit cost per million tokens and ``tblYear``: each line's year to date (plan, actual from the history) and
 full year (plan, forecast = actual to date + the plan of the months to come).
 """
@@ -59,7 +60,8 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
                       "A line is flagged when its variance is beyond both thresholds in row 3 (yellow: change them "
                       "and the flags follow). Under plan is favourable. Volume: tokens served against planned at "
                       "the planned cost per million tokens; Rate: the rest. Write who owns the line, what is done "
-                      "and why in Owner, Action and Comment (yellow): a re-run of the month keeps them.",
+                      "and why in Owner, Action and Comment (yellow): a re-run of the month keeps them, and Owner and "
+                      "Action carry into next month's review until changed or cleared.",
                       month=rec.month, run_at=run_at, widths=WIDTHS, header_rows=(3, 3))
     ws.set_row(3, 30)
     _thresholds(wb, ws, styles, rec)
