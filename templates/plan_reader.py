@@ -64,7 +64,7 @@ _OVERLAP_BYTES = 16  # longer than "<!DOCTYPE", so a declaration across two chun
 _DTD = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 
-#: Required headers of each table (``PlannedMTokens`` is optional), as in docs/design.md.
+#: Required headers of each table (``PlannedMTokens`` and ``PlannedGpuHours`` are optional), as in docs/design.md.
 BUDGET_HEADERS, ASSETS_HEADERS, MAPPING_HEADERS, USAGE_HEADERS = (role.headers for role in PLAN_ROLES)
 
 
@@ -280,7 +280,8 @@ def _budget(row: _Row) -> BudgetLine:
                       cost_centre=row.text("CostCentre", required=False) or "", category=category,  # type: ignore[arg-type]
                       provider=row.text("Provider", required=False) or "",
                       amount=row.money("Amount", row.currency()),
-                      planned_mtokens=row.number("PlannedMTokens", required=False), row=row.row)
+                      planned_mtokens=row.number("PlannedMTokens", required=False), row=row.row,
+                      planned_gpu_hours=row.number("PlannedGpuHours", required=False))
 
 
 def _asset(row: _Row) -> Asset:

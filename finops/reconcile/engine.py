@@ -379,8 +379,9 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
     for asset in assets:
         by_line[asset.plan_line] += asset.depreciation
         cash_by_line[asset.plan_line] += asset.purchase_cash
+    gpu_hours_by_line = _gpu_hours(groups, instance_gpus, by_line=True)
     lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct, line_tokens(groups, UNMAPPED),
-                            materiality)
+                            materiality, gpu_hours_by_line)
     planned = Money.total([b.amount for b in plan.budget_for(month)], currency)
     actual = effective + capex
     purchases = [g for g in groups if g.charge_category == "Purchase"]
@@ -394,7 +395,7 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         commitments=commitment_summary(groups, money, currency, month, earlier_commitments, contracts),
         spot_share=_spot_share(groups, money, zero),
         gpu_hours=_gpu_hours(groups, instance_gpus),
-        gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets,
+        gpu_hours_by_line=gpu_hours_by_line, assets=assets,
         unmapped=_unmapped(summary, money, zero),
         forecast=_forecast(plan, month, actual, one_off, past_actuals or {}, past_one_off or {}),
         threshold_pct=threshold_pct, materiality=materiality, bill_rows=sum(g.row_count for g in groups),
@@ -437,13 +438,20 @@ def _ratio(part: Decimal, whole: Decimal) -> Decimal | None:
 def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_by_line: Mapping[str, Money],
                     zero: Money, threshold_pct: Decimal,
                     billed_tokens: Mapping[str, LineTokens] | None = None,
-                    materiality: Decimal = DEFAULT_MATERIALITY) -> tuple[LineVariance, ...]:
+                    materiality: Decimal = DEFAULT_MATERIALITY,
+                    gpu_hours: Iterable[GpuHours] = ()) -> tuple[LineVariance, ...]:
     planned: dict[str, Money] = {}
     category: dict[str, str] = {}
     provider: dict[str, str] = {}
     cost_centre: dict[str, str] = {a.plan_line: a.cost_centre for a in plan.assets}
     tokens_planned: dict[str, Decimal] = {}
+    hours_planned: dict[str, Decimal] = {}
+    hours_billed: dict[str, Decimal] = defaultdict(Decimal)
+    for used in gpu_hours:
+        hours_billed[used.plan_line or UNMAPPED] += used.hours
     for b in plan.budget_for(month):
+        if b.planned_gpu_hours is not None:
+            hours_planned[b.plan_line] = hours_planned.get(b.plan_line, Decimal(0)) + b.planned_gpu_hours
         planned[b.plan_line] = planned.get(b.plan_line, zero) + b.amount
         category.setdefault(b.plan_line, b.category)
         provider.setdefault(b.plan_line, b.provider)
@@ -474,7 +482,8 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
             planned_unit_cost=plan_amount / p_tok if p_tok else None,
             actual_unit_cost=actual / a_tok if a_tok else None, provider=provider.get(name, ""),
             cost_centre=cost_centre.get(name, ""), billed_tokens=billed_tokens.get(name),
-            tokens_source=("usage" if name in from_usage else "bill") if a_tok is not None else ""))
+            tokens_source=("usage" if name in from_usage else "bill") if a_tok is not None else "",
+            planned_gpu_hours=hours_planned.get(name), actual_gpu_hours=hours_billed.get(name)))
     return tuple(result)
 
 

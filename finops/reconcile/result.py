@@ -221,6 +221,10 @@ class LineVariance:
     billed_tokens: LineTokens | None = None
     #: where ``actual_mtokens`` comes from: ``usage`` (a Usage row, which overrides), ``bill`` (token charges), or ""
     tokens_source: str = ""
+    #: GPU-hours the plan's fleet runs on the line (Budget PlannedGpuHours) and the bill's usage mapped to it
+    #: (GPU-hours billed, else hours of usage x GPUs per instance); None where there are none
+    planned_gpu_hours: Decimal | None = None
+    actual_gpu_hours: Decimal | None = None
 
 
 @dataclass(frozen=True)

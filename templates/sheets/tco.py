@@ -188,11 +188,12 @@ def _owned_bases(ws: Any, wb: Workbook, styles: Styles, top: int, label_col: int
 @dataclass(frozen=True)
 class PlannedFleet:
     """A workload's line of the TCO sheet as the Budget reads it: its plan line, monthly cloud cost (the
-    why-not text when it misses its targets) and million output tokens a month."""
+    why-not text when it misses its targets), million output tokens a month and accelerators paid."""
 
     plan_line: str
     monthly_cost: float | str
     mtokens: float | str
+    gpus_paid: float | str = ""
 
 
 def write_tco(
@@ -255,7 +256,8 @@ def write_tco(
     chart.set_size({"width": 900, "height": 360})
     ws.insert_chart(place.row(place.rows) + 2, 0, chart)
     return place, [PlannedFleet(row.plan_line, cells[place.headers.index("CloudMonthly")].value,
-                                cells[place.headers.index("MTokensPerMonth")].value)
+                                cells[place.headers.index("MTokensPerMonth")].value,
+                                cells[place.headers.index("GpusPaid")].value)
                    for row, cells in zip(rows, table)]
 
 

@@ -167,3 +167,21 @@ def test_the_demo_fleets_review_prints_at_8_pt_or_more(demo_out, tmp_path):
     if SOFFICE is None:
         pytest.skip("LibreOffice is not installed")
     assert smallest_text(to_pdf(demo_out / "budget-review-2026-05.xlsx", tmp_path)) == []
+
+
+def test_a_fleet_lines_volume_is_counted_in_gpu_hours_the_plan_and_the_bill_agree_on(demo_out):
+    """aws-inference-prod is a fleet: its volume is GPU-hours, the plan's (accelerators paid x 730) against the
+    bill's (the same accelerators x the 744 hours of May), at the planned cost per GPU-hour; its price is the
+    plan's, so nothing is left for rate."""
+    lines = [r for r in fleet(demo_out) if r["PlanLine"] == "aws-inference-prod"]
+    gpus = sum(int(r["GpusPaid"]) for r in lines)
+    budget = {r["PlanLine"]: r for r in table(demo_out / "llm-finops-plan.xlsx", "Budget", "tblBudget")}
+    assert budget["aws-inference-prod"]["PlannedGpuHours"] == gpus * 730
+    units = {r["Plan line"]: r for r in table(demo_out / "budget-review-2026-05.xlsx", "Variance", "tblUnitCost")}
+    row = units["aws-inference-prod"]
+    assert (row["Volume in"], row["Planned GPU-hours"], row["Actual GPU-hours"]) == ("GPU-hours", gpus * 730,
+                                                                                      gpus * MAY_HOURS)
+    variance = {r["Plan line"]: r for r in table(demo_out / "budget-review-2026-05.xlsx", "Variance", "tblVariance")}
+    line = variance["aws-inference-prod"]
+    assert line["Volume"] == pytest.approx(line["Planned"] * (MAY_HOURS - 730) / 730, rel=1e-9)
+    assert line["Rate"] == pytest.approx(0, abs=1e-6)

@@ -143,14 +143,16 @@ def test_sizing_and_tco_hold_room_for_fifty_workloads_and_the_last_row_sizes_and
 
 def test_hours_per_month_moves_the_sizing_the_tco_and_the_budget(lined):
     """A month is the Start sheet's HoursPerMonth input: 672 hours (February) costs every fleet 672/730 of the
-    730-hour month, on the Sizing sheet (planner's and cheapest configuration), the TCO sheet and the Budget."""
+    730-hour month, on the Sizing sheet (planner's and cheapest configuration), the TCO sheet and the Budget, whose
+    GPU-hours follow too."""
     formulas_book = openpyxl.load_workbook(lined.path)
     sheet, cell = next(formulas_book.defined_names["HoursPerMonth"].destinations)
     assert formulas_book[sheet][cell.replace("$", "")].value == 730
     sizing, tco = Table(formulas_book, "tblSizing"), Table(formulas_book, "tblTco")
     amount = _budget_cell(formulas_book, "aws-inference-prod", "Amount")
+    gpu_hours = _budget_cell(formulas_book, "aws-inference-prod", "PlannedGpuHours")
     cells = [("Sizing", sizing.cell(0, "MonthlyCost")), ("Sizing", sizing.cell(0, "BestMonthlyCost")),
-             ("TCO", tco.cell(0, "CloudMonthly")), ("Budget", amount)]
+             ("TCO", tco.cell(0, "CloudMonthly")), ("Budget", amount), ("Budget", gpu_hours)]
     before = [lined.value(s, c) for s, c in cells]
     assert all(isinstance(v, float) and v > 0 for v in before)
     assert (f'{sizing.cell(0, "HourlyCost")}*HoursPerMonth,{sizing.cell(0, "WhyNot")})'
@@ -160,3 +162,6 @@ def test_hours_per_month_moves_the_sizing_the_tco_and_the_budget(lined):
     assert after == pytest.approx([v * 672 / 730 for v in before], rel=1e-12)
     hourly = lined.value("Sizing", sizing.cell(0, "HourlyCost"))
     assert before[0] == pytest.approx(hourly * 730, rel=1e-12)
+    # the line's GPU-hours: its workloads' accelerators paid x 730
+    paid = _tco_by_workload(lined, "GpusPaid")
+    assert before[4] == sum(paid[w] for w, line in LINES.items() if line == "aws-inference-prod") * 730

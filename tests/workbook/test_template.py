@@ -32,6 +32,7 @@ CONTRACT = {  # docs/design.md, "The planning workbook contract"
         "Amount",
         "Currency",
         "PlannedMTokens",
+        "PlannedGpuHours",
     ],
     "tblAssets": [
         "AssetId",
