@@ -28,7 +28,7 @@ import numpy as np
 
 from .realized import month_window
 
-__all__ = ["LineSpec", "answer", "line_results", "load_profile"]
+__all__ = ["LineSpec", "answer", "line_results", "load_profile", "peak_to_average"]
 
 TTFT_BUCKETS = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0)
 ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5)
@@ -90,11 +90,22 @@ def _lognormal_cdf(x: float, median: np.ndarray, sigma: float) -> np.ndarray:
     return 0.5 * (1 + np.vectorize(math.erf)((np.log(x) - np.log(median)) / (sigma * math.sqrt(2))))
 
 
+def _rng(plan_line: str, seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed + sum(map(ord, plan_line)))
+
+
+def peak_to_average(plan_line: str, month: str, *, seed: int = 2026_05) -> float:
+    """The busiest hour of ``plan_line``'s month over its average (the relative load :func:`line_results` draws),
+    so a caller can give the month the tokens that put its peak hour where a plan sized it."""
+    start, hours = month_window(month)
+    return float(load_profile(_rng(plan_line, seed), hours, datetime.fromtimestamp(start, UTC).weekday()).max())
+
+
 def line_results(spec: LineSpec, month: str, *, scale: float = 1.0, seed: int = 2026_05) -> list[dict[str, object]]:
     """The line's series over ``month`` (``YYYY-MM``) as ``query_range`` result items (``metric`` labels,
     ``values`` [t, "v"])."""
     start, hours = month_window(month)
-    rng = np.random.default_rng(seed + sum(map(ord, spec.plan_line)))
+    rng = _rng(spec.plan_line, seed)
     load = load_profile(rng, hours, datetime.fromtimestamp(start, UTC).weekday())
     tokens = spec.mtokens * 1e6 * scale * load / hours
     requests = tokens / (spec.isl + spec.osl)
