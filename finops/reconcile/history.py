@@ -263,25 +263,23 @@ class History:
 
     def comments(self, month: str) -> dict[str, str]:
         """The comments kept for ``month``: plan line -> text."""
-        if not self.path.exists():
-            return {}
-        with self._reading() as con:
-            if not _has_table(con, "comments"):
-                return {}
-            rows = con.execute(_SELECT_COMMENTS, [month]).fetchall()
-        return dict(rows)
+        return dict(self._rows("comments", _SELECT_COMMENTS, month))
 
     def actions(self, month: str) -> dict[str, tuple[str, str]]:
         """Plan line -> (owner, action) a review of ``month`` starts from: per line, those kept for the latest
         month up to ``month`` that had any, carried forward until a review changes or clears them (a cleared
         pair is left out)."""
+        return {line: (owner, action) for line, owner, action in self._rows("line_actions", _SELECT_ACTIONS, month)
+                if owner or action}
+
+    def _rows(self, table: str, statement: str, month: str) -> list[tuple[str, ...]]:
+        """``statement``'s rows for ``month``; none without a history, or in one written before ``table`` was."""
         if not self.path.exists():
-            return {}
+            return []
         with self._reading() as con:
-            if not _has_table(con, "line_actions"):
-                return {}
-            rows = con.execute(_SELECT_ACTIONS, [month]).fetchall()
-        return {line: (owner, action) for line, owner, action in rows if owner or action}
+            if not _has_table(con, table):
+                return []
+            return con.execute(statement, [month]).fetchall()
 
 
 def _carried(before: EarlierCommitment, provider: str, kind: str, payment: str, bought: date | None,

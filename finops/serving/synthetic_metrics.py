@@ -62,20 +62,6 @@ class LineSpec:
     missing_hours: tuple[int, ...] = ()
 
 
-SPECS = (
-    LineSpec("aws-inference-prod", "inference-aws-prod", "vllm", "meta-llama/Llama-3.1-8B-Instruct",
-             "NVIDIA L40S", 2, 1, 1_150, 1500, 350, 0.18, 0.016, restart=(1, 400)),
-    LineSpec("aws-inference-staging", "inference-aws-staging", "vllm", "meta-llama/Llama-3.1-8B-Instruct",
-             "NVIDIA L40S", 1, 1, 95, 1200, 300, 0.15, 0.015),
-    LineSpec("gcp-inference-prod", "inference-gcp-prod", "vllm", "meta-llama/Llama-3.1-70B-Instruct",
-             "NVIDIA H100 80GB HBM3", 2, 4, 1_940, 2000, 400, 0.30, 0.014, missing_hours=(200, 201, 202)),
-    LineSpec("gcp-inference-staging", "inference-gcp-staging", "sglang", "meta-llama/Llama-3.1-8B-Instruct",
-             "NVIDIA L4", 1, 1, 110, 1000, 300, 1.2, 0.045),
-    LineSpec("onprem-inference", "inference-onprem", "vllm", "meta-llama/Llama-3.1-70B-Instruct",
-             "NVIDIA H100 80GB HBM3", 4, 4, 2_480, 2000, 500, 0.28, 0.013),
-)
-
-
 def load_profile(rng: np.random.Generator, hours: int, first_weekday: int) -> np.ndarray:
     """Relative load per hour of a month of ``hours`` starting on ``first_weekday`` (Monday 0): daily cycle,
     weekend dip, noise (mean 1)."""
