@@ -42,7 +42,7 @@ cheapest configuration of the whole search, ``finops size``'s first row for the 
 price book.
 
 Every formula reads its own row of Workloads (row-relative references, one formula per column), and the
-table holds ``ROOM`` rows (20): a row's formulas show blank while its Workloads row is empty, so a workload
+table holds ``ROOM`` rows (50): a row's formulas show blank while its Workloads row is empty, so a workload
 added below the others in Excel is sized at once.
 
 Below the table, the cheapest configurations for the first workload: each cell picks its figure of
