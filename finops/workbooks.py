@@ -72,6 +72,11 @@ class Workbooks(Protocol):
         """The fleets a plan budgets: each sized, priced workload on a plan line."""
         ...
 
+    def write_serving_month(self, plan: Path, month: str, folder: Path) -> tuple[Path, list[Path]]:
+        """A synthetic month of serving for the plan's fleet lines, in ``folder``: its serving lines (CSV) and one
+        saved ``query_range`` answer per line."""
+        ...
+
     def served_tokens(self, plan: Path, month: str, folder: Path) -> Path:
         """A usage file (``Month,PlanLine,ActualMTokens``) in ``folder``: each line's planned load over ``month``."""
         ...
@@ -88,10 +93,10 @@ class Workbooks(Protocol):
         """The file name of the review of ``month``, in its output folder."""
         ...
 
-    def typed_in_review(self, review: Path, history: Mapping[str, str]
+    def typed_in_review(self, review: Path, comments: Mapping[str, str], actions: Mapping[str, tuple[str, str]]
                         ) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-        """What people typed into the review a re-run replaces: plan line -> comment (``history``'s, overridden
-        by the file's), and plan line -> (owner, action). Both empty when there is no file."""
+        """What a run of the month writes and keeps: plan line -> comment, and plan line -> (owner, action); the
+        history's (``comments``, ``actions``), overridden by what people typed into the review it replaces."""
         ...
 
     def write_review(self, rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend: Sequence[MonthRecord],

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SAMPLE_PLAN", "build_fleet_plan", "build_template", "check_in_place", "planned_fleets", "read_plan",
            "read_serving_sheet", "review_name", "served_tokens", "typed_in_review", "write_in_place",
-           "write_next_plan", "write_review"]
+           "write_next_plan", "write_review", "write_serving_month"]
 
 #: The bundled planning workbook (``build_template``'s default output): the samples' plan.
 SAMPLE_PLAN = Path(__file__).with_name("llm-finops-plan.xlsx")
@@ -44,6 +44,12 @@ def planned_fleets(plan: Path) -> list[FleetLine]:
     from .demo_fleet_plan import planned_fleets as fleets
 
     return fleets(plan)
+
+
+def write_serving_month(plan: Path, month: str, folder: Path) -> tuple[Path, list[Path]]:
+    from .demo_serving import write_serving_month as write
+
+    return write(plan, month, folder)
 
 
 def served_tokens(plan: Path, month: str, folder: Path) -> Path:
@@ -70,10 +76,11 @@ def review_name(month: str) -> str:
     return name(month)
 
 
-def typed_in_review(review: Path, history: Mapping[str, str]) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
-    from .review.comments import actions_in_review, kept_comments
+def typed_in_review(review: Path, comments: Mapping[str, str], actions: Mapping[str, tuple[str, str]]
+                    ) -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
+    from .review.comments import kept_actions, kept_comments
 
-    return kept_comments(review, history), actions_in_review(review)
+    return kept_comments(review, comments), kept_actions(review, actions)
 
 
 def write_review(rec: Reconciliation, out_dir: Path, *, run_at: datetime, trend: Sequence[MonthRecord],

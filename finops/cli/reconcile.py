@@ -136,12 +136,13 @@ def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_
     with the comments typed into the review it replaces (or kept in the history)."""
     xlsx = workbooks()
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
-    comments, actions = xlsx.typed_in_review(out_dir / xlsx.review_name(rec.month), history.comments(rec.month))
+    comments, actions = xlsx.typed_in_review(out_dir / xlsx.review_name(rec.month), history.comments(rec.month),
+                                             history.actions(rec.month))
     with one_unit():  # the review and the history change together or not at all
         path = xlsx.write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
                             plan_name=plan_path.name, bill_names=bill_names, serving=serving, comments=comments,
                             actions=actions)
-        history.record(rec, run_at, comments)
+        history.record(rec, run_at, comments, actions)
     return path
 
 
