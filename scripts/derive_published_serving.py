@@ -25,6 +25,10 @@ What the conversion does, row by row:
   steady state over a fixed duration, out of step with each other (``client`` ``staggered``;
   finops.sizing.performance.CLIENTS).
 * ``value``: a per-GPU throughput is multiplied by the replica's GPUs.
+* Left out (:data:`ENGINE_CHECKS`): TGI's A100 40GB rows. They are that GPU's only rows, all at TP 8, and
+  time TGI 1.0.3's per-step overhead (no CUDA graphs; TPOT 2.8-10x the model's on a die whose kernels the
+  A100 80GB's tables time), not the chip: fitted, they would make the A100 40GB's own efficiencies three
+  to five times too slow for today's engines. The wide table keeps them as a record of that engine.
 
 Usage: ``python scripts/derive_published_serving.py [SOURCE_CSV] [OUTPUT_CSV]`` (defaults: the collected table and the
 derived file, both in ``finops/data/calibration/``). Prints what it skipped and why.
@@ -46,6 +50,8 @@ GPUS = {"other:rtx-pro-6000-blackwell-server": "rtx-pro-6000"}
 PRECISIONS = {"fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "int8-weights(bf16 compute)": "int8",
               "int4-weights(gptq)": "int4"}
 ENGINES = {"tensorrt-llm": "trtllm", "transformers-neuronx": "vllm", "tgi": "vllm"}
+#: (engine, gpu) of the wide table whose rows time the engine rather than the accelerator: not derived.
+ENGINE_CHECKS = {("tgi", "a100-40gb"): "TGI 1.0.3 on the A100 40GB times the engine's per-step overhead, not the chip"}
 #: ``client`` of each wide-table concurrency prefix (finops.sizing.performance.CLIENTS); ``max`` has none.
 CLIENT_OF = {"batch:": "static", "clients:": "staggered"}
 MODELS = {"mistral-7b-v0.2": "mistral-7b-v0.2"}
@@ -75,6 +81,8 @@ def engine_version(row: dict[str, str]) -> str:
 def convert(row: dict[str, str]) -> tuple[dict[str, str] | None, str]:
     """The output row, or ``None`` and why it is skipped."""
     gpu = GPUS.get(row["gpu"], row["gpu"])
+    if (row["engine"], gpu) in ENGINE_CHECKS:
+        return None, ENGINE_CHECKS[(row["engine"], gpu)]
     if gpu.startswith("other:"):
         return None, f"{row['gpu']} is not in the accelerator catalog"
     precision = PRECISIONS.get(row["precision"])
@@ -120,8 +128,8 @@ def main(argv: list[str]) -> int:
         "# perf-overview v0.9.0 (A100, L40S, static batches), v0.13.0 (A100-80GB and H100 FP16, TP 1-8) and v1.0",
         "# (H100, H200, RTX PRO 6000); AWS Neuron SDK 2.18 Inferentia2 decoder tables (transformers-neuronx on",
         "# inf2.48xlarge, P50 latencies; filed under vllm, which runs Neuron models through that library); Hugging",
-        "# Face's TGI 1.0.3 benchmark of Llama 2 on SageMaker (A10G at TP 1/4/8 over PCIe, A100 40GB; 1-20 closed-loop",
-        "# clients, the staggered client; filed under vllm, whose paged-attention kernels TGI decodes with).",
+        "# Face's TGI 1.0.3 benchmark of Llama 2 on SageMaker (A10G at TP 1/4/8 over PCIe; 1-20 closed-loop clients,",
+        "# the staggered client; filed under vllm, whose paged-attention kernels TGI decodes with).",
         "# tp: accelerator chips in the replica (Neuron's NeuronCores are the catalog's tp_units_per_chip per chip).",
         "# published: the date the stored copy was read; the release is in engine_version.",
     ]
