@@ -78,7 +78,10 @@ def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str) -> list[dict[st
                 amount = line.budget.rounded().amount
         rows.append({"Month": nxt.month, "PlanLine": b.plan_line, "CostCentre": b.cost_centre, "Category": b.category,
                      "Provider": b.provider, "Amount": float(amount), "Currency": b.amount.currency,
-                     "PlannedMTokens": None if mtokens is None else float(mtokens)})
+                     "PlannedMTokens": None if mtokens is None else float(mtokens),
+                     # a fleet the next month resizes has no planned GPU-hours of its own yet: its volume is tokens
+                     "PlannedGpuHours": None if line is not None or b.planned_gpu_hours is None
+                     else float(b.planned_gpu_hours)})
     return rows
 
 
@@ -116,7 +119,7 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
               None if n.monthly_cost is None else float(n.monthly_cost.rounded().amount),
               None if n.sunk_amortization is None else float(n.sunk_amortization.rounded().amount),
               None if n.monthly_cost is None else n.monthly_cost.currency,
-              round(n.factor, 4), round(n.band, 4), ", ".join(n.correction_months), n.reason or ""]
+              round(n.factor, 4), round(n.band, 4), ", ".join(n.correction_months), n.note]
              for n in nxt.lines]
     package.put_table_sheet("Fleet", "tblFleet", FLEET_HEADERS, fleet,
                             f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp,

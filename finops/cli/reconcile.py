@@ -189,17 +189,17 @@ def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_
                     run_at: datetime | None, serving: object = None) -> Path:
     """Write the review and keep the month in the history, as one unit (:func:`~finops.files.one_unit`),
     with the comments typed into the review it replaces (or kept in the history)."""
-    from templates.review.comments import actions_in_review, kept_comments
+    from templates.review.comments import kept_actions, kept_comments
     from templates.review_writer import review_name, write_review
 
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
     comments = kept_comments(out_dir / review_name(rec.month), history.comments(rec.month))
-    actions = actions_in_review(out_dir / review_name(rec.month))
+    actions = kept_actions(out_dir / review_name(rec.month), history.actions(rec.month))
     with one_unit():  # the review and the history change together or not at all
         path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
                             plan_name=plan_path.name, bill_names=bill_names, serving=serving, comments=comments,
                             actions=actions)
-        history.record(rec, run_at, comments)
+        history.record(rec, run_at, comments, actions)
     return path
 
 
@@ -296,7 +296,8 @@ def reconcile(
     serving: Path | None = SERVING_LINES,
     contract_commitments: Path | None = typer.Option(
         None, "--contract-commitments", metavar="FILE",
-        help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from it"),
+        help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from "
+             "it, and the ContractApplied commitments checked against it"),
     load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
                                                 help="with --metrics/--prometheus: a load-test result of a "
                                                      "serving line (as `finops calibrate` reads); repeat"),
@@ -325,10 +326,12 @@ def reconcile(
                              hint="the review lists the 200 largest unmapped charge groups")
         rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
                                       rates=parse_rates(rate), threshold_pct=threshold_pct,
-                                      run_at=run_at, where=where)
+                                      run_at=run_at, where=where, contract_commitments=contract_commitments)
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
         return
+    if table_lacks:
+        where["table_lacks"] = table_lacks
     if where:
         raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
                          hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
@@ -361,9 +364,10 @@ def _serving_figures(month: str, serving: Path | None, plan: Path, metrics: list
                      prometheus: str | None, load_tests: list[str]) -> Callable[[Reconciliation], object] | None:
     """With --metrics or --prometheus: the reconciliation -> the month's realized serving figures."""
     if not metrics and not prometheus:
-        if load_tests:
-            raise InputError("--load-test goes with --metrics or --prometheus (the Serving sheet)",
-                             hint="give the month's serving metrics as well")
+        for option, given in (("--load-test", load_tests), ("--serving", serving)):
+            if given:  # read by nothing without the month's metrics: refused, not ignored
+                raise InputError(f"{option} goes with --metrics or --prometheus (the Serving sheet)",
+                                 hint="give the month's serving metrics as well")
         return None
     from .plan import served_by
 
@@ -401,9 +405,10 @@ _ENGINE_OPTIONS = {"bigquery": ("project",), "athena": ("database", "workgroup",
 def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, usage: Path | None,
                       month: str, out: Path, *,
                       rates: dict[str, Decimal], threshold_pct: Decimal, run_at: datetime,
-                      where: dict[str, str]) -> tuple[Reconciliation, Path]:
+                      where: dict[str, str], contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
     """Run the aggregation on BigQuery or Athena through the connector's ``run_query``; ``where``
-    holds its keywords (project; database, workgroup, output location)."""
+    holds its keywords (project; database, workgroup, output location). With ``contract_commitments``, the table's
+    ContractApplied is summed too (:func:`finops.reconcile.dialects.reconcile_remote`)."""
     from connectors import provider as connector
 
     from ..reconcile import canonical_engine, reconcile_remote
@@ -424,6 +429,8 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     with _folder_held(Path(out)):
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out) / HISTORY_FILE)
+        contracts = None if contract_commitments is None else read_contract_commitments(contract_commitments)
         rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
-                               threshold_pct=threshold_pct, **history.earlier_inputs(month, plan.currency()))
+                               threshold_pct=threshold_pct, contracts=contracts,
+                               **history.earlier_inputs(month, plan.currency()))
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)

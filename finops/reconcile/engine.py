@@ -12,7 +12,8 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 * Per plan line: actual = EffectiveCost mapped to the line + depreciation of its assets;
   variance = actual - planned; variance % = variance / |planned| (so it is positive when more was spent
   than planned, whatever the sign of the budget: a credit line planned at -1,000 and credited only 500
-  is over); flagged ``over``/``under`` past ``threshold_pct``; unit cost = cost / million tokens (the line's
+  is over); flagged ``over``/``under`` when the variance is beyond both ``threshold_pct`` % of the plan and the
+  ``materiality`` amount (:func:`finops.reconcile.story.material_flag`); unit cost = cost / million tokens (the line's
   token charges, :mod:`finops.reconcile.tokens`, unless the Usage sheet gives them) against planned amount /
   ``PlannedMTokens``.
 * Spot share = EffectiveCost of usage at ``PricingCategory = 'Dynamic'`` (or ``x_PurchaseOption``
@@ -40,7 +41,7 @@ import shutil
 import tempfile
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -61,6 +62,7 @@ from .aggregation import (
     UnmappedSums,
     bad_values_sql,
     charge_groups_sql,
+    month_filter,
     summary_sql,
     unmapped_csv_sql,
 )
@@ -76,6 +78,16 @@ from .bills import (
     open_bills,
 )
 from .commitment_schedule import EarlierCommitment, commitment_summary
+from .contract_applied import (
+    APPLIED_COLUMN,
+    BAD_CONTRACT_APPLIED,
+    AppliedSums,
+    contract_applied_sql,
+    element_predicate,
+    read_applied,
+    unknown_commitment,
+    unknown_error,
+)
 from .contract_commitments import ContractTerm
 from .fingerprint import refuse_same_charges
 from .forecast import year_forecast
@@ -83,7 +95,6 @@ from .mapping import UNMAPPED
 from .plan import Plan
 from .result import (
     AssetCharge,
-    Flag,
     Forecast,
     GpuHours,
     InvoiceTotal,
@@ -94,9 +105,10 @@ from .result import (
     UnmappedCharge,
     variance_share,
 )
+from .story import DEFAULT_MATERIALITY, material_flag
 from .tokens import TOKENS_PER_UNIT, LineTokens, line_tokens, unit_problem
 
-__all__ = ["InstanceGpus", "catalog_gpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
+__all__ = ["InstanceGpus", "catalog_gpus", "contract_applied", "reconcile_groups", "reconcile_month", "run_aggregation"]
 
 #: ``(provider, instance_type) -> (gpu_model, gpus per instance)`` or ``None`` when not a GPU instance.
 InstanceGpus = Callable[[str, str], "tuple[str, int] | None"]
@@ -114,6 +126,8 @@ _NO_TEXT = ""
 SCAN_MEMORY = "512MB"
 #: Temporary table of the charge groups (of each bill file, when there are several).
 _GROUPS = "charge_groups"
+#: Temporary table of the month's charges that carry FOCUS 1.3 ContractApplied (the columns it is summed by).
+_APPLIED = "contract_applied_charges"
 #: The scan's DuckDB settings, kept here (setting names and SQL ignore case): its spill folder's name, its
 #: memory and spill folder, and the groups' order, which does not matter (so DuckDB needs less memory).
 _SPILL_PREFIX = "finops-reconcile-"
@@ -212,7 +226,10 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
         column = MONTH_COLUMNS[basis]
         months = [m for (m,) in con.execute(
             f"SELECT DISTINCT strftime({column}, '%Y-%m') AS m FROM {VIEW} ORDER BY m").fetchall()]
-        raise InputError(f"no charges in {month}; the bills hold {', '.join(str(m) for m in months) or 'no rows'}",
+        held = ", ".join(str(m) for m in months if m is not None)
+        if None in months:  # a blank BillingPeriodStart (or ChargePeriodStart) has no month
+            held = (f"{held}, and " if held else "only ") + f"charges with no {column}"
+        raise InputError(f"no charges in {month}; the bills hold {held or 'no rows'}",
                          where=Location(file=", ".join(str(f.path) for f in files), column=column),
                          hint="pick a month the bills cover, or give that month's bills")
     if unmapped_csv is not None:
@@ -233,7 +250,7 @@ def _write_unmapped_csv(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 
 
 def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping[str, Decimal] | None = None,
-                    threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
+                    threshold_pct: Decimal = Decimal(10), materiality: Decimal = DEFAULT_MATERIALITY, past_actuals: Mapping[str, Decimal] | None = None,
                     instance_gpus: InstanceGpus | None = None,
                     on_progress: Callable[[float], None] | None = None,
                     unmapped_csv: Path | None = None, basis: MonthBasis = "invoice",
@@ -265,6 +282,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
         files = open_bills(con, bills, strict=False)  # pragma: no mutate
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
+        applied = contract_applied(con, files, month, basis, contracts)
         if unit_problem(summary.groups) is not None:
             raise _token_unit_error(files)
         bill_currencies = {g.billing_currency for g in summary.groups}
@@ -276,11 +294,52 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)  # pragma: no mutate
-    rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
+    rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, materiality=materiality,
                            past_actuals=past_actuals, instance_gpus=instance_gpus,
                            source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
-                           earlier_commitments=earlier_commitments, contracts=contracts)
+                           earlier_commitments=earlier_commitments, contracts=contracts, applied=applied)
     return dataclasses.replace(rec, bill_versions=tuple(bill_provenance(f) for f in files))
+
+
+def contract_applied(con: duckdb.DuckDBPyConnection, files: list[BillFile], month: str, basis: MonthBasis = "invoice",
+                     contracts: Mapping[str, ContractTerm] | None = None) -> tuple[AppliedSums, ...]:
+    """The month's FOCUS 1.3 ``ContractApplied`` sums per commitment (:mod:`finops.reconcile.contract_applied`) over
+    the view of ``files`` (none when no file has the column). A value FOCUS refuses (not JSON, no Elements array, an
+    element without its commitment or with an amount that is not a number), and, with ``contracts`` (the Contract
+    Commitment dataset), a commitment the dataset does not list, raise :class:`InputError` naming file, row and
+    column."""
+    if not any(APPLIED_COLUMN in f.columns for f in files):
+        return ()
+    error: duckdb.Error | None = None
+    # the bills are read once: the month's charges that carry ContractApplied, then checked and summed from there
+    kept = ", ".join(dict.fromkeys((*MONTH_COLUMNS.values(), "ChargePeriodStart", "ProviderName", "BillingCurrency",
+                                    "ChargeCategory", APPLIED_COLUMN)))
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_APPLIED} AS SELECT {kept} FROM {VIEW} WHERE "
+                    f"{month_filter(month, basis)} AND {APPLIED_COLUMN} IS NOT NULL AND {APPLIED_COLUMN} <> ''")
+        bad = con.execute(f"SELECT count(*) FROM {_APPLIED} WHERE "
+                          f"{BAD_CONTRACT_APPLIED.format(c=APPLIED_COLUMN)}").fetchone()[0]  # type: ignore[index]
+        rows = [] if bad else con.execute(contract_applied_sql(_APPLIED, month, basis)).fetchall()
+    except duckdb.Error as exc:
+        bad, error = 1, exc
+    if bad:
+        located = locate_bad_value(files)
+        if located is not None:
+            raise located from error
+        raise InputError(f"cannot read {APPLIED_COLUMN}" + (f": {str(error).splitlines()[0]}" if error else ""),
+                         where=Location(file=", ".join(str(f.path) for f in files), column=APPLIED_COLUMN),
+                         hint="check that ContractApplied holds FOCUS 1.3 JSON objects") from error
+    applied = read_applied(rows)
+    if contracts is not None:
+        known = {cid: term.contract_id for cid, term in contracts.items()}
+        found = unknown_commitment(applied, known)
+        if found is not None:
+            hit = locate_row([f for f in files if APPLIED_COLUMN in f.columns], APPLIED_COLUMN,
+                             element_predicate(found.commitment_id))
+            where = (Location(file=str(hit[0].path), row=hit[1], column=APPLIED_COLUMN) if hit is not None
+                     else Location(file=", ".join(str(f.path) for f in files), column=APPLIED_COLUMN))
+            raise unknown_error(found, where, "the Contract Commitment dataset (--contract-commitments)", known)
+    return applied
 
 
 def _token_unit_error(files: list[BillFile]) -> InputError:
@@ -337,11 +396,12 @@ class _Converter:
 
 def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: str, *,
                      rates: Mapping[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
-                     past_actuals: Mapping[str, Decimal] | None = None,
+                     materiality: Decimal = DEFAULT_MATERIALITY, past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None, source: str = "bills",
                      past_one_off: Mapping[str, Decimal] | None = None,
                      earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
-                     contracts: Mapping[str, ContractTerm] | None = None) -> Reconciliation:
+                     contracts: Mapping[str, ContractTerm] | None = None,
+                     applied: Sequence[AppliedSums] = ()) -> Reconciliation:
     """Turn the aggregation's summary (or bare charge groups, already mapped) and the plan into a
     reconciliation (no I/O but the bundled instance catalog).
 
@@ -378,7 +438,9 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
     for asset in assets:
         by_line[asset.plan_line] += asset.depreciation
         cash_by_line[asset.plan_line] += asset.purchase_cash
-    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct, line_tokens(groups, UNMAPPED))
+    gpu_hours_by_line = _gpu_hours(groups, instance_gpus, by_line=True)
+    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct, line_tokens(groups, UNMAPPED),
+                            materiality, gpu_hours_by_line)
     planned = Money.total([b.amount for b in plan.budget_for(month)], currency)
     actual = effective + capex
     purchases = [g for g in groups if g.charge_category == "Purchase"]
@@ -389,13 +451,13 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         unmapped_effective_cost=by_line.get(UNMAPPED, zero), lines=lines,
         invoices=tuple(InvoiceTotal(p, i, v) for (p, i), v in sorted(invoices.items())),
         providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
-        commitments=commitment_summary(groups, money, currency, month, earlier_commitments, contracts),
+        commitments=commitment_summary(groups, money, currency, month, earlier_commitments, contracts, applied),
         spot_share=_spot_share(groups, money, zero),
         gpu_hours=_gpu_hours(groups, instance_gpus),
-        gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets,
+        gpu_hours_by_line=gpu_hours_by_line, assets=assets,
         unmapped=_unmapped(summary, money, zero),
         forecast=_forecast(plan, month, actual, one_off, past_actuals or {}, past_one_off or {}),
-        threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups),
+        threshold_pct=threshold_pct, materiality=materiality, bill_rows=sum(g.row_count for g in groups),
         data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None),
         one_off_cost=one_off,
         purchases_billed=Money.total([money(g.billed_cost, g.billing_currency) for g in purchases], currency),
@@ -432,25 +494,23 @@ def _ratio(part: Decimal, whole: Decimal) -> Decimal | None:
     return None if whole == 0 else MONEY_CONTEXT.divide(part, whole)
 
 
-def _flag(pct: Decimal | None, actual: Money, threshold_pct: Decimal) -> Flag:
-    if pct is None:
-        return "over" if actual.amount > 0 else ""
-    if pct * 100 > threshold_pct:
-        return "over"
-    if pct * 100 < -threshold_pct:
-        return "under"
-    return ""
-
-
 def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_by_line: Mapping[str, Money],
                     zero: Money, threshold_pct: Decimal,
-                    billed_tokens: Mapping[str, LineTokens] | None = None) -> tuple[LineVariance, ...]:
+                    billed_tokens: Mapping[str, LineTokens] | None = None,
+                    materiality: Decimal = DEFAULT_MATERIALITY,
+                    gpu_hours: Iterable[GpuHours] = ()) -> tuple[LineVariance, ...]:
     planned: dict[str, Money] = {}
     category: dict[str, str] = {}
     provider: dict[str, str] = {}
     cost_centre: dict[str, str] = {a.plan_line: a.cost_centre for a in plan.assets}
     tokens_planned: dict[str, Decimal] = {}
+    hours_planned: dict[str, Decimal] = {}
+    hours_billed: dict[str, Decimal] = defaultdict(Decimal)
+    for used in gpu_hours:
+        hours_billed[used.plan_line or UNMAPPED] += used.hours
     for b in plan.budget_for(month):
+        if b.planned_gpu_hours is not None:
+            hours_planned[b.plan_line] = hours_planned.get(b.plan_line, Decimal(0)) + b.planned_gpu_hours
         planned[b.plan_line] = planned.get(b.plan_line, zero) + b.amount
         category.setdefault(b.plan_line, b.category)
         provider.setdefault(b.plan_line, b.provider)
@@ -477,11 +537,12 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
         result.append(LineVariance(
             plan_line=name, category=category.get(name, "CAPEX" if name in assets_lines else "OPEX"),
             planned=plan_amount, actual=actual, actual_cash=cash_by_line.get(name, zero), variance=variance, variance_pct=pct,
-            flag=_flag(pct, actual, threshold_pct), planned_mtokens=p_tok, actual_mtokens=a_tok,
+            flag=material_flag(variance.amount, plan_amount.amount, threshold_pct, materiality), planned_mtokens=p_tok, actual_mtokens=a_tok,
             planned_unit_cost=plan_amount / p_tok if p_tok else None,
             actual_unit_cost=actual / a_tok if a_tok else None, provider=provider.get(name, ""),
             cost_centre=cost_centre.get(name, ""), billed_tokens=billed_tokens.get(name),
-            tokens_source=("usage" if name in from_usage else "bill") if a_tok is not None else ""))
+            tokens_source=("usage" if name in from_usage else "bill") if a_tok is not None else "",
+            planned_gpu_hours=hours_planned.get(name), actual_gpu_hours=hours_billed.get(name)))
     return tuple(result)
 
 

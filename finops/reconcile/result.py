@@ -89,6 +89,9 @@ class CommitmentLine:
     source: str
     first_month: str
     upfront_this_month: Money
+    #: The cost the bills' ContractApplied applied to it from the month's charges other than purchases (FOCUS 1.3);
+    #: ``None`` when no charge names it there.
+    applied: Money | None = None
 
     @property
     def basis(self) -> CommitmentBasis | None:
@@ -128,6 +131,9 @@ class CommitmentSummary:
     utilization: Decimal | None
     coverage: Decimal | None
     lines: tuple[CommitmentLine, ...] = ()
+    #: The amortization with each commitment the bills' ContractApplied names counted at its applied cost
+    #: (:func:`~finops.reconcile.commitment_schedule.commitment_summary`); ``None`` when no charge has ContractApplied.
+    applied_amortization: Money | None = None
 
     @property
     def amortization(self) -> Money:
@@ -221,6 +227,10 @@ class LineVariance:
     billed_tokens: LineTokens | None = None
     #: where ``actual_mtokens`` comes from: ``usage`` (a Usage row, which overrides), ``bill`` (token charges), or ""
     tokens_source: str = ""
+    #: GPU-hours the plan's fleet runs on the line (Budget PlannedGpuHours) and the bill's usage mapped to it
+    #: (GPU-hours billed, else hours of usage x GPUs per instance); None where there are none
+    planned_gpu_hours: Decimal | None = None
+    actual_gpu_hours: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -304,6 +314,8 @@ class Reconciliation:
     year_plan: tuple[LinePlan, ...] = ()    # the Budget rows of the month's year, per line and month
     #: each bill file's FOCUS version and the column its provider was read from (the review's provenance)
     bill_versions: tuple[str, ...] = ()
+    #: the materiality amount (plan currency) a line's variance must reach, beside ``threshold_pct``, to be flagged
+    materiality: Decimal = Decimal(100)
 
     @property
     def commitment_lines(self) -> tuple[CommitmentLine, ...]:
