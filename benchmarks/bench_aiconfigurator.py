@@ -255,7 +255,7 @@ def published_main(aiconfigurator_python: str | None) -> None:
         both = mask & ~np.isnan(ours) & (~np.isnan(theirs) if ran else True)   # without it: ours on every row
         cells = []
         for values in (ours, theirs):
-            if both.any():
+            if both.any() and not np.isnan(values[both]).all():
                 r = values[both] / measured[both]
                 cells.append(f"{np.median(np.abs(r - 1)):7.1%} {np.median(r):6.2f}")
             else:
