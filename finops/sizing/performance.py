@@ -462,6 +462,7 @@ class Estimate:
     isl: int
     osl: int
     cache_hit_rate: float
+    beyond_native_context: bool     # isl + osl past the model's native context, on an extended context_length
     fits: bool
     shortfall_gib: float
     weights_gib_per_gpu: float
@@ -586,7 +587,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
              concurrency: int | Literal["max"] = "max", engine: str = DEFAULT_ENGINE, cache_hit_rate: float = 0.0,
              kv_precision: str | None = None, calibration: Calibration | None = None,
              max_batch: int | None = None, prefill_token_budget: int | None = None,
-             step_time: str = "auto", expert_parallel: bool = False, client: str = "synchronized") -> Estimate:
+             step_time: str = "auto", expert_parallel: bool = False, client: str = "synchronized",
+             context_length: int | None = None) -> Estimate:
     """Memory fit, TTFT, TPOT and throughput of one replica at a concurrency.
 
     ``concurrency="max"`` is the maximum-throughput point: as many sequences as the KV cache holds and
@@ -605,6 +607,9 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     measured expert kernels' times only (:func:`~finops.sizing.kernels.expert_table`). ``client``: how a
     fixed-concurrency load test's clients run (:data:`CLIENTS`): ``"synchronized"`` (all start together and
     stay in step, as the calibration's campaigns) or ``"staggered"`` (a steady state); it changes TTFT only.
+    ``context_length``: the sequence length the engine serves when it runs the model past its native context
+    (RoPE scaling); without it a request beyond the native context is refused
+    (:func:`~finops.sizing.memory.check_context`), with it ``beyond_native_context`` says so.
 
     >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
@@ -630,7 +635,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     budget = _whole("prefill token budget", prefill_token_budget, defaults.prefill_token_budget)
     kv_p = str(kv_precision).strip().lower() if kv_precision else default_kv_precision(engine_name, precision)
     fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_p,
-                     of_free_memory=defaults.kv_of_free_memory)
+                     of_free_memory=defaults.kv_of_free_memory, context_length=context_length)
     cal = calibration or Calibration.bundled()
     if concurrency == "max":
         wanted = min(fit.max_concurrency, batch_limit)
@@ -649,6 +654,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
         "tp": tp, "engine": engine_name, "client": client, "isl": isl, "osl": osl,
         "cache_hit_rate": float(cache_hit_rate),
+        "beyond_native_context": bool(spec.max_context) and isl + osl > spec.max_context,
         "fits": fit.fits, "shortfall_gib": fit.shortfall_gib, "weights_gib_per_gpu": fit.weights_gib,
         "kv_bytes_per_token": fit.kv_bytes_per_token,
         "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p, device),

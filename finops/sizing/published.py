@@ -75,6 +75,7 @@ class PublishedRow:
     published: str
     url: str
     client: str = "synchronized"   # how the benchmark's clients ran (performance.CLIENTS): "static" for a static batch
+    context_length: int | None = None   # the sequence length the run's engine served, where the source states it
 
 
 def _int(text: str, column: str, line: int, name: str = PUBLISHED_FILE) -> int:
@@ -105,13 +106,14 @@ def _read_published(name: str) -> list[PublishedRow]:
             concurrency="max" if r["concurrency"] == "max" else _int(r["concurrency"], "concurrency", n, name),
             max_batch=_int(r["max_batch"], "max_batch", n, name) if r["max_batch"] else None, metric=r["metric"],
             value=float(r["value"]), published=r["published"], url=r["url"],
-            client=r.get("client") or "synchronized"))
+            client=r.get("client") or "synchronized",
+            context_length=_int(r["context_length"], "context_length", n, name) if r.get("context_length") else None))
     return rows
 
 
 def answerable(row: PublishedRow) -> bool:
-    """True when the product estimates the row's configuration (a row beyond the model's context, or at a
-    precision the accelerator lacks, is refused)."""
+    """True when the product estimates the row's configuration (a row beyond the context its engine served,
+    or at a precision the accelerator lacks, is refused)."""
     try:
         predict([row], Calibration.bundled())
     except InputError:
@@ -148,7 +150,7 @@ def predict(rows: Sequence[PublishedRow], calibration: Calibration) -> np.ndarra
     for i, r in enumerate(rows):
         e = estimate(r.model, r.gpu, precision=r.precision, tp=r.tp, isl=r.isl, osl=r.osl, engine=r.engine,
                      concurrency=r.concurrency, kv_precision=r.kv_precision, max_batch=r.max_batch,
-                     calibration=calibration, client=r.client)
+                     calibration=calibration, client=r.client, context_length=r.context_length)
         out[i] = getattr(e, r.metric)
     return out
 
