@@ -94,7 +94,9 @@ class VendorEfficiency:
     ``measured_on`` by the publications ``sources``; ``reach``: the span of the rows (``tp``, ``params_b``
     active parameters in billions, ``batch``), inside which an estimate interpolates; ``bands[metric]``:
     held-out ratio measured / modelled at the calibration's band levels; ``held_out_error[metric]``: their
-    median absolute relative error."""
+    median absolute relative error. ``prefill_pass_ms``: the fixed cost of one prefill pass on the family's
+    runtime, beyond its FLOPs and collectives (:mod:`finops.sizing.performance`), fitted where the rows report
+    TTFT (0 elsewhere)."""
 
     vendor: str
     engine: str
@@ -108,6 +110,7 @@ class VendorEfficiency:
     measured_on: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     reach: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    prefill_pass_ms: float = 0.0
 
     @property
     def key(self) -> str:
@@ -145,7 +148,8 @@ class VendorEfficiency:
                 "bands": {m: list(q) for m, q in sorted(self.bands.items())},
                 "held_out_error": dict(sorted(self.held_out_error.items())),
                 "family": self.family, "measured_on": list(self.measured_on), "sources": list(self.sources),
-                "reach": {name: list(span) for name, span in sorted(self.reach.items())}}
+                "reach": {name: list(span) for name, span in sorted(self.reach.items())},
+                "prefill_pass_ms": self.prefill_pass_ms}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> VendorEfficiency:
@@ -159,11 +163,14 @@ class VendorEfficiency:
                       family=str(data.get("family") or ""),
                       measured_on=tuple(str(g) for g in data.get("measured_on") or ()),
                       sources=tuple(str(s) for s in data.get("sources") or ()),
-                      reach={str(n): (float(v[0]), float(v[1])) for n, v in (data.get("reach") or {}).items()})
+                      reach={str(n): (float(v[0]), float(v[1])) for n, v in (data.get("reach") or {}).items()},
+                      prefill_pass_ms=float(data.get("prefill_pass_ms") or 0.0))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"a calibration 'vendors' entry is incomplete or not numbers ({exc})",
                              hint="each needs vendor, engine, bandwidth_efficiency, compute_efficiency, "
                                   "rows, source") from None
+        if not 0.0 <= out.prefill_pass_ms < 1000.0:
+            raise InputError(f"prefill_pass_ms of {out.key} must be in [0, 1000), got {out.prefill_pass_ms}")
         if not (0.0 < out.bandwidth_efficiency <= 1.0 and 0.0 < out.compute_efficiency <= 1.0):
             raise InputError(f"vendor efficiencies of {out.key} must be in (0, 1], got "
                              f"{out.bandwidth_efficiency} and {out.compute_efficiency}")
