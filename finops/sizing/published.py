@@ -239,14 +239,17 @@ def with_vendors(calibration: Calibration, rows: Sequence[PublishedRow] | None =
         entry = fit_vendor(mine, calibration, source="; ".join(sources))
         by_metric = {"output_tokens_per_s": ("output_tokens_per_s",),
                      "ttft_ms": ("ttft_ms",), "tpot_ms": ("tpot_ms", "request_latency_ms")}
-        bands, errors = {}, {}
+        bands, errors, band_sources = {}, {}, {}
         for metric in _BAND_METRICS:
-            r = ratio[[i for i in index if rows[i].metric in by_metric[metric] and not np.isnan(ratio[i])]]
+            used = [i for i in index if rows[i].metric in by_metric[metric] and not np.isnan(ratio[i])]
+            r = ratio[used]
             if len(r):
                 bands[metric] = tuple(round(float(q), 4) for q in np.quantile(r, BAND_LEVELS))
                 errors[metric] = round(float(np.median(np.abs(1.0 / r - 1.0))), 4)
+                band_sources[metric] = len({rows[i].source_id for i in used})
         out = _with(out, replace(entry, bandwidth_efficiency=round(entry.bandwidth_efficiency, 4),
                                  compute_efficiency=round(entry.compute_efficiency, 4),
                                  prefill_pass_ms=round(entry.prefill_pass_ms, 3), bands=bands,
+                                 band_sources=band_sources,
                                  held_out_error=errors))
     return out
