@@ -60,6 +60,7 @@ except ImportError:  # no xlwings (CI, plain Pyodide): an identity decorator kee
 
 
 __all__ = [
+    "FINOPS_API_OFFER",
     "FINOPS_API_PER_MTOK",
     "FINOPS_COST_PER_MTOK",
     "FINOPS_MIX",
@@ -506,6 +507,32 @@ def FINOPS_API_PER_MTOK(model: Cell, isl: Cell, osl: Cell, provider: Cell = None
     >>> FINOPS_API_PER_MTOK("llama-3.3-70b", 1000, 1000)
     1.44
     """
+    price, isl_n, osl_n = _cheapest_api(model, isl, osl, provider)
+    return float(price.per_million_output(isl_n, osl_n).amount)
+
+
+#: What ``FINOPS_API_OFFER`` answers of the cheapest API: its provider (aws, gcp) or its model id.
+_API_PARTS = Registry("part", {"provider": "provider", "model": "offer_model"}, aliases={"offer_model": "model"})
+
+
+@func
+@cell_errors
+def FINOPS_API_OFFER(model: Cell, isl: Cell, osl: Cell, part: Cell = "model", provider: Cell = None) -> Any:
+    """Which managed API ``FINOPS_API_PER_MTOK`` prices for ``model`` at ``isl`` / ``osl``: its ``provider`` (aws,
+    gcp) or its ``model`` id (the provider's own, e.g. ``meta.llama3-3-70b-instruct-v1:0``); ties go to the
+    provider, then the model id, first in alphabetical order.
+
+    Source: ``finops.token_prices.TokenPriceBook.serving``, ``TokenPrice.per_million_output``.
+
+    >>> FINOPS_API_OFFER("llama-3.3-70b", 1000, 1000), FINOPS_API_OFFER("llama-3.3-70b", 1000, 1000, "provider")
+    ('meta.llama3-3-70b-instruct-v1:0', 'aws')
+    """
+    price, _, _ = _cheapest_api(model, isl, osl, provider)
+    return getattr(price, _API_PARTS[text(part, "part")])
+
+
+def _cheapest_api(model: Cell, isl: Cell, osl: Cell, provider: Cell) -> tuple[Any, float, float]:
+    """The bundled token price cheapest per output token at ``isl`` / ``osl`` (then by provider and model id)."""
     name = resolve_model(text(model, "model")).id
     wanted = optional_text(provider, "provider")
     prices = [p for p in TokenPriceBook.bundled().serving(name) if wanted is None or p.provider == wanted.lower()]
@@ -515,7 +542,8 @@ def FINOPS_API_PER_MTOK(model: Cell, isl: Cell, osl: Cell, provider: Cell = None
     isl_n, osl_n = number(isl, "isl"), number(osl, "osl")
     if osl_n <= 0:
         raise InputError("osl: output tokens per request must be > 0")
-    return min(float(p.per_million_output(isl_n, osl_n).amount) for p in prices)
+    cheapest = min(prices, key=lambda p: (p.per_million_output(isl_n, osl_n).amount, p.provider, p.offer_model))
+    return cheapest, isl_n, osl_n
 
 
 @func

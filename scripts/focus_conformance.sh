@@ -9,7 +9,7 @@
 # 2. Writes the FOCUS Parquet file of every bill fixture with the connectors (scripts/focus_conformance.py
 #    write, run with $PYTHON, default python: the project's environment).
 # 3. Runs the validator on each (FOCUS 1.2.0.1 rules shipped with it, no download, or the rule set named by
-#    $FOCUS_RULES_VERSION, such as the 1.3 requirements model focus-validator 2.1.0 and later ship; the applicability
+#    $FOCUS_RULES_VERSION, one already in its rules folder: 2.2.1 ships 1.2.0.1 only, docs/focus.md; the applicability
 #    criteria of AWS and GCP) and writes OUT/<file>.txt, then OUT/report.txt: the failing rules per file,
 #    split into the validator's own bugs (docs/focus.md) and ours.
 # Exit status: 0 when only validator bugs fail, 1 when a rule fails because of our rows, 3 when Python 3.12

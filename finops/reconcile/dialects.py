@@ -54,6 +54,20 @@ _INSTANT_TIME = {"bigquery"}
 _CIVIL_TIME = ("timestamp", "timestampntz")
 #: What a civil-time cast becomes on an instant-time engine.
 _INSTANT_TYPE = "TIMESTAMPTZ"
+#: Engine -> a FOCUS 1.3 charge's Tags with its ``AllocatedTags`` laid over them (RFC 7396 merge patch of two flat
+#: objects, as the local scan does with DuckDB's ``json_merge_patch``: :func:`finops.reconcile.bills.open_bills`),
+#: written in that engine's own dialect over ``{tags}`` and ``{allocated}``; sqlglot passes ``json_merge_patch``
+#: through unchanged, and Athena (Trino) has none, so Athena merges the two objects as maps (``map_concat``: the
+#: later map wins a key). An engine not listed (BigQuery: no merge of JSON objects, no MAP type) reads Tags as they
+#: are. Source: Trino functions ``json_parse``, ``map_concat``, ``json_format``
+#: (https://trino.io/docs/current/functions/json.html, https://trino.io/docs/current/functions/map.html).
+_ALLOCATED_TAGS_MERGE = {
+    "duckdb": ("CASE WHEN {allocated} IS NULL OR {allocated} = '' THEN {tags} ELSE CAST(json_merge_patch("
+               "COALESCE(NULLIF({tags}, ''), '{{}}'), {allocated}) AS VARCHAR) END"),
+    "athena": ("CASE WHEN {allocated} IS NULL OR {allocated} = '' THEN {tags} ELSE json_format(CAST(map_concat("
+               "CAST(json_parse(COALESCE(NULLIF({tags}, ''), '{{}}')) AS MAP(VARCHAR, JSON)), "
+               "CAST(json_parse({allocated}) AS MAP(VARCHAR, JSON))) AS JSON)) END"),
+}
 
 
 def canonical_engine(name: str) -> str:
@@ -71,8 +85,9 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
 
     ``missing`` names FOCUS columns the table does not have (optional ones, or the ``x_`` GPU
     columns in a provider's own export); they read as NULL, or as the column that succeeds them when the table has
-    it (:data:`finops.focus.SUCCESSORS`: a FOCUS 1.4 table's ServiceProviderName for ProviderName). ``rates`` rank
-    the unmapped groups in the plan currency.
+    it (:data:`finops.focus.SUCCESSORS`: a FOCUS 1.4 table's ServiceProviderName for ProviderName). A table with
+    ``AllocatedTags`` (FOCUS 1.3) has them laid over ``Tags`` where the engine can merge JSON objects
+    (:data:`_ALLOCATED_TAGS_MERGE`). ``rates`` rank the unmapped groups in the plan currency.
 
     >>> "NULL AS gpu_model" in remote_sql("bigquery", "proj.billing.focus", "2026-05", missing=["x_GpuModel"])
     True
@@ -92,8 +107,15 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
     ctes = summary.removeprefix("WITH ")  # pragma: no mutate
     sql = f"WITH {_GROUPS} AS (\n{charge_groups_sql(_PLACEHOLDER, month, rules)}\n),\n" + ctes
     tree = sqlglot.parse_one(sql, read="duckdb")  # pragma: no mutate
+    merge = _ALLOCATED_TAGS_MERGE.get(dialect) if "allocatedtags" not in absent else None
+    tags = None
+    if merge is not None:
+        tags_read = "NULL" if "tags" in absent else "Tags"
+        tags = sqlglot.parse_one(merge.format(tags=tags_read, allocated="AllocatedTags"), read=dialect)
 
     def rewrite(node: exp.Expression) -> exp.Expression:
+        if tags is not None and isinstance(node, exp.Column) and node.name == "Tags" and not node.table:
+            return tags.copy()
         if isinstance(node, exp.Column) and node.name.lower() in absent:
             stand_in = stand_ins.get(node.name.lower())
             return exp.column(stand_in) if stand_in else exp.Null()

@@ -37,7 +37,7 @@ from ..reconcile.result import Reconciliation
 from .histogram import histogram_from_buckets
 from .load_tests import LoadTestResult
 from .metric_names import GPU_METRICS, known_metric_names, metric_names
-from .series import Series, gaps, hourly_increase, increase
+from .series import Series, active_hours, gaps, hourly_increase, increase
 from .serving_lines import ServingLine, assign
 
 __all__ = ["RealizedLine", "ServingMonth", "billed_gpu_hours", "month_window", "realize"]
@@ -85,6 +85,7 @@ class RealizedLine:
     cost: Money | None
     gap_hours: float
     missing: tuple[str, ...]
+    serving_hours: float | None = None  # hours the line generated tokens, at the metrics' resolution
 
     @property
     def plan_line(self) -> str:
@@ -130,7 +131,11 @@ class RealizedLine:
 
     @property
     def serving_gpu_hours(self) -> float:
-        """GPU-hours that served: the line's GPUs x the hours of the month in which it generated tokens."""
+        """GPU-hours that served: the line's GPUs x the time in which it generated tokens, at the metrics'
+        resolution (:func:`~finops.serving.series.active_hours`: the scrape steps in which the generation counter
+        rose, a partial hour counted as its part); without it, the hours with any generated token."""
+        if self.serving_hours is not None:
+            return self.gpus * self.serving_hours
         return float(self.gpus * np.count_nonzero(self.hourly_generation_tokens > 0))
 
     @property
@@ -261,7 +266,8 @@ def _realize_line(line: ServingLine, by_name: Mapping[str, list[Series]], start:
         len(running), mean_running, len(utilization), billed_hours or dcgm_hours, "bill" if billed_hours else "DCGM",
         dcgm_hours,
         float(np.mean(np.concatenate([s.values for s in utilization]))) / 100 if utilization else None,
-        _predicted(line, isl, osl, mean_running), cost, gap_hours, tuple(missing))
+        _predicted(line, isl, osl, mean_running), cost, gap_hours, tuple(missing),
+        active_hours(generation, start, start + hours * 3600) if generation else None)
 
 
 def _covered_hours(series: Series, end: float) -> float:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..errors import InputError, Location
 
-__all__ = ["GAP_FACTOR", "Gap", "Series", "counter_steps", "gaps", "hourly_increase", "increase"]
+__all__ = ["GAP_FACTOR", "Gap", "Series", "active_hours", "counter_steps", "gaps", "hourly_increase", "increase"]
 
 #: A step longer than this many median steps is a gap in the recording.
 GAP_FACTOR = 3.0
@@ -113,6 +113,26 @@ def hourly_increase(series: Series, start: float, hours: int) -> np.ndarray:
     hour = np.floor((series.times[1:] - start - 1e-9) / _HOUR).astype(int)
     inside = (hour >= 0) & (hour < hours)
     return np.bincount(hour[inside], weights=steps[inside], minlength=hours)[:hours].astype(float)
+
+
+def active_hours(series: Sequence[Series], start: float, end: float) -> float:
+    """Hours within ``(start, end]`` in which any of the counters counted: the union of the sampling steps
+    ``(t_i, t_i+1]`` whose increment is above zero, each clipped to the window, at the series' own resolution (a
+    scrape every 30 s counts 30 s, not the hour around it). A step across a gap that counted is counted whole:
+    the counter rose somewhere in it.
+
+    >>> s = Series("c", {}, [0, 900, 1800, 2700, 3600, 4500], [0, 0, 5, 5, 9, 9])
+    >>> active_hours([s], 0, 7200)  # (900, 1800] and (2700, 3600]: half an hour
+    0.5
+    """
+    intervals = sorted((max(start, float(s.times[i])), min(end, float(s.times[i + 1])))
+                       for s in series if s.times.size >= 2 for i in np.flatnonzero(counter_steps(s) > 0))
+    total, reach = 0.0, start
+    for low, high in intervals:
+        low = max(low, reach)
+        if high > low:
+            total, reach = total + high - low, high
+    return total / _HOUR
 
 
 def gaps(series: Series) -> list[Gap]:

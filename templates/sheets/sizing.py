@@ -24,6 +24,11 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     GpusAtP10, GpusAtP90 = accelerators the planner's configuration deploys were the model at the optimistic
                          or the pessimistic end of its P10-P90 band (Gpus is sized at the P90 end:
                          finops.sizing.confidence)
+    ApiPerMTok         = FINOPS_API_PER_MTOK(Model, ISL, OSL): the cheapest managed API serving the model per
+                         token on demand (Amazon Bedrock, Vertex AI), per million output tokens, input price x
+                         ISL / OSL + output price, beside CostPerMTokPeak and CostPerMTokAverage ("no API" where
+                         none serves the model; finops.sizing.managed)
+    ApiModel           = FINOPS_API_OFFER(Model, ISL, OSL, "model"): that API's model id
 
 ``LLM_SIZING`` calls ``finops.sizing.choice.size_workload``, the function behind ``finops size`` and
 ``finops.size``: the planner's Gpu x Precision x TP at its fewest replicas meeting the SLOs (with
@@ -112,6 +117,8 @@ SIZING_COLUMNS = (
     Column("MaxConcurrency", "int", "computed", 12),
     Column("Fits", role="computed", width=6),
     *(Column(header, kind, "computed", width) for header, kind, width in _ANSWER),
+    Column("ApiPerMTok", "usd_rate", "computed", 10),
+    Column("ApiModel", role="computed", width=26),
 )
 
 
@@ -158,6 +165,7 @@ def _formulas(i: int, w: TablePlace, s: TablePlace) -> list[str]:
         f"*{ref('Growth')}"
     )
     args = f"{ref('Model')},{ref('Gpu')},{ref('Precision')},{ref('TP')},{ref('ISL')},{ref('OSL')}"
+    request = f"{ref('Model')},{ref('ISL')},{ref('OSL')}"
     return [
         f"={ref('Workload')}",
         concurrency_f,
@@ -166,6 +174,8 @@ def _formulas(i: int, w: TablePlace, s: TablePlace) -> list[str]:
         f"=LLM_MAX_CONCURRENCY({args})",
         f'=IF(ISNUMBER({own("MaxConcurrency")}),IF({own("MaxConcurrency")}>=1,"yes","no"),{own("MaxConcurrency")})',
         *(f"={sizing_formula(w, i, header)}" for header, _, _ in _ANSWER),
+        *(f'=IF(ISNUMBER(SEARCH("no managed API",{call})),"no API",{call})'
+          for call in (f"FINOPS_API_PER_MTOK({request})", f'FINOPS_API_OFFER({request},"model")')),
     ]
 
 
@@ -184,10 +194,13 @@ def _values(row: WorkloadRow, book: PriceBook) -> tuple[list[Any], SizedRow]:
         conc = wl.dau * wl.online_share * growth  # type: ignore[operator]
     max_conc = _answers.max_concurrency(model, gpu, precision, tp, wl.isl, wl.osl)
     answer = {header: sizing_value(row, header, book) for header, _, _ in _ANSWER}
+    api = _answers.cheapest_api(wl, None, None)
     values = [wl.name, conc, _answers.weights_gib(model, precision),
               _answers.kv_gib(model, wl.isl + wl.osl, _roundup(conc)), max_conc,
               ("yes" if max_conc >= 1 else "no") if isinstance(max_conc, int) else max_conc,
-              *(answer[header] for header, _, _ in _ANSWER)]
+              *(answer[header] for header, _, _ in _ANSWER),
+              float(api.cost_per_million_output_tokens.amount) if api else "no API",
+              api.offer_model if api else "no API"]
     return values, SizedRow(answer)
 
 

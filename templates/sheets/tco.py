@@ -26,7 +26,8 @@ as the Sizing sheet deploys it (``S`` = its Sizing row; ``finops.sizing.choice``
 The cheapest managed API serving the row's model per token on demand (Amazon Bedrock, Vertex AI; the bundled
 token prices, ``finops.sizing.managed.api_options``), beside the fleet::
 
-    ApiProvider, ApiModel = the API and its model id (as built; "no API" where none serves the model)
+    ApiProvider = FINOPS_API_OFFER(Model, ISL, OSL, "provider"), ApiModel = FINOPS_API_OFFER(Model, ISL, OSL,
+                  "model")   (the API ApiPerMTok prices; blank and "no API" where none serves the model)
     ApiPerMTok  = FINOPS_API_PER_MTOK(Model, ISL, OSL)   (input price x ISL / OSL + output price; "no API" where
                   the add-in answers that no managed API serves the model; without the add-in, an error)
     ApiMonthly  = ApiPerMTok x MTokensPerMonth             (the API's bill for the workload's average month)
@@ -117,8 +118,6 @@ TCO_COLUMNS = (
     Column("ApiMonthly", "usd", "computed", 12),
     Column("FleetCheaperAboveMTok", "number", "computed", 13),
 )
-#: The managed API's name, as the build found it for the row's model (a workload typed later: blank until rebuilt).
-_API_NAMES = ("ApiProvider", "ApiModel")
 
 
 
@@ -228,8 +227,7 @@ def write_tco(
         cells = unless_blank(workloads.cell(i, "Workload", sheet=True, follow=True),
                              _tco_row(i, row, answer, place, workloads, sizing, book,
                                       owned if row.gpu == "h100-sxm" else None))
-        table.append(cells if i < len(rows) else [None if h in _API_NAMES else c
-                                                  for h, c in zip(place.headers, spare(cells))])
+        table.append(cells if i < len(rows) else spare(cells))
     ws.write_string(
         top - 1,
         0,
@@ -290,9 +288,13 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
     mtokens = peak_tps * 3600 * HOURS_PER_MONTH / ratio / 1e6 if meets else why
     api = _answers.cheapest_api(row.workload, cloud_month if meets else None, peak_tps if meets else None)
     api_mtok = float(api.cost_per_million_output_tokens.amount) if api else "no API"
-    api_call = (f"FINOPS_API_PER_MTOK({workloads.cell(i, 'Model', sheet=True, follow=True)},"
-                f"{workloads.cell(i, 'ISL', sheet=True, follow=True)},"
-                f"{workloads.cell(i, 'OSL', sheet=True, follow=True)})")
+    request = ",".join(workloads.cell(i, name, sheet=True, follow=True) for name in ("Model", "ISL", "OSL"))
+    api_call = f"FINOPS_API_PER_MTOK({request})"
+
+    def api_offer(part: str, none: str) -> str:
+        """The API's provider or model id, ``none`` where no managed API serves the model."""
+        call = f'FINOPS_API_OFFER({request},"{part}")'
+        return f'=IF(ISNUMBER(SEARCH("no managed API",{call})),"{none}",{call})'
 
     def with_api(fleet: str, formula: str) -> str:
         """``formula`` where the fleet is priced and an API serves the model, else blank (an error still shows)."""
@@ -331,8 +333,8 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
         Formula(f'=""&{workloads.cell(i, "PlanLine", sheet=True, follow=True)}', row.plan_line),
         Formula(unless_missed(f"{own('PeakTokensPerS')}*3600*HoursPerMonth/"
                               f"{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}/10^6"), mtokens),
-        api.provider if api else "",
-        api.offer_model if api else "no API",
+        Formula(api_offer("provider", ""), api.provider if api else ""),
+        Formula(api_offer("model", "no API"), api.offer_model if api else "no API"),
         Formula(f'=IF(ISNUMBER(SEARCH("no managed API",{api_call})),"no API",{api_call})', api_mtok),
         Formula(with_api("MTokensPerMonth", f"{own('ApiPerMTok')}*{own('MTokensPerMonth')}"),
                 api_mtok * mtokens if api and meets else ""),

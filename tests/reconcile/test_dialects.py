@@ -87,3 +87,37 @@ def test_bigquery_compares_timestamps_with_utc_instants():
     sql = remote_sql("bigquery", "p.d.t", "2026-05")
     assert "CAST('2026-04-30 10:00:00' AS TIMESTAMP)" in sql and "DATETIME" not in sql
     assert "CAST('2026-05-31 10:00:00' AS TIMESTAMP)" in remote_sql("athena", "d.t", "2026-05")
+
+
+@pytest.mark.parametrize("engine", ["athena", "bigquery"])
+def test_allocated_tags_are_laid_over_tags_on_the_remote_engine_as_locally(tmp_path, engine):
+    """A FOCUS 1.3 table as the engine holds it (Tags and AllocatedTags apart): Athena merges them as the local scan
+    does; BigQuery, which cannot merge JSON objects, reads Tags as they are."""
+    from finops.focus import duckdb_schema
+
+    from .test_focus_1_3_1_4 import V13, _plan
+
+    origin = {"ServiceProviderName": "AWS", "HostProviderName": "AWS", "ServiceName": "AmazonEKS",
+              "Tags": '{"cluster":"shared","team":"shared"}'}
+    rows = [{**origin, "AllocatedTags": '{"team":"a"}', "BilledCost": "61.235", "EffectiveCost": "61.235"},
+            {**origin, "AllocatedTags": '{"team":"b"}', "BilledCost": "28.765", "EffectiveCost": "28.765"},
+            {**origin, "Tags": '{"team":"b"}', "BilledCost": "3.10", "EffectiveCost": "3.10"}]
+    bill = write_bill(tmp_path / "focus-1.3.csv", rows, columns=V13)
+    con = duckdb.connect()
+    header = bill.read_text().splitlines()[0].split(",")
+    types = ", ".join(f"'{c}': '{duckdb_schema()[c]}'" for c in header if c in duckdb_schema())
+    con.execute(f"CREATE TABLE raw AS SELECT * FROM read_csv('{bill}', header = true, types = {{{types}}})")
+    present = {r[0] for r in con.execute("DESCRIBE raw").fetchall()}
+    missing = [c for c in duckdb_schema() if c not in present]
+
+    def runner(sql: str):
+        return con.execute(sqlglot.transpile(sql, read=engine, write="duckdb")[0]).fetchall()
+
+    remote = reconcile_remote(_plan(), runner, engine, "raw", "2026-05", missing=missing)
+    lines = {line.plan_line: line.actual for line in remote.lines}
+    if engine == "athena":
+        here = reconcile_month(_plan(), [bill], "2026-05")
+        assert remote.totals() == here.totals() and remote.lines == here.lines
+        assert (lines["team-a"], lines["team-b"]) == (Money.of("61.235", "USD"), Money.of("31.865", "USD"))
+    else:  # the shared cost's own tag: the allocated shares stay unmapped
+        assert lines["team-a"] == Money.zero("USD") and lines["team-b"] == Money.of("3.10", "USD")

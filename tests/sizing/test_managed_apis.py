@@ -25,16 +25,28 @@ def test_every_bundled_row_is_sourced_dated_and_names_a_model():
     book = TokenPriceBook.bundled()
     assert len(book) >= 10
     for row in book:
-        assert row.source.startswith("https://"), row
+        assert "https://" in row.source, row
         assert "read 2026-12-07" in row.source, row
         assert "2025-01-01" <= row.effective_date <= "2026-12-07", row
-        # the page's price per 1,000 tokens, quoted in the source, is the row's price per million / 1,000
-        assert f"{row.input_per_mtok / 1000} USD per 1,000 input" in row.source, row
-        assert f"{row.output_per_mtok / 1000} per 1,000 output" in row.source, row
+        # the effective date is that of a dated copy the source names
+        assert row.effective_date in row.source or row.effective_date.replace("-", "") in row.source, row
+        # the copy's price in its own unit, quoted in the source: Bedrock's page per 1,000 tokens, Vertex AI's per
+        # million, the Portkey transcriptions in US cents per token (per million / 10,000)
+        if row.provider == "aws":
+            assert f"{row.input_per_mtok / 1000} USD per 1,000 input" in row.source, row
+            assert f"{row.output_per_mtok / 1000} per 1,000 output" in row.source, row
+        else:
+            assert f"{row.input_per_mtok} USD per 1M input and {row.output_per_mtok} per 1M output" in row.source
+        if "cents per" in row.source:
+            cents = f"{(row.input_per_mtok / 10_000).normalize():f} cents per input and " \
+                    f"{(row.output_per_mtok / 10_000).normalize():f} per output token"
+            assert cents in row.source, row
         assert row.output_per_mtok >= row.input_per_mtok > 0
         get_model(row.model)  # every row names a model of the catalog
     assert {row.provider for row in book} <= {"aws", "gcp"}
     assert {"llama-3.3-70b", "qwen3-30b-a3b", "deepseek-v3", "mixtral-8x7b"} <= {row.model for row in book}
+    vertex = {row.model for row in book if row.provider == "gcp"}
+    assert {"llama-3.3-70b", "llama-3.1-405b", "deepseek-v3", "qwen3-235b-a22b"} <= vertex
 
 
 def test_cost_per_million_output_tokens_request_and_break_even_by_hand():

@@ -197,11 +197,12 @@ def test_every_udf_in_the_template_exists_with_a_matching_signature(formulas_boo
             required = sum(p.default is inspect.Parameter.empty for p in params)
             assert required <= count <= len(params), f"{sheet}!{cell}: {name} with {count} arguments"
             seen.add(name)
-    # the add-in only where Python is needed: sizing, the performance model, the mix, the price book's lookup
-    # and the owned fleet's cost bases; arithmetic Excel does (Little's law, CAPEX + OPEX x months, cost per
+    # the add-in only where Python is needed: sizing, the performance model, the mix, the price book's lookup,
+    # the owned fleet's cost bases and the managed APIs' token prices; arithmetic Excel does (Little's law,
+    # CAPEX + OPEX x months, cost per
     # million tokens) is written as formulas
     assert seen == {"LLM_WEIGHTS_GIB", "LLM_KV_GIB", "LLM_MAX_CONCURRENCY", "LLM_SIZING", "LLM_RANKING",
-                    "FINOPS_PRICE", "FINOPS_MIX", "FINOPS_OWNED_TCO", "FINOPS_API_PER_MTOK"}
+                    "FINOPS_PRICE", "FINOPS_MIX", "FINOPS_OWNED_TCO", "FINOPS_API_PER_MTOK", "FINOPS_API_OFFER"}
 
 
 def test_no_formula_types_an_hours_constant(formulas_book):
@@ -431,6 +432,23 @@ def test_the_tco_sheet_puts_the_cheapest_managed_api_beside_each_fleet(formulas_
     assert again.monthly_output_mtokens == pytest.approx(volume, rel=1e-12)
     # the formulas, recomputed: the add-in's price and plain Excel's break-even
     assert evaluated.value("TCO", tco.cell(row, "ApiPerMTok")) == 0.75
+    # the API's name is a formula too, so a row typed later shows its API after a recalculation
+    for header, expected in (("ApiProvider", "aws"), ("ApiModel", "qwen.qwen3-coder-30b-a3b-v1:0")):
+        assert str(formulas_book["TCO"][tco.cell(row, header)].value).startswith("=")
+        assert evaluated.value("TCO", tco.cell(row, header)) == expected
+    sizing = Table(formulas_book, "tblSizing")
+    at = next(i for i in range(sizing.rows)
+              if values_book["Sizing"][sizing.cell(i, "Workload")].value == "seed002-translation")
+    assert evaluated.value("Sizing", sizing.cell(at, "ApiPerMTok")) == 0.75
+    assert evaluated.value("Sizing", sizing.cell(at, "ApiModel")) == "qwen.qwen3-coder-30b-a3b-v1:0"
+    assert values_book["Sizing"][sizing.cell(at, "ApiModel")].value == "qwen.qwen3-coder-30b-a3b-v1:0"
+    # another model typed into the Workloads row: the TCO row names that model's API after a recalculation
+    workloads = Table(formulas_book, "tblWorkloads")
+    w = next(i for i in range(workloads.rows)
+             if values_book["Workloads"][workloads.cell(i, "Workload")].value == "seed002-translation")
+    after = evaluated.recalculate({("Workloads", workloads.cell(w, "Model")): "llama-3.1-405b"})
+    assert evaluated.value("TCO", tco.cell(row, "ApiModel"), after) == "meta.llama3-1-405b-instruct-v1:0"
+    assert evaluated.value("Sizing", sizing.cell(at, "ApiPerMTok"), after) == 4.8  # Bedrock 2.4 in + 2.4 out
     assert evaluated.value("TCO", tco.cell(row, "FleetCheaperAboveMTok")) == pytest.approx(
         evaluated.value("TCO", tco.cell(row, "CloudMonthly")) / 0.75, rel=1e-12)
     assert evaluated.value("TCO", tco.cell(row, "ApiMonthly")) == pytest.approx(
@@ -440,6 +458,8 @@ def test_the_tco_sheet_puts_the_cheapest_managed_api_beside_each_fleet(formulas_
                 and not api_options(presets()[stored[tco.cell(i, "Workload")].value])]
     for i in unserved:
         assert stored[tco.cell(i, "ApiPerMTok")].value == evaluated.value("TCO", tco.cell(i, "ApiPerMTok")) == "no API"
+        assert stored[tco.cell(i, "ApiModel")].value == evaluated.value("TCO", tco.cell(i, "ApiModel")) == "no API"
+        assert evaluated.value("TCO", tco.cell(i, "ApiProvider")) in (None, "")
         assert stored[tco.cell(i, "FleetCheaperAboveMTok")].value in (None, "")
 
 
