@@ -133,7 +133,7 @@ def size(workload: Workload | str | Path | None = None, *, preset: str | None = 
          pricing_model: str = "on_demand", top: int = 10, rank_by: RankBy = "monthly_cost",
          calibrated_only: bool = False, price_book: PriceBook | None = None,
          calibration: Calibration | None = None, peak_to_average: float | None = None,
-         confidence: float | None = DEFAULT_CONFIDENCE) -> SizeTable:
+         confidence: float | None = DEFAULT_CONFIDENCE, api_offers: str | Path | None = None) -> SizeTable:
     """The ranked configurations for a workload (a :class:`Workload`, a workload file, or ``preset``),
     as ``finops size`` prints them, cheapest first (:func:`finops.sizing.search.search`), each sized at
     ``confidence``: the quantile of its own class's held-out error (0.9: the pessimistic end of its P10-P90
@@ -142,14 +142,20 @@ def size(workload: Workload | str | Path | None = None, *, preset: str | None = 
     Each option's ``cost_per_million_output_tokens`` is at the peak load running 24/7 and
     ``cost_per_million_output_tokens_average`` at the average load (``peak_to_average``, default the
     workload's), the fleet still sized for the peak (``size --peak-to-average``). ``managed`` lists the managed
-    APIs that serve the model, priced per token (:func:`finops.sizing.managed.api_options`)."""
+    APIs that serve the model, priced per token (:func:`finops.sizing.managed.api_options`), with the offers of an
+    ``api_offers`` file beside them (``size --api-offers``: :mod:`finops.api_offers`, provisioned throughput priced
+    as a commitment)."""
+    from .api_offers import read_api_offers, with_api_offers
+
     chosen = workload_from(preset=preset, workload=workload)
     if peak_to_average is not None:
         chosen = chosen.with_changes(peak_to_average=peak_to_average)
-    return _as(SizeTable, search(chosen, gpus=gpus, precisions=precisions, engine=engine,
-                                 pricing_model=pricing_model, top=top, rank_by=rank_by, price_book=price_book,
-                                 calibration=calibration, calibrated_only=calibrated_only,
-                                 confidence=confidence))
+    result = search(chosen, gpus=gpus, precisions=precisions, engine=engine, pricing_model=pricing_model, top=top,
+                    rank_by=rank_by, price_book=price_book, calibration=calibration, calibrated_only=calibrated_only,
+                    confidence=confidence)
+    if api_offers is not None:
+        result = with_api_offers(result, chosen, read_api_offers(api_offers))
+    return _as(SizeTable, result)
 
 
 def tco(gpus: int = 8, months: int = 36, *, reference: str = "h100-sxm-8gpu", owned: bool = True,

@@ -296,7 +296,8 @@ def reconcile(
     serving: Path | None = SERVING_LINES,
     contract_commitments: Path | None = typer.Option(
         None, "--contract-commitments", metavar="FILE",
-        help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from it"),
+        help="the FOCUS Contract Commitment dataset (CSV): commitments' terms, payment and cost from "
+             "it, and the ContractApplied commitments checked against it"),
     load_test: list[str] | None = typer.Option(None, "--load-test", metavar="PLANLINE=FILE",
                                                 help="with --metrics/--prometheus: a load-test result of a "
                                                      "serving line (as `finops calibrate` reads); repeat"),
@@ -325,7 +326,7 @@ def reconcile(
                              hint="the review lists the 200 largest unmapped charge groups")
         rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
                                       rates=parse_rates(rate), threshold_pct=threshold_pct,
-                                      run_at=run_at, where=where)
+                                      run_at=run_at, where=where, contract_commitments=contract_commitments)
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
         return
@@ -401,9 +402,10 @@ _ENGINE_OPTIONS = {"bigquery": ("project",), "athena": ("database", "workgroup",
 def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, usage: Path | None,
                       month: str, out: Path, *,
                       rates: dict[str, Decimal], threshold_pct: Decimal, run_at: datetime,
-                      where: dict[str, str]) -> tuple[Reconciliation, Path]:
+                      where: dict[str, str], contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
     """Run the aggregation on BigQuery or Athena through the connector's ``run_query``; ``where``
-    holds its keywords (project; database, workgroup, output location)."""
+    holds its keywords (project; database, workgroup, output location). With ``contract_commitments``, the table's
+    ContractApplied is summed too (:func:`finops.reconcile.dialects.reconcile_remote`)."""
     from connectors import provider as connector
 
     from ..reconcile import canonical_engine, reconcile_remote
@@ -424,6 +426,8 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
     with _folder_held(Path(out)):
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out) / HISTORY_FILE)
+        contracts = None if contract_commitments is None else read_contract_commitments(contract_commitments)
         rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
-                               threshold_pct=threshold_pct, **history.earlier_inputs(month, plan.currency()))
+                               threshold_pct=threshold_pct, contracts=contracts,
+                               **history.earlier_inputs(month, plan.currency()))
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)

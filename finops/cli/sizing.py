@@ -14,6 +14,7 @@ from ._console import console, print_json, styled
 from ._options import ENGINE_HELP, ENGINE_VERSION_HELP
 
 if TYPE_CHECKING:
+    from ..api_offers import ApiOffers
     from ..sizing import ApiOption, Calibration, ThroughputCorrection, Workload
 
 # The models (finops.sizing, finops.mix, numpy) load inside the commands, so registering them is cheap
@@ -239,11 +240,16 @@ def size_command(
         demand_profile: Path | None = typer.Option(
             None, "--demand-profile", help="an hourly demand CSV (finops mix's): its peak over its average "
                                            "hour sets --peak-to-average"),
+        api_offers: Path | None = typer.Option(
+            None, "--api-offers", metavar="FILE",
+            help="managed API offers you were quoted (CSV: provider, model, kind on_demand|provisioned, price, "
+                 "unit, term_months, tokens_per_unit_s), priced beside the bundled per-token prices"),
         as_json: bool = typer.Option(False, "--json", help="print one JSON object")) -> None:
     """Search GPU x precision x TP x replicas for a workload; print the priced options, cheapest first.
 
     Only combinations the engine runs are searched; the 'calibrated' column says whether the
     latency model was fitted on that engine, GPU and precision ('no': extrapolated)."""
+    from ..api_offers import read_api_offers, with_api_offers
     from ..mix import peak_to_average as profile_peak_to_average
     from ..mix import read_demand
     from ..sizing import DEFAULT_CONFIDENCE, check_engine_version, corrected_search, presets, workload_from
@@ -260,12 +266,15 @@ def size_command(
         peak_to_average = profile_peak_to_average(read_demand(demand_profile).units, str(demand_profile))
     if peak_to_average is not None:
         chosen = chosen.with_changes(peak_to_average=peak_to_average)
+    offers = None if api_offers is None else read_api_offers(api_offers)
     correction = _correction(corrections, chosen, _split(gpus), engine)
     result = corrected_search(chosen, correction, gpus=_split(gpus), precisions=_split(precisions), engine=engine,
                               pricing_model=pricing_model, top=_positive("top", top),
                               calibration=_with_step_time(calibration, engine, step_time.strip().lower()),
                               rank_by=rank_by,
                               calibrated_only=calibrated_only, confidence=confidence)
+    if offers is not None:
+        result = with_api_offers(result, chosen, offers)
     if as_json:
         print_json({**result.to_dict(), "step_time": step_time.strip().lower(),
                     **({"correction": _correction_dict(correction)} if corrections else {})})
@@ -313,6 +322,7 @@ def size_command(
                   f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "
                   "still sized and paid for the peak (avg)")
     _print_managed(result.managed, chosen)
+    _print_published_provisioned(chosen, offers)
     if result.unpriced:
         console.print(f"feasible but with no {result.pricing_model} price in the price book: "
                       f"{', '.join(result.unpriced)}")
@@ -326,7 +336,9 @@ def _print_managed(managed: list[ApiOption], workload: Workload) -> None:
     unit = managed[0].cost_per_request.currency
     table = Table("API, model", "in|out\n/M", f"{unit}/M\nout", f"{unit}/\nrequest", f"{unit}/\nmonth",
                   "fleet wins\nabove M/mo", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True,
-                  title=f"managed APIs serving {workload.model}, on demand, priced per token")
+                  title=f"managed APIs serving {workload.model}, " + (
+                      "on demand per token and provisioned throughput" if any(
+                          m.pricing_model == "provisioned" for m in managed) else "on demand, priced per token"))
     for column in table.columns:
         column.overflow = "fold"
     table.columns[0].min_width = 30
@@ -350,6 +362,24 @@ def _print_managed(managed: list[ApiOption], workload: Workload) -> None:
                       f"{first.monthly_output_mtokens:,.0f} M output tokens; fleet wins: the cheapest fleet above "
                       f"costs less past this volume (it serves up to {first.fleet_capacity_mtokens:,.0f} M a month). "
                       "Prices: finops/data/token_prices/ (each row with its page and date)")
+    if any(m.pricing_model == "provisioned" for m in managed):
+        console.print("provisioned: whole units for the fleet's peak output tokens/s, paid every hour of the term; "
+                      "/M out is its month over the average volume (a commitment: paid whether used or not)")
+
+
+def _print_published_provisioned(workload: Workload, offers: ApiOffers | None) -> None:
+    """The published provisioned-throughput prices of the workload's model that no offer prices per token (their
+    tokens a second per unit are not published)."""
+    from ..api_offers import published_for
+
+    priced = {(p.model, p.term_months) for p in offers.provisioned} if offers is not None else set()
+    for p in published_for(workload.model):
+        if (p.model, p.term_months) in priced:
+            continue
+        console.print(f"{_SERVICE_NAMES.get(p.service, p.service)} provisioned throughput of {p.offer_model}, as "
+                      f"published {p.effective_date}: {p.price_per_unit_hour} {p.currency} per model unit-hour for "
+                      f"{p.term_months} month(s); the tokens a second a unit serves are not published: give them "
+                      f"with --api-offers (a provisioned row with tokens_per_unit_s and no price) to price it here")
 
 
 #: The providers' service names (FOCUS ServiceName) as the table shows them.

@@ -40,6 +40,7 @@ import duckdb
 from ..errors import InputError, Location
 from ..focus import MANDATORY, SUCCESSORS, duckdb_schema
 from ..limits import bounded_lines, check_stream, read_line
+from .contract_applied import APPLIED_COLUMN, BAD_CONTRACT_APPLIED
 from .parquet_check import check_parquet
 
 __all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "MANDATORY_BY_VERSION", "REMOVED_IN", "SUCCESSORS", "VIEW", "BillFile",
@@ -469,6 +470,9 @@ _STRICT: dict[str, tuple[str, str]] = {
              "is not a JSON object; FOCUS Tags are a JSON object of key-value pairs, e.g. {{\"team\": \"ml\"}}"),
 }
 _STRICT["AllocatedTags"] = _STRICT["Tags"]
+_STRICT[APPLIED_COLUMN] = (BAD_CONTRACT_APPLIED, (
+    "is not a FOCUS ContractApplied object: JSON with an \"Elements\" array, each element naming its "
+    "ContractCommitmentID, its applied cost or quantity a number"))
 #: Column of :data:`_STRICT` -> the test the scan makes, per row: :data:`_STRICT`'s, or a cheaper one that holds
 #: for the same values or stops on them itself (``json_type`` fails on text that is not JSON), while
 #: :func:`locate_bad_value` still names the row with :data:`_STRICT`'s test. Tags are parsed once per charge
@@ -476,6 +480,7 @@ _STRICT["AllocatedTags"] = _STRICT["Tags"]
 _SCAN_TEST: dict[str, str] = {"BilledCost": _STRICT["BilledCost"][0], "EffectiveCost": _STRICT["EffectiveCost"][0],
                               "Tags": "{c} <> '' AND json_type({c}) <> 'OBJECT'"}
 _SCAN_TEST["AllocatedTags"] = _SCAN_TEST["Tags"]
+_SCAN_TEST[APPLIED_COLUMN] = _STRICT[APPLIED_COLUMN][0]
 
 
 def _checked(name: str, expression: str) -> str:

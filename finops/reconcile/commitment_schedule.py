@@ -54,6 +54,7 @@ from .result import CommitmentLine, CommitmentSummary
 
 if TYPE_CHECKING:
     from .aggregation import ChargeGroup
+    from .contract_applied import AppliedSums
     from .contract_commitments import ContractTerm
 
 __all__ = ["PAYMENT", "TERM_MONTHS", "EarlierCommitment", "commitment_summary", "term_months"]
@@ -125,12 +126,21 @@ class _Month:
 
 def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, str | None], Money], currency: str,
                        month: str, earlier: Mapping[str, EarlierCommitment] | None = None,
-                       contracts: Mapping[str, ContractTerm] | None = None) -> CommitmentSummary:
+                       contracts: Mapping[str, ContractTerm] | None = None,
+                       applied: Iterable[AppliedSums] = ()) -> CommitmentSummary:
     """The month's :class:`CommitmentSummary` (totals and one :class:`CommitmentLine` per commitment) from
     the aggregation's charge groups; ``money`` converts into the plan ``currency``; ``earlier`` are the
     commitments the history kept for the months before ``month``; ``contracts`` the FOCUS Contract Commitment
     dataset's terms by commitment id (:mod:`finops.reconcile.contract_commitments`), which replace the term, dates,
-    payment and estimated amount read from the bills."""
+    payment and estimated amount read from the bills.
+
+    ``applied`` are the bills' ``ContractApplied`` sums (:mod:`finops.reconcile.contract_applied`). A commitment
+    they name gets ``applied``: the cost the provider applied to it from the month's charges other than purchases.
+    One they alone name (no ``CommitmentDiscountId`` rows: a prepaid pool, a spend commitment) gets its own row,
+    drawn down by that applied cost (``amortized``) when it was prepaid; a no-upfront one (the dataset's ``No
+    Upfront``) prepaid nothing, so nothing is amortized, and its schedule is the contract's cost / term. The tie-out's bills side (``applied_amortization``) is then
+    used + unused with each named commitment counted at its applied cost instead of its rows' EffectiveCost (a
+    commitment only ContractApplied names counts where its schedule is known)."""
     zero = Money.zero(currency)
     groups = list(groups)
     purchases = used = unused = savings = zero
@@ -172,17 +182,50 @@ def commitment_summary(groups: Iterable[ChargeGroup], money: Callable[[Decimal, 
                             if g.charge_category == "Usage" and g.service_name in committed_services
                             and _status(g) != "unused"], currency)
     contracts = contracts or {}
-    lines = [_line(cid, months.get(cid, _Month()), (earlier or {}).get(cid), month, currency, contracts.get(cid))
+    drawn = _drawn(applied, money, currency)
+    billed_rows = {cid: one.amortized for cid, one in months.items()}
+    for cid, (provider, amount) in drawn.items():
+        if cid not in months:
+            contract = contracts.get(cid)
+            prepaid = contract is None or contract.payment != "monthly fee"  # a drawdown of a prepaid amount
+            months[cid] = _Month(provider_name=provider, kind=contract.kind if contract else None,
+                                 amortized=amount.amount if prepaid else Decimal(0))
+    lines = [_line(cid, months.get(cid, _Month()), (earlier or {}).get(cid), month, currency, contracts.get(cid),
+                   drawn[cid][1] if cid in drawn else None)
              for cid in sorted(set(months) | set(earlier or {}))]
+    stated: Money | None = None
+    if drawn:
+        stated = used + unused
+        for line in lines:
+            if line.applied is None:
+                continue
+            if line.commitment_id in billed_rows:
+                stated += line.applied - Money(billed_rows[line.commitment_id], currency)
+            elif line.scheduled_monthly is not None:
+                stated += line.applied
     return CommitmentSummary(
         purchases=purchases, used=used, unused=unused, savings=savings,
         utilization=_ratio(used.amount, (used + unused).amount), coverage=_ratio(used.amount, eligible.amount),
         lines=tuple(sorted((line for line in lines if line.commitment_id in months or _running(line)),
-                           key=lambda line: (line.provider_name, line.commitment_id))))
+                           key=lambda line: (line.provider_name, line.commitment_id))),
+        applied_amortization=stated)
+
+
+def _drawn(applied: Iterable[AppliedSums], money: Callable[[Decimal, str | None], Money],
+           currency: str) -> dict[str, tuple[str, Money]]:
+    """Commitment id -> (its provider, the cost applied to it by the month's charges other than purchases, in the
+    plan currency); a purchase row applies the whole contract to it, which is not a drawdown."""
+    drawn: dict[str, tuple[str, Money]] = {}
+    for s in applied:
+        if s.purchase:
+            continue
+        provider, amount = drawn.get(s.commitment_id, (s.provider_name, Money.zero(currency)))
+        drawn[s.commitment_id] = (provider or s.provider_name, amount + money(s.cost, s.billing_currency))
+    return drawn
 
 
 def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, currency: str,
-          contract: ContractTerm | None = None) -> CommitmentLine:
+          contract: ContractTerm | None = None, applied: Money | None = None) -> CommitmentLine:
     """One commitment's row: this month's sums on top of what the history kept before it; with its ``contract``
     (Contract Commitment dataset), the term, dates and payment are the contract's, and a commitment bought before
     the bills and the history is paid the contract's cost (source ``contract``) instead of an estimate."""
@@ -198,16 +241,24 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
     from_contract = False
     if contract is not None:
         term, payment = contract.term_months, contract.payment or payment
-        if bought is None and contract.cost is not None and contract.currency in ("", currency):
-            bought, paid, from_contract = contract.start, contract.cost, True
-            upfront = contract.cost if payment in ("upfront", "") else upfront
-            payment = payment or "upfront"
+        stated = contract.cost is not None and contract.currency in ("", currency)
+        # bought before the bills (in this month's or, carried by the history, an earlier month's bills): the
+        # contract says what was paid; a no-upfront commitment is paid as it is used, nothing prepaid
+        if stated and paid == 0 and payment != "monthly fee" and (bought is None or before is not None):
+            paid, from_contract = contract.cost or Decimal(0), True
+            upfront = paid if payment in ("upfront", "") else upfront
+        if stated and bought is None:
+            bought, from_contract = contract.start, True
+        payment = payment or "upfront"
     scheduled: Money | None = None
     if bought is not None:
         source = "contract" if from_contract else "history" if before and before.purchase_date else "bills"
         balance: Money | None = of(paid - amortized)
         ends = contract.end if contract is not None else _add_months(bought, term) if term else None
-        if payment == "monthly fee":
+        if payment == "monthly fee" and contract is not None and contract.cost and not this.fee and term:
+            # no fee billed: a no-upfront contract commitment drawn down by its charges, its contract's monthly share
+            scheduled = of(MONEY_CONTEXT.divide(contract.cost or Decimal(0), Decimal(term)))
+        elif payment == "monthly fee":
             scheduled = of(this.fee)
         elif payment == "partial upfront" and term:
             scheduled = of(MONEY_CONTEXT.divide(upfront, Decimal(term)) + this.fee)
@@ -230,7 +281,7 @@ def _line(cid: str, this: _Month, before: EarlierCommitment | None, month: str, 
         upfront_this_month=of(this.upfront),
         amortized=of(this.amortized), unused=of(this.unused), amortized_to_date=of(amortized),
         scheduled_monthly=scheduled, balance_left=balance, source=source,
-        first_month=before.first_month if before else month)
+        first_month=before.first_month if before else month, applied=applied)
 
 
 def _status(group: ChargeGroup) -> str:

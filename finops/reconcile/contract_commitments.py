@@ -58,6 +58,7 @@ class ContractTerm:
     currency: str
     payment: str = ""
     kind: str = ""
+    contract_id: str = ""
 
     @property
     def term_months(self) -> int:
@@ -124,4 +125,4 @@ def _term(row: Mapping[str, str | None], file: str, number: int) -> ContractTerm
         raise InputError(f"unknown payment model {payment_text!r}", where=where("ContractCommitmentPaymentModel"),
                          hint="All Upfront, Partial Upfront or No Upfront")
     return ContractTerm(cid, start, end, cost, (row.get("BillingCurrency") or "").strip().upper(), payment,
-                        (row.get("ContractCommitmentType") or "").strip())
+                        (row.get("ContractCommitmentType") or "").strip(), (row.get("ContractId") or "").strip())

@@ -22,16 +22,26 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Literal, get_args
 
-from ..errors import InputError
+from ..errors import InputError, Location
 from ..focus import SUCCESSORS
 from ..registry import Registry
 from .aggregation import Summary, charge_groups_sql, summary_sql
 from .commitment_schedule import EarlierCommitment
+from .contract_applied import (
+    APPLIED_COLUMN,
+    AppliedSums,
+    contract_applied_sql,
+    read_applied,
+    unknown_commitment,
+    unknown_error,
+)
+from .contract_commitments import ContractTerm
 from .engine import InstanceGpus, reconcile_groups
 from .plan import MappingRule, Plan
 from .result import Reconciliation
 
-__all__ = ["ENGINES", "Engine", "QueryRunner", "canonical_engine", "reconcile_remote", "remote_sql"]
+__all__ = ["ENGINES", "Engine", "QueryRunner", "canonical_engine", "reconcile_remote", "remote_contract_applied_sql",
+           "remote_sql"]
 
 Engine = Literal["duckdb", "bigquery", "athena"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -69,6 +79,12 @@ _ALLOCATED_TAGS_MERGE = {
                "CAST(json_parse({allocated}) AS MAP(VARCHAR, JSON))) AS JSON)) END"),
 }
 
+#: Engine -> how it reads a JSON array from a JSON text (``{json}`` at ``{path}``) for ``UNNEST``, where sqlglot's
+#: transpiled ``CAST(... AS ARRAY<JSON>)`` is not valid there (BigQuery casts no JSON to an array). Athena (Trino)
+#: casts JSON to ``ARRAY(JSON)`` as written. Source: BigQuery JSON functions, ``JSON_EXTRACT_ARRAY``
+#: (https://cloud.google.com/bigquery/docs/reference/standard-sql/json_functions).
+_JSON_ARRAY = {"bigquery": "JSON_EXTRACT_ARRAY({json}, {path})"}
+
 
 def canonical_engine(name: str) -> str:
     """The engine a name means (aliases: ``bq``, ``trino``, ``presto``); a typo gets suggestions.
@@ -95,12 +111,9 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
     True
     """
     import sqlglot
-    from sqlglot import exp
 
     dialect = _DIALECTS[engine]
     absent = {name.lower() for name in missing}
-    stand_ins = {name.lower(): next((c for c in columns if c.lower() not in absent), None)
-                 for name, columns in SUCCESSORS.items()}
     # Equivalent mutants (docs/testing.md): sqlglot reads a second "WITH" left in, and this SQL in its
     # default dialect, to the same tree, so the two lines marked below are not mutated.
     summary = summary_sql(_GROUPS, rates=rates)
@@ -113,6 +126,22 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
         tags_read = "NULL" if "tags" in absent else "Tags"
         tags = sqlglot.parse_one(merge.format(tags=tags_read, allocated="AllocatedTags"), read=dialect)
 
+    return _written(tree, engine, relation, absent, tags)
+
+
+def _written(tree: Any, engine: str, relation: str, absent: set[str], tags: Any = None) -> str:
+    """``tree`` (DuckDB's dialect over :data:`_PLACEHOLDER`) written for ``engine`` over ``relation``: the columns
+    in ``absent`` (lower case) read as NULL or as their successor, civil-time casts as instants where the engine's
+    timestamps are instants, ``Tags`` as ``tags`` when given, and a JSON array cast as the engine reads one
+    (:data:`_JSON_ARRAY`)."""
+    import sqlglot
+    from sqlglot import exp
+
+    dialect = _DIALECTS[engine]
+    stand_ins = {name.lower(): next((c for c in columns if c.lower() not in absent), None)
+                 for name, columns in SUCCESSORS.items()}
+    array_of = _JSON_ARRAY.get(dialect)
+
     def rewrite(node: exp.Expression) -> exp.Expression:
         if tags is not None and isinstance(node, exp.Column) and node.name == "Tags" and not node.table:
             return tags.copy()
@@ -121,6 +150,10 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
             return exp.column(stand_in) if stand_in else exp.Null()
         if isinstance(node, exp.Cast) and dialect in _INSTANT_TIME and node.to.is_type(*_CIVIL_TIME):
             return exp.cast(node.this, exp.DataType.build(_INSTANT_TYPE))
+        if (array_of is not None and isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.ARRAY)
+                and isinstance(node.this, exp.JSONExtract)):
+            return sqlglot.parse_one(array_of.format(json=node.this.this.sql(dialect=dialect),
+                                                     path=node.this.expression.sql(dialect=dialect)), read=dialect)
         if isinstance(node, exp.Table) and node.name == _PLACEHOLDER:
             return exp.to_table(relation, dialect=dialect)
         return node
@@ -132,19 +165,48 @@ def remote_sql(engine: str, relation: str, month: str, *, missing: Iterable[str]
                          hint="check the table name (e.g. project.dataset.table)") from exc
 
 
+def remote_contract_applied_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = ()) -> str:
+    """The month's FOCUS 1.3 ``ContractApplied`` sums over ``relation`` in ``engine``'s dialect: the SQL of
+    :func:`~finops.reconcile.contract_applied.contract_applied_sql`, transpiled like the aggregation.
+
+    >>> "JSON_EXTRACT_ARRAY(ContractApplied, '$.Elements')" in remote_contract_applied_sql("bigquery", "t", "2026-05")
+    True
+    """
+    import sqlglot
+
+    absent = {name.lower() for name in missing}
+    tree = sqlglot.parse_one(contract_applied_sql(_PLACEHOLDER, month), read="duckdb")  # pragma: no mutate
+    return _written(tree, engine, relation, absent)
+
+
 def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str, month: str, *,
                      missing: Iterable[str] = (), rates: Mapping[str, Decimal] | None = None,
                      threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None,
                      past_one_off: Mapping[str, Decimal] | None = None,
-                     earlier_commitments: Mapping[str, EarlierCommitment] | None = None) -> Reconciliation:
+                     earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
+                     contracts: Mapping[str, ContractTerm] | None = None) -> Reconciliation:
     """Reconcile ``month`` with the aggregation run by ``runner`` on ``engine`` over ``relation``
     (``past_actuals``, ``past_one_off`` and ``earlier_commitments`` from the history, as for local bills).
-    The commitments come from the same summary rows as every other figure."""
+    The commitments come from the same summary rows as every other figure.
+
+    With ``contracts`` (the FOCUS Contract Commitment dataset) and a table that has ``ContractApplied`` (not in
+    ``missing``), a second query sums it (:func:`remote_contract_applied_sql`) and the commitments use it as for
+    local bills; a commitment the dataset does not list raises :class:`InputError` naming the table and column
+    (the engine returns sums, not rows)."""
     rows = runner(remote_sql(engine, relation, month, missing=missing, rules=plan.mapping, rates=rates))
     summary = Summary.from_rows([tuple(row) for row in rows])
     if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
+    applied: tuple[AppliedSums, ...] = ()
+    if contracts is not None and APPLIED_COLUMN.lower() not in {name.lower() for name in missing}:
+        applied = read_applied(tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
+                                                                                        missing=missing)))
+        known = {cid: term.contract_id for cid, term in contracts.items()}
+        found = unknown_commitment(applied, known)
+        if found is not None:
+            raise unknown_error(found, Location(file=f"{engine}:{relation}", column=APPLIED_COLUMN),
+                                "the Contract Commitment dataset (--contract-commitments)", known)
     return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, past_actuals=past_actuals,
                             instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off,
-                            earlier_commitments=earlier_commitments)
+                            earlier_commitments=earlier_commitments, contracts=contracts, applied=applied)

@@ -40,7 +40,7 @@ import shutil
 import tempfile
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -61,6 +61,7 @@ from .aggregation import (
     UnmappedSums,
     bad_values_sql,
     charge_groups_sql,
+    month_filter,
     summary_sql,
     unmapped_csv_sql,
 )
@@ -76,6 +77,16 @@ from .bills import (
     open_bills,
 )
 from .commitment_schedule import EarlierCommitment, commitment_summary
+from .contract_applied import (
+    APPLIED_COLUMN,
+    BAD_CONTRACT_APPLIED,
+    AppliedSums,
+    contract_applied_sql,
+    element_predicate,
+    read_applied,
+    unknown_commitment,
+    unknown_error,
+)
 from .contract_commitments import ContractTerm
 from .fingerprint import refuse_same_charges
 from .forecast import year_forecast
@@ -96,7 +107,7 @@ from .result import (
 )
 from .tokens import TOKENS_PER_UNIT, LineTokens, line_tokens, unit_problem
 
-__all__ = ["InstanceGpus", "catalog_gpus", "reconcile_groups", "reconcile_month", "run_aggregation"]
+__all__ = ["InstanceGpus", "catalog_gpus", "contract_applied", "reconcile_groups", "reconcile_month", "run_aggregation"]
 
 #: ``(provider, instance_type) -> (gpu_model, gpus per instance)`` or ``None`` when not a GPU instance.
 InstanceGpus = Callable[[str, str], "tuple[str, int] | None"]
@@ -114,6 +125,8 @@ _NO_TEXT = ""
 SCAN_MEMORY = "512MB"
 #: Temporary table of the charge groups (of each bill file, when there are several).
 _GROUPS = "charge_groups"
+#: Temporary table of the month's charges that carry FOCUS 1.3 ContractApplied (the columns it is summed by).
+_APPLIED = "contract_applied_charges"
 #: The scan's DuckDB settings, kept here (setting names and SQL ignore case): its spill folder's name, its
 #: memory and spill folder, and the groups' order, which does not matter (so DuckDB needs less memory).
 _SPILL_PREFIX = "finops-reconcile-"
@@ -265,6 +278,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
         files = open_bills(con, bills, strict=False)  # pragma: no mutate
         summary = run_aggregation(con, files, month, plan, on_progress, rates=rates, unmapped_csv=unmapped_csv,
                                   basis=basis)
+        applied = contract_applied(con, files, month, basis, contracts)
         if unit_problem(summary.groups) is not None:
             raise _token_unit_error(files)
         bill_currencies = {g.billing_currency for g in summary.groups}
@@ -279,8 +293,49 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
                            past_actuals=past_actuals, instance_gpus=instance_gpus,
                            source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
-                           earlier_commitments=earlier_commitments, contracts=contracts)
+                           earlier_commitments=earlier_commitments, contracts=contracts, applied=applied)
     return dataclasses.replace(rec, bill_versions=tuple(bill_provenance(f) for f in files))
+
+
+def contract_applied(con: duckdb.DuckDBPyConnection, files: list[BillFile], month: str, basis: MonthBasis = "invoice",
+                     contracts: Mapping[str, ContractTerm] | None = None) -> tuple[AppliedSums, ...]:
+    """The month's FOCUS 1.3 ``ContractApplied`` sums per commitment (:mod:`finops.reconcile.contract_applied`) over
+    the view of ``files`` (none when no file has the column). A value FOCUS refuses (not JSON, no Elements array, an
+    element without its commitment or with an amount that is not a number), and, with ``contracts`` (the Contract
+    Commitment dataset), a commitment the dataset does not list, raise :class:`InputError` naming file, row and
+    column."""
+    if not any(APPLIED_COLUMN in f.columns for f in files):
+        return ()
+    error: duckdb.Error | None = None
+    # the bills are read once: the month's charges that carry ContractApplied, then checked and summed from there
+    kept = ", ".join(dict.fromkeys((*MONTH_COLUMNS.values(), "ChargePeriodStart", "ProviderName", "BillingCurrency",
+                                    "ChargeCategory", APPLIED_COLUMN)))
+    try:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {_APPLIED} AS SELECT {kept} FROM {VIEW} WHERE "
+                    f"{month_filter(month, basis)} AND {APPLIED_COLUMN} IS NOT NULL AND {APPLIED_COLUMN} <> ''")
+        bad = con.execute(f"SELECT count(*) FROM {_APPLIED} WHERE "
+                          f"{BAD_CONTRACT_APPLIED.format(c=APPLIED_COLUMN)}").fetchone()[0]  # type: ignore[index]
+        rows = [] if bad else con.execute(contract_applied_sql(_APPLIED, month, basis)).fetchall()
+    except duckdb.Error as exc:
+        bad, error = 1, exc
+    if bad:
+        located = locate_bad_value(files)
+        if located is not None:
+            raise located from error
+        raise InputError(f"cannot read {APPLIED_COLUMN}" + (f": {str(error).splitlines()[0]}" if error else ""),
+                         where=Location(file=", ".join(str(f.path) for f in files), column=APPLIED_COLUMN),
+                         hint="check that ContractApplied holds FOCUS 1.3 JSON objects") from error
+    applied = read_applied(rows)
+    if contracts is not None:
+        known = {cid: term.contract_id for cid, term in contracts.items()}
+        found = unknown_commitment(applied, known)
+        if found is not None:
+            hit = locate_row([f for f in files if APPLIED_COLUMN in f.columns], APPLIED_COLUMN,
+                             element_predicate(found.commitment_id))
+            where = (Location(file=str(hit[0].path), row=hit[1], column=APPLIED_COLUMN) if hit is not None
+                     else Location(file=", ".join(str(f.path) for f in files), column=APPLIED_COLUMN))
+            raise unknown_error(found, where, "the Contract Commitment dataset (--contract-commitments)", known)
+    return applied
 
 
 def _token_unit_error(files: list[BillFile]) -> InputError:
@@ -341,7 +396,8 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
                      instance_gpus: InstanceGpus | None = None, source: str = "bills",
                      past_one_off: Mapping[str, Decimal] | None = None,
                      earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
-                     contracts: Mapping[str, ContractTerm] | None = None) -> Reconciliation:
+                     contracts: Mapping[str, ContractTerm] | None = None,
+                     applied: Sequence[AppliedSums] = ()) -> Reconciliation:
     """Turn the aggregation's summary (or bare charge groups, already mapped) and the plan into a
     reconciliation (no I/O but the bundled instance catalog).
 
@@ -389,7 +445,7 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         unmapped_effective_cost=by_line.get(UNMAPPED, zero), lines=lines,
         invoices=tuple(InvoiceTotal(p, i, v) for (p, i), v in sorted(invoices.items())),
         providers=tuple(ProviderTotal(p, v[0], v[1]) for p, v in sorted(providers.items())),
-        commitments=commitment_summary(groups, money, currency, month, earlier_commitments, contracts),
+        commitments=commitment_summary(groups, money, currency, month, earlier_commitments, contracts, applied),
         spot_share=_spot_share(groups, money, zero),
         gpu_hours=_gpu_hours(groups, instance_gpus),
         gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets,

@@ -89,6 +89,9 @@ class CommitmentLine:
     source: str
     first_month: str
     upfront_this_month: Money
+    #: The cost the bills' ContractApplied applied to it from the month's charges other than purchases (FOCUS 1.3);
+    #: ``None`` when no charge names it there.
+    applied: Money | None = None
 
     @property
     def basis(self) -> CommitmentBasis | None:
@@ -128,6 +131,9 @@ class CommitmentSummary:
     utilization: Decimal | None
     coverage: Decimal | None
     lines: tuple[CommitmentLine, ...] = ()
+    #: The amortization with each commitment the bills' ContractApplied names counted at its applied cost
+    #: (:func:`~finops.reconcile.commitment_schedule.commitment_summary`); ``None`` when no charge has ContractApplied.
+    applied_amortization: Money | None = None
 
     @property
     def amortization(self) -> Money:

@@ -128,7 +128,9 @@ def headline(rec: Reconciliation) -> str:
     t = tie_out(rec)
     if not t.agrees:
         side = "less" if t.difference.amount < 0 else "more"
-        text += (f". Commitments do not tie out: the bills amortize {_money(t.billed)} against a schedule of "
+        said = ("the provider applied" if rec.commitments.applied_amortization is not None
+                else "the bills amortize")  # FOCUS ContractApplied: the provider's own statement
+        text += (f". Commitments do not tie out: {said} {_money(t.billed)} against a schedule of "
                  f"{_money(t.scheduled)}, {_money(_abs(t.difference))} {side}" +
                  (" (a commitment paid but unused, or a partial bill)" if side == "less" else ""))
     return text + "."
@@ -161,10 +163,13 @@ class TieOut:
 
 def tie_out(rec: Reconciliation) -> TieOut:
     """The month's tie-out: the sum of each commitment's scheduled monthly amortization (where its term says
-    how much was bought) against the bills' used + unused commitment cost."""
+    how much was bought) against the bills' used + unused commitment cost, where the bills carry FOCUS 1.3
+    ContractApplied with each commitment it names at the cost the provider applied to it
+    (:attr:`~finops.reconcile.result.CommitmentSummary.applied_amortization`)."""
     scheduled = Money.total([line.scheduled_monthly for line in rec.commitment_lines
                              if line.scheduled_monthly is not None], rec.currency)
-    return TieOut(scheduled, rec.commitments.amortization)
+    stated = rec.commitments.applied_amortization
+    return TieOut(scheduled, rec.commitments.amortization if stated is None else stated)
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from ..token_prices import TokenPrice, TokenPriceBook
 from .ranking import HOURS_PER_MONTH
 from .workload import Workload
 
-__all__ = ["ApiOption", "api_options"]
+__all__ = ["ApiOption", "api_options", "api_options_beside"]
 
 #: Seconds in an hour: tokens/s x 3,600 x hours in a month (730) = tokens a month.
 _SECONDS_PER_HOUR = 3600
@@ -95,6 +95,18 @@ def api_options(workload: Workload, *, fleet_monthly: Money | None = None,
     return sorted(rows, key=lambda o: (o.cost_per_million_output_tokens.amount, o.provider, o.offer_model))
 
 
+def api_options_beside(fleets: Sequence[Any], workload: Workload, *, book: TokenPriceBook | None = None,
+                       provisioned: Sequence[ProvisionedThroughput] = ()) -> list[ApiOption]:
+    """:func:`api_options` beside the cheapest per month of the sized ``fleets`` (options with ``monthly_cost`` and
+    ``output_tokens_per_s``, as :func:`finops.sizing.search.search` returns them): the volume and break-even of that
+    fleet, as ``finops size`` prints them, with ``book`` (e.g. the bundled prices and a user's quoted ones) and
+    ``provisioned`` throughput offers."""
+    cheapest = min(fleets, key=lambda o: o.monthly_cost.amount, default=None)
+    return api_options(workload, fleet_monthly=None if cheapest is None else cheapest.monthly_cost,
+                       peak_output_tokens_per_s=None if cheapest is None else cheapest.output_tokens_per_s,
+                       book=book, provisioned=provisioned)
+
+
 def _provisioned(pt: ProvisionedThroughput, workload: Workload, peak: float | None, volume: float | None,
                  capacity: float | None) -> ApiOption:
     units = pt.units_for(peak) if peak is not None else 1
@@ -105,7 +117,7 @@ def _provisioned(pt: ProvisionedThroughput, workload: Workload, peak: float | No
         per_million = Money(pt.hourly_per_unit, pt.currency) / Decimal(repr(pt.tokens_per_s_per_unit
                                                                             * _SECONDS_PER_HOUR / 1e6))
     return ApiOption(
-        provider="", service=pt.service, offer_model=pt.name, match=f"{units} unit(s), {pt.term_months}-month term",
+        provider=pt.service, service=pt.service, offer_model=pt.name, match=f"{units} unit(s), {pt.term_months}-month term",
         region=pt.region, pricing_model="provisioned", input_per_mtok=None, output_per_mtok=None,
         cost_per_million_output_tokens=per_million, cost_per_request=per_million * Decimal(workload.osl) / 10**6,
         monthly_output_mtokens=volume, monthly_cost=monthly if volume is not None else None,
