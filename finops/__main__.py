@@ -1,16 +1,20 @@
 """``python -m finops`` and the ``finops`` console script: the command line, with Ctrl-C during start-up
 ending as cleanly as Ctrl-C during a command (exit 130, one line).
 
-Importing the command line takes a moment (typer, rich, the command modules); until
-:func:`finops.cli.main` takes over, Ctrl-C ends the process at once with one line, since nothing has
-been written yet.
+Importing this module is starting the command line: its first statements make Ctrl-C end the process at
+once with one line (nothing has been written yet), before the console script's own lines run and before
+:func:`main` imports the command line (typer, rich, the command modules), which takes a moment. From
+:func:`finops.cli.main` on, Ctrl-C undoes what the run made and exits 130 the same way.
+
+What runs before this module's first line cannot be handled by the product: the interpreter's own start-up
+(``site``, the ``.pth`` files), the first lines of the script pip writes, and ``finops/__init__.py`` (which
+imports nothing of its own). A Ctrl-C there is Python's: its traceback, or the process ended by the signal.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
+import _signal  # the signal module's C part: built in, nothing to import before the handler is in place
+import os  # loaded by the interpreter's start-up already
 
 
 def _stop_now(signum: int, frame: object) -> None:
@@ -18,10 +22,15 @@ def _stop_now(signum: int, frame: object) -> None:
     os._exit(130)
 
 
+if _signal.getsignal(_signal.SIGINT) is not _signal.SIG_IGN:  # a run started in the background keeps ignoring it
+    _signal.signal(_signal.SIGINT, _stop_now)
+
+import signal  # after the handler, on purpose
+import sys
+
+
 def main() -> int:
     """Run the command line on ``sys.argv``; returns its exit code."""
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
-        signal.signal(signal.SIGINT, _stop_now)
     from finops.cli import INTERRUPTED
     from finops.cli import main as command_line
 

@@ -50,6 +50,8 @@ __all__ = ["DEFAULT_LIFE_MONTHS", "depreciation_schedule", "month_index", "month
 DEFAULT_LIFE_MONTHS = 60
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$", re.ASCII)  # ASCII digits only: "２０２６-０５" is not a label
+#: The years a month typed by a user may fall in: plans, bills and horizons of up to 100 years stay inside dates.
+_FIRST_YEAR, _LAST_YEAR = 1900, 2999
 
 
 def parse_month(text: object, *, where: Location | None = None) -> str:
@@ -64,6 +66,9 @@ def parse_month(text: object, *, where: Location | None = None) -> str:
         month_index(label)
     except InputError as exc:
         raise InputError(exc.message, hint=exc.hint, where=where) from None
+    if not _FIRST_YEAR <= int(label[:4]) <= _LAST_YEAR:  # year 0 has no date; 9999 has no next month
+        raise InputError(f"month {label!r} is outside the years {_FIRST_YEAR} to {_LAST_YEAR}", where=where,
+                         hint="for example '2026-05'")
     return label
 
 

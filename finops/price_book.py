@@ -220,7 +220,12 @@ class PriceBook:
         if not path.name.endswith((".parquet", ".csv", ".csv.gz")):
             raise InputError(f"price book {path} is neither .parquet nor .csv / .csv.gz", where=Location(file=str(path)),
                              hint=_FILE_HINT)
-        return cls.read_parquet(path) if path.suffix == ".parquet" else cls.read_csv(path)
+        book = cls.read_parquet(path) if path.suffix == ".parquet" else cls.read_csv(path)
+        if not book.rows:  # an empty file, or a header alone: nothing to price with, not "no price book"
+            raise InputError("the price book holds no prices", where=Location(file=str(path)),
+                             hint="write one with `finops prices pull --out FILE`, or leave it out for the bundled "
+                                  "snapshot")
+        return book
 
     @classmethod
     def bundled(cls) -> PriceBook:

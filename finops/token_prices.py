@@ -18,7 +18,7 @@ model names to catalog models (``connectors.aws.token_pricing.BEDROCK_MODELS``,
 
 >>> book = TokenPriceBook.bundled()
 >>> [(p.provider, p.offer_model) for p in book.serving("llama-3.3-70b")]
-[('aws', 'meta.llama3-3-70b-instruct-v1:0')]
+[('aws', 'meta.llama3-3-70b-instruct-v1:0'), ('gcp', 'meta/llama-3.3-70b-instruct-maas')]
 >>> str(book.serving("llama-3.3-70b")[0].per_million_output(isl=1000, osl=1000))
 '1.44 USD'
 """

@@ -116,7 +116,7 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
               None if n.monthly_cost is None else float(n.monthly_cost.rounded().amount),
               None if n.sunk_amortization is None else float(n.sunk_amortization.rounded().amount),
               None if n.monthly_cost is None else n.monthly_cost.currency,
-              round(n.factor, 4), round(n.band, 4), ", ".join(n.correction_months), n.reason or ""]
+              round(n.factor, 4), round(n.band, 4), ", ".join(n.correction_months), n.note]
              for n in nxt.lines]
     package.put_table_sheet("Fleet", "tblFleet", FLEET_HEADERS, fleet,
                             f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp,

@@ -28,6 +28,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from finops import reconcile
 from finops.depreciation import parse_month
 from finops.errors import InputError, Location
 from finops.money import Money, to_decimal
@@ -136,6 +137,8 @@ def read_plan(path: Path) -> Plan:
     try:
         tables = workbook_tables(path)
         book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except InputError:  # already says where and what to do
+        raise
     except Exception as exc:  # openpyxl raises many types for damaged files; translate at the seam
         raise InputError(f"cannot open the plan workbook: {exc}", where=Location(file=str(path)),
                          hint="open and save it in Excel, then try again") from exc
@@ -143,9 +146,11 @@ def read_plan(path: Path) -> Plan:
         found = {role.name: find_table(tables, role, str(path), book.sheetnames) for role in PLAN_ROLES}
         check_cells(path, [table for table in found.values() if table is not None])
         read = _Tables(book, str(path))
-        return Plan(budget=tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
+        return Plan(budget=reconcile.budget_once(tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
+                                       Location(file=str(path), sheet=found[BUDGET.name].sheet)),
                     assets=tuple(read.rows(found[ASSETS.name], ASSETS, _asset)),
-                    mapping=tuple(read.rows(found[MAPPING.name], MAPPING, _rule)),
+                    mapping=reconcile.rules_once(tuple(read.rows(found[MAPPING.name], MAPPING, _rule)),
+                                       Location(file=str(path), sheet=found[MAPPING.name].sheet)),
                     usage=_usage_once(tuple(read.rows(found[USAGE.name], USAGE, _usage)), found[USAGE.name], str(path)),
                     source=str(path))
     finally:
@@ -280,7 +285,16 @@ def _budget(row: _Row) -> BudgetLine:
                       cost_centre=row.text("CostCentre", required=False) or "", category=category,  # type: ignore[arg-type]
                       provider=row.text("Provider", required=False) or "",
                       amount=row.money("Amount", row.currency()),
-                      planned_mtokens=row.number("PlannedMTokens", required=False), row=row.row)
+                      planned_mtokens=_tokens(row), row=row.row)
+
+
+def _tokens(row: _Row) -> Decimal | None:
+    """``PlannedMTokens``: blank, or a count of 0 or more (a negative count would give a negative unit cost)."""
+    tokens = row.number("PlannedMTokens", required=False)
+    if tokens is not None and tokens < 0:
+        raise InputError(f"PlannedMTokens must be 0 or more, got {row.cells.get('PlannedMTokens')!r}",
+                         where=row.where("PlannedMTokens"), hint="millions of tokens the line is planned to serve")
+    return tokens
 
 
 def _asset(row: _Row) -> Asset:

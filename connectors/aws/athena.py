@@ -4,7 +4,8 @@ The flow is Athena's own (API reference, ``StartQueryExecution`` / ``GetQueryExe
 ``GetQueryResults``): start the query, poll its state with a growing pause (0.2 s doubling to 5 s)
 for at most ``FINOPS_ATHENA_TIMEOUT`` seconds (default 900), then read every page of the result set.
 A query still running at the deadline is stopped and reported as transient; Ctrl-C stops it too, so
-no query is left scanning. Athena returns every value as text (``VarCharValue``; a NULL has none)
+no query is left scanning. Each API call is bounded by the AWS retry budget
+(:mod:`connectors.aws.retry_budget`): an unreachable endpoint is given up within it, not after the query's timeout. Athena returns every value as text (``VarCharValue``; a NULL has none)
 with the column types in ``ResultSetMetadata.ColumnInfo``; :func:`typed` turns each value back into
 its type: ``decimal`` -> :class:`~decimal.Decimal`, integers -> ``int``, ``boolean`` -> ``bool``,
 timestamps -> naive UTC :class:`~datetime.datetime` (as DuckDB returns them locally), ``date`` ->
@@ -128,8 +129,10 @@ def run_query(sql: str, *, database: str | None = None, workgroup: str | None = 
         query_id = client.start_query_execution(**request)["QueryExecutionId"]
     try:
         _wait(client, query_id, _timeout() if timeout is None else timeout)
-    except KeyboardInterrupt:  # Ctrl-C: do not leave the query scanning (and billing) in Athena
-        _stop(client, query_id)
+    except Exception:
+        raise
+    except BaseException:  # Ctrl-C (KeyboardInterrupt, or the command line's own): stop the query scanning
+        _stop_quietly(client, query_id)  # (and billing) in Athena, then go on being interrupted
         raise
     return _rows(client, query_id)
 
@@ -137,6 +140,15 @@ def run_query(sql: str, *, database: str | None = None, workgroup: str | None = 
 def _stop(client: Any, query_id: str) -> None:
     with translated("athena", "stop_query_execution", client):
         client.stop_query_execution(QueryExecutionId=query_id)
+
+
+def _stop_quietly(client: Any, query_id: str) -> None:
+    """Stop the query on the way out of an interrupt; a failure to stop it (the endpoint gone) is not the
+    error to report: the interrupt is."""
+    try:
+        _stop(client, query_id)
+    except ProviderError:
+        pass
 
 
 def _wait(client: Any, query_id: str, timeout: float) -> None:

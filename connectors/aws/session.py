@@ -4,7 +4,8 @@ Clients come from a boto3 session, so the standard credential chain applies (env
 or ``profile=``, shared config and SSO, instance roles). ``AWS_ENDPOINT_URL`` and the per-service
 ``AWS_ENDPOINT_URL_<SERVICE>`` are honoured by botocore itself. Retries are botocore's ``standard`` mode
 (exponential backoff with jitter on throttling and 5xx) unless ``AWS_RETRY_MODE`` / ``AWS_MAX_ATTEMPTS``
-say otherwise; there is no retry loop here.
+say otherwise; there is no retry loop here. One budget bounds each call, its retries and timeouts included
+(``FINOPS_AWS_RETRY_TIMEOUT``, default 120 s: :mod:`connectors.aws.retry_budget`).
 
 Every botocore error is translated by :func:`translated` into the :mod:`finops.errors` tree, keeping the
 original as ``__cause__``: throttling, 5xx and unreachable endpoints become
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from finops.errors import DependencyError, InputError, ProviderError, TransientProviderError
+
+from .retry_budget import RETRY_TIMEOUT_ENV, RetryBudget
 
 __all__ = ["AwsSession", "pages", "redact", "translated"]
 
@@ -76,11 +79,13 @@ class AwsSession:
             retries["mode"] = _DEFAULT_RETRY_MODE
         if not os.environ.get("AWS_MAX_ATTEMPTS"):
             retries["total_max_attempts"] = _DEFAULT_MAX_ATTEMPTS
-        config = Config(retries=retries or None, connect_timeout=10, read_timeout=60,
+        budget = RetryBudget.from_env()
+        config = Config(retries=retries or None, connect_timeout=budget.connect_s, read_timeout=budget.read_s,
                         user_agent_extra="llm-finops")
         session = self._boto_session()
         with translated(service, "client"):
-            return session.client(service, region_name=region or session.region_name or "us-east-1", config=config)
+            return budget.bound(session.client(service, region_name=region or session.region_name or "us-east-1",
+                                               config=config))
 
 
 def _secrets_of(client: Any) -> list[str]:
@@ -117,7 +122,7 @@ def _translate(exc: Exception, service: str, operation: str, secrets: list[str])
         message = f"{what} failed: {code} (HTTP {status})" + (f": {detail}" if detail else "")
         if code in THROTTLING_CODES or status == 429 or status >= 500:
             return TransientProviderError(message + ", after botocore's retries",
-                                          hint="try again later, or raise AWS_MAX_ATTEMPTS")
+                                          hint=f"try again later, or allow more with AWS_MAX_ATTEMPTS and {RETRY_TIMEOUT_ENV}")
         if code in ACCESS_CODES or status in (401, 403):
             return ProviderError(message, hint=f"check the credentials (AWS_PROFILE) and that the IAM policy allows "
                                                f"{service}:{_action(operation)}")
@@ -128,7 +133,8 @@ def _translate(exc: Exception, service: str, operation: str, secrets: list[str])
                              hint="configure AWS credentials: AWS_PROFILE, `aws configure` or `aws sso login`")
     if isinstance(exc, (bex.EndpointConnectionError, bex.ConnectTimeoutError, bex.ReadTimeoutError,
                         bex.ConnectionClosedError)):
-        return TransientProviderError(f"{what}: cannot reach the AWS endpoint ({type(exc).__name__})",
+        return TransientProviderError(f"{what}: cannot reach the AWS endpoint ({type(exc).__name__}), after "
+                                      f"botocore's retries within {RETRY_TIMEOUT_ENV}={RetryBudget.from_env().seconds:g} s",
                                       hint="check the network and AWS_ENDPOINT_URL, then try again")
     if isinstance(exc, bex.ParamValidationError):
         return InputError(f"{what}: invalid parameters: {redact(str(exc), secrets)}",

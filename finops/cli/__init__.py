@@ -68,6 +68,10 @@ _INPUT_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
     (OverflowError, "a number is out of range"),
     (decimal.DecimalException, "an amount is out of range"),
 )
+#: Foreign errors of a general type that only damaged or absurd input raises, known by their text -> meaning.
+_INPUT_MESSAGES: tuple[tuple[type[BaseException], str, str], ...] = (
+    (ValueError, "for integer string conversion", "a number has more than 4,300 digits"),  # json reads ints whole
+)
 
 
 #: Options whose value is a file (or folder) the command writes. Every other argument naming a file is read.
@@ -150,6 +154,23 @@ def _restore_ctrl_c(previous: object) -> None:
             pass
 
 
+#: How a core message names a value that an option of another name gives -> that option. A message that starts
+#: with these words, for a run given that option, is shown with the option's name in their place.
+_MESSAGE_OPTIONS: dict[str, str] = {
+    "electricity_per_kwh": "--electricity",
+    "utilization_before": "--what-if-utilization BEFORE",
+    "utilization_after": "--what-if-utilization AFTER",
+    "spot max_share": "--spot-max-share",
+    "cache hit rate": "--cache-hit-rate",
+    "arrival rate": "--arrival-rate",
+    "max batch": "--max-batch",
+    "batch share": "--shift-batch",
+    "gpus per unit": "--gpus-per-unit",
+    "prior weight": "--prior-weight",
+    "key 'peak_to_average'": "--peak-to-average",
+}
+
+
 def _placed(exc: FinopsError, argv: Sequence[str]) -> str:
     """The error's text; one with no place names the option it is about when that option was given: a
     message that starts with a core field name (``residual_share must be ...``) or an unknown name of a
@@ -161,6 +182,9 @@ def _placed(exc: FinopsError, argv: Sequence[str]) -> str:
     '--residual-share must be a finite number, got inf'
     >>> _placed(UnknownNameError("provider", "azure", []), ["bills", "pull", "--provider=azure"])
     "--provider: unknown provider 'azure'"
+    >>> _placed(InputError("electricity_per_kwh must not be negative, got -0.10 USD"), ["tco", "--electricity", "-0.1"])
+    '--electricity must not be negative, got -0.10 USD'
+
     """
     given = {token.split("=", 1)[0] for token in argv if token.startswith("--")}
     if exc.where is not None:
@@ -169,6 +193,9 @@ def _placed(exc: FinopsError, argv: Sequence[str]) -> str:
         option = "--" + exc.kind.lower().replace(" ", "-")
         named = next((o for o in (option, option + "s") if o in given), None)
         return str(FinopsError(f"{named}: {exc.message}", hint=exc.hint)) if named else str(exc)
+    for words, named in _MESSAGE_OPTIONS.items():
+        if exc.message.startswith(words + " ") and named.split(" ")[0] in given:
+            return str(FinopsError(named + exc.message[len(words):], hint=exc.hint))
     field = exc.message.split(" ", 1)[0]
     option = "--" + field.replace("_", "-")
     if field.isidentifier() and option in given:
@@ -205,7 +232,8 @@ def _foreign(exc: BaseException, inputs: Sequence[Path] = ()) -> int:
     The seam did not say which file; the message lists the files the command was given."""
     if os.environ.get("FINOPS_DEBUG"):
         traceback.print_exception(exc)
-    for kind, meaning in _INPUT_ERRORS:
+    known = [*_INPUT_ERRORS, *((kind, meaning) for kind, text, meaning in _INPUT_MESSAGES if text in str(exc))]
+    for kind, meaning in known:
         if isinstance(exc, kind):
             given = f" in one of {', '.join(sorted({p.name for p in inputs}))}" if inputs else ""
             _say(f"{meaning}{given} ({type(exc).__name__}: {str(exc)[:200]}). Hint: check the files and numbers "

@@ -10,6 +10,7 @@ corrections. Exit 2 on bad input, nothing written.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -24,6 +25,10 @@ from ._options import SERVING_LINES
 __all__ = ["is_metrics", "observed_month", "register", "served_by"]
 
 _DEFAULT_STEP_S = 300
+#: Bounds of --growth and --horizon-months: demand a hundred times the observed month's, commitments judged
+#: over ten years (a 3-year term three times over); past them the figures are a typo, not a plan.
+_MOST_GROWTH = 100.0
+_LONGEST_HORIZON_MONTHS = 120
 
 
 def _serving_lines(serving: Path | None, plan: Path):  # type: ignore[no-untyped-def]
@@ -85,6 +90,20 @@ def _warn_ignored(observed) -> None:  # type: ignore[no-untyped-def]
         err_console.print(f"{observed.unassigned_series} series matched no serving line's label rule", highlight=False)
 
 
+def _refuse_unbudgeted(observed, plan_values, month: str) -> None:  # type: ignore[no-untyped-def]
+    """A serving line whose plan line has no Budget row in ``month`` would get a fleet and a cost that no Budget
+    row of the next plan carries: refused at its Serving row."""
+    budgeted = {b.plan_line for b in plan_values.budget_for(month)}
+    for realized in observed.lines:
+        line = realized.line
+        if line.plan_line not in budgeted:
+            where = None if line.where is None else replace(line.where, column="PlanLine")
+            raise InputError(f"serving line {line.plan_line!r} has no Budget row in {month}, so the next plan would "
+                             "carry its fleet without its cost", where=where,
+                             hint=f"add a Budget row for {line.plan_line} in {month}, or name a plan line the Budget "
+                                  f"has: {', '.join(sorted(budgeted)) or 'none in that month'}")
+
+
 def is_metrics(path: Path) -> bool:
     """Whether a bare file argument is a saved query answer (``.json``, ``.json.gz``) rather than a bill."""
     return path.name.lower().endswith((".json", ".json.gz"))
@@ -127,8 +146,12 @@ def plan_next(
     from ..serving import plan_next_month, sunk_commitments
     from ..sizing import CORRECTIONS_FILE, CorrectionTable
 
-    if not growth > 0:
-        raise InputError(f"--growth must be a positive number, got {growth}", hint="1.1 plans 10 % more demand")
+    if not 0 < growth <= _MOST_GROWTH:  # NaN and infinity too
+        raise InputError(f"--growth must be a number above 0 and at most {_MOST_GROWTH:g}, got {growth}",
+                         hint="the next month's demand over the observed month's: 1.1 plans 10 % more")
+    if not 1 <= horizon_months <= _LONGEST_HORIZON_MONTHS:
+        raise InputError(f"--horizon-months must be a whole number from 1 to {_LONGEST_HORIZON_MONTHS}, "
+                         f"got {horizon_months}", hint="12 judges commitments over a year; 36 covers a 3-year term")
     if history.exists() and not history.is_dir():
         raise InputError("--history must be a folder", hint="the corrections are kept in this folder")
     metrics = list(metrics or []) + [p for p in more or [] if is_metrics(p)]
@@ -145,6 +168,7 @@ def plan_next(
         gpu_hours = billed_gpu_hours(rec)
         commitments = sunk_commitments(list(bills), plan_values.mapping)
     observed = observed_month(month, serving, plan, metrics, prometheus, step, costs, load_test or (), gpu_hours)
+    _refuse_unbudgeted(observed, plan_values, month)
     _warn_ignored(observed)
     corrections_path = history / CORRECTIONS_FILE
     nxt = plan_next_month(observed, growth=growth, corrections=CorrectionTable.read(corrections_path),
@@ -159,7 +183,7 @@ def plan_next(
     for n in nxt.lines:
         table.add_row(n.plan_line, str(n.realized.gpus), "" if n.gpus is None else str(n.gpus), str(n.sunk_units),
                       ", ".join(f"{u} x {k}" for k, u in sorted(n.committed_units.items())) or "-",
-                      "" if n.budget is None else str(n.budget.rounded()),
+                      "carried over" if n.budget is None else str(n.budget.rounded()),
                       f"{n.factor:.3f} +-{n.band:.0%}")
     console.print(table)
     console.print(f"wrote {written} and {corrections_path}")

@@ -330,6 +330,8 @@ def reconcile(
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
         return
+    if table_lacks:
+        where["table_lacks"] = table_lacks
     if where:
         raise InputError(f"--{next(iter(where)).replace('_', '-')} is for --engine bigquery or athena",
                          hint="with local bills (--bills, --from) the aggregation runs here, in DuckDB")
@@ -362,9 +364,10 @@ def _serving_figures(month: str, serving: Path | None, plan: Path, metrics: list
                      prometheus: str | None, load_tests: list[str]) -> Callable[[Reconciliation], object] | None:
     """With --metrics or --prometheus: the reconciliation -> the month's realized serving figures."""
     if not metrics and not prometheus:
-        if load_tests:
-            raise InputError("--load-test goes with --metrics or --prometheus (the Serving sheet)",
-                             hint="give the month's serving metrics as well")
+        for option, given in (("--load-test", load_tests), ("--serving", serving)):
+            if given:  # read by nothing without the month's metrics: refused, not ignored
+                raise InputError(f"{option} goes with --metrics or --prometheus (the Serving sheet)",
+                                 hint="give the month's serving metrics as well")
         return None
     from .plan import served_by
 

@@ -142,7 +142,8 @@ def tco(gpus: int = typer.Option(8, help="GPUs running all the time", rich_help_
     if model is not None:
         from ..sizing import estimate
 
-        sizing = _Sizing(model, case.gpu_model, precision, tp, isl, osl, engine, concurrency or "max",
+        sizing = _Sizing(model, case.gpu_model, precision, tp, isl, osl, engine,
+                         "max" if concurrency is None else concurrency,
                          cache_hit_rate)
         sized = estimate(sizing.model, sizing.gpu, precision=sizing.precision, tp=sizing.tp, isl=sizing.isl,
                          osl=sizing.osl, engine=sizing.engine, concurrency=sizing.concurrency,

@@ -33,6 +33,8 @@ def options_from_prices(book: PriceBook, provider: str, instance_type: str, regi
                         horizon_hours: int, spot_share: float = 0.3, spot_availability: float = 1.0
                         ) -> list[MixOption]:
     """The options for one instance type in one region, per instance-hour."""
+    if not 0 <= spot_share <= 1:  # NaN too
+        raise InputError(f"spot_share must be a share in [0, 1], got {spot_share}", hint="write 30 % as 0.3")
     rows = list(book.filter(provider=provider, instance_type=instance_type, region=region))
     if not any(r.pricing_model == "on_demand" for r in rows):
         raise InputError(f"no on-demand price for {provider} {instance_type} in {region}",

@@ -11,7 +11,17 @@ from .contract_commitments import read_contract_commitments
 from .dialects import canonical_engine, reconcile_remote
 from .engine import reconcile_groups, reconcile_month
 from .history import HISTORY_FILE, History, MonthRecord
-from .plan import Asset, BudgetLine, MappingRule, Plan, UsageLine, usage_from_csv, usage_once
+from .plan import (
+    Asset,
+    BudgetLine,
+    MappingRule,
+    Plan,
+    UsageLine,
+    budget_once,
+    rules_once,
+    usage_from_csv,
+    usage_once,
+)
 from .result import CommitmentLine, GroupVariance, LineVariance, Reconciliation, variance_share
 from .sample_bills import SAMPLE_MONTH, sample_bill_paths
 from .story import (
@@ -45,6 +55,7 @@ __all__ = [
     "Plan",
     "Reconciliation",
     "UsageLine",
+    "budget_once",
     "canonical_engine",
     "driver_label",
     "favourable",
@@ -55,6 +66,7 @@ __all__ = [
     "reconcile_groups",
     "reconcile_month",
     "reconcile_remote",
+    "rules_once",
     "sample_bill_paths",
     "tie_out",
     "usage_from_csv",

@@ -225,7 +225,10 @@ def run_aggregation(con: duckdb.DuckDBPyConnection, files: list[BillFile], month
         column = MONTH_COLUMNS[basis]
         months = [m for (m,) in con.execute(
             f"SELECT DISTINCT strftime({column}, '%Y-%m') AS m FROM {VIEW} ORDER BY m").fetchall()]
-        raise InputError(f"no charges in {month}; the bills hold {', '.join(str(m) for m in months) or 'no rows'}",
+        held = ", ".join(str(m) for m in months if m is not None)
+        if None in months:  # a blank BillingPeriodStart (or ChargePeriodStart) has no month
+            held = (f"{held}, and " if held else "only ") + f"charges with no {column}"
+        raise InputError(f"no charges in {month}; the bills hold {held or 'no rows'}",
                          where=Location(file=", ".join(str(f.path) for f in files), column=column),
                          hint="pick a month the bills cover, or give that month's bills")
     if unmapped_csv is not None:

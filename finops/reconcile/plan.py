@@ -14,16 +14,19 @@ are ``'YYYY-MM'`` text. ``row`` keeps the workbook row each value came from, so 
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from ..depreciation import parse_month
 from ..errors import CurrencyMismatchError, InputError, Location
 from ..limits import bounded_lines
 from ..money import Money, to_decimal
+
+_Row = TypeVar("_Row", "BudgetLine", "UsageLine", "MappingRule")
 
 __all__ = [
     "USAGE_COLUMNS",
@@ -184,15 +187,57 @@ def usage_once(lines: tuple[UsageLine, ...], where: Location) -> tuple[UsageLine
     ...
     finops.errors.InputError: usage.csv, row 3, column PlanLine: the usage of gpu in 2026-05 is given twice, on rows 2 and 3. Hint: keep one row per month and plan line (the two would be added up)
     """
-    seen: dict[tuple[str, str], UsageLine] = {}
+    return _given_once(lines, lambda u: (u.month, u.plan_line) if u.plan_line else None,
+                       lambda u: f"the usage of {u.plan_line} in {u.month}", where,
+                       "keep one row per month and plan line (the two would be added up)")
+
+
+def budget_once(lines: tuple[BudgetLine, ...], where: Location) -> tuple[BudgetLine, ...]:
+    """``lines``, each month, plan line, cost centre, category and provider budgeted on one row; a second row of
+    the same is refused (a row copied twice would double the plan without a word). Lines split by cost centre,
+    category or provider are rows of their own.
+
+    >>> row = BudgetLine("2026-05", "gpu", "cc", "OPEX", "AWS", Money.of(100, "USD"), row=3)
+    >>> budget_once((row, replace(row, row=4)), Location(file="plan.xlsx", sheet="Budget"))
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: plan.xlsx, sheet Budget, row 4, column PlanLine: the budget of gpu (cc, OPEX, AWS) in 2026-05 is given twice, on rows 3 and 4. Hint: keep one row per month and plan line, or tell the rows apart by CostCentre, Category or Provider (the two would be added up)
+    """
+    return _given_once(lines, lambda b: (b.month, b.plan_line, b.cost_centre, b.category, b.provider),
+                       lambda b: f"the budget of {b.plan_line} ({', '.join(filter(None, (b.cost_centre, b.category, b.provider)))}) "
+                                 f"in {b.month}", where,
+                       "keep one row per month and plan line, or tell the rows apart by CostCentre, Category or "
+                       "Provider (the two would be added up)")
+
+
+def rules_once(rules: tuple[MappingRule, ...], where: Location) -> tuple[MappingRule, ...]:
+    """``rules``, each ``Rule`` number on one row: rules are tried in that order, and two of one number have
+    none between them (a charge both match would go to whichever row comes first, without a word).
+
+    >>> rule = MappingRule(1, "gpu", provider_name="AWS", row=3)
+    >>> rules_once((rule, replace(rule, plan_line="cpu", row=4)), Location(file="plan.xlsx", sheet="Mapping"))
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: plan.xlsx, sheet Mapping, row 4, column Rule: Rule 1 is given twice, on rows 3 and 4. Hint: number the rules in the order they are tried: 1, 2, 3...
+    """
+    return _given_once(rules, lambda r: (str(r.rule),), lambda r: f"Rule {r.rule}", where,
+                       "number the rules in the order they are tried: 1, 2, 3...", column="Rule")
+
+
+def _given_once(lines: tuple[_Row, ...], key: Callable[[_Row], tuple[str, ...] | None],
+                what: Callable[[_Row], str], where: Location, hint: str, *,
+                column: str = "PlanLine") -> tuple[_Row, ...]:
+    """``lines`` when no two share a ``key`` (``None``: the row takes part in no sum); else the second of the
+    first pair is refused at ``where`` with its row, naming the first."""
+    seen: dict[tuple[str, ...], _Row] = {}
     for line in lines:
-        if not line.plan_line:  # feeds no plan line (every budget row names one): nothing is added up
+        identity = key(line)
+        if identity is None:
             continue
-        first = seen.setdefault((line.month, line.plan_line), line)
+        first = seen.setdefault(identity, line)
         if first is not line:
-            raise InputError(f"the usage of {line.plan_line} in {line.month} is given twice, on rows {first.row} and "
-                             f"{line.row}", where=replace(where, row=line.row, column="PlanLine"),
-                             hint="keep one row per month and plan line (the two would be added up)")
+            raise InputError(f"{what(line)} is given twice, on rows {first.row} and {line.row}",
+                             where=replace(where, row=line.row, column=column), hint=hint)
     return lines
 
 

@@ -7,7 +7,10 @@ Per serving plan line, from its realized month (:mod:`~finops.serving.realized`)
 * fleet: :func:`finops.sizing.search` for the line's engine, GPU, precision and TP at the peak, the
   line's TTFT/ITL targets and spare, through the sizing's correction hook
   (:func:`finops.sizing.corrections.corrected_search`) with the correction of the line's engine, GPU
-  and model once this month's production ratio and its load tests are recorded;
+  and model once this month's production ratio and its load tests are recorded. A line no fleet
+  serves (its targets cannot be met on its configuration, or it served no request to size from) is
+  refused with :class:`~finops.errors.InputError` at its row: a plan line without a fleet would carry
+  no cost, or last month's, into a budget that reads as planned;
 * mix (cloud lines): hour ``h`` needs ``GPUs x requests_h / peak / GPUs per instance`` instances; the
   month's profile repeats over ``horizon_months`` x 730 hours (the horizon commitments are judged on);
   commitments already bought (:mod:`~finops.serving.commitments`) serve first, while they last, at no
@@ -30,6 +33,7 @@ from decimal import Decimal
 
 import numpy as np
 
+from ..errors import InputError
 from ..money import Money
 from ..price_book import PriceBook
 from ..sizing.corrections import CorrectionTable, ThroughputCorrection
@@ -81,14 +85,21 @@ class NextLine:
     factor: float
     band: float
     correction_months: tuple[str, ...]
-    replicas: int | None
-    gpus: int | None
+    replicas: int
+    gpus: int
     instances: int | None
     sunk_units: int
     committed_units: dict[str, int]
     monthly_cost: Money | None
     sunk_amortization: Money | None
-    reason: str | None
+
+    @property
+    def note(self) -> str:
+        """What the Fleet sheet says of a line the mix does not price (its Budget row is carried over)."""
+        if self.realized.line.buys_capacity:
+            return ""
+        return f"capacity not bought in the cloud ({self.realized.line.provider}): the Budget row of " \
+               f"{self.observed_month} is carried over"
 
     @property
     def budget(self) -> Money | None:
@@ -124,20 +135,40 @@ class NextPlan:
         return next(n for n in self.lines if n.plan_line == plan_line)
 
 
-def _size(realized: RealizedLine, peak: float, correction: ThroughputCorrection,
-          book: PriceBook) -> tuple[object | None, str | None]:
+#: What to do about a line no fleet serves, by why: the Serving table's columns that decide it.
+_NO_FLEET_HINTS = {
+    "targets": "loosen its TtftTargetMs or ItlTargetMs, or give it another Gpu, Precision or TP, in the serving lines "
+               "(--serving, or the plan's Serving sheet). Nothing was written",
+    "idle": "a retired line needs no fleet: take it out of the serving lines (--serving, or the plan's Serving "
+            "sheet); else check its Engine (whose metric names are read) and its LabelKey and LabelValue against "
+            "the series. Nothing was written",
+}
+
+
+def _no_fleet(realized: RealizedLine, month: str, why: str, cause: str) -> InputError:
+    return InputError(f"plan line {realized.line.plan_line!r} has no fleet for {month}: {why}",
+                      where=realized.line.where, hint=_NO_FLEET_HINTS[cause])
+
+
+def _size(realized: RealizedLine, peak: float, correction: ThroughputCorrection, book: PriceBook,
+          observed_month: str, month: str) -> object:
+    """The cheapest option that serves the line's peak at its targets; refused when there is none."""
     from ..sizing.corrections import corrected_search
     from ..sizing.workload import Workload
 
     line = realized.line
     if not realized.requests or peak <= 0:
-        return None, "no requests were served: nothing to size"
+        raise _no_fleet(realized, month, f"its series (label {line.label_key} matching {line.label_value!r}) "
+                                         f"served no request in {observed_month}, so there is no demand to size", "idle")
     workload = Workload(name=line.plan_line, model=line.model, isl=max(1, round(realized.isl or 1)),
                         osl=max(1, round(realized.osl or 1)), peak_requests_per_hour=peak,
                         ttft_ms=line.ttft_target_ms, itl_ms=line.itl_target_ms, spare=line.spare)
     result = corrected_search(workload, correction, gpus=[line.gpu], precisions=[line.precision], tps=[line.tp],
                               engine=line.engine, price_book=book, top=1)
-    return (result.options[0], None) if result.options else (None, result.infeasible_reason)
+    if not result.options:
+        raise _no_fleet(realized, month, result.infeasible_reason or "no configuration meets its targets",
+                        "targets")
+    return result.options[0]
 
 
 def _sunk_per_hour(commitments: Sequence[SunkCommitment], realized: RealizedLine, start: datetime,
@@ -190,17 +221,16 @@ def plan_next_month(observed: ServingMonth, *, growth: float, corrections: Corre
         key = (line.engine, line.gpu, line.model)
         hourly = realized.hourly_generation_tokens / (realized.osl or 1) * growth
         peak = float(hourly.max()) if hourly.size else 0.0
-        option, reason = _size(realized, peak, table.correction(*key), book)
-        gpus = getattr(option, "gpus", None)
+        option = _size(realized, peak, table.correction(*key), book, observed.month, month)
+        gpus = option.gpus  # type: ignore[attr-defined]
         instances, sunk_units, committed, monthly, amortized = None, 0, {}, None, None
-        if gpus and line.buys_capacity:
+        if line.buys_capacity:
             instances, sunk_units, committed, monthly = _mix(realized, gpus, hourly, commitments, start,
                                                               horizon_months, book)
             amortized = Money.total([c.amortization(start, HOURS_PER_MONTH) for c in commitments
                                      if c.plan_line == line.plan_line], monthly.currency)
         nxt = NextLine(realized, observed.month, month, hourly, table.factor(*key), table.band(*key), table.months(*key),
-                       getattr(option, "replicas", None), gpus, instances, sunk_units, committed, monthly, amortized,
-                       reason)
+                       option.replicas, gpus, instances, sunk_units, committed, monthly, amortized)  # type: ignore[attr-defined]
         lines.append(nxt)
         changes += _changes(nxt, realized, growth, corrections.factor(*key), (costs or {}).get(line.plan_line))
     return NextPlan(month, growth, tuple(lines), tuple(changes), table)
@@ -219,11 +249,11 @@ def _changes(nxt: NextLine, realized: RealizedLine, growth: float, factor_before
                f"realized / predicted tokens per GPU-hour {_fmt(realized.throughput_ratio)} this month; "
                f"from {', '.join(nxt.correction_months) or 'no month'}; band +-{nxt.band:.0%}"),
         Change(name, "GPUs", realized.gpus, nxt.gpus,
-               nxt.reason or f"{nxt.replicas} replicas of TP{realized.line.tp} {realized.line.gpu} meet TTFT "
+               f"{nxt.replicas} replicas of TP{realized.line.tp} {realized.line.gpu} meet TTFT "
                              f"{_fmt(realized.line.ttft_target_ms)} ms / ITL {_fmt(realized.line.itl_target_ms)} ms "
                              f"at the peak / correction, with {realized.line.spare:.0%} spare"),
     ]
-    if realized.line.buys_capacity and nxt.gpus:
+    if realized.line.buys_capacity:
         bought = ", ".join(f"{units} x {name_}" for name_, units in sorted(nxt.committed_units.items())) or "none"
         rows.append(Change(name, "committed instances", nxt.sunk_units, nxt.sunk_units + sum(nxt.committed_units.values()),
                            f"{nxt.sunk_units} already bought (sunk, from the bills) serve first; new: {bought}"))

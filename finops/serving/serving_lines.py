@@ -16,7 +16,7 @@ order; the first match wins. The rule applies to the engine's series and the GPU
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -48,6 +48,8 @@ class ServingLine:
     provider: str = "on-prem"
     instance_type: str = ""
     region: str = ""
+    #: The row it was read from (file, sheet, row), for messages about the line; not part of its value.
+    where: Location | None = field(default=None, compare=False, repr=False)
 
     def matches(self, labels: Mapping[str, str]) -> bool:
         """Whether a series with ``labels`` belongs to this line."""
@@ -84,6 +86,24 @@ def _number(text: str, path: Path, row: int, column: str, *, whole: bool = False
     return value
 
 
+def _target(text: str, path: Path, row: int, column: str) -> float | None:
+    """A latency target in milliseconds: blank (none), or more than 0."""
+    value = _number(text, path, row, column)
+    if value == 0:
+        raise InputError("a latency target of 0 ms cannot be met", where=Location(file=str(path), row=row,
+                         column=column), hint="leave it blank for no target, or give the milliseconds, e.g. 500")
+    return value
+
+
+def _share(text: str, path: Path, row: int, column: str) -> float:
+    """A share from 0 to 1 (blank: 0): ``Spare`` 0.2 is 20 % headroom; 20 there would be 2,000 %."""
+    value = _number(text, path, row, column) or 0.0
+    if value > 1:
+        raise InputError(f"expected a share from 0 to 1, got {text!r}", where=Location(file=str(path), row=row,
+                         column=column), hint="write 20 % as 0.2")
+    return value
+
+
 def _located(error: InputError, where: Location) -> InputError:
     return InputError(error.message, where=where, hint=error.hint)
 
@@ -107,7 +127,8 @@ def check_line(line: ServingLine, where: Location) -> ServingLine:
     from ..catalog.accelerators import get_accelerator
     from ..catalog.instances import instance, instances_for_gpu
     from ..catalog.models import get_model
-    from ..sizing.memory import tp_shards_heads
+    from ..sizing.memory import PRECISIONS, tp_shards_heads
+    from .metric_names import metric_names
 
     def column(name: str) -> Location:
         return replace(where, column=name)
@@ -117,9 +138,16 @@ def check_line(line: ServingLine, where: Location) -> ServingLine:
     except UnknownNameError as error:
         raise _located(error, column("Gpu")) from None
     try:
+        metric_names(line.engine, "requests")
+    except UnknownNameError as error:
+        raise _located(error, column("Engine")) from None
+    if line.precision not in PRECISIONS:
+        raise InputError(f"unknown precision {line.precision!r}", where=column("Precision"),
+                         hint=f"one of {', '.join(PRECISIONS)}")
+    try:
         model = get_model(line.model)
-    except UnknownNameError:
-        model = None  # a model the catalog does not know: the sizing says so
+    except UnknownNameError as error:
+        raise _located(error, column("Model")) from None
     if line.tp < 1 or (model is not None and not tp_shards_heads(model, line.tp)):
         heads = f"{model.num_attention_heads} attention heads and {model.num_kv_heads} KV heads" if model else "heads"
         fits = ", ".join(str(t) for t in range(1, 9) if model is not None and tp_shards_heads(model, t))
@@ -127,6 +155,10 @@ def check_line(line: ServingLine, where: Location) -> ServingLine:
                          hint=f"a TP the engines can run it at: {fits or 'see the model card'}")
     if line.provider.lower() in ("on-prem", "onprem", ""):
         return line
+    try:
+        instances_for_gpu(gpu, line.provider)
+    except UnknownNameError as error:
+        raise _located(error, column("Provider")) from None
     fitting = ", ".join(i.instance_type for i in instances_for_gpu(gpu, line.provider) if i.gpu_count >= line.tp)
     if not line.instance_type:
         raise InputError(f"a {line.provider} line needs the instance type its capacity is bought as",
@@ -159,12 +191,12 @@ def serving_lines_from_rows(rows: Sequence[tuple[int, Mapping[str, str]]], sourc
         tp = _number(cells["TP"], path, row, "TP", whole=True)
         lines.append(check_line(ServingLine(
             cells["PlanLine"], cells["Engine"].lower(), cells["Model"], cells["Gpu"], cells["Precision"].lower(),
-            int(tp or 1), cells["LabelKey"], cells["LabelValue"],
-            _number(cells.get("TtftTargetMs", ""), path, row, "TtftTargetMs"),
-            _number(cells.get("ItlTargetMs", ""), path, row, "ItlTargetMs"),
-            _number(cells.get("Spare", ""), path, row, "Spare") or 0.0,
-            cells.get("Provider", "") or "on-prem", cells.get("InstanceType", ""), cells.get("Region", "")),
-            Location(file=source, row=row)))
+            1 if tp is None else int(tp), cells["LabelKey"], cells["LabelValue"],
+            _target(cells.get("TtftTargetMs", ""), path, row, "TtftTargetMs"),
+            _target(cells.get("ItlTargetMs", ""), path, row, "ItlTargetMs"),
+            _share(cells.get("Spare", ""), path, row, "Spare"),
+            cells.get("Provider", "") or "on-prem", cells.get("InstanceType", ""), cells.get("Region", ""),
+            Location(file=source, row=row)), Location(file=source, row=row)))
     return tuple(lines)
 
 

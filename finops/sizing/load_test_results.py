@@ -115,7 +115,7 @@ def read_load_test(path: str | Path, *, engine: str, model: str, gpu: str, preci
         data = json.loads(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read load-test file: {exc.strerror or exc}", where=where) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, ValueError) as exc:  # ValueError: JSONDecodeError, or an integer of 4,300+ digits
         raise InputError(f"load-test file is not JSON ({exc})", where=where) from None
     kind = load_test_format(data, where=where)
     reader = {"vllm-bench-serve": _points_vllm, "aiperf": _points_aiperf, "guidellm": _points_guidellm}[kind]

@@ -130,7 +130,11 @@ def owned_total(gpus: int, months: int, basis: str, reference: str = "h100-sxm-8
 def mix_table(units: list[float], options: list[list[Any]]) -> Any:
     """``FINOPS_MIX``: the recommended mix of ``options`` rows (name, kind, hourly_cost, max_share,
     max_units) for an hourly demand (:func:`finops.mix.optimize_mix`, :meth:`finops.mix.MixResult.table`)."""
-    return _answer(lambda: optimize_mix(units, [
-        MixOption(str(name), kind.lower(), Decimal(repr(float(cost))), max_share=max_share,
-                  max_units=max_units)
-        for name, kind, cost, max_share, max_units in options]).table())
+    def table() -> Any:
+        for _name, _kind, cost, _share, _units in options:  # a price cell that answered an error: the mix
+            if isinstance(cost, str):                       # shows it, as Excel carries an error on
+                raise InputError(cost.removeprefix("#FINOPS: "))
+        return optimize_mix(units, [MixOption(str(name), kind.lower(), Decimal(repr(float(cost))), max_share=max_share,
+                                              max_units=max_units)
+                                    for name, kind, cost, max_share, max_units in options]).table()
+    return _answer(table)

@@ -122,12 +122,30 @@ def test_a_query_still_running_at_the_deadline_is_stopped(session):
     assert "FINOPS_ATHENA_TIMEOUT" in caught.value.hint
 
 
-def test_ctrl_c_while_waiting_stops_the_query(session):
+def _interrupts() -> list[type[BaseException]]:
+    from finops.cli import Interrupted
+
+    return [KeyboardInterrupt, Interrupted]  # Python's, and the command line's own (a BaseException, not a KeyboardInterrupt)
+
+
+@pytest.mark.parametrize("interrupt_kind", _interrupts())
+def test_ctrl_c_while_waiting_stops_the_query(session, interrupt_kind):
+    def interrupt(**_):
+        raise interrupt_kind
+
+    expect_start(session, QueryString="SELECT 1", WorkGroup="primary")
+    session.stub.add_response("stop_query_execution", {}, {"QueryExecutionId": "q-1"})
+    session.athena.meta.events.register("provide-client-params.athena.GetQueryExecution", interrupt)
+    with pytest.raises(interrupt_kind):
+        run_query("SELECT 1", session=session)
+
+
+def test_ctrl_c_stays_the_error_when_the_query_cannot_be_stopped(session):
     def interrupt(**_):
         raise KeyboardInterrupt
 
     expect_start(session, QueryString="SELECT 1", WorkGroup="primary")
-    session.stub.add_response("stop_query_execution", {}, {"QueryExecutionId": "q-1"})
+    session.stub.add_client_error("stop_query_execution", "InternalServerException", http_status_code=500)
     session.athena.meta.events.register("provide-client-params.athena.GetQueryExecution", interrupt)
     with pytest.raises(KeyboardInterrupt):
         run_query("SELECT 1", session=session)

@@ -185,7 +185,7 @@ CASES: dict[str, tuple[Callable[[Path], list[object]], str]] = {
     "tco --gpu-price 1e308": (lambda d: ["tco", "--gpu-price", "1e308", "--no-cloud"], "--gpu-price"),
     "tco --electricity 1e308": (lambda d: ["tco", "--electricity", "1e308", "--no-cloud"], "--electricity"),
     "tco --months 100000000": (lambda d: ["tco", "--months", "100000000", "--no-cloud"], "--months"),
-    "tco --start 9999-06": (lambda d: ["tco", "--start", "9999-06", "--no-cloud"], "9999-12"),
+    "tco --start 9999-06": (lambda d: ["tco", "--start", "9999-06", "--no-cloud"], "--start"),
 }
 
 

@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -138,6 +139,87 @@ def test_a_refused_bigquery_endpoint_is_given_up_within_the_retry_budget(tmp_pat
     seconds(0.01, "warm")
     besides = seconds(0.01, "at-once")
     assert seconds(budget_s, "budget") - besides < budget_s * 1.5  # the old nesting: 1.7 times or more
+
+
+class _SilentServer:
+    """A TCP port that accepts every connection and never answers (a hung proxy, a black-holed service)."""
+
+    def __enter__(self) -> str:
+        import threading
+
+        self._socket = socket.create_server(("127.0.0.1", 0))
+        self._held: list[socket.socket] = []
+        threading.Thread(target=self._hold, daemon=True).start()
+        return f"http://127.0.0.1:{self._socket.getsockname()[1]}"
+
+    def _hold(self) -> None:
+        while True:
+            try:
+                self._held.append(self._socket.accept()[0])
+            except OSError:
+                return
+
+    def __exit__(self, *_: object) -> None:
+        self._socket.close()
+        for held in self._held:
+            held.close()
+
+
+#: Seconds one AWS call may take in the tests below (FINOPS_AWS_RETRY_TIMEOUT); botocore's own bounds took
+#: five attempts of a 60 s read against a silent endpoint, over five minutes for one call.
+AWS_BUDGET_S = 6.0
+#: AWS commands that call an endpoint first thing -> what the message names.
+AWS_CALLS: dict[str, tuple[Callable[[Path], list[object]], str]] = {
+    "prices pull": (lambda d: ["prices", "pull", "--provider", "aws", "--regions", "us-east-1", "--instance-types",
+                               "p5.48xlarge", "--out", d / "book.parquet"], "AWS pricing get_products"),
+    "bills pull from S3": (lambda d: ["bills", "pull", "--provider", "aws", "--source", "s3://bucket/exports",
+                                      "--month", MONTH, "--out", d / "focus.parquet"], "AWS s3 list_objects_v2"),
+    "bills pull from Cost Explorer": (lambda d: ["bills", "pull", "--provider", "aws", "--source", "ce", "--month",
+                                                 MONTH, "--out", d / "focus.parquet"], "AWS ce get_cost_and_usage"),
+    "reconcile on Athena": (lambda d: ["reconcile", "--plan", plan(d), "--month", MONTH, "--engine", "athena",
+                                       "--table", "focus.bills", "--output-location", "s3://results/q/",
+                                       "--out", d / "out", "--quiet"], "AWS athena start_query_execution"),
+}
+
+
+def _aws_env(endpoint: str, tmp_path: Path) -> dict[str, str]:
+    """Fake credentials, no shared config, no instance metadata: only ``endpoint`` is ever reached."""
+    return {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "AKIAFINOPSTESTKEY0001",
+            "AWS_SECRET_ACCESS_KEY": "finopsTestSecret", "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_CONFIG_FILE": str(tmp_path / "no-config"), "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-creds"),
+            "AWS_EC2_METADATA_DISABLED": "true", "FINOPS_AWS_RETRY_TIMEOUT": str(AWS_BUDGET_S)}
+
+
+def _aws_seconds(name: str, endpoint: str, folder: Path, capsys, monkeypatch) -> float:
+    build, names = AWS_CALLS[name]
+    for setting in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_MAX_ATTEMPTS", "AWS_RETRY_MODE"):
+        monkeypatch.delenv(setting, raising=False)
+    case = Case(build, names=(names, "cannot reach the AWS endpoint", "AWS_ENDPOINT_URL"),
+                env=_aws_env(endpoint, folder), subprocess=True, timeout_s=90)
+    started = time.monotonic()
+    check(case, folder, capsys, monkeypatch)
+    return time.monotonic() - started
+
+
+@pytest.mark.parametrize("name", sorted(AWS_CALLS))
+def test_an_unreachable_aws_endpoint_is_given_up_within_the_retry_budget(name, tmp_path, capsys, monkeypatch):
+    """A refused port fails every attempt at once; a port that accepts and never answers costs each attempt its
+    read timeout, which the budget sets, and no retry starts that could not end within the budget. Both exit 2
+    with the call, the budget and what to do; the start-up around the call is the refused run's time."""
+    pytest.importorskip("boto3")
+    besides = _aws_seconds(name, f"http://127.0.0.1:{_closed_port()}", tmp_path, capsys, monkeypatch)
+    with _SilentServer() as silent:
+        silent_s = _aws_seconds(name, silent, tmp_path, capsys, monkeypatch)
+    assert besides < 30, besides  # five refused attempts: well under a second of backoff
+    assert silent_s - besides < AWS_BUDGET_S, (silent_s, besides)
+
+
+@pytest.mark.parametrize("value", ["two minutes", "-5", "0", "nan", "inf"])
+def test_a_retry_budget_that_is_no_number_of_seconds_is_refused_naming_it(value, tmp_path, capsys, monkeypatch):
+    pytest.importorskip("boto3")
+    env = {**_aws_env(f"http://127.0.0.1:{_closed_port()}", tmp_path), "FINOPS_AWS_RETRY_TIMEOUT": value}
+    check(Case(AWS_CALLS["prices pull"][0], names=("FINOPS_AWS_RETRY_TIMEOUT", repr(value)), env=env), tmp_path,
+          capsys, monkeypatch)
 
 
 def _tmpfs(folder: Path, size: str) -> Path:

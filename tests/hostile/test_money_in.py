@@ -345,27 +345,48 @@ SERVING_HEADER = "PlanLine,Engine,Model,Gpu,Precision,TP,LabelKey,LabelValue,Ttf
 METRICS = ROOT / "finops" / "data" / "metrics" / "2026-05-aws-inference-prod.json.gz"
 
 
-def _plan_next(line: str) -> Callable[[Path], Sequence[object]]:
+def _idle_metrics(folder: Path) -> Path:
+    """The bundled month with every counter and histogram flat: the line's series are there, serving nothing."""
+    import gzip
+
+    answer = json.loads(gzip.decompress(METRICS.read_bytes()))
+    for series in answer["data"]["result"]:
+        if series["metric"]["__name__"].endswith(("_total", "_bucket")):
+            series["values"] = [[t, series["values"][0][1]] for t, _ in series["values"]]
+    path = folder / "idle.json"
+    path.write_text(json.dumps(answer))
+    return path
+
+
+def _plan_next(line: str, metrics: Callable[[Path], Path] = lambda folder: METRICS) -> Callable[[Path], Sequence[object]]:
     def build(folder: Path) -> Sequence[object]:
         from templates.builder import DEFAULT_TEMPLATE
 
         (folder / "serving.csv").write_text(SERVING_HEADER + line + "\n")
         (folder / "plan.xlsx").write_bytes(DEFAULT_TEMPLATE.read_bytes())
         return ["plan", "next", "--plan", folder / "plan.xlsx", "--history", folder / "history", "--month", "2026-05",
-                "--serving", folder / "serving.csv", "--metrics", METRICS, "--out", folder / "next.xlsx", "--quiet"]
+                "--serving", folder / "serving.csv", "--metrics", metrics(folder), "--out", folder / "next.xlsx",
+                "--quiet"]
     return build
 
 
-_L40S = "aws-inference-prod,vllm,llama-3.1-8b,l40s,fp8,{tp},namespace,inference-aws-prod,500,50,0.2,aws,{it},us-east-1"
+_L40S = "aws-inference-prod,vllm,llama-3.1-8b,l40s,fp8,{tp},namespace,inference-aws-prod,{ttft},50,0.2,aws,{it},us-east-1"
 
 PLAN_NEXT = {
-    "an L40S line on an H100 instance": Case(_plan_next(_L40S.format(tp=1, it="p5.48xlarge")),
+    "an L40S line on an H100 instance": Case(_plan_next(_L40S.format(ttft=500, tp=1, it="p5.48xlarge")),
                                              names=("serving.csv", "row 2", "InstanceType", "h100-sxm", "g6e.xlarge")),
-    "TP 3 on a 32-head model": Case(_plan_next(_L40S.format(tp=3, it="g6e.xlarge")),
+    "TP 3 on a 32-head model": Case(_plan_next(_L40S.format(ttft=500, tp=3, it="g6e.xlarge")),
                                     names=("serving.csv", "row 2", "column TP", "32 attention heads", "1, 2, 4, 8")),
-    "TP 4 on a one-GPU instance": Case(_plan_next(_L40S.format(tp=4, it="g6e.xlarge")),
+    "TP 4 on a one-GPU instance": Case(_plan_next(_L40S.format(ttft=500, tp=4, it="g6e.xlarge")),
                                        names=("serving.csv", "row 2", "InstanceType", "g6e.12xlarge")),
-    "a cloud line without an instance type": Case(_plan_next(_L40S.format(tp=1, it="")),
+    # a line no fleet serves is refused, never written with a blank fleet and last month's amount (exit 0)
+    "targets no fleet meets": Case(_plan_next(_L40S.format(ttft=1, tp=1, it="g6e.xlarge")),
+                                   names=("serving.csv", "row 2", "'aws-inference-prod'", "no fleet for 2026-06",
+                                          "TTFT 1 ms", "TtftTargetMs")),
+    "a line that served no request": Case(_plan_next(_L40S.format(ttft=500, tp=1, it="g6e.xlarge"), _idle_metrics),
+                                          names=("serving.csv", "row 2", "'aws-inference-prod'", "no request in 2026-05",
+                                                 "take it out of the serving lines")),
+    "a cloud line without an instance type": Case(_plan_next(_L40S.format(ttft=500, tp=1, it="")),
                                                   names=("serving.csv", "row 2", "InstanceType", "g6e.xlarge")),
 }
 
@@ -373,3 +394,21 @@ PLAN_NEXT = {
 @pytest.mark.parametrize("name", PLAN_NEXT)
 def test_plan_next_lines(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _check(PLAN_NEXT[name], tmp_path, capsys)
+
+
+def test_a_next_plan_carries_every_serving_line_with_its_fleet_and_cost(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The counterpart of the refusals above: a line the next plan carries has a fleet, and its Budget row of the
+    next month is the Fleet's monthly cost (nothing blank that a total would read as 0)."""
+    import openpyxl
+
+    def read(folder: Path, out: str) -> None:
+        book = openpyxl.load_workbook(folder / "next.xlsx", data_only=True)
+        fleet = [dict(zip([c.value for c in book["Fleet"][3]], [c.value for c in row])) for row in book["Fleet"].iter_rows(min_row=4)]
+        budget = {(r[0].value, r[1].value): r[5].value for r in book["Budget"].iter_rows(min_row=4)}
+        assert [f["PlanLine"] for f in fleet] == ["aws-inference-prod"]
+        line = fleet[0]
+        assert line["GpusNext"] >= 1 and line["MonthlyCost"] > 0, line
+        assert budget[("2026-06", "aws-inference-prod")] == pytest.approx(line["MonthlyCost"] + (line["SunkAmortization"] or 0))
+
+    _check(Case(_plan_next(_L40S.format(ttft=500, tp=1, it="g6e.xlarge")), exit=0, money=read), tmp_path, capsys)

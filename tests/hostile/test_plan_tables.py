@@ -233,12 +233,11 @@ def test_the_templates_mapping_with_a_formula_never_computed_is_refused(tmp_path
     """The planning template's rule 1 (aws-inference-prod: AWS, sub-account prod-platform, EC2) with its
     sub-account typed as a formula by a program: read as blank it matched every AWS EC2 charge (181.44 USD
     instead of 11.19 on the bundled May bills); it is refused with its cell."""
-    from finops.reconcile.sample_bills import sample_bill_paths
-    from templates.builder import DEFAULT_TEMPLATE
-
     import re
     import zipfile
 
+    from finops.reconcile.sample_bills import sample_bill_paths
+    from templates.builder import DEFAULT_TEMPLATE
     from templates.plan_tables import MAPPING, find_table, workbook_tables
 
     # The cell is rewritten in the sheet's XML, as a program writing the formula without computing it leaves

@@ -5,13 +5,17 @@ Ctrl-C at any moment, start-up included, ends with exit 130 and one line."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
 import pytest
+
+import finops
 
 from .desk import MONTH, REPO, Case, bill, check, plan, reconcile_argv, write_plan
 
@@ -85,6 +89,77 @@ def test_ctrl_c_at_any_moment_exits_130_with_one_line(delay, python_start_s, tmp
     assert [line for line in err.splitlines() if line.strip()] == [err.strip()], err
     assert "interrupted" in err
     assert {p.name for p in tmp_path.iterdir()} == before, "an interrupted run left files"
+
+
+SCRIPT = Path(sys.executable).parent / "finops"  # the console script pip wrote for [project.scripts]
+PACKAGE = Path(finops.__file__).resolve().parent  # where the script imports it from (editable or installed)
+ENTRY = PACKAGE / "__main__.py"
+#: The entry's lines before its Ctrl-C handler is in place (a signal there is still Python's).
+BEFORE_HANDLER = next(n for n, line in enumerate(ENTRY.read_text().splitlines(), 1) if "SIGINT, _stop_now)" in line)
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
+
+
+def _pythons_own(err: str) -> bool:
+    """Whether a traceback is Python's own start-up: every frame in the interpreter's start-up (``<frozen ...>``,
+    the standard library, the ``.pth`` code of the editable install), in the script's lines up to its import of
+    the entry, in ``finops/__init__.py``, or in the entry's lines before its handler. A frame anywhere else
+    (the script's later lines, the entry past its handler, the command line, typer, rich) is a Ctrl-C the
+    product missed."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    for match in _FRAME.finditer(err):
+        file, line = match["file"], int(match["line"])
+        path = Path(file)
+        start_up = (file.startswith("<") or path == PACKAGE / "__init__.py"
+                    or path.name in ("sitecustomize.py", "usercustomize.py")
+                    or (stdlib in path.parents and "site-packages" not in path.parts)
+                    or ("site-packages" in path.parts and path.name.startswith("__editable__"))
+                    or "_distutils_hack" in path.parts)
+        if not (start_up or (path == SCRIPT and line <= 5) or (path == ENTRY and line <= BEFORE_HANDLER)):
+            return False
+    return True
+
+
+def test_the_entry_handles_ctrl_c_once_imported_and_imports_nothing_else():
+    """The console script imports the entry, then runs lines of its own before calling ``main``: the handler is in
+    place when the import returns, and the import loads nothing but the package and the entry (the command
+    line, typer and rich come in ``main``)."""
+    probe = ("import sys; before = set(sys.modules); import finops.__main__ as entry; import signal; "
+             "print(signal.getsignal(signal.SIGINT) is entry._stop_now); "
+             "print(' '.join(sorted(set(sys.modules) - before - {'signal'})))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
+    handler, loaded = done.stdout.splitlines()
+    assert handler == "True", done.stdout
+    assert set(loaded.split()) <= {"finops", "finops.__main__", "_signal"}, loaded
+
+
+def test_ctrl_c_from_the_console_scripts_first_moments_is_handled(tmp_path):
+    """SIGINT at moments spread over the ``finops`` script's start (every 1 ms from half the interpreter's
+    start-up to twice it, where the script's lines and the entry's import run): once the entry's first lines
+    have run, exit 130 and one line; before them, only Python's own start-up may answer (its traceback, or
+    the process ended by the signal). Until the handler moved to the entry's first lines, a Ctrl-C during the
+    script's own lines after the import (its ``re.sub`` of ``argv[0]``) printed a traceback from the script."""
+    if not SCRIPT.exists():
+        pytest.skip("the finops console script is not installed in this environment")
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    start_s = time.monotonic() - started
+    handled, missed = 0, []
+    for step in range(int(start_s * 1500) + 40):
+        process = subprocess.Popen([str(SCRIPT), "prices", "--help"], cwd=tmp_path, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True)
+        time.sleep(start_s / 2 + step / 1000)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        if process.returncode == 130:
+            handled += 1
+            assert err == "error: interrupted (Ctrl-C) while starting; nothing was written\n" or (
+                [line for line in err.splitlines() if line.strip()] == [err.strip()] and "interrupted" in err), err
+        elif process.returncode == 0 or (process.returncode in (1, -signal.SIGINT) and _pythons_own(err)):
+            continue
+        else:
+            missed.append((round(start_s / 2 + step / 1000, 3), process.returncode, err))
+    assert not missed, missed
+    assert handled, "no moment fell after the entry's first lines"
 
 
 @pytest.mark.parametrize("text", MARKUP)

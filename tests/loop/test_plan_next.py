@@ -151,7 +151,7 @@ def test_next_plan_carries_its_serving_lines(single_and_double, tmp_path: Path, 
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["--prometheus", "http://127.0.0.1:1"], "one of them"),
-    (["--growth", "0"], "--growth must be a positive number"),
+    (["--growth", "0"], "--growth must be a number above 0"),
 ])
 def test_bad_options_exit_2(tmp_path: Path, generator: ModuleType, serving: Path, extra: list[str], message: str,
                             capsys: pytest.CaptureFixture[str]) -> None:

@@ -97,7 +97,7 @@ def test_owned_overrides_and_schedule_table(capsys):
     (["--pue", "0.5"], "pue"),
     (["--start", "2026-13"], "month"),
     (["--reference", "h10x"], "reference case"),
-    (["--spot-max-share", "2"], "max_share"),
+    (["--spot-max-share", "2"], "--spot-max-share"),
     (["--provider", "aws", "--region", "mars-1"], "no prices"),
     (["--price-book", "/nonexistent/prices.csv"], "does not exist"),
     (["--currency", "CNY", "--gpu-price", "100"], "--electricity, --colocation"),
