@@ -107,9 +107,9 @@ def test_estimate_reads_a_config_json(capsys, tmp_path):
     (["--osl", "0"], "--osl must be a whole number >= 1"),
     (["--concurrency", "lots"], "--concurrency must be a whole number or 'max'"),
     (["--engine", "tgi"], "unknown engine"),
-    (["--cache-hit-rate", "2"], "cache hit rate must be between 0 and 1"),
+    (["--cache-hit-rate", "2"], "--cache-hit-rate must be between 0 and 1"),
     (["--ttft-target-ms", "300"], "--ttft-target-ms needs --arrival-rate"),
-    (["--arrival-rate", "-1"], "arrival rate must be > 0"),
+    (["--arrival-rate", "-1"], "--arrival-rate must be > 0"),
 ])
 def test_bad_estimate_input_exits_2_with_one_message(capsys, change, message):
     args = list(ESTIMATE)
@@ -206,7 +206,7 @@ def test_calibrate_writes_a_file_that_estimate_accepts(capsys, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--engine", "tgi"], "unknown engine"),
     (["--gpu", "h10"], "did you mean"),
-    (["--prior-weight", "-1"], "prior weight must be a number >= 0, got -1.0"),
+    (["--prior-weight", "-1"], "--prior-weight must be a number >= 0, got -1.0"),
 ])
 def test_bad_calibrate_input_exits_2(capsys, tmp_path, args, message):
     base = ["calibrate", str(FIXTURES / "vllm-bench-serve.json"), "--engine", "vllm", "--model", "llama-3.1-8b",
