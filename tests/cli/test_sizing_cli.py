@@ -122,6 +122,25 @@ def test_bad_estimate_input_exits_2_with_one_message(capsys, change, message):
     assert code == 2 and message in err and "Traceback" not in err + out
 
 
+def test_a_request_past_the_native_context_is_refused_unless_the_engine_serves_it(capsys):
+    """Llama-2-7B's native context is 4,096 tokens; TensorRT-LLM's published 5,000 + 500 runs built the engine
+    with max_seq_len 5,500. Without --context-length: exit 2 naming the limit and the option; with it: an
+    estimate flagged beyond the native context, with a KV cache of 5,504 tokens a sequence (344 blocks of 16),
+    so fewer sequences fit than at 2,048 + 2,048 (4,096)."""
+    base = ["estimate", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--precision", "fp16", "--engine", "trtllm",
+            "--json"]
+    args = base + ["--isl", "5000", "--osl", "500"]
+    code, out, err = _run(capsys, args)
+    assert code == 2 and "native context of 4096" in err and "--context-length" in err and not out
+    code, out, _ = _run(capsys, args + ["--context-length", "5500"])
+    extended = json.loads(out)
+    assert code == 0 and extended["beyond_native_context"] is True and extended["output_tokens_per_s"] > 0
+    code, out, _ = _run(capsys, base + ["--isl", "2048", "--osl", "2048"])
+    native = json.loads(out)
+    assert native["beyond_native_context"] is False
+    assert abs(extended["max_concurrency"] - native["max_concurrency"] * 4096 / 5504) <= 1
+
+
 @pytest.fixture
 def small_price_book(tmp_path, monkeypatch):
     path = tmp_path / "prices.csv"
