@@ -155,21 +155,18 @@ def estimate_command(
     from ..sizing import check_engine_version, estimate, serve
 
     check_engine_version(engine.strip().lower(), engine_version)
-    result = estimate(model, gpu, precision=precision, tp=_positive("tp", tp), isl=_positive("isl", isl),
-                      osl=_positive("osl", osl), concurrency=_concurrency(concurrency), engine=engine,
-                      cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
-                      calibration=_calibration(calibration), max_batch=max_batch,
+    replica = {"precision": precision, "engine": engine, "cache_hit_rate": cache_hit_rate, "kv_precision": kv_precision,
+               "calibration": _calibration(calibration), "context_length": context_length}  # estimate's and serve's
+    result = estimate(model, gpu, tp=_positive("tp", tp), isl=_positive("isl", isl), osl=_positive("osl", osl),
+                      concurrency=_concurrency(concurrency), max_batch=max_batch, client=client,
                       prefill_token_budget=prefill_token_budget, step_time=step_time.strip().lower(),
-                      expert_parallel=expert_parallel, client=client, context_length=context_length)
+                      expert_parallel=expert_parallel, **replica)
     payload = result.to_dict()
     if ttft_target_ms is not None and arrival_rate is None:
         raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")
     if arrival_rate is not None and result.fits:
-        payload["under_load"] = serve(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl,
-                                      arrival_rate=arrival_rate, engine=engine, cache_hit_rate=cache_hit_rate,
-                                      kv_precision=kv_precision, ttft_target_ms=ttft_target_ms,
-                                      calibration=_calibration(calibration),
-                                      context_length=context_length).to_dict()
+        payload["under_load"] = serve(model, gpu, tp=tp, isl=isl, osl=osl, arrival_rate=arrival_rate,
+                                      ttft_target_ms=ttft_target_ms, **replica).to_dict()
     if as_json:
         print_json(payload)
     else:
