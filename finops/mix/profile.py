@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import InputError, Location
 from ..files import replacing
+from ..outputs import check_replaceable, check_suffix
 from ._csv import read_table
 from .demand_units import DemandUnit, value_column
 
@@ -210,6 +211,8 @@ def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, d
     """Write ``units`` as a demand CSV (whole or not at all), hours as an index or the given timestamps,
     the value column named by ``unit`` (``units`` when none is stated); returns the path."""
     path = Path(path)
+    check_suffix(path, (".csv",), "the demand profile is written as CSV")
+    check_replaceable(path, "demand CSV")  # a file there that this tool did not write is never replaced
     labels = [h.isoformat() for h in hours] if hours is not None else range(len(units))
     if not np.isfinite(units).all():
         raise InputError("the profile holds a unit count that is not a finite number; nothing was written",
