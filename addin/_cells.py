@@ -25,9 +25,8 @@ from itertools import repeat
 from typing import Any, TypeVar
 
 from finops.errors import FinopsError, InputError
-from finops.sizing import blank_if_none
 
-__all__ = ["blank_if_none", "cell_errors", "grid", "names", "number", "optional_text", "records", "scalar", "text", "whole"]
+__all__ = ["cell_errors", "grid", "names", "number", "optional_text", "records", "scalar", "text", "whole"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 _MISSING = object()

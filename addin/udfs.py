@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from finops.catalog import resolve_model
+from finops.cells import shown
 from finops.errors import InputError
 from finops.mix import MixOption, MixResult, optimize_mix
 from finops.money import Money
@@ -47,7 +48,7 @@ from finops.sizing import (
 from finops.tco import compare_options, cost_per_million_tokens, reference_case, tco
 from finops.token_prices import TokenPriceBook
 
-from ._cells import blank_if_none, cell_errors, grid, names, number, optional_text, records, text, whole
+from ._cells import cell_errors, grid, names, number, optional_text, records, text, whole
 from ._price_range import current_book, hourly_cost, price_book_from_range
 from ._workload_row import workload_row
 
@@ -303,10 +304,10 @@ def LLM_ESTIMATE(
     client: Cell = None,
 ) -> Any:
     """One field of the estimate of one replica, by its ``finops estimate --json`` name: ``calibrated``
-    (TRUE/FALSE), ``efficiency_source`` (``engine`` or a vendor fit such as ``amd-cdna3:vllm``), ``kv_precision``,
+    (``yes``/``no``), ``efficiency_source`` (``engine`` or a vendor fit such as ``amd-cdna3:vllm``), ``kv_precision``,
     ``step_time_source``, ``weights_gib_per_gpu``, ``output_tokens_per_s_per_gpu``, ... A band
     (``ttft_ms_band``, ``tpot_ms_band``, ``output_tokens_per_s_band``) spills its P10 and P90 as one row,
-    and is ``""`` where the calibration has none.
+    and is ``-`` where the calibration has none (``finops.cells``: no cell answer is blank or a boolean).
 
     Source: ``finops.sizing.performance.estimate`` (``Estimate``).
 
@@ -319,7 +320,7 @@ def LLM_ESTIMATE(
     value = getattr(_estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client), name)
     if isinstance(value, tuple):
         return [list(value)]
-    return blank_if_none(value)
+    return shown(value)
 
 
 # ---- search -------------------------------------------------------------------------------------------
@@ -351,7 +352,7 @@ def LLM_SIZE(
     (``calibrated``, else extrapolated) and whose efficiencies the roofline uses (``efficiency_source``:
     ``engine`` or a vendor fit such as ``amd-cdna3:vllm``), and the TTFT and ITL at P99 as a load test would show
     them were the model as optimistic as its 90th-percentile held-out error (``ttft_p99_ms_p90``,
-    ``itl_p99_ms_p90``; blank without a band). Source: ``finops.sizing.search.search``.
+    ``itl_p99_ms_p90``; ``-`` without a band). Source: ``finops.sizing.search.search``.
 
     >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
     >>> table[0][:5], table[1][:3]
@@ -593,14 +594,14 @@ def FINOPS_MIX(demand: Cell, options: Cell) -> Any:
     units column (``GPUs``, ``instances``, ...), read by that header; a wider range without one is refused.
     ``options``: a range whose first row is the header
     ``name, kind, hourly_cost`` and optionally ``max_share, max_units`` (the ``finops mix`` options
-    file). Returns one row per option (units blank for on-demand and spot), then the total cost,
+    file). Returns one row per option (units ``-`` for on-demand and spot), then the total cost,
     the all-on-demand cost and the savings over the profile. The template picks each figure with
     ``=INDEX(FINOPS_MIX(MixDemand,MixOptions), r, c)``; the optimizer runs once per change of its inputs
     (``_mixed`` remembers it). Source: ``finops.mix.optimize_mix``.
 
     >>> FINOPS_MIX([[8], [8], [20]], [["name", "kind", "hourly_cost"], ["od", "on_demand", 6.88],
     ...                                ["ri", "reserved", 4.3]])[:2]
-    [['option', 'kind', 'units', 'share', 'cost'], ['od', 'on_demand', '', 0.3333333333333333, 82.56]]
+    [['option', 'kind', 'units', 'share', 'cost'], ['od', 'on_demand', '-', 0.3333333333333333, 82.56]]
     """
     units = [number(v, "demand") for v in _demand_column(demand) if v not in (None, "")]
     choices = [

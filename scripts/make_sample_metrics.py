@@ -1,4 +1,5 @@
-"""Write the bundled sample serving metrics: a synthetic month (2026-05) of vLLM, SGLang and DCGM series.
+"""Write the bundled sample serving metrics: a synthetic month (2026-05) of vLLM, SGLang and DCGM series
+(:mod:`finops.serving.synthetic_metrics` draws them).
 
 Synthetic, not recorded from a real cluster. For each serving plan line of the demo plan
 (``finops/data/metrics/serving-lines.csv``, the plan lines of ``templates/demo_plan.py``):
@@ -23,48 +24,12 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 
-import numpy as np
+from finops.serving.synthetic_metrics import LineSpec, answer, line_results
 
 OUT = Path(__file__).resolve().parents[1] / "finops" / "data" / "metrics"
-MONTH_START = datetime(2026, 5, 1, tzinfo=UTC).timestamp()
-HOURS = 31 * 24
-TTFT_BUCKETS = (0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 10.0)
-ITL_BUCKETS = (0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.5)
-_ENGINE_NAMES = {
-    "vllm": ("vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:request_success_total",
-             "vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds", "vllm:num_requests_running"),
-    "sglang": ("sglang:prompt_tokens_total", "sglang:generation_tokens_total", "sglang:num_requests_total",
-               "sglang:time_to_first_token_seconds", "sglang:inter_token_latency_seconds",
-               "sglang:num_running_reqs"),
-}
-
-
-@dataclass(frozen=True)
-class LineSpec:
-    """How one plan line's synthetic month is drawn."""
-
-    plan_line: str
-    namespace: str
-    engine: str
-    hf_model: str
-    gpu_name: str
-    replicas: int
-    tp: int
-    mtokens: float
-    isl: int
-    osl: int
-    ttft_median_s: float
-    itl_median_s: float
-    sigma: float = 0.45
-    restart: tuple[int, int] | None = None   # (replica, hour) whose counters start again from 0
-    missing_hours: tuple[int, ...] = ()
-
-
+MONTH = "2026-05"
 SPECS = (
     LineSpec("aws-inference-prod", "inference-aws-prod", "vllm", "meta-llama/Llama-3.1-8B-Instruct",
              "NVIDIA L40S", 2, 1, 1_150, 1500, 350, 0.18, 0.016, restart=(1, 400)),
@@ -79,81 +44,10 @@ SPECS = (
 )
 
 
-def load_profile(rng: np.random.Generator, hours: int = HOURS) -> np.ndarray:
-    """Relative load per hour: daily cycle, weekend dip, noise (mean 1)."""
-    h = np.arange(hours)
-    daily = 0.35 + 0.65 * (0.5 + 0.5 * np.cos(2 * np.pi * (h % 24 - 14) / 24))
-    weekday = np.where(((h // 24) + 4) % 7 >= 5, 0.7, 1.0)   # 2026-05-01 is a Friday
-    load = daily * weekday * rng.normal(1.0, 0.05, hours).clip(0.8, 1.2)
-    return load / load.mean()
-
-
-def _lognormal_cdf(x: float, median: np.ndarray, sigma: float) -> np.ndarray:
-    return 0.5 * (1 + np.vectorize(math.erf)((np.log(x) - np.log(median)) / (sigma * math.sqrt(2))))
-
-
-def line_results(spec: LineSpec, *, scale: float = 1.0, seed: int = 2026_05) -> list[dict[str, object]]:
-    """The line's series as ``query_range`` result items (``metric`` labels, ``values`` [t, "v"])."""
-    rng = np.random.default_rng(seed + sum(map(ord, spec.plan_line)))
-    load = load_profile(rng)
-    tokens = spec.mtokens * 1e6 * scale * load / HOURS
-    requests = tokens / (spec.isl + spec.osl)
-    per_replica = requests / spec.replicas
-    ttft_median = spec.ttft_median_s * np.sqrt(load)
-    itl_median = spec.itl_median_s * np.sqrt(load)
-    times = MONTH_START + 3600.0 * np.arange(HOURS + 1)
-    kept = np.array([h not in spec.missing_hours for h in range(HOURS + 1)])
-    names = _ENGINE_NAMES[spec.engine]
-    out: list[dict[str, object]] = []
-    base_labels = {"namespace": spec.namespace, "model_name": spec.hf_model, "job": spec.engine}
-
-    def emit(name: str, labels: dict[str, str], values: np.ndarray, decimals: int = 0) -> None:
-        fmt = (lambda v: str(int(v))) if decimals == 0 else (lambda v: f"{v:.{decimals}f}")
-        out.append({"metric": {"__name__": name, **labels},
-                    "values": [[float(t), fmt(v)] for t, v, k in zip(times, values, kept) if k]})
-
-    for replica in range(spec.replicas):
-        labels = {**base_labels, "pod": f"{spec.plan_line}-{replica}"}
-        restart = spec.restart[1] if spec.restart and spec.restart[0] == replica else None
-        start_value = float(rng.integers(10**6, 10**8))
-
-        def counter(per_hour: np.ndarray) -> np.ndarray:
-            cumulative = np.floor(np.concatenate([[0.0], np.cumsum(per_hour)]))
-            values = start_value + cumulative
-            if restart is not None:
-                values[restart:] = cumulative[restart:] - cumulative[restart - 1]
-            return values
-
-        emit(names[0], labels, counter(per_replica * spec.isl))
-        emit(names[1], labels, counter(per_replica * spec.osl))
-        emit(names[2], labels, counter(per_replica))
-        for family, bounds, counts, median in ((names[3], TTFT_BUCKETS, per_replica, ttft_median),
-                                               (names[4], ITL_BUCKETS, per_replica * (spec.osl - 1), itl_median)):
-            for bound in (*bounds, math.inf):
-                share = np.ones(HOURS) if math.isinf(bound) else _lognormal_cdf(bound, median, spec.sigma)
-                emit(family + "_bucket", {**labels, "le": "+Inf" if math.isinf(bound) else str(bound)},
-                     counter(counts * share))
-        duration = ttft_median + spec.osl * itl_median
-        running = np.concatenate([[0.0], per_replica / 3600 * duration])
-        emit(names[5], labels, np.round(running + rng.normal(0, 0.1, HOURS + 1).clip(-0.2, 0.2), 2), decimals=2)
-    for gpu in range(spec.replicas * spec.tp):
-        util = 15 + 75 * np.concatenate([[load[0]], load]) / load.max() + rng.normal(0, 3, HOURS + 1)
-        emit("DCGM_FI_DEV_GPU_UTIL", {"namespace": spec.namespace, "gpu": str(gpu % 8),
-                                       "Hostname": f"{spec.namespace}-node-{gpu // 8}",
-                                       "modelName": spec.gpu_name, "pod": f"{spec.plan_line}-{gpu // spec.tp}"},
-             np.clip(np.round(util), 0, 100))
-    return out
-
-
-def answer(results: list[dict[str, object]]) -> dict[str, object]:
-    """A ``query_range`` answer envelope around ``results``."""
-    return {"status": "success", "data": {"resultType": "matrix", "result": results}}
-
-
 def main() -> None:
     for spec in SPECS:
-        body = json.dumps(answer(line_results(spec)), separators=(",", ":")).encode()
-        (OUT / f"2026-05-{spec.plan_line}.json.gz").write_bytes(gzip.compress(body, mtime=0))
+        body = json.dumps(answer(line_results(spec, MONTH)), separators=(",", ":")).encode()
+        (OUT / f"{MONTH}-{spec.plan_line}.json.gz").write_bytes(gzip.compress(body, mtime=0))
 
 
 if __name__ == "__main__":

@@ -78,7 +78,10 @@ def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str) -> list[dict[st
                 amount = line.budget.rounded().amount
         rows.append({"Month": nxt.month, "PlanLine": b.plan_line, "CostCentre": b.cost_centre, "Category": b.category,
                      "Provider": b.provider, "Amount": float(amount), "Currency": b.amount.currency,
-                     "PlannedMTokens": None if mtokens is None else float(mtokens)})
+                     "PlannedMTokens": None if mtokens is None else float(mtokens),
+                     # a fleet the next month resizes has no planned GPU-hours of its own yet: its volume is tokens
+                     "PlannedGpuHours": None if line is not None or b.planned_gpu_hours is None
+                     else float(b.planned_gpu_hours)})
     return rows
 
 

@@ -65,7 +65,7 @@ _OVERLAP_BYTES = 16  # longer than "<!DOCTYPE", so a declaration across two chun
 _DTD = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
 
-#: Required headers of each table (``PlannedMTokens`` is optional), as in docs/design.md.
+#: Required headers of each table (``PlannedMTokens`` and ``PlannedGpuHours`` are optional), as in docs/design.md.
 BUDGET_HEADERS, ASSETS_HEADERS, MAPPING_HEADERS, USAGE_HEADERS = (role.headers for role in PLAN_ROLES)
 
 
@@ -285,16 +285,19 @@ def _budget(row: _Row) -> BudgetLine:
                       cost_centre=row.text("CostCentre", required=False) or "", category=category,  # type: ignore[arg-type]
                       provider=row.text("Provider", required=False) or "",
                       amount=row.money("Amount", row.currency()),
-                      planned_mtokens=_tokens(row), row=row.row)
+                      planned_mtokens=_quantity(row, "PlannedMTokens", "millions of tokens the line is planned to serve"),
+                      row=row.row,
+                      planned_gpu_hours=_quantity(row, "PlannedGpuHours", "GPU-hours the line's fleet is planned to run"))
 
 
-def _tokens(row: _Row) -> Decimal | None:
-    """``PlannedMTokens``: blank, or a count of 0 or more (a negative count would give a negative unit cost)."""
-    tokens = row.number("PlannedMTokens", required=False)
-    if tokens is not None and tokens < 0:
-        raise InputError(f"PlannedMTokens must be 0 or more, got {row.cells.get('PlannedMTokens')!r}",
-                         where=row.where("PlannedMTokens"), hint="millions of tokens the line is planned to serve")
-    return tokens
+def _quantity(row: _Row, column: str, what: str) -> Decimal | None:
+    """``PlannedMTokens`` or ``PlannedGpuHours``: blank, or 0 or more (a negative quantity would give a negative
+    unit cost)."""
+    value = row.number(column, required=False)
+    if value is not None and value < 0:
+        raise InputError(f"{column} must be 0 or more, got {row.cells.get(column)!r}", where=row.where(column),
+                         hint=what)
+    return value
 
 
 def _asset(row: _Row) -> Asset:

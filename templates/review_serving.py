@@ -88,8 +88,8 @@ LOAD_TEST_COLUMNS = tuple(c for c, _ in LOAD_TESTS)
 #: One width per sheet column: the widest of the tables that share it.
 _WIDTHS = tuple(max(t[i][0].width for t in (SERVING_REVIEW, CAPACITY, LOAD_TESTS) if i < len(t))
                 for i in range(max(map(len, (SERVING_REVIEW, CAPACITY, LOAD_TESTS)))))
-#: Points for the row of words over a table header: four wrapped lines of a 9 pt font.
-_WORDS_ROW_POINTS = 50
+#: Points for the row of words over a table header: four wrapped lines of an 11 pt font (8 pt or more printed).
+_WORDS_ROW_POINTS = 60
 
 
 def _round(value: float | None, digits: int = 2) -> Any:
@@ -120,7 +120,7 @@ def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run
                       "as restarts). P_ok = requests within the target / all requests (seed 003). Model: the "
                       "performance model at the month's mean lengths and running batch.",
                       month=month.month, run_at=run_at, widths=_WIDTHS, header_rows=(0, 0))
-    words_format = wb.add_format({"bold": True, "text_wrap": True, "valign": "bottom", "font_size": 9,
+    words_format = wb.add_format({"bold": True, "text_wrap": True, "valign": "bottom", "font_size": 11,
                                   "bottom": 1, "border_color": "#D9D9D9"})
     traffic, capacity = [], []
     for r in month.lines:

@@ -9,9 +9,10 @@
    book's prices, with an unplanned GPU instance, a spot interruption and an unused commitment) and
    reconciles the plan against those bills; beside it, the bundled FinOps Foundation FOCUS 1.2 samples
    against the samples' plan (``focus-samples/``), which proves the format;
-6. closes the loop on the bundled sample serving metrics (``finops/data/metrics``, synthetic, drawn for the
-   samples' plan lines): the samples' review's Serving sheet, then ``plan next`` for 2026-06 from the
-   samples' plan.
+6. closes the loop on its own plan: a synthetic month of serving metrics for its fleet lines
+   (``templates/demo_serving.py``, one line generating slower than modelled) gives its review's Serving
+   sheet and ``plan next`` for 2026-06 from its plan and bills; the samples' review keeps the bundled sample
+   metrics (``finops/data/metrics``, drawn for the samples' plan lines), which prove the format.
 
 Every step writes its result into ``--out`` (JSON beside the workbooks) and prints a short table.
 """
@@ -49,8 +50,9 @@ def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo
     make_folder(out)
     book = PriceBook.current()
     written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
-    written += _workbooks(out, book, quiet)
-    written += _loop(out, quiet)
+    workbooks, plan, bills, serving = _workbooks(out, book, quiet)
+    written += workbooks
+    written += _loop(out, plan, bills, serving, quiet)
     console.print(styled("\n", ("wrote", "bold"), "\n" + "\n".join(f"  {p}" for p in written)))
 
 
@@ -125,7 +127,7 @@ def _mix(out: Path, book: PriceBook, quiet: bool) -> Path:
     return write_json(out / "mix.json", result.to_dict())
 
 
-def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
+def _workbooks(out: Path, book: PriceBook, quiet: bool) -> tuple[list[Path], Path, list[Path], tuple[Path, list[Path]]]:
     """Steps 4 and 5: the plan of the seed workloads' fleets; that fleet's month of bills; the review of the
     plan against them; and the FinOps Foundation samples against the samples' plan (the format's proof)."""
     from templates.builder import DEFAULT_TEMPLATE, build_template
@@ -136,6 +138,7 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
         planned_fleets,
         served_tokens,
     )
+    from templates.demo_serving import write_serving_month
 
     from ..reconcile import HISTORY_FILE, SAMPLE_MONTH, headline, sample_bill_paths
     from ..reconcile.demo_bills import write_demo_bills
@@ -148,7 +151,9 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
     bills = write_demo_bills(out / "bills", planned_fleets(plan), book, SAMPLE_MONTH)
     metrics = sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz"))
     usage = served_tokens(plan, SAMPLE_MONTH, out / "bills")
-    rec, review = reconcile_to_workbook(plan, bills, SAMPLE_MONTH, out, usage=usage, run_at=datetime.now(UTC))
+    serving = write_serving_month(plan, SAMPLE_MONTH, out / "serving")
+    rec, review = reconcile_to_workbook(plan, bills, SAMPLE_MONTH, out, usage=usage, run_at=datetime.now(UTC),
+                                        serving=served_by(SAMPLE_MONTH, serving[0], plan, serving[1], None, 300))
     samples = out / SAMPLES_FOLDER  # with the serving metrics, which describe the samples' plan lines
     make_folder(samples)
     proof, proof_review = reconcile_to_workbook(
@@ -164,25 +169,24 @@ def _workbooks(out: Path, book: PriceBook, quiet: bool) -> list[Path]:
         console.print(f"   {headline(rec)}")
         console.print(f"   the FinOps Foundation FOCUS 1.2 samples (AWS + GCP) against their plan: P&L actual "
                       f"{proof.actual}, cash billed {proof.billed_cost} ({proof_review})")
-    return [plan, *bills, usage, review, out / HISTORY_FILE, proof_review]
+    return ([plan, *bills, usage, serving[0], *serving[1], review, out / HISTORY_FILE, proof_review], plan, bills,
+            serving)
 
 
-def _loop(out: Path, quiet: bool) -> list[Path]:
-    """Step 6: ``finops plan next`` on the bundled sample metrics and bills and the samples' plan (the template's),
-    whose serving lines the metrics describe."""
-    from templates.builder import DEFAULT_TEMPLATE
-
-    from ..reconcile import SAMPLE_MONTH, sample_bill_paths
+def _loop(out: Path, plan: Path, bills: list[Path], serving: tuple[Path, list[Path]], quiet: bool) -> list[Path]:
+    """Step 6: ``finops plan next`` on the demo's own plan, its bills and its fleet lines' month of metrics."""
+    from ..reconcile import SAMPLE_MONTH
     from . import app
 
-    args = ["plan", "next", "--plan", str(DEFAULT_TEMPLATE), "--history", str(out / SAMPLES_FOLDER), "--month",
-            SAMPLE_MONTH, "--serving", str(SAMPLE_SERVING), "--growth", "1.1",
+    lines, metrics = serving
+    args = ["plan", "next", "--plan", str(plan), "--history", str(out), "--month", SAMPLE_MONTH,
+            "--serving", str(lines), "--growth", "1.1",
             "--out", str(out / "llm-finops-plan-next.xlsx")] + (["--quiet"] if quiet else [])
-    args += [a for p in sorted(SAMPLE_METRICS.glob(f"{SAMPLE_MONTH}-*.json.gz")) for a in ("--metrics", str(p))]
-    args += [a for p in sample_bill_paths() for a in ("--bills", str(p))]
+    args += [a for p in metrics for a in ("--metrics", str(p))]
+    args += [a for p in bills for a in ("--bills", str(p))]
     if not quiet:
         console.print(styled(("6. Close the loop", "bold"),
-                             " (bundled synthetic vLLM/SGLang/DCGM metrics of the samples' plan lines): "
+                             " (a synthetic month of vLLM and DCGM metrics of the plan's own fleet lines): "
                              "next month's plan"))
     app(args=args, standalone_mode=False)  # its errors reach the one boundary, which undoes the demo's files
-    return [out / "llm-finops-plan-next.xlsx", out / SAMPLES_FOLDER / "throughput-corrections.json"]
+    return [out / "llm-finops-plan-next.xlsx", out / "throughput-corrections.json"]

@@ -189,17 +189,17 @@ def _write_and_keep(rec: Reconciliation, history: History, plan_path: Path, out_
                     run_at: datetime | None, serving: object = None) -> Path:
     """Write the review and keep the month in the history, as one unit (:func:`~finops.files.one_unit`),
     with the comments typed into the review it replaces (or kept in the history)."""
-    from templates.review.comments import actions_in_review, kept_comments
+    from templates.review.comments import kept_actions, kept_comments
     from templates.review_writer import review_name, write_review
 
     run_at = run_at or datetime.now(UTC).replace(tzinfo=None, microsecond=0)
     comments = kept_comments(out_dir / review_name(rec.month), history.comments(rec.month))
-    actions = actions_in_review(out_dir / review_name(rec.month))
+    actions = kept_actions(out_dir / review_name(rec.month), history.actions(rec.month))
     with one_unit():  # the review and the history change together or not at all
         path = write_review(rec, out_dir, run_at=run_at, trend=history.months(rec.currency),
                             plan_name=plan_path.name, bill_names=bill_names, serving=serving, comments=comments,
                             actions=actions)
-        history.record(rec, run_at, comments)
+        history.record(rec, run_at, comments, actions)
     return path
 
 

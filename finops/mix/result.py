@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from ..cells import NOT_APPLICABLE
 from ..money import Money, quantize, to_decimal
 
 __all__ = ["HOURS_PER_MONTH", "HOURS_PER_YEAR", "MixResult", "OptionOutcome"]
@@ -129,18 +130,19 @@ class MixResult:
 
     def table(self) -> list[list[Any]]:
         """The recommendation as rows for a sheet: the header ``option, kind, units, share, cost``, one row
-        per option (units blank for on-demand and spot), then the total, the all-on-demand cost and the
-        savings (money as float, for a cell; ``FINOPS_MIX`` spills it).
+        per option (units ``-`` for on-demand and spot), then the total, the all-on-demand cost and the
+        savings, their other cells ``-`` (money as float, for a cell; ``FINOPS_MIX`` spills it; no cell is
+        blank: :mod:`finops.cells`).
 
         >>> r = MixResult("USD", 1.0, 1.0, (OptionOutcome("od", "on_demand", None, 1.0, Money.of(2, "USD")),),
         ...               Money.of(2, "USD"))
         >>> r.table()[1], r.table()[-1]
-        (['od', 'on_demand', '', 1.0, 2.0], ['savings', '', '', '', 0.0])
+        (['od', 'on_demand', '-', 1.0, 2.0], ['savings', '-', '-', '-', 0.0])
         """
         rows: list[list[Any]] = [["option", "kind", "units", "share", "cost"]]
         share = self.share
-        rows += [[o.name, o.kind, "" if o.units is None else o.units, share[o.name], float(o.cost.amount)]
+        rows += [[o.name, o.kind, NOT_APPLICABLE if o.units is None else o.units, share[o.name], float(o.cost.amount)]
                  for o in self.outcomes]
-        rows += [[label, "", "", "", float(money.amount)] for label, money in (
+        rows += [[label, NOT_APPLICABLE, NOT_APPLICABLE, NOT_APPLICABLE, float(money.amount)] for label, money in (
             ("total", self.total_cost), ("all on-demand", self.on_demand_only_cost), ("savings", self.savings))]
         return rows

@@ -33,6 +33,7 @@ from .story import (
     main_drivers,
     material_flag,
     tie_out,
+    volume_basis,
     volume_rate,
     year_to_date,
 )
@@ -72,6 +73,7 @@ __all__ = [
     "usage_from_csv",
     "usage_once",
     "variance_share",
+    "volume_basis",
     "volume_rate",
     "year_to_date",
 ]

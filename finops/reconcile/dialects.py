@@ -181,7 +181,8 @@ def remote_contract_applied_sql(engine: str, relation: str, month: str, *, missi
 
 def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str, month: str, *,
                      missing: Iterable[str] = (), rates: Mapping[str, Decimal] | None = None,
-                     threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
+                     threshold_pct: Decimal = Decimal(10), materiality: Decimal | None = None,
+                     past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None,
                      past_one_off: Mapping[str, Decimal] | None = None,
                      earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
@@ -207,6 +208,8 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
         if found is not None:
             raise unknown_error(found, Location(file=f"{engine}:{relation}", column=APPLIED_COLUMN),
                                 "the Contract Commitment dataset (--contract-commitments)", known)
-    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, past_actuals=past_actuals,
+    extra = {} if materiality is None else {"materiality": materiality}
+    return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, **extra,
+                            past_actuals=past_actuals,
                             instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off,
                             earlier_commitments=earlier_commitments, contracts=contracts, applied=applied)

@@ -12,7 +12,8 @@ and the plan into a :class:`~finops.reconcile.result.Reconciliation`. Formulas:
 * Per plan line: actual = EffectiveCost mapped to the line + depreciation of its assets;
   variance = actual - planned; variance % = variance / |planned| (so it is positive when more was spent
   than planned, whatever the sign of the budget: a credit line planned at -1,000 and credited only 500
-  is over); flagged ``over``/``under`` past ``threshold_pct``; unit cost = cost / million tokens (the line's
+  is over); flagged ``over``/``under`` when the variance is beyond both ``threshold_pct`` % of the plan and the
+  ``materiality`` amount (:func:`finops.reconcile.story.material_flag`); unit cost = cost / million tokens (the line's
   token charges, :mod:`finops.reconcile.tokens`, unless the Usage sheet gives them) against planned amount /
   ``PlannedMTokens``.
 * Spot share = EffectiveCost of usage at ``PricingCategory = 'Dynamic'`` (or ``x_PurchaseOption``
@@ -94,7 +95,6 @@ from .mapping import UNMAPPED
 from .plan import Plan
 from .result import (
     AssetCharge,
-    Flag,
     Forecast,
     GpuHours,
     InvoiceTotal,
@@ -105,6 +105,7 @@ from .result import (
     UnmappedCharge,
     variance_share,
 )
+from .story import DEFAULT_MATERIALITY, material_flag
 from .tokens import TOKENS_PER_UNIT, LineTokens, line_tokens, unit_problem
 
 __all__ = ["InstanceGpus", "catalog_gpus", "contract_applied", "reconcile_groups", "reconcile_month", "run_aggregation"]
@@ -249,7 +250,7 @@ def _write_unmapped_csv(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 
 
 def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping[str, Decimal] | None = None,
-                    threshold_pct: Decimal = Decimal(10), past_actuals: Mapping[str, Decimal] | None = None,
+                    threshold_pct: Decimal = Decimal(10), materiality: Decimal = DEFAULT_MATERIALITY, past_actuals: Mapping[str, Decimal] | None = None,
                     instance_gpus: InstanceGpus | None = None,
                     on_progress: Callable[[float], None] | None = None,
                     unmapped_csv: Path | None = None, basis: MonthBasis = "invoice",
@@ -293,7 +294,7 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)  # pragma: no mutate
-    rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct,
+    rec = reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, materiality=materiality,
                            past_actuals=past_actuals, instance_gpus=instance_gpus,
                            source=", ".join(str(f.path) for f in files), past_one_off=past_one_off,
                            earlier_commitments=earlier_commitments, contracts=contracts, applied=applied)
@@ -400,7 +401,7 @@ class _Converter:
 
 def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: str, *,
                      rates: Mapping[str, Decimal] | None = None, threshold_pct: Decimal = Decimal(10),
-                     past_actuals: Mapping[str, Decimal] | None = None,
+                     materiality: Decimal = DEFAULT_MATERIALITY, past_actuals: Mapping[str, Decimal] | None = None,
                      instance_gpus: InstanceGpus | None = None, source: str = "bills",
                      past_one_off: Mapping[str, Decimal] | None = None,
                      earlier_commitments: Mapping[str, EarlierCommitment] | None = None,
@@ -442,7 +443,9 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
     for asset in assets:
         by_line[asset.plan_line] += asset.depreciation
         cash_by_line[asset.plan_line] += asset.purchase_cash
-    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct, line_tokens(groups, UNMAPPED))
+    gpu_hours_by_line = _gpu_hours(groups, instance_gpus, by_line=True)
+    lines = _line_variances(plan, month, by_line, cash_by_line, zero, threshold_pct, line_tokens(groups, UNMAPPED),
+                            materiality, gpu_hours_by_line)
     planned = Money.total([b.amount for b in plan.budget_for(month)], currency)
     actual = effective + capex
     purchases = [g for g in groups if g.charge_category == "Purchase"]
@@ -456,10 +459,10 @@ def reconcile_groups(plan: Plan, summary: Summary | list[ChargeGroup], month: st
         commitments=commitment_summary(groups, money, currency, month, earlier_commitments, contracts, applied),
         spot_share=_spot_share(groups, money, zero),
         gpu_hours=_gpu_hours(groups, instance_gpus),
-        gpu_hours_by_line=_gpu_hours(groups, instance_gpus, by_line=True), assets=assets,
+        gpu_hours_by_line=gpu_hours_by_line, assets=assets,
         unmapped=_unmapped(summary, money, zero),
         forecast=_forecast(plan, month, actual, one_off, past_actuals or {}, past_one_off or {}),
-        threshold_pct=threshold_pct, bill_rows=sum(g.row_count for g in groups),
+        threshold_pct=threshold_pct, materiality=materiality, bill_rows=sum(g.row_count for g in groups),
         data_through=max((g.last_charge_end for g in groups if g.last_charge_end is not None), default=None),
         one_off_cost=one_off,
         purchases_billed=Money.total([money(g.billed_cost, g.billing_currency) for g in purchases], currency),
@@ -496,25 +499,23 @@ def _ratio(part: Decimal, whole: Decimal) -> Decimal | None:
     return None if whole == 0 else MONEY_CONTEXT.divide(part, whole)
 
 
-def _flag(pct: Decimal | None, actual: Money, threshold_pct: Decimal) -> Flag:
-    if pct is None:
-        return "over" if actual.amount > 0 else ""
-    if pct * 100 > threshold_pct:
-        return "over"
-    if pct * 100 < -threshold_pct:
-        return "under"
-    return ""
-
-
 def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_by_line: Mapping[str, Money],
                     zero: Money, threshold_pct: Decimal,
-                    billed_tokens: Mapping[str, LineTokens] | None = None) -> tuple[LineVariance, ...]:
+                    billed_tokens: Mapping[str, LineTokens] | None = None,
+                    materiality: Decimal = DEFAULT_MATERIALITY,
+                    gpu_hours: Iterable[GpuHours] = ()) -> tuple[LineVariance, ...]:
     planned: dict[str, Money] = {}
     category: dict[str, str] = {}
     provider: dict[str, str] = {}
     cost_centre: dict[str, str] = {a.plan_line: a.cost_centre for a in plan.assets}
     tokens_planned: dict[str, Decimal] = {}
+    hours_planned: dict[str, Decimal] = {}
+    hours_billed: dict[str, Decimal] = defaultdict(Decimal)
+    for used in gpu_hours:
+        hours_billed[used.plan_line or UNMAPPED] += used.hours
     for b in plan.budget_for(month):
+        if b.planned_gpu_hours is not None:
+            hours_planned[b.plan_line] = hours_planned.get(b.plan_line, Decimal(0)) + b.planned_gpu_hours
         planned[b.plan_line] = planned.get(b.plan_line, zero) + b.amount
         category.setdefault(b.plan_line, b.category)
         provider.setdefault(b.plan_line, b.provider)
@@ -541,11 +542,12 @@ def _line_variances(plan: Plan, month: str, by_line: Mapping[str, Money], cash_b
         result.append(LineVariance(
             plan_line=name, category=category.get(name, "CAPEX" if name in assets_lines else "OPEX"),
             planned=plan_amount, actual=actual, actual_cash=cash_by_line.get(name, zero), variance=variance, variance_pct=pct,
-            flag=_flag(pct, actual, threshold_pct), planned_mtokens=p_tok, actual_mtokens=a_tok,
+            flag=material_flag(variance.amount, plan_amount.amount, threshold_pct, materiality), planned_mtokens=p_tok, actual_mtokens=a_tok,
             planned_unit_cost=plan_amount / p_tok if p_tok else None,
             actual_unit_cost=actual / a_tok if a_tok else None, provider=provider.get(name, ""),
             cost_centre=cost_centre.get(name, ""), billed_tokens=billed_tokens.get(name),
-            tokens_source=("usage" if name in from_usage else "bill") if a_tok is not None else ""))
+            tokens_source=("usage" if name in from_usage else "bill") if a_tok is not None else "",
+            planned_gpu_hours=hours_planned.get(name), actual_gpu_hours=hours_billed.get(name)))
     return tuple(result)
 
 

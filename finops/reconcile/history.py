@@ -4,7 +4,9 @@ Each run of a month replaces that month's rows and only them (one transaction), 
 show the trend of earlier months and the forecast can use their actuals. Money is stored as
 ``DECIMAL(38, 10)`` and comes back as exact :class:`~decimal.Decimal`. The comments typed into a
 review's ``tblVariance`` are kept per month and plan line in ``comments``; they outlive the lines
-(a re-run replaces the lines, not the comments it was not given). Each commitment's month is kept in
+(a re-run replaces the lines, not the comments it was not given). Who owns a line and what is done about it
+(the review's ``Owner`` and ``Action``) are kept per month and plan line in ``line_actions`` and carry into
+the next months' reviews until a review changes or clears them (:meth:`History.actions`). Each commitment's month is kept in
 ``commitment_months`` (attributes, paid and amortized that month), so a later month carries its
 balance left: :meth:`History.earlier_inputs` sums them up to the month before
 (:class:`~finops.reconcile.commitment_schedule.EarlierCommitment`).
@@ -57,6 +59,9 @@ CREATE TABLE IF NOT EXISTS lines (
 CREATE TABLE IF NOT EXISTS comments (
     month VARCHAR NOT NULL, plan_line VARCHAR NOT NULL, comment VARCHAR NOT NULL, run_at TIMESTAMP NOT NULL,
     PRIMARY KEY (month, plan_line));
+CREATE TABLE IF NOT EXISTS line_actions (
+    month VARCHAR NOT NULL, plan_line VARCHAR NOT NULL, owner VARCHAR NOT NULL, action VARCHAR NOT NULL,
+    run_at TIMESTAMP NOT NULL, PRIMARY KEY (month, plan_line));
 CREATE TABLE IF NOT EXISTS commitment_months (
     month VARCHAR NOT NULL, commitment_id VARCHAR NOT NULL, currency VARCHAR NOT NULL, provider_name VARCHAR NOT NULL,
     kind VARCHAR NOT NULL, payment VARCHAR NOT NULL, purchase_date DATE, term_months INTEGER,
@@ -91,6 +96,12 @@ _SELECT_LINES = "SELECT month, plan_line, actual FROM lines ORDER BY month, plan
 _SELECT_MONTHS = "FROM months ORDER BY month"
 _SELECT_COMMITMENTS = "FROM commitment_months WHERE month < ? AND currency = ? ORDER BY commitment_id, month"
 _SELECT_COMMENTS = "SELECT plan_line, comment FROM comments WHERE month = ? ORDER BY plan_line"
+_DELETE_ACTIONS = "DELETE FROM line_actions WHERE month = ?"
+_INSERT_ACTIONS = "INSERT INTO line_actions (month, plan_line, owner, action, run_at) VALUES"
+#: Per plan line, the owner and action of the latest month up to the one asked for that kept a row for it (a
+#: cleared one included: it ends the carry).
+_SELECT_ACTIONS = ("SELECT plan_line, arg_max(owner, month), arg_max(action, month) FROM line_actions "
+                   "WHERE month <= ? GROUP BY plan_line ORDER BY plan_line")
 _COUNT_TABLES = "SELECT count(*) FROM information_schema.tables WHERE table_name = ?"
 _COLUMNS_KEPT = "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
 #: The history file attached to the History's in-memory DuckDB while a call reads or writes it.
@@ -176,10 +187,13 @@ class History:
     def _refused(self, message: str) -> InputError:
         return InputError(message, where=Location(file=str(self.path)), hint=_HINT)
 
-    def record(self, rec: Reconciliation, run_at: datetime, comments: Mapping[str, str] | None = None) -> None:
+    def record(self, rec: Reconciliation, run_at: datetime, comments: Mapping[str, str] | None = None,
+               actions: Mapping[str, tuple[str, str]] | None = None) -> None:
         """Keep ``rec``, replacing any earlier run of the same month (and only that month).
 
         ``comments`` (plan line -> text), when given, replace the month's comments; a blank one is dropped.
+        ``actions`` (plan line -> (owner, action)), when given, replace the month's owners and actions; a blank
+        pair is kept as cleared, so the months after do not carry an earlier one (:meth:`actions`).
 
         The database is changed in a copy that replaces it whole (:func:`~finops.files.replacing`), so a
         kill leaves the old history or the new one, and inside :func:`~finops.files.one_unit` the new
@@ -197,7 +211,7 @@ class History:
                 try:
                     con.execute(_SCHEMA)
                     con.execute(_MIGRATIONS)
-                    _record_month(con, rec, run_at, comments)
+                    _record_month(con, rec, run_at, comments, actions)
                 except duckdb.ConversionException as exc:  # an amount past DECIMAL(38, 10): too large to keep
                     raise InputError("an amount of this month is too large for the history (at most 28 digits "
                                      "before the decimal point)", where=Location(file=str(self.path)),
@@ -249,13 +263,23 @@ class History:
 
     def comments(self, month: str) -> dict[str, str]:
         """The comments kept for ``month``: plan line -> text."""
+        return dict(self._rows("comments", _SELECT_COMMENTS, month))
+
+    def actions(self, month: str) -> dict[str, tuple[str, str]]:
+        """Plan line -> (owner, action) a review of ``month`` starts from: per line, those kept for the latest
+        month up to ``month`` that had any, carried forward until a review changes or clears them (a cleared
+        pair is left out)."""
+        return {line: (owner, action) for line, owner, action in self._rows("line_actions", _SELECT_ACTIONS, month)
+                if owner or action}
+
+    def _rows(self, table: str, statement: str, month: str) -> list[tuple[str, ...]]:
+        """``statement``'s rows for ``month``; none without a history, or in one written before ``table`` was."""
         if not self.path.exists():
-            return {}
+            return []
         with self._reading() as con:
-            if not _has_table(con, "comments"):
-                return {}
-            rows = con.execute(_SELECT_COMMENTS, [month]).fetchall()
-        return dict(rows)
+            if not _has_table(con, table):
+                return []
+            return con.execute(statement, [month]).fetchall()
 
 
 def _carried(before: EarlierCommitment, provider: str, kind: str, payment: str, bought: date | None,
@@ -269,10 +293,12 @@ def _carried(before: EarlierCommitment, provider: str, kind: str, payment: str, 
 
 
 def _record_month(con: duckdb.DuckDBPyConnection, rec: Reconciliation, run_at: datetime,
-                  comments: Mapping[str, str] | None) -> None:
+                  comments: Mapping[str, str] | None, actions: Mapping[str, tuple[str, str]] | None = None) -> None:
     """``rec``'s rows in place of its month's, in one transaction (:meth:`History.record`)."""
     one_off = rec.one_off_cost.amount if rec.one_off_cost is not None else Decimal(0)
     kept = [[rec.month, line, text.strip(), run_at] for line, text in sorted((comments or {}).items()) if text.strip()]
+    owned = [[rec.month, line, owner.strip(), action.strip(), run_at]
+             for line, (owner, action) in sorted((actions or {}).items())]
     try:
         con.execute(_BEGIN)
         for statement in _DELETE_MONTH:
@@ -289,6 +315,9 @@ def _record_month(con: duckdb.DuckDBPyConnection, rec: Reconciliation, run_at: d
         if comments is not None:
             con.execute(_DELETE_COMMENTS, [rec.month])
         _insert(con, _INSERT_COMMENTS, kept)
+        if actions is not None:
+            con.execute(_DELETE_ACTIONS, [rec.month])
+        _insert(con, _INSERT_ACTIONS, owned)
         con.execute(_COMMIT)
     except BaseException:
         con.execute(_ROLLBACK)

@@ -60,6 +60,8 @@ class BudgetLine:
     amount: Money
     planned_mtokens: Decimal | None = None
     row: int | None = None
+    #: GPU-hours the line's planned fleet runs in the month (accelerators paid x hours; None: not planned by fleet)
+    planned_gpu_hours: Decimal | None = None
 
 
 @dataclass(frozen=True)

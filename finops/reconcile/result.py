@@ -227,6 +227,10 @@ class LineVariance:
     billed_tokens: LineTokens | None = None
     #: where ``actual_mtokens`` comes from: ``usage`` (a Usage row, which overrides), ``bill`` (token charges), or ""
     tokens_source: str = ""
+    #: GPU-hours the plan's fleet runs on the line (Budget PlannedGpuHours) and the bill's usage mapped to it
+    #: (GPU-hours billed, else hours of usage x GPUs per instance); None where there are none
+    planned_gpu_hours: Decimal | None = None
+    actual_gpu_hours: Decimal | None = None
 
 
 @dataclass(frozen=True)
@@ -310,6 +314,8 @@ class Reconciliation:
     year_plan: tuple[LinePlan, ...] = ()    # the Budget rows of the month's year, per line and month
     #: each bill file's FOCUS version and the column its provider was read from (the review's provenance)
     bill_versions: tuple[str, ...] = ()
+    #: the materiality amount (plan currency) a line's variance must reach, beside ``threshold_pct``, to be flagged
+    materiality: Decimal = Decimal(100)
 
     @property
     def commitment_lines(self) -> tuple[CommitmentLine, ...]:

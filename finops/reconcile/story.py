@@ -3,12 +3,14 @@ commitment tie-out. Pure functions of a :class:`~finops.reconcile.result.Reconci
 workbook writes them as formulas with these values cached.
 
 * **Materiality**: a line is flagged when its variance is beyond *both* thresholds, a share of its plan
-  (``pct``, e.g. 10 %) and an amount (``amount``, e.g. 100 in the plan currency), so neither a 1 USD miss
+  (``pct``, e.g. 10 %: more than it) and an amount (``amount``, e.g. 100 in the plan currency: at least it), so neither a 1 USD miss
   on a 5 USD line nor a 0.5 % miss on a large one is flagged; a line with no plan is flagged on the amount.
 * **Favourable**: for cost, under plan is favourable, over plan unfavourable.
-* **Volume and rate** (price-volume analysis on tokens): ``volume = (actual MTok - planned MTok) x planned
-  cost per MTok``, ``rate = variance - volume = (actual - planned cost per MTok) x actual MTok``; lines
-  without both token counts have no split.
+* **Volume and rate** (price-volume analysis) on the quantity the line is bought by: GPU-hours where the plan
+  prices its fleet (Budget ``PlannedGpuHours``: accelerators paid x hours) and the bill has its usage hours,
+  else tokens (a line priced per token, or a fleet whose bill gives no hours). ``volume = (actual - planned
+  quantity) x planned cost per unit``, ``rate = variance - volume = (actual - planned cost per unit) x actual
+  quantity``; lines with neither pair of quantities have no split.
 * **Year to date and full year** per line: the plan of the year's months up to this one against the
   actuals the history kept for them plus this month's; the full-year forecast is the year-to-date actual
   plus the plan of the months to come (what is left of the plan is assumed spent as planned).
@@ -26,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from ..money import Money
 from .mapping import UNMAPPED
@@ -38,28 +40,33 @@ __all__ = [
     "Driver",
     "LineYear",
     "TieOut",
+    "VolumeBasis",
     "driver_label",
     "favourable",
     "headline",
     "main_drivers",
     "material_flag",
     "tie_out",
+    "volume_basis",
+    "volume_quantities",
     "volume_rate",
     "year_to_date",
 ]
 
-#: The default materiality amount, in the plan currency: variances smaller than this are never flagged.
-DEFAULT_MATERIALITY = Decimal(100)
+#: The default materiality amount, in the plan currency: variances smaller than this are never flagged
+#: (the reconciliation's own default, :attr:`Reconciliation.materiality`).
+DEFAULT_MATERIALITY: Decimal = Reconciliation.materiality
 #: The share of the scheduled amortization by which the bills may differ before the tie-out is flagged.
 TIE_OUT_SHARE = Decimal("0.01")
 
 
 def material_flag(variance: Decimal, planned: Decimal, pct: Decimal, amount: Decimal) -> Flag:
-    """``over`` / ``under`` when ``|variance| >= amount`` and ``|variance| >= pct % x |planned|`` (any share
-    when nothing was planned), else ``""``."""
+    """``over`` / ``under`` when ``|variance| >= amount`` and ``|variance| > pct % x |planned|`` (any share
+    when nothing was planned), else ``""``: the one rule of a line's flag, which the reconciliation stores
+    (``LineVariance.flag``, what ``finops reconcile`` prints) and the review writes as a formula."""
     if variance == 0 or abs(variance) < amount:
         return ""
-    if planned != 0 and abs(variance) < pct / 100 * abs(planned):
+    if planned != 0 and abs(variance) <= pct / 100 * abs(planned):
         return ""
     return "over" if variance > 0 else "under"
 
@@ -69,12 +76,46 @@ def favourable(variance: Decimal) -> str:
     return "favourable" if variance < 0 else "unfavourable" if variance > 0 else "on plan"
 
 
+#: The quantity a line's volume is counted in.
+VolumeBasis = Literal["GPU-hours", "tokens"]
+
+
+def volume_basis(line: LineVariance) -> VolumeBasis | None:
+    """``GPU-hours`` where the plan has the line's fleet hours and the bill its usage hours, else ``tokens`` where
+    both token counts are there (million tokens), else ``None`` (no split)."""
+    if line.planned_gpu_hours and line.actual_gpu_hours is not None:
+        return "GPU-hours"
+    if line.planned_mtokens and line.actual_mtokens is not None:
+        return "tokens"
+    return None
+
+
+def volume_quantities(line: LineVariance) -> tuple[Decimal, Decimal] | None:
+    """(planned, actual) quantity of ``line`` in its :func:`volume_basis`, or ``None``."""
+    basis = volume_basis(line)
+    if basis == "GPU-hours":
+        return line.planned_gpu_hours, line.actual_gpu_hours  # type: ignore[return-value]
+    if basis == "tokens":
+        return line.planned_mtokens, line.actual_mtokens  # type: ignore[return-value]
+    return None
+
+
 def volume_rate(line: LineVariance) -> tuple[Decimal, Decimal] | None:
-    """(volume, rate) parts of ``line``'s variance from its token counts, or ``None`` without both."""
-    if not line.planned_mtokens or line.actual_mtokens is None:
+    """(volume, rate) parts of ``line``'s variance in its :func:`volume_basis`, or ``None`` without one.
+
+    >>> from decimal import Decimal as D
+    >>> from finops.money import Money
+    >>> usd = lambda x: Money.of(x, "USD")
+    >>> fleet = LineVariance("gpu", "OPEX", usd(730), usd(900), usd(900), usd(170), None, "", planned_mtokens=D(10),
+    ...                      actual_mtokens=D(8), planned_gpu_hours=D(730), actual_gpu_hours=D(744))
+    >>> volume_basis(fleet), [str(x) for x in volume_rate(fleet)]     # 14 more hours at 1 USD, the rest rate
+    ('GPU-hours', ['14', '156'])
+    """
+    quantities = volume_quantities(line)
+    if quantities is None:
         return None
-    planned_rate = line.planned.amount / line.planned_mtokens
-    volume = (line.actual_mtokens - line.planned_mtokens) * planned_rate
+    planned, actual = quantities
+    volume = (actual - planned) * line.planned.amount / planned
     return volume, line.variance.amount - volume
 
 

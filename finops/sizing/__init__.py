@@ -20,7 +20,7 @@ from .corrections import CORRECTIONS_FILE, CorrectionTable, ThroughputCorrection
 from .demand import Demand, concurrency, concurrency_from_rate, demand, devices_needed
 from .engine_constants import ENGINES, Calibration, Engine, EngineConstants
 from .engine_versions import check_engine_version
-from .figures import RANKING_HEADER, SIZING_FIELDS, blank_if_none, ranking_table
+from .figures import RANKING_HEADER, SIZING_FIELDS, ranking_table
 from .load_test_results import read_load_test
 from .managed import ApiOption
 from .memory import (
@@ -82,7 +82,6 @@ __all__ = [
     "ThroughputCorrection",
     "Workload",
     "WorkloadSizing",
-    "blank_if_none",
     "bundled_measurements",
     "bytes_per_param",
     "check_engine_version",

@@ -4,7 +4,8 @@
 the add-in's ``LLM_SIZING(headers, row, field)`` returns it for a Workloads row, and the planning workbook
 stores it as that formula's value. The planner's
 choice is priced only when it meets the targets; otherwise its cost cells show why not, in a few
-words, and its deployment cells are blank, so no failing configuration reaches a total or a chart.
+words, and its deployment cells ``-`` (:data:`finops.cells.NOT_APPLICABLE`: never an empty string or a
+boolean, which LibreOffice recomputes on opening), so no failing configuration reaches a total or a chart.
 The ``Best*`` fields are the first row of ``finops size`` for the same workload and price book.
 
 Two cost bases per million output tokens, labelled by name: ``CostPerMTokPeak`` at the peak load
@@ -17,31 +18,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..cells import NOT_APPLICABLE, shown
 from ..errors import InputError
 from ..registry import Registry
 from .choice import WorkloadSizing
 from .search import SizingOption
 
-__all__ = ["RANKING_HEADER", "SIZING_FIELDS", "blank_if_none", "ranking_table"]
+__all__ = ["RANKING_HEADER", "SIZING_FIELDS", "ranking_table"]
 
 Field = Callable[[WorkloadSizing], Any]
 
 
-def blank_if_none(value: Any) -> Any:
-    """What a cell shows for a figure the core leaves out (``None``): an empty cell.
-
-    >>> blank_if_none(None), blank_if_none(0.0)
-    ('', 0.0)
-    """
-    return "" if value is None else value
-
-
 def _chosen(read: Callable[[SizingOption], Any], *, priced: bool = False) -> Field:
-    """A figure of the planner's deployment: blank when it misses the targets (``priced``: why not)."""
+    """A figure of the planner's deployment: ``-`` when it misses the targets (``priced``: why not)."""
     def value(sized: WorkloadSizing) -> Any:
         option = sized.choice.option
         if option is None:
-            return sized.choice.why_not if priced else ""
+            return sized.choice.why_not if priced else NOT_APPLICABLE
         return read(option)
     return value
 
@@ -66,14 +59,14 @@ def _latency(p99: str, p50: str, *, at_p90: str | None = None) -> Field:
             figure = getattr(o, p99 if _p99(sized) else p50)
             if at_p90 is None:
                 return figure
-            return blank_if_none(o.at_p90(at_p90, figure))
+            return shown(o.at_p90(at_p90, figure))
         return _chosen(read)(sized)
     return value
 
 
 SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "MeetsTargets": lambda s: "yes" if s.choice.meets_targets else "no",
-    "WhyNot": lambda s: s.choice.why_not,
+    "WhyNot": lambda s: shown(s.choice.why_not),
     "TtftMs": _latency("ttft_p99_ms", "ttft_p50_ms"),
     "TpotMs": _latency("itl_p99_ms", "tpot_ms"),
     "Replicas": _chosen(lambda o: o.replicas),
@@ -85,6 +78,9 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "InstanceType": _chosen(lambda o: o.instance_type),
     "AcceleratorsPerInstance": _chosen(lambda o: o.accelerators_per_instance),
     "OutputTokensPerS": _chosen(lambda o: o.output_tokens_per_s),
+    # the deployment's hourly cost (instances x the instance's hourly price): the workbook's monthly cost is this
+    # times its HoursPerMonth input; MonthlyCost is the core's month of 730 hours
+    "HourlyCost": _chosen(lambda o: float(o.hourly_cost.amount), priced=True),
     "MonthlyCost": _chosen(lambda o: float(o.monthly_cost.amount), priced=True),
     "CostPerMTokPeak": _chosen(lambda o: float(o.cost_per_million_output_tokens.amount), priced=True),
     "CostPerMTokAverage": _chosen(lambda o: float(o.cost_per_million_output_tokens_average.amount), priced=True),
@@ -95,6 +91,7 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "BestGpusPaid": _best(lambda o: o.gpus_paid),
     "BestInstanceType": _best(lambda o: o.instance_type),
     "BestInstances": _best(lambda o: o.instances),
+    "BestHourlyCost": _best(lambda o: float(o.hourly_cost.amount)),
     "BestMonthlyCost": _best(lambda o: float(o.monthly_cost.amount)),
     # how far the planner's figures can be trusted: measured configuration (else extrapolated), and whose
     # bandwidth and compute efficiencies the model used (the engine's, or a vendor fit's such as amd-cdna3:vllm)
@@ -106,8 +103,8 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     # accelerators the planner's configuration deploys were the model at the optimistic (P10) or the
     # pessimistic (P90) end of its band; the fleet is sized at the P90 end (finops.sizing.confidence)
     "Extrapolation": _chosen(lambda o: o.extrapolation),
-    "GpusAtP10": _chosen(lambda o: blank_if_none(o.gpus_band[0] if o.gpus_band else None)),
-    "GpusAtP90": _chosen(lambda o: blank_if_none(o.gpus_band[1] if o.gpus_band else None)),
+    "GpusAtP10": _chosen(lambda o: shown(o.gpus_band[0] if o.gpus_band else None)),
+    "GpusAtP90": _chosen(lambda o: shown(o.gpus_band[1] if o.gpus_band else None)),
     "BestExtrapolation": _best(lambda o: o.extrapolation),
 })
 
@@ -153,10 +150,10 @@ def ranking_table(options: list[SizingOption]) -> list[list[Any]]:
             float(o.cost_per_million_output_tokens_average.amount),
             o.ttft_p99_ms,
             o.itl_p99_ms,
-            o.calibrated,
+            shown(o.calibrated),
             o.efficiency_source,
-            blank_if_none(o.at_p90("ttft", o.ttft_p99_ms)),
-            blank_if_none(o.at_p90("tpot", o.itl_p99_ms)),
+            shown(o.at_p90("ttft", o.ttft_p99_ms)),
+            shown(o.at_p90("tpot", o.itl_p99_ms)),
         ]
         for o in options
     ]

@@ -1,9 +1,12 @@
-"""The comments finance typed into a review's ``tblVariance``, read back before a re-run replaces it.
+"""The comments, owners and actions finance typed into a review's ``tblVariance``, read back before a re-run
+replaces it.
 
-A re-run of a month writes a new review over the old one; the ``Comment`` column is the only input
-of the review, so it is read from the file being replaced first (:func:`comments_in_review`) and
-merged with the ones the history kept (:func:`kept_comments`): what the file says wins, a comment
-cleared in the file stays cleared, and a line the file lacks keeps the history's comment.
+A re-run of a month writes a new review over the old one; ``Comment``, ``Owner`` and ``Action`` are the
+review's inputs, so they are read from the file being replaced first (:func:`comments_in_review`,
+:func:`actions_in_review`) and merged with what the history kept (:func:`kept_comments`, :func:`kept_actions`):
+what the file says wins, a cell cleared in the file stays cleared, and a line the file lacks keeps the
+history's. Owners and actions also carry from month to month: the history hands a month's review those of
+the latest earlier month that had them.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from finops.errors import InputError, Location
 from ..plan_reader import check_package, range_rows, table_places
 
 __all__ = ["ACTION", "COMMENT", "OWNER", "PLAN_LINE", "VARIANCE_TABLE", "actions_in_review", "comments_in_review",
-           "kept_comments"]
+           "kept_actions", "kept_comments"]
 
 VARIANCE_TABLE = "tblVariance"
 PLAN_LINE = "Plan line"
@@ -31,10 +34,20 @@ def comments_in_review(path: Path) -> dict[str, str]:
 
 
 def actions_in_review(path: Path) -> dict[str, tuple[str, str]]:
-    """Plan line -> (owner, action) typed in the review at ``path``; ``{}`` when there is no file or a review
-    written before it had these columns. Kept by a re-run of the month through the file it replaces."""
+    """Plan line -> (owner, action) in the review at ``path`` (blank ones too: cleared in the file); ``{}`` when
+    there is no file or a review written before it had these columns."""
     return {line: (cells.get(OWNER, ""), cells.get(ACTION, "")) for line, cells in _typed(path).items()
-            if cells.get(OWNER) or cells.get(ACTION)}
+            if OWNER in cells or ACTION in cells}
+
+
+def kept_actions(review: Path, history: Mapping[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """The owners and actions a run of the month writes and keeps: the ``history``'s (those carried from the
+    months before, :meth:`finops.reconcile.history.History.actions`), overridden by the review file's.
+
+    >>> kept_actions(Path("no-such-review.xlsx"), {"gpu": ("Ana", "right-size the p5 fleet")})
+    {'gpu': ('Ana', 'right-size the p5 fleet')}
+    """
+    return {**history, **actions_in_review(review)}
 
 
 def _typed(path: Path) -> dict[str, dict[str, str]]:

@@ -4,9 +4,11 @@ line, and the unit cost per million tokens.
 
 Above the table, the materiality inputs (named ``FlagPct`` and ``FlagAmount``): a line's ``Flag`` is a formula,
 ``over`` / ``under`` when its variance is beyond both (:func:`finops.reconcile.story.material_flag`). Beside
-the variance: favourable or unfavourable, and its split into volume (tokens served against planned, at the
-planned cost per million) and rate (the rest), from ``tblUnitCost`` below. ``Owner``, ``Action`` and
-``Comment`` are the review's input cells: who explains the line and what is done about it. Below, the
+the variance: favourable or unfavourable, and its split into volume (GPU-hours where the plan prices the line's
+fleet and the bill has its hours, else tokens, against planned, at the planned cost per unit) and rate (the
+rest), from ``tblUnitCost`` below (:func:`finops.reconcile.story.volume_rate`). ``Owner``, ``Action`` and
+``Comment`` are the review's input cells: who explains the line and what is done about it (the history keeps
+owners and actions and hands them to the next month's review). Below, the
 unit cost per million tokens and ``tblYear``: each line's year to date (plan, actual from the history) and
 full year (plan, forecast = actual to date + the plan of the months to come).
 """
@@ -18,12 +20,11 @@ from datetime import datetime
 from typing import Any
 
 from finops.reconcile import (
-    DEFAULT_MATERIALITY,
     LineVariance,
     MonthRecord,
     Reconciliation,
     favourable,
-    material_flag,
+    volume_basis,
     volume_rate,
     year_to_date,
 )
@@ -43,12 +44,15 @@ _COLUMNS = (text_column(PLAN_LINE, 24), text_column("Cost centre", 15), text_col
             money_column("Variance", 15), money_column("Variance %", 9, "percent"), text_column("Flag", 7),
             text_column("Favourable", 13), money_column("Volume", 14), money_column("Rate", 14),
             Column(OWNER, "text", "input", 14), Column(ACTION, "text", "input", 30), Column(COMMENT, "text", "input", 42))
-_UNIT_COLUMNS = (text_column(PLAN_LINE, 24), money_column("Planned M tokens", 10, "number"),
+_UNIT_COLUMNS = (text_column(PLAN_LINE, 24), text_column("Volume in", 15), money_column("Planned GPU-hours", 15, "number"),
+                 money_column("Actual GPU-hours", 15, "number"), money_column("Planned M tokens", 10, "number"),
                  money_column("Actual M tokens", 9, "number"), money_column("Planned per M tokens", 15, "rate"),
                  money_column("Actual per M tokens", 15, "rate"), text_column("Actual tokens from", 12),
                  money_column("Billed M input", 10, "number"), money_column("Billed M output", 10, "number"),
                  money_column("Billed M cached", 10, "number"))
 WIDTHS = tuple(c.width for c in _COLUMNS)
+#: The tblUnitCost columns (after "Planned " / "Actual ") of each volume basis.
+_QUANTITY = {"GPU-hours": "GPU-hours", "tokens": "M tokens"}
 
 
 def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: datetime,
@@ -59,14 +63,16 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
     ws = review_sheet(wb, styles, "Variance", f"Plan against actual by plan line, {rec.month}",
                       "P&L actual: cloud cost (EffectiveCost) mapped by the plan's Mapping rules, plus depreciation. "
                       "A line is flagged when its variance is beyond both thresholds in row 3 (yellow: change them "
-                      "and the flags follow). Under plan is favourable. Volume: tokens served against planned at "
-                      "the planned cost per million tokens; Rate: the rest. Write who owns the line, what is done "
-                      "and why in Owner, Action and Comment (yellow): a re-run of the month keeps them.",
+                      "and the flags follow). Under plan is favourable. Volume: GPU-hours (a fleet the plan prices) or "
+                      "tokens (a line priced per token) against planned, at the planned cost per unit; Rate: the rest. Write who owns the line, what is done "
+                      "and why in Owner, Action and Comment (yellow): a re-run of the month keeps them, and Owner and "
+                      "Action carry into next month's review until changed or cleared.",
                       month=rec.month, run_at=run_at, widths=WIDTHS, header_rows=(3, 3))
     ws.set_row(3, 30)
     _thresholds(wb, ws, styles, rec)
     place = TablePlace(ws.name, VARIANCE_TABLE, tuple(c.header for c in _COLUMNS), 3, 0, max(len(rec.lines), 1))
-    tokens = [line for line in rec.lines if line.planned_mtokens or line.actual_mtokens]
+    tokens = [line for line in rec.lines
+              if line.planned_mtokens or line.actual_mtokens or line.planned_gpu_hours or line.actual_gpu_hours]
     unit_top = _unit_top(rec, comments, place)
     unit = TablePlace(ws.name, "tblUnitCost", tuple(c.header for c in _UNIT_COLUMNS), unit_top, 0, max(len(tokens), 1))
     unit_row = {line.plan_line: i for i, line in enumerate(tokens)}
@@ -94,9 +100,11 @@ def variance_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: d
     chart.set_size({"width": 1000, "height": 360})
     ws.insert_chart(below, 0, chart)
     top = unit_top
-    label(ws, styles, top - 1, "Unit cost per million tokens (lines with token counts)")
+    label(ws, styles, top - 1, "Volumes and unit cost per million tokens (lines with GPU-hours or token counts; "
+                               "Volume in: the quantity the Volume column counts)")
     write_table(ws, styles, "tblUnitCost", _UNIT_COLUMNS,
-                [(line.plan_line, cell_value(line.planned_mtokens), cell_value(line.actual_mtokens),
+                [(line.plan_line, volume_basis(line) or "", cell_value(line.planned_gpu_hours),
+                  cell_value(line.actual_gpu_hours), cell_value(line.planned_mtokens), cell_value(line.actual_mtokens),
                   cell_value(line.planned_unit_cost), cell_value(line.actual_unit_cost),
                   {"usage": "Usage sheet", "bill": "bill"}.get(line.tokens_source, ""),
                   *(cell_value(None if line.billed_tokens is None else getattr(line.billed_tokens, kind))
@@ -114,7 +122,7 @@ def _thresholds(wb: Any, ws: Any, styles: ReviewStyles, rec: Reconciliation) -> 
     ws.write_string(2, 0, "Flag beyond both: % of plan", styles.label)
     ws.write_number(2, 1, float(rec.threshold_pct) / 100, styles.input("percent"))
     ws.write_string(2, 2, "and amount", styles.label)
-    ws.write_number(2, 3, float(DEFAULT_MATERIALITY), styles.input("money"))
+    ws.write_number(2, 3, float(rec.materiality), styles.input("money"))
     wb.define_name("FlagPct", "=Variance!$B$3")
     wb.define_name("FlagAmount", "=Variance!$D$3")
 
@@ -132,20 +140,19 @@ def _row(place: TablePlace, unit: TablePlace, unit_index: int | None, i: int, li
     """Formulas and cached values of ``tblVariance`` row ``i`` up to ``Rate``."""
     planned, actual, variance = (place.cell(i, h) for h in ("Planned", "P&L actual", "Variance"))
     pct = "" if line.variance_pct is None else float(line.variance_pct)
-    flag = material_flag(line.variance.amount, line.planned.amount, rec.threshold_pct, DEFAULT_MATERIALITY)
-    split = volume_rate(line)
+    split, basis = volume_rate(line), volume_basis(line)
     if split is None or unit_index is None:
         volume: Any = ""
         rate: Any = ""
     else:
-        planned_tok, actual_tok = (unit.cell(unit_index, h) for h in ("Planned M tokens", "Actual M tokens"))
-        volume = Formula(f"=({actual_tok}-{planned_tok})*{planned}/{planned_tok}", float(split[0]))
+        planned_q, actual_q = (unit.cell(unit_index, f"{side} {_QUANTITY[basis]}") for side in ("Planned", "Actual"))
+        volume = Formula(f"=({actual_q}-{planned_q})*{planned}/{planned_q}", float(split[0]))
         rate = Formula(f"={variance}-{place.cell(i, 'Volume')}", float(split[1]))
     return [line.plan_line, line.cost_centre, line.category, cell_value(line.planned), cell_value(line.actual),
             cell_value(line.actual_cash), Formula(f"={actual}-{planned}", cell_value(line.variance)),
             Formula(f'=IF({planned}=0,"",{variance}/ABS({planned}))', pct),
-            Formula(f'=IF(AND(ABS({variance})>=FlagAmount,OR({planned}=0,ABS({variance})>=FlagPct*ABS({planned}))),'
-                    f'IF({variance}>0,"over","under"),"")', flag),
+            Formula(f'=IF(AND(ABS({variance})>=FlagAmount,OR({planned}=0,ABS({variance})>FlagPct*ABS({planned}))),'
+                    f'IF({variance}>0,"over","under"),"")', line.flag),
             Formula(f'=IF({variance}<0,"favourable",IF({variance}>0,"unfavourable","on plan"))',
                     favourable(line.variance.amount)),
             volume, rate]

@@ -225,8 +225,10 @@ class TablePlace:
 
 
 #: Rows the Sizing and TCO tables hold: the Workloads rows and room for more, each formula blank ("") while
-#: its Workloads row is empty, so a workload added in Excel sizes and costs itself.
-ROOM = 20
+#: its Workloads row is empty, so a workload typed into any of the first ROOM Workloads rows sizes and costs
+#: itself (a table in one sheet cannot grow with another's rows: past them, copy the last row down). 50: seven
+#: times the seed plan, at 6 pages more of print than 20 and a ranking still 55 rows down.
+ROOM = 50
 
 
 def unless_blank(key: str, cells: Sequence[Any]) -> list[Any]:

@@ -25,6 +25,7 @@ import numpy as np
 from xlsxwriter.utility import xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 
+from finops.cells import NOT_APPLICABLE
 from finops.mix import Campaign, WorkloadShape, generate_profile
 from finops.price_book import PriceBook
 from finops.tco import reference_case
@@ -173,7 +174,7 @@ def _charts(
     wb: Workbook, ws: Any, styles: Styles, result: list[list[Any]], answer_top: int, first: int, last: int
 ) -> int:
     """The tier levels, the monthly cost stack table and both charts; returns the first free row below."""
-    outcome_rows = [i for i, r in enumerate(result) if i and r[1]]
+    outcome_rows = [i for i, r in enumerate(result) if i and r[1] != NOT_APPLICABLE]
     committed = [i for i in outcome_rows if result[i][1] in _COMMITTED]
     # Tier levels: cumulative committed units, native SUMs over the recommendation's units column.
     tiers_top = answer_top + len(result) + 2

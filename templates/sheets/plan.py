@@ -1,8 +1,8 @@
 """The plan sheets that reconcile reads by table name: Budget, Assets, Mapping, Usage.
 
 The plan feeds the budget by formula: an OPEX line that workloads name (Workloads' PlanLine) gets its
-Amount and PlannedMTokens as sums over the TCO sheet (the sized fleet at its price); a CAPEX line with owned
-assets gets its Amount as the month's depreciation over the Assets sheet (:func:`depreciation_formula`).
+Amount, PlannedMTokens and PlannedGpuHours as sums over the TCO sheet (the sized fleet at its price); a CAPEX
+line with owned assets gets its Amount as the month's depreciation over the Assets sheet (:func:`depreciation_formula`).
 Other lines stay typed inputs. Reconcile reads the values the workbook stores with the formulas.
 
 Column headers are the contract of ``docs/design.md`` (exact names). Each sheet has a one-line
@@ -23,6 +23,7 @@ from finops.money import Money
 from ..demo_plan import SAMPLES_PLAN, PlanTables
 from ..styles import Styles
 from ._table import Column, Formula, TablePlace, fit_for_print, titled_sheet, validate_column, write_table
+from .start import HOURS_PER_MONTH
 from .tco import PlannedFleet
 
 __all__ = ["ASSETS_COLUMNS", "BUDGET_COLUMNS", "MAPPING_COLUMNS", "USAGE_COLUMNS", "write_plan_sheets"]
@@ -36,6 +37,7 @@ BUDGET_COLUMNS = (
     Column("Amount", "money", width=14),
     Column("Currency", width=9),
     Column("PlannedMTokens", "number", width=15),
+    Column("PlannedGpuHours", "number", width=15),
 )
 ASSETS_COLUMNS = (
     Column("AssetId", width=13),
@@ -141,10 +143,12 @@ def depreciation_formula(budget: TablePlace, i: int, assets: TablePlace) -> str:
 
 def _fleet_row(i: int, values: list[object], budget: TablePlace, tco: TablePlace | None,
                fleets: Sequence[PlannedFleet]) -> list[object]:
-    """A Budget row; an OPEX line that workloads name (Workloads' PlanLine) gets its Amount and PlannedMTokens
-    as formulas over the TCO sheet: the sum of those workloads' CloudMonthly and MTokensPerMonth. A workload
+    """A Budget row; an OPEX line that workloads name (Workloads' PlanLine) gets its Amount, PlannedMTokens and
+    PlannedGpuHours as formulas over the TCO sheet: the sum of those workloads' CloudMonthly and MTokensPerMonth,
+    and their accelerators paid (GpusPaid) x HoursPerMonth, the GPU-hours the review splits volume by. A workload
     on the line that is not priced (it misses its targets) makes the Amount #N/A, never a smaller number."""
     line = values[1]
+    values += [None] * (len(BUDGET_COLUMNS) - len(values))
     mine = [f for f in fleets if f.plan_line and f.plan_line == line]
     if tco is None or values[3] != "OPEX" or not mine:
         return values
@@ -159,6 +163,9 @@ def _fleet_row(i: int, values: list[object], budget: TablePlace, tco: TablePlace
                         f'SUMIFS({col("CloudMonthly")},{col("PlanLine")},{key}))', amount)
     values[7] = Formula(f'=SUMIFS({col("MTokensPerMonth")},{col("PlanLine")},{key})',
                         sum(float(f.mtokens) for f in mine if isinstance(f.mtokens, float | int)))
+    hours = sum(float(f.gpus_paid) for f in mine) * HOURS_PER_MONTH if priced else "#N/A"  # type: ignore[arg-type]
+    values[8] = Formula(f'=IF(COUNTIFS({col("PlanLine")},{key},{col("CloudMonthly")},"*")>0,NA(),'
+                        f'SUMIFS({col("GpusPaid")},{col("PlanLine")},{key})*HoursPerMonth)', hours)
     return values
 
 
@@ -175,8 +182,9 @@ def write_plan_sheets(wb: Workbook, styles: Styles, tco: TablePlace | None = Non
         styles,
         "Budget",
         "Monthly plan lines. Category OPEX or CAPEX; Amount in Currency; "
-        "PlannedMTokens (optional) gives the planned unit cost. A line that workloads name (Workloads' PlanLine) "
-        "is the sum of their fleets' monthly cost and tokens on the TCO sheet; a line with owned servers is "
+        "PlannedMTokens (optional) gives the planned unit cost, PlannedGpuHours (optional) the fleet's GPU-hours. "
+        "A line that workloads name (Workloads' PlanLine) is the sum of their fleets' monthly cost, tokens and "
+        "GPU-hours on the TCO sheet; a line with owned servers is "
         "their depreciation on the Assets sheet (formulas, black); the others are typed. " + plan.source,
         BUDGET_COLUMNS,
     )

@@ -9,7 +9,9 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     WeightsGiB         = LLM_WEIGHTS_GIB(Model, Precision)
     KvGiB              = LLM_KV_GIB(Model, ISL + OSL, ROUNDUP(Concurrency))
     MaxConcurrency     = LLM_MAX_CONCURRENCY(Model, Gpu, Precision, TP, ISL, OSL)      (per replica)
-    MeetsTargets ... BestMonthlyCost = LLM_SIZING(H, W, "<column>", PriceTable)
+    MeetsTargets ... BestExtrapolation = LLM_SIZING(H, W, "<column>", PriceTable), but:
+    MonthlyCost        = HourlyCost x HoursPerMonth (the why-not text when it misses its targets)
+    BestMonthlyCost    = LLM_SIZING(H, W, "BestHourlyCost", PriceTable) x HoursPerMonth
     CostPerMTokPeak    = hourly / (peak output tokens/s x 3,600 / 10^6)        (at the peak, running 24/7)
     CostPerMTokAverage = CostPerMTokPeak x PeakToAverage   (average load, fleet fixed at its peak size)
     Calibrated         = yes when the planner's engine, GPU, precision, model class and TP were measured
@@ -33,13 +35,14 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
 ``LLM_SIZING`` calls ``finops.sizing.choice.size_workload``, the function behind ``finops size`` and
 ``finops.size``: the planner's Gpu x Precision x TP at its fewest replicas meeting the SLOs (with
 spare and redundancy, whole TP groups on whole instances: ``GpusPaid = Instances x accelerators per
-instance``), priced as ``Instances x hourly x 730``; a configuration that misses its targets shows why
+instance``), priced as ``HourlyCost = Instances x hourly`` and a month of ``HoursPerMonth`` (the Start sheet's
+input, 730 as the core's month); a configuration that misses its targets shows why
 ("misses TPOT 33 ms: 44 ms") in ``MonthlyCost`` and is priced nowhere. The ``Best*`` columns are the
 cheapest configuration of the whole search, ``finops size``'s first row for the same workload and
 price book.
 
 Every formula reads its own row of Workloads (row-relative references, one formula per column), and the
-table holds ``ROOM`` rows (20): a row's formulas show blank while its Workloads row is empty, so a workload
+table holds ``ROOM`` rows (50): a row's formulas show blank while its Workloads row is empty, so a workload
 added below the others in Excel is sized at once.
 
 Below the table, the cheapest configurations for the first workload: each cell picks its figure of
@@ -75,6 +78,7 @@ from ._table import (
     write_picked,
     write_table,
 )
+from .start import HOURS_PER_MONTH
 from .workloads import WorkloadRow
 
 __all__ = ["SIZING_COLUMNS", "SizedRow", "sizing_formula", "write_sizing"]
@@ -90,6 +94,7 @@ _ANSWER: tuple[tuple[str, Kind, float], ...] = (
     ("Instances", "int", 9),
     ("GpusPaid", "int", 8),
     ("InstanceType", "text", 16),
+    ("HourlyCost", "usd_rate", 11),
     ("MonthlyCost", "usd", 14),
     ("CostPerMTokPeak", "usd_rate", 11),
     ("CostPerMTokAverage", "usd_rate", 11),
@@ -165,6 +170,12 @@ def _formulas(i: int, w: TablePlace, s: TablePlace) -> list[str]:
         f"*{ref('Growth')}"
     )
     args = f"{ref('Model')},{ref('Gpu')},{ref('Precision')},{ref('TP')},{ref('ISL')},{ref('OSL')}"
+    best_hourly = sizing_formula(w, i, "BestHourlyCost")
+    # a month's cost is native arithmetic over the hourly cost and the HoursPerMonth input
+    monthly = {
+        "MonthlyCost": f'=IF({own("MeetsTargets")}="yes",{own("HourlyCost")}*HoursPerMonth,{own("WhyNot")})',
+        "BestMonthlyCost": f"=IF(ISNUMBER({best_hourly}),{best_hourly}*HoursPerMonth,{best_hourly})",
+    }
     request = f"{ref('Model')},{ref('ISL')},{ref('OSL')}"
     return [
         f"={ref('Workload')}",
@@ -173,7 +184,7 @@ def _formulas(i: int, w: TablePlace, s: TablePlace) -> list[str]:
         f"=LLM_KV_GIB({ref('Model')},{ref('ISL')}+{ref('OSL')},ROUNDUP({own('Concurrency')},0))",
         f"=LLM_MAX_CONCURRENCY({args})",
         f'=IF(ISNUMBER({own("MaxConcurrency")}),IF({own("MaxConcurrency")}>=1,"yes","no"),{own("MaxConcurrency")})',
-        *(f"={sizing_formula(w, i, header)}" for header, _, _ in _ANSWER),
+        *(monthly.get(header, f"={sizing_formula(w, i, header)}") for header, _, _ in _ANSWER),
         *(f'=IF(ISNUMBER(SEARCH("no managed API",{call})),"no API",{call})'
           for call in (f"FINOPS_API_PER_MTOK({request})", f'FINOPS_API_OFFER({request},"model")')),
     ]
@@ -194,6 +205,10 @@ def _values(row: WorkloadRow, book: PriceBook) -> tuple[list[Any], SizedRow]:
         conc = wl.dau * wl.online_share * growth  # type: ignore[operator]
     max_conc = _answers.max_concurrency(model, gpu, precision, tp, wl.isl, wl.osl)
     answer = {header: sizing_value(row, header, book) for header, _, _ in _ANSWER}
+    for monthly, hourly in (("MonthlyCost", answer["HourlyCost"]), ("BestMonthlyCost",
+                                                                      sizing_value(row, "BestHourlyCost", book))):
+        if isinstance(hourly, float):
+            answer[monthly] = hourly * HOURS_PER_MONTH
     api = _answers.cheapest_api(wl, None, None)
     values = [wl.name, conc, _answers.weights_gib(model, precision),
               _answers.kv_gib(model, wl.isl + wl.osl, _roundup(conc)), max_conc,

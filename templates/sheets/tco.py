@@ -57,6 +57,7 @@ from typing import Any
 from xlsxwriter.utility import xl_rowcol_to_cell
 from xlsxwriter.workbook import Workbook
 
+from finops.cells import NOT_APPLICABLE
 from finops.money import Money
 from finops.price_book import PriceBook
 from finops.tco import cost_per_million_tokens, reference_case, tco
@@ -187,11 +188,12 @@ def _owned_bases(ws: Any, wb: Workbook, styles: Styles, top: int, label_col: int
 @dataclass(frozen=True)
 class PlannedFleet:
     """A workload's line of the TCO sheet as the Budget reads it: its plan line, monthly cloud cost (the
-    why-not text when it misses its targets) and million output tokens a month."""
+    why-not text when it misses its targets), million output tokens a month and accelerators paid."""
 
     plan_line: str
     monthly_cost: float | str
     mtokens: float | str
+    gpus_paid: float | str = ""
 
 
 def write_tco(
@@ -254,7 +256,8 @@ def write_tco(
     chart.set_size({"width": 900, "height": 360})
     ws.insert_chart(place.row(place.rows) + 2, 0, chart)
     return place, [PlannedFleet(row.plan_line, cells[place.headers.index("CloudMonthly")].value,
-                                cells[place.headers.index("MTokensPerMonth")].value)
+                                cells[place.headers.index("MTokensPerMonth")].value,
+                                cells[place.headers.index("GpusPaid")].value)
                    for row, cells in zip(rows, table)]
 
 
@@ -333,7 +336,7 @@ def _tco_row(i: int, row: WorkloadRow, answer: SizedRow, place: TablePlace, work
         Formula(f'=""&{workloads.cell(i, "PlanLine", sheet=True, follow=True)}', row.plan_line),
         Formula(unless_missed(f"{own('PeakTokensPerS')}*3600*HoursPerMonth/"
                               f"{workloads.cell(i, 'PeakToAverage', sheet=True, follow=True)}/10^6"), mtokens),
-        Formula(api_offer("provider", ""), api.provider if api else ""),
+        Formula(api_offer("provider", NOT_APPLICABLE), api.provider if api else NOT_APPLICABLE),
         Formula(api_offer("model", "no API"), api.offer_model if api else "no API"),
         Formula(f'=IF(ISNUMBER(SEARCH("no managed API",{api_call})),"no API",{api_call})', api_mtok),
         Formula(with_api("MTokensPerMonth", f"{own('ApiPerMTok')}*{own('MTokensPerMonth')}"),

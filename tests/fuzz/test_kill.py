@@ -155,7 +155,8 @@ COMMANDS = {
     "demo": lambda o: (["demo", "--out", o, "--quiet"],
                        [o / name for name in ("sizing.json", "tco.json", "mix.json", "llm-finops-plan.xlsx",
                                               f"budget-review-{MONTH}.xlsx", "reconcile-history.duckdb",
-                                              "llm-finops-plan-next.xlsx", "focus-samples/throughput-corrections.json",
+                                              "llm-finops-plan-next.xlsx", "throughput-corrections.json",
+                                              "serving/serving-lines.csv",
                                               f"bills/demo-aws-{MONTH}.csv.gz", f"bills/demo-gcp-{MONTH}.csv.gz",
                                               f"focus-samples/budget-review-{MONTH}.xlsx")], None),
 }

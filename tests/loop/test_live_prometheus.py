@@ -32,7 +32,7 @@ pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="the prometheus binar
 def _recorded(generator: ModuleType) -> list[tuple[str, dict[str, str], list[float]]]:
     spec = next(s for s in generator.SPECS if s.plan_line == "aws-inference-prod")
     out = []
-    for item in generator.line_results(spec):
+    for item in generator.line_results(spec, generator.MONTH):
         labels = {k: v for k, v in item["metric"].items() if k not in ("__name__", "job")}
         out.append((item["metric"]["__name__"], labels, [float(v) for _, v in item["values"][FIRST:LAST + 1]]))
     return out

@@ -123,7 +123,7 @@ def test_budget_keeps_its_rows_and_gains_the_next_months(written: Path) -> None:
     added = new[len(old):]
     assert [r[1] for r in added] == [r[1] for r in old if r[0] == "2026-05"] and {r[0] for r in added} == {"2026-06"}
     table = openpyxl.load_workbook(written)["Budget"].tables["tblBudget"]
-    assert table.ref == f"A3:H{3 + len(new)}"
+    assert table.ref == f"A3:I{3 + len(new)}"    # Month ... PlannedGpuHours
 
 
 def test_the_changes_sheet_follows_the_observed_month_and_the_growth(written: Path) -> None:

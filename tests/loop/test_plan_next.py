@@ -33,7 +33,7 @@ def _metrics(folder: Path, generator: ModuleType, scale: float) -> list[Path]:
     for spec in generator.SPECS:
         if spec.plan_line in LINES:
             path = folder / f"{spec.plan_line}.json.gz"
-            path.write_bytes(gzip.compress(json.dumps(generator.answer(generator.line_results(spec, scale=scale)))
+            path.write_bytes(gzip.compress(json.dumps(generator.answer(generator.line_results(spec, generator.MONTH, scale=scale)))
                                            .encode()))
             paths.append(path)
     return paths

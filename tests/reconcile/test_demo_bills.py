@@ -167,3 +167,51 @@ def test_the_demo_fleets_review_prints_at_8_pt_or_more(demo_out, tmp_path):
     if SOFFICE is None:
         pytest.skip("LibreOffice is not installed")
     assert smallest_text(to_pdf(demo_out / "budget-review-2026-05.xlsx", tmp_path)) == []
+
+
+def test_a_fleet_lines_volume_is_counted_in_gpu_hours_the_plan_and_the_bill_agree_on(demo_out):
+    """aws-inference-prod is a fleet: its volume is GPU-hours, the plan's (accelerators paid x 730) against the
+    bill's (the same accelerators x the 744 hours of May), at the planned cost per GPU-hour; its price is the
+    plan's, so nothing is left for rate."""
+    lines = [r for r in fleet(demo_out) if r["PlanLine"] == "aws-inference-prod"]
+    gpus = sum(int(r["GpusPaid"]) for r in lines)
+    budget = {r["PlanLine"]: r for r in table(demo_out / "llm-finops-plan.xlsx", "Budget", "tblBudget")}
+    assert budget["aws-inference-prod"]["PlannedGpuHours"] == gpus * 730
+    units = {r["Plan line"]: r for r in table(demo_out / "budget-review-2026-05.xlsx", "Variance", "tblUnitCost")}
+    row = units["aws-inference-prod"]
+    assert (row["Volume in"], row["Planned GPU-hours"], row["Actual GPU-hours"]) == ("GPU-hours", gpus * 730,
+                                                                                      gpus * MAY_HOURS)
+    variance = {r["Plan line"]: r for r in table(demo_out / "budget-review-2026-05.xlsx", "Variance", "tblVariance")}
+    line = variance["aws-inference-prod"]
+    assert line["Volume"] == pytest.approx(line["Planned"] * (MAY_HOURS - 730) / 730, rel=1e-9)
+    assert line["Rate"] == pytest.approx(0, abs=1e-6)
+
+
+def test_the_demo_closes_the_loop_on_its_own_plan(demo_out):
+    """The serving loop runs on the plan the demo bills: every plan line one workload's fleet serves is a serving
+    line with its month of metrics, in the review's Serving sheet and in next month's plan, whose Budget has a
+    2026-06 row for every line of the plan. The metrics are drawn at the performance model's latencies, so the
+    realized throughput is the predicted one (ratio within 10 %), but for the agents' line, drawn 15 % slower:
+    its correction sizes it up."""
+    import json
+
+    from templates.demo_fleet_plan import FLEET_PLAN
+
+    workloads: dict[str, list[str]] = defaultdict(list)
+    for workload, line in PLAN_LINES.items():
+        workloads[line].append(workload)
+    single = {line for line, names in workloads.items() if len(names) == 1}
+    with open(demo_out / "serving" / "serving-lines.csv", newline="") as handle:
+        serving = {row["PlanLine"]: row for row in csv.DictReader(handle)}
+    assert set(serving) == single == {"aws-inference-staging", "aws-agents-prod", "gcp-batch-translation"}
+    assert {p.name for p in (demo_out / "serving" / "metrics").iterdir()} == {f"{SAMPLE_MONTH}-{x}.json.gz"
+                                                                              for x in single}
+    review = {r["PlanLine"] for r in table(demo_out / "budget-review-2026-05.xlsx", "Serving", "tblServingReview")}
+    assert review == single
+    following = table(demo_out / "llm-finops-plan-next.xlsx", "Budget", "tblBudget")
+    assert {r["PlanLine"] for r in following if r["Month"] == "2026-06"} == {row[1] for row in FLEET_PLAN.budget}
+    corrections = json.loads((demo_out / "throughput-corrections.json").read_text())["corrections"]
+    ratio = {c["model"]: c["months"][SAMPLE_MONTH] for c in corrections}
+    models = {line: serving[line]["Model"] for line in single}
+    assert ratio[models["aws-agents-prod"]] < 0.9
+    assert all(0.9 <= ratio[models[line]] <= 1.1 for line in single - {"aws-agents-prod"}), ratio

@@ -139,7 +139,8 @@ def convert(amount: Decimal, currency: str | None) -> Decimal:
 
 
 def reconcile(groups=GROUPS + NET, **options: Any):
-    options = {"rates": RATES, "instance_gpus": catalog, **options}
+    """The plan's lines are tens of USD: no materiality amount (0), so the flags follow the percent rule."""
+    options = {"rates": RATES, "instance_gpus": catalog, "materiality": D(0), **options}
     return reconcile_groups(PLAN, list(groups), MONTH, **options)
 
 
@@ -176,7 +177,7 @@ def test_capex_from_the_assets_in_the_month(rec):
     assert rec.planned.amount == 1500 + 50 + 1000 + 1000 + 200 + 100 + 200
 
 
-def expected_lines(groups: list[ChargeGroup], threshold: Decimal) -> list[tuple[Any, ...]]:
+def expected_lines(groups: list[ChargeGroup], threshold: Decimal, materiality: Decimal = D(0)) -> list[tuple[Any, ...]]:
     """Each plan line as the engine docstring defines it, worked from the groups, budget, assets and usage."""
     actual: dict[str, Decimal] = defaultdict(Decimal)
     cash: dict[str, Decimal] = defaultdict(Decimal)
@@ -195,8 +196,9 @@ def expected_lines(groups: list[ChargeGroup], threshold: Decimal) -> list[tuple[
         planned = sum((b.amount.amount for b in lines), D(0))
         variance = actual[name] - planned
         pct = MONEY_CONTEXT.divide(variance, planned) if planned else None
-        flag = ("over" if actual[name] > 0 else "") if pct is None else (
-            "over" if pct * 100 > threshold else "under" if pct * 100 < -threshold else "")
+        side = "over" if variance > 0 else "under" if variance < 0 else ""
+        flag = side if pct is None or abs(pct) * 100 > threshold else ""
+        flag = flag if abs(variance) >= materiality else ""
         tokens = [b.planned_mtokens for b in lines if b.planned_mtokens is not None]
         p_tok = sum(tokens, D(0)) if tokens else None
         used = [u.actual_mtokens for u in PLAN.usage if u.month == MONTH and u.plan_line == name]
@@ -242,9 +244,10 @@ def test_categories_come_from_the_first_budget_line_else_from_the_assets(rec):
 
 
 @pytest.mark.parametrize("spent, flag", [("0.4", "over"), ("1", "over"), ("1.01", "over"), ("0", ""),
-                                         ("-0.3", "")])
+                                         ("-0.3", "under")])
 def test_a_line_outside_the_plan_is_over_as_soon_as_it_spends(spent, flag):
-    """No plan amount, so no variance %: any cost above zero is over budget, however small."""
+    """No plan amount, so no variance %: with no materiality amount, any cost above zero is over budget, however
+    small, and a credit under it."""
     got = {x.plan_line: (x.variance_pct, x.flag) for x in reconcile([group("tiny", spent), group(None, spent)]).lines}
     assert got["tiny"] == got["Unmapped"] == (None, flag)
 
@@ -252,6 +255,15 @@ def test_a_line_outside_the_plan_is_over_as_soon_as_it_spends(spent, flag):
 @pytest.mark.parametrize("threshold", [D(0), D(5), D("10"), D("60.5"), D(200)])
 def test_flags_follow_the_threshold(threshold):
     assert line_rows(reconcile(threshold_pct=threshold)) == expected_lines(GROUPS + NET, threshold)
+
+
+@pytest.mark.parametrize("materiality", [D(5), D(10), D("10.01"), D(100)])
+def test_a_variance_under_the_materiality_amount_is_never_flagged(materiality):
+    """A line is flagged beyond both the percent (10 %) and the amount: each line's flag as the percent rule
+    gives it, blank where its variance is smaller than the amount."""
+    rec = reconcile(threshold_pct=D(10), materiality=materiality)
+    assert line_rows(rec) == expected_lines(GROUPS + NET, D(10), materiality)
+    assert rec.materiality == materiality
 
 
 def test_storage_exactly_at_the_threshold_is_not_flagged():

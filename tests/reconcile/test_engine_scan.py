@@ -398,13 +398,14 @@ def test_rates_choose_the_largest_unmapped_groups_past_the_listed_ones(tmp_path)
 
 
 def test_reconcile_month_passes_on_its_options(tmp_path):
-    """The unmapped CSV, the threshold and the history's commitments reach the figures."""
+    """The unmapped CSV, the threshold, the materiality amount and the history's commitments reach the figures."""
     rows = hourly(10) + hourly(4, ServiceName="AmazonS3")
     bill = write_bill(tmp_path / "may.csv", rows)
     out = tmp_path / "unmapped.csv"
     earlier = {"ri-0": EarlierCommitment("ri-0", "AWS", "Reserved Instance", "All Upfront", date(2026, 1, 1), 12,
                                          D(1200), D(400), "2026-01", D(100))}
-    rec = reconcile_month(PLAN, [bill], MONTH, unmapped_csv=out, threshold_pct=D(2000), earlier_commitments=earlier)
+    rec = reconcile_month(PLAN, [bill], MONTH, unmapped_csv=out, threshold_pct=D(2000), materiality=D(0),
+                          earlier_commitments=earlier)
     s3 = [r for r in rows if r.get("ServiceName") == "AmazonS3"]
     assert [(r["ServiceName"], D(r["EffectiveCost"])) for r in read_csv(out)] == [
         ("AmazonS3", sum(D(r["EffectiveCost"]) for r in s3))]
@@ -412,11 +413,14 @@ def test_reconcile_month_passes_on_its_options(tmp_path):
     assert [c.commitment_id for c in rec.commitment_lines] == ["ri-0"]
 
 
-def test_the_default_threshold_is_ten_percent(tmp_path):
-    """110.50 against a plan of 100 is 10.5 % over: flagged at the default 10 %."""
+def test_the_default_thresholds_are_ten_percent_and_100(tmp_path):
+    """110.50 against a plan of 100 is 10.5 % over, yet 10.50 is under the default 100 materiality amount:
+    not flagged, as it is under an amount of 10.50 or less."""
     bill = write_bill(tmp_path / "may.csv", [{"BilledCost": "110.50", "EffectiveCost": "110.50"}])
     line = reconcile_month(PLAN, [bill], MONTH).lines[0]
-    assert (line.variance_pct, line.flag) == (D("0.105"), "over")
+    assert (line.variance_pct, line.flag) == (D("0.105"), "")
+    assert reconcile_month(PLAN, [bill], MONTH, materiality=D("10.50")).lines[0].flag == "over"
+    assert reconcile_month(PLAN, [bill], MONTH, materiality=D("10.51")).lines[0].flag == ""
 
 
 def test_a_file_whose_types_do_not_match_its_columns_is_refused(tmp_path):

@@ -361,3 +361,24 @@ def test_a_month_of_more_plan_lines_than_one_insert_carries_keeps_every_line(rec
     history.record(dataclasses.replace(rec, lines=lines), RUN_AT)
     (month,) = history.months()
     assert month.lines == {f"line-{i:04d}": Decimal(i) / 100 for i in range(1201)}
+
+
+def test_owners_and_actions_are_kept_per_month_and_carried_until_changed_or_cleared(recorded, tmp_path):
+    """March assigns gpu and gcp; April (given nothing) carries them; May clears gcp and reassigns gpu: June
+    starts from May's, and a re-run of April that gives no actions keeps April's own."""
+    history = History(tmp_path / HISTORY_FILE)
+    shutil.copyfile(recorded[0].path, history.path)
+    march, april, may = (recorded[1][m] for m in ("2026-03", "2026-04", "2026-05"))
+    assert history.actions("2026-03") == {}
+    history.record(march, RUN_AT, actions={"gpu": (" Ana ", "right-size p5  "), "gcp": ("Li", "buy a 1y CUD"),
+                                           "ml": ("", "")})
+    assert history.actions("2026-03") == {"gpu": ("Ana", "right-size p5"), "gcp": ("Li", "buy a 1y CUD")}
+    assert history.actions("2026-04") == history.actions("2026-03")      # carried: April kept none of its own
+    assert history.actions("2026-02") == {}                                # never backwards
+    history.record(may, RUN_AT, actions={"gpu": ("Ana", "p5 reserved from June"), "gcp": ("", "")})
+    assert history.actions("2026-06") == {"gpu": ("Ana", "p5 reserved from June")}   # gcp cleared in May
+    assert history.actions("2026-04") == {"gpu": ("Ana", "right-size p5"), "gcp": ("Li", "buy a 1y CUD")}
+    history.record(april, RUN_AT)                                          # no actions given: none recorded
+    assert history.actions("2026-04") == {"gpu": ("Ana", "right-size p5"), "gcp": ("Li", "buy a 1y CUD")}
+    history.record(march, RUN_AT, actions={})                              # March's replaced by none
+    assert history.actions("2026-04") == {}

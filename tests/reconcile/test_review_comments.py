@@ -148,3 +148,48 @@ def former_line_comments(path):
     rows = [[c.value for c in row] for row in ws[ws.tables["tblFormerLineComments"].ref]]
     assert rows[0] == ["Plan line", "Comment"]
     return [tuple(row) for row in rows[1:]]
+
+
+def _type(path, column, values):
+    """Type into one input column of tblVariance (plan line -> text; None clears), as finance does in Excel."""
+    book = openpyxl.load_workbook(path)
+    ws = book["Variance"]
+    header = [c.value for c in ws[4]]
+    line_col, col = header.index("Plan line") + 1, header.index(column) + 1
+    for row in range(5, ws.max_row + 1):
+        if ws.cell(row, line_col).value in values:
+            ws.cell(row, col).value = values[ws.cell(row, line_col).value]
+    book.save(path)
+
+
+def _owners_and_actions(path):
+    ws = openpyxl.load_workbook(path, data_only=True)["Variance"]
+    header = [c.value for c in ws[4]]
+    last = int(ws.tables["tblVariance"].ref.split(":")[1].lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    cols = [header.index(h) + 1 for h in ("Plan line", "Owner", "Action")]
+    rows = ((ws.cell(r, c).value for c in cols) for r in range(5, last + 1))
+    return {line: (owner, action) for line, owner, action in rows if owner or action}
+
+
+def test_owner_and_action_carry_into_next_months_review_until_changed(tmp_path, simple_plan):
+    """May's review assigns the gpu line's overrun to an owner with an action; June's review, a new month with no
+    file yet, starts from them (the history keeps them); cleared in June, July starts without them."""
+    out = tmp_path / "out"
+    may = write_bill(tmp_path / "may.csv", [{**P5, "EffectiveCost": "160"}])
+    _, may_path = reconcile_to_workbook(simple_plan, [may], "2026-05", out, run_at=RUN_AT)
+    assert _owners_and_actions(may_path) == {}
+    _type(may_path, "Owner", {"gpu": "Ana (platform)"})
+    _type(may_path, "Action", {"gpu": "move the p5 fleet to a 1-year reservation"})
+    _, may_path = reconcile_to_workbook(simple_plan, [may], "2026-05", out, run_at=RUN_AT)   # a re-run keeps them
+    assigned = {"gpu": ("Ana (platform)", "move the p5 fleet to a 1-year reservation")}
+    assert _owners_and_actions(may_path) == assigned
+
+    june = write_bill(tmp_path / "june.csv", [{**P5, "ChargePeriodStart": "2026-06-04T00:00:00Z"}])
+    _, june_path = reconcile_to_workbook(simple_plan, [june], "2026-06", out, run_at=RUN_AT)
+    assert _owners_and_actions(june_path) == assigned
+    _type(june_path, "Action", {"gpu": None})
+    _type(june_path, "Owner", {"gpu": None})
+    _, june_path = reconcile_to_workbook(simple_plan, [june], "2026-06", out, run_at=RUN_AT)
+    assert _owners_and_actions(june_path) == {}
+    history = History(out / HISTORY_FILE)
+    assert (history.actions("2026-05"), history.actions("2026-06"), history.actions("2026-07")) == (assigned, {}, {})

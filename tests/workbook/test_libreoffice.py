@@ -61,13 +61,19 @@ def plan(built: Path, tmp_path_factory) -> tuple[dict, list[str]]:
 
 
 @pytest.fixture(scope="module")
-def review(built: Path, tmp_path_factory) -> tuple[dict, list[str]]:
+def reviewed(built: Path, tmp_path_factory) -> tuple[object, Path]:
     from finops.cli.reconcile import reconcile_to_workbook
     from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 
     out = tmp_path_factory.mktemp("lo-review")
-    _, path = reconcile_to_workbook(built, sample_bill_paths(), SAMPLE_MONTH, out, run_at=datetime(2026, 6, 2, tzinfo=UTC))
-    return _probe(Path(path))
+    rec, path = reconcile_to_workbook(built, sample_bill_paths(), SAMPLE_MONTH, out,
+                                      run_at=datetime(2026, 6, 2, tzinfo=UTC))
+    return rec, Path(path)
+
+
+@pytest.fixture(scope="module")
+def review(reviewed) -> tuple[dict, list[str]]:
+    return _probe(reviewed[1])
 
 
 def _key(cell: dict) -> tuple:
@@ -85,28 +91,25 @@ def test_as_stored_only_the_add_ins_own_cells_can_show_an_error(plan):
     assert sum(1 for c in report["stored"] if not c["error"]) > 700    # the cached values are what a reader sees
 
 
-#: Excel's error values, as a cell caches them.
-EXCEL_ERRORS = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
-
-
 def test_on_opening_without_the_add_in_every_cell_shows_its_stored_value(plan, built):
-    """LibreOffice recalculates array formulas (and formula cells cached blank or TRUE/FALSE) as it opens a
-    file; every other formula shows the value stored with it. The add-in's tables (LLM_RANKING below Sizing,
-    FINOPS_MIX on Mix) are one plain INDEX formula per cell, so none of them opens as an error where a figure
-    was stored."""
+    """LibreOffice recomputes, as it opens a file, array formulas and the formula cells whose stored result is
+    an empty string or TRUE/FALSE; it shows every other stored result. The add-in never answers a blank or a
+    boolean (``-``, ``yes``/``no``: finops.cells) and its tables (LLM_RANKING below Sizing, FINOPS_MIX on Mix)
+    are one plain INDEX formula per cell, so no cell opens as an error, and each shows what the file stores."""
     report, _ = plan
     cached = openpyxl.load_workbook(built, data_only=True)
-    errors = [c for c in report["stored"] if c["error"]]
+    assert [_where(c) for c in report["stored"] if c["error"]] == []
 
-    def shown(c: dict) -> object:
-        return cached[c["sheet"]].cell(c["row"] + 1, c["col"] + 1).value
+    def stored(c: dict) -> object:
+        value = cached[c["sheet"]].cell(c["row"] + 1, c["col"] + 1).value
+        return "" if value is None else value
 
-    wrong = [f"{_where(c)} stored {shown(c)!r}" for c in errors
-             if shown(c) not in EXCEL_ERRORS and shown(c) not in (None, "") and not isinstance(shown(c), bool)]
-    assert wrong == []
+    differ = [f"{_where(c)}: stored {stored(c)!r}, shown {c['value']!r}" for c in report["stored"]
+              if stored(c) != c["value"] and not (isinstance(c["value"], float) and isinstance(stored(c), int | float)
+                                                  and math.isclose(c["value"], stored(c), rel_tol=1e-9))]
+    assert differ == []
     tables = [c for c in report["stored"] if re.search(r"INDEX\((?:LLM_RANKING|FINOPS_MIX)\(", c["formula"], re.I)]
     assert len(tables) > 150    # the ranking (6 rows x 18) and the recommendation (9 x 5), cell by cell
-    assert sum(1 for c in tables if not c["error"]) > 130
     assert not [c for c in report["stored"] if c["formula"].startswith("{")]    # no array formula at all
 
 
@@ -159,3 +162,21 @@ def test_the_review_has_no_error_cell_and_prints_at_8_pt_or_more_with_repeated_h
     assert smallest_text(pdf) == []
     titled = {s["sheet"]: s["title_rows"] for s in report["sheets"]}
     assert all(t is not None for t in titled.values()), titled
+
+
+def test_the_reviews_flag_formulas_recalculated_give_the_flags_finops_reconcile_prints(review, reviewed):
+    """One materiality rule: LibreOffice recomputing the Variance sheet's Flag formulas (percent and amount inputs
+    above the table) flags the same lines as the reconciliation the CLI prints (``LineVariance.flag``)."""
+    from templates.review.comments import VARIANCE_TABLE
+
+    rec, path = reviewed
+    report, _ = review
+    book = openpyxl.load_workbook(path)
+    ws = next(w for w in book.worksheets if VARIANCE_TABLE in w.tables)
+    top = ws[ws.tables[VARIANCE_TABLE].ref.split(":")[0]]
+    header = [c.value for c in ws[top.row]]
+    line_col, flag_col = header.index("Plan line"), header.index("Flag")
+    cells = {(c["row"], c["col"]): c["value"] for c in report["recalculated"] if c["sheet"] == ws.title}
+    shown = {ws.cell(top.row + 1 + i, line_col + 1).value: cells[(top.row + i, flag_col)] for i in range(len(rec.lines))}
+    assert shown == {line.plan_line: line.flag for line in rec.lines}
+    assert {"over", ""} <= set(shown.values())      # the samples' month has flagged and unflagged lines

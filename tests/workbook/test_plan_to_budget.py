@@ -114,3 +114,54 @@ def test_a_budget_formula_never_computed_is_refused_with_its_cell(lined, tmp_pat
     with pytest.raises(InputError) as caught:
         read_plan(stripped)
     assert cell in str(caught.value.where) and "never computed" in caught.value.message
+
+
+def test_sizing_and_tco_hold_room_for_fifty_workloads_and_the_last_row_sizes_and_budgets_itself(lined):
+    """Sizing and TCO hold ROOM rows, whatever the plan's own count (docs/excel.md says how many): a workload
+    typed into the last of them, far past the plan's seven, is sized, costed and reaches its Budget line."""
+    from templates.sheets._table import ROOM
+
+    formulas_book = openpyxl.load_workbook(lined.path)
+    workloads, sizing, tco = (Table(formulas_book, name) for name in ("tblWorkloads", "tblSizing", "tblTco"))
+    assert ROOM == 50 and sizing.rows == tco.rows == ROOM > workloads.rows
+    typed = formulas_book["Workloads"]
+    source = next(i for i in range(workloads.rows) if typed[workloads.cell(i, "Workload")].value == "seed000-doc-qa")
+    last = ROOM - 1
+    inputs = {("Workloads", workloads.cell(last, h)): typed[workloads.cell(source, h)].value for h in workloads.headers}
+    inputs[("Workloads", workloads.cell(last, "Workload"))] = "support-bot-apac"
+    inputs[("Workloads", workloads.cell(last, "PlanLine"))] = "gcp-inference-prod"
+    amount = _budget_cell(formulas_book, "gcp-inference-prod", "Amount")
+    before = lined.value("Budget", amount)
+    assert lined.value("Sizing", sizing.cell(last, "Workload")) == ""      # blank until the workload is typed
+    solution = lined.recalculate(inputs)
+    copied = {h: lined.value("Sizing", sizing.cell(source, h)) for h in ("Gpus", "Instances", "HourlyCost")}
+    assert {h: lined.value("Sizing", sizing.cell(last, h), solution) for h in copied} == copied
+    added = lined.value("TCO", tco.cell(last, "CloudMonthly"), solution)
+    assert added == pytest.approx(lined.value("TCO", tco.cell(source, "CloudMonthly")), rel=1e-12)
+    assert lined.value("Budget", amount, solution) == pytest.approx(before + added, rel=1e-12)
+
+
+def test_hours_per_month_moves_the_sizing_the_tco_and_the_budget(lined):
+    """A month is the Start sheet's HoursPerMonth input: 672 hours (February) costs every fleet 672/730 of the
+    730-hour month, on the Sizing sheet (planner's and cheapest configuration), the TCO sheet and the Budget, whose
+    GPU-hours follow too."""
+    formulas_book = openpyxl.load_workbook(lined.path)
+    sheet, cell = next(formulas_book.defined_names["HoursPerMonth"].destinations)
+    assert formulas_book[sheet][cell.replace("$", "")].value == 730
+    sizing, tco = Table(formulas_book, "tblSizing"), Table(formulas_book, "tblTco")
+    amount = _budget_cell(formulas_book, "aws-inference-prod", "Amount")
+    gpu_hours = _budget_cell(formulas_book, "aws-inference-prod", "PlannedGpuHours")
+    cells = [("Sizing", sizing.cell(0, "MonthlyCost")), ("Sizing", sizing.cell(0, "BestMonthlyCost")),
+             ("TCO", tco.cell(0, "CloudMonthly")), ("Budget", amount), ("Budget", gpu_hours)]
+    before = [lined.value(s, c) for s, c in cells]
+    assert all(isinstance(v, float) and v > 0 for v in before)
+    assert (f'{sizing.cell(0, "HourlyCost")}*HoursPerMonth,{sizing.cell(0, "WhyNot")})'
+            in formulas_book["Sizing"][sizing.cell(0, "MonthlyCost")].value)
+    solution = lined.recalculate({(sheet, cell.replace("$", "")): 672})
+    after = [lined.value(s, c, solution) for s, c in cells]
+    assert after == pytest.approx([v * 672 / 730 for v in before], rel=1e-12)
+    hourly = lined.value("Sizing", sizing.cell(0, "HourlyCost"))
+    assert before[0] == pytest.approx(hourly * 730, rel=1e-12)
+    # the line's GPU-hours: its workloads' accelerators paid x 730
+    paid = _tco_by_workload(lined, "GpusPaid")
+    assert before[4] == sum(paid[w] for w, line in LINES.items() if line == "aws-inference-prod") * 730

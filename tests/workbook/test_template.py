@@ -32,6 +32,7 @@ CONTRACT = {  # docs/design.md, "The planning workbook contract"
         "Amount",
         "Currency",
         "PlannedMTokens",
+        "PlannedGpuHours",
     ],
     "tblAssets": [
         "AssetId",
@@ -459,7 +460,7 @@ def test_the_tco_sheet_puts_the_cheapest_managed_api_beside_each_fleet(formulas_
     for i in unserved:
         assert stored[tco.cell(i, "ApiPerMTok")].value == evaluated.value("TCO", tco.cell(i, "ApiPerMTok")) == "no API"
         assert stored[tco.cell(i, "ApiModel")].value == evaluated.value("TCO", tco.cell(i, "ApiModel")) == "no API"
-        assert evaluated.value("TCO", tco.cell(i, "ApiProvider")) in (None, "")
+        assert stored[tco.cell(i, "ApiProvider")].value == evaluated.value("TCO", tco.cell(i, "ApiProvider")) == "-"
         assert stored[tco.cell(i, "FleetCheaperAboveMTok")].value in (None, "")
 
 

@@ -199,7 +199,7 @@ def test_mix_spills_the_optimizer_result():
         ],
     )
     assert table[0] == ["option", "kind", "units", "share", "cost"]
-    assert {r[0]: r[2] for r in table[1:4] if r[2] != ""} == expected.units
+    assert {r[0]: r[2] for r in table[1:4] if r[2] != "-"} == expected.units
     totals = {r[0]: r[4] for r in table[4:]}
     assert totals == {
         "total": float(expected.total_cost.amount),
@@ -337,9 +337,9 @@ def test_mix_reads_an_hour_units_range_by_its_header_or_refuses_it(demand, reads
 
 @pytest.mark.parametrize("args, field, expected", [
     (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "efficiency_source", "amd-cdna3:vllm"),   # AMD's published vLLM fit
-    (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "calibrated", False),          # vendor rows are no measurement
+    (("llama-3.1-8b", "mi300x", "bf16", 1, 1024, 256), "calibrated", "no"),          # vendor rows are no measurement
     (("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256), "efficiency_source", "engine"),  # vLLM's own H100 fit
-    (("llama-3.1-70b", "h100-sxm", "fp8", 4, 1024, 256), "calibrated", True),          # measured: vLLM, H100, FP8, TP4
+    (("llama-3.1-70b", "h100-sxm", "fp8", 4, 1024, 256), "calibrated", "yes"),         # measured: vLLM, H100, FP8, TP4
     (("llama-3.1-70b", "h100-sxm", "fp8", 4, 1024, 256), "Efficiency-Source", "engine"),  # names as the registry reads them
     (("llama-3.1-8b", "h100-sxm", "fp8", 1, 1024, 256, 8, "trtllm"), "kv_precision", "fp8"),  # TRT-LLM FP8 checkpoint
     (("llama-3.1-8b", "h100-sxm", "fp8", 1, 1024, 256, 8, "vllm"), "kv_precision", "bf16"),   # vLLM 'auto'
@@ -381,10 +381,10 @@ def test_size_says_for_each_option_whether_it_was_measured_and_whose_efficiencie
     rows = table[1:]
     # vLLM was measured on this model class on H100 at FP8 (TP 2-8), not at BF16: both kinds of option rank
     seen = {(row[column["precision"]], row[column["calibrated"]]) for row in rows}
-    assert {("fp8", True), ("bf16", False)} <= seen and ("bf16", True) not in seen
+    assert {("fp8", "yes"), ("bf16", "no")} <= seen and ("bf16", "yes") not in seen
     for row in rows:   # the same answer as the one-replica estimate gives for that configuration
         args = ("llama-3.1-70b", row[column["gpu"]], row[column["precision"]], row[column["tp"]], 2000, 500)
-        assert row[column["calibrated"]] is udfs.LLM_ESTIMATE(*args, "calibrated")
+        assert row[column["calibrated"]] == udfs.LLM_ESTIMATE(*args, "calibrated")
         assert row[column["efficiency_source"]] == udfs.LLM_ESTIMATE(*args, "efficiency_source") == "engine"
 
 
@@ -394,7 +394,7 @@ _SIZING_HEADERS = ["Workload", "Model", "Precision", "Gpu", "TP", "Concurrency",
 @pytest.mark.parametrize("precision, ttft_ms, calibrated, source", [
     ("fp8", 30000, "yes", "engine"),     # measured: vLLM, H100, FP8, TP4
     ("bf16", 30000, "no", "engine"),     # vLLM's own constants, extrapolated to BF16 for this model
-    ("fp8", 1, "", ""),                  # misses its 1 ms TTFT: no figures for a failing choice
+    ("fp8", 1, "-", "-"),                # misses its 1 ms TTFT: no figures for a failing choice
 ])
 def test_sizing_row_says_whether_the_planners_choice_was_measured(precision, ttft_ms, calibrated, source):
     row = ["w", "llama-3.1-70b", precision, "h100-sxm", 4, 64, 2000, 500, ttft_ms]
@@ -423,14 +423,14 @@ def test_size_spills_each_options_latencies_at_the_models_90th_percentile_error(
 @pytest.mark.parametrize("model, ttft_ms, key", [
     ("llama-3.1-70b", 30000, "vllm:dense:tp8"),
     ("qwen3-235b-a22b", 30000, "vllm:moe:tp8"),     # the MoE models' own held-out band at TP8
-    ("llama-3.1-70b", 1, None),                 # misses its 1 ms TTFT: blank
+    ("llama-3.1-70b", 1, None),                 # misses its 1 ms TTFT: "-" (not applicable)
 ])
 def test_sizing_row_shows_its_latencies_at_the_models_90th_percentile_error(model, ttft_ms, key):
     row = ["w", model, "fp8", "h100-sxm", 8, 16, 2000, 500, ttft_ms]
     ttft, tpot = (udfs.LLM_SIZING(_SIZING_HEADERS, row, f) for f in ("TtftMs", "TpotMs"))
     ttft_p90, tpot_p90 = (udfs.LLM_SIZING(_SIZING_HEADERS, row, f) for f in ("TtftMsP90", "TpotMsP90"))
     if key is None:
-        assert (ttft_p90, tpot_p90) == ("", "")
+        assert (ttft_p90, tpot_p90) == ("-", "-")
         return
     assert ttft_p90 == pytest.approx(ttft * _bundled_p90(key, "ttft_ms"))
     assert tpot_p90 == pytest.approx(tpot * _bundled_p90(key, "tpot_ms"))
