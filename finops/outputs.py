@@ -28,13 +28,56 @@ from .limits import read_line
 
 __all__ = ["WRITTEN_HERE", "check_replaceable", "check_suffix"]
 
-#: Each kind of file this tool writes -> whether its first two lines (spaces and line ends dropped) are one of
-#: them. The demand CSV (:func:`finops.mix.write_demand_csv`) starts ``hour,<unit>``; the calibration JSON
-#: (``Calibration.write``, indented) is an object whose first key is ``source``.
+def _header_of(columns: Callable[[], tuple[str, ...]]) -> Callable[[list[str]], bool]:
+    """Whether a CSV's first line is the header ``columns()`` names (looked up when asked: no import at start-up)."""
+    return lambda lines: lines[:1] == [",".join(columns())]
+
+
+def _price_book_columns() -> tuple[str, ...]:
+    from .price_book import COLUMNS
+
+    return COLUMNS
+
+
+def _token_price_columns() -> tuple[str, ...]:
+    from dataclasses import fields
+
+    from .token_prices import TokenPrice
+
+    return tuple(f.name for f in fields(TokenPrice))
+
+
+#: Each kind of file this tool writes -> whether its first two lines (spaces and line ends dropped; a gzip file's
+#: inflated) are one of them. The demand CSV (:func:`finops.mix.write_demand_csv`) starts ``hour,<unit>``; the
+#: calibration JSON (``Calibration.write``, indented) is an object whose first key is ``source``; a price book and a
+#: token price list start with their header. A price book in Parquet is known by its columns (:data:`_PARQUET`).
 WRITTEN_HERE: dict[str, Callable[[list[str]], bool]] = {
     "demand CSV": lambda lines: lines[:1] in (["hour,units"], ["hour,accelerators"], ["hour,instances"]),
     "calibration": lambda lines: "".join(lines).startswith('{"source":'),
+    "price book": _header_of(_price_book_columns),
+    "token price list": _header_of(_token_price_columns),
 }
+#: The kinds written as Parquet too -> their columns, read from the file's footer.
+_PARQUET: dict[str, Callable[[], tuple[str, ...]]] = {"price book": _price_book_columns}
+_GZIP_MAGIC, _PARQUET_MAGIC = b"\x1f\x8b", b"PAR1"
+
+
+def _written_here(target: Path, kind: str) -> bool:
+    """Whether ``target`` is a ``kind`` file this tool wrote (:data:`WRITTEN_HERE`, :data:`_PARQUET`)."""
+    import gzip
+
+    try:
+        with target.open("rb") as raw:
+            magic = raw.read(4)
+        if magic == _PARQUET_MAGIC and kind in _PARQUET:
+            import pyarrow.parquet as pq
+
+            return tuple(pq.read_schema(target).names) == _PARQUET[kind]()
+        with (gzip.open(target) if magic[:2] == _GZIP_MAGIC else target.open("rb")) as handle:
+            lines = [read_line(handle, target, row).decode("utf-8-sig") for row in (1, 2)]
+    except Exception:  # noqa: BLE001 - unreadable, damaged, not text, one endless line: not a file this tool wrote
+        return False
+    return WRITTEN_HERE[kind](["".join(line.split()) for line in lines])
 
 
 def check_suffix(target: Path, suffixes: tuple[str, ...], written_as: str, option: str = "--out") -> None:
@@ -59,12 +102,7 @@ def check_replaceable(target: Path, kind: str, option: str = "--out") -> None:
     refuse_input(target, option)
     if not target.exists():
         return
-    try:
-        with target.open("rb") as handle:
-            lines = [read_line(handle, target, row).decode("utf-8-sig") for row in (1, 2)]
-    except (OSError, UnicodeDecodeError, InputError):
-        lines = []  # unreadable, not text, or one endless line: not a file this tool wrote
-    if not WRITTEN_HERE[kind](["".join(line.split()) for line in lines]):
+    if not _written_here(target, kind):
         raise InputError(f"a file is there and it is not a {kind} this tool wrote; it is never replaced",
                          where=Location(file=str(target)),
                          hint=f"move or rename that file, or give {option} another name")

@@ -271,7 +271,9 @@ def load_workload(path: str | Path) -> Workload:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read workload file: {exc.strerror or exc}", where=where) from exc
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise InputError(f"cannot read workload file: {reason or exc}", where=where,
+                         hint="a workload file is TOML or JSON text, saved as UTF-8") from exc
     try:
         data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
