@@ -127,6 +127,17 @@ def billing_period(month: Any) -> tuple[datetime, datetime]:
     return month_period(f"{text[:4]}-{text[4:]}")
 
 
+def _parsed(value: Any) -> Any:
+    """A repeated field's value with JSON text parsed (text that is not JSON kept, to be refused with it); ``None``
+    for no value (absent, or blank text)."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return None if value is None or (isinstance(value, str) and not value.strip()) else value
+
+
 def credits_of(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The row's credits, in either shape an export gives them: a list of credit records (BigQuery's
     REPEATED RECORD) or one credit record alone (a hand-made export), either as JSON text too (a JSON
@@ -136,13 +147,8 @@ def credits_of(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     >>> [c["amount"] for c in credits_of({"credits": {"name": "Free tier", "amount": -1.5}})]
     [-1.5]
     """
-    value = row.get("credits")
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):  # JSON text: a reader that met both shapes
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            pass  # refused below, with the text
-    if value is None or (isinstance(value, str) and not value.strip()):
+    value = _parsed(row.get("credits"))  # JSON text: a reader that met both shapes
+    if value is None:
         return []
     credits = [value] if isinstance(value, Mapping) else value
     if not isinstance(credits, list) or not all(isinstance(c, Mapping) for c in credits):
@@ -193,13 +199,8 @@ def key_values(row: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
     Traceback (most recent call last):
     finops.errors.InputError: column labels: labels must be a list of {key, value} records, got {"team": "ml"}. Hint: write labels as the export does: [{"key": "team", "value": "ml"}]
     """
-    value = get(row, field)
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            pass  # refused below, with the text
-    if value is None or (isinstance(value, str) and not value.strip()):
+    value = _parsed(get(row, field))
+    if value is None:
         return []
     if not isinstance(value, list) or not all(isinstance(p, Mapping) and _text(p.get("key")) is not None
                                               for p in value):

@@ -18,10 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from .desk import MONTH, Case, check, plan, reconcile_argv, write_bill
+from .desk import MONTH, Case, check, gcp_jsonl_pull, plan, reconcile_argv, write_bill
 
 ROOT = Path(__file__).resolve().parents[2]
-GCP_DETAILED_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "billing_export_detailed.jsonl"
 GCP_FOCUS_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "focus_export_sample.csv"
 GCP_STANDARD_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "billing_export_standard.csv"
 AWS_FOCUS_EXPORT = ROOT / "tests" / "aws" / "data" / "focus-1.2-aws-sample-40.csv"
@@ -126,17 +125,6 @@ def _in_row(line: int, old: str, new: str) -> Callable[[str], str]:
     return change
 
 
-def _jsonl(change: Callable[[list[dict[str, object]]], None]) -> Callable[[Path], Sequence[object]]:
-    """``bills pull`` of the detailed GCP export fixture as JSONL (nested shape kept), changed by ``change``."""
-    def build(folder: Path) -> Sequence[object]:
-        rows = [json.loads(line) for line in GCP_DETAILED_EXPORT.read_text().splitlines() if line.strip()]
-        change(rows)
-        (folder / "export.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-        return ["bills", "pull", "--provider", "gcp", "--source", folder / "export.jsonl", "--month", MONTH,
-                "--out", folder / "focus.parquet"]
-    return build
-
-
 def _set(index: int, field: str, value: object) -> Callable[[list[dict[str, object]]], None]:
     def change(rows: list[dict[str, object]]) -> None:
         target: dict[str, object] = rows[index]
@@ -160,19 +148,19 @@ def _tags_of_first_row(expected: dict[str, str]) -> Callable[[Path, str, str], N
 
 EXPORTS: dict[str, Case] = {
     # GCP JSONL: labels are a list of {key, value} records; any other shape is refused with its line (was ignored)
-    "labels as an object of names to values": Case(_jsonl(_set(0, "labels", {"team": "llm"})),
+    "labels as an object of names to values": Case(gcp_jsonl_pull(_set(0, "labels", {"team": "llm"})),
                                                    names=("export.jsonl", "row 1", "labels", "{key, value}")),
-    "labels as one text": Case(_jsonl(_set(2, "labels", "team=llm")), names=("export.jsonl", "row 3", "labels")),
-    "a label record without its key": Case(_jsonl(_set(0, "labels", [{"name": "team", "value": "llm"}])),
+    "labels as one text": Case(gcp_jsonl_pull(_set(2, "labels", "team=llm")), names=("export.jsonl", "row 3", "labels")),
+    "a label record without its key": Case(gcp_jsonl_pull(_set(0, "labels", [{"name": "team", "value": "llm"}])),
                                            names=("export.jsonl", "row 1", "labels")),
-    "project.labels as an object": Case(_jsonl(_set(0, "project.labels", {"cost-center": "cc-42"})),
+    "project.labels as an object": Case(gcp_jsonl_pull(_set(0, "project.labels", {"cost-center": "cc-42"})),
                                         names=("export.jsonl", "row 1", "project.labels")),
-    "system_labels as an object": Case(_jsonl(_set(0, "system_labels", {"machine": "a3-highgpu-8g"})),
+    "system_labels as an object": Case(gcp_jsonl_pull(_set(0, "system_labels", {"machine": "a3-highgpu-8g"})),
                                        names=("export.jsonl", "row 1", "system_labels")),
-    "tags as a number": Case(_jsonl(_set(1, "tags", 7)), names=("export.jsonl", "row 2", "tags")),
-    "labels as exported": Case(_jsonl(lambda rows: None), exit=0, unchanged=False,
+    "tags as a number": Case(gcp_jsonl_pull(_set(1, "tags", 7)), names=("export.jsonl", "row 2", "tags")),
+    "labels as exported": Case(gcp_jsonl_pull(lambda rows: None), exit=0, unchanged=False,
                                verify=_tags_of_first_row({"cost-center": "cc-42", "env": "prod", "team": "llm"})),
-    "labels empty": Case(_jsonl(_set(0, "labels", [])), exit=0, unchanged=False,
+    "labels empty": Case(gcp_jsonl_pull(_set(0, "labels", [])), exit=0, unchanged=False,
                          verify=_tags_of_first_row({"cost-center": "cc-42"})),
     # a provider's FOCUS export with a value outside FOCUS: refused at the pull, with its line (was written as it is)
     "GCP FOCUS export: ChargeCategory misspelt": Case(

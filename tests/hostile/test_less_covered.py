@@ -25,6 +25,7 @@ OPTIONS = (ROOT / "examples" / "mix" / "options.csv").read_text()
 OFFER_CSV = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.csv"
 OFFERS = "provider,model,kind,price,unit,term_months,tokens_per_unit_s\n"
 OUTPUT = "aws,llama-3.1-8b,on_demand,0.2,M output tokens,,\n"
+IN_ROW = "aws,llama-3.1-8b,on_demand,{price},M input tokens,,\n"
 PRICES = ("provider,region,instance_type,gpu_model,gpu_count,pricing_model,payment_option,hourly_cost,upfront_cost,"
           "currency,effective_date,source\n")
 P5 = "aws,us-east-1,p5.48xlarge,h100-sxm,{count},on_demand,,55.04,0,USD,{date},quote\n"
@@ -99,30 +100,26 @@ CASES: dict[str, Case] = {
                                    names=("w.toml", "TOML", "line 1")),
     # was exit 1: the error printer read a missing strerror of a UnicodeDecodeError
     "workload file binary": Case(lambda d: ["size", "--workload", _binary(d, "w.toml")], names=("w.toml", "UTF-8")),
-    # size --api-offers
-    "offer price negative": Case(_offers("aws,llama-3.1-8b,on_demand,-0.1,M input tokens,,\n" + OUTPUT),
-                                 names=("o.csv", "row 2", "column price")),
-    "offer price with a European decimal 1,5": Case(_offers('aws,llama-3.1-8b,on_demand,"1,5",M input tokens,,\n' + OUTPUT),
-                                                   names=("o.csv", "row 2", "column price", "'1,5'")),
-    "offer price as a percentage": Case(_offers("aws,llama-3.1-8b,on_demand,12%,M input tokens,,\n" + OUTPUT),
-                                        names=("o.csv", "row 2", "column price", "12%")),
-    "offer unit per token": Case(_offers("aws,llama-3.1-8b,on_demand,0.1,per token,,\n"),
-                                 names=("o.csv", "row 2", "column unit")),
-    "offer without its output price": Case(_offers("aws,llama-3.1-8b,on_demand,0.1,M input tokens,,\n"),
-                                           names=("o.csv", "row 2", "no output price")),
-    "offer kind misspelt": Case(_offers("aws,llama-3.1-8b,ondemand,0.1,M input tokens,,\n"),
-                                names=("o.csv", "row 2", "column kind")),
-    "provisioned offer without tokens a second": Case(_offers("aws,llama-3.1-8b,provisioned,20,unit-hour,6,\n"),
-                                                      names=("o.csv", "row 2", "tokens_per_unit_s")),
-    "provisioned offer of 1.5 months": Case(_offers("aws,llama-3.1-8b,provisioned,20,unit-hour,1.5,1000\n"),
-                                            names=("o.csv", "row 2", "term_months")),
-    "provisioned offer with nan tokens": Case(_offers("aws,llama-3.1-8b,provisioned,20,unit-hour,6,nan\n"),
-                                              names=("o.csv", "row 2", "tokens_per_unit_s")),
-    "offer of an unknown model": Case(_offers("aws,llama-99b,on_demand,0.1,M input tokens,,\n"),
-                                      names=("o.csv", "row 2", "column model")),
-    "offer with its input price twice": Case(
-        _offers("aws,llama-3.1-8b,on_demand,0.1,M input tokens,,\naws,llama-3.1-8b,on_demand,0.3,M input tokens,,\n"
-                + OUTPUT), names=("o.csv", "row 3", "twice")),
+    # size --api-offers: (the quote's rows, what the message names besides o.csv)
+    **{name: Case(_offers(rows), names=("o.csv", *names)) for name, rows, names in (
+        ("offer price negative", IN_ROW.format(price="-0.1") + OUTPUT, ("row 2", "column price")),
+        ("offer price with a European decimal 1,5", IN_ROW.format(price='"1,5"') + OUTPUT,
+         ("row 2", "column price", "'1,5'")),
+        ("offer price as a percentage", IN_ROW.format(price="12%") + OUTPUT, ("row 2", "column price", "12%")),
+        ("offer unit per token", "aws,llama-3.1-8b,on_demand,0.1,per token,,\n", ("row 2", "column unit")),
+        ("offer without its output price", IN_ROW.format(price="0.1"), ("row 2", "no output price")),
+        ("offer kind misspelt", IN_ROW.format(price="0.1").replace("on_demand", "ondemand"), ("row 2", "column kind")),
+        ("provisioned offer without tokens a second", "aws,llama-3.1-8b,provisioned,20,unit-hour,6,\n",
+         ("row 2", "tokens_per_unit_s")),
+        ("provisioned offer of 1.5 months", "aws,llama-3.1-8b,provisioned,20,unit-hour,1.5,1000\n",
+         ("row 2", "term_months")),
+        ("provisioned offer with nan tokens", "aws,llama-3.1-8b,provisioned,20,unit-hour,6,nan\n",
+         ("row 2", "tokens_per_unit_s")),
+        ("offer of an unknown model", IN_ROW.format(price="0.1").replace("llama-3.1-8b", "llama-99b"),
+         ("row 2", "column model")),
+        ("offer with its input price twice", IN_ROW.format(price="0.1") + IN_ROW.format(price="0.3") + OUTPUT,
+         ("row 3", "twice")),
+    )},
     # estimate
     "estimate --max-batch 0": Case(lambda d: [*ESTIMATE, "--max-batch", "0"], names=("--max-batch",)),
     # was named as "prefill token budget", no option
