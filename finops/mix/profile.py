@@ -83,6 +83,11 @@ def generate_profile(shape: WorkloadShape, hours: int = 8760) -> np.ndarray:
             or shape.noise < 0):
         raise InputError("a workload shape needs hours > 0, peak_units >= 0, trough_ratio in [0, 1], "
                          "batch_share in [0, 1) and noise >= 0")
+    days = -(-hours // HOURS_PER_DAY)
+    outside = next((c for c in shape.campaigns if c.start_day >= days), None)
+    if outside is not None:  # it would change no hour: the profile the user asked for is not the one written
+        raise InputError(f"campaign START_DAY {outside.start_day} is past the profile's {days} days",
+                         hint=f"start the campaign on day 0 to {days - 1}, or give more --hours")
     t = np.arange(hours)
     day, hour_of_day = np.divmod(t, HOURS_PER_DAY)
     diurnal = shape.trough_ratio + (1 - shape.trough_ratio) * (

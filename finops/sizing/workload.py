@@ -150,6 +150,10 @@ class Workload:
         return dataclasses.replace(self, **{k: _coerce(k, v) for k, v in changes.items()})
 
 
+#: The largest number a workload key holds: ten billion users, requests or milliseconds is past any fleet sized here.
+MAX_WORKLOAD_NUMBER = 1e10
+
+
 def _fail(key: str, message: str) -> None:
     raise InputError(f"key {key!r} {message}")
 
@@ -177,6 +181,8 @@ def _number(w: Workload, key: str, *, positive: bool, optional: bool = False) ->
         _fail(key, f"must be a number, got {value!r}")
     if (positive and value <= 0) or value < 0:
         _fail(key, f"must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    if value > MAX_WORKLOAD_NUMBER:  # past any fleet: the rates it gives overflow the replica search
+        _fail(key, f"must be at most {MAX_WORKLOAD_NUMBER:.0e}, got {value!r}")
     object.__setattr__(w, key, float(value))
 
 

@@ -98,6 +98,10 @@ CASES: dict[str, Case] = {
                                       names=("w.json", "one object")),
     "workload file not TOML": Case(lambda d: ["size", "--workload", _text(d, "w.toml", "isl = = 3")],
                                    names=("w.toml", "TOML", "line 1")),
+    # was exit 2 after two RuntimeWarnings, naming "arrival rate", no key
+    "workload requests a user 1e300 an hour": Case(
+        _workload("requests_per_user_per_hour = 12", "requests_per_user_per_hour = 1e300"),
+        names=("w.toml", "'requests_per_user_per_hour'", "at most")),
     # was exit 1: the error printer read a missing strerror of a UnicodeDecodeError
     "workload file binary": Case(lambda d: ["size", "--workload", _binary(d, "w.toml")], names=("w.toml", "UTF-8")),
     # size --api-offers: (the quote's rows, what the message names besides o.csv)
@@ -144,6 +148,10 @@ CASES: dict[str, Case] = {
     "mix ladder max_share 1.2": Case(
         _mix("ladder", DEMAND, "name,kind,hourly_cost,max_share\nod,on_demand,2,\nsp,spot,1,1.2\n"),
         names=("o.csv", "row 3", "max_share")),
+    # was exit 0: a campaign after the profile's last day changed no hour
+    "mix generate --campaign past the profile": Case(
+        lambda d: ["mix", "generate", "--out", d / "x.csv", "--peak", "8", "--hours", "48", "--campaign", "400:3:10"],
+        names=("--campaign", "400", "2 days")),
     "mix profile --gpus-per-unit 0": Case(lambda d: ["mix", "profile", "--bills", bill(d), "--out", d / "x.csv",
                                                      "--gpus-per-unit", "0"], names=("--gpus-per-unit",)),
     # prices
