@@ -12,11 +12,12 @@ error.
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 import pytest
 
-from .desk import MONTH, Case, bill, check, plan, reconcile_argv, text_file
+from .desk import MONTH, Case, bill, check, plan, reconcile_argv, text_file, write_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOAD = (ROOT / "examples" / "sizing" / "support-bot.toml").read_text()
@@ -224,3 +225,80 @@ def test_the_bundled_price_books_agree_with_the_instance_catalog():
 
     book = PriceBook.bundled()
     assert len(book) > 1000 and all(row.gpu_count >= 1 for row in book)
+
+
+# ---- plan workbooks: openpyxl-readable, typed in a hurry ------------------------------------------------------
+BUDGET = {"Month": MONTH, "PlanLine": "gpu", "CostCentre": "cc", "Category": "OPEX", "Provider": "AWS", "Amount": 100,
+          "Currency": "USD", "PlannedMTokens": None}
+ASSET = {"AssetId": "SRV-1", "Description": "8x H100", "PlanLine": "onprem", "CostCentre": "cc-2", "GpuModel": "h100-sxm",
+         "GpuCount": 8, "PurchaseDate": date(2025, 12, 20), "InServiceDate": date(2026, 1, 2), "Cost": 73_000,
+         "ResidualValue": 1_000, "LifeMonths": 60, "Currency": "USD"}
+RULE = (1, "gpu", "AWS", "", "", "", "", "", "")
+
+
+def _budget(**cells: object):
+    return lambda d: reconcile_argv(d, write_plan(d / "plan.xlsx", budget=[tuple({**BUDGET, **cells}.values())],
+                                                  mapping=[RULE]), bill(d))
+
+
+def _asset(**cells: object):
+    budget = [tuple(BUDGET.values()), (MONTH, "onprem", "cc-2", "CAPEX", "On-prem", 1000, "USD", None)]
+    return lambda d: reconcile_argv(d, write_plan(d / "plan.xlsx", budget=budget,
+                                                  assets=[tuple({**ASSET, **cells}.values())], mapping=[RULE]), bill(d))
+
+
+def _actual_of(expected: str):
+    def verify(folder: Path, out: str, err: str) -> None:
+        from openpyxl import load_workbook
+
+        book = load_workbook(folder / "out" / f"budget-review-{MONTH}.xlsx", read_only=True)
+        assert any(float(expected) in row for sheet in book for row in sheet.iter_rows(values_only=True) if row)
+    return verify
+
+
+def _sheet(folder: Path, change) -> Path:
+    from openpyxl import load_workbook
+
+    path = write_plan(folder / "plan.xlsx", budget=[tuple(BUDGET.values())], mapping=[RULE])
+    book = load_workbook(path)
+    change(book)
+    book.save(path)
+    return path
+
+
+WORKBOOKS: dict[str, Case] = {
+    "Amount with a European decimal": Case(_budget(Amount="1,5"), names=("plan.xlsx", "sheet Budget", "cell F3")),
+    "Amount as a percentage": Case(_budget(Amount="12%"), names=("plan.xlsx", "cell F3", "12%")),
+    "Amount with a currency sign": Case(_budget(Amount="$100"), names=("plan.xlsx", "cell F3")),
+    "Amount in European thousands 1.200,50": Case(_budget(Amount="1.200,50"), names=("plan.xlsx", "cell F3")),
+    "Amount TRUE": Case(_budget(Amount=True), names=("plan.xlsx", "cell F3")),
+    "Amount as text 1,200 is 1200": Case(_budget(Amount="1,200"), exit=0, unchanged=False, verify=_actual_of("1200")),
+    "Month in words": Case(_budget(Month="May 2026"), names=("plan.xlsx", "cell A3", "May 2026")),
+    "Month as 05/2026": Case(_budget(Month="05/2026"), names=("plan.xlsx", "cell A3")),
+    "Month as 2026-5": Case(_budget(Month="2026-5"), names=("plan.xlsx", "cell A3")),
+    "Month typed as a date is its month": Case(_budget(Month=date(2026, 5, 1)), exit=0, unchanged=False,
+                                              verify=_actual_of("100")),
+    "Currency US$": Case(_budget(Currency="US$"), names=("plan.xlsx", "cell G3", "US$")),
+    "Category misspelt": Case(_budget(Category="CAPX"), names=("plan.xlsx", "cell D3", "CAPX")),
+    "PlannedMTokens as a percentage": Case(_budget(PlannedMTokens="12%"), names=("plan.xlsx", "cell H3")),
+    "Asset PurchaseDate as text 20/12/2025": Case(_asset(PurchaseDate="20/12/2025"),
+                                                  names=("plan.xlsx", "sheet Assets", "cell G3")),
+    "Asset Cost as text 73,000 is 73000": Case(_asset(Cost="73,000"), exit=0, unchanged=False),
+    "Asset LifeMonths in words": Case(_asset(LifeMonths="60 months"), names=("plan.xlsx", "cell K3")),
+    "Asset GpuCount 8.5": Case(_asset(GpuCount=8.5), names=("plan.xlsx", "cell F3")),
+    # were exit 2 naming no file, sheet or cell (the depreciation found them)
+    "Asset LifeMonths 0": Case(_asset(LifeMonths=0), names=("plan.xlsx", "sheet Assets", "cell K3", "LifeMonths")),
+    "Asset ResidualValue above its Cost": Case(_asset(ResidualValue=100_000),
+                                               names=("plan.xlsx", "cell J3", "ResidualValue")),
+    "Asset Cost negative": Case(_asset(Cost=-73_000), names=("plan.xlsx", "cell I3", "Cost")),
+    # was exit 0: depreciated from before the asset was bought
+    "Asset in service before it was bought": Case(_asset(InServiceDate=date(2025, 1, 1)),
+                                                  names=("plan.xlsx", "cell H3", "InServiceDate", "2025-12-20")),
+    "Budget sheet hidden is read": Case(lambda d: reconcile_argv(d, _sheet(d, lambda b: setattr(
+        b["Budget"], "sheet_state", "hidden")), bill(d)), exit=0, unchanged=False, verify=_actual_of("100")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORKBOOKS))
+def test_plan_workbooks_typed_in_a_hurry(name, tmp_path, capsys, monkeypatch):
+    check(WORKBOOKS[name], tmp_path, capsys, monkeypatch)
