@@ -49,6 +49,13 @@ def written(tmp_path_factory: pytest.TempPathFactory, metric_files: list[Path], 
     return out
 
 
+def _rows(path: Path, sheet: str) -> list[dict[str, object]]:
+    """The rows of an added sheet's table (header in row 3) as dicts."""
+    ws = openpyxl.load_workbook(path, read_only=True, data_only=True)[sheet]
+    rows = list(ws.iter_rows(min_row=3, values_only=True))
+    return [dict(zip(rows[0], r)) for r in rows[1:] if r[0] is not None]
+
+
 def _parts(path: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(path) as package:
         return {name: package.read(name) for name in package.namelist()}
@@ -108,7 +115,12 @@ def test_formulas_keep_their_cached_values_and_budget_its_validation(written: Pa
 
     def cached(parts: dict[str, bytes]) -> int:
         return sum(len(re.findall(rb"</f><v>", b)) for n, b in parts.items() if n.startswith("xl/worksheets/sheet"))
-    assert cached(nxt) == cached(template) > 900
+    # the plan's formulas keep their values; the next month's PlannedGpuHours are formulas over the Fleet sheet
+    planned_hours = sum(len(re.findall(rb"<f>SUMIFS\('Fleet'!", b)) for n, b in nxt.items()
+                        if n.startswith("xl/worksheets/sheet"))
+    fleet_lines = {r["PlanLine"] for r in _rows(written, "Fleet")}
+    assert planned_hours == len(fleet_lines) > 0
+    assert cached(nxt) == cached(template) + planned_hours > 900
     assert b"fullCalcOnLoad" not in nxt["xl/workbook.xml"]
     validation = re.search(rb"<dataValidations.*?</dataValidations>", template["xl/worksheets/sheet6.xml"]).group(0)
     assert validation in nxt["xl/worksheets/sheet6.xml"]
@@ -129,7 +141,7 @@ def test_budget_keeps_its_rows_and_gains_the_next_months(written: Path) -> None:
 def test_the_changes_sheet_follows_the_observed_month_and_the_growth(written: Path) -> None:
     ws = openpyxl.load_workbook(written, read_only=True, data_only=True)["Changes"]
     table = list(ws.iter_rows(min_row=3, values_only=True))
-    assert table[0] == ("PlanLine", "What", "Before", "After", "ChangePct", "Why")
+    assert table[0] == ("PlanLine", "ServingLine", "What", "Before", "After", "ChangePct", "Why")
     changes = [dict(zip(table[0], r)) for r in table[1:]]
     served = {line: mtokens for _, line, mtokens in USAGE}
     tokens = {c["PlanLine"]: c for c in changes if c["What"] == "million tokens"}
