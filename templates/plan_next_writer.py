@@ -105,15 +105,6 @@ def _fleet_range(header: str, rows: int) -> str:
     return f"'Fleet'!${letter}$4:${letter}${3 + max(1, rows)}"
 
 
-def _names(nxt: NextPlan) -> list[str]:
-    """Each serving line's name on the Demand sheet: its plan line, with its label rule where the plan line has
-    several serving lines."""
-    count: dict[str, int] = {}
-    for n in nxt.lines:
-        count[n.plan_line] = count.get(n.plan_line, 0) + 1
-    return [n.plan_line if count[n.plan_line] == 1 else f"{n.plan_line} {n.rule}" for n in nxt.lines]
-
-
 def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: str, out: Path) -> Path:
     """Write the next plan to ``out`` (never ``plan_path``) and return ``out``."""
     plan_path, out = Path(plan_path), Path(out)
@@ -140,7 +131,7 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
     hours = max((n.hourly_requests.size for n in nxt.lines), default=0)
     demand = [[h] + [round(float(n.hourly_requests[h]), 3) if h < n.hourly_requests.size else None
                      for n in nxt.lines] for h in range(hours)]
-    names = _names(nxt)
+    names = nxt.names()
     package.put_table_sheet("Demand", "tblDemand", ["Hour"] + names, demand,
                             f"Requests per hour planned for {nxt.month}: the observed hours of {observed_month} x growth "
                             f"{nxt.growth:g}. " + stamp, formats=[_INT] + ["#,##0.0"] * len(nxt.lines),

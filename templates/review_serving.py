@@ -5,6 +5,8 @@ sheet prints one landscape page wide at a legible scale:
 
 * ``tblServingReview``, traffic and latency: tokens and requests served, the hourly peak, TTFT/ITL P50
   and P99 with seed 003's P_ok against the line's targets, and the metrics the month lacked;
+* ``tblServingPlanLines`` (only when a plan line has several serving lines, one per workload or configuration):
+  per such plan line its serving lines' GPUs, GPU-hours, tokens, requests, cost and idle cost summed;
 * ``tblServingCapacity``, GPUs and cost: GPUs, GPU-hours (the bill's, DCGM's where the bill has none:
   ``GpuHoursFrom``) and utilization (DCGM), realized against predicted generation tokens per GPU-hour,
   the cost per million tokens and per request actually served (the line's actual cost over its tokens, its
@@ -69,6 +71,19 @@ CAPACITY: tuple[Labelled, ...] = (
     (money_column("IdleGpuHours", 9, "number"), "GPU-hours paid, not serving"),
     (money_column("IdleGpuCost", 11, "money"), "Cost of the idle GPU-hours"),
 )
+#: A plan line served by several serving lines (one per workload or configuration): their fleets and costs summed.
+PLAN_LINES: tuple[Labelled, ...] = (
+    (text_column("PlanLine", 20), "Plan line"),
+    (money_column("ServingLines", 8, "int"), "Serving lines"),
+    (money_column("Gpus", 8, "int"), "GPUs"),
+    (money_column("GpuHours", 9, "number"), "GPU-hours"),
+    (money_column("MTokens", 10, "number"), "Tokens served (millions)"),
+    (money_column("Requests", 10, "int"), "Requests served"),
+    (money_column("Cost", 11, "money"), "Actual cost"),
+    (money_column("CostPerMTokens", 10, "rate"), "Cost per million tokens served"),
+    (money_column("IdleGpuHours", 8, "number"), "GPU-hours paid, not serving"),
+    (money_column("IdleGpuCost", 8, "money"), "Cost of the idle GPU-hours"),
+)
 LOAD_TESTS: tuple[Labelled, ...] = (
     *_IDENTITY,
     (text_column("File", 18), "Load-test file"),
@@ -86,8 +101,8 @@ CAPACITY_COLUMNS = tuple(c for c, _ in CAPACITY)
 LOAD_TEST_COLUMNS = tuple(c for c, _ in LOAD_TESTS)
 
 #: One width per sheet column: the widest of the tables that share it.
-_WIDTHS = tuple(max(t[i][0].width for t in (SERVING_REVIEW, CAPACITY, LOAD_TESTS) if i < len(t))
-                for i in range(max(map(len, (SERVING_REVIEW, CAPACITY, LOAD_TESTS)))))
+_WIDTHS = tuple(max(t[i][0].width for t in (SERVING_REVIEW, CAPACITY, PLAN_LINES, LOAD_TESTS) if i < len(t))
+                for i in range(max(map(len, (SERVING_REVIEW, CAPACITY, PLAN_LINES, LOAD_TESTS)))))
 #: Points for the row of words over a table header: four wrapped lines of an 11 pt font (8 pt or more printed).
 _WORDS_ROW_POINTS = 60
 
@@ -111,6 +126,34 @@ def _labelled_table(ws: Worksheet, styles: ReviewStyles, words_format: Any, name
         ws.write_string(first_row + 1, col, words, words_format)
     place = write_table(ws, styles, name, [c for c, _ in columns], rows, first_row=first_row + 2)
     return place.row(place.rows - 1) + 1
+
+
+def _plan_line_rows(month: ServingMonth) -> list[list[Any]]:
+    """One row per plan line that several serving lines serve: GPUs, GPU-hours, tokens, requests, cost and idle
+    cost summed; cost per million tokens = the summed cost / the summed tokens."""
+    from decimal import Decimal
+
+    from finops.money import Money
+
+    by_line: dict[str, list[Any]] = {}
+    for r in month.lines:
+        by_line.setdefault(r.plan_line, []).append(r)
+    rows = []
+    for line, members in by_line.items():
+        if len(members) < 2:
+            continue
+        costs = [r.cost for r in members]
+        cost = Money.total(costs, costs[0].currency) if all(c is not None for c in costs) else None
+        tokens = sum(r.tokens for r in members)
+        idle = [r.idle_gpu_cost for r in members]
+        idle_cost = Money.total(idle, idle[0].currency) if all(c is not None for c in idle) else None
+        per_m = None if cost is None or tokens <= 0 else cost * (Decimal(1_000_000) / Decimal(repr(tokens)))
+        idle_hours = [r.idle_gpu_hours for r in members]
+        rows.append([line, len(members), sum(r.gpus for r in members), _round(sum(r.gpu_hours for r in members), 1),
+                     _round(tokens / 1e6, 3), round(sum(r.requests for r in members)), _money(cost, 2),
+                     None if per_m is None else float(per_m.rounded().amount),
+                     None if None in idle_hours else _round(sum(idle_hours), 1), _money(idle_cost, 2)])
+    return rows
 
 
 def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run_at: datetime) -> None:
@@ -140,6 +183,12 @@ def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run
                           traffic, first_row=2)
     row = _labelled_table(ws, styles, words_format, "tblServingCapacity", "GPUs, throughput and cost", CAPACITY,
                           capacity, first_row=row + 1)
+    summed = _plan_line_rows(month)
+    if summed:
+        row = _labelled_table(ws, styles, words_format, "tblServingPlanLines",
+                              "Plan lines with several serving lines: their fleets and costs summed (the bill's cost "
+                              "and GPU-hours are shared among them by the GPU-hours DCGM saw)", PLAN_LINES, summed,
+                              first_row=row + 1)
     if month.load_tests:
         tests = [[t.plan_line, t.line.engine, t.line.model, t.line.gpu, t.file, p.concurrency, p.isl, p.osl,
                   _round(p.ttft_ms, 1), _round(p.tpot_ms, 2), round(measured), round(predicted),

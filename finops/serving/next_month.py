@@ -165,6 +165,14 @@ class NextPlan:
     def line(self, plan_line: str) -> NextLine:
         return next(n for n in self.lines if n.plan_line == plan_line)
 
+    def names(self) -> list[str]:
+        """Each serving line's name, in order: its plan line, followed by its label rule where the plan line has
+        several serving lines (``aws-inference-prod namespace=doc-qa``)."""
+        count: dict[str, int] = {}
+        for n in self.lines:
+            count[n.plan_line] = count.get(n.plan_line, 0) + 1
+        return [n.plan_line if count[n.plan_line] == 1 else f"{n.plan_line} {n.rule}" for n in self.lines]
+
 
 #: What to do about a line no fleet serves, by why: the Serving table's columns that decide it.
 _NO_FLEET_HINTS = {
