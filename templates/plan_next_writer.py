@@ -28,7 +28,6 @@ from pathlib import Path
 
 from finops.errors import InputError, Location
 from finops.files import write_atomically
-from finops.money import Money
 from finops.reconcile import Plan
 from finops.serving import SERVING_COLUMNS, NextPlan, ServingLine, serving_lines_from_rows
 
@@ -89,7 +88,9 @@ def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str, fleet_rows: int
         if lines:
             mtokens = sum((n.planned_mtokens for n in lines), Decimal(0))
             if all(n.budget is not None for n in lines):
-                amount = Money.total([n.budget for n in lines], lines[0].budget.currency).rounded().amount
+                # the sum of what the Fleet sheet shows (each cost to the cent), so the row ties out to it
+                amount = sum((m.rounded().amount for n in lines for m in (n.monthly_cost, n.sunk_amortization)
+                              if m is not None), Decimal(0))
             paid = sum(n.gpu_hours for n in lines)
             gpu_hours = FormulaCell(f"=SUMIFS({_fleet_range('GpusPaid', fleet_rows)},{_fleet_range('PlanLine', fleet_rows)},"
                                     "{PlanLine})*HoursPerMonth", paid) if hours_name else paid
