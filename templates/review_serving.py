@@ -71,19 +71,6 @@ CAPACITY: tuple[Labelled, ...] = (
     (money_column("IdleGpuHours", 9, "number"), "GPU-hours paid, not serving"),
     (money_column("IdleGpuCost", 11, "money"), "Cost of the idle GPU-hours"),
 )
-#: A plan line served by several serving lines (one per workload or configuration): their fleets and costs summed.
-PLAN_LINES: tuple[Labelled, ...] = (
-    (text_column("PlanLine", 20), "Plan line"),
-    (money_column("ServingLines", 8, "int"), "Serving lines"),
-    (money_column("Gpus", 8, "int"), "GPUs"),
-    (money_column("GpuHours", 9, "number"), "GPU-hours"),
-    (money_column("MTokens", 10, "number"), "Tokens served (millions)"),
-    (money_column("Requests", 10, "int"), "Requests served"),
-    (money_column("Cost", 11, "money"), "Actual cost"),
-    (money_column("CostPerMTokens", 10, "rate"), "Cost per million tokens served"),
-    (money_column("IdleGpuHours", 8, "number"), "GPU-hours paid, not serving"),
-    (money_column("IdleGpuCost", 8, "money"), "Cost of the idle GPU-hours"),
-)
 LOAD_TESTS: tuple[Labelled, ...] = (
     *_IDENTITY,
     (text_column("File", 18), "Load-test file"),
@@ -95,6 +82,15 @@ LOAD_TESTS: tuple[Labelled, ...] = (
     (money_column("MeasuredTokPerGpuHour", 10, "int"), "Output tokens per GPU-hour, measured"),
     (money_column("PredictedTokPerGpuHour", 10, "int"), "Output tokens per GPU-hour, model"),
     (money_column("MeasuredOverPredicted", 8, "number"), "Measured over model (x)"),
+)
+_SHOWN = {c.header: (c, words) for c, words in (*SERVING_REVIEW, *CAPACITY)}
+#: A plan line served by several serving lines (one per workload or configuration): their fleets and costs summed,
+#: in the columns (and words) of the tables above.
+PLAN_LINES: tuple[Labelled, ...] = (
+    _SHOWN["PlanLine"], (money_column("ServingLines", 8, "int"), "Serving lines"),
+    *(_SHOWN[name] for name in ("Gpus", "GpuHours", "MTokens", "Requests")),
+    (money_column("Cost", 11, "money"), "Actual cost"),
+    *(_SHOWN[name] for name in ("CostPerMTokens", "IdleGpuHours", "IdleGpuCost")),
 )
 SERVING_REVIEW_COLUMNS = tuple(c for c, _ in SERVING_REVIEW)
 CAPACITY_COLUMNS = tuple(c for c, _ in CAPACITY)
