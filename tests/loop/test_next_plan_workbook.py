@@ -164,3 +164,24 @@ def test_a_next_plan_planned_again_replaces_its_months_rows(written: Path, tmp_p
         return [r for r in ws.iter_rows(min_row=4, max_col=8, values_only=True) if r[0] == "2026-06"]
     assert len(june(again)) == len(june(written))
     assert [n for n in openpyxl.load_workbook(again, read_only=True).sheetnames].count("Changes") == 1
+
+
+def test_planned_gpu_hours_of_a_resized_line_is_a_formula_over_the_fleet_sheet(written: Path) -> None:
+    """A line the next plan resizes keeps its volume in GPU-hours: PlannedGpuHours = its serving lines' GpusPaid x
+    HoursPerMonth, a formula that a spreadsheet engine recomputes to the value stored with it."""
+    import formulas
+
+    fleet = _rows(written, "Fleet")
+    book = openpyxl.load_workbook(written)
+    ws, values = book["Budget"], openpyxl.load_workbook(written, data_only=True)["Budget"]
+    sheet, cell = book.defined_names["HoursPerMonth"].value.split("!")
+    hours = openpyxl.load_workbook(written, data_only=True)[sheet.strip("'")][cell.replace("$", "")].value
+    rows = {ws.cell(r, 2).value: r for r in range(4, ws.max_row + 1) if ws.cell(r, 1).value == "2026-06"}
+    solution = formulas.ExcelModel().loads(str(written)).finish().calculate()
+    for line in {r["PlanLine"] for r in fleet}:
+        r = rows[line]
+        assert str(ws.cell(r, 9).value).startswith("=SUMIFS('Fleet'!"), line
+        paid = sum(f["GpusPaid"] for f in fleet if f["PlanLine"] == line)
+        assert values.cell(r, 9).value == pytest.approx(paid * hours), line
+        recomputed = solution[f"'[{written.name}]BUDGET'!I{r}"].value[0, 0]
+        assert recomputed == pytest.approx(values.cell(r, 9).value), line
