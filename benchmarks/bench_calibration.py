@@ -60,7 +60,7 @@ from finops.sizing.calibration import predict as predict_measured
 from finops.sizing.engine_constants import KERNEL_CLASSES, Calibration, model_class
 from finops.sizing.performance import estimate, replica_physics
 from finops.sizing.published import fittable, held_out, predict, published_rows, with_vendors
-from finops.sizing.vendor_efficiency import BAND_LEVELS, ratio_at
+from finops.sizing.vendor_efficiency import BAND_LEVELS, MIN_BAND_SOURCES, ratio_at
 
 sys.path.insert(0, str(Path(__file__).parent))
 from held_out_families import held_out_ratios
@@ -225,12 +225,16 @@ def _band_of(r: HeldOutRatio, others: list[HeldOutRatio], cal: Calibration) -> t
     if r.reach == "measured":
         return cal.band_ratios(r.engine, r.metric, r.model_class, tp=r.tp)
     if r.reach == "fitted":       # the family fit's band: its own rows' held-out ratios, ``others`` of them only
-        own = [o.ratio for o in others if o.reach == "fitted" and o.family == r.family and o.engine == r.engine
+        own = [o for o in others if o.reach == "fitted" and o.family == r.family and o.engine == r.engine
                and o.metric == r.metric]
         if not own:
             return None
-        quantiles = tuple(np.quantile(own, BAND_LEVELS))
-        return ratio_at(quantiles, 0.1), ratio_at(quantiles, 0.9)
+        quantiles = tuple(np.quantile([o.ratio for o in own], BAND_LEVELS))
+        low, high = ratio_at(quantiles, 0.1), ratio_at(quantiles, 0.9)
+        if len({o.source for o in own}) >= MIN_BAND_SOURCES:
+            return low, high
+        wide = _band_of(replace(r, reach="unmeasured"), others, cal)   # as Calibration.band: too few sources
+        return (low, high) if wide is None else (min(low, wide[0]), max(high, wide[1]))
     bands = bands_by_class(others, [r.metric])
     key = next((k for k in band_keys(r.engine, r.model_class, r.tp, r.reach) if r.metric in bands.get(k, {})), None)
     if key is None:

@@ -20,6 +20,11 @@ What the conversion does, row by row:
 * ``concurrency``: ``max`` stays, a static batch ``batch:N`` is ``N`` clients with ``client`` ``static``: every
   prompt of the batch is prefilled before any decodes (finops.sizing.performance.CLIENTS).
 * ``value``: a per-GPU throughput is multiplied by the replica's GPUs.
+* ``context_length``: the sequence length the engine was built or compiled for, where the source states it:
+  Neuron's "Sequence Length" (the compiled ``n_positions``), and ``isl + osl`` for ``trtllm-bench`` runs, whose
+  engine build takes ``max_seq_len`` from the dataset's longest input plus output. It is what lets the product
+  estimate a run past the model's native context (Llama-2's 4,096 tokens at 5,000 + 500 or 128 + 8,064),
+  which the engines ran with that extended position range.
 
 Usage: ``python scripts/derive_published_serving.py [SOURCE_CSV] [OUTPUT_CSV]`` (defaults: the collected table and the
 derived file, both in ``finops/data/calibration/``). Prints what it skipped and why.
@@ -28,6 +33,7 @@ derived file, both in ``finops/data/calibration/``). Prints what it skipped and 
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -42,7 +48,7 @@ PRECISIONS = {"fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "int8-weights(bf16 c
 ENGINES = {"tensorrt-llm": "trtllm", "transformers-neuronx": "vllm"}
 MODELS = {"mistral-7b-v0.2": "mistral-7b-v0.2"}
 METRICS = ("output_tokens_per_s", "ttft_ms", "tpot_ms", "request_latency_ms")
-HEADER = ["source_id", "gpu", "engine", "engine_version", "model", "precision", "kv_precision", "tp", "isl", "osl", "concurrency", "max_batch", "metric", "value", "published", "url", "note", "client"]
+HEADER = ["source_id", "gpu", "engine", "engine_version", "model", "precision", "kv_precision", "tp", "isl", "osl", "concurrency", "max_batch", "metric", "value", "published", "url", "note", "client", "context_length"]
 
 
 def source_id(row: dict[str, str]) -> str:
@@ -58,6 +64,16 @@ def engine_version(row: dict[str, str]) -> str:
     if row["engine"] == "transformers-neuronx":
         return f"vllm transformers-neuronx ({row['engine_version']})"
     return f"{ENGINES[row['engine']]} {row['engine_version']}"
+
+
+def context_length(row: dict[str, str]) -> str:
+    """The sequence length the run's engine serves, where the source states it (else empty)."""
+    compiled = re.search(r"Sequence Length (\d+)", row["notes"])
+    if compiled:
+        return compiled.group(1)
+    if "trtllm-bench" in row["notes"]:
+        return str(int(row["isl"]) + int(row["osl"]))
+    return ""
 
 
 def convert(row: dict[str, str]) -> tuple[dict[str, str] | None, str]:
@@ -85,7 +101,8 @@ def convert(row: dict[str, str]) -> tuple[dict[str, str] | None, str]:
         "precision": precision, "kv_precision": kv, "tp": str(chips), "isl": row["isl"], "osl": row["osl"],
         "concurrency": concurrency, "max_batch": concurrency if concurrency != "max" else "",
         "metric": row["metric"], "value": f"{value:g}", "published": COLLECTED, "url": row["source_url"].split(" (")[0],
-        "note": note.split(";")[0][:160], "client": "static" if row["concurrency"].startswith("batch:") else ""}, ""
+        "note": note.split(";")[0][:160], "client": "static" if row["concurrency"].startswith("batch:") else "",
+        "context_length": context_length(row)}, ""
 
 
 def main(argv: list[str]) -> int:
@@ -109,6 +126,7 @@ def main(argv: list[str]) -> int:
         "# inf2.48xlarge, P50 latencies; filed under vllm, which runs Neuron models through that library).",
         "# tp: accelerator chips in the replica (Neuron's NeuronCores are the catalog's tp_units_per_chip per chip).",
         "# published: the date the stored copy was read; the release is in engine_version.",
+        "# context_length: the sequence length the run's engine was built or compiled for, where the source says.",
     ]
     output.parent.mkdir(parents=True, exist_ok=True)
     with output.open("w", encoding="utf-8", newline="") as f:

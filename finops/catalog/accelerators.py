@@ -57,14 +57,26 @@ class Accelerator:
         heads), so any degree shards a model."""
         return self.vendor == "aws"
 
+    @property
+    def int8_weight_only(self) -> bool:
+        """True when the runtime's INT8 quantizes the weights only and computes in BF16 (AWS Neuron:
+        transformers-neuronx and NxD Inference store int8 weights and dequantize them for BF16 matmuls, the
+        Neuron benchmark tables' "weight storage int8, autocast Matmult-BF16"), so an INT8 model reads one
+        byte a weight but prefills at the BF16 rate, not the chip's INT8 TOPS."""
+        return self.vendor == "aws"
+
     def tflops(self, precision: str) -> float:
         """Dense tensor throughput (TFLOPS or TOPS) for a compute precision.
 
         FP32/FP16/BF16 run on the 16-bit tensor path; INT4 weight-only kernels compute in 16 bit,
-        so ``int4`` returns the BF16 figure. A precision the device lacks (FP8 on Ampere) raises.
+        so ``int4`` returns the BF16 figure, as ``int8`` does where the runtime quantizes weights only
+        (:attr:`int8_weight_only`). A precision the device lacks (FP8 on Ampere) raises.
+
+        >>> get_accelerator("inferentia2").tflops("int8"), get_accelerator("a100-80gb").tflops("int8")
+        (190.0, 624.0)
         """
         p = precision.lower()
-        if p in ("bf16", "fp16", "fp32", "int4"):
+        if p in ("bf16", "fp16", "fp32", "int4") or (p == "int8" and self.int8_weight_only):
             return self.bf16_tflops
         value = {"fp8": self.fp8_tflops, "int8": self.int8_tops}.get(p)
         if value is None:

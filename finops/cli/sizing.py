@@ -139,6 +139,10 @@ def estimate_command(
                                         "(all start together, as the calibration's campaigns) | staggered "
                                         "(a steady state, as AIPerf, GenAI-Perf, NIM's benchmarks) | static "
                                         "(a static batch, all prompts before any decode); TTFT only"),
+        context_length: int | None = typer.Option(
+            None, "--context-length", help="tokens the engine serves when it runs the model past its native "
+                                           "context (RoPE scaling; vLLM --max-model-len, TRT-LLM max_seq_len); "
+                                           "without it a request beyond the native context is refused"),
         arrival_rate: float | None = typer.Option(None, "--arrival-rate",
                                                   help="requests/s: add queueing delay, TTFT P50/P99"),
         ttft_target_ms: float | None = typer.Option(None, "--ttft-target-ms",
@@ -157,7 +161,7 @@ def estimate_command(
                       cache_hit_rate=cache_hit_rate, kv_precision=kv_precision,
                       calibration=_calibration(calibration), max_batch=max_batch,
                       prefill_token_budget=prefill_token_budget, step_time=step_time.strip().lower(),
-                      expert_parallel=expert_parallel, client=client)
+                      expert_parallel=expert_parallel, client=client, context_length=context_length)
     payload = result.to_dict()
     if ttft_target_ms is not None and arrival_rate is None:
         raise InputError("--ttft-target-ms needs --arrival-rate", hint="e.g. --arrival-rate 4 --ttft-target-ms 500")
@@ -165,7 +169,8 @@ def estimate_command(
         payload["under_load"] = serve(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl,
                                       arrival_rate=arrival_rate, engine=engine, cache_hit_rate=cache_hit_rate,
                                       kv_precision=kv_precision, ttft_target_ms=ttft_target_ms,
-                                      calibration=_calibration(calibration)).to_dict()
+                                      calibration=_calibration(calibration),
+                                      context_length=context_length).to_dict()
     if as_json:
         print_json(payload)
         return

@@ -85,9 +85,10 @@ class CandidateTable:
     def label(self, row: int) -> str:
         return f"{self.gpus[row]} {self.precisions[row]} TP{self.tps[row]}"
 
-    def fit(self, isl: int, osl: int) -> tuple[np.ndarray, np.ndarray]:
-        """Per row: sequences of ``isl + osl`` tokens the replica holds, and the GiB per GPU short of one."""
-        per_sequence = self.kv_bytes_per_token_per_gpu * sequence_tokens(self.model, isl, osl)
+    def fit(self, isl: int, osl: int, context_length: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Per row: sequences of ``isl + osl`` tokens the replica holds, and the GiB per GPU short of one
+        (``context_length``: the engine's, where it extends the model's native context)."""
+        per_sequence = self.kv_bytes_per_token_per_gpu * sequence_tokens(self.model, isl, osl, context_length)
         return kv_slots(self.kv_budget_gib, per_sequence)
 
     def physics_of(self, rows: np.ndarray) -> ReplicaPhysics:

@@ -125,14 +125,15 @@ def _why_not(workload: Workload, gpu: str, precision: str, tp: int, engine: str,
     if not supports(engine, gpu, precision):
         return f"{engine} does not run {precision} on {gpu}"
     fit = memory_fit(workload.model, gpu, precision=precision, tp=tp, isl=workload.isl, osl=workload.osl,
-                     kv_precision=workload.kv_precision)
+                     kv_precision=workload.kv_precision, context_length=workload.context_length)
     if not fit.fits:
         return f"does not fit: short {fit.shortfall_gib:.1f} GiB per {device_noun(gpu)[:-1]}"
     if gpu in own.unpriced:
         return f"no {own.pricing_model} price for {gpu}"
     idle = estimate(workload.model, gpu, precision=precision, tp=tp, isl=workload.isl, osl=workload.osl,
                     concurrency=1, engine=engine, cache_hit_rate=workload.cache_hit_rate,
-                    kv_precision=workload.kv_precision, calibration=calibration)
+                    kv_precision=workload.kv_precision, calibration=calibration,
+                    context_length=workload.context_length)
     figures = (("TTFT", workload.ttft_ms, idle.ttft_ms, idle.ttft_ms_band), ("TPOT", workload.itl_ms, idle.tpot_ms,
                                                                           idle.tpot_ms_band))
     misses = [f"misses {label} {target:.0f} ms: {reached:.0f} ms"

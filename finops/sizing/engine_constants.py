@@ -28,7 +28,8 @@ __all__ = ["BAND_METRICS", "CALIBRATED_TPS", "DEFAULT_ENGINE", "ENGINES", "KERNE
            "Coverage", "Engine", "EngineConstants", "model_class"]
 
 #: The reach whose band a wider reach's envelops (Calibration.band): an extrapolation is never surer than the
-#: nearer reach it extends; a family fit's own band (``fitted``) is its rows' and stands alone.
+#: nearer reach it extends; a family fit's own band (``fitted``) is its rows' and stands alone where they come
+#: from enough publications (VendorEfficiency.stands_alone), else it envelops the unmeasured reach's.
 _NEARER_REACH: dict[str, str] = {"kernels": "measured", "unmeasured": "kernels"}
 
 Engine = Literal["trtllm", "vllm", "sglang"]
@@ -279,7 +280,9 @@ class Calibration:
         published rows report the metric (:meth:`VendorEfficiency.band`); else of the most specific key of
         its ``reach``, engine, ``model_class`` and ``tp`` the calibration holds (:mod:`finops.sizing.bands`),
         widened to envelop the nearer reach's band (``kernels`` envelops ``measured``, ``unmeasured``
-        ``kernels``: :data:`_NEARER_REACH`); ``None`` without a band.
+        ``kernels``: :data:`_NEARER_REACH`; a family fit's band whose rows come from fewer than
+        :data:`~finops.sizing.vendor_efficiency.MIN_BAND_SOURCES` publications envelops ``unmeasured``'s);
+        ``None`` without a band.
 
         >>> cal = Calibration.bundled()
         >>> cal.band("vllm", "tpot_ms", 0.1) < 1 < cal.band("vllm", "tpot_ms", 0.9)
@@ -292,7 +295,10 @@ class Calibration:
             return None
         quantiles = vendor.bands[metric] if vendor is not None and key == vendor.key else self.bands[key][metric]
         own = ratio_at(quantiles, level)
-        nearer = None if vendor is not None and key == vendor.key else _NEARER_REACH.get(key.split(":")[0])
+        if vendor is not None and key == vendor.key:
+            nearer = None if vendor.stands_alone(metric) else "unmeasured"
+        else:
+            nearer = _NEARER_REACH.get(key.split(":")[0])
         if nearer is None or level == 0.5:
             return own
         # an estimate that reaches further is never surer than one that reaches less far at the same engine,

@@ -48,6 +48,7 @@ __all__ = [
     "MemoryFit",
     "Precision",
     "bytes_per_param",
+    "check_context",
     "embedding_params",
     "head_padding_bytes",
     "kv_bytes",
@@ -301,7 +302,8 @@ class MemoryFit:
 
 def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str, tp: int, isl: int, osl: int,
                kv_precision: str | None = None, gpu_memory_utilization: float = 0.90,
-               runtime_overhead_gib: float | None = None, of_free_memory: bool = False) -> MemoryFit:
+               runtime_overhead_gib: float | None = None, of_free_memory: bool = False,
+               context_length: int | None = None) -> MemoryFit:
     """Does the model fit ``tp`` GPUs, and how many ``isl + osl`` sequences can run at once?
 
     Per GPU: ``kv_budget = memory x utilization - weights / tp - overhead``; a sequence takes
@@ -310,7 +312,8 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     ``kv_precision`` defaults to BF16 (FP32 for FP32 weights): engines keep a 16-bit cache unless told.
     ``of_free_memory``: the utilization is a share of the memory left once weights and runtime are loaded,
     ``(memory - weights - overhead) x utilization`` (TensorRT-LLM's ``free_gpu_memory_fraction``, 0.9 by
-    default), not of the whole GPU (vLLM's ``gpu_memory_utilization``).
+    default), not of the whole GPU (vLLM's ``gpu_memory_utilization``). ``context_length``: the sequence
+    length the engine serves when it runs the model past its native context (:func:`check_context`).
 
     >>> f = memory_fit("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> f.fits, round(f.shortfall_gib, 1)
@@ -337,7 +340,7 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
         budget_gib = (device.memory_gib_usable - weights_gib - overhead) * gpu_memory_utilization
     else:                # vLLM, SGLang: the fraction of the whole GPU, less what the model holds
         budget_gib = device.memory_gib_usable * gpu_memory_utilization - weights_gib - overhead
-    cached = sequence_tokens(spec, isl, osl)
+    cached = sequence_tokens(spec, isl, osl, context_length)
     per_sequence = kv_bytes_per_token_per_gpu(spec, tp, kv_p, device) * cached
     slots, shortfall = kv_slots(budget_gib, per_sequence)
     concurrency = int(slots)
@@ -350,20 +353,50 @@ def memory_fit(model: ModelSpec | str, gpu: Accelerator | str, *, precision: str
     )
 
 
-def sequence_tokens(model: ModelSpec, isl: int, osl: int) -> int:
-    """Cached tokens of one ``isl + osl`` sequence: window-capped, rounded up to whole 16-token blocks.
+def sequence_tokens(model: ModelSpec, isl: int, osl: int, context_length: int | None = None) -> int:
+    """Cached tokens of one ``isl + osl`` sequence: window-capped, rounded up to whole 16-token blocks
+    (refused past the model's context unless ``context_length`` extends it, :func:`check_context`).
 
     >>> from finops.catalog import get_model
     >>> sequence_tokens(get_model("llama-3.1-8b"), 2000, 500)
     2512
     """
-    _check_positive("isl", isl)
-    _check_positive("osl", osl)
-    if model.max_context and isl + osl > model.max_context:
-        raise InputError(f"isl + osl = {isl + osl} tokens exceed {model.id}'s context of {model.max_context}",
-                         hint="shorten the requests or choose a longer-context model")
+    check_context(model, isl, osl, context_length)
     cached = kv_tokens_per_sequence(model, isl + osl)
     return math.ceil(cached / KV_BLOCK_TOKENS) * KV_BLOCK_TOKENS
+
+
+def check_context(model: ModelSpec, isl: int, osl: int, context_length: int | None = None) -> bool:
+    """True when an ``isl + osl`` sequence runs past the model's native context (``max_position_embeddings``)
+    on an engine started with a longer ``context_length``; raises when the sequence exceeds the context the
+    engine serves (the native one unless ``context_length`` is given).
+
+    An engine serves a model past its native context when its position range is extended (RoPE scaling:
+    vLLM ``--max-model-len`` with ``--rope-scaling``, TensorRT-LLM's ``max_seq_len``, Neuron's compiled
+    ``n_positions``). The cost of a token is the same arithmetic at any position, so the estimate holds;
+    what the model answers that far out is the operator's call, and the estimate says it is beyond native.
+
+    >>> from finops.catalog import get_model
+    >>> llama2 = get_model("llama-2-7b")
+    >>> check_context(llama2, 2048, 2048), check_context(llama2, 5000, 500, context_length=5500)
+    (False, True)
+    """
+    _check_positive("isl", isl)
+    _check_positive("osl", osl)
+    tokens = isl + osl
+    if context_length is not None:
+        if isinstance(context_length, bool) or not isinstance(context_length, int) or context_length < 1:
+            raise InputError(f"context_length must be a whole number of tokens >= 1, got {context_length!r}")
+        if tokens > context_length:
+            raise InputError(f"isl + osl = {tokens} tokens exceed the context length of {context_length}",
+                             hint=f"give a context_length of at least {tokens}, or shorten the requests")
+        return bool(model.max_context) and tokens > model.max_context
+    if model.max_context and tokens > model.max_context:
+        raise InputError(f"isl + osl = {tokens} tokens exceed {model.id}'s native context of {model.max_context}",
+                         hint=f"shorten the requests or choose a longer-context model; if the engine extends "
+                              f"the position range (RoPE scaling), give context_length (--context-length) of at "
+                              f"least {tokens} to estimate it beyond the native context")
+    return False
 
 
 def kv_slots(kv_budget_gib: Any, per_sequence_bytes: Any) -> tuple[Any, Any]:

@@ -12,7 +12,7 @@ seconds per replica; ``b`` is the number of running sequences, ``h`` the prefix-
     prefill_compute = (2 P new + 4 L A new (isl - new / 2)) / (tp x F x eta_c) + prefill_allreduce
     prefill_allreduce = 2 L x new x hidden x 2 bytes x (tp - 1) / tp / (link x eta_link)
     chunks   = ceil(new / budget)                               steps a prompt is split over (chunked prefill)
-    prefill  = prefill_compute + chunks x L x o(tp)
+    prefill  = prefill_compute + chunks x L x o(tp) + pass
     TPOT     = step + (b - 1) / max(osl - 1, 1) x prefill_compute    the others' chunked prefills share its steps
     delay    = (a + d (b - 1) / b) x step + f                   scheduling and admission (not queued)
     think    = prefill - prefill_compute + delay + (osl - 1) x TPOT    a client's cycle off the prefill
@@ -35,7 +35,11 @@ average, ``s`` the share of the wave that persists. ``budget`` is the engine's p
 (:mod:`finops.sizing.engine_defaults`). A prompt's activations cross the TP group twice per layer:
 unlike a decode step's few-KB all-reduce (latency-bound, ``ar``), that is ``new x hidden x 2`` bytes
 per layer, bandwidth-bound on the GPU link (``link``: NVLink, Infinity Fabric, ICI, PCIe from the
-catalog) at a fitted share ``eta_link``. Under a Poisson arrival rate (:mod:`finops.sizing.queueing`)
+catalog) at a fitted share ``eta_link``. ``pass`` is a compiled runtime's fixed cost of one prefill pass, fitted
+with a family's ``eta_bw`` and ``eta_c`` where its published rows report TTFT (0 elsewhere): Neuron runs the
+prompt as one call of a separately compiled context-encoding graph, whose launch over every NeuronCore and round
+trip to the host cost the same for 128 prompt tokens as for 2,048 (the Inferentia2 decoder tables: 25-29 ms for a 128-token prompt of a 7-13B model whose FLOPs take under 10 ms; 8 prompts of 128 take
+66-116 ms, not 8 times one). Under a Poisson arrival rate (:mod:`finops.sizing.queueing`)
 the closed loop gives way to Kingman's queue.
 
 ``X`` routed-expert weight bytes per GPU of a mixture-of-experts model (0 for dense), of which a step
@@ -127,6 +131,7 @@ class ReplicaPhysics:
     # kernel tables, so they time roofline steps only); 0: the engine's.
     bandwidth_efficiency: Any = 0.0
     compute_efficiency: Any = 0.0
+    prefill_pass: Any = 0.0   # seconds: the family fit's fixed cost of a prefill pass (VendorEfficiency)
     # Measured kernels of this configuration (finops.sizing.kernels.ModelKernels, log-ms tables on its
     # grids; NaN, with kernel_covered 0, where the tables do not cover it):
     kernel_covered: Any = 0.0
@@ -159,7 +164,8 @@ def replica_physics(model: ModelSpec, gpu: Accelerator, *, precision: str, tp: i
     extra: dict[str, float] = {}   # a dense model keeps ReplicaPhysics' 0 routed-expert bytes and share
     if efficiency is not None:
         extra.update(bandwidth_efficiency=efficiency.bandwidth_efficiency,
-                     compute_efficiency=efficiency.compute_efficiency)
+                     compute_efficiency=efficiency.compute_efficiency,
+                     prefill_pass=efficiency.prefill_pass_ms * 1e-3)
     if model.is_moe and model.experts_per_token:
         moe_layers = model.layers - (model.first_dense_layers or 0)
         width = model.moe_intermediate_size or model.intermediate_size
@@ -378,7 +384,8 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
     chunks = np.maximum(np.ceil(new / p.prefill_token_budget), 1.0)
     return PromptTerms(ctx=ctx, overhead=overhead, group_flops=group_flops,
                        decode_flops=2.0 * p.active_params + 4.0 * p.layers * p.attention_width * ctx,
-                       prefill_compute=prefill_compute, prefill=prefill_compute + chunks * overhead, osl=osl,
+                       prefill_compute=prefill_compute, prefill=prefill_compute + chunks * overhead + p.prefill_pass,
+                       osl=osl,
                        bandwidth=p.bandwidth * np.where(np.asarray(p.bandwidth_efficiency) > 0,
                                                         p.bandwidth_efficiency, c.bandwidth_efficiency),
                        moe=bool(np.asarray(p.expert_weight_bytes_per_gpu).any()), sharded=sharded,
@@ -462,6 +469,7 @@ class Estimate:
     isl: int
     osl: int
     cache_hit_rate: float
+    beyond_native_context: bool     # isl + osl past the model's native context, on an extended context_length
     fits: bool
     shortfall_gib: float
     weights_gib_per_gpu: float
@@ -586,7 +594,8 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
              concurrency: int | Literal["max"] = "max", engine: str = DEFAULT_ENGINE, cache_hit_rate: float = 0.0,
              kv_precision: str | None = None, calibration: Calibration | None = None,
              max_batch: int | None = None, prefill_token_budget: int | None = None,
-             step_time: str = "auto", expert_parallel: bool = False, client: str = "synchronized") -> Estimate:
+             step_time: str = "auto", expert_parallel: bool = False, client: str = "synchronized",
+             context_length: int | None = None) -> Estimate:
     """Memory fit, TTFT, TPOT and throughput of one replica at a concurrency.
 
     ``concurrency="max"`` is the maximum-throughput point: as many sequences as the KV cache holds and
@@ -605,6 +614,9 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     measured expert kernels' times only (:func:`~finops.sizing.kernels.expert_table`). ``client``: how a
     fixed-concurrency load test's clients run (:data:`CLIENTS`): ``"synchronized"`` (all start together and
     stay in step, as the calibration's campaigns) or ``"staggered"`` (a steady state); it changes TTFT only.
+    ``context_length``: the sequence length the engine serves when it runs the model past its native context
+    (RoPE scaling); without it a request beyond the native context is refused
+    (:func:`~finops.sizing.memory.check_context`), with it ``beyond_native_context`` says so.
 
     >>> e = estimate("llama-3.1-70b", "h100-sxm", precision="bf16", tp=1, isl=2048, osl=512)
     >>> e.fits, e.shortfall_gib > 60, e.ttft_ms
@@ -630,7 +642,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
     budget = _whole("prefill token budget", prefill_token_budget, defaults.prefill_token_budget)
     kv_p = str(kv_precision).strip().lower() if kv_precision else default_kv_precision(engine_name, precision)
     fit = memory_fit(spec, device, precision=precision, tp=tp, isl=isl, osl=osl, kv_precision=kv_p,
-                     of_free_memory=defaults.kv_of_free_memory)
+                     of_free_memory=defaults.kv_of_free_memory, context_length=context_length)
     cal = calibration or Calibration.bundled()
     if concurrency == "max":
         wanted = min(fit.max_concurrency, batch_limit)
@@ -649,6 +661,7 @@ def estimate(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, 
         "model": spec.id, "model_class": kind, "gpu": device.id, "precision": precision, "kv_precision": kv_p,
         "tp": tp, "engine": engine_name, "client": client, "isl": isl, "osl": osl,
         "cache_hit_rate": float(cache_hit_rate),
+        "beyond_native_context": bool(spec.max_context) and isl + osl > spec.max_context,
         "fits": fit.fits, "shortfall_gib": fit.shortfall_gib, "weights_gib_per_gpu": fit.weights_gib,
         "kv_bytes_per_token": fit.kv_bytes_per_token,
         "kv_bytes_per_token_per_gpu": kv_bytes_per_token_per_gpu(spec, tp, kv_p, device),

@@ -52,6 +52,8 @@ METRICS = ("output_tokens_per_s", "request_latency_ms", "ttft_ms", "tpot_ms")
 #: Metrics a vendor band is kept for (those of Estimate's bands that rows can report).
 _BAND_METRICS = ("output_tokens_per_s", "ttft_ms", "tpot_ms")
 _BOUNDS = (np.log(0.05), np.log(1.0))
+#: The largest fixed cost of a prefill pass a family fit may find, in ms (Neuron's is about 15-20).
+_PASS_MS_MAX = 200.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class PublishedRow:
     published: str
     url: str
     client: str = "synchronized"   # how the benchmark's clients ran (performance.CLIENTS): "static" for a static batch
+    context_length: int | None = None   # the sequence length the run's engine served, where the source states it
 
 
 def _int(text: str, column: str, line: int, name: str = PUBLISHED_FILE) -> int:
@@ -105,13 +108,14 @@ def _read_published(name: str) -> list[PublishedRow]:
             concurrency="max" if r["concurrency"] == "max" else _int(r["concurrency"], "concurrency", n, name),
             max_batch=_int(r["max_batch"], "max_batch", n, name) if r["max_batch"] else None, metric=r["metric"],
             value=float(r["value"]), published=r["published"], url=r["url"],
-            client=r.get("client") or "synchronized"))
+            client=r.get("client") or "synchronized",
+            context_length=_int(r["context_length"], "context_length", n, name) if r.get("context_length") else None))
     return rows
 
 
 def answerable(row: PublishedRow) -> bool:
-    """True when the product estimates the row's configuration (a row beyond the model's context, or at a
-    precision the accelerator lacks, is refused)."""
+    """True when the product estimates the row's configuration (a row beyond the context its engine served,
+    or at a precision the accelerator lacks, is refused)."""
     try:
         predict([row], Calibration.bundled())
     except InputError:
@@ -148,7 +152,7 @@ def predict(rows: Sequence[PublishedRow], calibration: Calibration) -> np.ndarra
     for i, r in enumerate(rows):
         e = estimate(r.model, r.gpu, precision=r.precision, tp=r.tp, isl=r.isl, osl=r.osl, engine=r.engine,
                      concurrency=r.concurrency, kv_precision=r.kv_precision, max_batch=r.max_batch,
-                     calibration=calibration, client=r.client)
+                     calibration=calibration, client=r.client, context_length=r.context_length)
         out[i] = getattr(e, r.metric)
     return out
 
@@ -159,7 +163,9 @@ def _with(calibration: Calibration, entry: VendorEfficiency) -> Calibration:
 
 def fit_vendor(rows: Sequence[PublishedRow], calibration: Calibration, source: str = "") -> VendorEfficiency:
     """``eta_bw`` and ``eta_c`` of the rows' one accelerator family and engine, fitted on them (the engine's
-    other constants as ``calibration`` has them), for the family's accelerators outside the kernel tables.
+    other constants as ``calibration`` has them), for the family's accelerators outside the kernel tables;
+    where the rows report TTFT, also the fixed cost of a prefill pass on the family's runtime
+    (``prefill_pass_ms``, 0-200 ms; :mod:`finops.sizing.performance`).
 
     A time to first token measured on a static batch of several prompts is left out of the fit (it is kept as
     a check): it times how the benchmark's library prefills a whole batch at once (Neuron's decoder tables:
@@ -176,18 +182,24 @@ def fit_vendor(rows: Sequence[PublishedRow], calibration: Calibration, source: s
     c = calibration.constants(engine)
     vendor = get_accelerator(rows[0].gpu).vendor
 
+    timed = any(r.metric == "ttft_ms" for r in rows)   # only TTFT rows tell the prefill pass's fixed cost
+
     def entry(x: np.ndarray) -> VendorEfficiency:
-        bw, eta_c = (float(v) for v in np.exp(x))
+        bw, eta_c = (float(v) for v in np.exp(x[:2]))
         return VendorEfficiency(vendor=vendor, engine=engine, bandwidth_efficiency=bw,
                                 compute_efficiency=eta_c, rows=len(rows), source=source, family=family,
                                 measured_on=tuple(sorted({r.gpu for r in rows})),
-                                sources=tuple(sorted({r.source_id for r in rows})), reach=_reach(rows))
+                                sources=tuple(sorted({r.source_id for r in rows})), reach=_reach(rows),
+                                prefill_pass_ms=float(x[2]) if timed else 0.0)
 
     def residuals(x: np.ndarray) -> np.ndarray:
         return np.log(predict(rows, _with(calibration, entry(x))) / values)
 
     start = np.log([c.bandwidth_efficiency, c.compute_efficiency]).clip(*_BOUNDS)
-    result = least_squares(residuals, start, bounds=_BOUNDS, diff_step=1e-3)
+    low, high = [_BOUNDS[0]] * 2, [_BOUNDS[1]] * 2
+    if timed:
+        start, low, high = np.append(start, 5.0), low + [0.0], high + [_PASS_MS_MAX]
+    result = least_squares(residuals, start, bounds=(low, high), diff_step=1e-3)
     return entry(result.x)
 
 
@@ -227,13 +239,17 @@ def with_vendors(calibration: Calibration, rows: Sequence[PublishedRow] | None =
         entry = fit_vendor(mine, calibration, source="; ".join(sources))
         by_metric = {"output_tokens_per_s": ("output_tokens_per_s",),
                      "ttft_ms": ("ttft_ms",), "tpot_ms": ("tpot_ms", "request_latency_ms")}
-        bands, errors = {}, {}
+        bands, errors, band_sources = {}, {}, {}
         for metric in _BAND_METRICS:
-            r = ratio[[i for i in index if rows[i].metric in by_metric[metric] and not np.isnan(ratio[i])]]
+            used = [i for i in index if rows[i].metric in by_metric[metric] and not np.isnan(ratio[i])]
+            r = ratio[used]
             if len(r):
                 bands[metric] = tuple(round(float(q), 4) for q in np.quantile(r, BAND_LEVELS))
                 errors[metric] = round(float(np.median(np.abs(1.0 / r - 1.0))), 4)
+                band_sources[metric] = len({rows[i].source_id for i in used})
         out = _with(out, replace(entry, bandwidth_efficiency=round(entry.bandwidth_efficiency, 4),
-                                 compute_efficiency=round(entry.compute_efficiency, 4), bands=bands,
+                                 compute_efficiency=round(entry.compute_efficiency, 4),
+                                 prefill_pass_ms=round(entry.prefill_pass_ms, 3), bands=bands,
+                                 band_sources=band_sources,
                                  held_out_error=errors))
     return out

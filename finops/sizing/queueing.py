@@ -271,8 +271,10 @@ class ServicePoint:
 
 def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp: int, isl: int, osl: int,
           arrival_rate: float, engine: str = "vllm", cache_hit_rate: float = 0.0, kv_precision: str | None = None,
-          ttft_target_ms: float | None = None, calibration: Calibration | None = None) -> ServicePoint:
-    """Queueing delay, TTFT P50/P99, ITL and SLA attainment of one replica at ``arrival_rate`` requests/s.
+          ttft_target_ms: float | None = None, calibration: Calibration | None = None,
+          context_length: int | None = None) -> ServicePoint:
+    """Queueing delay, TTFT P50/P99, ITL and SLA attainment of one replica at ``arrival_rate`` requests/s
+    (``context_length`` as :func:`~finops.sizing.performance.estimate` takes it).
 
     >>> p = serve("llama-3.1-8b", "h100-sxm", precision="fp8", tp=1, isl=1024, osl=256, arrival_rate=4.0,
     ...           ttft_target_ms=500)
@@ -284,7 +286,8 @@ def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp:
     if ttft_target_ms is not None and not ttft_target_ms > 0:
         raise InputError(f"TTFT target must be > 0 ms, got {ttft_target_ms!r}")
     base = estimate(model, gpu, precision=precision, tp=tp, isl=isl, osl=osl, concurrency=1, engine=engine,
-                    cache_hit_rate=cache_hit_rate, kv_precision=kv_precision, calibration=calibration)
+                    cache_hit_rate=cache_hit_rate, kv_precision=kv_precision, calibration=calibration,
+                    context_length=context_length)
     if not base.fits:
         raise InputError(f"{base.model} does not fit {tp}x {base.gpu} at {precision} (short "
                          f"{base.shortfall_gib:.1f} GiB per GPU)", hint="more TP, a lower precision or a larger GPU")

@@ -228,7 +228,8 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
 
     table = candidate_table(model, gpu_ids, wanted_precisions, tp_list, engine, cal,
                             calibrated_only=calibrated_only, kv_precision=workload.kv_precision)
-    slots, shortfall = table.fit(workload.isl, workload.osl) if len(table) else (np.zeros(0), np.zeros(0))
+    slots, shortfall = (table.fit(workload.isl, workload.osl, workload.context_length) if len(table)
+                        else (np.zeros(0), np.zeros(0)))
     memory_gaps = [(float(shortfall[i]), table.label(i)) for i in np.flatnonzero(slots < 1)]
     rows = np.flatnonzero(slots >= 1)
     if rows.size == 0:
@@ -438,7 +439,8 @@ def _as_served(best: list[Quote], table: Any, constants: Any, workload: Workload
     modelled SLA attainment (``None`` without a TTFT target)."""
     rows = np.array([q.row for q in best])
     phys = table.physics_of(rows)
-    limit = np.minimum(table.fit(workload.isl, workload.osl)[0][rows], table.max_batch[rows])
+    slots = table.fit(workload.isl, workload.osl, workload.context_length)[0]
+    limit = np.minimum(slots[rows], table.max_batch[rows])
     replicas = np.array([float(q.replicas_at_slo) for q in best])
     op = _evaluate(phys, limit, replicas, constants, workload, need, Pessimism.none(len(best)))["op"]
     if not workload.ttft_ms:

@@ -35,13 +35,21 @@ from ..catalog import accelerators
 from ..errors import InputError
 from .kernels import kernel_gpus
 
-__all__ = ["BAND_LEVELS", "ENGINE_EFFICIENCY", "NO_EFFICIENCY", "VendorEfficiency", "efficiency_source", "family_gpus",
+__all__ = ["BAND_LEVELS", "ENGINE_EFFICIENCY", "MIN_BAND_SOURCES", "NO_EFFICIENCY", "VendorEfficiency", "efficiency_source", "family_gpus",
            "ratio_at", "vendor_gpus"]
 
 #: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
 #: metric (``Calibration.bands``) and a vendor fit per metric (``VendorEfficiency.bands``); an
 #: estimate's band is its P10 and P90.
 BAND_LEVELS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+
+
+#: Publications a family fit's band on a metric must pool before it stands alone. Held-out rows of one source
+#: share its setup (engine build, client, how latencies were read), so they say how a fit errs on that source,
+#: not on the next: AMD's TPOT band from two agreeing sources (2-3 % error) held none of a third's rows, 9 % off.
+#: With fewer, the band envelops the unmeasured reach's (:meth:`Calibration.band`): fitted, but not yet shown
+#: to carry across publications.
+MIN_BAND_SOURCES = 3
 
 
 def ratio_at(quantiles: Sequence[float], level: float) -> float:
@@ -94,7 +102,10 @@ class VendorEfficiency:
     ``measured_on`` by the publications ``sources``; ``reach``: the span of the rows (``tp``, ``params_b``
     active parameters in billions, ``batch``), inside which an estimate interpolates; ``bands[metric]``:
     held-out ratio measured / modelled at the calibration's band levels; ``held_out_error[metric]``: their
-    median absolute relative error."""
+    median absolute relative error; ``band_sources[metric]``: how many publications those held-out rows come
+    from (:data:`MIN_BAND_SOURCES`). ``prefill_pass_ms``: the fixed cost of one prefill pass on the family's
+    runtime, beyond its FLOPs and collectives (:mod:`finops.sizing.performance`), fitted where the rows report
+    TTFT (0 elsewhere)."""
 
     vendor: str
     engine: str
@@ -108,6 +119,8 @@ class VendorEfficiency:
     measured_on: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     reach: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    prefill_pass_ms: float = 0.0
+    band_sources: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -125,6 +138,16 @@ class VendorEfficiency:
     def gpus(self) -> tuple[str, ...]:
         """The accelerators the fit speaks for: :func:`vendor_gpus` of its vendor and family."""
         return vendor_gpus(self.vendor, self.family)
+
+    def stands_alone(self, metric: str) -> bool:
+        """True when the band of ``metric`` pools held-out rows of at least :data:`MIN_BAND_SOURCES`
+        publications (an entry that does not record them counts its fit's sources).
+
+        >>> VendorEfficiency("amd", "vllm", 0.5, 0.4, 3, "s", sources=("a", "b", "c"),
+        ...                  band_sources={"tpot_ms": 2}).stands_alone("tpot_ms")
+        False
+        """
+        return self.band_sources.get(metric, len(self.sources)) >= MIN_BAND_SOURCES
 
     def band(self, metric: str, level: float) -> float | None:
         """The held-out ratio measured / modelled of ``metric`` on the vendor's published rows at quantile
@@ -145,7 +168,8 @@ class VendorEfficiency:
                 "bands": {m: list(q) for m, q in sorted(self.bands.items())},
                 "held_out_error": dict(sorted(self.held_out_error.items())),
                 "family": self.family, "measured_on": list(self.measured_on), "sources": list(self.sources),
-                "reach": {name: list(span) for name, span in sorted(self.reach.items())}}
+                "reach": {name: list(span) for name, span in sorted(self.reach.items())},
+                "prefill_pass_ms": self.prefill_pass_ms, "band_sources": dict(sorted(self.band_sources.items()))}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> VendorEfficiency:
@@ -159,11 +183,15 @@ class VendorEfficiency:
                       family=str(data.get("family") or ""),
                       measured_on=tuple(str(g) for g in data.get("measured_on") or ()),
                       sources=tuple(str(s) for s in data.get("sources") or ()),
-                      reach={str(n): (float(v[0]), float(v[1])) for n, v in (data.get("reach") or {}).items()})
+                      reach={str(n): (float(v[0]), float(v[1])) for n, v in (data.get("reach") or {}).items()},
+                      prefill_pass_ms=float(data.get("prefill_pass_ms") or 0.0),
+                      band_sources={str(m): int(n) for m, n in (data.get("band_sources") or {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputError(f"a calibration 'vendors' entry is incomplete or not numbers ({exc})",
                              hint="each needs vendor, engine, bandwidth_efficiency, compute_efficiency, "
                                   "rows, source") from None
+        if not 0.0 <= out.prefill_pass_ms < 1000.0:
+            raise InputError(f"prefill_pass_ms of {out.key} must be in [0, 1000), got {out.prefill_pass_ms}")
         if not (0.0 < out.bandwidth_efficiency <= 1.0 and 0.0 < out.compute_efficiency <= 1.0):
             raise InputError(f"vendor efficiencies of {out.key} must be in (0, 1], got "
                              f"{out.bandwidth_efficiency} and {out.compute_efficiency}")

@@ -17,7 +17,8 @@ it into peak QPS and concurrency):
 (seed 000: DAU x3 -> concurrency x3). ``seconds_per_request`` left empty means "derive it from ISL/OSL
 with the performance model". ``spare`` (buffer share) and ``redundancy`` (N+k devices) feed
 :func:`finops.sizing.demand.devices_needed`. ``precisions`` and ``gpus`` narrow the search (empty:
-all).
+all). ``context_length``: the sequence length the engine serves when it runs the model past its native
+context (RoPE scaling); without it, ``isl + osl`` beyond the native context is refused.
 
 Workload files are TOML or JSON with these field names as keys; ``extends = "<preset>"`` starts from
 a preset and overrides some of its keys.
@@ -42,7 +43,7 @@ from typing import Any, Literal, get_args
 from ..catalog import ModelSpec, accelerators, resolve_model
 from ..errors import InputError, Location
 from ..registry import Registry
-from .memory import KV_PRECISIONS, PRECISIONS
+from .memory import KV_PRECISIONS, PRECISIONS, check_context
 
 __all__ = ["SLO_PERCENTILES", "DemandBasis", "SloPercentile", "Workload", "load_workload", "presets", "workload_from"]
 
@@ -75,6 +76,7 @@ class Workload:
     slo_percentile: SloPercentile = "p99"
     precisions: tuple[str, ...] = ()
     kv_precision: str | None = None
+    context_length: int | None = None
     gpus: tuple[str, ...] = ()
     spare: float = 0.0
     redundancy: int = 0
@@ -86,6 +88,8 @@ class Workload:
         for key in ("isl", "osl"):
             _whole(self, key, minimum=1)
         _whole(self, "redundancy", minimum=0)
+        if self.context_length is not None:
+            _whole(self, "context_length", minimum=1)
         for key in ("dau", "requests_per_user_per_hour", "requests_per_user_per_day", "peak_requests_per_hour",
                     "concurrency", "seconds_per_request", "ttft_ms", "itl_ms"):
             _number(self, key, positive=True, optional=True)
@@ -295,9 +299,10 @@ def load_workload(path: str | Path) -> Workload:
         else:
             workload = Workload(**{k: _coerce(k, v) for k, v in data.items()})
         spec = workload.model_spec()
-        if spec.max_context and workload.isl + workload.osl > spec.max_context:
-            _fail("isl", f"+ osl = {workload.isl + workload.osl} tokens exceed {spec.id}'s context of "
-                         f"{spec.max_context}")
+        try:
+            check_context(spec, workload.isl, workload.osl, workload.context_length)
+        except InputError as exc:
+            raise InputError(f"key 'isl': {exc}", hint=exc.hint) from None
     except InputError as exc:
         if not exc.where or not str(exc.where):
             exc.where = where

@@ -107,9 +107,9 @@ def test_estimate_reads_a_config_json(capsys, tmp_path):
     (["--osl", "0"], "--osl must be a whole number >= 1"),
     (["--concurrency", "lots"], "--concurrency must be a whole number or 'max'"),
     (["--engine", "tgi"], "unknown engine"),
-    (["--cache-hit-rate", "2"], "cache hit rate must be between 0 and 1"),
+    (["--cache-hit-rate", "2"], "--cache-hit-rate must be between 0 and 1"),
     (["--ttft-target-ms", "300"], "--ttft-target-ms needs --arrival-rate"),
-    (["--arrival-rate", "-1"], "arrival rate must be > 0"),
+    (["--arrival-rate", "-1"], "--arrival-rate must be > 0"),
 ])
 def test_bad_estimate_input_exits_2_with_one_message(capsys, change, message):
     args = list(ESTIMATE)
@@ -120,6 +120,25 @@ def test_bad_estimate_input_exits_2_with_one_message(capsys, change, message):
             args += change[i:i + 2]
     code, out, err = _run(capsys, args)
     assert code == 2 and message in err and "Traceback" not in err + out
+
+
+def test_a_request_past_the_native_context_is_refused_unless_the_engine_serves_it(capsys):
+    """Llama-2-7B's native context is 4,096 tokens; TensorRT-LLM's published 5,000 + 500 runs built the engine
+    with max_seq_len 5,500. Without --context-length: exit 2 naming the limit and the option; with it: an
+    estimate flagged beyond the native context, with a KV cache of 5,504 tokens a sequence (344 blocks of 16),
+    so fewer sequences fit than at 2,048 + 2,048 (4,096)."""
+    base = ["estimate", "--model", "llama-2-7b", "--gpu", "h100-sxm", "--precision", "fp16", "--engine", "trtllm",
+            "--json"]
+    args = base + ["--isl", "5000", "--osl", "500"]
+    code, out, err = _run(capsys, args)
+    assert code == 2 and "native context of 4096" in err and "--context-length" in err and not out
+    code, out, _ = _run(capsys, args + ["--context-length", "5500"])
+    extended = json.loads(out)
+    assert code == 0 and extended["beyond_native_context"] is True and extended["output_tokens_per_s"] > 0
+    code, out, _ = _run(capsys, base + ["--isl", "2048", "--osl", "2048"])
+    native = json.loads(out)
+    assert native["beyond_native_context"] is False
+    assert abs(extended["max_concurrency"] - native["max_concurrency"] * 4096 / 5504) <= 1
 
 
 @pytest.fixture
@@ -187,7 +206,7 @@ def test_calibrate_writes_a_file_that_estimate_accepts(capsys, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--engine", "tgi"], "unknown engine"),
     (["--gpu", "h10"], "did you mean"),
-    (["--prior-weight", "-1"], "prior weight must be a number >= 0, got -1.0"),
+    (["--prior-weight", "-1"], "--prior-weight must be a number >= 0, got -1.0"),
 ])
 def test_bad_calibrate_input_exits_2(capsys, tmp_path, args, message):
     base = ["calibrate", str(FIXTURES / "vllm-bench-serve.json"), "--engine", "vllm", "--model", "llama-3.1-8b",

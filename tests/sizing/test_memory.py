@@ -153,7 +153,10 @@ def test_fp8_kv_doubles_the_sequences_that_fit():
     (dict(runtime_overhead_gib=-1), InputError, "runtime_overhead_gib"),
     (dict(model="llama-9b"), UnknownNameError, "unknown model 'llama-9b'; did you mean"),
     (dict(gpu="h10"), UnknownNameError, "unknown GPU 'h10'; did you mean"),
-    (dict(model="llama-2-7b", isl=4000, osl=200), InputError, "isl \\+ osl = 4200 tokens exceed llama-2-7b's context"),
+    (dict(model="llama-2-7b", isl=4000, osl=200), InputError, "isl \\+ osl = 4200 tokens exceed llama-2-7b's native context"),
+    (dict(model="llama-2-7b", isl=5000, osl=500, context_length=5000), InputError,
+     "isl \\+ osl = 5500 tokens exceed the context length of 5000"),
+    (dict(context_length=0), InputError, "context_length must be a whole number of tokens >= 1"),
 ])
 def test_bad_input_is_an_input_error(kwargs, error, text):
     args = dict(model="llama-3.1-8b", gpu="h100", precision="bf16", tp=1, isl=100, osl=100) | kwargs

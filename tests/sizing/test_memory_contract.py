@@ -13,6 +13,7 @@ from finops.catalog import get_accelerator, get_model
 from finops.errors import InputError
 from finops.sizing.memory import (
     bytes_per_param,
+    check_context,
     embedding_params,
     kv_bytes,
     kv_bytes_per_token,
@@ -54,8 +55,13 @@ BAD_INPUTS = [
     (lambda: sequence_tokens(LLAMA_8B, 0, 10), "isl must be a positive number, got 0", None),
     (lambda: sequence_tokens(LLAMA_8B, 10, True), "osl must be a positive number, got True", None),
     (lambda: sequence_tokens(LLAMA_8B, 131_000, 100),
-     "isl + osl = 131100 tokens exceed llama-3.1-8b's context of 131072",
-     "shorten the requests or choose a longer-context model"),
+     "isl + osl = 131100 tokens exceed llama-3.1-8b's native context of 131072",
+     "shorten the requests or choose a longer-context model; if the engine extends the position range (RoPE "
+     "scaling), give context_length (--context-length) of at least 131100 to estimate it beyond the native "
+     "context"),
+    (lambda: sequence_tokens(LLAMA_8B, 131_000, 100, context_length=131_099),
+     "isl + osl = 131100 tokens exceed the context length of 131099",
+     "give a context_length of at least 131100, or shorten the requests"),
     (lambda: fit(gpu_memory_utilization=0), "gpu_memory_utilization must be in (0, 1], got 0",
      "vLLM's default is 0.90"),
     (lambda: fit(tp=0), "tp must be a whole number >= 1, got 0", "use 1, 2, 4 or 8"),
@@ -74,6 +80,15 @@ def test_bad_input_message_and_hint(call, message, hint):
 
 def test_a_request_exactly_as_long_as_the_context_is_accepted():
     assert sequence_tokens(LLAMA_8B, 131_072 - 100, 100) == 131_072
+
+
+def test_an_extended_context_caches_every_token_of_the_longer_sequence():
+    """Past the native context on an engine that serves it (RoPE scaling), each token is cached as any other:
+    5,000 + 500 tokens are 344 blocks of 16 = 5,504, and the check reports it beyond the native 4,096."""
+    llama2 = get_model("llama-2-7b")
+    assert sequence_tokens(llama2, 5000, 500, context_length=5500) == 5504
+    assert check_context(llama2, 5000, 500, context_length=8192) is True
+    assert check_context(llama2, 3000, 500, context_length=8192) is False
 
 
 def test_heads_must_split_as_well_as_kv_heads():

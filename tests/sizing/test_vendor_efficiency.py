@@ -36,7 +36,7 @@ TPOT_QUANTILES = (0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.4)
 def amd(engine="vllm", **changes) -> VendorEfficiency:
     return replace(VendorEfficiency(vendor="amd", family="amd-cdna3", engine=engine, bandwidth_efficiency=ETA_BW,
                                     compute_efficiency=ETA_C, rows=3, source="hand-made",
-                                    bands={"tpot_ms": TPOT_QUANTILES}), **changes)
+                                    bands={"tpot_ms": TPOT_QUANTILES}, band_sources={"tpot_ms": 3}), **changes)
 
 
 def calibration(*vendors: VendorEfficiency, **changes) -> Calibration:
@@ -134,6 +134,17 @@ def test_the_band_is_the_vendors_held_out_ratio_where_it_has_one():
     e = run("mi300x", calibration(amd(), bands=engine_bands))
     assert e.tpot_ms_band == pytest.approx((0.8 * e.tpot_ms, 1.25 * e.tpot_ms), rel=EXACT)
     assert e.ttft_ms_band == pytest.approx((0.5 * e.ttft_ms, 2.0 * e.ttft_ms), rel=EXACT)
+
+
+@pytest.mark.parametrize("sources, band", [(3, (0.8, 1.25)), (2, (0.5, 2.0)), (1, (0.5, 2.0))])
+def test_a_band_of_fewer_than_three_publications_envelops_the_unmeasured_one(sources, band):
+    """The vendor's TPOT band (0.8-1.25) stands alone when its held-out rows come from three publications; from
+    one or two it envelops the unmeasured reach's band (here the engine's, 0.5-2.0): rows of one publication
+    share its setup and say nothing of how the next one reads."""
+    engine_bands = {"vllm": {m: (0.4, 0.5, 0.8, 1.0, 1.5, 2.0, 3.0) for m in ("ttft_ms", "tpot_ms",
+                                                                          "output_tokens_per_s")}}
+    e = run("mi300x", calibration(amd(band_sources={"tpot_ms": sources}), bands=engine_bands))
+    assert e.tpot_ms_band == pytest.approx((band[0] * e.tpot_ms, band[1] * e.tpot_ms), rel=EXACT)
     h100 = run("h100-sxm", calibration(amd(), bands=engine_bands))
     assert h100.tpot_ms_band == pytest.approx((0.5 * h100.tpot_ms, 2.0 * h100.tpot_ms), rel=EXACT)
 

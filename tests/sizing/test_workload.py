@@ -134,7 +134,11 @@ def test_model_may_be_a_config_json_beside_the_workload(tmp_path):
     ("w.toml", TOML.replace('"llama-3.1-8b"', '"llama-3.1-8c"'), UnknownNameError, "w.toml: unknown model"),
     ("w.toml", TOML.replace("osl = 300\n", ""), InputError, "w.toml: missing key 'osl'"),
     ("w.toml", TOML.replace("isl = 1500", "isl = 131000"), InputError,
-     "w.toml: key 'isl' + osl = 131300 tokens exceed llama-3.1-8b's context of 131072"),
+     "w.toml: key 'isl': isl + osl = 131300 tokens exceed llama-3.1-8b's native context of 131072"),
+    ("w.toml", TOML.replace("isl = 1500", "isl = 131000\ncontext_length = 131200"), InputError,
+     "w.toml: key 'isl': isl + osl = 131300 tokens exceed the context length of 131200"),
+    ("w.toml", TOML.replace("isl = 1500", "isl = 1500\ncontext_length = -1"), InputError,
+     "w.toml: key 'context_length' must be a whole number >= 1"),
     ("w.toml", "name = [", InputError, "w.toml: not valid TOML"),
     ("w.json", "{", InputError, "w.json: not valid JSON"),
     ("w.json", "[1]", InputError, "w.json: a workload file holds one object"),
@@ -167,3 +171,23 @@ def test_the_shipped_example_workloads_size(name, concurrency):
         assert demand(w).concurrency == pytest.approx(concurrency)
     result = search(w, top=3)
     assert result.options and result.infeasible_reason is None
+
+
+def test_a_workload_past_its_models_native_context_sizes_when_it_says_the_engine_extends_it(tmp_path):
+    """Llama-2-7B natively holds 4,096 tokens: a 5,000 + 500 workload is refused unless ``context_length``
+    says the engine serves 5,500 (RoPE scaling); then it sizes, and its replicas hold fewer sequences of
+    5,504 cached tokens than of 2,048 + 2,048 (4,096) on the same accelerator."""
+    path = tmp_path / "long.toml"
+    body = 'name = "long"\nmodel = "llama-2-7b"\nisl = 5000\nosl = 500\nconcurrency = 20\ngpus = ["h100-sxm"]\n'
+    path.write_text(body)
+    with pytest.raises(InputError, match="native context of 4096"):
+        load_workload(path)
+    path.write_text(body + "context_length = 5500\n")
+    long = load_workload(path)
+    assert long.context_length == 5500
+    options = search(long, top=3).options
+    short = search(long.with_changes(isl=2048, osl=2048, context_length=None), top=3).options
+    assert options and short
+    fits = {(o.gpu, o.precision, o.tp): o.max_concurrency for o in short}
+    pairs = [(o.max_concurrency, fits[(o.gpu, o.precision, o.tp)]) for o in options if (o.gpu, o.precision, o.tp) in fits]
+    assert pairs and all(extended < native for extended, native in pairs)
