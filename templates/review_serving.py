@@ -7,7 +7,7 @@ sheet prints one landscape page wide at a legible scale:
   and P99 with seed 003's P_ok against the line's targets, and the metrics the month lacked;
 * ``tblServingPlanLines`` (only when a plan line has several serving lines, one per workload or configuration):
   per such plan line its serving lines' GPUs, GPU-hours, tokens, requests, cost and idle cost summed;
-* ``tblServingCapacity``, GPUs and cost: GPUs, GPU-hours (the bill's, DCGM's where the bill has none:
+* ``tblServingCapacity``, GPUs and cost (with the model, which tells a plan line's serving lines apart): GPUs, GPU-hours (the bill's, DCGM's where the bill has none:
   ``GpuHoursFrom``) and utilization (DCGM), realized against predicted generation tokens per GPU-hour,
   the cost per million tokens and per request actually served (the line's actual cost over its tokens, its
   requests), and the idle GPU-hours (paid, the bill's or DCGM's, less the line's GPUs x the hours it generated
@@ -57,6 +57,7 @@ SERVING_REVIEW: tuple[Labelled, ...] = (
 )
 CAPACITY: tuple[Labelled, ...] = (
     (text_column("PlanLine", 20), "Plan line"),
+    (text_column("Model", 15), "Model"),   # which of a plan line's serving lines, as in the table above
     (money_column("Gpus", 8, "int"), "GPUs"),
     (money_column("GpuHours", 9, "number"), "GPU-hours"),
     (text_column("GpuHoursFrom", 9), "GPU-hours from"),
@@ -170,7 +171,7 @@ def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run
             _round(r.ttft_p50_ms, 1), _round(r.ttft_p99_ms, 1), _round(r.ttft_p_ok, 4),
             _round(r.itl_p50_ms, 2), _round(r.itl_p99_ms, 2), _round(r.itl_p_ok, 4), ", ".join(r.missing)])
         capacity.append([
-            r.plan_line, r.gpus, _round(r.gpu_hours, 1), r.gpu_hours_source, _round(r.dcgm_gpu_hours, 1),
+            r.plan_line, r.line.model, r.gpus, _round(r.gpu_hours, 1), r.gpu_hours_source, _round(r.dcgm_gpu_hours, 1),
             _round(r.gpu_utilization, 4), _round(r.realized_tokens_per_gpu_hour, 0),
             _round(r.predicted_tokens_per_gpu_hour, 0), _round(r.throughput_ratio, 3),
             None if cost is None else float(cost.rounded().amount), _round(r.gap_hours, 1),
