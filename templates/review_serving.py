@@ -5,13 +5,13 @@ sheet prints one landscape page wide at a legible scale:
 
 * ``tblServingReview``, traffic and latency: tokens and requests served, the hourly peak, TTFT/ITL P50
   and P99 with seed 003's P_ok against the line's targets, and the metrics the month lacked;
-* ``tblServingPlanLines`` (only when a plan line has several serving lines, one per workload or configuration):
-  per such plan line its serving lines' GPUs, GPU-hours, tokens, requests, cost and idle cost summed;
-* ``tblServingCapacity``, GPUs and cost (with the model, which tells a plan line's serving lines apart): GPUs, GPU-hours (the bill's, DCGM's where the bill has none:
-  ``GpuHoursFrom``) and utilization (DCGM), realized against predicted generation tokens per GPU-hour,
+* ``tblServingCapacity``, GPUs and cost (with the model, which tells a plan line's serving lines apart): GPUs,
+  GPU-hours (the bill's, DCGM's where the bill has none: ``GpuHoursFrom``) and utilization (DCGM), realized against predicted generation tokens per GPU-hour,
   the cost per million tokens and per request actually served (the line's actual cost over its tokens, its
   requests), and the idle GPU-hours (paid, the bill's or DCGM's, less the line's GPUs x the hours it generated
-  tokens) with their share of the cost.
+  tokens) with their share of the cost;
+* ``tblServingPlanLines`` (only when a plan line has several serving lines, one per workload or configuration):
+  per such plan line its serving lines' GPUs, GPU-hours, tokens, requests, cost and idle cost summed.
 
 Below them, when load tests were given (``--load-test``), ``tblServingLoadTests``: one row per
 load-test point, measured and predicted throughput per GPU-hour. Each table's header keeps the stable
