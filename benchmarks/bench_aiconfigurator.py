@@ -16,9 +16,22 @@ nothing of it is held out from them; our figures are held out by model. Read the
 in mind: it says how far each is from the measurements, not which would do better on a model neither
 has seen.
 
+``--published`` compares instead on the published TensorRT-LLM rows AIConfigurator can express
+(``published_serving.csv``: the performance overviews v0.9 on A100 and L40S, static batches; v0.13 on A100
+and H100, FP16, TP 1-8; v1.0 on H100 and H200, FP8), none of which either tool was fitted on. Ours is the
+bundled model as it ships; AIConfigurator gets each row's GPU, TP, ISL, OSL and precision, a static batch
+in its ``static`` mode, and a maximum-throughput row as the best of its in-flight estimates at batches
+8, 16, ..., 2048, doubling until a doubling adds under 1 % or its KV-cache or memory check refuses the
+batch, then halving the interval up to the largest batch it serves, to within 1/8 (trtllm-bench's batch
+is not published). Models it does not ship (Llama 2, Mistral 7B) are handed to it as a Hugging Face
+``config.json`` written from the catalog's architecture; Llama 3.3 70B is its Llama 3.1 70B (the same
+architecture). Its databases hold other TensorRT-LLM versions than the rows' (1.0 on A100, 1.3 on
+H100/H200/L40S): it runs its default version. Errors are reported per source and per TP.
+
 Run: ``python benchmarks/bench_aiconfigurator.py --aiconfigurator-python /tmp/aic/bin/python``
-(``--per-group N``: N rows per engine and model, spread over each group's rows; default 8). Without an
-AIConfigurator environment it says so and prints ours alone.
+(``--per-group N``: N rows per engine and model, spread over each group's rows; default 8;
+``--published``: the published rows instead). Without an AIConfigurator environment it says so and
+prints ours alone.
 """
 
 from __future__ import annotations
@@ -41,6 +54,18 @@ AIC_MODEL = {
     "minimax-m2.5": "MiniMaxAI/MiniMax-M2.5",
     "deepseek-v3": "deepseek-ai/DeepSeek-V3",
 }
+#: Published models AIConfigurator 0.12 ships no config for but the same architecture as one it does.
+AIC_SAME_ARCHITECTURE = {"llama-3.3-70b": "meta-llama/Meta-Llama-3.1-70B",
+                         "llama-3.1-405b": "meta-llama/Meta-Llama-3.1-405B"}
+#: Our accelerator id -> AIConfigurator 0.12's system (its systems/*.yaml).
+AIC_SYSTEM = {"a100-80gb": "a100_sxm", "h100-sxm": "h100_sxm", "h200": "h200_sxm", "l40s": "l40s", "l4": "l4",
+              "b200": "b200_sxm", "rtx-pro-6000": "rtx_pro_6000_server"}
+#: Our weight / KV precision -> AIConfigurator's GEMM / KV-cache quantization mode (16-bit runs as bfloat16).
+AIC_QUANT = {"fp16": "bfloat16", "bf16": "bfloat16", "fp8": "fp8"}
+#: The published sources compared: TensorRT-LLM's performance overviews.
+PUBLISHED_SOURCES = ("trtllm-perf-overview-v0.9.0", "trtllm-perf-overview-v0.13.0", "trtllm-perf-overview-v1.0")
+#: Batches a maximum-throughput row is tried at (the published runs' batch is not stated).
+MAX_BATCHES = tuple(2 ** k for k in range(3, 12))
 KEY_FIELDS = ("engine", "engine_version", "model", "gpu", "precision", "isl", "osl", "concurrency", "tp",
               "ttft_ms", "tpot_ms")
 
@@ -106,7 +131,159 @@ def worker() -> None:
     json.dump(out, sys.stdout)
 
 
+def _published_estimate(cli_estimate, item: dict, model: str) -> tuple[float | None, str]:
+    """AIConfigurator's figure for one published row, and what it ran (the batch, or why none)."""
+    common = {"backend_name": "trtllm", "isl": item["isl"], "tp_size": item["tp"], "gemm_quant_mode": item["gemm"],
+              "kvcache_quant_mode": item["kv"]}
+    if item["concurrency"] != "max":   # a static batch: one pass, every prompt prefilled before decoding
+        osl = 1 if item["metric"] == "ttft_ms" else item["osl"]
+        result = cli_estimate(model, item["system"], mode="static", osl=osl, batch_size=item["concurrency"], **common)
+        return float(result.ttft if item["metric"] == "ttft_ms" else result.tokens_per_second), "static"
+    def served(b: int):
+        """Its estimate at batch ``b``, or None where its memory or KV-cache check refuses the batch (beyond
+        the KV capacity the runtime queues: not a batch it serves)."""
+        try:
+            result = cli_estimate(model, item["system"], osl=item["osl"], batch_size=b, **common)
+        except RuntimeError as exc:
+            if "OOM" not in str(exc):
+                raise
+            return None
+        return None if result.kv_cache_warning else result
+
+    best, batch, refused = None, 0, None
+    for b in MAX_BATCHES:
+        result = served(b)
+        if result is None:
+            refused = b
+            break
+        if best is not None and result.tokens_per_second < best * 1.01:   # a doubling adds under 1 %: its peak
+            break
+        best, batch = float(result.tokens_per_second), b
+    if refused is not None:   # the largest batch it serves lies between the last served and the refused one
+        low, high = batch, refused
+        while high - low > max(1, low // 8):
+            middle = (low + high) // 2
+            result = served(middle)
+            if result is None:
+                high = middle
+            else:
+                low = middle
+                if best is None or result.tokens_per_second > best:
+                    best, batch = float(result.tokens_per_second), middle
+    return best, (f"batch {batch}" if best is not None else "no batch fits")
+
+
+def published_worker() -> None:
+    """Read published rows (JSON list) on stdin; print {index: [value, seconds, what ran, engine version]}."""
+    import logging
+    import tempfile
+
+    logging.disable(logging.WARNING)
+    from aiconfigurator.cli.api import cli_estimate
+
+    configs = Path(tempfile.mkdtemp(prefix="aic-configs-"))
+    out = {}
+    for item in json.load(sys.stdin):
+        model = item["model"]
+        if item.get("config"):   # a model it ships no config for: the catalog's architecture as HF config.json
+            (configs / model).mkdir(exist_ok=True)
+            (configs / model / "config.json").write_text(json.dumps(item["config"]), encoding="utf-8")
+            model = str(configs / model)
+        start = time.perf_counter()
+        try:
+            value, ran = _published_estimate(cli_estimate, item, model)
+        except Exception as exc:   # a configuration it cannot estimate
+            value, ran = None, type(exc).__name__
+        out[item["index"]] = [value, time.perf_counter() - start, ran]
+    json.dump(out, sys.stdout)
+
+
 # ---- our side ---------------------------------------------------------------------------------------
+
+def _hf_config(model_id: str) -> dict:
+    """A Hugging Face ``config.json`` of a dense catalog model, for AIConfigurator to read its architecture."""
+    from finops.catalog import resolve_model
+
+    m = resolve_model(model_id)
+    return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": m.hidden_size,
+            "intermediate_size": m.intermediate_size, "num_attention_heads": m.num_attention_heads,
+            "num_key_value_heads": m.num_kv_heads, "num_hidden_layers": m.layers, "head_dim": m.head_dim,
+            "vocab_size": m.vocab_size, "max_position_embeddings": m.max_context, "torch_dtype": "bfloat16",
+            "rms_norm_eps": 1e-5, "hidden_act": "silu", "tie_word_embeddings": m.tied_embeddings}
+
+
+def published_main(aiconfigurator_python: str | None) -> None:
+    """Ours and AIConfigurator's error on the published TensorRT-LLM rows, per source and per TP."""
+    import numpy as np
+
+    from finops.errors import InputError
+    from finops.sizing.engine_constants import Calibration
+    from finops.sizing.published import predict, published_rows
+
+    rows = [r for r in published_rows() if r.source_id in PUBLISHED_SOURCES and r.gpu in AIC_SYSTEM
+            and r.precision in AIC_QUANT and r.kv_precision in AIC_QUANT]
+    bundled = Calibration.bundled()
+    start = time.perf_counter()
+    ours = np.full(len(rows), np.nan)
+    for i, r in enumerate(rows):
+        try:
+            ours[i] = predict([r], bundled)[0]
+        except InputError:
+            pass
+    ours_seconds = (time.perf_counter() - start) / len(rows)
+    theirs = np.full(len(rows), np.nan)
+    ran: dict[int, list] = {}
+    if aiconfigurator_python:
+        payload = [{"index": i, "system": AIC_SYSTEM[r.gpu], "isl": r.isl, "osl": r.osl, "tp": r.tp,
+                    "gemm": AIC_QUANT[r.precision], "kv": AIC_QUANT[r.kv_precision], "concurrency": r.concurrency,
+                    "metric": r.metric,
+                    "model": AIC_MODEL.get(r.model) or AIC_SAME_ARCHITECTURE.get(r.model) or r.model,
+                    "config": None if r.model in AIC_MODEL or r.model in AIC_SAME_ARCHITECTURE else _hf_config(r.model)}
+                   for i, r in enumerate(rows)]
+        start = time.perf_counter()
+        done = subprocess.run([aiconfigurator_python, __file__, "--worker-published"], input=json.dumps(payload),
+                              capture_output=True, text=True, check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+        wall = time.perf_counter() - start
+        ran = {int(k): v for k, v in json.loads(done.stdout).items()}
+        theirs = np.array([ran[i][0] if ran.get(i) and ran[i][0] is not None else np.nan for i in range(len(rows))])
+    measured = np.array([r.value for r in rows])
+    print(f"{len(rows)} published TensorRT-LLM rows AIConfigurator can express (of the sources "
+          f"{', '.join(PUBLISHED_SOURCES)}), load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"\n{'slice':44} {'rows':>5} {'both':>5} | {'ours':>7} {'ratio':>6} | {'AIC':>7} {'ratio':>6}")
+
+    def line(name: str, mask: np.ndarray) -> None:
+        both = mask & ~np.isnan(ours) & (~np.isnan(theirs) if ran else True)   # without it: ours on every row
+        cells = []
+        for values in (ours, theirs):
+            if both.any() and not np.isnan(values[both]).all():
+                r = values[both] / measured[both]
+                cells.append(f"{np.median(np.abs(r - 1)):7.1%} {np.median(r):6.2f}")
+            else:
+                cells.append(f"{'-':>7} {'-':>6}")
+        print(f"{name:44} {int(mask.sum()):>5} {int(both.sum()):>5} | {cells[0]} | {cells[1]}")
+
+    slices = [("all", np.ones(len(rows), dtype=bool))]
+    for source in PUBLISHED_SOURCES:
+        in_source = np.array([r.source_id == source for r in rows])
+        slices.append((source, in_source))
+        for gpu in sorted({r.gpu for r in rows if r.source_id == source}):
+            for tp in sorted({r.tp for r in rows if r.source_id == source and r.gpu == gpu}):
+                slices.append((f"  {gpu} TP{tp}", in_source & np.array([r.gpu == gpu and r.tp == tp for r in rows])))
+    slices += [(f"TP{tp} (all sources)", np.array([r.tp == tp for r in rows])) for tp in sorted({r.tp for r in rows})]
+    for name, mask in slices:
+        line(name, mask)
+    print("\nmedian |modelled / published - 1| on the rows both answer; ratio: median modelled / published")
+    print(f"time per row: ours {ours_seconds * 1e3:.2f} ms (estimate, warm)", end="")
+    if ran:
+        refused = int(np.isnan(theirs).sum())
+        print(f"; AIConfigurator {np.median([v[1] for v in ran.values()]):.1f} s median (a batch sweep for a "
+              f"maximum-throughput row), {wall:.0f} s for {len(rows)} rows; it answered {len(rows) - refused}, "
+              f"{refused} without an answer ({', '.join(sorted({v[2] for v in ran.values() if v[0] is None})) or '-'})")
+    else:
+        print("; no --aiconfigurator-python: AIConfigurator not run (pip install aiconfigurator==0.12.0 into its own "
+              "environment)")
+    print(f"ours refused {int(np.isnan(ours).sum())} rows")
+
 
 def _spread(indices: list[int], count: int) -> list[int]:
     """``count`` of ``indices`` spread evenly over them (all of them when there are fewer)."""
@@ -119,14 +296,24 @@ def _spread(indices: list[int], count: int) -> list[int]:
 def main() -> None:
     import numpy as np
 
-    from finops.sizing.calibration import (BUNDLED_CLASSES, bundled_measurements, bundled_rows, leave_one_model_out,
-                                           throughput)
+    from finops.sizing.calibration import (
+        BUNDLED_CLASSES,
+        bundled_measurements,
+        bundled_rows,
+        leave_one_model_out,
+        throughput,
+    )
     from finops.sizing.performance import estimate
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--aiconfigurator-python", help="the interpreter of an environment with aiconfigurator 0.12")
     parser.add_argument("--per-group", type=int, default=8, help="rows per engine and model (default 8)")
+    parser.add_argument("--published", action="store_true",
+                        help="compare on the published TensorRT-LLM rows instead of AIConfigurator's own silicon rows")
     args = parser.parse_args()
+    if args.published:
+        published_main(args.aiconfigurator_python)
+        return
 
     measurements = bundled_measurements()
     def identity(engine, model, gpu, precision, isl, osl, concurrency, tp, ttft_ms, tpot_ms) -> tuple:
@@ -204,5 +391,7 @@ def main() -> None:
 if __name__ == "__main__":
     if "--worker" in sys.argv[1:]:
         worker()
+    elif "--worker-published" in sys.argv[1:]:
+        published_worker()
     else:
         main()
