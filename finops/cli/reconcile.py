@@ -27,6 +27,7 @@ from ..errors import InputError, Location, UnknownNameError, redacted
 from ..files import inputs_kept, locked, one_unit, recover
 from ..money import to_decimal
 from ..reconcile import (
+    DEFAULT_MATERIALITY,
     HISTORY_FILE,
     MONTH_BASES,
     History,
@@ -49,7 +50,7 @@ MAX_PERCENT = Decimal(10) ** 6
 #: How long a run waits for another run of the same folder before giving up, in seconds.
 LOCK_WAIT_S = 600.0
 
-__all__ = ["LOCK_FILE", "LOCK_WAIT_S", "parse_percent", "parse_rates", "reconcile_to_workbook", "register"]
+__all__ = ["LOCK_FILE", "LOCK_WAIT_S", "parse_amount", "parse_percent", "parse_rates", "reconcile_to_workbook", "register"]
 
 
 def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
@@ -88,6 +89,19 @@ def parse_percent(value: str | None, option: str) -> Decimal | None:
     return pct
 
 
+def parse_amount(value: str, option: str) -> Decimal:
+    """An amount option (``--flag-amount``) in the plan currency, as an exact, non-negative Decimal.
+
+    >>> parse_amount("250", "--flag-amount")
+    Decimal('250')
+    """
+    amount = _number(value)
+    if amount is None or not 0 <= amount < MAX_RATE:
+        raise InputError(f"{option} must be an amount from 0 to {MAX_RATE:,} in the plan currency, got {value!r}",
+                         hint=f"for example {option} 100 (variances under 100 are never flagged)")
+    return amount
+
+
 def parse_basis(value: str, *, remote: bool = False) -> MonthBasis:
     """``--basis``: ``invoice`` or ``usage`` (any case); the remote engines aggregate by invoice month only.
 
@@ -119,13 +133,15 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                           basis: MonthBasis = "invoice",
                           unmapped_csv: Path | None = None,
                           serving: Callable[[Reconciliation], object] | None = None,
-                          contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
+                          contract_commitments: Path | None = None,
+                          materiality: Decimal = DEFAULT_MATERIALITY) -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
     plan's Usage table. ``bill_names`` are what the review lists as its bills (default: the files'
     names). ``basis`` is which month a charge belongs to (``invoice``: its BillingPeriodStart; ``usage``:
-    its ChargePeriodStart). ``contract_commitments`` is a FOCUS Contract Commitment dataset (CSV) whose terms replace
+    its ChargePeriodStart). ``materiality`` is the amount a variance must reach to be flagged (the review's
+    ``FlagAmount``). ``contract_commitments`` is a FOCUS Contract Commitment dataset (CSV) whose terms replace
     those read from the bills. Everything that can fail on bad input fails before anything is written.
     """
     from templates.review_writer import review_name
@@ -143,7 +159,7 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
-                              on_progress=on_progress, basis=basis, unmapped_csv=unmapped_csv, contracts=contracts,
+                              materiality=materiality, on_progress=on_progress, basis=basis, unmapped_csv=unmapped_csv, contracts=contracts,
                               **history.earlier_inputs(month, plan.currency()))
         names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
         served = None if serving is None else serving(rec)
@@ -284,6 +300,8 @@ def reconcile(
                                          help="CSV of token counts: Month, PlanLine, ActualMTokens"),
     threshold: str = typer.Option("10", "--threshold", metavar="PCT",
                                   help="flag lines more than PCT % over or under plan"),
+    flag_amount: str = typer.Option(str(DEFAULT_MATERIALITY), "--flag-amount", metavar="AMOUNT",
+                                    help="and at least AMOUNT (plan currency) over or under it"),
     fail_on_variance: str | None = typer.Option(None, "--fail-on-variance", metavar="PCT",
                                                    help="exit 1 when a line is more than PCT % over plan"),
     unmapped_csv: Path | None = typer.Option(None, "--unmapped-csv", metavar="FILE",
@@ -313,6 +331,7 @@ def reconcile(
     run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
     month = month_option(month, "--month")
     threshold_pct = parse_percent(threshold, "--threshold") or Decimal(0)
+    materiality = parse_amount(flag_amount, "--flag-amount")
     fail_pct = parse_percent(fail_on_variance, "--fail-on-variance")
     month_basis = parse_basis(basis, remote=engine.lower() != "duckdb")
     if in_place:
@@ -330,7 +349,7 @@ def reconcile(
                              hint="the review lists the 200 largest unmapped charge groups")
         rec, path = _reconcile_remote(engine, table, table_lacks or [], plan, usage, month, out,
                                       rates=parse_rates(rate), threshold_pct=threshold_pct,
-                                      run_at=run_at, where=where, contract_commitments=contract_commitments)
+                                      materiality=materiality, run_at=run_at, where=where, contract_commitments=contract_commitments)
         _finish(rec, path, plan, out, run_at, in_place=in_place, as_json=as_json, quiet=quiet,
                 fail_on_variance=fail_pct)
         return
@@ -356,6 +375,7 @@ def reconcile(
             task = bar.add_task("scan", total=100)
             rec, path = reconcile_to_workbook(
                 plan, paths, month, out, rates=parse_rates(rate), threshold_pct=threshold_pct,
+                materiality=materiality,
                 usage=usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
                 bill_names=[p.name for p in bills] + [redacted(s) for s in sources],  # not its temporary file
                 basis=month_basis, unmapped_csv=unmapped_csv, contract_commitments=contract_commitments,
@@ -409,7 +429,8 @@ _ENGINE_OPTIONS = {"bigquery": ("project",), "athena": ("database", "workgroup",
 def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, usage: Path | None,
                       month: str, out: Path, *,
                       rates: dict[str, Decimal], threshold_pct: Decimal, run_at: datetime,
-                      where: dict[str, str], contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
+                      materiality: Decimal = DEFAULT_MATERIALITY, where: dict[str, str],
+                      contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
     """Run the aggregation on BigQuery or Athena through the connector's ``run_query``; ``where``
     holds its keywords (project; database, workgroup, output location). With ``contract_commitments``, the table's
     ContractApplied is summed too (:func:`finops.reconcile.dialects.reconcile_remote`)."""
@@ -435,6 +456,6 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
         history = History(Path(out) / HISTORY_FILE)
         contracts = None if contract_commitments is None else read_contract_commitments(contract_commitments)
         rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
-                               threshold_pct=threshold_pct, contracts=contracts,
+                               threshold_pct=threshold_pct, materiality=materiality, contracts=contracts,
                                **history.earlier_inputs(month, plan.currency()))
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)
