@@ -2,15 +2,14 @@
 their metrics, so the serving loop (the review's Serving sheet, ``finops plan next``) runs on the plan the demo
 bills.
 
-A plan line served by one workload's configuration becomes a serving line: its engine, model, GPU, precision and
-TP from the Workloads sheet, its targets and spare, the instance the TCO sheet prices, and the label rule
-``namespace = <plan line>``. Its month of metrics (:mod:`finops.serving.synthetic_metrics`) peaks at the load the
-plan sized for (Budget PlannedMTokens, output tokens a month at the plan's HoursPerMonth, x the workload's
-PeakToAverage, at the month's busiest hour; prompt tokens in the workload's ISL : OSL ratio) on the replicas the
-Sizing sheet deploys, at the TTFT and inter-token latency the performance model gives its mean running batch
-(:data:`SLOWER`: one line generates slower than modelled, the month's surprise on the serving side). A line that several workloads share (different models
-on one line) has no single configuration to realize and stays out of the Serving table: ``plan next`` carries
-its budget as planned.
+Each workload on a cloud plan line becomes a serving line: its engine, model, GPU, precision and TP from the
+Workloads sheet, its targets and spare, the instance the TCO sheet prices, and the label rule ``namespace =
+<plan line>`` (``namespace = <workload>`` on a line that several workloads share: one serving line per model). Its
+month of metrics (:mod:`finops.serving.synthetic_metrics`) peaks at the load the plan sized for (the TCO sheet's
+MTokensPerMonth, output tokens a month at the plan's HoursPerMonth, x the workload's PeakToAverage, at the month's
+busiest hour; prompt tokens in the workload's ISL : OSL ratio) on the replicas the Sizing sheet deploys, at the
+TTFT and inter-token latency the performance model gives its mean running batch (:data:`SLOWER`: one line
+generates slower than modelled, the month's surprise on the serving side).
 """
 
 from __future__ import annotations
@@ -65,27 +64,39 @@ def write_serving_month(plan: Path, month: str, folder: Path) -> tuple[Path, lis
     make_folder(folder / "metrics")
     rows, paths = [",".join(SERVING_COLUMNS)], []
     for line, fleets in sorted(by_line.items()):
-        planned = budget.get((month, line), {}).get("PlannedMTokens")
-        if len(fleets) != 1 or not isinstance(planned, int | float):
+        if not isinstance(budget.get((month, line), {}).get("PlannedMTokens"), int | float):
             continue
-        fleet = fleets[0]
-        w, s = workloads[str(fleet["Workload"])], sizing[str(fleet["Workload"])]
-        isl, osl = int(w["ISL"]), int(w["OSL"])  # type: ignore[arg-type]
-        rows.append(",".join(str(v) for v in (
-            line, w["Engine"], w["Model"], w["Gpu"], w["Precision"], w["TP"], LABEL, line,
-            _blank(w["TtftTargetMs"]), _blank(w["TpotTargetMs"]), _blank(w["Spare"]),
-            fleet["Provider"], fleet["InstanceType"], fleet["Region"])))
-        # the planned peak (average output tokens an hour x PeakToAverage) at the month's busiest hour
-        peak_per_hour = planned / planned_hours * float(w["PeakToAverage"] or 1)  # type: ignore[arg-type]
-        output = peak_per_hour * hours / peak_to_average(line, month)
-        replicas = int(s["Replicas"])  # type: ignore[arg-type]
-        ttft_s, itl_s = _modelled_latencies(w, output * 1e6 / hours / 3600 / osl / replicas)
-        spec = LineSpec(line, line, str(w["Engine"]), str(w["Model"]), get_accelerator(str(w["Gpu"])).name,
-                        replicas, int(w["TP"]), output * (isl + osl) / osl, isl, osl,  # type: ignore[arg-type]
-                        ttft_s, itl_s * SLOWER.get(line, 1.0))
-        body = json.dumps(answer(line_results(spec, month)), separators=(",", ":")).encode()
-        paths.append(write_atomically(folder / "metrics" / f"{month}-{line}.json.gz", gzip.compress(body, mtime=0)))
+        for fleet in fleets:
+            # one serving line per workload; its series' namespace is the plan line's when the line has one workload
+            name = line if len(fleets) == 1 else str(fleet["Workload"])
+            rows.append(_serving_row(line, name, workloads[str(fleet["Workload"])], fleet))
+            paths.append(_write_metrics(folder, month, line, name, workloads[str(fleet["Workload"])],
+                                        sizing[str(fleet["Workload"])], float(fleet["MTokensPerMonth"]),  # type: ignore[arg-type]
+                                        planned_hours, hours))
     return write_atomically(folder / "serving-lines.csv", ("\n".join(rows) + "\n").encode()), paths
+
+
+def _serving_row(line: str, name: str, w: dict[str, object], fleet: dict[str, object]) -> str:
+    return ",".join(str(v) for v in (
+        line, w["Engine"], w["Model"], w["Gpu"], w["Precision"], w["TP"], LABEL, name,
+        _blank(w["TtftTargetMs"]), _blank(w["TpotTargetMs"]), _blank(w["Spare"]),
+        fleet["Provider"], fleet["InstanceType"], fleet["Region"]))
+
+
+def _write_metrics(folder: Path, month: str, line: str, name: str, w: dict[str, object], s: dict[str, object],
+                   planned: float, planned_hours: float, hours: int) -> Path:
+    """The month of one serving line's series (namespace ``name``), peaking at the load the plan sized it for."""
+    isl, osl = int(w["ISL"]), int(w["OSL"])  # type: ignore[arg-type]
+    # the planned peak (average output tokens an hour x PeakToAverage) at the month's busiest hour
+    peak_per_hour = planned / planned_hours * float(w["PeakToAverage"] or 1)  # type: ignore[arg-type]
+    output = peak_per_hour * hours / peak_to_average(name, month)
+    replicas = int(s["Replicas"])  # type: ignore[arg-type]
+    ttft_s, itl_s = _modelled_latencies(w, output * 1e6 / hours / 3600 / osl / replicas)
+    spec = LineSpec(name, name, str(w["Engine"]), str(w["Model"]), get_accelerator(str(w["Gpu"])).name,
+                    replicas, int(w["TP"]), output * (isl + osl) / osl, isl, osl,  # type: ignore[arg-type]
+                    ttft_s, itl_s * SLOWER.get(line, 1.0))
+    body = json.dumps(answer(line_results(spec, month)), separators=(",", ":")).encode()
+    return write_atomically(folder / "metrics" / f"{month}-{name}.json.gz", gzip.compress(body, mtime=0))
 
 
 def _modelled_latencies(workload: dict[str, object], requests_per_s: float) -> tuple[float, float]:

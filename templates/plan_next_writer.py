@@ -5,14 +5,17 @@ renamed into place), the input's package with parts added and changed (:mod:`tem
 so its charts, formulas with their cached values, data validation and styles stay as they were. What
 the copy gains:
 
-* ``tblBudget``: one row per plan line for the next month (serving cloud lines: the mix's monthly
-  cost plus the amortization of commitments already bought, and the planned tokens; the other lines: this month's row carried over), appended below the
-  existing rows (the table grows; rows of that month already there are replaced);
+* ``tblBudget``: one row per plan line for the next month, appended below the existing rows (the table grows;
+  rows of that month already there are replaced). A plan line with serving lines (one or several): the sum of
+  their mix's monthly cost plus the amortization of commitments already bought, their planned tokens, and
+  PlannedGpuHours as a formula, ``SUMIFS(tblFleet GpusPaid, PlanLine) x HoursPerMonth`` (the GPUs paid on
+  average, whole instances hour by hour, x the plan's hours); the other lines: this month's row carried over;
 * ``Serving`` (``tblServing``): the serving lines, so the next run reads them from the plan;
 * ``Demand``: the next month's hourly requests per serving line (observed profile x growth);
-* ``Fleet``: per line the GPUs observed and sized, replicas, instances, commitments sunk and new,
-  monthly cost, the throughput correction with its band and months;
-* ``Changes``: what moved, from what to what, by how much, and why.
+* ``Fleet``: per serving line (its plan line and label rule) the GPUs observed, sized and paid on average,
+  replicas, instances, commitments sunk and new, monthly cost, the throughput correction with its band and months;
+* ``Changes``: what moved, from what to what, by how much, and why; a cloud line's monthly cost as a bridge
+  from this month's actual cost: fleet, hours paid, price (and commitments already bought), one row each.
 
 Sheets of these names from an earlier run are replaced.
 """
@@ -20,6 +23,7 @@ Sheets of these names from an earlier run are replaced.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 from finops.errors import InputError, Location
@@ -29,22 +33,23 @@ from finops.serving import SERVING_COLUMNS, NextPlan, ServingLine, serving_lines
 
 from .plan_reader import check_package
 from .plan_tables import BUDGET, SERVING, check_cells, find_table, workbook_tables
-from .xlsx_package import XlsxPackage
+from .xlsx_package import FormulaCell, XlsxPackage, column_letter
 
 __all__ = ["ADDED_SHEETS", "read_serving_sheet", "write_next_plan"]
 
 ADDED_SHEETS = ("Serving", "Demand", "Fleet", "Changes")
-FLEET_HEADERS = ("PlanLine", "GpusObserved", "GpusNext", "Replicas", "Instances", "SunkCommitted",
-                 "NewCommitted", "MonthlyCost", "SunkAmortization", "Currency", "ThroughputCorrection", "ErrorBand",
-                 "CorrectionMonths", "Note")
-CHANGES_HEADERS = ("PlanLine", "What", "Before", "After", "ChangePct", "Why")
+FLEET_HEADERS = ("PlanLine", "ServingLine", "GpusObserved", "GpusNext", "GpusPaid", "Replicas", "Instances",
+                 "SunkCommitted", "NewCommitted", "MonthlyCost", "SunkAmortization", "Currency", "ThroughputCorrection",
+                 "ErrorBand", "CorrectionMonths", "Note")
+CHANGES_HEADERS = ("PlanLine", "ServingLine", "What", "Before", "After", "ChangePct", "Why")
 _MONEY, _INT, _SHARE = "#,##0.00", "#,##0", "0.0%"
 #: Number formats and widths of the added sheets, as the plan's own sheets show theirs (templates/styles.py).
 _SERVING_FORMATS = {"TP": _INT, "TtftTargetMs": _INT, "ItlTargetMs": "#,##0.0", "Spare": _SHARE}
-_FLEET_FORMATS = (None, _INT, _INT, _INT, _INT, _INT, None, _MONEY, _MONEY, None, "0.0000", _SHARE, None, None)
-_FLEET_WIDTHS = (24, 9, 9, 9, 9, 9, 22, 14, 14, 9, 11, 9, 14, 40)
-_CHANGES_FORMATS = (None, None, _MONEY, _MONEY, _SHARE, None)
-_CHANGES_WIDTHS = (24, 22, 14, 14, 10, 70)
+_FLEET_FORMATS = (None, None, _INT, _INT, "#,##0.00", _INT, _INT, _INT, None, _MONEY, _MONEY, None, "0.0000", _SHARE,
+                  None, None)
+_FLEET_WIDTHS = (24, 22, 9, 9, 9, 9, 9, 9, 22, 14, 14, 9, 11, 9, 14, 40)
+_CHANGES_FORMATS = (None, None, None, _MONEY, _MONEY, _SHARE, None)
+_CHANGES_WIDTHS = (24, 22, 24, 14, 14, 10, 60)
 
 
 def read_serving_sheet(path: Path) -> tuple[ServingLine, ...] | None:
@@ -66,23 +71,39 @@ def read_serving_sheet(path: Path) -> tuple[ServingLine, ...] | None:
     return serving_lines_from_rows(rows, f"{path}, sheet {ws.title}")
 
 
-def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str) -> list[dict[str, object]]:
-    serving = {n.plan_line: n for n in nxt.lines}
+def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str, fleet_rows: int,
+                 hours_name: bool) -> list[dict[str, object]]:
+    """The next month's Budget rows: a plan line with serving lines gets the sum of their budgets (when every one
+    is priced) and planned tokens, and its PlannedGpuHours as a formula over the Fleet sheet
+    (``SUMIFS(GpusPaid, PlanLine, the row's plan line) x HoursPerMonth``, as the plan's own lines over its TCO
+    sheet); the other lines are this month's rows carried over."""
+    serving: dict[str, list] = {}
+    for n in nxt.lines:
+        serving.setdefault(n.plan_line, []).append(n)
     rows = []
     for b in plan.budget_for(observed_month):
-        line = serving.get(b.plan_line)
+        lines = serving.get(b.plan_line)
         amount, mtokens = b.amount.amount, b.planned_mtokens
-        if line is not None:
-            mtokens = line.planned_mtokens
-            if line.budget is not None:
-                amount = line.budget.rounded().amount
+        gpu_hours: object = None if b.planned_gpu_hours is None else float(b.planned_gpu_hours)
+        if lines:
+            mtokens = sum((n.planned_mtokens for n in lines), Decimal(0))
+            if all(n.budget is not None for n in lines):
+                # the sum of what the Fleet sheet shows (each cost to the cent), so the row ties out to it
+                amount = sum((m.rounded().amount for n in lines for m in (n.monthly_cost, n.sunk_amortization)
+                              if m is not None), Decimal(0))
+            paid = sum(n.gpu_hours for n in lines)
+            gpu_hours = FormulaCell(f"=SUMIFS({_fleet_range('GpusPaid', fleet_rows)},{_fleet_range('PlanLine', fleet_rows)},"
+                                    "{PlanLine})*HoursPerMonth", paid) if hours_name else paid
         rows.append({"Month": nxt.month, "PlanLine": b.plan_line, "CostCentre": b.cost_centre, "Category": b.category,
                      "Provider": b.provider, "Amount": float(amount), "Currency": b.amount.currency,
-                     "PlannedMTokens": None if mtokens is None else float(mtokens),
-                     # a fleet the next month resizes has no planned GPU-hours of its own yet: its volume is tokens
-                     "PlannedGpuHours": None if line is not None or b.planned_gpu_hours is None
-                     else float(b.planned_gpu_hours)})
+                     "PlannedMTokens": None if mtokens is None else float(mtokens), "PlannedGpuHours": gpu_hours})
     return rows
+
+
+def _fleet_range(header: str, rows: int) -> str:
+    """The Fleet table's column ``header`` as an absolute range (``'Fleet'!$D$4:$D$7``)."""
+    letter = column_letter(FLEET_HEADERS.index(header) + 1)
+    return f"'Fleet'!${letter}$4:${letter}${3 + max(1, rows)}"
 
 
 def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: str, out: Path) -> Path:
@@ -98,7 +119,8 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
     package = XlsxPackage(plan_path)
     budget = find_table(workbook_tables(plan_path), BUDGET, str(plan_path))
     assert budget is not None  # the Budget role is required: find_table refuses a plan without one
-    package.append_table_rows(budget.sheet, budget.name, _budget_rows(plan, nxt, observed_month),
+    package.append_table_rows(budget.sheet, budget.name,
+                              _budget_rows(plan, nxt, observed_month, len(nxt.lines), package.defines("HoursPerMonth")),
                               drop_tail=[b.row for b in plan.budget if b.month == nxt.month and b.row is not None])
     lines = [n.realized.line for n in nxt.lines]
     stamp = f"written by `finops plan next` from {observed_month} on {datetime.now(UTC):%Y-%m-%d}"
@@ -110,11 +132,12 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
     hours = max((n.hourly_requests.size for n in nxt.lines), default=0)
     demand = [[h] + [round(float(n.hourly_requests[h]), 3) if h < n.hourly_requests.size else None
                      for n in nxt.lines] for h in range(hours)]
-    package.put_table_sheet("Demand", "tblDemand", ["Hour"] + [n.plan_line for n in nxt.lines], demand,
+    names = nxt.names()
+    package.put_table_sheet("Demand", "tblDemand", ["Hour"] + names, demand,
                             f"Requests per hour planned for {nxt.month}: the observed hours of {observed_month} x growth "
                             f"{nxt.growth:g}. " + stamp, formats=[_INT] + ["#,##0.0"] * len(nxt.lines),
-                            widths=[8] + [max(12, len(n.plan_line) + 2) for n in nxt.lines], like=budget.sheet)
-    fleet = [[n.plan_line, n.realized.gpus, n.gpus, n.replicas, n.instances, n.sunk_units,
+                            widths=[8] + [max(12, min(40, len(name) + 2)) for name in names], like=budget.sheet)
+    fleet = [[n.plan_line, n.rule, n.realized.gpus, n.gpus, n.gpus_paid, n.replicas, n.instances, n.sunk_units,
               ", ".join(f"{u} x {name}" for name, u in sorted(n.committed_units.items())),
               None if n.monthly_cost is None else float(n.monthly_cost.rounded().amount),
               None if n.sunk_amortization is None else float(n.sunk_amortization.rounded().amount),
@@ -124,7 +147,7 @@ def write_next_plan(plan_path: Path, plan: Plan, nxt: NextPlan, observed_month: 
     package.put_table_sheet("Fleet", "tblFleet", FLEET_HEADERS, fleet,
                             f"Fleet and commitments for {nxt.month}, sized with the recalibrated model. " + stamp,
                             formats=_FLEET_FORMATS, widths=_FLEET_WIDTHS, like=budget.sheet)
-    changes = [[c.plan_line, c.what, c.before, c.after, None if c.change is None else round(c.change, 4), c.why]
+    changes = [[c.plan_line, c.serving_line, c.what, c.before, c.after, None if c.change is None else round(c.change, 4), c.why]
                for c in nxt.changes]
     package.put_table_sheet("Changes", "tblChanges", CHANGES_HEADERS, changes,
                             f"What moved from {observed_month} to {nxt.month}, by how much, and why. " + stamp,

@@ -5,11 +5,13 @@ sheet prints one landscape page wide at a legible scale:
 
 * ``tblServingReview``, traffic and latency: tokens and requests served, the hourly peak, TTFT/ITL P50
   and P99 with seed 003's P_ok against the line's targets, and the metrics the month lacked;
-* ``tblServingCapacity``, GPUs and cost: GPUs, GPU-hours (the bill's, DCGM's where the bill has none:
-  ``GpuHoursFrom``) and utilization (DCGM), realized against predicted generation tokens per GPU-hour,
+* ``tblServingCapacity``, GPUs and cost (with the model, which tells a plan line's serving lines apart): GPUs,
+  GPU-hours (the bill's, DCGM's where the bill has none: ``GpuHoursFrom``) and utilization (DCGM), realized against predicted generation tokens per GPU-hour,
   the cost per million tokens and per request actually served (the line's actual cost over its tokens, its
   requests), and the idle GPU-hours (paid, the bill's or DCGM's, less the line's GPUs x the hours it generated
-  tokens) with their share of the cost.
+  tokens) with their share of the cost;
+* ``tblServingPlanLines`` (only when a plan line has several serving lines, one per workload or configuration):
+  per such plan line its serving lines' GPUs, GPU-hours, tokens, requests, cost and idle cost summed.
 
 Below them, when load tests were given (``--load-test``), ``tblServingLoadTests``: one row per
 load-test point, measured and predicted throughput per GPU-hour. Each table's header keeps the stable
@@ -55,6 +57,7 @@ SERVING_REVIEW: tuple[Labelled, ...] = (
 )
 CAPACITY: tuple[Labelled, ...] = (
     (text_column("PlanLine", 20), "Plan line"),
+    (text_column("Model", 15), "Model"),   # which of a plan line's serving lines, as in the table above
     (money_column("Gpus", 8, "int"), "GPUs"),
     (money_column("GpuHours", 9, "number"), "GPU-hours"),
     (text_column("GpuHoursFrom", 9), "GPU-hours from"),
@@ -81,13 +84,22 @@ LOAD_TESTS: tuple[Labelled, ...] = (
     (money_column("PredictedTokPerGpuHour", 10, "int"), "Output tokens per GPU-hour, model"),
     (money_column("MeasuredOverPredicted", 8, "number"), "Measured over model (x)"),
 )
+_SHOWN = {c.header: (c, words) for c, words in (*SERVING_REVIEW, *CAPACITY)}
+#: A plan line served by several serving lines (one per workload or configuration): their fleets and costs summed,
+#: in the columns (and words) of the tables above.
+PLAN_LINES: tuple[Labelled, ...] = (
+    _SHOWN["PlanLine"], (money_column("ServingLines", 8, "int"), "Serving lines"),
+    *(_SHOWN[name] for name in ("Gpus", "GpuHours", "MTokens", "Requests")),
+    (money_column("Cost", 11, "money"), "Actual cost"),
+    *(_SHOWN[name] for name in ("CostPerMTokens", "IdleGpuHours", "IdleGpuCost")),
+)
 SERVING_REVIEW_COLUMNS = tuple(c for c, _ in SERVING_REVIEW)
 CAPACITY_COLUMNS = tuple(c for c, _ in CAPACITY)
 LOAD_TEST_COLUMNS = tuple(c for c, _ in LOAD_TESTS)
 
 #: One width per sheet column: the widest of the tables that share it.
-_WIDTHS = tuple(max(t[i][0].width for t in (SERVING_REVIEW, CAPACITY, LOAD_TESTS) if i < len(t))
-                for i in range(max(map(len, (SERVING_REVIEW, CAPACITY, LOAD_TESTS)))))
+_WIDTHS = tuple(max(t[i][0].width for t in (SERVING_REVIEW, CAPACITY, PLAN_LINES, LOAD_TESTS) if i < len(t))
+                for i in range(max(map(len, (SERVING_REVIEW, CAPACITY, PLAN_LINES, LOAD_TESTS)))))
 #: Points for the row of words over a table header: four wrapped lines of an 11 pt font (8 pt or more printed).
 _WORDS_ROW_POINTS = 60
 
@@ -113,6 +125,34 @@ def _labelled_table(ws: Worksheet, styles: ReviewStyles, words_format: Any, name
     return place.row(place.rows - 1) + 1
 
 
+def _plan_line_rows(month: ServingMonth) -> list[list[Any]]:
+    """One row per plan line that several serving lines serve: GPUs, GPU-hours, tokens, requests, cost and idle
+    cost summed; cost per million tokens = the summed cost / the summed tokens."""
+    from decimal import Decimal
+
+    from finops.money import Money
+
+    by_line: dict[str, list[Any]] = {}
+    for r in month.lines:
+        by_line.setdefault(r.plan_line, []).append(r)
+    rows = []
+    for line, members in by_line.items():
+        if len(members) < 2:
+            continue
+        costs = [r.cost for r in members]
+        cost = Money.total(costs, costs[0].currency) if all(c is not None for c in costs) else None
+        tokens = sum(r.tokens for r in members)
+        idle = [r.idle_gpu_cost for r in members]
+        idle_cost = Money.total(idle, idle[0].currency) if all(c is not None for c in idle) else None
+        per_m = None if cost is None or tokens <= 0 else cost * (Decimal(1_000_000) / Decimal(repr(tokens)))
+        idle_hours = [r.idle_gpu_hours for r in members]
+        rows.append([line, len(members), sum(r.gpus for r in members), _round(sum(r.gpu_hours for r in members), 1),
+                     _round(tokens / 1e6, 3), round(sum(r.requests for r in members)), _money(cost, 2),
+                     None if per_m is None else float(per_m.rounded().amount),
+                     None if None in idle_hours else _round(sum(idle_hours), 1), _money(idle_cost, 2)])
+    return rows
+
+
 def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run_at: datetime) -> None:
     """Add the Serving sheet to the review workbook ``wb``, set up for print like the review's other sheets."""
     ws = review_sheet(wb, styles, "Serving", f"Serving: what production did in {month.month}",
@@ -131,7 +171,7 @@ def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run
             _round(r.ttft_p50_ms, 1), _round(r.ttft_p99_ms, 1), _round(r.ttft_p_ok, 4),
             _round(r.itl_p50_ms, 2), _round(r.itl_p99_ms, 2), _round(r.itl_p_ok, 4), ", ".join(r.missing)])
         capacity.append([
-            r.plan_line, r.gpus, _round(r.gpu_hours, 1), r.gpu_hours_source, _round(r.dcgm_gpu_hours, 1),
+            r.plan_line, r.line.model, r.gpus, _round(r.gpu_hours, 1), r.gpu_hours_source, _round(r.dcgm_gpu_hours, 1),
             _round(r.gpu_utilization, 4), _round(r.realized_tokens_per_gpu_hour, 0),
             _round(r.predicted_tokens_per_gpu_hour, 0), _round(r.throughput_ratio, 3),
             None if cost is None else float(cost.rounded().amount), _round(r.gap_hours, 1),
@@ -140,6 +180,12 @@ def write_serving_review(wb: Any, styles: ReviewStyles, month: ServingMonth, run
                           traffic, first_row=2)
     row = _labelled_table(ws, styles, words_format, "tblServingCapacity", "GPUs, throughput and cost", CAPACITY,
                           capacity, first_row=row + 1)
+    summed = _plan_line_rows(month)
+    if summed:
+        row = _labelled_table(ws, styles, words_format, "tblServingPlanLines",
+                              "Plan lines with several serving lines: their fleets and costs summed (the bill's cost "
+                              "and GPU-hours are shared among them by the GPU-hours DCGM saw)", PLAN_LINES, summed,
+                              first_row=row + 1)
     if month.load_tests:
         tests = [[t.plan_line, t.line.engine, t.line.model, t.line.gpu, t.file, p.concurrency, p.isl, p.osl,
                   _round(p.ttft_ms, 1), _round(p.tpot_ms, 2), round(measured), round(predicted),

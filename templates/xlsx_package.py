@@ -25,11 +25,12 @@ import re
 import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import NamedTuple
 from xml.sax.saxutils import escape, quoteattr
 
 from finops.errors import InputError, Location
 
-__all__ = ["XlsxPackage"]
+__all__ = ["FormulaCell", "XlsxPackage"]
 
 _MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 _REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
@@ -43,7 +44,17 @@ _CONTENT = {"worksheet": "application/vnd.openxmlformats-officedocument.spreadsh
 _HEAD = '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n'
 _ROW = re.compile(r'<row r="(\d+)"[^>]*?(?:/>|>.*?</row>)', re.DOTALL)
 
-Cell = str | int | float | None
+
+
+class FormulaCell(NamedTuple):
+    """A formula with its cached value. ``text`` (with its ``=``) may name the row being written as ``{row}`` and
+    a column of the table being appended to as ``{Column}`` (its cell on that row, e.g. ``$B12``)."""
+
+    text: str
+    value: float | int | None
+
+
+Cell = str | int | float | FormulaCell | None
 #: Excel's built-in number formats by code (ECMA-376 Part 1, 18.8.30): no ``numFmt`` entry needed.
 _BUILTIN_FORMATS = {"0": 1, "0.00": 2, "#,##0": 3, "#,##0.00": 4, "0%": 9, "0.00%": 10}
 
@@ -149,6 +160,9 @@ class XlsxPackage:
 
     def _cell(self, ref: str, value: Cell, style: str | None = None) -> str:
         s = "" if style is None else f' s="{style}"'
+        if isinstance(value, FormulaCell):
+            cached = "" if value.value is None else f"<v>{float(value.value)!r}</v>"
+            return f'<c r="{ref}"{s}><f>{escape(value.text.removeprefix("="))}</f>{cached}</c>'
         if value is None:
             return f'<c r="{ref}"{s}/>' if style is not None else ""
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -160,6 +174,10 @@ class XlsxPackage:
         cells = "".join(self._cell(f"{column_letter(first + i)}{number}", v, styles[i] if i < len(styles) else None)
                         for i, v in enumerate(values))
         return f'<row r="{number}">{cells}</row>'
+
+    def defines(self, name: str) -> bool:
+        """Whether the workbook defines the name ``name`` (a named input such as ``HoursPerMonth``)."""
+        return re.search(rf'<definedName\b[^>]*?\bname="{re.escape(name)}"', self._text("xl/workbook.xml")) is not None
 
     def append_table_rows(self, sheet: str, table: str, rows: Sequence[Mapping[str, Cell]],
                           drop_tail: Sequence[int] = ()) -> None:
@@ -197,7 +215,14 @@ class XlsxPackage:
         keep = [m.group(0) for n, m in sorted(found.items()) if not end < n <= max(new_end, end + len(drop_tail))]
         body = [m for m in keep if int(re.match(r'<row r="(\d+)"', m).group(1)) <= end]   # type: ignore[union-attr]
         after = keep[len(body):]
-        added = [self._row(end + 1 + i, [row.get(n) for n in names], column_styles, first) for i, row in enumerate(rows)]
+        def placed(value: Cell, number: int) -> Cell:
+            if not isinstance(value, FormulaCell):
+                return value
+            cells = {n: f"${column_letter(first + i)}{number}" for i, n in enumerate(names)}
+            return value._replace(text=value.text.format(row=number, **cells))
+
+        added = [self._row(end + 1 + i, [placed(row.get(n), end + 1 + i) for n in names], column_styles, first)
+                 for i, row in enumerate(rows)]
         start, stop = xml.index("<sheetData>") + len("<sheetData>"), xml.index("</sheetData>")
         xml = xml[:start] + "".join(body + added + after) + xml[stop:]
         xml = re.sub(r'(<dimension ref="[A-Z]+\d+:[A-Z]+)(\d+)"',

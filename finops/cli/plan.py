@@ -185,8 +185,8 @@ def _print_next(nxt: NextPlan, month: str, growth: float) -> None:
     """Each plan line's fleet now and next, the commitments sunk and to buy, its budget and correction."""
     table = Table("plan line", "GPUs now", "GPUs next", "sunk", "new commitments", "per month", "correction",
                   title=f"{nxt.month}: next plan from {month} (growth {growth:g})")
-    for n in nxt.lines:
-        table.add_row(n.plan_line, str(n.realized.gpus), "" if n.gpus is None else str(n.gpus), str(n.sunk_units),
+    for name, n in zip(nxt.names(), nxt.lines):
+        table.add_row(name, str(n.realized.gpus), "" if n.gpus is None else str(n.gpus), str(n.sunk_units),
                       ", ".join(f"{u} x {k}" for k, u in sorted(n.committed_units.items())) or "-",
                       "carried over" if n.budget is None else str(n.budget.rounded()),
                       f"{n.factor:.3f} +-{n.band:.0%}")

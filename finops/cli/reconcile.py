@@ -26,6 +26,7 @@ from ..depreciation import parse_month
 from ..errors import InputError, Location, UnknownNameError, redacted
 from ..files import inputs_kept, locked, one_unit, recover
 from ..reconcile import (
+    DEFAULT_MATERIALITY,
     HISTORY_FILE,
     History,
     MonthBasis,
@@ -63,13 +64,15 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
                           basis: MonthBasis = "invoice",
                           unmapped_csv: Path | None = None,
                           serving: Callable[[Reconciliation], object] | None = None,
-                          contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
+                          contract_commitments: Path | None = None,
+                          materiality: Decimal = DEFAULT_MATERIALITY) -> tuple[Reconciliation, Path]:
     """Reconcile ``month`` and write the review into ``out_dir``; keep the month in the history there.
 
     ``usage`` is an optional CSV of token counts (``Month, PlanLine, ActualMTokens``) added to the
     plan's Usage table. ``bill_names`` are what the review lists as its bills (default: the files'
     names). ``basis`` is which month a charge belongs to (``invoice``: its BillingPeriodStart; ``usage``:
-    its ChargePeriodStart). ``contract_commitments`` is a FOCUS Contract Commitment dataset (CSV) whose terms replace
+    its ChargePeriodStart). ``materiality`` is the amount a variance must reach to be flagged (the review's
+    ``FlagAmount``). ``contract_commitments`` is a FOCUS Contract Commitment dataset (CSV) whose terms replace
     those read from the bills. Everything that can fail on bad input fails before anything is written.
     """
     review_name = workbooks().review_name
@@ -86,7 +89,8 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,
-                              on_progress=on_progress, basis=basis, unmapped_csv=unmapped_csv, contracts=contracts,
+                              materiality=materiality, on_progress=on_progress, basis=basis,
+                              unmapped_csv=unmapped_csv, contracts=contracts,
                               **history.earlier_inputs(month, plan.currency()))
         names = list(bill_names) if bill_names is not None else [Path(b).name for b in bills]
         served = None if serving is None else serving(rec)
@@ -200,7 +204,7 @@ def reconcile(inputs: MonthOptions, engine: EngineOptions, judging: JudgingOptio
     """Reconcile a month of bills against the plan and write budget-review-YYYY-MM.xlsx."""
     run_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
     month = inputs.checked_month()
-    threshold_pct, fail_pct = judging.threshold_pct(), judging.fail_pct()
+    threshold_pct, materiality, fail_pct = judging.threshold_pct(), judging.materiality(), judging.fail_pct()
     basis = parse_basis(inputs.basis, remote=engine.remote)
     if output.in_place:
         workbooks().check_in_place(inputs.plan)  # refuse before anything is written
@@ -214,18 +218,18 @@ def reconcile(inputs: MonthOptions, engine: EngineOptions, judging: JudgingOptio
                              hint="the review lists the 200 largest unmapped charge groups")
         rec, path = _reconcile_remote(engine.engine, engine.table, engine.table_lacks or [], inputs.plan,
                                       judging.usage, month, inputs.out, rates=judging.rates(),
-                                      threshold_pct=threshold_pct, run_at=run_at, where=where,
-                                      contract_commitments=served.contract_commitments)
+                                      threshold_pct=threshold_pct, materiality=materiality, run_at=run_at,
+                                      where=where, contract_commitments=served.contract_commitments)
     else:
         rec, path = _reconcile_local(inputs, judging, output, served, more or [], month=month, basis=basis,
-                                     threshold_pct=threshold_pct, run_at=run_at)
+                                     threshold_pct=threshold_pct, materiality=materiality, run_at=run_at)
     _finish(rec, path, inputs.plan, inputs.out, run_at, in_place=output.in_place, as_json=output.as_json,
             quiet=output.quiet, fail_on_variance=fail_pct)
 
 
 def _reconcile_local(inputs: MonthOptions, judging: JudgingOptions, output: OutputOptions, served: ServingOptions,
                      more: list[str], *, month: str, basis: MonthBasis, threshold_pct: Decimal,
-                     run_at: datetime) -> tuple[Reconciliation, Path]:
+                     materiality: Decimal, run_at: datetime) -> tuple[Reconciliation, Path]:
     """Local bills aggregated here, in DuckDB: the files given, and the sources pulled into a temporary folder;
     a bare argument is a metrics file (.json, .json.gz), a ``provider:uri`` source, or a bill file."""
     from .plan import is_metrics
@@ -245,6 +249,7 @@ def _reconcile_local(inputs: MonthOptions, judging: JudgingOptions, output: Outp
             task = bar.add_task("scan", total=100)
             return reconcile_to_workbook(
                 inputs.plan, paths, month, inputs.out, rates=judging.rates(), threshold_pct=threshold_pct,
+                materiality=materiality,
                 usage=judging.usage, run_at=run_at, on_progress=lambda pct: bar.update(task, completed=pct),
                 bill_names=[p.name for p in bills] + [redacted(s) for s in sources],  # not its temporary file
                 basis=basis, unmapped_csv=judging.unmapped_csv, contract_commitments=served.contract_commitments,
@@ -295,7 +300,8 @@ _ENGINE_OPTIONS = {"bigquery": ("project",), "athena": ("database", "workgroup",
 def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_path: Path, usage: Path | None,
                       month: str, out: Path, *,
                       rates: dict[str, Decimal], threshold_pct: Decimal, run_at: datetime,
-                      where: dict[str, str], contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
+                      materiality: Decimal = DEFAULT_MATERIALITY, where: dict[str, str],
+                      contract_commitments: Path | None = None) -> tuple[Reconciliation, Path]:
     """Run the aggregation on BigQuery or Athena through the connector's ``run_query``; ``where``
     holds its keywords (project; database, workgroup, output location). With ``contract_commitments``, the table's
     ContractApplied is summed too (:func:`finops.reconcile.dialects.reconcile_remote`)."""
@@ -321,6 +327,6 @@ def _reconcile_remote(engine: str, table: str | None, lacks: list[str], plan_pat
         history = History(Path(out) / HISTORY_FILE)
         contracts = None if contract_commitments is None else read_contract_commitments(contract_commitments)
         rec = reconcile_remote(plan, run_query, name, table, month, missing=lacks, rates=rates,
-                               threshold_pct=threshold_pct, contracts=contracts,
+                               threshold_pct=threshold_pct, materiality=materiality, contracts=contracts,
                                **history.earlier_inputs(month, plan.currency()))
         return rec, _write_and_keep(rec, history, Path(plan_path), Path(out), [f"{name}:{table}"], run_at)

@@ -16,11 +16,11 @@ import typer
 
 from ..errors import InputError
 from ..money import to_decimal
-from ..reconcile import MONTH_BASES, MonthBasis
+from ..reconcile import DEFAULT_MATERIALITY, MONTH_BASES, MonthBasis
 from ._options import SERVING_LINES, month_option
 
-__all__ = ["EngineOptions", "JudgingOptions", "MonthOptions", "OutputOptions", "ServingOptions", "parse_basis",
-           "parse_percent", "parse_rates"]
+__all__ = ["EngineOptions", "JudgingOptions", "MonthOptions", "OutputOptions", "ServingOptions", "parse_amount",
+           "parse_basis", "parse_percent", "parse_rates"]
 
 #: Rates must be below this (no currency is worth a billion of another; larger is a typing error).
 MAX_RATE = Decimal(10) ** 9
@@ -99,6 +99,9 @@ class JudgingOptions:
                                                                "ActualMTokens")] = None
     threshold: Annotated[str, typer.Option("--threshold", metavar="PCT",
                                            help="flag lines more than PCT % over or under plan")] = "10"
+    flag_amount: Annotated[str, typer.Option("--flag-amount", metavar="AMOUNT",
+                                             help="and at least AMOUNT (plan currency) over or under it")
+                           ] = str(DEFAULT_MATERIALITY)
     fail_on_variance: Annotated[str | None, typer.Option("--fail-on-variance", metavar="PCT",
                                                          help="exit 1 when a line is more than PCT % over "
                                                               "plan")] = None
@@ -112,6 +115,10 @@ class JudgingOptions:
     def threshold_pct(self) -> Decimal:
         """``--threshold`` as an exact percentage (0 flags every line off plan)."""
         return parse_percent(self.threshold, "--threshold") or Decimal(0)
+
+    def materiality(self) -> Decimal:
+        """``--flag-amount``: the amount a variance must reach to be flagged, in the plan currency."""
+        return parse_amount(self.flag_amount, "--flag-amount")
 
     def fail_pct(self) -> Decimal | None:
         return parse_percent(self.fail_on_variance, "--fail-on-variance")
@@ -160,6 +167,10 @@ def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
         if len(code.strip()) != 3 or amount is None or not 0 < amount < MAX_RATE:
             raise InputError(f"cannot read --rate {value!r}",
                              hint=f"write it as CODE=RATE, a rate above 0 and below {MAX_RATE:,}, e.g. --rate EUR=1.08")
+        earlier = rates.get(code.strip().upper())
+        if earlier is not None and earlier != amount:  # which one meant is unknown: neither is taken
+            raise InputError(f"--rate {code.strip().upper()} is given twice, as {earlier} and {amount}",
+                             hint=f"give one rate for {code.strip().upper()}")
         rates[code.strip().upper()] = amount
     return rates
 
@@ -177,6 +188,19 @@ def parse_percent(value: str | None, option: str) -> Decimal | None:
         raise InputError(f"{option} must be a percentage from 0 to {MAX_PERCENT:,}, got {value!r}",
                          hint=f"for example {option} 10 (10 %)")
     return pct
+
+
+def parse_amount(value: str, option: str) -> Decimal:
+    """An amount option (``--flag-amount``) in the plan currency, as an exact, non-negative Decimal.
+
+    >>> parse_amount("250", "--flag-amount")
+    Decimal('250')
+    """
+    amount = _number(value)
+    if amount is None or not 0 <= amount < MAX_RATE:
+        raise InputError(f"{option} must be an amount from 0 to {MAX_RATE:,} in the plan currency, got {value!r}",
+                         hint=f"for example {option} 100 (variances under 100 are never flagged)")
+    return amount
 
 
 def parse_basis(value: str, *, remote: bool = False) -> MonthBasis:

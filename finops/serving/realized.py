@@ -297,7 +297,8 @@ def realize(lines: Sequence[ServingLine], series: Sequence[Series], month: str, 
         raise InputError(f"no series of a known serving metric (got {', '.join(ignored[:5])})",
                          hint="give query_range responses of vLLM, SGLang, TRT-LLM or DCGM series "
                               "(see docs/loop.md for the names)")
-    grouped: dict[str, dict[str, list[Series]]] = {line.plan_line: {} for line in lines}
+    grouped: list[dict[str, list[Series]]] = [{} for _ in lines]
+    index = {id(line): i for i, line in enumerate(lines)}
     unassigned = 0
     for s in series:
         if s.name not in known:
@@ -308,13 +309,40 @@ def realize(lines: Sequence[ServingLine], series: Sequence[Series], month: str, 
             continue
         clipped = _inside(s, start, end)
         if clipped.times.size:
-            grouped[owner.plan_line].setdefault(s.name, []).append(clipped)
+            grouped[index[id(owner)]].setdefault(s.name, []).append(clipped)
     realized = []
-    for line in lines:
-        if not grouped[line.plan_line]:
+    for line, by_name in zip(lines, grouped):
+        if not by_name:
             raise InputError(f"no series in {month} for plan line {line.plan_line!r} "
                              f"(label {line.label_key} matching {line.label_value!r})",
                              hint="check the Serving table's label rule against the series' labels")
-        realized.append(_realize_line(line, grouped[line.plan_line], start, hours, (costs or {}).get(line.plan_line),
+        realized.append(_realize_line(line, by_name, start, hours, (costs or {}).get(line.plan_line),
                                       (billed_gpu_hours or {}).get(line.plan_line)))
-    return ServingMonth(month, tuple(realized), tuple(ignored), unassigned)
+    return ServingMonth(month, tuple(_shared(realized)), tuple(ignored), unassigned)
+
+
+def _shared(realized: Sequence[RealizedLine]) -> list[RealizedLine]:
+    """The plan line's cost and billed GPU-hours split among its serving lines by their share of the GPU-hours DCGM
+    saw (else of the generation tokens, else evenly): ``cost_i = cost x w_i / sum(w)``. A plan line's bill does not
+    say which of its serving lines ran on which instance; its GPUs' own exporter does."""
+    from dataclasses import replace
+
+    by_plan: dict[str, list[int]] = {}
+    for i, r in enumerate(realized):
+        by_plan.setdefault(r.plan_line, []).append(i)
+    out = list(realized)
+    for members in by_plan.values():
+        if len(members) < 2:
+            continue
+        weights = [realized[i].dcgm_gpu_hours for i in members]
+        if not sum(weights):
+            weights = [realized[i].generation_tokens for i in members]
+        if not sum(weights):
+            weights = [1.0] * len(members)
+        total = sum(weights)
+        for i, w in zip(members, weights):
+            r, share = realized[i], Decimal(repr(w)) / Decimal(repr(total))
+            billed = r.gpu_hours if r.gpu_hours_source == "bill" else None
+            out[i] = replace(r, cost=None if r.cost is None else r.cost * share,
+                             gpu_hours=r.gpu_hours * w / total if billed is not None else r.gpu_hours)
+    return out

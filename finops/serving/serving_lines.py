@@ -5,7 +5,9 @@ writes): the plan line it feeds, the configuration it runs (engine, model, GPU, 
 targets it is held to, how it buys capacity (provider, instance type, region; ``on-prem`` buys
 nothing), and one label rule on the Mapping sheet's pattern: series whose label ``LabelKey`` matches
 the glob ``LabelValue`` (``*``/``?``, case-insensitive) belong to the line. Rules are tried in row
-order; the first match wins. The rule applies to the engine's series and the GPU exporter's alike
+order; the first match wins. A plan line may have several serving lines (one per workload or configuration:
+several models on one line), each with its own rule; the realized month and the next plan keep them apart and
+sum them into the plan line. The rule applies to the engine's series and the GPU exporter's alike
 (label both with the same key, e.g. the Kubernetes ``namespace``).
 
 >>> line = ServingLine("prod", "vllm", "llama-3.1-8b", "h100-sxm", "fp8", 1, "namespace", "prod-*")
@@ -55,6 +57,11 @@ class ServingLine:
         """Whether a series with ``labels`` belongs to this line."""
         value = labels.get(self.label_key)
         return value is not None and fnmatchcase(value.lower(), self.label_value.lower())
+
+    @property
+    def rule(self) -> str:
+        """The label rule as text, ``namespace=prod-*``: what tells a plan line's serving lines apart."""
+        return f"{self.label_key}={self.label_value}"
 
     @property
     def buys_capacity(self) -> bool:

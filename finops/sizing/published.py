@@ -19,7 +19,7 @@ held-out errors per family.
 
 >>> rows = published_rows()
 >>> len(rows), sorted({(r.gpu, r.engine) for r in fittable(rows)})
-(495, [('a10g', 'vllm'), ('inferentia2', 'vllm'), ('mi300x', 'vllm')])
+(407, [('inferentia2', 'vllm'), ('mi300x', 'vllm')])
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """The Commitments sheet: the month's commitments in total, the prepaid balance from the month's start
 to its end, then one row per commitment still running (bought this month or earlier) with its purchase
-date, term, end date, monthly amortization, amortized to date and the prepaid balance left."""
+date, term, end date, its schedule (scheduled per month), the bill's amortization this month, what the provider
+applied to it this month (FOCUS ``ContractApplied``, blank when no charge names it), amortized to date and the
+prepaid balance left."""
 
 from __future__ import annotations
 
@@ -20,12 +22,13 @@ _COLUMNS = (text_column("Commitment", 30), text_column("Provider", 15), text_col
             text_column("Payment", 11), Column("Purchased on", "date", "computed", 11),
             money_column("Term (months)", 8, "int"), Column("Ends on", "date", "computed", 11),
             money_column("Paid to date (cash)", 14), money_column("Scheduled per month", 13),
-            money_column("Amortized this month", 13), money_column("Amortized to date", 14),
+            money_column("Amortized this month", 13), money_column("Applied by provider", 13),
+            money_column("Amortized to date", 14),
             money_column("Balance left", 14), text_column("Source", 26))
 WIDTHS = tuple(c.width for c in _COLUMNS)
 #: Schedule column -> the :class:`~finops.reconcile.result.CommitmentLine` field it totals (this month's
 #: purchases and unused part are in the totals above the schedule).
-_TOTALS = {"Amortized this month": "amortized", "Balance left": "balance_left"}
+_TOTALS = {"Amortized this month": "amortized", "Applied by provider": "applied", "Balance left": "balance_left"}
 
 
 def commitments_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at: datetime) -> None:
@@ -60,7 +63,7 @@ def commitments_sheet(wb: Any, styles: ReviewStyles, rec: Reconciliation, run_at
     label(ws, styles, top - 1, f"One row per commitment running this month ({len(c.lines)})")
     rows = [(short_id(line.commitment_id), line.provider_name, line.kind, line.payment, line.purchase_date,
              line.term_months, line.end_date, cell_value(line.paid_to_date), cell_value(line.scheduled_monthly),
-             cell_value(line.amortized), cell_value(line.amortized_to_date), cell_value(line.balance_left),
+             cell_value(line.amortized), cell_value(line.applied), cell_value(line.amortized_to_date), cell_value(line.balance_left),
              source_text(line))
             for line in c.lines]
     schedule = write_table(ws, styles, "tblCommitmentSchedule", _COLUMNS, rows, first_row=top)

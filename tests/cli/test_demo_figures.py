@@ -122,3 +122,38 @@ def test_the_focus_samples_review_ties_out_to_the_bills_and_the_plan(demo_out):
     planned = sum((dec(r[names.index("Amount")].value) for r in rows
                    if r[names.index("Month")].value == SAMPLE_MONTH), Decimal(0))
     assert planned > 0 and planned in values
+
+
+def _sheet_rows(path: Path, sheet: str) -> list[dict[str, object]]:
+    ws = openpyxl.load_workbook(path, data_only=True)[sheet]
+    rows = list(ws.iter_rows(min_row=3, values_only=True))
+    return [dict(zip(rows[0], r)) for r in rows[1:] if r[0] is not None]
+
+
+def test_the_next_plan_covers_every_cloud_line_and_bridges_its_cost(demo_out):
+    """Every cloud line of the demo's plan is in the loop (aws-inference-prod's three models as three serving
+    lines); the next Budget row of a line is the sum of its serving lines' cost, its PlannedGpuHours their GPUs
+    paid x 730; the agents' line's cost moves by fleet, hours paid and price, re-derived from its bill (5
+    p5.48xlarge x 744 h x the book's on-demand rate) and the Fleet sheet."""
+    nxt = demo_out / "llm-finops-plan-next.xlsx"
+    fleet = _sheet_rows(nxt, "Fleet")
+    budget = {r["PlanLine"]: r for r in _sheet_rows(nxt, "Budget") if r["Month"] == "2026-06"}
+    cloud = {"aws-inference-prod", "aws-inference-staging", "aws-agents-prod", "gcp-batch-translation"}
+    assert {r["PlanLine"] for r in fleet} == cloud
+    assert sum(r["PlanLine"] == "aws-inference-prod" for r in fleet) == 3
+    for line in cloud:
+        mine = [r for r in fleet if r["PlanLine"] == line]
+        assert dec(budget[line]["Amount"]) == sum(dec(r["MonthlyCost"]) + dec(r["SunkAmortization"]) for r in mine)
+        assert budget[line]["PlannedGpuHours"] == pytest.approx(sum(r["GpusPaid"] for r in mine) * 730)
+    rate = price("on_demand", "p5.48xlarge", "us-east-1", "aws")
+    billed = rate * 5 * 744
+    agents = next(r for r in fleet if r["PlanLine"] == "aws-agents-prod")
+    changes = {r["What"]: r for r in _sheet_rows(nxt, "Changes") if r["PlanLine"] == "aws-agents-prod"}
+    per_gpu_hour = billed / (40 * 744)
+    fleet_step = billed * agents["GpusNext"] / 40
+    paid_hours = dec(agents["GpusPaid"]) * 730
+    assert dec(changes["monthly cost: fleet"]["Before"]) == billed
+    assert dec(changes["monthly cost: fleet"]["After"]) == fleet_step.quantize(CENT)
+    assert dec(changes["monthly cost: hours paid"]["After"]) == pytest.approx(per_gpu_hour * paid_hours, abs=CENT)
+    assert dec(changes["monthly cost: price"]["After"]) == dec(budget["aws-agents-prod"]["Amount"])
+    assert dec(budget["aws-agents-prod"]["Amount"]) == pytest.approx(rate * paid_hours / 8, abs=CENT)  # on demand

@@ -49,6 +49,13 @@ def written(tmp_path_factory: pytest.TempPathFactory, metric_files: list[Path], 
     return out
 
 
+def _rows(path: Path, sheet: str) -> list[dict[str, object]]:
+    """The rows of an added sheet's table (header in row 3) as dicts."""
+    ws = openpyxl.load_workbook(path, read_only=True, data_only=True)[sheet]
+    rows = list(ws.iter_rows(min_row=3, values_only=True))
+    return [dict(zip(rows[0], r)) for r in rows[1:] if r[0] is not None]
+
+
 def _parts(path: Path) -> dict[str, bytes]:
     with zipfile.ZipFile(path) as package:
         return {name: package.read(name) for name in package.namelist()}
@@ -108,7 +115,12 @@ def test_formulas_keep_their_cached_values_and_budget_its_validation(written: Pa
 
     def cached(parts: dict[str, bytes]) -> int:
         return sum(len(re.findall(rb"</f><v>", b)) for n, b in parts.items() if n.startswith("xl/worksheets/sheet"))
-    assert cached(nxt) == cached(template) > 900
+    # the plan's formulas keep their values; the next month's PlannedGpuHours are formulas over the Fleet sheet
+    planned_hours = sum(len(re.findall(rb"<f>SUMIFS\('Fleet'!", b)) for n, b in nxt.items()
+                        if n.startswith("xl/worksheets/sheet"))
+    fleet_lines = {r["PlanLine"] for r in _rows(written, "Fleet")}
+    assert planned_hours == len(fleet_lines) > 0
+    assert cached(nxt) == cached(template) + planned_hours > 900
     assert b"fullCalcOnLoad" not in nxt["xl/workbook.xml"]
     validation = re.search(rb"<dataValidations.*?</dataValidations>", template["xl/worksheets/sheet6.xml"]).group(0)
     assert validation in nxt["xl/worksheets/sheet6.xml"]
@@ -129,7 +141,7 @@ def test_budget_keeps_its_rows_and_gains_the_next_months(written: Path) -> None:
 def test_the_changes_sheet_follows_the_observed_month_and_the_growth(written: Path) -> None:
     ws = openpyxl.load_workbook(written, read_only=True, data_only=True)["Changes"]
     table = list(ws.iter_rows(min_row=3, values_only=True))
-    assert table[0] == ("PlanLine", "What", "Before", "After", "ChangePct", "Why")
+    assert table[0] == ("PlanLine", "ServingLine", "What", "Before", "After", "ChangePct", "Why")
     changes = [dict(zip(table[0], r)) for r in table[1:]]
     served = {line: mtokens for _, line, mtokens in USAGE}
     tokens = {c["PlanLine"]: c for c in changes if c["What"] == "million tokens"}
@@ -152,3 +164,24 @@ def test_a_next_plan_planned_again_replaces_its_months_rows(written: Path, tmp_p
         return [r for r in ws.iter_rows(min_row=4, max_col=8, values_only=True) if r[0] == "2026-06"]
     assert len(june(again)) == len(june(written))
     assert [n for n in openpyxl.load_workbook(again, read_only=True).sheetnames].count("Changes") == 1
+
+
+def test_planned_gpu_hours_of_a_resized_line_is_a_formula_over_the_fleet_sheet(written: Path) -> None:
+    """A line the next plan resizes keeps its volume in GPU-hours: PlannedGpuHours = its serving lines' GpusPaid x
+    HoursPerMonth, a formula that a spreadsheet engine recomputes to the value stored with it."""
+    import formulas
+
+    fleet = _rows(written, "Fleet")
+    book = openpyxl.load_workbook(written)
+    ws, values = book["Budget"], openpyxl.load_workbook(written, data_only=True)["Budget"]
+    sheet, cell = book.defined_names["HoursPerMonth"].value.split("!")
+    hours = openpyxl.load_workbook(written, data_only=True)[sheet.strip("'")][cell.replace("$", "")].value
+    rows = {ws.cell(r, 2).value: r for r in range(4, ws.max_row + 1) if ws.cell(r, 1).value == "2026-06"}
+    solution = formulas.ExcelModel().loads(str(written)).finish().calculate()
+    for line in {r["PlanLine"] for r in fleet}:
+        r = rows[line]
+        assert str(ws.cell(r, 9).value).startswith("=SUMIFS('Fleet'!"), line
+        paid = sum(f["GpusPaid"] for f in fleet if f["PlanLine"] == line)
+        assert values.cell(r, 9).value == pytest.approx(paid * hours), line
+        recomputed = solution[f"'[{written.name}]BUDGET'!I{r}"].value[0, 0]
+        assert recomputed == pytest.approx(values.cell(r, 9).value), line

@@ -17,6 +17,7 @@ the whole contract; the keys spelled ``...ID`` as in the text and ``...Id`` as i
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import duckdb
@@ -238,3 +239,25 @@ def test_the_next_month_carries_the_pool_from_the_history_with_its_contract(tmp_
     assert (pool.paid_to_date, pool.amortized, pool.amortized_to_date, pool.balance_left, pool.scheduled_monthly) == (
         usd(2400), usd(50), usd("150.48"), usd("2249.52"), usd(200))
     assert (ri.paid_to_date, ri.balance_left, ri.scheduled_monthly) == (usd(1200), usd(1100), usd(100))
+
+
+def test_the_review_shows_what_was_applied_beside_the_schedule_and_the_bill(tmp_path):
+    """The Commitments sheet's schedule: per commitment its schedule (the dataset's cost / term), the bill's
+    amortization and what ContractApplied applied to it (the figures of the bill above, summed by hand)."""
+    import openpyxl
+
+    from templates.review_writer import write_review
+
+    contracts = read_contract_commitments(_dataset(tmp_path, "ai-pool", "ri-1"))
+    rec = reconcile_month(_plan(), [_bill(tmp_path)], "2026-05", contracts=contracts)
+    path = write_review(rec, tmp_path / "out", run_at=datetime(2026, 6, 2, 7, 30))
+    ws = openpyxl.load_workbook(path, data_only=True)["Commitments"]
+    rows = [[c.value for c in row] for row in ws[ws.tables["tblCommitmentSchedule"].ref]]
+    header = rows[0]
+    shown = {r[0]: tuple(r[header.index(h)] for h in ("Scheduled per month", "Amortized this month",
+                                                      "Applied by provider")) for r in rows[1:]}
+    # pool: 2400 / 12 scheduled; 98.32 + 1.80 + 0.36 applied by charges (the purchase's 2400 is not a draw-down)
+    # ri-1: 1200 / 12; used 75 + unused 25 billed and applied
+    assert shown == {"ai-pool": (200, 100.48, 100.48), "ri-1": (100, 100, 100)}
+    total = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "Total")
+    assert ws.cell(total, header.index("Applied by provider") + 1).value == 200.48

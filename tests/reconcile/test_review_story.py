@@ -168,3 +168,29 @@ def test_year_to_date_and_full_year_come_from_the_history(tmp_path, simple_plan)
     formulas_ws = openpyxl.load_workbook(path)["Variance"]
     forecast_cell = formulas_ws[ref.split(":")[0]].offset(row=list(rows).index("gpu") + 1, column=5)
     assert str(forecast_cell.value).startswith("=")
+
+
+def test_flag_amount_on_the_command_line_sets_the_review_input_and_the_flags(tmp_path, template_plan, capsys):
+    """``--flag-amount`` is the materiality amount: the review's FlagAmount starts from it and the cached flags
+    follow it (a line over 10 % of plan but under the amount is not flagged); a negative amount exits 2."""
+    from finops.cli import main
+
+    bills = [a for p in sample_bill_paths() for a in ("--bills", str(p))]
+    base = ["reconcile", "--plan", str(template_plan), "--month", SAMPLE_MONTH, "--quiet", *bills]
+    assert main([*base, "--out", str(tmp_path / "a"), "--flag-amount", "1000"]) == 0
+    path = tmp_path / "a" / f"budget-review-{SAMPLE_MONTH}.xlsx"
+    ws = openpyxl.load_workbook(path, data_only=True)["Variance"]
+    assert ws["D3"].value == 1000
+    cols, rows = _table(ws, "Plan line")
+    flags = {name: ws.cell(r, cols["Flag"]).value or "" for name, r in rows.items() if name in rows}
+    variances = {name: ws.cell(r, cols["Variance"]).value for name, r in rows.items()}
+    planned = {name: ws.cell(r, cols["Planned"]).value for name, r in rows.items()}
+    judged = [n for n in flags if isinstance(variances[n], int | float) and isinstance(planned[n], int | float)]
+    assert judged
+    for name in judged:   # the rule by hand: at least 1,000 USD and more than 10 % of plan (or no plan)
+        v, p = variances[name], planned[name]
+        want = "" if abs(v) < 1000 or (p and abs(v) <= 0.1 * abs(p)) else ("over" if v > 0 else "under")
+        assert flags[name] == want, name
+    assert main([*base, "--out", str(tmp_path / "b"), "--flag-amount", "-5"]) == 2
+    assert "--flag-amount" in capsys.readouterr().err
+    assert not (tmp_path / "b" / f"budget-review-{SAMPLE_MONTH}.xlsx").exists()

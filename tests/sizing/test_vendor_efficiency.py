@@ -235,7 +235,7 @@ def test_the_rows_are_the_published_figures(source, model, isl, osl, concurrency
 
 
 def test_every_row_carries_its_source_date_and_engine_version():
-    assert len(ROWS) == 70 and len(published_rows()) == 70 + 425
+    assert len(ROWS) == 70 and len(published_rows()) == 70 + 337
     for r in published_rows():
         assert r.url.startswith("https://") and re.fullmatch(r"\d{4}-\d{2}-\d{2}", r.published)
         assert r.engine_version.startswith(f"{r.engine} ")
