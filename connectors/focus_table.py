@@ -21,7 +21,7 @@ from typing import Any, Self
 
 from finops.errors import InputError, Location
 from finops.files import replacing
-from finops.focus import COLUMNS, GPU_COLUMNS, SUCCESSORS
+from finops.focus import ALLOWED_VALUES, COLUMNS, GPU_COLUMNS, NOT_NULL_VALUES, SUCCESSORS, allowed_value_hint
 from finops.money import MONEY_CONTEXT, to_decimal
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "focus_unit",
     "gpu_columns",
     "json_text",
+    "outside_vocabulary",
     "record",
     "service_subcategory",
     "timestamp",
@@ -93,12 +94,34 @@ def json_text(value: Any) -> str | None:
 
 
 def cell(name: str, value: Any) -> Any:
-    """A FOCUS export cell typed by its column's kind (text, decimal, timestamp, JSON, integer).
+    """A FOCUS export cell typed by its column's kind (text, decimal, timestamp, JSON, integer); a column of a closed
+    FOCUS vocabulary holds one of its values (:func:`outside_vocabulary`).
 
     >>> cell("BilledCost", "1.50"), cell("ChargePeriodStart", "2026-05-01T00:00:00Z"), cell("RegionId", "")
     (Decimal('1.50'), datetime.datetime(2026, 5, 1, 0, 0), None)
     """
-    return _typed(KINDS[name], value)
+    typed = _typed(KINDS[name], value)
+    problem = outside_vocabulary(name, typed)
+    if problem is not None:
+        raise problem
+    return typed
+
+
+def outside_vocabulary(name: str, value: Any) -> InputError | None:
+    """The error of a value outside the closed FOCUS vocabulary of column ``name``
+    (:data:`finops.focus.ALLOWED_VALUES`; none where FOCUS requires one, :data:`finops.focus.NOT_NULL_VALUES`), naming
+    the column; ``None`` for an allowed value or a column of no closed vocabulary. A misspelt category would leave its
+    charge out of the usage, the commitments or the one-off cost with no word said.
+
+    >>> str(outside_vocabulary("ChargeCategory", "usage"))
+    "column ChargeCategory: 'usage' is not a FOCUS ChargeCategory value (Usage, Purchase, Tax, Credit, Adjustment). Hint: write 'Usage': FOCUS values are case-sensitive"
+    """
+    allowed = ALLOWED_VALUES.get(name)
+    if allowed is None or value in allowed or (value is None and name not in NOT_NULL_VALUES):
+        return None
+    return InputError(f"{'no value' if value is None else repr(value)} is not a FOCUS {name} value "
+                      f"({', '.join(allowed)})", where=Location(column=name),
+                      hint=allowed_value_hint(name, "" if value is None else str(value)))
 
 
 def export_value(raw: Mapping[str, Any], name: str) -> Any:
@@ -164,10 +187,12 @@ def unreadable_cell(values: Mapping[str, Any], kinds: Mapping[str, str], *, file
     for column, kind in kinds.items():
         value = values.get(column)
         try:
-            _typed(kind, value)
+            problem = outside_vocabulary(column, _typed(kind, value))
         except (ValueError, TypeError, InputError):
             return InputError(f"{value!r} is not {_KIND_WORDS[kind]}", where=Location(file=file, row=row, column=column),
                               hint="fix the cell or export the file again")
+        if problem is not None:
+            return InputError(problem.message, where=Location(file=file, row=row, column=column), hint=problem.hint)
     return None
 
 

@@ -14,13 +14,49 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-__all__ = ["CHARGE_CATEGORIES", "COLUMNS", "FOCUS_VERSION", "GPU_COLUMNS", "LATER_COLUMNS", "MANDATORY",
-           "MONEY_COLUMNS", "SUCCESSORS", "ChargeCategory", "Column", "duckdb_schema"]
+__all__ = ["ALLOWED_VALUES", "CHARGE_CATEGORIES", "COLUMNS", "FOCUS_VERSION", "GPU_COLUMNS", "LATER_COLUMNS",
+           "MANDATORY", "MONEY_COLUMNS", "NOT_NULL_VALUES", "SUCCESSORS", "ChargeCategory", "Column", "allowed_value_hint",
+           "duckdb_schema"]
 
 FOCUS_VERSION = "1.2"
 
 ChargeCategory = Literal["Usage", "Purchase", "Tax", "Credit", "Adjustment"]
 CHARGE_CATEGORIES: tuple[str, ...] = get_args(ChargeCategory)
+
+#: The closed vocabularies of FOCUS that the money logic branches on: column -> its allowed values, exactly as
+#: written (FOCUS values are case-sensitive; the FinOps Foundation's validator compares them as they are). A value
+#: outside them (``Usgae``, ``usage``, ``Refund``) would silently leave a charge out of the GPU hours, the
+#: commitments or the one-off cost, so a bill holding one is refused with its row. Source: FOCUS specification,
+#: columns ``chargecategory``, ``chargeclass``, ``chargefrequency``, ``pricingcategory``,
+#: ``commitmentdiscountstatus`` ("Allowed values"), versions 1.0 to 1.4,
+#: https://github.com/FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec (specification/datasets/cost_and_usage/columns).
+ALLOWED_VALUES: dict[str, tuple[str, ...]] = {
+    "ChargeCategory": CHARGE_CATEGORIES,
+    "ChargeClass": ("Correction",),
+    "ChargeFrequency": ("One-Time", "Recurring", "Usage-Based"),
+    "PricingCategory": ("Standard", "Dynamic", "Committed", "Other"),
+    "CommitmentDiscountStatus": ("Used", "Unused"),
+}
+#: The columns of :data:`ALLOWED_VALUES` that FOCUS never allows to be null (the others are null where they do not
+#: apply: a charge that is no correction, no commitment's).
+NOT_NULL_VALUES: tuple[str, ...] = ("ChargeCategory",)
+
+
+def allowed_value_hint(column: str, value: str) -> str:
+    """What to write instead of ``value`` in ``column`` (:data:`ALLOWED_VALUES`): the allowed value it misspells
+    in case or spaces, else the list.
+
+    >>> allowed_value_hint("ChargeCategory", " usage")
+    "write 'Usage': FOCUS values are case-sensitive"
+    >>> allowed_value_hint("ChargeClass", "Refund")
+    'ChargeClass is empty or Correction in FOCUS'
+    """
+    allowed = ALLOWED_VALUES[column]
+    near = [v for v in allowed if v.lower() == " ".join(value.split()).lower()]
+    if near:
+        return f"write {near[0]!r}: FOCUS values are case-sensitive"
+    listed = f"{', '.join(allowed[:-1])} or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
+    return f"{column} is {'' if column in NOT_NULL_VALUES else 'empty or '}{listed} in FOCUS"
 
 Kind = Literal["string", "decimal", "timestamp", "json", "integer"]
 

@@ -106,6 +106,7 @@ def _row_from_record(record: dict[str, object], where: Location) -> PriceRow:
         count = int(record["gpu_count"])  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise InputError(f"gpu_count must be an integer, got {record['gpu_count']!r}", where=where) from None
+    _check_instance(record, count, where)
     return PriceRow(
         provider=str(record["provider"]), region=str(record["region"]), instance_type=str(record["instance_type"]),
         gpu_model=str(record["gpu_model"]), gpu_count=count, pricing_model=model,  # type: ignore[arg-type]
@@ -116,6 +117,33 @@ def _row_from_record(record: dict[str, object], where: Location) -> PriceRow:
         currency=str(record["currency"]), effective_date=str(record["effective_date"])[:10],
         source=str(record["source"]),
     )
+
+
+def _check_instance(record: dict[str, object], count: int, where: Location) -> None:
+    """A row's GPUs and date as a price can be used: at least one GPU an instance (the price per GPU-hour divides
+    by it), the GPUs of the instance catalog when the catalog knows the instance (a p5.48xlarge priced as 4 GPUs
+    would halve every fleet's instances and double the price of each GPU-hour), and an ISO date as
+    ``effective_date`` (the date a price is compared by)."""
+    from datetime import date
+
+    from .catalog.instances import instance
+
+    if count < 1:
+        raise InputError(f"gpu_count must be 1 or more, got {count}", where=replace(where, column="gpu_count"),
+                         hint="the GPUs of one instance, e.g. 8 for p5.48xlarge")
+    try:
+        known = instance(str(record["provider"]), str(record["instance_type"]))
+    except InputError:
+        known = None  # an instance the catalog does not hold: the row says what it is
+    if known is not None and known.gpu_count != count:
+        raise InputError(f"{record['instance_type']} has {known.gpu_count} GPUs, the row says {count}",
+                         where=replace(where, column="gpu_count"),
+                         hint=f"write gpu_count {known.gpu_count} (the instance catalog, finops/catalog)")
+    try:
+        date.fromisoformat(str(record["effective_date"])[:10])
+    except ValueError:
+        raise InputError(f"effective_date must be a date YYYY-MM-DD, got {str(record['effective_date'])[:40]!r}",
+                         where=replace(where, column="effective_date"), hint="for example 2026-07-30") from None
 
 
 class PriceBook:

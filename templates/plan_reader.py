@@ -304,12 +304,31 @@ def _asset(row: _Row) -> Asset:
     currency = row.currency()
     purchased = row.day("PurchaseDate")
     assert purchased is not None
-    return Asset(asset_id=row.text("AssetId") or "", description=row.text("Description", required=False) or "",
-                 plan_line=row.text("PlanLine") or "", cost_centre=row.text("CostCentre", required=False) or "",
-                 gpu_model=row.text("GpuModel", required=False) or "", gpu_count=row.whole("GpuCount"),
-                 purchase_date=purchased, in_service_date=row.day("InServiceDate", required=False) or purchased,
-                 cost=row.money("Cost", currency), residual_value=row.money("ResidualValue", currency),
-                 life_months=row.whole("LifeMonths"), row=row.row)
+    asset = Asset(asset_id=row.text("AssetId") or "", description=row.text("Description", required=False) or "",
+                  plan_line=row.text("PlanLine") or "", cost_centre=row.text("CostCentre", required=False) or "",
+                  gpu_model=row.text("GpuModel", required=False) or "", gpu_count=row.whole("GpuCount"),
+                  purchase_date=purchased, in_service_date=row.day("InServiceDate", required=False) or purchased,
+                  cost=row.money("Cost", currency), residual_value=row.money("ResidualValue", currency),
+                  life_months=row.whole("LifeMonths"), row=row.row)
+    for column, wrong, message, hint in _ASSET_CHECKS:  # found here, the cell is named (depreciation knows none)
+        if wrong(asset):
+            raise InputError(message.format(a=asset), where=row.where(column), hint=hint)
+    return asset
+
+
+#: What an Assets row must hold for its depreciation to mean anything: (column, test of a wrong row, message, hint).
+_ASSET_CHECKS: tuple[tuple[str, Callable[[Asset], bool], str, str], ...] = (
+    ("Cost", lambda a: a.cost.amount < 0, "Cost must not be negative, got {a.cost}",
+     "the price paid for the asset; a credit or refund is a charge of its own"),
+    ("ResidualValue", lambda a: not 0 <= a.residual_value.amount <= a.cost.amount,
+     "ResidualValue must be between 0 and the Cost ({a.cost}), got {a.residual_value}",
+     "what the asset is expected to fetch at the end of its life"),
+    ("LifeMonths", lambda a: a.life_months < 1, "LifeMonths must be 1 or more, got {a.life_months}",
+     "a GPU server is commonly depreciated over 60 months"),
+    ("InServiceDate", lambda a: a.in_service_date < a.purchase_date,
+     "InServiceDate {a.in_service_date} is before the PurchaseDate {a.purchase_date}",
+     "an asset is put in service on or after the day it is bought; leave InServiceDate blank for the same day"),
+)
 
 
 def _rule(row: _Row) -> MappingRule:

@@ -47,8 +47,8 @@ from . import mapping as m
 from .commitments import Share, Unused
 from .skus import match_rule
 
-__all__ = ["billing_period", "credits_of", "export_row", "focus_export_row", "get", "invoice_month", "month_period", "nest",
-           "normalized", "unused_row"]
+__all__ = ["billing_period", "credits_of", "export_row", "focus_export_row", "get", "invoice_month", "key_values",
+           "month_period", "nest", "normalized", "unused_row"]
 
 _ZERO = Decimal(0)
 _HOUR_UNITS = ("hour", "hours", "h")
@@ -67,7 +67,10 @@ def nest(flat: Mapping[str, Any]) -> dict[str, Any]:
         value = get(row, field)
         if isinstance(value, str):
             parent = get(row, field.rsplit(".", 1)[0]) if "." in field else row
-            parent[field.rsplit(".", 1)[-1]] = json.loads(value) if value.strip() else []
+            try:
+                parent[field.rsplit(".", 1)[-1]] = json.loads(value) if value.strip() else []
+            except json.JSONDecodeError:
+                pass  # kept as text: refused with its row where the field is read (credits_of, key_values)
     return row
 
 
@@ -124,6 +127,17 @@ def billing_period(month: Any) -> tuple[datetime, datetime]:
     return month_period(f"{text[:4]}-{text[4:]}")
 
 
+def _parsed(value: Any) -> Any:
+    """A repeated field's value with JSON text parsed (text that is not JSON kept, to be refused with it); ``None``
+    for no value (absent, or blank text)."""
+    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return None if value is None or (isinstance(value, str) and not value.strip()) else value
+
+
 def credits_of(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The row's credits, in either shape an export gives them: a list of credit records (BigQuery's
     REPEATED RECORD) or one credit record alone (a hand-made export), either as JSON text too (a JSON
@@ -133,13 +147,8 @@ def credits_of(row: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     >>> [c["amount"] for c in credits_of({"credits": {"name": "Free tier", "amount": -1.5}})]
     [-1.5]
     """
-    value = row.get("credits")
-    if isinstance(value, str) and value.strip()[:1] in ("[", "{"):  # JSON text: a reader that met both shapes
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError:
-            pass  # refused below, with the text
-    if value is None or (isinstance(value, str) and not value.strip()):
+    value = _parsed(row.get("credits"))  # JSON text: a reader that met both shapes
+    if value is None:
         return []
     credits = [value] if isinstance(value, Mapping) else value
     if not isinstance(credits, list) or not all(isinstance(c, Mapping) for c in credits):
@@ -177,17 +186,40 @@ def _text(value: Any) -> Any:
     return None if value is None or value == "" else value
 
 
-def _pairs(value: Any) -> dict[str, str]:
-    return {str(p.get("key")): str(p.get("value") or "") for p in value or [] if isinstance(p, Mapping)}
+def key_values(row: Mapping[str, Any], field: str) -> list[Mapping[str, Any]]:
+    """The records of a repeated key/value field (``labels``, ``system_labels``, ``project.labels``, ``tags``) in
+    the shape BigQuery exports write it: a list of ``{key, value}`` records (``tags`` adds ``namespace``), as JSON
+    text too (a CSV's ``TO_JSON_STRING``, or a JSON reader that met several shapes in one file). Empty or absent
+    is no labels. Anything else (an object of names to values, one text, a record without its key) is refused,
+    naming the field: a label left out would leave its charge unmapped, or mapped to another plan line.
+
+    >>> key_values({"labels": '[{"key": "team", "value": "ml"}]'}, "labels")
+    [{'key': 'team', 'value': 'ml'}]
+    >>> key_values({"labels": {"team": "ml"}}, "labels")
+    Traceback (most recent call last):
+    finops.errors.InputError: column labels: labels must be a list of {key, value} records, got {"team": "ml"}. Hint: write labels as the export does: [{"key": "team", "value": "ml"}]
+    """
+    value = _parsed(get(row, field))
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(p, Mapping) and _text(p.get("key")) is not None
+                                              for p in value):
+        raise InputError(f"{field} must be a list of {{key, value}} records, got {json.dumps(value, default=str)[:60]}",
+                         where=Location(column=field),
+                         hint=f'write {field} as the export does: [{{"key": "team", "value": "ml"}}]')
+    return value
+
+
+def _pairs(row: Mapping[str, Any], field: str) -> dict[str, str]:
+    return {str(p["key"]): str(p.get("value") or "") for p in key_values(row, field)}
 
 
 def _tags(row: Mapping[str, Any]) -> str | None:
-    tags = _pairs(get(row, "project.labels"))
-    tags.update(_pairs(row.get("labels")))
-    for tag in row.get("tags") or []:
-        if isinstance(tag, Mapping) and tag.get("key"):
-            namespace = f"{tag['namespace']}/" if tag.get("namespace") else ""
-            tags[f"{namespace}{tag['key']}"] = str(tag.get("value") or "")
+    tags = _pairs(row, "project.labels")
+    tags.update(_pairs(row, "labels"))
+    for tag in key_values(row, "tags"):
+        namespace = f"{tag['namespace']}/" if tag.get("namespace") else ""
+        tags[f"{namespace}{tag['key']}"] = str(tag.get("value") or "")
     return json.dumps(tags, sort_keys=True) if tags else None
 
 
@@ -197,7 +229,7 @@ def _term(*texts: Any) -> str | None:
 
 
 def _machine(row: Mapping[str, Any]) -> Any:
-    machine = _pairs(row.get("system_labels")).get(m.MACHINE_SPEC_LABEL)
+    machine = _pairs(row, "system_labels").get(m.MACHINE_SPEC_LABEL)
     if not machine:
         return None
     from finops.catalog.instances import instance

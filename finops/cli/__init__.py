@@ -167,6 +167,7 @@ _MESSAGE_OPTIONS: dict[str, str] = {
     "batch share": "--shift-batch",
     "gpus per unit": "--gpus-per-unit",
     "prior weight": "--prior-weight",
+    "prefill token budget": "--prefill-token-budget",
     "key 'peak_to_average'": "--peak-to-average",
 }
 

@@ -34,8 +34,11 @@ def calibrate_command(
     """Fit the engine's constants to measured TTFT/TPOT; write a file for `--calibration`."""
     import numpy as np
 
+    from ..outputs import check_replaceable, check_suffix
     from ..sizing import REFIT_PRIOR_WEIGHT, Calibration, fit, predict, read_load_test
 
+    check_suffix(out, (".json",), "the calibration is written as JSON")
+    check_replaceable(out, "calibration")
     if prior_weight is None:
         prior_weight = REFIT_PRIOR_WEIGHT
     prior = Calibration.read(base) if base else Calibration.bundled()

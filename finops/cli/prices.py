@@ -11,6 +11,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from ..errors import InputError
+from ..outputs import check_replaceable, check_suffix
 from ..price_book import PRICING_MODELS, PriceBook
 from ..registry import Registry
 from ..token_prices import TOKEN_PRICES_ENV
@@ -65,6 +66,8 @@ def pull(provider: str = typer.Option(..., help="aws or gcp"),
     from connectors import provider as connector
 
     module = connector(provider)
+    for path in _outputs(out):  # before the pull: a file there that this tool did not write is never replaced
+        check_replaceable(path, "price book")
     if offer_file is not None:
         reader = getattr(module, "read_offer_file", None)
         if reader is None:
@@ -86,6 +89,8 @@ def register_tokens(prices: typer.Typer) -> None:
         """Pull managed APIs' per-token prices of the catalog's open models into a CSV (nothing written on failure)."""
         from connectors import provider as connector
 
+        check_suffix(out, (".csv",), "token prices are written as CSV")
+        check_replaceable(out, "token price list")
         book = connector(provider).pull_token_prices(regions=_split(regions))
         written = book.write_csv(out)
         console.print(f"wrote {len(book)} token prices to {written}; use it with {TOKEN_PRICES_ENV}={written}")

@@ -66,6 +66,10 @@ def parse_rates(values: Sequence[str] | None) -> dict[str, Decimal]:
         if len(code.strip()) != 3 or amount is None or not 0 < amount < MAX_RATE:
             raise InputError(f"cannot read --rate {value!r}",
                              hint=f"write it as CODE=RATE, a rate above 0 and below {MAX_RATE:,}, e.g. --rate EUR=1.08")
+        earlier = rates.get(code.strip().upper())
+        if earlier is not None and earlier != amount:  # which one meant is unknown: neither is taken
+            raise InputError(f"--rate {code.strip().upper()} is given twice, as {earlier} and {amount}",
+                             hint=f"give one rate for {code.strip().upper()}")
         rates[code.strip().upper()] = amount
     return rates
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..errors import InputError, Location
 from ..files import replacing
+from ..outputs import check_replaceable, check_suffix
 from ._csv import read_table
 from .demand_units import DemandUnit, value_column
 
@@ -82,6 +83,11 @@ def generate_profile(shape: WorkloadShape, hours: int = 8760) -> np.ndarray:
             or shape.noise < 0):
         raise InputError("a workload shape needs hours > 0, peak_units >= 0, trough_ratio in [0, 1], "
                          "batch_share in [0, 1) and noise >= 0")
+    days = -(-hours // HOURS_PER_DAY)
+    outside = next((c for c in shape.campaigns if c.start_day >= days), None)
+    if outside is not None:  # it would change no hour: the profile the user asked for is not the one written
+        raise InputError(f"campaign START_DAY {outside.start_day} is past the profile's {days} days",
+                         hint=f"start the campaign on day 0 to {days - 1}, or give more --hours")
     t = np.arange(hours)
     day, hour_of_day = np.divmod(t, HOURS_PER_DAY)
     diurnal = shape.trough_ratio + (1 - shape.trough_ratio) * (
@@ -210,6 +216,8 @@ def write_demand_csv(path: str | Path, units: Sequence[float] | np.ndarray, *, d
     """Write ``units`` as a demand CSV (whole or not at all), hours as an index or the given timestamps,
     the value column named by ``unit`` (``units`` when none is stated); returns the path."""
     path = Path(path)
+    check_suffix(path, (".csv",), "the demand profile is written as CSV")
+    check_replaceable(path, "demand CSV")  # a file there that this tool did not write is never replaced
     labels = [h.isoformat() for h in hours] if hours is not None else range(len(units))
     if not np.isfinite(units).all():
         raise InputError("the profile holds a unit count that is not a finite number; nothing was written",

@@ -22,7 +22,7 @@ import duckdb
 import numpy as np
 
 from ..errors import InputError
-from ..reconcile.bills import VIEW, open_bills
+from ..reconcile.bills import VIEW, located_errors, open_bills
 from ..reconcile.fingerprint import refuse_identical_files
 
 __all__ = ["UsageProfile", "profile_from_bills"]
@@ -53,13 +53,26 @@ def profile_from_bills(paths: Sequence[str | Path], *, instance_type: str | None
         raise InputError(f"gpus per unit must be at least 1, got {gpus_per_unit}")
     con = duckdb.connect()
     files = open_bills(con, [Path(p) for p in paths])
-    refuse_identical_files(con, files)  # the same bill as CSV and Parquet would count its usage twice
     filters, parameters = [], []
     for column, value in ((_INSTANCE_TYPE, instance_type), (_REGION, region)):
         if value:
             filters.append(f"AND lower({column}) = lower(?)")
             parameters.append(value)
-    rows = con.execute(f"""
+    with located_errors(files):  # a bad value met by a scan: named with its file, row and column
+        refuse_identical_files(con, files)  # the same bill as CSV and Parquet would count its usage twice
+        rows = _hourly_gpus(con, filters, parameters)
+    if not rows:
+        return UsageProfile(None, np.zeros(0))
+    start = rows[0][0]
+    units = np.zeros(int((rows[-1][0] - start) / timedelta(hours=1)) + 1)
+    for hour, gpus in rows:
+        units[int((hour - start) / timedelta(hours=1))] = gpus / gpus_per_unit
+    return UsageProfile(start, units)
+
+
+def _hourly_gpus(con: duckdb.DuckDBPyConnection, filters: list[str], parameters: list[str]) -> list[tuple]:
+    """(hour, GPUs in use) of the usage charges of :data:`VIEW` that pass ``filters``, hour by hour."""
+    return con.execute(f"""
         WITH used AS (
             SELECT date_trunc('hour', ChargePeriodStart) AS first_hour,
                    greatest(date_diff('hour', date_trunc('hour', ChargePeriodStart), ChargePeriodEnd), 1) AS hours,
@@ -69,10 +82,3 @@ def profile_from_bills(paths: Sequence[str | Path], *, instance_type: str | None
         SELECT first_hour + to_hours(h) AS hour, sum(gpu_hours / hours) AS gpus
         FROM used, range(hours) AS r(h)
         GROUP BY ALL ORDER BY hour""", parameters).fetchall()
-    if not rows:
-        return UsageProfile(None, np.zeros(0))
-    start = rows[0][0]
-    units = np.zeros(int((rows[-1][0] - start) / timedelta(hours=1)) + 1)
-    for hour, gpus in rows:
-        units[int((hour - start) / timedelta(hours=1))] = gpus / gpus_per_unit
-    return UsageProfile(start, units)

@@ -36,6 +36,7 @@ from decimal import Decimal
 from typing import Any, Literal, get_args
 
 from ..depreciation import month_index, month_label
+from ..focus import ALLOWED_VALUES, NOT_NULL_VALUES
 from .mapping import compared_columns, plan_line_sql
 from .plan import MappingRule
 from .tokens import TOKEN_KIND_SQL
@@ -126,17 +127,44 @@ MEASURES: dict[str, tuple[str, str]] = {
 #: always casts, and leaving it unread spares the scan its decoding.
 CHECKED_COLUMNS = ("BillingPeriodStart", "BillingPeriodEnd", "ContractedCost", "PricingQuantity")
 
+
+def _outside_vocabulary(column: str) -> str:
+    """SQL that holds (``{c}``: the column as read) for a value outside the closed FOCUS vocabulary of ``column``
+    (:data:`finops.focus.ALLOWED_VALUES`), or for no value where FOCUS requires one
+    (:data:`finops.focus.NOT_NULL_VALUES`). Empty text counts as no value (a Parquet writer may keep it), so the
+    test holds alike on a file's own cells and on the view's.
+
+    >>> _outside_vocabulary("ChargeClass")
+    "COALESCE({c}, '') NOT IN ('', 'Correction')"
+    """
+    allowed = ((() if column in NOT_NULL_VALUES else ("",)) + ALLOWED_VALUES[column])
+    return f"COALESCE({{c}}, '') NOT IN ({', '.join(_sql_quote(v) for v in allowed)})"
+
+
+def _sql_quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+#: FOCUS column of a closed vocabulary -> the SQL (``{c}``: the column) that holds for a value outside it.
+OUTSIDE_VOCABULARY: dict[str, str] = {column: _outside_vocabulary(column) for column in ALLOWED_VALUES}
+#: The :data:`DIMENSIONS` of a closed FOCUS vocabulary: checked once per charge group by :func:`bad_values_sql`.
+VOCABULARY_DIMENSIONS: dict[str, str] = {name: column for name, column in DIMENSIONS.items()
+                                         if column in OUTSIDE_VOCABULARY}
+
 #: Values FOCUS refuses, counted per charge group by the local scan (``charge_groups_sql(..., strict=True)``) instead
 #: of tested on every row of the view (``bills.open_bills(strict=False)``): result name -> its count over the
 #: charges of the scan's inner query. An empty BilledCost or EffectiveCost (FOCUS requires an amount on every row),
 #: and Tags that are not a JSON object on a mapped charge (``json_type`` stops the scan by itself on text that is not
 #: JSON). An unmapped charge's Tags is a key of its group, so :func:`bad_values_sql` checks it once per group: about
-#: half the Tags parsed on the fleet bill (docs/reconcile.md, Speed).
+#: half the Tags parsed on the fleet bill (docs/reconcile.md, Speed); so are the closed FOCUS vocabularies that are
+#: keys of the groups (:data:`VOCABULARY_DIMENSIONS`), while ChargeClass, no key, is counted here.
 BAD_VALUES: dict[str, str] = {
     "empty_billed_cost": "COUNT(*) - COUNT(BilledCost)",
     "empty_effective_cost": "COUNT(*) - COUNT(EffectiveCost)",
     # CASE, not AND: DuckDB evaluates every operand of an AND, and json_type stops on the empty text
     "mapped_bad_tags": "COUNT(CASE WHEN plan_line IS NOT NULL AND tags_any <> '' THEN NULLIF(json_type(tags_any), 'OBJECT') END)",
+    # the one closed FOCUS vocabulary that is no dimension (the others are checked per group, bad_values_sql)
+    "bad_charge_class": f"COUNT(CASE WHEN {OUTSIDE_VOCABULARY['ChargeClass'].format(c='ChargeClass')} THEN 1 END)",
 }
 
 #: Unmapped charge groups the review lists one by one; the rest is one row (all are in ``--unmapped-csv``).
@@ -153,6 +181,7 @@ _UNMAPPED_NAMES = tuple(name for _, name, _ in _UNMAPPED_KEY)
 # SQL pieces, kept here (SQL words and names ignore case, so a change of their case would change nothing):
 #: the plan line's column, the bill columns the measures read, typed NULLs and an untyped one
 _PLAN_LINE = "plan_line"
+_CHARGE_CLASS = "ChargeClass"
 _MEASURED = ("BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
              "ChargePeriodEnd")
 _NULL_TEXT, _NULL_COUNT, _NULL = "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)", "NULL"
@@ -256,7 +285,7 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
         f"(SELECT *, {', '.join(f'LOWER({column}) AS {name}' for column, name in lowered.items())} FROM {relation}) AS bill")
     inner = [f"{plan_line} AS plan_line"] + [f"{expr} AS {name}" for name, expr in DIMENSIONS.items()]
     inner += [f"{expr} AS {name}_any" for name, expr in UNMAPPED_DIMENSIONS.items()] + ([per] if per else [])
-    inner += [*_MEASURED, *checked]
+    inner += [*_MEASURED, *checked] + ([_CHARGE_CLASS] if strict else [])
     outer = [_PLAN_LINE, *DIMENSIONS]
     outer += [f"CASE WHEN plan_line IS NULL THEN {name}_any END AS {name}" for name in UNMAPPED_DIMENSIONS]
     outer += ([per] if per else [])
@@ -277,7 +306,8 @@ def bad_values_sql(groups: str) -> str:
     >>> bad_values_sql("g").startswith("SELECT COUNT(*) FROM g WHERE empty_billed_cost > 0 OR ")
     True
     """
-    counted = _OR.join(f"{name} > 0" for name in BAD_VALUES)
+    counted = _OR.join([f"{name} > 0" for name in BAD_VALUES]
+                       + [OUTSIDE_VOCABULARY[column].format(c=name) for name, column in VOCABULARY_DIMENSIONS.items()])
     return (f"SELECT COUNT(*) FROM {groups} WHERE {counted}{_OR}"
             f"CASE WHEN plan_line IS NULL AND tags <> '' THEN json_type(tags) <> 'OBJECT' END")
 

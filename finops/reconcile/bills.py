@@ -30,7 +30,8 @@ import gzip
 import hashlib
 import io
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal, TextIO
@@ -38,14 +39,15 @@ from typing import BinaryIO, Literal, TextIO
 import duckdb
 
 from ..errors import InputError, Location
-from ..focus import MANDATORY, SUCCESSORS, duckdb_schema
+from ..focus import ALLOWED_VALUES, MANDATORY, NOT_NULL_VALUES, SUCCESSORS, allowed_value_hint, duckdb_schema
 from ..limits import bounded_lines, check_stream, read_line
+from .aggregation import OUTSIDE_VOCABULARY
 from .contract_applied import APPLIED_COLUMN, BAD_CONTRACT_APPLIED
 from .parquet_check import check_parquet
 
 __all__ = ["FILE_COLUMN", "FOCUS_VERSIONS", "MANDATORY_BY_VERSION", "REMOVED_IN", "SUCCESSORS", "VIEW", "BillFile",
-           "BillFormat", "bill_format", "bill_provenance", "focus_version", "locate_bad_value", "locate_currency", "locate_row",
-           "open_bills"]
+           "BillFormat", "bill_format", "bill_provenance", "focus_version", "locate_bad_value", "locate_currency",
+           "locate_row", "located_errors", "open_bills"]
 
 BillFormat = Literal["parquet", "csv"]
 
@@ -470,6 +472,22 @@ _STRICT: dict[str, tuple[str, str]] = {
              "is not a JSON object; FOCUS Tags are a JSON object of key-value pairs, e.g. {{\"team\": \"ml\"}}"),
 }
 _STRICT["AllocatedTags"] = _STRICT["Tags"]
+
+
+def _outside(column: str) -> tuple[str, str]:
+    """The :data:`_STRICT` entry of a closed FOCUS vocabulary (:data:`finops.focus.ALLOWED_VALUES`): its test
+    (:data:`~finops.reconcile.aggregation.OUTSIDE_VOCABULARY`) and what is wrong.
+
+    >>> _outside("ChargeClass")[1]
+    'is neither empty nor a FOCUS value (Correction)'
+    """
+    allowed = ", ".join(ALLOWED_VALUES[column])
+    return (OUTSIDE_VOCABULARY[column],
+            f"is not a FOCUS value ({allowed})" if column in NOT_NULL_VALUES
+            else f"is neither empty nor a FOCUS value ({allowed})")
+
+
+_STRICT |= {column: _outside(column) for column in ALLOWED_VALUES}
 _STRICT[APPLIED_COLUMN] = (BAD_CONTRACT_APPLIED, (
     "is not a FOCUS ContractApplied object: JSON with an \"Elements\" array, each element naming its "
     "ContractCommitmentID, its applied cost or quantity a number"))
@@ -481,6 +499,7 @@ _SCAN_TEST: dict[str, str] = {"BilledCost": _STRICT["BilledCost"][0], "Effective
                               "Tags": "{c} <> '' AND json_type({c}) <> 'OBJECT'"}
 _SCAN_TEST["AllocatedTags"] = _SCAN_TEST["Tags"]
 _SCAN_TEST[APPLIED_COLUMN] = _STRICT[APPLIED_COLUMN][0]
+_SCAN_TEST |= {column: _STRICT[column][0] for column in ALLOWED_VALUES}
 
 
 def _checked(name: str, expression: str) -> str:
@@ -538,9 +557,10 @@ def locate_bad_value(files: list[BillFile]) -> InputError | None:
                 continue
             hit = _first_row(bill, name, bad.format(c=f'"{name}"'))
             if hit is not None:
+                hint = (allowed_value_hint(name, hit[1]) if name in ALLOWED_VALUES
+                        else f"fix {name} on this row, or export the bill again")
                 return InputError(f"{name} {what.format()}" + (f", got {hit[1][:60]!r}" if hit[1] else ""),
-                                  where=Location(file=str(bill.path), row=hit[0], column=name),
-                                  hint=f"fix {name} on this row, or export the bill again")
+                                  where=Location(file=str(bill.path), row=hit[0], column=name), hint=hint)
         for name in bill.columns:
             kind = schema.get(name)
             if kind is None or kind == _TEXT_TYPE:
@@ -554,6 +574,22 @@ def locate_bad_value(files: list[BillFile]) -> InputError | None:
                                   where=Location(file=str(bill.path), row=row, column=name),
                                   hint=f"FOCUS column {name} must hold a {word}")
     return None
+
+
+@contextmanager
+def located_errors(files: list[BillFile]) -> Iterator[None]:
+    """A query of :data:`VIEW` in the block that stops on a bad value (one :data:`_STRICT` refuses, or one that does
+    not cast) raises :class:`InputError` naming its file, row and column (:func:`locate_malformed_row`,
+    :func:`locate_bad_value`), else naming the files."""
+    try:
+        yield
+    except duckdb.Error as exc:
+        located = locate_malformed_row(files) or locate_bad_value(files)
+        if located is not None:
+            raise located from exc
+        raise InputError(f"cannot read the bills: {str(exc).splitlines()[0][:200]}",
+                         where=Location(file=", ".join(str(f.path) for f in files)),
+                         hint="check that every file is a FOCUS export") from exc
 
 
 def locate_malformed_row(files: list[BillFile]) -> InputError | None:

@@ -381,6 +381,11 @@ class _Converter:
         self.currency = currency
         self.rates = {k.upper(): Decimal(v) for k, v in (rates or {}).items()}
         self.source = source
+        own = self.rates.get(currency.upper())
+        if own is not None and own != 1:  # never read (the plan's own money is not converted): refused, not ignored
+            raise InputError(f"--rate {currency}={own} is a rate for the plan's own currency {currency}, which is 1",
+                             hint=f"drop --rate {currency}=..., or give rates of the other billing currencies into "
+                                  f"{currency}, e.g. --rate EUR=1.08")
 
     def __call__(self, amount: Decimal, bill_currency: str | None) -> Money:
         code = (bill_currency or "").upper()

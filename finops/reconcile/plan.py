@@ -159,7 +159,8 @@ class Plan:
 
     def with_usage(self, extra: tuple[UsageLine, ...], source: str) -> Plan:
         """The plan with the usage lines of a usage file (``source``) added. A month and plan line the
-        workbook's Usage table already has is refused, naming both rows: the two counts would be added up.
+        workbook's Usage table already has is refused, naming both rows: the two counts would be added up; so is a
+        plan line the plan does not have (its tokens would feed no line).
 
         >>> plan = Plan(usage=(UsageLine("2026-05", "gpu", Decimal(4), row=4),), source="plan.xlsx")
         >>> plan.with_usage((UsageLine("2026-05", "gpu", Decimal(4), row=2),), "usage.csv")
@@ -175,6 +176,13 @@ class Plan:
                                  where=Location(file=source, row=line.row, column="PlanLine"),
                                  hint="give a month's tokens of a plan line once, in the workbook's Usage table or in "
                                       "the usage file (both would be added up)")
+        known = {item.plan_line for items in (self.budget, self.assets, self.mapping) for item in items}
+        unknown = next((u for u in extra if u.plan_line and known and u.plan_line not in known), None)
+        if unknown is not None:  # its tokens would feed no line: a misspelt plan line, refused
+            near = sorted(known, key=lambda name: (name.lower() != unknown.plan_line.lower(), name))[:3]
+            raise InputError(f"the plan has no line {unknown.plan_line!r} (in Budget, Assets or Mapping)",
+                             where=Location(file=source, row=unknown.row, column="PlanLine"),
+                             hint=f"write a plan line of the plan, e.g. {', '.join(near)}")
         return replace(self, usage=self.usage + tuple(extra))
 
 

@@ -104,14 +104,15 @@ def sunk_commitments(bills: Sequence[Path], mapping: Sequence[MappingRule]) -> l
     """The commitments bought in ``bills``, each on the plan line the ``mapping`` rules give it."""
     import duckdb
 
-    from ..reconcile.bills import VIEW, open_bills
+    from ..reconcile.bills import VIEW, located_errors, open_bills
 
     con = duckdb.connect()
     try:
-        open_bills(con, [Path(b) for b in bills])
+        files = open_bills(con, [Path(b) for b in bills])
         query = _QUERY.format(view=VIEW, plan_line=plan_line_sql(mapping, instance_type=INSTANCE_TYPE),
                               instance_type=INSTANCE_TYPE)
-        rows = con.execute(query).fetchall()
+        with located_errors(files):  # a bad value met by the scan: named with its file, row and column
+            rows = con.execute(query).fetchall()
     finally:
         con.close()
     out = []

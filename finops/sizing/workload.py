@@ -154,6 +154,10 @@ class Workload:
         return dataclasses.replace(self, **{k: _coerce(k, v) for k, v in changes.items()})
 
 
+#: The largest number a workload key holds: ten billion users, requests or milliseconds is past any fleet sized here.
+MAX_WORKLOAD_NUMBER = 1e10
+
+
 def _fail(key: str, message: str) -> None:
     raise InputError(f"key {key!r} {message}")
 
@@ -181,6 +185,8 @@ def _number(w: Workload, key: str, *, positive: bool, optional: bool = False) ->
         _fail(key, f"must be a number, got {value!r}")
     if (positive and value <= 0) or value < 0:
         _fail(key, f"must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    if value > MAX_WORKLOAD_NUMBER:  # past any fleet: the rates it gives overflow the replica search
+        _fail(key, f"must be at most {MAX_WORKLOAD_NUMBER:.0e}, got {value!r}")
     object.__setattr__(w, key, float(value))
 
 
@@ -275,7 +281,9 @@ def load_workload(path: str | Path) -> Workload:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read workload file: {exc.strerror or exc}", where=where) from exc
+        reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise InputError(f"cannot read workload file: {reason or exc}", where=where,
+                         hint="a workload file is TOML or JSON text, saved as UTF-8") from exc
     try:
         data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -28,11 +28,13 @@ from pathlib import Path
 
 from tests.reconcile.conftest import write_bill, write_plan
 
-__all__ = ["MONTH", "OPTIONS_CSV", "SERVING_CSV", "Case", "bill", "check", "plan", "reconcile_argv", "snapshot",
-           "text_file", "write_bill", "write_plan"]
+__all__ = ["MONTH", "OPTIONS_CSV", "SERVING_CSV", "Case", "bill", "check", "gcp_jsonl_pull", "plan", "reconcile_argv",
+           "snapshot", "text_file", "write_bill", "write_plan"]
 
 MONTH = "2026-05"
 REPO = Path(__file__).resolve().parents[2]
+#: The detailed GCP billing export fixture, JSONL (the nested BigQuery shape).
+GCP_DETAILED_EXPORT = REPO / "tests" / "gcp" / "fixtures" / "billing_export_detailed.jsonl"
 #: A mix options CSV of one on-demand option.
 OPTIONS_CSV = "name,kind,hourly_cost\nod,on_demand,2.0\n"
 #: A serving-lines CSV of the plan line ``gpu`` (docs/loop.md).
@@ -138,3 +140,17 @@ def reconcile_argv(folder: Path, plan_path: Path, *bills: Path, out: Path | None
     """``finops reconcile`` of May with ``--quiet``, into ``out`` (default ``folder/out``)."""
     return ["reconcile", "--plan", plan_path, "--month", MONTH, "--bills", *bills,
             "--out", out if out is not None else folder / "out", "--quiet", *extra]
+
+
+def gcp_jsonl_pull(change: Callable[[list[dict[str, object]]], None]) -> Callable[[Path], Sequence[object]]:
+    """``bills pull`` of May from the detailed GCP export fixture as JSONL (its nested shape kept), its rows
+    changed by ``change``, into ``focus.parquet``."""
+    import json
+
+    def build(folder: Path) -> Sequence[object]:
+        rows = [json.loads(line) for line in GCP_DETAILED_EXPORT.read_text().splitlines() if line.strip()]
+        change(rows)
+        (folder / "export.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+        return ["bills", "pull", "--provider", "gcp", "--source", folder / "export.jsonl", "--month", MONTH,
+                "--out", folder / "focus.parquet"]
+    return build

@@ -33,9 +33,10 @@ import pytest
 from finops.cli import main
 from tests.reconcile.conftest import write_bill, write_plan
 
+from .desk import gcp_jsonl_pull
+
 ROOT = Path(__file__).resolve().parents[2]
 GCP_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "billing_export_standard.csv"
-GCP_DETAILED_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "billing_export_detailed.jsonl"
 GCP_FOCUS_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "focus_export_sample.csv"
 OFFER_CSV = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.csv"
 OFFER_JSON = ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.json"
@@ -153,17 +154,6 @@ def _export(change: Callable[[list[dict[str, str]]], None], source: Path = GCP_E
     return build
 
 
-def _jsonl(change: Callable[[list[dict[str, object]]], None]) -> Callable[[Path], Sequence[object]]:
-    """The detailed export fixture as JSONL (the nested shape kept), changed by ``change``."""
-    def build(folder: Path) -> Sequence[object]:
-        rows = [json.loads(line) for line in GCP_DETAILED_EXPORT.read_text().splitlines() if line.strip()]
-        change(rows)
-        (folder / "export.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-        return ["bills", "pull", "--provider", "gcp", "--source", folder / "export.jsonl", "--month", "2026-05",
-                "--out", folder / "focus.parquet"]
-    return build
-
-
 def _credit_alone(index: int) -> Callable[[list[dict[str, object]]], None]:
     def change(rows: list[dict[str, object]]) -> None:
         (credit,) = rows[index]["credits"]  # type: ignore[misc]
@@ -202,9 +192,9 @@ GCP = {
     "one credit as an object": Case(_export(_set(5, "credits", _SUD_ALONE)), exit=0,
                                     money=_billed(MAY_BILLED + Decimal("1.0"))),
     # the detailed export holds the same May money; its CUD credit given alone, the other rows' as lists
-    "JSONL: credits a list on some rows, a record on one": Case(_jsonl(_credit_alone(0)), exit=0,
+    "JSONL: credits a list on some rows, a record on one": Case(gcp_jsonl_pull(_credit_alone(0)), exit=0,
                                                                money=_billed(MAY_BILLED)),
-    "JSONL as exported": Case(_jsonl(lambda rows: None), exit=0, money=_billed(MAY_BILLED)),
+    "JSONL as exported": Case(gcp_jsonl_pull(lambda rows: None), exit=0, money=_billed(MAY_BILLED)),
     "a row without its cost": Case(_export(_set(3, "cost", "")), names=("export.csv", "row 5", "column cost")),
     "an invoice month in words": Case(_export(_set(1, "invoice.month", "May 2026")),
                                       names=("export.csv", "row 3", "invoice.month")),
