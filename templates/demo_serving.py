@@ -21,8 +21,7 @@ from pathlib import Path
 
 from finops.catalog import get_accelerator
 from finops.files import make_folder, write_atomically
-from finops.serving import month_window
-from finops.serving.serving_lines import SERVING_COLUMNS
+from finops.serving import SERVING_COLUMNS, month_window
 from finops.serving.synthetic_metrics import LineSpec, answer, line_results, peak_to_average
 
 from .plan_reader import range_rows, table_places
