@@ -2,7 +2,9 @@
 
 The workbook's ``tblWorkloads`` columns map one to one onto :class:`finops.sizing.Workload` fields
 (declared in :data:`WORKLOAD_FIELDS`) plus the planner's configuration (``Gpu``, ``Precision``, ``TP``,
-``Engine``). ``LLM_SIZING`` and ``LLM_RANKING`` read a row through :func:`workload_row`, so the Sizing
+``Engine``). ``ContextLength`` (optional, blank: the model's native context) is the sequence length the engine
+serves when it runs the model past its native context; without it a row whose ``ISL + OSL`` exceeds the native
+context is refused, as ``finops estimate`` refuses it. ``LLM_SIZING`` and ``LLM_RANKING`` read a row through :func:`workload_row`, so the Sizing
 sheet sizes exactly the workload ``finops size`` sizes from the same inputs.
 
 >>> headers = ["Workload", "Model", "Precision", "Gpu", "TP", "Engine", "Concurrency", "ISL", "OSL",
@@ -52,6 +54,7 @@ WORKLOAD_FIELDS: dict[str, tuple[str, Callable[[Any, str], Any]]] = {
     "PeakToAverage": ("peak_to_average", _field(1.0)),
     "ISL": ("isl", whole),
     "OSL": ("osl", whole),
+    "ContextLength": ("context_length", _field(None, whole)),
     "CacheHitRate": ("cache_hit_rate", _field(0.0)),
     "TtftTargetMs": ("ttft_ms", _optional),
     "TpotTargetMs": ("itl_ms", _optional),

@@ -168,8 +168,10 @@ def LLM_KV_GIB(model: Cell, tokens: Cell, batch: Cell, kv_precision: Cell = None
 
 @func
 @cell_errors
-def LLM_MAX_CONCURRENCY(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell) -> Any:
+def LLM_MAX_CONCURRENCY(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: Cell, osl: Cell,
+                        context_length: Cell = None) -> Any:
     """Sequences of ``isl + osl`` tokens that fit at once in one replica of ``tp`` GPUs (0 = does not fit).
+    ``context_length``: as ``LLM_TTFT_MS`` takes it (past the model's native context; blank: refused there).
 
     Source: ``finops.sizing.memory_fit`` (vLLM accounting, 0.90 memory utilization).
 
@@ -183,6 +185,7 @@ def LLM_MAX_CONCURRENCY(model: Cell, gpu: Cell, precision: Cell, tp: Cell, isl: 
         tp=whole(tp, "tp"),
         isl=whole(isl, "isl"),
         osl=whole(osl, "osl"),
+        context_length=whole(context_length, "context_length", default=None),
     ).max_concurrency
 
 
@@ -198,6 +201,7 @@ def _estimate(
     engine: Cell,
     cache_hit_rate: Cell,
     client: Cell = None,
+    context_length: Cell = None,
 ) -> Estimate:
     wanted = optional_text(concurrency_, "concurrency")
     result = estimate(
@@ -211,6 +215,7 @@ def _estimate(
         engine=text(engine, "engine", default="vllm"),
         cache_hit_rate=number(cache_hit_rate, "cache_hit_rate", default=0.0),
         client=text(client, "client", default="synchronized"),
+        context_length=whole(context_length, "context_length", default=None),
     )
     if not result.fits:
         raise InputError(f"does not fit: {result.shortfall_gib:.1f} GiB short per GPU")
@@ -230,14 +235,19 @@ def LLM_TTFT_MS(
     engine: Cell = None,
     cache_hit_rate: Cell = None,
     client: Cell = None,
+    context_length: Cell = None,
 ) -> Any:
     """Time to first token in ms of one replica at ``concurrency`` (blank or "max": the KV-cache limit).
     ``client``: "synchronized" (blank: all clients start together, as the calibration's campaigns) or
-    "staggered" (a steady state, as AIPerf or NIM's benchmarks measure).
+    "staggered" (a steady state, as AIPerf or NIM's benchmarks measure). ``context_length``: the sequence
+    length the engine serves when it runs the model past its native context (RoPE scaling; blank: the native
+    context, and ``isl + osl`` beyond it is refused); the same optional argument on every estimate function.
 
     Source: ``finops.sizing.performance.estimate`` (calibrated prefill and per-step overhead model).
     """
-    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client).ttft_ms
+    return _estimate(
+        model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client, context_length
+    ).ttft_ms
 
 
 @func
@@ -253,12 +263,15 @@ def LLM_TPOT_MS(
     engine: Cell = None,
     cache_hit_rate: Cell = None,
     client: Cell = None,
+    context_length: Cell = None,
 ) -> Any:
     """Time per output token (inter-token latency) in ms of one replica at ``concurrency``.
 
     Source: ``finops.sizing.performance.estimate``.
     """
-    return _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client).tpot_ms
+    return _estimate(
+        model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client, context_length
+    ).tpot_ms
 
 
 @func
@@ -274,13 +287,14 @@ def LLM_TOKENS_PER_S(
     engine: Cell = None,
     cache_hit_rate: Cell = None,
     client: Cell = None,
+    context_length: Cell = None,
 ) -> Any:
     """Output tokens per second of one replica (``tp`` GPUs) at ``concurrency``.
 
     Source: ``finops.sizing.performance.estimate``.
     """
     return _estimate(
-        model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client
+        model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client, context_length
     ).output_tokens_per_s
 
 
@@ -302,12 +316,15 @@ def LLM_ESTIMATE(
     engine: Cell = None,
     cache_hit_rate: Cell = None,
     client: Cell = None,
+    context_length: Cell = None,
 ) -> Any:
     """One field of the estimate of one replica, by its ``finops estimate --json`` name: ``calibrated``
     (``yes``/``no``), ``efficiency_source`` (``engine`` or a vendor fit such as ``amd-cdna3:vllm``), ``kv_precision``,
     ``step_time_source``, ``weights_gib_per_gpu``, ``output_tokens_per_s_per_gpu``, ... A band
     (``ttft_ms_band``, ``tpot_ms_band``, ``output_tokens_per_s_band``) spills its P10 and P90 as one row,
     and is ``-`` where the calibration has none (``finops.cells``: no cell answer is blank or a boolean).
+    ``beyond_native_context`` is ``yes`` when ``isl + osl`` runs past the model's native context on the
+    ``context_length`` given (without one such a request answers the refusal).
 
     Source: ``finops.sizing.performance.estimate`` (``Estimate``).
 
@@ -315,9 +332,14 @@ def LLM_ESTIMATE(
     'amd-cdna3:vllm'
     >>> LLM_ESTIMATE("llama-3.1-8b", "h100-sxm", "bf16", 1, 1024, 256, "efficiency_source")
     'engine'
+    >>> LLM_ESTIMATE("llama-2-7b", "h100-sxm", "fp16", 1, 5000, 500, "beyond_native_context", context_length=5500)
+    'yes'
     """
     name = _ESTIMATE_FIELDS[text(field, "field")]
-    value = getattr(_estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client), name)
+    value = getattr(
+        _estimate(model, gpu, precision, tp, isl, osl, concurrency, engine, cache_hit_rate, client, context_length),
+        name,
+    )
     if isinstance(value, tuple):
         return [list(value)]
     return shown(value)
@@ -339,13 +361,15 @@ def LLM_SIZE(
     top: Cell = None,
     prices: Cell = None,
     confidence: Cell = None,
+    context_length: Cell = None,
 ) -> Any:
     """Ranked configurations, cheapest per month first, serving ``concurrency`` within the targets (spills).
 
     ``ttft_ms``/``tpot_ms`` are P99 targets (blank: none); ``gpus`` and ``precisions`` are a range or a
     comma-separated list (blank: every catalog GPU / precision); ``prices`` is ``PriceTable`` (blank: the
     add-in's price book); ``confidence`` (blank: 0.9) sizes every option at that quantile of its own class's
-    held-out error (0.9: the pessimistic end of its P10-P90 band; ``finops.sizing.confidence``). One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
+    held-out error (0.9: the pessimistic end of its P10-P90 band; ``finops.sizing.confidence``);
+    ``context_length`` as ``LLM_TTFT_MS`` takes it. One row per option: GPU, precision, TP, replicas, GPUs, instance, monthly cost,
     cost per million output tokens at the peak running 24/7 (``cost_per_mtok_peak``) and at the average load
     (``cost_per_mtok_avg``; ``LLM_SIZE`` states no peak/average, so the two are equal; ``LLM_RANKING`` takes
     the Workloads row's ``PeakToAverage``), TTFT and ITL at P99, whether the configuration was measured
@@ -368,6 +392,7 @@ def LLM_SIZE(
         itl_ms=number(tpot_ms, "tpot_ms", default=None),
         gpus=names(gpus),
         precisions=tuple(p.lower() for p in names(precisions)),
+        context_length=whole(context_length, "context_length", default=None),
     )
     result = _ranked(
         workload,

@@ -6,10 +6,13 @@ so its charts, formulas with their cached values, data validation and styles sta
 the copy gains:
 
 * ``tblBudget``: one row per plan line for the next month, appended below the existing rows (the table grows;
-  rows of that month already there are replaced). A plan line with serving lines (one or several): the sum of
-  their mix's monthly cost plus the amortization of commitments already bought, their planned tokens, and
-  PlannedGpuHours as a formula, ``SUMIFS(tblFleet GpusPaid, PlanLine) x HoursPerMonth`` (the GPUs paid on
-  average, whole instances hour by hour, x the plan's hours); the other lines: this month's row carried over;
+  rows of that month already there are replaced). A plan line with serving lines (one or several): Amount as a
+  formula, ``SUMIFS(Fleet MonthlyCost, PlanLine) + SUMIFS(Fleet SunkAmortization, PlanLine)`` (their mix's monthly
+  cost plus the amortization of commitments already bought), their planned tokens, and PlannedGpuHours as a
+  formula, ``SUMIFS(Fleet GpusPaid, PlanLine) x HoursPerMonth`` (the GPUs paid on average, whole instances hour by
+  hour, x the plan's hours); each formula with its value stored, so a reader without a spreadsheet engine reads
+  the same numbers and a planned number leads back to its serving lines' fleet. A line whose capacity is not
+  bought in the cloud keeps this month's Amount (typed); the other lines: this month's row carried over;
 * ``Serving`` (``tblServing``): the serving lines, so the next run reads them from the plan;
 * ``Demand``: the next month's hourly requests per serving line (observed profile x growth);
 * ``Fleet``: per serving line (its plan line and label rule) the GPUs observed, sized and paid on average,
@@ -42,6 +45,8 @@ FLEET_HEADERS = ("PlanLine", "ServingLine", "GpusObserved", "GpusNext", "GpusPai
                  "SunkCommitted", "NewCommitted", "MonthlyCost", "SunkAmortization", "Currency", "ThroughputCorrection",
                  "ErrorBand", "CorrectionMonths", "Note")
 CHANGES_HEADERS = ("PlanLine", "ServingLine", "What", "Before", "After", "ChangePct", "Why")
+#: The Fleet columns whose sum over a plan line's serving lines is its Budget Amount (:attr:`NextLine.budget`).
+_BUDGET_COSTS = ("MonthlyCost", "SunkAmortization")
 _MONEY, _INT, _SHARE = "#,##0.00", "#,##0", "0.0%"
 #: Number formats and widths of the added sheets, as the plan's own sheets show theirs (templates/styles.py).
 _SERVING_FORMATS = {"TP": _INT, "TtftTargetMs": _INT, "ItlTargetMs": "#,##0.0", "Spare": _SHARE}
@@ -73,10 +78,11 @@ def read_serving_sheet(path: Path) -> tuple[ServingLine, ...] | None:
 
 def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str, fleet_rows: int,
                  hours_name: bool) -> list[dict[str, object]]:
-    """The next month's Budget rows: a plan line with serving lines gets the sum of their budgets (when every one
-    is priced) and planned tokens, and its PlannedGpuHours as a formula over the Fleet sheet
-    (``SUMIFS(GpusPaid, PlanLine, the row's plan line) x HoursPerMonth``, as the plan's own lines over its TCO
-    sheet); the other lines are this month's rows carried over."""
+    """The next month's Budget rows: a plan line with serving lines gets its planned tokens, its Amount as the sum
+    of their budgets over the Fleet sheet when every one is priced (``SUMIFS(MonthlyCost, PlanLine, the row's plan
+    line) + SUMIFS(SunkAmortization, ...)``, the cached value the sum of the cents the Fleet sheet shows) and its
+    PlannedGpuHours as a formula over the Fleet sheet (``SUMIFS(GpusPaid, PlanLine, ...) x HoursPerMonth``, as the
+    plan's own lines over its TCO sheet); the other lines are this month's rows carried over."""
     serving: dict[str, list] = {}
     for n in nxt.lines:
         serving.setdefault(n.plan_line, []).append(n)
@@ -85,19 +91,26 @@ def _budget_rows(plan: Plan, nxt: NextPlan, observed_month: str, fleet_rows: int
         lines = serving.get(b.plan_line)
         amount, mtokens = b.amount.amount, b.planned_mtokens
         gpu_hours: object = None if b.planned_gpu_hours is None else float(b.planned_gpu_hours)
+        amount_cell: object = float(amount)
         if lines:
             mtokens = sum((n.planned_mtokens for n in lines), Decimal(0))
             if all(n.budget is not None for n in lines):
                 # the sum of what the Fleet sheet shows (each cost to the cent), so the row ties out to it
                 amount = sum((m.rounded().amount for n in lines for m in (n.monthly_cost, n.sunk_amortization)
                               if m is not None), Decimal(0))
+                amount_cell = FormulaCell("=" + "+".join(_fleet_sum(c, fleet_rows) for c in _BUDGET_COSTS), float(amount))
             paid = sum(n.gpu_hours for n in lines)
-            gpu_hours = FormulaCell(f"=SUMIFS({_fleet_range('GpusPaid', fleet_rows)},{_fleet_range('PlanLine', fleet_rows)},"
-                                    "{PlanLine})*HoursPerMonth", paid) if hours_name else paid
+            gpu_hours = FormulaCell(f"={_fleet_sum('GpusPaid', fleet_rows)}*HoursPerMonth", paid) if hours_name else paid
         rows.append({"Month": nxt.month, "PlanLine": b.plan_line, "CostCentre": b.cost_centre, "Category": b.category,
-                     "Provider": b.provider, "Amount": float(amount), "Currency": b.amount.currency,
+                     "Provider": b.provider, "Amount": amount_cell, "Currency": b.amount.currency,
                      "PlannedMTokens": None if mtokens is None else float(mtokens), "PlannedGpuHours": gpu_hours})
     return rows
+
+
+def _fleet_sum(header: str, rows: int) -> str:
+    """The Fleet table's column ``header`` summed over the serving lines of the Budget row's plan line:
+    ``SUMIFS('Fleet'!$J$4:$J$7,'Fleet'!$A$4:$A$7,$B12)``."""
+    return f"SUMIFS({_fleet_range(header, rows)},{_fleet_range('PlanLine', rows)},{{PlanLine}})"
 
 
 def _fleet_range(header: str, rows: int) -> str:

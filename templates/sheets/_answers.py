@@ -80,10 +80,11 @@ def kv_gib(model: str, tokens: int, batch: int) -> Any:
     return _answer(lambda: sizing.kv_bytes(resolve_model(model), tokens, batch, "bf16") / _GIB)
 
 
-def max_concurrency(model: str, gpu: str, precision: str, tp: int, isl: int, osl: int) -> Any:
+def max_concurrency(model: str, gpu: str, precision: str, tp: int, isl: int, osl: int,
+                    context_length: int | None = None) -> Any:
     """``LLM_MAX_CONCURRENCY``: sequences that fit in one replica (:func:`finops.sizing.memory_fit`)."""
     return _answer(lambda: sizing.memory_fit(model, gpu, precision=precision.lower(), tp=tp, isl=isl,
-                                      osl=osl).max_concurrency)
+                                             osl=osl, context_length=context_length).max_concurrency)
 
 
 def hourly_price(book: PriceBook, provider: str, instance_type: str, pricing_model: str, region: str) -> Any:

@@ -8,7 +8,7 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
                          (sessions)                                               -- finops.sizing.demand
     WeightsGiB         = LLM_WEIGHTS_GIB(Model, Precision)
     KvGiB              = LLM_KV_GIB(Model, ISL + OSL, ROUNDUP(Concurrency))
-    MaxConcurrency     = LLM_MAX_CONCURRENCY(Model, Gpu, Precision, TP, ISL, OSL)      (per replica)
+    MaxConcurrency     = LLM_MAX_CONCURRENCY(Model, Gpu, Precision, TP, ISL, OSL, ContextLength)  (per replica)
     MeetsTargets ... BestExtrapolation = LLM_SIZING(H, W, "<column>", PriceTable), but:
     MonthlyCost        = HourlyCost x HoursPerMonth (the why-not text when it misses its targets)
     BestMonthlyCost    = LLM_SIZING(H, W, "BestHourlyCost", PriceTable) x HoursPerMonth
@@ -169,7 +169,7 @@ def _formulas(i: int, w: TablePlace, s: TablePlace) -> list[str]:
         f"*{ref('RequestsPerUserPerHour')}/3600*{ref('SecondsPerRequest')},{ref('DAU')}*{ref('OnlineShare')})))"
         f"*{ref('Growth')}"
     )
-    args = f"{ref('Model')},{ref('Gpu')},{ref('Precision')},{ref('TP')},{ref('ISL')},{ref('OSL')}"
+    args = f"{ref('Model')},{ref('Gpu')},{ref('Precision')},{ref('TP')},{ref('ISL')},{ref('OSL')},{ref('ContextLength')}"
     best_hourly = sizing_formula(w, i, "BestHourlyCost")
     # a month's cost is native arithmetic over the hourly cost and the HoursPerMonth input
     monthly = {
@@ -203,7 +203,7 @@ def _values(row: WorkloadRow, book: PriceBook) -> tuple[list[Any], SizedRow]:
         conc = concurrency(wl.dau, wl.online_share, wl.requests_per_user_per_hour, wl.seconds_per_request) * growth
     else:
         conc = wl.dau * wl.online_share * growth  # type: ignore[operator]
-    max_conc = _answers.max_concurrency(model, gpu, precision, tp, wl.isl, wl.osl)
+    max_conc = _answers.max_concurrency(model, gpu, precision, tp, wl.isl, wl.osl, wl.context_length)
     answer = {header: sizing_value(row, header, book) for header, _, _ in _ANSWER}
     for monthly, hourly in (("MonthlyCost", answer["HourlyCost"]), ("BestMonthlyCost",
                                                                       sizing_value(row, "BestHourlyCost", book))):

@@ -6,7 +6,10 @@ price in the price book (else H100 SXM), and the tensor-parallel degree of the c
 ``finops.sizing.search`` finds for that GPU and precision (when it finds none: the smallest TP at which
 the model fits, ``finops.sizing.memory_fit``). ``SearchGpus`` and ``SearchPrecisions`` narrow the
 search for the cheapest configuration as the preset does (blank: every accelerator, every precision),
-so the Sizing sheet's ``Best*`` columns are ``finops size --preset NAME``'s first row. ``PlanLine`` names
+so the Sizing sheet's ``Best*`` columns are ``finops size --preset NAME``'s first row. ``ContextLength``
+(blank: the model's native context) is the sequence length the engine serves when it runs the model past its
+native context (RoPE scaling); a row whose ISL + OSL exceeds the native context without it is refused in its
+Sizing cells, as ``finops estimate`` refuses it. ``PlanLine`` names
 the Budget line the workload's fleet is planned on: that line's Amount is then the sum of its workloads'
 monthly cost on the TCO sheet (:mod:`templates.sheets.plan`). The planner changes any yellow cell;
 Sizing follows.
@@ -47,6 +50,7 @@ WORKLOAD_COLUMNS = (
     Column("PeakToAverage", "number", width=9),
     Column("ISL", "int", width=8),
     Column("OSL", "int", width=8),
+    Column("ContextLength", "int", width=9),
     Column("CacheHitRate", "percent", width=9),
     Column("TtftTargetMs", "int", width=10),
     Column("TpotTargetMs", "number", width=10),
@@ -98,6 +102,7 @@ class WorkloadRow:
             w.peak_to_average,
             w.isl,
             w.osl,
+            w.context_length,
             w.cache_hit_rate,
             w.ttft_ms,
             w.itl_ms,
@@ -123,7 +128,8 @@ def _row(w: Workload, gpu: str, precision: str, book: PriceBook) -> WorkloadRow:
         (
             tp
             for tp in _TPS
-            if memory_fit(w.model, gpu, precision=precision, tp=tp, isl=w.isl, osl=w.osl).fits
+            if memory_fit(w.model, gpu, precision=precision, tp=tp, isl=w.isl, osl=w.osl,
+                          context_length=w.context_length).fits
         ),
         _TPS[-1],
     )
@@ -162,7 +168,8 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
         "configuration (Gpu names any accelerator: GPUs, TPU, Inferentia and Trainium chips); Sizing checks "
         "it against the targets and shows the cheapest that meets them. PeakToAverage: peak over average "
         "load (e.g. the Mix sheet's Peak / average; 1 = the peak all the time), for the cost per million "
-        "tokens at the average load. Pre-filled: the seed scenarios.",
+        "tokens at the average load. ContextLength (blank: the model's native context): the sequence length "
+        "the engine serves past the model's native context (RoPE scaling). Pre-filled: the seed scenarios.",
         widths=[c.width for c in WORKLOAD_COLUMNS],
     )
     ws.freeze_panes(3, 1)
@@ -193,6 +200,13 @@ def write_workloads(wb: Workbook, styles: Styles, rows: list[WorkloadRow]) -> Ta
             "error_message": f"{header} is a share between 0 % and 100 %",
             "ignore_blank": True,
         })
+    validate_column(ws, place, "ContextLength", _VALIDATED_ROWS, {
+        "validate": "integer",
+        "criteria": ">=",
+        "value": 1,
+        "error_message": "ContextLength is a whole number of tokens (blank: the model's native context)",
+        "ignore_blank": True,
+    })
     validate_column(ws, place, "PeakToAverage", _VALIDATED_ROWS, {
         "validate": "decimal",
         "criteria": ">=",

@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import zipfile
+from decimal import Decimal
 from pathlib import Path
 
 import openpyxl
@@ -115,12 +116,15 @@ def test_formulas_keep_their_cached_values_and_budget_its_validation(written: Pa
 
     def cached(parts: dict[str, bytes]) -> int:
         return sum(len(re.findall(rb"</f><v>", b)) for n, b in parts.items() if n.startswith("xl/worksheets/sheet"))
-    # the plan's formulas keep their values; the next month's PlannedGpuHours are formulas over the Fleet sheet
-    planned_hours = sum(len(re.findall(rb"<f>SUMIFS\('Fleet'!", b)) for n, b in nxt.items()
-                        if n.startswith("xl/worksheets/sheet"))
-    fleet_lines = {r["PlanLine"] for r in _rows(written, "Fleet")}
-    assert planned_hours == len(fleet_lines) > 0
-    assert cached(nxt) == cached(template) + planned_hours > 900
+    # the plan's formulas keep their values; the next month's PlannedGpuHours of every resized line, and the Amount
+    # of every one bought in the cloud, are formulas over the Fleet sheet
+    over_fleet = sum(len(re.findall(rb"<f>SUMIFS\('Fleet'!", b)) for n, b in nxt.items()
+                     if n.startswith("xl/worksheets/sheet"))
+    fleet = _rows(written, "Fleet")
+    fleet_lines = {r["PlanLine"] for r in fleet}
+    priced = fleet_lines - {r["PlanLine"] for r in fleet if r["MonthlyCost"] is None}
+    assert over_fleet == len(fleet_lines) + len(priced) and priced
+    assert cached(nxt) == cached(template) + over_fleet > 900
     assert b"fullCalcOnLoad" not in nxt["xl/workbook.xml"]
     validation = re.search(rb"<dataValidations.*?</dataValidations>", template["xl/worksheets/sheet6.xml"]).group(0)
     assert validation in nxt["xl/worksheets/sheet6.xml"]
@@ -185,3 +189,47 @@ def test_planned_gpu_hours_of_a_resized_line_is_a_formula_over_the_fleet_sheet(w
         assert values.cell(r, 9).value == pytest.approx(paid * hours), line
         recomputed = solution[f"'[{written.name}]BUDGET'!I{r}"].value[0, 0]
         assert recomputed == pytest.approx(values.cell(r, 9).value), line
+
+
+def test_the_amount_of_a_line_bought_in_the_cloud_is_a_formula_over_the_fleet_sheet(written: Path) -> None:
+    """A resized cloud line's Amount = its serving lines' MonthlyCost + SunkAmortization on the Fleet sheet, a formula
+    that a spreadsheet engine recomputes to the value stored with it and that the plan reader reads to the cent; a
+    line not bought in the cloud keeps this month's typed Amount."""
+    import formulas
+
+    from templates.plan_reader import read_plan
+
+    fleet = _rows(written, "Fleet")
+    ws, values = openpyxl.load_workbook(written)["Budget"], openpyxl.load_workbook(written, data_only=True)["Budget"]
+    rows = {ws.cell(r, 2).value: r for r in range(4, ws.max_row + 1) if ws.cell(r, 1).value == "2026-06"}
+    may = {ws.cell(r, 2).value: values.cell(r, 6).value for r in range(4, ws.max_row + 1)
+           if ws.cell(r, 1).value == "2026-05"}
+    priced = {r["PlanLine"] for r in fleet} - {r["PlanLine"] for r in fleet if r["MonthlyCost"] is None}
+    solution = formulas.ExcelModel().loads(str(written)).finish().calculate()
+    budget = {b.plan_line: b.amount for b in read_plan(written).budget_for("2026-06")}
+    for line, r in rows.items():
+        formula, stored = ws.cell(r, 6).value, values.cell(r, 6).value
+        if line not in priced:
+            assert not str(formula).startswith("=") and stored == may[line], line
+            continue
+        assert str(formula).startswith("=SUMIFS('Fleet'!$J$4:") and "'Fleet'!$K$4:" in str(formula), line
+        cost = sum(round(f["MonthlyCost"] + f["SunkAmortization"], 2) for f in fleet if f["PlanLine"] == line)
+        assert stored == pytest.approx(cost, abs=0.005), line
+        assert solution[f"'[{written.name}]BUDGET'!F{r}"].value[0, 0] == pytest.approx(stored, abs=1e-6), line
+        assert budget[line].amount == round(Decimal(repr(cost)), 2), line
+
+
+def test_libreoffice_recalculates_the_budget_over_the_fleet_sheet_to_its_stored_values(written: Path,
+                                                                                        tmp_path: Path) -> None:
+    """A real spreadsheet engine, without the add-in, recomputes every Budget formula over the Fleet sheet (Amount
+    and PlannedGpuHours of the resized lines) to what the file stores."""
+    from tests.workbook.test_libreoffice import _probe
+
+    copy = tmp_path / "plan-next.xlsx"
+    shutil.copy(written, copy)
+    report, _ = _probe(copy)
+    over_fleet = [c for c in report["recalculated"] if c["sheet"] == "Budget" and "$Fleet." in c["formula"]]
+    stored = {(c["row"], c["col"]): c["value"] for c in report["stored"] if c["sheet"] == "Budget"}
+    assert {c["col"] for c in over_fleet} == {5, 8}    # Amount (F) and PlannedGpuHours (I)
+    for c in over_fleet:
+        assert not c["error"] and c["value"] == pytest.approx(stored[c["row"], c["col"]], abs=1e-6), c["formula"]
