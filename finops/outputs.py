@@ -103,6 +103,7 @@ def check_replaceable(target: Path, kind: str, option: str = "--out") -> None:
     if not target.exists():
         return
     if not _written_here(target, kind):
-        raise InputError(f"a file is there and it is not a {kind} this tool wrote; it is never replaced",
+        what = "a folder" if target.is_dir() else "a file"
+        raise InputError(f"{what} is there and it is not a {kind} this tool wrote; it is never replaced",
                          where=Location(file=str(target)),
                          hint=f"move or rename that file, or give {option} another name")

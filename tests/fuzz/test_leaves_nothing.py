@@ -70,9 +70,25 @@ def test_prices_pull_failing_on_its_second_file_removes_the_first(tmp_path, caps
     out = tmp_path / "out"
     (out / "book.csv").mkdir(parents=True)  # the .csv written beside the .parquet cannot be: a folder is there
     before = tree(tmp_path)
-    code, _, err = run_cli(["prices", "pull", "--provider", "aws", "--offer-file", AWS_OFFER,
-                            "--out", out / "book.parquet"], capsys)
-    assert code == 2 and "folder" in err
+    argv = ["prices", "pull", "--provider", "aws", "--offer-file", AWS_OFFER, "--out", out / "book.parquet"]
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2 and "a folder is there" in err  # refused before anything is written
+    assert tree(tmp_path) == before
+    (out / "book.csv").rmdir()
+    before = tree(tmp_path)
+    import finops.price_book
+
+    real = finops.price_book.PriceBook.write_csv
+
+    def disk_full(*_: object, **__: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    finops.price_book.PriceBook.write_csv = disk_full  # the second file fails after the first was written
+    try:
+        code, _, err = run_cli(argv, capsys)
+    finally:
+        finops.price_book.PriceBook.write_csv = real
+    assert code in (1, 2) and "nothing was written" in err
     assert tree(tmp_path) == before  # book.parquet was written, then removed
 
 
