@@ -22,6 +22,7 @@ import duckdb
 import pytest
 
 from finops.files import recover
+from finops.price_book import COLUMNS as PRICE_BOOK_COLUMNS
 from templates.builder import DEFAULT_TEMPLATE
 
 from .conftest import write_bill, write_plan
@@ -138,7 +139,8 @@ def _restore(state: dict[Path, bytes | None]) -> None:
 COMMANDS = {
     "prices pull": lambda o: (["prices", "pull", "--provider", "aws", "--offer-file",
                                ROOT / "tests" / "aws" / "data" / "offer-AmazonEC2-excerpt.csv",
-                               "--out", o / "book.parquet"], [o / "book.parquet", o / "book.csv"], b"old"),
+                               "--out", o / "book.parquet"], [o / "book.csv", o / "book.parquet"],
+                              (",".join(PRICE_BOOK_COLUMNS) + "\n").encode()),  # an earlier, empty pull
     "template build": lambda o: (["template", "build", "--out", o / "plan.xlsx", "--replace"], [o / "plan.xlsx"],
                                  b"old"),
     "bills pull": lambda o: (["bills", "pull", "--provider", "gcp", "--source",
@@ -146,7 +148,8 @@ COMMANDS = {
                               "--month", MONTH, "--out", o / "may.parquet"], [o / "may.parquet"], b"old"),
     "calibrate": lambda o: (["calibrate", ROOT / "tests" / "sizing" / "fixtures" / "vllm-bench-serve.json",
                              "--engine", "vllm", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision",
-                             "bf16", "--out", o / "cal.json"], [o / "cal.json"], b"{}"),
+                             "bf16", "--out", o / "cal.json"], [o / "cal.json"],
+                            b'{"source": "an earlier calibration"}'),
     "plan next": lambda o: (["plan", "next", "--plan", DEFAULT_TEMPLATE, "--history", o, "--month", MONTH,
                              "--serving", METRICS / "serving-lines.csv", "--growth", "1.1", "--out",
                              o / "next.xlsx", "--quiet",

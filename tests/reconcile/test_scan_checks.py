@@ -47,12 +47,12 @@ def test_the_scan_counts_empty_costs_and_mapped_tags_that_are_not_objects(tmp_pa
     mapped = [g for g in found if g["plan_line"] == "gpu"]
     unmapped = [g for g in found if g["plan_line"] is None]
     # rows 1-8 map: one group (Tags are no key of a mapped group); the April row is no charge of May
-    assert [(g["row_count"], g["empty_billed_cost"], g["empty_effective_cost"], g["mapped_bad_tags"])
-            for g in mapped] == [(8, 1, 2, 2)]
+    assert [(g["row_count"], g["empty_billed_cost"], g["empty_effective_cost"], g["mapped_bad_tags"],
+             g["bad_charge_class"]) for g in mapped] == [(8, 1, 2, 2, 0)]
     # unmapped: one group per Tags; their Tags are checked on the key, not counted
     assert sorted((g["tags"], g["empty_billed_cost"], g["empty_effective_cost"], g["mapped_bad_tags"])
                   for g in unmapped) == [("[3]", 0, 0, 0), ('{"team":"ml"}', 1, 0, 0)]
-    assert list(BAD_VALUES) == ["empty_billed_cost", "empty_effective_cost", "mapped_bad_tags"]
+    assert list(BAD_VALUES) == ["empty_billed_cost", "empty_effective_cost", "mapped_bad_tags", "bad_charge_class"]
 
 
 @pytest.mark.parametrize("rows, bad", [
