@@ -80,6 +80,26 @@ def test_remote_reconciliation_equals_the_local_one(local):
     assert remote.invoices == here.invoices
 
 
+@pytest.mark.parametrize("column, value", [("ChargeCategory", "usage"), ("ChargeCategory", "Usgae"),
+                                           ("PricingCategory", "On Demand"), ("ChargeFrequency", "Monthly")])
+def test_a_value_outside_focus_on_the_remote_engine_is_refused_naming_its_column(tmp_path, column, value):
+    """A misspelt closed value would drop its charges from every total (the aggregation matches FOCUS's exact
+    values): the remote engine's groups are checked after the query, as the local scan checks its own."""
+    from finops.errors import InputError
+
+    bill = write_bill(tmp_path / "may.csv", [{}, {column: value}])
+    con = duckdb.connect()
+    open_bills(con, [bill], strict=False)
+
+    def athena_like(sql: str):
+        return con.execute(sqlglot.transpile(sql, read="athena", write="duckdb")[0]).fetchall()
+
+    with pytest.raises(InputError) as refused:
+        reconcile_remote(PLAN, athena_like, "athena", VIEW, "2026-05")
+    message = str(refused.value)
+    assert column in message and repr(value) in message and "athena:" in message
+
+
 def test_bigquery_compares_timestamps_with_utc_instants():
     """BigQuery's FOCUS columns are TIMESTAMP (instants): a DATETIME bound would not compare with them. The
     invoice month's bounds are May 1st and June 1st 00:00 at UTC+14:00, the earliest zone a billing period is
