@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 from .errors import InputError, Location
 from .mix._csv import read_table
 from .mix.provisioned_throughput import ProvisionedThroughput
-from .money import MONEY_CONTEXT, to_decimal
+from .money import MAX_AMOUNT, MONEY_CONTEXT, to_decimal, to_price
 from .sizing.managed import api_options_beside
 from .token_prices import TokenPrice, TokenPriceBook
 
@@ -182,9 +182,13 @@ class _Row:
         text = self.values.get(column, "")
         if not text:
             raise InputError(f"{column} is empty", where=self.where(column), hint=hint)
+        if column == "price":  # the one price check (0 allowed: a free tier)
+            return to_price(text, where=self.where(column), zero=True)
         value = to_decimal(text, where=self.where(column))
-        if value <= 0 and column != "price" or value < 0:
+        if value <= 0:
             raise InputError(f"{column} must be positive, got {text}", where=self.where(column), hint=hint)
+        if value >= MAX_AMOUNT:
+            raise InputError(f"{column} {text!r} is out of range", where=self.where(column), hint=hint)
         return value
 
     def model(self) -> str:

@@ -146,13 +146,16 @@ def read_plan(path: Path) -> Plan:
         found = {role.name: find_table(tables, role, str(path), book.sheetnames) for role in PLAN_ROLES}
         check_cells(path, [table for table in found.values() if table is not None])
         read = _Tables(book, str(path))
-        return Plan(budget=reconcile.budget_once(tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
+        plan = Plan(budget=reconcile.budget_once(tuple(read.rows(found[BUDGET.name], BUDGET, _budget)),
                                        Location(file=str(path), sheet=found[BUDGET.name].sheet)),
                     assets=tuple(read.rows(found[ASSETS.name], ASSETS, _asset)),
                     mapping=reconcile.rules_once(tuple(read.rows(found[MAPPING.name], MAPPING, _rule)),
                                        Location(file=str(path), sheet=found[MAPPING.name].sheet)),
                     usage=_usage_once(tuple(read.rows(found[USAGE.name], USAGE, _usage)), found[USAGE.name], str(path)),
                     source=str(path))
+        usage_table = found[USAGE.name]
+        plan.refuse_unknown_usage(plan.usage, Location(file=str(path), sheet=usage_table.sheet if usage_table else None))
+        return plan
     finally:
         book.close()
 

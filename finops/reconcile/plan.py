@@ -176,14 +176,27 @@ class Plan:
                                  where=Location(file=source, row=line.row, column="PlanLine"),
                                  hint="give a month's tokens of a plan line once, in the workbook's Usage table or in "
                                       "the usage file (both would be added up)")
+        self.refuse_unknown_usage(extra, Location(file=source))
+        return replace(self, usage=self.usage + tuple(extra))
+
+    def refuse_unknown_usage(self, lines: tuple[UsageLine, ...], where: Location) -> None:
+        """Refuse the first of ``lines`` (at ``where``, with its row) naming a plan line the plan does not have in
+        Budget, Assets or Mapping: its tokens would feed no line (a misspelt plan line). Blank plan lines pass.
+
+        >>> plan = Plan(budget=(BudgetLine("2026-05", "gpu", "cc", "OPEX", "", Money.of(1, "USD")),))
+        >>> plan.refuse_unknown_usage((UsageLine("2026-05", "gpus", Decimal(4), row=5),),
+        ...                           Location(file="plan.xlsx", sheet="Usage"))
+        Traceback (most recent call last):
+        ...
+        finops.errors.InputError: plan.xlsx, sheet Usage, row 5, column PlanLine: the plan has no line 'gpus' (in Budget, Assets or Mapping). Hint: write a plan line of the plan, e.g. gpu
+        """
         known = {item.plan_line for items in (self.budget, self.assets, self.mapping) for item in items}
-        unknown = next((u for u in extra if u.plan_line and known and u.plan_line not in known), None)
-        if unknown is not None:  # its tokens would feed no line: a misspelt plan line, refused
+        unknown = next((u for u in lines if u.plan_line and known and u.plan_line not in known), None)
+        if unknown is not None:
             near = sorted(known, key=lambda name: (name.lower() != unknown.plan_line.lower(), name))[:3]
             raise InputError(f"the plan has no line {unknown.plan_line!r} (in Budget, Assets or Mapping)",
-                             where=Location(file=source, row=unknown.row, column="PlanLine"),
+                             where=replace(where, row=unknown.row, column="PlanLine"),
                              hint=f"write a plan line of the plan, e.g. {', '.join(near)}")
-        return replace(self, usage=self.usage + tuple(extra))
 
 
 def usage_once(lines: tuple[UsageLine, ...], where: Location) -> tuple[UsageLine, ...]:

@@ -288,6 +288,9 @@ BOOKING = {
         names=("usage.csv", "row 3", "rows 2 and 3")),
     "usage table repeats itself": Case(_reconcile([{}], usage=[("2026-05", "gpu", 4), ("2026-05", "gpu", 4)]),
                                        names=("plan.xlsx", "sheet Usage", "row 4", "rows 3 and 4")),
+    # its tokens fed no line and the line's cost per million tokens stayed blank, exit 0
+    "usage table names a line the plan does not have": Case(
+        _reconcile([{}], usage=[("2026-05", "gpus", 4)]), names=("plan.xlsx", "sheet Usage", "row 3", "'gpus'")),
     "usage file adds another month": Case(
         _reconcile([{}], usage=[("2026-04", "gpu", 4)], usage_csv=USAGE_HEADER + "2026-05,gpu,4\n"), exit=0,
         money=_totals(opex="10.00")),

@@ -61,7 +61,7 @@ def test_provisioned_throughput_is_priced_as_a_commitment_at_the_workloads_volum
     ("provider,model,price,unit\naws,qwen3-30b-a3b,1,unit-hour\n", 1, "kind", "missing column 'kind'"),
     (HEADER + PT.replace("provisioned", "reserved"), 2, "kind", "unknown kind"),
     (HEADER + PT.replace("20.00", "twenty"), 2, "price", "twenty"),
-    (HEADER + PT.replace("20.00", "-1"), 2, "price", "positive"),
+    (HEADER + PT.replace("20.00", "-1"), 2, "price", "0 or more"),
     (HEADER + PT.replace("unit-hour", "GSU-week"), 2, "unit", "unknown unit"),
     (HEADER + PT.replace(",6,1500,", ",,1500,"), 2, "term_months", "empty"),
     (HEADER + PT.replace(",6,1500,", ",1.5,1500,"), 2, "term_months", "whole months"),
