@@ -21,7 +21,7 @@ from typing import Any, Self
 
 from finops.errors import InputError, Location
 from finops.files import replacing
-from finops.focus import ALLOWED_VALUES, COLUMNS, GPU_COLUMNS, NOT_NULL_VALUES, SUCCESSORS, allowed_value_hint
+from finops.focus import COLUMNS, GPU_COLUMNS, SUCCESSORS, outside_vocabulary
 from finops.money import MONEY_CONTEXT, to_decimal
 
 __all__ = [
@@ -35,7 +35,6 @@ __all__ = [
     "focus_unit",
     "gpu_columns",
     "json_text",
-    "outside_vocabulary",
     "record",
     "service_subcategory",
     "timestamp",
@@ -105,23 +104,6 @@ def cell(name: str, value: Any) -> Any:
     if problem is not None:
         raise problem
     return typed
-
-
-def outside_vocabulary(name: str, value: Any) -> InputError | None:
-    """The error of a value outside the closed FOCUS vocabulary of column ``name``
-    (:data:`finops.focus.ALLOWED_VALUES`; none where FOCUS requires one, :data:`finops.focus.NOT_NULL_VALUES`), naming
-    the column; ``None`` for an allowed value or a column of no closed vocabulary. A misspelt category would leave its
-    charge out of the usage, the commitments or the one-off cost with no word said.
-
-    >>> str(outside_vocabulary("ChargeCategory", "usage"))
-    "column ChargeCategory: 'usage' is not a FOCUS ChargeCategory value (Usage, Purchase, Tax, Credit, Adjustment). Hint: write 'Usage': FOCUS values are case-sensitive"
-    """
-    allowed = ALLOWED_VALUES.get(name)
-    if allowed is None or value in allowed or (value is None and name not in NOT_NULL_VALUES):
-        return None
-    return InputError(f"{'no value' if value is None else repr(value)} is not a FOCUS {name} value "
-                      f"({', '.join(allowed)})", where=Location(column=name),
-                      hint=allowed_value_hint(name, "" if value is None else str(value)))
 
 
 def export_value(raw: Mapping[str, Any], name: str) -> Any:

@@ -12,11 +12,27 @@ column list as in the FinOps Foundation's FOCUS-Sample-Data for 1.2.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
-__all__ = ["ALLOWED_VALUES", "CHARGE_CATEGORIES", "COLUMNS", "FOCUS_VERSION", "GPU_COLUMNS", "LATER_COLUMNS",
-           "MANDATORY", "MONEY_COLUMNS", "NOT_NULL_VALUES", "SUCCESSORS", "ChargeCategory", "Column", "allowed_value_hint",
-           "duckdb_schema"]
+from .errors import InputError, Location
+
+__all__ = [
+    "ALLOWED_VALUES",
+    "CHARGE_CATEGORIES",
+    "COLUMNS",
+    "FOCUS_VERSION",
+    "GPU_COLUMNS",
+    "LATER_COLUMNS",
+    "MANDATORY",
+    "MONEY_COLUMNS",
+    "NOT_NULL_VALUES",
+    "SUCCESSORS",
+    "ChargeCategory",
+    "Column",
+    "allowed_value_hint",
+    "duckdb_schema",
+    "outside_vocabulary",
+]
 
 FOCUS_VERSION = "1.2"
 
@@ -57,6 +73,23 @@ def allowed_value_hint(column: str, value: str) -> str:
         return f"write {near[0]!r}: FOCUS values are case-sensitive"
     listed = f"{', '.join(allowed[:-1])} or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
     return f"{column} is {'' if column in NOT_NULL_VALUES else 'empty or '}{listed} in FOCUS"
+
+def outside_vocabulary(name: str, value: Any) -> InputError | None:
+    """The error of a value outside the closed FOCUS vocabulary of column ``name`` (:data:`ALLOWED_VALUES`; none where
+    FOCUS requires one, :data:`NOT_NULL_VALUES`), naming the column; ``None`` for an allowed value or a column of no
+    closed vocabulary. A misspelt category would leave its charge out of the usage, the commitments or the one-off
+    cost with no word said.
+
+    >>> str(outside_vocabulary("ChargeCategory", "usage"))
+    "column ChargeCategory: 'usage' is not a FOCUS ChargeCategory value (Usage, Purchase, Tax, Credit, Adjustment). Hint: write 'Usage': FOCUS values are case-sensitive"
+    """
+    allowed = ALLOWED_VALUES.get(name)
+    if allowed is None or value in allowed or (value is None and name not in NOT_NULL_VALUES):
+        return None
+    return InputError(f"{'no value' if value is None else repr(value)} is not a FOCUS {name} value "
+                      f"({', '.join(allowed)})", where=Location(column=name),
+                      hint=allowed_value_hint(name, "" if value is None else str(value)))
+
 
 Kind = Literal["string", "decimal", "timestamp", "json", "integer"]
 

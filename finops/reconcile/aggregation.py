@@ -151,25 +151,6 @@ OUTSIDE_VOCABULARY: dict[str, str] = {column: _outside_vocabulary(column) for co
 VOCABULARY_DIMENSIONS: dict[str, str] = {name: column for name, column in DIMENSIONS.items()
                                          if column in OUTSIDE_VOCABULARY}
 
-def outside_vocabulary(groups: Sequence[ChargeGroup]) -> tuple[str, str] | None:
-    """The first (FOCUS column, value) among ``groups``' keys of a closed vocabulary (:data:`VOCABULARY_DIMENSIONS`)
-    that FOCUS does not allow, or ``None``: the check a remote engine's charge groups get after the query, where
-    the local scan tests them in SQL (:func:`bad_values_sql`). Empty text counts as no value, as there.
-
-    >>> from types import SimpleNamespace as G
-    >>> outside_vocabulary([G(charge_category="Usage", charge_frequency="Usage-Based", pricing_category="Standard",
-    ...                       commitment_status=None), G(charge_category="Usgae", charge_frequency=None,
-    ...                       pricing_category=None, commitment_status=None)])
-    ('ChargeCategory', 'Usgae')
-    """
-    for group in groups:
-        for name, column in VOCABULARY_DIMENSIONS.items():
-            value = getattr(group, name) or ""
-            if value not in ALLOWED_VALUES[column] and (value or column in NOT_NULL_VALUES):
-                return column, value
-    return None
-
-
 #: Values FOCUS refuses, counted per charge group by the local scan (``charge_groups_sql(..., strict=True)``) instead
 #: of tested on every row of the view (``bills.open_bills(strict=False)``): result name -> its count over the
 #: charges of the scan's inner query. An empty BilledCost or EffectiveCost (FOCUS requires an amount on every row),

@@ -23,9 +23,9 @@ from decimal import Decimal
 from typing import Any, Literal, get_args
 
 from ..errors import InputError, Location
-from ..focus import ALLOWED_VALUES, SUCCESSORS
+from ..focus import SUCCESSORS, outside_vocabulary
 from ..registry import Registry
-from .aggregation import Summary, charge_groups_sql, outside_vocabulary, summary_sql
+from .aggregation import VOCABULARY_DIMENSIONS, Summary, charge_groups_sql, summary_sql
 from .commitment_schedule import EarlierCommitment
 from .contract_applied import (
     APPLIED_COLUMN,
@@ -199,13 +199,12 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
     summary = Summary.from_rows([tuple(row) for row in rows])
     if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
-    outside = outside_vocabulary(summary.groups)
-    if outside is not None:
-        column, value = outside
-        raise InputError(f"{column} holds {value!r}, not a FOCUS value; its charges would fall out of every total",
-                         where=Location(file=f"{engine}:{relation}", column=column),
-                         hint=f"FOCUS allows {', '.join(ALLOWED_VALUES[column])} (exactly, case included): correct "
-                              f"the export or the view over it")
+    for group in summary.groups:  # the keys of a closed vocabulary, as the local scan checks them (an engine returns sums)
+        for name, column in VOCABULARY_DIMENSIONS.items():
+            problem = outside_vocabulary(column, getattr(group, name) or None)
+            if problem is not None:
+                raise InputError(problem.message, where=Location(file=f"{engine}:{relation}", column=column),
+                                 hint=problem.hint)
     applied: tuple[AppliedSums, ...] = ()
     if contracts is not None and APPLIED_COLUMN.lower() not in {name.lower() for name in missing}:
         applied = read_applied(tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
