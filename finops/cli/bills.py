@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from ..depreciation import parse_month
-from ..errors import InputError, Location
+from ..outputs import check_suffix
 from ._console import console
 
 
@@ -30,9 +30,7 @@ def pull(provider: str = typer.Option(..., help="aws or gcp"),
 
     month = normalized_months(month)
     target = out or Path(f"focus-{provider.strip().lower()}-{month.strip()}.parquet")
-    if target.suffix.lower() != ".parquet":  # Parquet under another name reads as a damaged CSV later
-        raise InputError("--out is not a .parquet file; the bills are written as FOCUS Parquet",
-                         where=Location(file=str(target)), hint=f"for example --out {target.with_suffix('.parquet').name}")
+    check_suffix(target, (".parquet",), "the bills are written as FOCUS Parquet")  # else read as a damaged CSV later
     path = connector(provider).pull_bills(source, month, target)
     import pyarrow.parquet as pq
 
