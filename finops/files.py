@@ -56,7 +56,7 @@ from typing import BinaryIO
 
 from .errors import InputError, Location
 
-__all__ = ["inputs_kept", "locked", "make_folder", "one_unit", "recover", "refuse_input", "replacing",
+__all__ = ["inputs_kept", "locked", "make_folder", "one_unit", "real_path", "recover", "refuse_input", "replacing",
            "undone_on_failure", "write_atomically"]
 
 _JOURNAL_PREFIX = ".finops-commit."
@@ -123,8 +123,21 @@ def inputs_kept(named: dict[Path, str] | list[Path], *, owned: dict[Path, str] |
         _INPUTS.reset(token)
 
 
+def real_path(path: Path) -> Path:
+    """``path`` as the file system resolves it once its missing folders are made: symbolic links followed, and a
+    ``..`` after a folder that does not exist yet taken back lexically, as the kernel will once the write has made
+    that folder (``new/../plan.xlsx`` is ``plan.xlsx``, though ``os.stat`` cannot see it before ``new`` exists).
+
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> real_path(root / "new" / ".." / "plan.xlsx") == Path(os.path.realpath(root)) / "plan.xlsx"
+    True
+    """
+    return Path(os.path.realpath(path))
+
+
 def _identity_followed(path: Path) -> tuple[int, int]:
-    status = os.stat(path)
+    status = os.stat(real_path(path))
     return status.st_dev, status.st_ino
 
 
@@ -250,11 +263,18 @@ def _remove_temporary(temporary: Path) -> None:
 
 
 def _resolved(target: Path) -> Path:
-    """The file to replace: a symbolic link's target (the link stays); a folder is refused."""
-    target = Path(os.path.realpath(target)) if Path(target).is_symlink() else Path(target)
+    """The file to replace: a symbolic link's target (the link stays), a path through ``..`` as it resolves
+    (:func:`real_path`); a folder is refused, and so is anything else that is not a plain file (a device such as
+    ``/dev/null``, a named pipe, a socket), which a rename would replace by a file."""
+    target = Path(target)
+    if target.is_symlink() or ".." in target.parts:
+        target = real_path(target)
     if target.is_dir():
         raise InputError("this is a folder, not a file", where=Location(file=str(target)),
                          hint="give a file name inside the folder")
+    if target.exists() and not target.is_file():
+        raise InputError("this is not a plain file (a device, a named pipe or a socket); it is never replaced",
+                         where=Location(file=str(target)), hint="give the name of a file to write")
     return target
 
 

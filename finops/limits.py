@@ -4,7 +4,8 @@ the row), raised before the memory is spent; docs/durability.md states the figur
 
 Every line the tool reads itself (CSV headers and rows read by Python, offer files, usage and mix CSVs)
 goes through :func:`bounded_lines` or :func:`read_line`; every inflation into memory through
-:func:`inflate`; a gzip bill, streamed, is checked by :func:`check_stream` (its lines and its total).
+:func:`inflate`; a gzip bill, streamed, is checked by :func:`check_stream` (its lines and its total); every
+JSON file through :func:`json_document`, which holds its nesting to what the parser can read.
 
 >>> import io
 >>> [len(line) for line in bounded_lines(io.BytesIO(b"a,b\\n1,2\\n"), "bill.csv")]
@@ -19,15 +20,16 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import AnyStr, BinaryIO, Protocol
+from typing import Any, AnyStr, BinaryIO, Protocol
 
 from .errors import InputError, Location
 
 __all__ = ["MAX_INFLATED_BYTES", "MAX_LINE_BYTES", "MAX_STREAMED_BYTES", "bounded_lines", "check_stream",
-           "inflate", "read_line"]
+           "inflate", "json_document", "read_line"]
 
 #: The longest line read: 2 MiB, DuckDB's own limit for a CSV line (``max_line_size``), so a bill that one
 #: reader takes the other takes too. A FOCUS row is a few kB; a header of every FOCUS 1.2 column about 1 kB.
@@ -83,6 +85,25 @@ def inflate(raw: bytes, file: str | Path, *, limit: int | None = None) -> bytes:
         raise InputError(f"this file inflates to more than {_size(limit)}", where=Location(file=str(file)),
                          hint="a compressed file this large is damaged or crafted; give the file meant")
     return data
+
+
+def json_document(text: str | bytes | bytearray) -> Any:
+    """``json.loads(text)``; a document nested deeper than the parser reads (Python's recursion limit, about 1,000
+    levels: every JSON file the tool reads nests fewer than 10) is a :class:`json.JSONDecodeError` like any other
+    malformed document, which its reader reports naming the file, instead of a ``RecursionError``.
+
+    >>> json_document('{"a": [1, 2]}')
+    {'a': [1, 2]}
+    >>> json_document("[" * 100_000 + "]" * 100_000)
+    Traceback (most recent call last):
+    ...
+    json.decoder.JSONDecodeError: nested deeper than about 1,000 levels, more than a file of this tool holds: line 1 column 1 (char 0)
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested deeper than about 1,000 levels, more than a file of this tool holds",
+                                   "", 0) from None
 
 
 def streamed_limit() -> int:

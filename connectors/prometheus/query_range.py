@@ -9,13 +9,12 @@ series (a selector such as ``{__name__=~"vllm:.*|DCGM_FI_DEV_GPU_UTIL"}``), so e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from finops.errors import InputError, Location
-from finops.limits import inflate
+from finops.limits import inflate, json_document
 from finops.serving import Series
 
 __all__ = ["parse_query_range", "read_saved"]
@@ -25,7 +24,7 @@ def parse_query_range(answer: bytes | Mapping[str, Any], source: str, *, name: s
     """The series of one ``query_range`` answer; ``name`` is used when a series has no ``__name__``."""
     where = Location(file=source)
     try:
-        payload = json.loads(answer) if isinstance(answer, bytes | bytearray) else answer
+        payload = json_document(answer) if isinstance(answer, bytes | bytearray) else answer
     except ValueError as exc:
         raise InputError(f"not a Prometheus JSON answer: {exc}", where=where,
                          hint="save the body of /api/v1/query_range as Prometheus returns it") from None

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, Location, UnknownNameError
+from ..limits import json_document
 from ..registry import normalize_key
 from .models import ModelSpec, get_model
 
@@ -236,7 +237,7 @@ def load_hf_config(path: str | Path) -> ModelSpec:
     if not p.is_file():
         raise InputError(f"no such config file: {p}", hint="pass a Hugging Face config.json or its folder")
     try:
-        config = json.loads(p.read_text(encoding="utf-8"))
+        config = json_document(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InputError(f"cannot read JSON: {exc}", where=Location(file=str(p))) from exc
     if not isinstance(config, dict):

@@ -33,7 +33,7 @@ from pathlib import Path
 import typer
 
 from ..errors import FinopsError, UnknownNameError, redacted
-from ..files import inputs_kept, refuse_input, undone_on_failure
+from ..files import inputs_kept, real_path, refuse_input, undone_on_failure
 from ._console import err_console, styled
 
 app = typer.Typer(name="finops", no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
@@ -65,6 +65,7 @@ _INPUT_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
     (UnicodeError, "a file is not UTF-8 text"),
     (csv.Error, "a CSV file is malformed"),
     (MemoryError, "the input asks for more memory than this machine has"),
+    (RecursionError, "a file nests deeper than can be read (about 1,000 levels)"),
     (OverflowError, "a number is out of range"),
     (decimal.DecimalException, "an amount is out of range"),
 )
@@ -85,26 +86,37 @@ def _say(text: str) -> None:
     err_console.print(styled(("error:", "bold red"), " " + redacted(text)), soft_wrap=True)
 
 
-def _files_named(argv: Sequence[str]) -> tuple[dict[Path, str], list[tuple[Path, str]]]:
-    """The files the command line names: (inputs: path -> how it was given, outputs: (path, option)).
+def _files_named(argv: Sequence[str]) -> tuple[list[str], dict[Path, str], list[tuple[Path, str]]]:
+    """The command line with its outputs resolved, and the files it names: (argv, inputs: path -> how it was given,
+    outputs: (path, option)).
 
     An argument is a file when it names an existing one, whole or after a ``=`` (``--load-test line=a.json``);
-    what follows an option of :data:`OUTPUT_OPTIONS` is an output.
+    what follows an option of :data:`OUTPUT_OPTIONS` is an output. An output spelled through ``..`` is given to the
+    command as the path it resolves to (:func:`~finops.files.real_path`): ``--out new/../plan.xlsx`` names
+    ``plan.xlsx``, which every check of what is there then sees, though ``new`` does not exist yet.
+
+    >>> _files_named(["template", "build", "--out=new/../plan.xlsx"])[0][-1] == f"--out={os.getcwd()}/plan.xlsx"
+    True
     """
+    resolved: list[str] = []
     inputs: dict[Path, str] = {}
     outputs: list[tuple[Path, str]] = []
     option, output_next = "argument", False
     for token in argv:
         if output_next:
+            token = _as_resolved(token)
+            resolved.append(token)
             outputs.append((Path(token), option))
             output_next = False
             continue
+        resolved.append(token)
         if token.startswith("--"):
             name, equals, value = token.partition("=")
             option = name
             if name in OUTPUT_OPTIONS:
                 if equals:
-                    outputs.append((Path(value), name))
+                    resolved[-1] = f"{name}={_as_resolved(value)}"
+                    outputs.append((Path(_as_resolved(value)), name))
                 output_next = not equals
                 continue
             if not equals:
@@ -116,7 +128,15 @@ def _files_named(argv: Sequence[str]) -> tuple[dict[Path, str], list[tuple[Path,
                     inputs.setdefault(Path(candidate), f"{option} {candidate}")
             except (OSError, ValueError):  # a name too long or with a NUL byte names no file
                 continue
-    return inputs, outputs
+    return resolved, inputs, outputs
+
+
+def _as_resolved(value: str) -> str:
+    """An output path through ``..`` as it resolves (:func:`~finops.files.real_path`); any other as given."""
+    try:
+        return str(real_path(Path(value))) if ".." in Path(value).parts else value
+    except (OSError, ValueError):  # a NUL byte, a loop of links: the command refuses the name itself
+        return value
 
 
 class Interrupted(BaseException):
@@ -252,7 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     command's errors; its usage errors are shown as typer shows them, with their exit code (2).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    inputs, outputs = _files_named(argv)
+    argv, inputs, outputs = _files_named(argv)
     _CTRL_C["seen"] = False
     previous = _raise_on_ctrl_c()
     try:

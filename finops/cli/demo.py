@@ -14,7 +14,10 @@
    sheet and ``plan next`` for 2026-06 from its plan and bills; the samples' review keeps the bundled sample
    metrics (``finops/data/metrics``, drawn for the samples' plan lines), which prove the format.
 
-Every step writes its result into ``--out`` (JSON beside the workbooks) and prints a short table.
+Every step writes its result into ``--out`` (JSON beside the workbooks) and prints a short table. The demo
+writes into a new or empty folder, or one an earlier demo wrote (known by its mark, :data:`DEMO_MARK`, written
+first): a folder holding anything else (a planning workbook of the template's name filled in by hand, a
+``mix.json`` of someone's) is refused before anything is written there.
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from ..files import make_folder
+from ..errors import InputError, Location
+from ..files import make_folder, write_atomically
 from ..money import Money
 from ..price_book import PriceBook
 from ..workbooks import workbooks
@@ -39,6 +43,8 @@ SAMPLE_METRICS = Path(__file__).resolve().parents[1] / "data" / "metrics"
 SAMPLE_SERVING = SAMPLE_METRICS / "serving-lines.csv"
 #: Where the demo reconciles the FinOps Foundation samples against the template's plan.
 SAMPLES_FOLDER = "focus-samples"
+#: The file a demo writes first into its ``--out`` folder: the folder is a demo's, whose files a rerun replaces.
+DEMO_MARK = ".llm-finops-demo"
 
 
 def register(app: typer.Typer) -> None:
@@ -48,13 +54,30 @@ def register(app: typer.Typer) -> None:
 def demo(out: Path = typer.Option(Path("finops-demo"), help="folder for the demo's outputs"),
          quiet: bool = typer.Option(False, "--quiet", help="print only the list of files written")) -> None:
     """Run the main job on bundled defaults: size, cost, mix, build the workbook, reconcile."""
-    make_folder(out)
+    _claim(out)
     book = PriceBook.current()
     written = [_size(out, book, quiet), _tco(out, book, quiet), _mix(out, book, quiet)]
     files, plan, bills, serving = _workbooks(out, book, quiet)
     written += files
     written += _loop(out, plan, bills, serving, quiet)
     console.print(styled("\n", ("wrote", "bold"), "\n" + "\n".join(f"  {p}" for p in written)))
+
+
+def _claim(out: Path) -> None:
+    """Make ``out`` the demo's folder: new, empty or an earlier demo's (:data:`DEMO_MARK`); otherwise refuse."""
+    if out.exists() and not out.is_dir():
+        raise InputError("--out is a file; the demo writes a folder of files", where=Location(file=str(out)),
+                         hint="give --out the name of a new folder")
+    make_folder(out)
+    if (out / DEMO_MARK).is_file():
+        return
+    found = sorted(p.name for p in out.iterdir())
+    if found:
+        shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        raise InputError(f"this folder holds files no demo wrote ({shown}); the demo writes only into a new or "
+                         "empty folder, or one an earlier demo wrote, and replaces nothing else",
+                         where=Location(file=str(out)), hint="give --out a new folder, e.g. --out finops-demo")
+    write_atomically(out / DEMO_MARK, b"llm-finops demo outputs: `finops demo --out` replaces the files here\n")
 
 
 def _fleet_range(option: Any) -> str:

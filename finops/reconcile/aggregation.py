@@ -363,14 +363,32 @@ def summary_sql(groups: str, *, rates: Mapping[str, Decimal] | None = None, limi
             f"WHERE NOT EXISTS (SELECT 1 FROM listed_keys AS t WHERE {same_key})\nGROUP BY u.billing_currency")
 
 
+#: What makes a spreadsheet read a CSV cell as a formula when it starts one: ``=``, ``+``, ``-``, ``@``, a tab, a
+#: carriage return (OWASP, "CSV Injection"). A bill carries text anyone who tags a resource or names an account
+#: writes; in the unmapped-charges CSV, which finance opens in Excel, such a text starts with ``'`` and stays text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def as_spreadsheet_text(expr: str) -> str:
+    """SQL of the text ``expr`` as a spreadsheet shows it as text: ``'`` before one that starts as a formula.
+
+    >>> as_spreadsheet_text("x")
+    "CASE WHEN LEFT(x, 1) IN ('=', '+', '-', '@', CHR(9), CHR(13)) THEN '''' || x ELSE x END"
+    """
+    starts = ", ".join(f"CHR({ord(c)})" if c in "\t\r" else f"'{c}'" for c in FORMULA_STARTS)
+    return f"CASE WHEN LEFT({expr}, 1) IN ({starts}) THEN '''' || {expr} ELSE {expr} END"
+
+
 def unmapped_csv_sql(groups: str) -> str:
-    """Every unmapped charge group of ``groups`` with its sums in its billing currency, largest first.
+    """Every unmapped charge group of ``groups`` with its sums in its billing currency, largest first; a text that
+    a spreadsheet would read as a formula is shown as text (:func:`as_spreadsheet_text`).
 
     >>> unmapped_csv_sql("g").splitlines()[-1]
     'ORDER BY EffectiveCost DESC, 1, 2, 3, 4, 5, 6, 7'
     """
-    key = ", ".join(f"{expr} AS {title}" for expr, _, title in _UNMAPPED_KEY)
-    return (f"SELECT {key}, billing_currency AS BillingCurrency, SUM(effective_cost) AS EffectiveCost, "
+    key = ", ".join(f"{as_spreadsheet_text(expr)} AS {title}" for expr, _, title in _UNMAPPED_KEY)
+    return (f"SELECT {key}, {as_spreadsheet_text('billing_currency')} AS BillingCurrency, "
+            f"SUM(effective_cost) AS EffectiveCost, "
             f"SUM(billed_cost) AS BilledCost, SUM(row_count) AS Charges\nFROM {groups} WHERE plan_line IS NULL\n"
             f"GROUP BY 1, 2, 3, 4, 5, 6, 7\nORDER BY EffectiveCost DESC, 1, 2, 3, 4, 5, 6, 7")
 

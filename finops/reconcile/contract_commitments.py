@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import InputError, Location
+from ..limits import bounded_lines
 from ..money import to_decimal
 
 __all__ = ["ContractTerm", "read_contract_commitments"]
@@ -87,20 +88,29 @@ def read_contract_commitments(path: str | Path, text: TextIO | None = None) -> d
                              hint="give the FOCUS Contract Commitment dataset as UTF-8 CSV") from exc
         text = io.StringIO(content, newline="")
     with text:
-        reader = csv.DictReader(text)
-        columns = reader.fieldnames or []
-        missing = [c for c in _REQUIRED if c not in columns]
-        if missing:
-            raise InputError(f"not a FOCUS Contract Commitment dataset: no column {', '.join(missing)}",
-                             where=Location(file=name, row=1, column=missing[0]),
-                             hint="export the Contract Commitment dataset (FOCUS 1.3 or later)")
-        terms: dict[str, ContractTerm] = {}
-        for row_number, row in enumerate(reader, start=2):
-            terms_row = _term(row, name, row_number)
-            if terms_row.commitment_id in terms:
-                raise InputError(f"commitment {terms_row.commitment_id} is listed twice",
-                                 where=Location(file=name, row=row_number, column="ContractCommitmentId"))
-            terms[terms_row.commitment_id] = terms_row
+        reader = csv.DictReader(bounded_lines(text, name))  # each line bounded: finops.limits
+        try:
+            return _terms(reader, name)
+        except csv.Error as exc:  # a field past the csv module's limit, a NUL byte: not a dataset of FOCUS
+            raise InputError(f"not a CSV file this tool can read ({exc})",
+                             where=Location(file=name, row=max(reader.line_num, 1)),
+                             hint="give the FOCUS Contract Commitment dataset as CSV") from None
+
+
+def _terms(reader: csv.DictReader[str], name: str) -> dict[str, ContractTerm]:
+    columns = reader.fieldnames or []
+    missing = [c for c in _REQUIRED if c not in columns]
+    if missing:
+        raise InputError(f"not a FOCUS Contract Commitment dataset: no column {', '.join(missing)}",
+                         where=Location(file=name, row=1, column=missing[0]),
+                         hint="export the Contract Commitment dataset (FOCUS 1.3 or later)")
+    terms: dict[str, ContractTerm] = {}
+    for row_number, row in enumerate(reader, start=2):
+        terms_row = _term(row, name, row_number)
+        if terms_row.commitment_id in terms:
+            raise InputError(f"commitment {terms_row.commitment_id} is listed twice",
+                             where=Location(file=name, row=row_number, column="ContractCommitmentId"))
+        terms[terms_row.commitment_id] = terms_row
     return terms
 
 

@@ -40,6 +40,7 @@ from typing import Any
 
 from ..errors import InputError, Location
 from ..files import write_atomically
+from ..limits import json_document
 from .workload import Workload
 
 __all__ = ["CORRECTIONS_FILE", "PRIOR_BAND", "CorrectionTable", "ThroughputCorrection", "corrected_search"]
@@ -135,7 +136,7 @@ class CorrectionTable:
         if not path.exists():
             return cls()
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json_document(path.read_text(encoding="utf-8"))
             ratios = {(e["engine"], e["gpu"], e["model"]): {m: float(r) for m, r in e["months"].items()}
                       for e in data["corrections"]}
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:

@@ -20,6 +20,7 @@ from typing import Any, Literal, get_args
 from ..catalog import Accelerator, ModelSpec, accelerators
 from ..errors import InputError, Location
 from ..files import write_atomically
+from ..limits import json_document
 from ..registry import Registry
 from .bands import band_keys, reach_bands, reach_of
 from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, efficiency_source, ratio_at
@@ -363,7 +364,7 @@ class Calibration:
         if not path.is_file():
             raise InputError(f"calibration file {path} does not exist", hint="write one with `finops calibrate`")
         try:
-            data = json.loads(str(path.read_bytes(), _FILE_ENCODING))
+            data = json_document(str(path.read_bytes(), _FILE_ENCODING))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InputError(f"calibration file {path} is not JSON ({exc})") from None
         try:

