@@ -107,6 +107,10 @@ def _row_from_record(record: dict[str, object], where: Location) -> PriceRow:
     except (TypeError, ValueError):
         raise InputError(f"gpu_count must be an integer, got {record['gpu_count']!r}", where=where) from None
     _check_instance(record, count, where)
+    currency = str(record["currency"] or "").strip().upper()
+    if len(currency) != 3 or not currency.isalpha():  # "usd" is USD; "US$" or "" prices in no currency
+        raise InputError(f"currency must be a 3-letter ISO 4217 code, got {str(record['currency'])[:40]!r}",
+                         where=replace(where, column="currency"), hint="for example USD")
     return PriceRow(
         provider=str(record["provider"]), region=str(record["region"]), instance_type=str(record["instance_type"]),
         gpu_model=str(record["gpu_model"]), gpu_count=count, pricing_model=model,  # type: ignore[arg-type]
@@ -114,7 +118,7 @@ def _row_from_record(record: dict[str, object], where: Location) -> PriceRow:
         hourly_cost=to_price(str(record["hourly_cost"]), where=replace(where, column="hourly_cost"), what="hourly_cost"),
         upfront_cost=to_price(str(record["upfront_cost"] or 0), where=replace(where, column="upfront_cost"),
                               what="upfront_cost", zero=True),
-        currency=str(record["currency"]), effective_date=str(record["effective_date"])[:10],
+        currency=currency, effective_date=str(record["effective_date"])[:10],
         source=str(record["source"]),
     )
 
@@ -144,6 +148,31 @@ def _check_instance(record: dict[str, object], count: int, where: Location) -> N
     except ValueError:
         raise InputError(f"effective_date must be a date YYYY-MM-DD, got {str(record['effective_date'])[:40]!r}",
                          where=replace(where, column="effective_date"), hint="for example 2026-07-30") from None
+
+
+#: What one price of a book is for, and who quotes it: one source (an offer file's SKU and term, a page) quotes
+#: one price for one key. Two sources may price one key (AWS's standard and convertible reserved instances).
+PRICE_KEY = ("provider", "region", "instance_type", "pricing_model", "payment_option", "source")
+
+
+def _priced_once(numbered: Iterable[tuple[int, PriceRow]], file: str) -> list[PriceRow]:
+    """The rows of a price-book file, each key (:data:`PRICE_KEY`, any case) priced once: a second row of a key
+    is refused naming both rows. Two prices of one instance from one source (two pulls appended, a row pasted
+    and edited) would otherwise both be offered, the cheaper one ranked first."""
+    first: dict[tuple[str, ...], int] = {}
+    rows = []
+    for number, row in numbered:
+        key = tuple(normalize_key(str(getattr(row, name) or "")) for name in PRICE_KEY)
+        if key in first:
+            what = " ".join(str(getattr(row, name)) for name in PRICE_KEY[:-1] if getattr(row, name))
+            raise InputError(f"{what} is priced twice by one source: here ({row.hourly_cost} {row.currency} an "
+                             f"hour) and in row {first[key]}",
+                             where=Location(file=file, row=number, column="hourly_cost"),
+                             hint="keep one row for each provider, region, instance type, pricing model, payment "
+                                  "option and source: the price in force")
+        first[key] = number
+        rows.append(row)
+    return rows
 
 
 class PriceBook:
@@ -192,12 +221,13 @@ class PriceBook:
         if text is None:
             raw = path.read_bytes()
             try:
-                text = (inflate(raw, path) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8")
+                text = (inflate(raw, path) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8-sig")  # Excel's BOM
             except (UnicodeDecodeError, EOFError, gzip.BadGzipFile, zlib.error) as error:
                 raise InputError(f"price book {path.name} is not a UTF-8 CSV ({type(error).__name__})",
                                  where=Location(file=str(path)), hint=_FILE_HINT) from error
         reader = csv.DictReader(io.StringIO(text))
-        return cls(_row_from_record(rec, Location(file=path.name, row=i)) for i, rec in enumerate(reader, start=2))
+        return cls(_priced_once(((i, _row_from_record(rec, Location(file=path.name, row=i)))
+                                 for i, rec in enumerate(reader, start=2)), path.name))
 
     def write_csv(self, path: str | Path) -> Path:
         """Write atomically (a temporary file renamed into place)."""
@@ -222,8 +252,8 @@ class PriceBook:
         except pa.ArrowException as error:
             raise InputError(f"price book {Path(path).name} is not a readable Parquet file",
                              where=Location(file=str(path)), hint=_FILE_HINT) from error
-        return cls(_row_from_record(rec, Location(file=Path(path).name, row=i + 1))
-                   for i, rec in enumerate(table.to_pylist()))
+        return cls(_priced_once(((i + 1, _row_from_record(rec, Location(file=Path(path).name, row=i + 1)))
+                                 for i, rec in enumerate(table.to_pylist())), Path(path).name))
 
     def write_parquet(self, path: str | Path) -> Path:
         """Write atomically; money columns are decimal128(18, 6) (a micro-unit, as price lists quote)."""
