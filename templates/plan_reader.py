@@ -258,7 +258,7 @@ class _Tables:
 
     def rows(self, table: WorkbookTable | None, role: TableRole, build: Callable[[_Row], Any]) -> Iterator[Any]:
         """``build`` of each non-blank data row of ``table`` (none when the plan has no such table)."""
-        from openpyxl.utils.cell import get_column_letter
+        from openpyxl.utils.cell import get_column_letter, range_boundaries
 
         if table is None:
             return
@@ -273,10 +273,37 @@ class _Tables:
                              where=Location(file=self.file, sheet=table.sheet, column=missing[0]),
                              hint=f"{role.name} needs the columns {', '.join(role.headers)} (exact names)")
         for r, values in enumerate(cells, start=min_row + 1):
-            if all(v is None or (isinstance(v, str) and not v.strip()) for v in values):
+            if all(_blank(v) for v in values):
                 continue
             refs = {h: f"{get_column_letter(min_col + i)}{r}" for i, h in enumerate(found_headers)}
             yield build(_Row(self.file, table.sheet, r, dict(zip(found_headers, values)), refs))
+        self._nothing_left_below(table, found_headers, min_col, range_boundaries(table.ref)[3] + 1, build)
+
+    def _nothing_left_below(self, table: WorkbookTable, headers: list[str], min_col: int, below: int,
+                            build: Callable[[_Row], Any]) -> None:
+        """Refuse a row right below ``table`` that reads as one of its rows (``build`` takes it): a line typed or
+        pasted under a table that did not grow over it would not be read, and the plan would be short by it. A
+        totals row or a note under the table (a label, a sum) does not read as a row and stays a note."""
+        from openpyxl.utils.cell import get_column_letter
+
+        _, _, cells = range_rows(self.book[table.sheet], f"{get_column_letter(min_col)}{below}:"
+                                 f"{get_column_letter(min_col + len(headers) - 1)}{below}")
+        values = next(cells, ())
+        if all(_blank(v) for v in values):
+            return
+        refs = {h: f"{get_column_letter(min_col + i)}{below}" for i, h in enumerate(headers)}
+        try:
+            build(_Row(self.file, table.sheet, below, dict(zip(headers, values)), refs))
+        except InputError:
+            return  # not a row of this table: a note
+        raise InputError(f"row {below}, right below table {table.name} ({table.ref}), reads as a row of it but lies "
+                         "outside the table, so it would not be read",
+                         where=Location(file=self.file, sheet=table.sheet, cell=f"{get_column_letter(min_col)}{below}"),
+                         hint=f"extend {table.name} over row {below} (Table Design > Resize Table), or clear it")
+
+
+def _blank(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value.strip())
 
 
 def _budget(row: _Row) -> BudgetLine:

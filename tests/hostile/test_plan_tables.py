@@ -127,6 +127,26 @@ def _second_assets(book: openpyxl.Workbook) -> None:
     ws.add_table(Table(displayName="Table7", ref="A2:L3"))
 
 
+def _shrink(sheet: str) -> Callable[[openpyxl.Workbook], None]:
+    """The sheet's table no longer covers its last row (a resize, or a program writing rows past it)."""
+    def change(book: openpyxl.Workbook) -> None:
+        from openpyxl.utils.cell import range_boundaries
+
+        for table in book[sheet].tables.values():
+            max_row = range_boundaries(table.ref)[3]
+            table.ref = f"{table.ref.split(':')[0]}:{table.ref.split(':')[1].rstrip('0123456789')}{max_row - 1}"
+            table.autoFilter = None
+    return change
+
+
+def _under(sheet: str, *values: object) -> Callable[[openpyxl.Workbook], None]:
+    """A row typed right under the sheet's table, which did not grow over it."""
+    def change(book: openpyxl.Workbook) -> None:
+        ws = book[sheet]
+        ws.append(list(values))
+    return change
+
+
 @dataclass(frozen=True)
 class Case:
     """An edit of the plan -> the exit code, the texts the message names, and (exit 0) the figures."""
@@ -166,6 +186,19 @@ CASES = {
                                            names=("sheet Mapping", "cell E3", "never computed")),
     "mapping cells merged": Case(_merge("Mapping", "E3:E4"), exit=2, names=("sheet Mapping", "E3:E4", "merged")),
     "mapping cell holds an Excel error": Case(_cell("Mapping", "C4", "#REF!"), exit=2, names=("cell C4", "#REF!")),
+    "a budget line typed under tblBudget, outside it (was exit 0: planned short by it)": Case(
+        _under("Budget", "2026-05", "gpu2", "cc-1", "OPEX", "AWS", 500, "USD"), exit=2,
+        names=("sheet Budget", "cell A6", "right below table tblBudget", "reads as a row", "Resize")),
+    "tblBudget shrunk off its last line (was exit 0: the CAPEX line's 1,000 not planned)": Case(
+        _shrink("Budget"), exit=2, names=("sheet Budget", "cell A5", "tblBudget (A2:")),
+    "a mapping rule typed under tblMapping, outside it": Case(
+        _under("Mapping", 3, "gpu", "AWS", "", "AmazonEC2"), exit=2, names=("sheet Mapping", "cell A5", "tblMapping")),
+    "an asset typed under tblAssets, outside it": Case(
+        _under("Assets", "SRV-2", "8x H100", "onprem", "cc-2", "h100-sxm", 8, date(2025, 12, 20), None, 73_000,
+               1_000, 60, "USD"), exit=2, names=("sheet Assets", "cell A4", "tblAssets")),
+    "a totals row under tblBudget is a note, not a line": Case(
+        _both(_cell("Budget", "A6", "Total"), _cell("Budget", "F6", 1150))),
+    "a note under tblMapping is a note": Case(_cell("Mapping", "A5", "Rules are matched in order")),
     "asset cost a formula never computed": Case(_cell("Assets", "I3", "=70000+3000"), exit=2,
                                                 names=("sheet Assets", "cell I3")),
 }
