@@ -23,6 +23,7 @@ from finops.errors import InputError, Location
 from finops.files import replacing
 from finops.focus import COLUMNS, GPU_COLUMNS, SUCCESSORS, outside_vocabulary
 from finops.money import MONEY_CONTEXT, to_decimal
+from finops.outputs import check_replaceable
 
 __all__ = [
     "KINDS",
@@ -313,7 +314,8 @@ def _table(rows: list[Mapping[str, Any]]) -> Any:
 class FocusParquetWriter:
     """Write FOCUS records to ``out`` chunk by chunk, atomically: into a temporary file in the same folder,
     renamed into place only when the ``with`` block ends without an error (else deleted), so a reader
-    sees the old file or the whole new one, never a part.
+    sees the old file or the whole new one, never a part. A file already at ``out`` is replaced only when it
+    is a FOCUS bill this tool wrote (:func:`finops.outputs.check_replaceable`), never an input of the run.
 
     >>> import tempfile, pyarrow.parquet as pq
     >>> folder = tempfile.mkdtemp()
@@ -333,6 +335,7 @@ class FocusParquetWriter:
     def __enter__(self) -> Self:
         import pyarrow.parquet as pq
 
+        check_replaceable(self.out, "FOCUS bill")  # an earlier pull's file is replaced, nobody else's Parquet
         temporary = self._replacing.enter_context(replacing(self.out))  # finops.files: whole or not at all
         self._writer = pq.ParquetWriter(str(temporary), _arrow_schema(), write_page_checksum=True)  # checked on read
         return self

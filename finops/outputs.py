@@ -39,6 +39,12 @@ def _price_book_columns() -> tuple[str, ...]:
     return COLUMNS
 
 
+def _focus_columns() -> tuple[str, ...]:
+    from .focus import COLUMNS, GPU_COLUMNS
+
+    return tuple(column.name for column in COLUMNS + GPU_COLUMNS)
+
+
 def _token_price_columns() -> tuple[str, ...]:
     from dataclasses import fields
 
@@ -50,15 +56,17 @@ def _token_price_columns() -> tuple[str, ...]:
 #: Each kind of file this tool writes -> whether its first two lines (spaces and line ends dropped; a gzip file's
 #: inflated) are one of them. The demand CSV (:func:`finops.mix.write_demand_csv`) starts ``hour,<unit>``; the
 #: calibration JSON (``Calibration.write``, indented) is an object whose first key is ``source``; a price book and a
-#: token price list start with their header. A price book in Parquet is known by its columns (:data:`_PARQUET`).
+#: token price list start with their header. A price book in Parquet is known by its columns (:data:`_PARQUET`), and
+#: so are the FOCUS bills ``bills pull`` writes (Parquet only: a text file there is never one).
 WRITTEN_HERE: dict[str, Callable[[list[str]], bool]] = {
     "demand CSV": lambda lines: lines[:1] in (["hour,units"], ["hour,accelerators"], ["hour,instances"]),
     "calibration": lambda lines: "".join(lines).startswith('{"source":'),
     "price book": _header_of(_price_book_columns),
     "token price list": _header_of(_token_price_columns),
+    "FOCUS bill": lambda lines: False,
 }
 #: The kinds written as Parquet too -> their columns, read from the file's footer.
-_PARQUET: dict[str, Callable[[], tuple[str, ...]]] = {"price book": _price_book_columns}
+_PARQUET: dict[str, Callable[[], tuple[str, ...]]] = {"price book": _price_book_columns, "FOCUS bill": _focus_columns}
 _GZIP_MAGIC, _PARQUET_MAGIC = b"\x1f\x8b", b"PAR1"
 
 

@@ -20,10 +20,11 @@ from typing import Any
 from connectors.focus_table import FocusParquetWriter
 from finops.depreciation import month_index, month_label
 from finops.errors import InputError, Location
+from finops.files import inputs_kept
 
 from .cost_explorer import cost_explorer_rows, fetch_cost_and_usage
 from .cur import GpuOf, focus_rows_from_cur
-from .exports import find_delivery, iter_record_batches, open_store
+from .exports import LocalExportStore, find_delivery, iter_record_batches, open_store
 from .focus_export import focus_rows_from_focus
 from .mapping import CUR_REQUIRED_COLUMNS, FOCUS_REQUIRED_COLUMNS
 from .session import AwsSession
@@ -74,13 +75,16 @@ def pull_bills(source: str, month: str, out: str | Path, *, gpu_of: GpuOf, sessi
     month is complete."""
     session = session or AwsSession()
     wanted = months(month)
-    with FocusParquetWriter(out) as writer:
-        if source.strip().lower() in COST_EXPLORER_SOURCES:
-            client = session.client("ce", "us-east-1")
+    if source.strip().lower() in COST_EXPLORER_SOURCES:
+        client = session.client("ce", "us-east-1")
+        with FocusParquetWriter(out) as writer:
             for m in wanted:
                 writer.write(cost_explorer_rows(*fetch_cost_and_usage(client, m), gpu_of=gpu_of))
-        else:
-            store = open_store(source, session.client("s3") if source.startswith("s3://") else None)
-            for m in wanted:
-                _write_export_month(store, m, gpu_of, writer)
+        return writer.out
+    store = open_store(source, session.client("s3") if source.startswith("s3://") else None)
+    # A local copy's files are inputs of the run: --out naming one of them (a data file of the export) is refused.
+    kept = {path: f"--source {source}" for path in store.files()} if isinstance(store, LocalExportStore) else {}
+    with inputs_kept(kept), FocusParquetWriter(out) as writer:
+        for m in wanted:
+            _write_export_month(store, m, gpu_of, writer)
     return writer.out

@@ -93,13 +93,16 @@ class LocalExportStore:
     def url(self) -> str:
         return str(self.root)
 
-    def objects(self) -> list[StoredObject]:
+    def files(self) -> list[Path]:
+        """Every file of the copy, sorted."""
         if not self.root.is_dir():
             raise InputError(f"export folder {self.root} does not exist",
                              hint="pass s3://BUCKET/PREFIX or a folder with a downloaded export")
-        return [StoredObject(p.relative_to(self.root).as_posix(),
-                             datetime.fromtimestamp(p.stat().st_mtime, tz=UTC))
-                for p in sorted(self.root.rglob("*")) if p.is_file()]
+        return [p for p in sorted(self.root.rglob("*")) if p.is_file()]
+
+    def objects(self) -> list[StoredObject]:
+        return [StoredObject(p.relative_to(self.root).as_posix(), datetime.fromtimestamp(p.stat().st_mtime, tz=UTC))
+                for p in self.files()]
 
     def read(self, key: str) -> bytes:
         return (self.root / key).read_bytes()

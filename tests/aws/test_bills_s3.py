@@ -315,11 +315,13 @@ def test_a_failed_pull_leaves_the_previous_file_untouched(cur_rows, tmp_path):
     (root / "x/data/BILLING_PERIOD=2026-05/x-00001.csv.gz").write_bytes(csv_gz_bytes(cur_rows))
     (root / "x/metadata/BILLING_PERIOD=2026-05/x-Manifest.json").write_text(json.dumps(
         {"dataFiles": ["s3://b/x/data/BILLING_PERIOD=2026-05/x-00001.csv.gz"]}))
+    from connectors.focus_table import write_focus_parquet
+
     out = tmp_path / "may.parquet"
-    out.write_bytes(b"previous pull")
+    previous = write_focus_parquet([], out).read_bytes()  # an earlier pull, the only file a pull replaces
     with pytest.raises(InputError, match="row 12, column line_item_line_item_type"):
         aws.pull_bills(str(root), "2026-05", out)
-    assert out.read_bytes() == b"previous pull"
+    assert out.read_bytes() == previous
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exports", "may.parquet"]
 
 

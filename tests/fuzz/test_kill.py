@@ -122,6 +122,19 @@ def _complete(path: Path, reference: bytes) -> bool:
     return path.read_bytes() == reference
 
 
+def _earlier_pull() -> bytes:
+    """The bytes of an earlier ``bills pull`` with no rows: a FOCUS Parquet file a new pull replaces (the command
+    replaces nothing else)."""
+    import tempfile
+
+    from connectors.focus_table import FocusParquetWriter
+
+    with tempfile.TemporaryDirectory() as folder:
+        with FocusParquetWriter(Path(folder) / "may.parquet") as writer:
+            pass
+        return writer.out.read_bytes()
+
+
 def _state(paths: list[Path]) -> dict[Path, bytes | None]:
     return {path: path.read_bytes() if path.exists() else None for path in paths}
 
@@ -145,7 +158,7 @@ COMMANDS = {
                                  b"old"),
     "bills pull": lambda o: (["bills", "pull", "--provider", "gcp", "--source",
                               ROOT / "tests" / "gcp" / "fixtures" / "billing_export_detailed.jsonl",
-                              "--month", MONTH, "--out", o / "may.parquet"], [o / "may.parquet"], b"old"),
+                              "--month", MONTH, "--out", o / "may.parquet"], [o / "may.parquet"], _earlier_pull()),
     "calibrate": lambda o: (["calibrate", ROOT / "tests" / "sizing" / "fixtures" / "vllm-bench-serve.json",
                              "--engine", "vllm", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--precision",
                              "bf16", "--out", o / "cal.json"], [o / "cal.json"],

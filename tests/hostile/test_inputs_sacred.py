@@ -128,6 +128,11 @@ CASES: dict[str, Case] = {
         names=("mix.json", "no demo wrote")),
     "demo --out a file": Case(
         lambda d: ["demo", "--out", text_file(d, "notes.txt", "mine"), "--quiet"], names=("notes.txt", "is a file")),
+    "bills pull --out a data file of the local AWS export it reads (was exit 0: replaced)": Case(
+        lambda d: _aws_pull(d, _aws_export(d) / _AWS_DATA), names=("gpu-focus-00001.parquet", INPUT, "--source")),
+    "bills pull --out a Parquet file no pull wrote (was exit 0: replaced)": Case(
+        lambda d: _aws_pull(d, _parquet_of_someone(d / "mine.parquet")),
+        names=("mine.parquet", "not a FOCUS bill this tool wrote")),
     "prices pull --out is the offer file": Case(
         lambda d: ["prices", "pull", "--offer-file", _offer(d), "--out", d / "offer.csv"],
         names=("offer.csv", INPUT)),
@@ -140,6 +145,35 @@ def _after_a_run(folder: Path, extra: list[object]) -> list[object]:
 
     assert main([str(a) for a in reconcile_argv(folder, plan(folder), bill(folder))]) == 0
     return reconcile_argv(folder, folder / "plan.xlsx", folder / "bill.csv", extra=extra)
+
+
+#: Where a month's data file sits in an AWS Data Export (connectors/aws/exports.py), and its manifest.
+_AWS_DATA = "gpu-focus/data/BILLING_PERIOD=2026-05/gpu-focus-00001.parquet"
+_AWS_MANIFEST = "gpu-focus/metadata/BILLING_PERIOD=2026-05/gpu-focus-Manifest.json"
+
+
+def _aws_export(folder: Path) -> Path:
+    """A local copy of a FOCUS 1.2 Data Export of May: the FOCUS sample of 40 AWS rows as its one Parquet file."""
+    import duckdb
+
+    root = folder / "exports"
+    (root / _AWS_DATA).parent.mkdir(parents=True)
+    sample = Path(__file__).resolve().parents[1] / "aws" / "data" / "focus-1.2-aws-sample-40.csv"
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{sample}', all_varchar=true)) TO '{root / _AWS_DATA}' (FORMAT parquet)")
+    text_file(root, _AWS_MANIFEST, json.dumps({"dataFiles": [f"s3://b/p/{_AWS_DATA}"]}))
+    return root
+
+
+def _aws_pull(folder: Path, out: Path) -> list[object]:
+    source = folder / "exports" if (folder / "exports").is_dir() else _aws_export(folder)
+    return ["bills", "pull", "--provider", "aws", "--source", source, "--month", MONTH, "--out", out]
+
+
+def _parquet_of_someone(path: Path) -> Path:
+    import duckdb
+
+    duckdb.sql(f"COPY (SELECT 1 AS answer) TO '{path}' (FORMAT parquet)")
+    return path
 
 
 def _fifo(path: Path) -> Path:
@@ -197,3 +231,17 @@ def test_a_rerun_replaces_its_own_review(tmp_path, capsys, monkeypatch):
 
     check(Case(_second_run, exit=0, unchanged=False, verify=newer), tmp_path, capsys, monkeypatch)
     assert (tmp_path / "plan.xlsx").read_bytes()[:2] == b"PK"
+
+
+def test_a_pull_replaces_its_own_earlier_pull(tmp_path, capsys, monkeypatch):
+    """The Parquet file of an earlier ``bills pull`` is the tool's own: pulling the month again replaces it."""
+    from finops.cli import main
+
+    argv = [str(a) for a in _aws_pull(tmp_path, tmp_path / "may.parquet")]
+    assert main(argv) == 0
+    def pulled(folder: Path, out: str, err: str) -> None:
+        import pyarrow.parquet as pq
+
+        assert pq.read_metadata(folder / "may.parquet").num_rows > 0 and "wrote" in out
+
+    check(Case(lambda d: argv, exit=0, unchanged=False, verify=pulled), tmp_path, capsys, monkeypatch)
