@@ -156,7 +156,8 @@ class translate_errors:
                                          hint=f"check the network or {self.endpoint_env}") from exc
         if isinstance(exc, exceptions.RetryError):
             raise TransientProviderError(f"{api} kept failing while {doing}",
-                                         hint="the client retried with backoff; try again later") from exc
+                                         hint="the client retried with backoff until the command's "
+                                              f"{RETRY_TIMEOUT_ENV}; try again later") from exc
         if isinstance(exc, (exceptions.TooManyRequests, exceptions.ServerError)):
             raise TransientProviderError(f"{api} error {exc.code} while {doing}",
                                          hint="throttled or unavailable; try again later") from exc
