@@ -152,6 +152,8 @@ class RetryBudget:
             failure = _failure(response, caught_exception)
             if failure is None:
                 return None  # botocore's retry handler decides (a success is kept as it is)
+            if os.environ.get("AWS_RETRY_MODE", "standard").strip().lower() != "standard":
+                failure = {}  # legacy and adaptive modes sleep otherwise: the longest sleep of any failure
             ends = deadline(RETRY_TIMEOUT_ENV, self.seconds, since=request_dict.get("context", {}).get(_STARTED))
             if self.retry_allowed(ends - time.monotonic(), longest_backoff(attempts, **failure)):
                 return None

@@ -103,3 +103,14 @@ def test_a_retry_is_made_only_when_it_ends_by_the_deadline(json_server, monkeypa
     with pytest.raises(TransientProviderError):
         _get_products(json_server, failed_s_ago=1.0)  # 3 s left, less the wait: it would not
     assert len(json_server.requests) == 3
+
+
+def test_in_another_retry_mode_a_retry_leaves_room_for_the_longest_sleep_of_any_failure(json_server, monkeypatch):
+    """botocore's legacy mode sleeps rand x 2^(i-1) s whatever the failure: the 0.05 s scale of standard mode does
+    not hold there, so a retry needs room for a throttled sleep and its retry-after (6 s after one attempt)."""
+    monkeypatch.setenv(RETRY_TIMEOUT_ENV, "4")
+    monkeypatch.setenv("AWS_RETRY_MODE", "legacy")
+    json_server.responses = [UNAVAILABLE, GOOD]
+    with pytest.raises(TransientProviderError):
+        _get_products(json_server, failed_s_ago=0.0)  # 4 s left, 3 s an attempt: 6 s of sleep does not fit
+    assert len(json_server.requests) == 1
