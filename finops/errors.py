@@ -37,8 +37,9 @@ __all__ = [
     "require",
 ]
 
-#: ``scheme://user:password@`` (or ``scheme://token@``): everything between ``//`` and ``@`` is a credential.
-_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)[^/?#@\s]+@")
+#: ``scheme://user:password@`` (or ``scheme://token@``): everything between ``//`` and ``@`` is a credential; a URL
+#: that went through a file path (``Path("https://...")`` keeps one slash: ``https:/bob:pw@host``) is one too.
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*:/+)[^/?#@\s]+@")
 #: A query or fragment parameter whose name says it carries a secret (``access_token``, ``api_key``,
 #: ``X-Amz-Signature``, ``sig``, ``X-Goog-Credential``, ``password``...).
 _SECRET_PARAMETER = re.compile(
@@ -54,6 +55,8 @@ def redacted(text: str) -> str:
     'cannot reach https://***@prom.example:9090/api?access_token=***&step=60'
     >>> redacted("s3://bucket/key?X-Amz-Signature=f00&X-Amz-Credential=AKIA%2F1&x=1#sig=zz")
     's3://bucket/key?X-Amz-Signature=***&X-Amz-Credential=***&x=1#sig=***'
+    >>> redacted("price book https:/bob:hunter2@example.com/book.csv does not exist")
+    'price book https:/***@example.com/book.csv does not exist'
     """
     return _SECRET_PARAMETER.sub(r"\g<lead>=***", _USERINFO.sub(r"\g<scheme>***@", text))
 

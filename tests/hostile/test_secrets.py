@@ -46,6 +46,12 @@ CASES: dict[str, Case] = {
     "--prometheus that is not http, with a password": Case(
         lambda d: _metrics_free_reconcile(d, "ftp://bob:hunter2@h/?X-Amz-Credential=cred-789"),
         hidden=SECRETS, names=("--prometheus",)),
+    "FINOPS_PRICE_BOOK a URL with a password (was shown: a path keeps one slash of https://)": Case(
+        lambda d: ["tco", "--no-owned", "--json"], env={"FINOPS_PRICE_BOOK": _url(443)}, hidden=SECRETS,
+        names=("price book", "does not exist")),
+    "tco --price-book a URL with a password": Case(
+        lambda d: ["tco", "--no-owned", "--json", "--price-book", _url(443)], hidden=SECRETS,
+        names=("price book", "does not exist")),
 }
 
 
@@ -68,6 +74,7 @@ REDACTIONS = {
     "http://h/?api_key=1&key=2&apikey=3&password=4&client_secret=5&code=6&step=60":
         "http://h/?api_key=***&key=***&apikey=***&password=***&client_secret=***&code=***&step=60",
     "error at 'https://u:p@h' (quoted)": "error at 'https://***@h' (quoted)",
+    "price book https:/u:p@h/b.csv (a URL through a path)": "price book https:/***@h/b.csv (a URL through a path)",
     "plan.xlsx, row 3: no URL here; key=value stays": "plan.xlsx, row 3: no URL here; key=value stays",
 }
 
