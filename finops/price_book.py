@@ -26,11 +26,11 @@ from dataclasses import asdict, dataclass, fields, replace
 from decimal import Decimal
 from importlib import resources
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from .errors import InputError, Location
 from .files import write_atomically
-from .limits import inflate
+from .limits import MAX_INFLATED_BYTES, inflate
 from .money import MONEY_CONTEXT, to_price
 from .registry import normalize_key
 
@@ -175,6 +175,24 @@ def _priced_once(numbered: Iterable[tuple[int, PriceRow]], file: str) -> list[Pr
     return rows
 
 
+def _decoded_bytes(table: Any) -> int:
+    """The bytes ``table``'s values take once decoded: a dictionary-encoded text column counts each row's value,
+    though the file and the encoded table hold it once."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for column in table.columns:
+        for chunk in column.chunks:
+            if pa.types.is_dictionary(chunk.type):
+                total += pc.sum(pc.binary_length(chunk.dictionary).take(chunk.indices)).as_py() or 0
+            elif pa.types.is_string(chunk.type) or pa.types.is_binary(chunk.type):
+                total += pc.sum(pc.binary_length(chunk)).as_py() or 0
+            else:
+                total += chunk.nbytes
+    return total
+
+
 class PriceBook:
     """An immutable collection of :class:`PriceRow` with filtering and exact lookup."""
 
@@ -248,10 +266,15 @@ class PriceBook:
         import pyarrow.parquet as pq  # edge dependency, imported only here
 
         try:
-            table = pq.read_table(path)
+            names = pq.read_schema(path).names
+            table = pq.read_table(path, read_dictionary=[n for n in names if n in COLUMNS])  # text kept encoded
         except pa.ArrowException as error:
             raise InputError(f"price book {Path(path).name} is not a readable Parquet file",
                              where=Location(file=str(path)), hint=_FILE_HINT) from error
+        if _decoded_bytes(table) > MAX_INFLATED_BYTES:  # a few kB of dictionary pages can stand for gigabytes
+            raise InputError(f"this price book inflates to more than {MAX_INFLATED_BYTES // 1024 ** 2} MiB of "
+                             "values", where=Location(file=str(path)),
+                             hint="a price book is a few MiB; this one is damaged or crafted: pull it again")
         return cls(_priced_once(((i + 1, _row_from_record(rec, Location(file=Path(path).name, row=i + 1)))
                                  for i, rec in enumerate(table.to_pylist())), Path(path).name))
 

@@ -68,6 +68,28 @@ CASES: dict[str, Case] = {
 }
 
 
+def _parquet_bomb(folder: Path) -> Path:
+    """A Parquet price book of a few kB whose ``source`` of 1 MiB, stored once in a dictionary page, stands in
+    each of its 600 rows: 600 MiB of values once read, past the 512 MiB any inflation may reach."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = 600
+    values = dict(zip(COLUMNS, ON_DEMAND.format(currency="USD").split(","), strict=True))
+    columns = {name: pa.array([value] * rows) for name, value in values.items()}
+    columns["gpu_count"] = pa.array([8] * rows, pa.int32())
+    columns["source"] = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["x" * (1 << 20)]))
+    path = folder / "prices.parquet"
+    pq.write_table(pa.table(columns), path, compression="zstd")
+    assert path.stat().st_size < 64 * 1024
+    return path
+
+
+CASES["a Parquet book of a few kB inflating to 600 MiB of values (was read whole, gigabytes for larger ones)"] = Case(
+    lambda d: ["tco", "--provider", "aws", "--instance-type", "p5.48xlarge", "--region", "us-east-1", "--no-owned",
+               "--json", "--price-book", _parquet_bomb(d)], names=("prices.parquet", "more than 512 MiB"))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_price_book_prices_each_instance_once(name, tmp_path, capsys, monkeypatch):
     check(CASES[name], tmp_path, capsys, monkeypatch)
