@@ -68,6 +68,9 @@ class MixOption:
         checks: list[tuple[bool, str, str]] = [
             (self.kind in get_args(OptionKind), "kind", f"unknown kind {self.kind!r}"),
             (self.hourly_cost >= 0, "hourly_cost", "hourly_cost must be >= 0"),
+            (self.hourly_cost > 0 or self.upfront > 0 or self.kind == "owned", "hourly_cost",
+             "costs nothing (hourly_cost 0, no upfront): a free option would cover all demand at no cost; only "
+             + "owned capacity already paid for may cost 0"),
             (self.variable_cost >= 0, "variable_cost", "variable_cost must be >= 0"),
             (self.upfront >= 0, "upfront", "upfront must be >= 0"),
             (self.term_hours is None or self.term_hours > 0, "term_hours", "term_hours must be > 0"),

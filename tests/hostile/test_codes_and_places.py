@@ -360,6 +360,11 @@ MORE: dict[str, Case] = {
                                            _text(d, "o.csv", OPTIONS), "--shift-batch", "2"], names=("--shift-batch",)),
     "mix option priced below 0": Case(lambda d: ["mix", "--demand", _text(d, "d.csv", HOURS), "--options", _text(
         d, "o.csv", "name,kind,hourly_cost\nod,on_demand,-2.0\n")], names=("o.csv", "row 2", "column hourly_cost")),
+    "mix reserved option priced 0 (was exit 0: all demand at no cost)": Case(lambda d: ["mix", "--demand", _text(
+        d, "d.csv", HOURS), "--options", _text(d, "o.csv", "name,kind,hourly_cost\nod,on_demand,2.0\nri,reserved,0\n")],
+        names=("o.csv", "row 3", "column hourly_cost", "costs nothing")),
+    "mix spot option priced 0": Case(lambda d: ["mix", "--demand", _text(d, "d.csv", HOURS), "--options", _text(
+        d, "o.csv", "name,kind,hourly_cost\nod,on_demand,2.0\nsp,spot,0.0\n")], names=("o.csv", "row 3", "costs nothing")),
     "mix option named twice": Case(lambda d: ["mix", "--demand", _text(d, "d.csv", HOURS), "--options", _text(
         d, "o.csv", "name,kind,hourly_cost\nod,on_demand,2.0\nod,spot,1.0\n")], names=("o.csv", "row 3", "column name")),
     "mix profile --gpus-per-unit 0": Case(lambda d: ["mix", "profile", "--bills", bill(d), "--out", d / "dem.csv",
