@@ -84,10 +84,15 @@ def _number(text: str, path: Path, row: int, column: str, *, whole: bool = False
     if not text:
         return None
     try:
-        value = int(text) if whole else float(text)
-    except ValueError:
-        raise InputError(f"expected a number, got {text!r}", where=Location(file=str(path), row=row, column=column),
-                         hint="a plain number such as 500 or 0.2") from None
+        value = float(text)
+        if whole:  # 8.0, as a spreadsheet may save 8, is 8; 8.5 is no count of GPUs
+            if not value.is_integer():
+                raise ValueError(text)
+            value = int(value)
+    except (ValueError, OverflowError):
+        raise InputError(f"expected {'a whole number' if whole else 'a number'}, got {text!r}",
+                         where=Location(file=str(path), row=row, column=column),
+                         hint="a whole number such as 8" if whole else "a plain number such as 500 or 0.2") from None
     if value < 0:
         raise InputError(f"expected 0 or more, got {text!r}", where=Location(file=str(path), row=row, column=column))
     return value
@@ -161,6 +166,12 @@ def check_line(line: ServingLine, where: Location) -> ServingLine:
         raise InputError(f"TP {line.tp} does not shard the {heads} of {line.model}", where=column("TP"),
                          hint=f"a TP the engines can run it at: {fits or 'see the model card'}")
     if line.provider.lower() in ("on-prem", "onprem", ""):
+        if line.instance_type or line.region:  # a cloud offer named, its seller not: priced as owned, it was carried
+            raise InputError(f"InstanceType {line.instance_type or '(blank)'} and Region {line.region or '(blank)'} "
+                             "name capacity bought in a cloud, but the line has no Provider",
+                             where=column("Provider"),
+                             hint="name the provider that sells it (aws or gcp), or clear InstanceType and Region "
+                                  "for capacity you own")
         return line
     try:
         instances_for_gpu(gpu, line.provider)

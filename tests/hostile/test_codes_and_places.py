@@ -399,6 +399,11 @@ MORE: dict[str, Case] = {
         names=("s.csv", "row 2", "column PlanLine", "no Budget row")),
     "serving TP 0 (was exit 0, read as TP 1)": Case(lambda d: _plan_next(d, serving=_serving(",fp8,1,", ",fp8,0,")),
                                                     names=("s.csv", "row 2", "column TP")),
+    "serving InstanceType without a Provider (was exit 0: priced as owned, May's budget carried)": Case(
+        lambda d: _plan_next(d, serving=_serving(",aws,g6e.xlarge,", ",,g6e.xlarge,")),
+        names=("s.csv", "row 2", "column Provider", "g6e.xlarge")),
+    "serving TP 1.5": Case(lambda d: _plan_next(d, serving=_serving(",fp8,1,", ",fp8,1.5,")),
+                           names=("s.csv", "row 2", "column TP", "whole number")),
     "reconcile --serving without metrics (was exit 0, ignored)": Case(
         lambda d: _rec(d, extra=("--serving", _text(d, "s.csv", SERVING_LINE))), names=("--serving", "--metrics")),
     "reconcile --table-lacks on local bills (was exit 0, ignored)": Case(
