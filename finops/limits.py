@@ -90,15 +90,20 @@ def inflate(raw: bytes, file: str | Path, *, limit: int | None = None) -> bytes:
 def json_document(text: str | bytes | bytearray) -> Any:
     """``json.loads(text)``; a document nested deeper than the parser reads (Python's recursion limit, about 1,000
     levels: every JSON file the tool reads nests fewer than 10) is a :class:`json.JSONDecodeError` like any other
-    malformed document, which its reader reports naming the file, instead of a ``RecursionError``.
+    malformed document, which its reader reports naming the file, instead of a ``RecursionError``. A byte-order
+    mark before the document (a file saved by a Windows editor) is skipped, as ``json.loads`` does for bytes.
 
     >>> json_document('{"a": [1, 2]}')
     {'a': [1, 2]}
+    >>> json_document('\ufeff{"a": 1}')
+    {'a': 1}
     >>> json_document("[" * 100_000 + "]" * 100_000)
     Traceback (most recent call last):
     ...
     json.decoder.JSONDecodeError: nested deeper than about 1,000 levels, more than a file of this tool holds: line 1 column 1 (char 0)
     """
+    if isinstance(text, str):
+        text = text.removeprefix("\ufeff")  # a byte-order mark, as Windows editors save UTF-8: not part of the JSON
     try:
         return json.loads(text)
     except RecursionError:

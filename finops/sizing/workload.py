@@ -280,7 +280,7 @@ def load_workload(path: str | Path) -> Workload:
     p = Path(path).expanduser()
     where = Location(file=str(p))
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark, as Windows editors save UTF-8, skipped
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
         raise InputError(f"cannot read workload file: {reason or exc}", where=where,
