@@ -376,7 +376,8 @@ def LLM_SIZE(
     (``calibrated``, else extrapolated) and whose efficiencies the roofline uses (``efficiency_source``:
     ``engine`` or a vendor fit such as ``amd-cdna3:vllm``), and the TTFT and ITL at P99 as a load test would show
     them were the model as optimistic as its 90th-percentile held-out error (``ttft_p99_ms_p90``,
-    ``itl_p99_ms_p90``; ``-`` without a band). Source: ``finops.sizing.search.search``.
+    ``itl_p99_ms_p90``; ``-`` without a band), and ``beyond_native_context`` (``yes`` when ``isl + osl`` runs past
+    the model's native context on the ``context_length`` given). Source: ``finops.sizing.search.search``.
 
     >>> table = LLM_SIZE("llama-3.1-8b", 5000, 500, 50, 1000, None, "h100-sxm", "bf16", "on_demand", 1)
     >>> table[0][:5], table[1][:3]
@@ -426,8 +427,9 @@ def LLM_SIZING(headers: Cell, row: Cell, field: Cell, prices: Cell = None, prici
     ``field`` one of ``MeetsTargets``, ``WhyNot``, ``TtftMs``, ``TpotMs``, ``Replicas``, ``Gpus``,
     ``Instances``, ``GpusPaid``, ``InstanceType``, ``MonthlyCost``, ... ``BestGpu``, ``BestPrecision``,
     ``BestTp``, ``BestGpus``, ``BestInstanceType``, ``BestInstances``, ``BestMonthlyCost``, ``Calibrated``, ``EfficiencySource``,
-    ``TtftMsP90``, ``TpotMsP90`` (``finops.sizing.figures``). A choice that misses its targets shows why in its cost cells, never a
-    cost. Source: ``finops.sizing.choice.size_workload``, the function ``finops size`` and
+    ``TtftMsP90``, ``TpotMsP90``, ``BeyondNativeContext`` (``yes`` when the row's ISL + OSL run past the model's
+    native context on its ``ContextLength``) (``finops.sizing.figures``). A choice that misses its targets shows
+    why in its cost cells, never a cost. Source: ``finops.sizing.choice.size_workload``, the function ``finops size`` and
     ``finops.size`` call.
 
     >>> headers = ["Workload", "Model", "Precision", "Gpu", "TP", "Concurrency", "ISL", "OSL", "TtftTargetMs"]

@@ -345,6 +345,10 @@ def _print_ranking(result: SearchResult, chosen: Workload, confidence: float) ->
                       "accelerator), fitted (its family's published rows fitted), kernels (its kernels measured, "
                       "no end-to-end row fitted), unmeasured (another family's constants: the widest band); "
                       "confirm with a load test and `finops calibrate` (docs/sizing.md, 'Error bands')")
+    if result.options[0].beyond_native_context:
+        console.print(f"beyond native context: {chosen.isl:,} + {chosen.osl:,} tokens run past {chosen.model}'s native "
+                      f"context of {chosen.model_spec().max_context:,}, served on a context length of {chosen.context_length:,} (RoPE scaling); the figures "
+                      "hold, what the model answers that far out is yours to check")
     console.print("accel.: accelerators (GPUs, or TPU/Inferentia/Trainium chips) used by the replicas / paid "
                   "for on whole instances; /M out: cost per million output tokens at the peak load running "
                   f"24/7 (pk), and at the average load, peak/average {chosen.peak_to_average:.3g}, the fleet "

@@ -22,6 +22,7 @@ from ..cells import NOT_APPLICABLE, shown
 from ..errors import InputError
 from ..registry import Registry
 from .choice import WorkloadSizing
+from .memory import check_context
 from .search import SizingOption
 
 __all__ = ["RANKING_HEADER", "SIZING_FIELDS", "ranking_table"]
@@ -106,6 +107,10 @@ SIZING_FIELDS: Registry[Field] = Registry("Sizing field", {
     "GpusAtP10": _chosen(lambda o: shown(o.gpus_band[0] if o.gpus_band else None)),
     "GpusAtP90": _chosen(lambda o: shown(o.gpus_band[1] if o.gpus_band else None)),
     "BestExtrapolation": _best(lambda o: o.extrapolation),
+    # the request (isl + osl) runs past the model's native context, on the row's ContextLength (RoPE scaling):
+    # yes/no whatever the configuration, as it is the workload's (finops.sizing.memory.check_context)
+    "BeyondNativeContext": lambda s: shown(check_context(s.workload.model_spec(), s.workload.isl, s.workload.osl,
+                                                         s.workload.context_length)),
 })
 
 
@@ -129,6 +134,7 @@ RANKING_HEADER = (
     "efficiency_source",
     "ttft_p99_ms_p90",
     "itl_p99_ms_p90",
+    "beyond_native_context",
 )
 
 
@@ -154,6 +160,7 @@ def ranking_table(options: list[SizingOption]) -> list[list[Any]]:
             o.efficiency_source,
             shown(o.at_p90("ttft", o.ttft_p99_ms)),
             shown(o.at_p90("tpot", o.itl_p99_ms)),
+            shown(o.beyond_native_context),
         ]
         for o in options
     ]

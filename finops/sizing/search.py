@@ -52,7 +52,7 @@ from .confidence import DEFAULT_CONFIDENCE, Pessimism, check_confidence, pessimi
 from .demand import demand, devices_needed
 from .engine_constants import CALIBRATED_TPS, Calibration
 from .managed import ApiOption, api_options
-from .memory import PRECISIONS, tp_shards_heads
+from .memory import PRECISIONS, check_context, tp_shards_heads
 from .performance import ReplicaPhysics, prompt_terms, replica_latency, scheduling_delay, with_client
 from .queueing import closed_population, operating_point, sla_attainment
 from .ranking import HOURS_PER_MONTH, Quote, Ranking, per_million, per_million_at_average, price_index
@@ -119,6 +119,10 @@ class SizingOption:
     gpus_band: tuple[int | None, int | None] | None = None
     # which measurements answer the option (Calibration.evidence, its range judged at the option's running batch)
     evidence: dict[str, Any] | None = None
+    # the workload's isl + osl run past the model's native context, served on its extended context_length
+    # (RoPE scaling; finops.sizing.memory.check_context): the figures hold, the model's answers that far out are
+    # the operator's to check
+    beyond_native_context: bool = False
 
     def at_p90(self, metric: str, value_ms: float) -> float | None:
         """A TTFT (``metric="ttft"``) or TPOT/ITL (``"tpot"``) figure of this option as a load test would
@@ -247,8 +251,9 @@ def search(workload: Workload, *, gpus: Sequence[str] | None = None, precisions:
     best = ranking.best()
     ends = _fleet_ends(best, table, rows, phys, limits, constants, workload, need, cal, engine)
     served = _as_served(best, table, constants, workload, need) if best else (None, None)
+    beyond = bool(best) and check_context(model, workload.isl, workload.osl, workload.context_length)
     options = [_option(table, q, n, served, int(slots[q.row]), pricing_model, workload.peak_to_average, confidence,
-                       end) for n, (q, end) in enumerate(zip(best, ends))]
+                       end, beyond) for n, (q, end) in enumerate(zip(best, ends))]
     reason = None
     if not options:
         closest, more = _closest_miss(table, rows, picks, grid, phys, limits, constants, workload, need, sized)
@@ -475,7 +480,8 @@ def _fleet_ends(best: list[Quote], table: Any, rows: np.ndarray, phys: ReplicaPh
 
 
 def _option(table: Any, q: Quote, n: int, served: tuple[Any, Any], max_concurrency: int, pricing_model: str,
-            peak_to_average: float, confidence: float | None, gpus_band: tuple[int | None, int | None]) -> SizingOption:
+            peak_to_average: float, confidence: float | None, gpus_band: tuple[int | None, int | None],
+            beyond_native_context: bool = False) -> SizingOption:
     """Option ``n`` of the ranking: its deployment, the model's own figures at the workload's load
     (``served[0]``, point ``n``), and the figures it was sized at (the quote's point)."""
     (op, p_ok), tp = served, table.tps[q.row]
@@ -498,7 +504,8 @@ def _option(table: Any, q: Quote, n: int, served: tuple[Any, Any], max_concurren
         ttft_band_ratio=table.band_ratios[q.row][0], tpot_band_ratio=table.band_ratios[q.row][1],
         throughput_band_ratio=table.band_ratios[q.row][2], extrapolation=table.reaches[q.row], confidence=confidence,
         ttft_sized_ms=float(q.flat["sized_ttft"][q.i]) * 1e3, itl_sized_ms=float(q.flat["sized_itl"][q.i]) * 1e3,
-        gpus_band=gpus_band, evidence=_evidence(table, q.row, float(op.running_batch[n])))
+        gpus_band=gpus_band, evidence=_evidence(table, q.row, float(op.running_batch[n])),
+        beyond_native_context=beyond_native_context)
 
 
 def _evidence(table: Any, row: int, running_batch: float) -> dict[str, Any]:

@@ -26,6 +26,9 @@ Column by column (``W`` = the workload's row on the Workloads sheet, ``H`` its h
     GpusAtP10, GpusAtP90 = accelerators the planner's configuration deploys were the model at the optimistic
                          or the pessimistic end of its P10-P90 band (Gpus is sized at the P90 end:
                          finops.sizing.confidence)
+    BeyondNativeContext = yes when the row's ISL + OSL run past the model's native context, served on its
+                         ContextLength (RoPE scaling; finops.sizing.memory.check_context): the figures hold, what
+                         the model answers that far out is the operator's to check
     ApiPerMTok         = FINOPS_API_PER_MTOK(Model, ISL, OSL): the cheapest managed API serving the model per
                          token on demand (Amazon Bedrock, Vertex AI), per million output tokens, input price x
                          ISL / OSL + output price, beside CostPerMTokPeak and CostPerMTokAverage ("no API" where
@@ -113,6 +116,7 @@ _ANSWER: tuple[tuple[str, Kind, float], ...] = (
     ("GpusAtP10", "int", 9),
     ("GpusAtP90", "int", 9),
     ("BestExtrapolation", "text", 11),
+    ("BeyondNativeContext", "text", 10),
 )
 SIZING_COLUMNS = (
     Column("Workload", role="computed", width=30),

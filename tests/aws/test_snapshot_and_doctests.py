@@ -66,6 +66,8 @@ def test_a_recorded_row_that_cannot_be_priced_is_refused(row, refusal):
     ("g6e.xlarge", "us-west-2", "reserved_1y", "no_upfront", "1.17243", 0, "1.17243", "tsaol/aws-gpu@77fcd9fe"),
     ("g6e.xlarge", "us-east-1", "reserved_1y", "all_upfront", "1.094292", 8760, "1.094292", "tsaol/aws-gpu@2d0108c"),
     ("trn1.32xlarge", "us-east-1", "on_demand", "", "21.5", 0, "1.34375", "tsaol/aws-gpu@77fcd9fe"),
+    # 85.964 / 16 Trainium2 chips; the only region any source prices it in
+    ("trn2.48xlarge", "us-east-2", "on_demand", "", "85.964", 0, "5.37275", "skypilot-catalog@001367d2"),
 ])
 def test_recorded_on_demand_and_reserved_rows_reach_the_bundled_book(instance_type, region, model, option, effective,
                                                                      hours, per_gpu, source):

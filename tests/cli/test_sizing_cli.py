@@ -141,6 +141,27 @@ def test_a_request_past_the_native_context_is_refused_unless_the_engine_serves_i
     assert abs(extended["max_concurrency"] - native["max_concurrency"] * 4096 / 5504) <= 1
 
 
+def test_size_flags_every_option_of_a_workload_past_the_native_context(capsys, tmp_path):
+    """The same 5,000 + 500 request as a workload with context_length 5,500: every option of `size --json` says
+    it runs beyond the native context, and the table says so under it with both lengths; within 4,096 tokens
+    neither does."""
+    def workload(isl, osl):
+        path = tmp_path / f"w{isl}.toml"
+        path.write_text(f'name = "long"\nmodel = "llama-2-7b"\nisl = {isl}\nosl = {osl}\nconcurrency = 20\n'
+                        "context_length = 5500\n", encoding="utf-8")
+        return ["size", "--workload", str(path), "--gpus", "h100-sxm", "--top", "2"]
+
+    code, out, _ = _run(capsys, workload(5000, 500) + ["--json"])
+    assert code == 0 and [o["beyond_native_context"] for o in json.loads(out)["options"]] == [True, True]
+    code, out, _ = _run(capsys, workload(5000, 500))
+    text = " ".join(out.split())     # the console folds long lines
+    assert code == 0 and "past llama-2-7b's native context of 4,096, served on a context length of 5,500" in text
+    code, out, _ = _run(capsys, workload(2048, 512) + ["--json"])
+    assert code == 0 and [o["beyond_native_context"] for o in json.loads(out)["options"]] == [False, False]
+    code, out, _ = _run(capsys, workload(2048, 512))
+    assert code == 0 and "beyond native context" not in " ".join(out.split())
+
+
 @pytest.fixture
 def small_price_book(tmp_path, monkeypatch):
     path = tmp_path / "prices.csv"

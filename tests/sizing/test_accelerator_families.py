@@ -122,6 +122,24 @@ def test_trainium2_is_in_the_catalog_with_its_instance():
     assert [(i.instance_type, i.gpu_count) for i in instances_for_gpu("trainium2")] == [("trn2.48xlarge", 16)]
 
 
+def test_trainium2_is_priced_and_sized_at_the_pessimistic_end_of_the_unmeasured_band():
+    """With its on-demand price (85.964 USD an instance-hour, us-east-2) Trainium2 is searched, not listed as
+    unpriced; no measurement covers NeuronCore-v3, so its option carries the ``unmeasured`` class and is sized
+    at that band's pessimistic end, which is more than twice its optimistic end here."""
+    from finops.price_book import PriceBook
+    from finops.sizing.search import search
+    from finops.sizing.workload import presets
+
+    result = search(presets()["seed000-doc-qa"], gpus=["trainium2"], top=1, price_book=PriceBook.bundled())
+    assert "trainium2" not in result.unpriced
+    option = result.options[0]
+    assert (option.instance_type, option.region, option.extrapolation) == ("trn2.48xlarge", "us-east-2", "unmeasured")
+    assert option.evidence["family_measured"] is False
+    assert option.gpus == option.gpus_band[1] > 2 * option.gpus_band[0]
+    assert option.gpus_paid == 16 * option.instances
+    assert option.monthly_cost.amount == option.hourly_cost.amount * 730
+
+
 # ---- the evidence an estimate carries --------------------------------------------------------------------
 @pytest.mark.parametrize("gpu, source, measured_here, family_measured", [
     ("inferentia2", "neuron-v2:vllm", True, True),     # Neuron's own tables

@@ -409,6 +409,30 @@ def test_a_workload_added_below_the_others_sizes_and_costs_itself(formulas_book,
     assert got(tco, "TCO", "CloudMonthly") == pytest.approx(float(chosen.monthly_cost.amount), rel=1e-9)
 
 
+def test_a_workload_past_its_models_native_context_says_so_in_its_sizing_row(formulas_book, values_book, evaluated):
+    """The seed rows all fit their models' native contexts (``no``, stored and recomputed); a row typed below them
+    for Llama-2 (native 4,096 tokens) with 5,000 + 500 tokens on a ContextLength of 5,500 reads ``yes``, and the
+    same row within 4,096 tokens ``no``."""
+    workloads, sizing = Table(formulas_book, "tblWorkloads"), Table(formulas_book, "tblSizing")
+    ws, stored = formulas_book["Workloads"], values_book["Sizing"]
+    seeds = [i for i in range(workloads.rows) if ws[workloads.cell(i, "Workload")].value in presets()]
+    assert len(seeds) == len(presets())
+    assert {stored[sizing.cell(i, "BeyondNativeContext")].value for i in seeds} == {"no"}
+    assert {evaluated.value("Sizing", sizing.cell(i, "BeyondNativeContext")) for i in seeds} == {"no"}
+    typed = openpyxl.load_workbook(evaluated.path)["Workloads"]
+    source = seeds[0]
+    new = workloads.rows
+    inputs = {("Workloads", workloads.cell(new, h)): typed[workloads.cell(source, h)].value for h in workloads.headers}
+    for header, value in (("Workload", "long-contracts"), ("Model", "llama-2-7b"), ("Gpu", "h100-sxm"),
+                          ("Precision", "fp16"), ("TP", 1), ("ISL", 5000), ("OSL", 500), ("ContextLength", 5500)):
+        inputs[("Workloads", workloads.cell(new, header))] = value
+    flag = ("Sizing", sizing.cell(new, "BeyondNativeContext"))
+    assert evaluated.value(*flag, evaluated.recalculate(inputs)) == "yes"
+    inputs[("Workloads", workloads.cell(new, "ISL"))] = 2048
+    inputs[("Workloads", workloads.cell(new, "OSL"))] = 512
+    assert evaluated.value(*flag, evaluated.recalculate(inputs)) == "no"
+
+
 def test_the_tco_sheet_puts_the_cheapest_managed_api_beside_each_fleet(formulas_book, values_book, evaluated):
     """Each TCO row shows what ``finops size`` shows for its workload: the cheapest API serving its model per token
     (seed002-translation: Bedrock's Qwen3 Coder 30B, 0.75 USD a million output tokens), its month at the row's

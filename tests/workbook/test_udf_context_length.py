@@ -74,3 +74,28 @@ def test_a_workloads_row_with_a_context_length_sizes_as_the_core_sizes_that_work
     assert udfs.LLM_SIZING(HEADERS, row, "Gpus") == option.gpus
     assert udfs.LLM_SIZING(HEADERS, row, "MonthlyCost") == pytest.approx(float(option.monthly_cost.amount))
     assert udfs.LLM_RANKING(HEADERS, row, 1)[1][:3] == [sized.best.gpu, sized.best.precision, sized.best.tp]
+
+
+def test_the_sizing_answers_say_when_the_request_runs_past_the_native_context():
+    """LLM_SIZE, LLM_RANKING and LLM_SIZING flag a request beyond the model's native context, as ``estimate`` does:
+    ``yes`` for 5,000 + 500 tokens on Llama-2 (native 4,096) served on 5,500, ``no`` for 2,048 + 512 on the same
+    engine. The flag is the request's, so a choice that misses its targets still shows it."""
+    def column(table, name):
+        return [row[table[0].index(name)] for row in table[1:]]
+
+    past = udfs.LLM_SIZE("llama-2-7b", 5000, 500, 20, None, None, "h100-sxm", "fp16", None, 2, None, None, 5500)
+    within = udfs.LLM_SIZE("llama-2-7b", 2048, 512, 20, None, None, "h100-sxm", "fp16", None, 2, None, None, 5500)
+    assert column(past, "beyond_native_context") == ["yes", "yes"]
+    assert column(within, "beyond_native_context") == ["no", "no"]
+    row = ["w", *LLAMA2[:4], 20, 5000, 500, 5500]
+    assert column(udfs.LLM_RANKING(HEADERS, row, 2), "beyond_native_context") == ["yes", "yes"]
+    assert udfs.LLM_SIZING(HEADERS, row, "BeyondNativeContext") == "yes"
+    assert udfs.LLM_SIZING(HEADERS, ["w", *LLAMA2[:4], 20, 2048, 512, 5500], "BeyondNativeContext") == "no"
+    assert udfs.LLM_SIZING(HEADERS, ["w", *LLAMA2[:4], 20, 2048, 512, None], "BeyondNativeContext") == "no"
+    # a target no H100 configuration meets: the choice is unpriced, the flag still the request's
+    missed = ["w", *LLAMA2[:4], 20, 5000, 500, 5500, 1]
+    assert udfs.LLM_SIZING([*HEADERS, "TtftTargetMs"], missed, "MeetsTargets") == "no"
+    assert udfs.LLM_SIZING([*HEADERS, "TtftTargetMs"], missed, "BeyondNativeContext") == "yes"
+    sized = size_workload(Workload(name="w", model="llama-2-7b", isl=5000, osl=500, concurrency=20,
+                                   context_length=5500), gpu="h100-sxm", precision="fp16", tp=1)
+    assert sized.best is not None and sized.best.beyond_native_context

@@ -411,9 +411,10 @@ def _bundled_p90(key: str, metric: str) -> float:
 def test_size_spills_each_options_latencies_at_the_models_90th_percentile_error():
     table = udfs.LLM_SIZE("llama-3.1-70b", 2000, 500, 64, 30000, None, "h100-sxm", "fp8, bf16", None, 10)
     column = {name: j for j, name in enumerate(table[0])}
-    assert table[0][-2:] == ["ttft_p99_ms_p90", "itl_p99_ms_p90"]
+    assert table[0][-3:] == ["ttft_p99_ms_p90", "itl_p99_ms_p90", "beyond_native_context"]
     for row in table[1:]:   # vLLM's held-out ratios of its dense rows at the row's TP (H100: measured)
         tp = row[column["tp"]]
+        assert row[column["beyond_native_context"]] == "no"     # 2,500 tokens: well within Llama 3.1's context
         assert row[column["ttft_p99_ms_p90"]] == pytest.approx(row[column["ttft_p99_ms"]]
                                                                * _bundled_p90(f"vllm:dense:tp{tp}", "ttft_ms"))
         assert row[column["itl_p99_ms_p90"]] == pytest.approx(row[column["itl_p99_ms"]]
