@@ -27,6 +27,7 @@ from finops.errors import InputError, ProviderError, UnknownNameError
 from finops.price_book import PriceBook, PriceRow
 from finops.token_prices import TokenPriceBook
 
+from ..retry_deadline import one_deadline
 from .athena import run_query
 from .pricing import GPU_FAMILIES, in_gpu_families
 from .session import AwsSession
@@ -74,6 +75,7 @@ def _wanted_types(instance_types: list[str] | None) -> list[str]:
     return list(dict.fromkeys(instance_types))
 
 
+@one_deadline()
 def pull_token_prices(*, regions: list[str] | None = None, session: AwsSession | None = None,
                       today: date | None = None) -> TokenPriceBook:
     """Amazon Bedrock's on-demand token prices of the catalog's open models, from the Price List API (the
@@ -90,6 +92,7 @@ def pull_token_prices(*, regions: list[str] | None = None, session: AwsSession |
     return TokenPriceBook(rows)
 
 
+@one_deadline()
 def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] | None = None,
                 session: AwsSession | None = None, spot_window: timedelta = timedelta(days=7),
                 today: date | None = None) -> PriceBook:
@@ -142,6 +145,7 @@ def read_offer_file(path: str | Path, *, instance_types: list[str] | None = None
     return PriceBook(rows)
 
 
+@one_deadline()
 def pull_bills(source: str, month: str, out: Path, *, session: AwsSession | None = None) -> Path:
     """FOCUS 1.2 rows (with the ``x_`` GPU columns) of ``month`` (``YYYY-MM``, a range ``A..B`` or a list)
     from ``s3://BUCKET/PREFIX`` (a Data Exports CUR 2.0 / FOCUS 1.2 export), a local copy of one, or

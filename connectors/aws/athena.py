@@ -36,6 +36,7 @@ from typing import Any
 
 from finops.errors import InputError, ProviderError, TransientProviderError
 
+from ..retry_deadline import one_deadline
 from .session import AwsSession, pages, translated
 
 __all__ = ["DATABASE_ENV", "OUTPUT_LOCATION_ENV", "TIMEOUT_ENV", "WORKGROUP_ENV", "run_query", "typed"]
@@ -108,6 +109,7 @@ def _timeout() -> float:
         raise InputError(f"{TIMEOUT_ENV} must be a number of seconds, got {value!r}") from None
 
 
+@one_deadline()
 def run_query(sql: str, *, database: str | None = None, workgroup: str | None = None,
               output_location: str | None = None, session: AwsSession | None = None,
               timeout: float | None = None) -> list[tuple[Any, ...]]:

@@ -4,8 +4,9 @@ Clients come from a boto3 session, so the standard credential chain applies (env
 or ``profile=``, shared config and SSO, instance roles). ``AWS_ENDPOINT_URL`` and the per-service
 ``AWS_ENDPOINT_URL_<SERVICE>`` are honoured by botocore itself. Retries are botocore's ``standard`` mode
 (exponential backoff with jitter on throttling and 5xx) unless ``AWS_RETRY_MODE`` / ``AWS_MAX_ATTEMPTS``
-say otherwise; there is no retry loop here. One budget bounds each call, its retries and timeouts included
-(``FINOPS_AWS_RETRY_TIMEOUT``, default 120 s: :mod:`connectors.aws.retry_budget`).
+say otherwise; there is no retry loop here. One deadline bounds the retries of the whole command, every
+call, page and client, and finding the credentials (``FINOPS_AWS_RETRY_TIMEOUT``, default 120 s:
+:mod:`connectors.aws.retry_budget`).
 
 Every botocore error is translated by :func:`translated` into the :mod:`finops.errors` tree, keeping the
 original as ``__cause__``: throttling, 5xx and unreachable endpoints become
@@ -27,17 +28,10 @@ from typing import Any
 
 from finops.errors import DependencyError, InputError, ProviderError, TransientProviderError
 
-from .retry_budget import RETRY_TIMEOUT_ENV, RetryBudget
+from .retry_budget import RETRY_TIMEOUT_ENV, THROTTLING_CODES, RetryBudget
 
 __all__ = ["AwsSession", "pages", "redact", "translated"]
 
-#: Error codes AWS uses for throttling (botocore's standard retry mode retries these too).
-THROTTLING_CODES = frozenset({
-    "Throttling", "ThrottlingException", "ThrottledException", "RequestThrottledException", "TooManyRequestsException",
-    "ProvisionedThroughputExceededException", "TransactionInProgressException", "RequestLimitExceeded",
-    "BandwidthLimitExceeded", "LimitExceededException", "RequestThrottled", "SlowDown", "PriorRequestNotComplete",
-    "EC2ThrottledException",
-})
 #: Error codes that mean the caller's identity or permissions are wrong.
 ACCESS_CODES = frozenset({
     "AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnrecognizedClientException",
@@ -83,9 +77,47 @@ class AwsSession:
         config = Config(retries=retries or None, connect_timeout=budget.connect_s, read_timeout=budget.read_s,
                         user_agent_extra="llm-finops")
         session = self._boto_session()
+        _find_credentials(session, budget)
         with translated(service, "client"):
             return budget.bound(session.client(service, region_name=region or session.region_name or "us-east-1",
                                                config=config))
+
+
+def _find_credentials(session: Any, budget: RetryBudget) -> None:
+    """Resolve ``session``'s credentials (botocore keeps them on the session for its clients) within the time
+    left to the command's deadline (past it, as long as one connection may take, like the first attempt of a
+    call): the chain may call the instance metadata service, SSO or STS, or run a ``credential_process``,
+    none of which the retry budget's timeouts reach. The lookup runs in a daemon thread; one still running
+    then is left behind and the command stops."""
+    import threading
+
+    found: dict[str, BaseException] = {}
+
+    def look_up() -> None:
+        try:
+            session.get_credentials()
+        except BaseException as exc:  # noqa: BLE001 - handed over to the calling thread
+            found["error"] = exc
+
+    left = max(budget.time_left(), budget.connect_s)  # past the deadline, as long as one connection may take
+    worker = threading.Thread(target=look_up, name="finops-aws-credentials", daemon=True)
+    worker.start()
+    worker.join(left)
+    if worker.is_alive():
+        raise TransientProviderError(
+            f"AWS credentials: still looking for them after {left:g} s, the time left of "
+            f"{RETRY_TIMEOUT_ENV}={budget.seconds:g} s (the profile's credential_process, SSO, or the instance "
+            "metadata service does not answer)",
+            hint="check AWS_PROFILE and its credential source (or set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY), "
+                 f"or allow longer with {RETRY_TIMEOUT_ENV}=SECONDS")
+    if "error" in found:
+        error = found["error"]
+        mapped = _translate(error, "session", "credentials", []) if isinstance(error, Exception) else None
+        if mapped is not None:
+            raise mapped from error
+        raise ProviderError(f"AWS credentials: the profile's credential source failed ({type(error).__name__}: "
+                            f"{redact(str(error), [])[:200]})",
+                            hint="check AWS_PROFILE and its credential_process or SSO setup") from error
 
 
 def _secrets_of(client: Any) -> list[str]:
@@ -134,7 +166,7 @@ def _translate(exc: Exception, service: str, operation: str, secrets: list[str])
     if isinstance(exc, (bex.EndpointConnectionError, bex.ConnectTimeoutError, bex.ReadTimeoutError,
                         bex.ConnectionClosedError)):
         return TransientProviderError(f"{what}: cannot reach the AWS endpoint ({type(exc).__name__}), after "
-                                      f"botocore's retries within {RETRY_TIMEOUT_ENV}={RetryBudget.from_env().seconds:g} s",
+                                      f"botocore's retries within the command's {RETRY_TIMEOUT_ENV}={RetryBudget.from_env().seconds:g} s",
                                       hint="check the network and AWS_ENDPOINT_URL, then try again")
     if isinstance(exc, bex.ParamValidationError):
         return InputError(f"{what}: invalid parameters: {redact(str(exc), secrets)}",

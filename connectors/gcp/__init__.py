@@ -22,6 +22,7 @@ from finops.errors import ProviderError
 from finops.price_book import PriceBook
 from finops.token_prices import TokenPriceBook
 
+from ..retry_deadline import one_deadline
 from .bigquery import run_query
 from .catalog import RetrySettings
 from .compose import machine_prices, tpu_prices
@@ -33,6 +34,7 @@ CATALOG_SERVICES: tuple[str, ...] = ("Compute Engine", "Cloud TPU")
 _SOURCE = "Cloud Billing Catalog API (cloudbilling v1 services.skus), composed GPU + vCPU + RAM + local SSD"
 
 
+@one_deadline()
 def pull_token_prices(*, regions: list[str] | None = None, client: Any = None,
                       retry: RetrySettings | None = None) -> TokenPriceBook:
     """Vertex AI's on-demand token prices of the catalog's open models, from the Cloud Billing Catalog's Vertex AI
@@ -54,6 +56,7 @@ def pull_token_prices(*, regions: list[str] | None = None, client: Any = None,
     return TokenPriceBook(rows)
 
 
+@one_deadline()
 def pull_prices(*, regions: list[str] | None = None, instance_types: list[str] | None = None,
                 client: Any = None, machines: Iterable[InstanceType] | None = None,
                 retry: RetrySettings | None = None) -> PriceBook:
@@ -94,6 +97,7 @@ def _catalog_machines() -> list[InstanceType]:
     return list(instances("gcp"))
 
 
+@one_deadline()
 def pull_bills(source: str, month: str, out: Path) -> Path:
     """FOCUS 1.2 rows (with the ``x_`` GPU columns) of one invoice month, written atomically to ``out``.
 

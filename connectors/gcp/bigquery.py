@@ -4,9 +4,9 @@
 Queries go through ``Client.query_and_wait`` (``jobs.query``, then ``jobs.getQueryResults`` page by
 page when the result does not fit the first response). Every API call, each page included, is
 retried with BigQuery's own predicate (``rateLimitExceeded``, ``backendError``, ``internalError``,
-429/500/502/503) and exponential backoff, for at most ``FINOPS_GCP_RETRY_TIMEOUT`` seconds in all
-(default 120), measured from the query's start: re-running a job that failed transiently shares the same
-budget, so a refused or failing endpoint is given up within it. A job still running
+429/500/502/503) and exponential backoff until the command's deadline: ``FINOPS_GCP_RETRY_TIMEOUT``
+seconds (default 120) from its first failure, shared by every call, page, re-run job and query of the
+command (:mod:`connectors.retry_deadline`), so a refused or failing endpoint is given up within it. A job still running
 after ``FINOPS_GCP_QUERY_TIMEOUT`` seconds (default 900) is cancelled. What still fails is a
 :class:`~finops.errors.TransientProviderError` (retryable) or a :class:`~finops.errors.ProviderError`.
 
@@ -26,14 +26,14 @@ datetime.datetime(2026, 5, 31, 23, 0)
 from __future__ import annotations
 
 import os
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlparse
 
 from finops.errors import DependencyError, InputError, TransientProviderError
 
+from ..retry_deadline import one_deadline
 from .catalog import RetrySettings, translate_errors
 
 __all__ = ["BIGQUERY_ENDPOINT_ENV", "QUERY_TIMEOUT_ENV", "bigquery_client", "naive_utc", "query_rows", "run_query"]
@@ -49,30 +49,17 @@ _API = "BigQuery"
 
 
 def _retries(settings: RetrySettings) -> tuple[Any, Any]:
-    """(API-call retry, job retry): BigQuery's predicates with the timing of ``settings``, both ending at one
-    deadline. Each alone has a ``timeout``, but the job retry re-runs calls that retry on their own, so
-    without the shared deadline their budgets would add up (a refused endpoint took 221 s for 120)."""
+    """(API-call retry, job retry): BigQuery's predicates with the timing of ``settings``, both ending at the
+    command's one deadline (:meth:`~connectors.gcp.catalog.RetrySettings.until_deadline`). Each alone has a
+    ``timeout``, but the job retry re-runs calls that retry on their own, so without the shared deadline
+    their budgets would add up (a refused endpoint took 221 s for 120)."""
     from google.cloud.bigquery.retry import DEFAULT_JOB_RETRY, DEFAULT_RETRY
-
-    deadline = time.monotonic() + settings.timeout
-
-    def before_deadline(predicate: Callable[[BaseException], bool]) -> Callable[[BaseException], bool]:
-        """``predicate``, and past the deadline a RetryError (as a retry that ran out of time raises)."""
-        from google.api_core.exceptions import RetryError
-
-        def retryable(exc: BaseException) -> bool:
-            if not predicate(exc):
-                return False
-            if time.monotonic() >= deadline:
-                raise RetryError(f"retries stopped at their {settings.timeout:g} s budget", exc) from exc
-            return True
-        return retryable
 
     call = DEFAULT_RETRY.with_delay(initial=settings.initial, maximum=settings.maximum,
                                     multiplier=settings.multiplier).with_timeout(settings.timeout)
     job = DEFAULT_JOB_RETRY.with_timeout(settings.timeout)
-    return (call.with_predicate(before_deadline(call._predicate)),
-            job.with_predicate(before_deadline(job._predicate)))
+    return (call.with_predicate(settings.until_deadline(call._predicate)),
+            job.with_predicate(settings.until_deadline(job._predicate)))
 
 
 def naive_utc(value: Any) -> Any:
@@ -122,6 +109,7 @@ def query_rows(sql: str, *, parameters: Sequence[tuple[str, str, Any]] = (), pro
                                          hint=f"try again, or allow longer with {QUERY_TIMEOUT_ENV}=SECONDS") from exc
 
 
+@one_deadline()
 def run_query(sql: str, *, project: str | None = None, client: Any = None) -> list[tuple[Any, ...]]:
     """Run standard-SQL ``sql`` and return every row (all pages) as a tuple in column order.
 

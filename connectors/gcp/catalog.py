@@ -5,7 +5,8 @@ or to the endpoint named by ``FINOPS_GCP_CATALOG_ENDPOINT`` (for example ``http:
 for a local server or a proxy). Credentials are Application Default Credentials; a local endpoint
 (``localhost``/``127.0.0.1``) is called anonymously. Pagination follows ``nextPageToken``; throttling
 (429) and unavailability (500, 503, 504) are retried by the client's own ``Retry`` with exponential
-backoff, for every page. What still fails is translated here, and only here, into
+backoff, for every page, until the command's deadline (``FINOPS_GCP_RETRY_TIMEOUT``,
+:meth:`RetrySettings.until_deadline`). What still fails is translated here, and only here, into
 :class:`~finops.errors.TransientProviderError` (retryable) or :class:`~finops.errors.ProviderError`.
 
 SKUs are yielded as plain dicts in the REST JSON shape, so :mod:`connectors.gcp.skus` stays pure.
@@ -14,6 +15,7 @@ SKUs are yielded as plain dicts in the REST JSON shape, so :mod:`connectors.gcp.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -53,13 +55,32 @@ class RetrySettings:
         return cls(initial=min(1.0, timeout / 10), maximum=min(30.0, timeout / 2), timeout=timeout)
 
     def retry(self) -> Any:
-        """A ``google.api_core.retry.Retry`` retrying 429, 500, 503 and 504."""
+        """A ``google.api_core.retry.Retry`` retrying 429, 500, 503 and 504 until the command's deadline."""
         from google.api_core import exceptions, retry
 
         predicate = retry.if_exception_type(exceptions.TooManyRequests, exceptions.InternalServerError,
                                             exceptions.ServiceUnavailable, exceptions.GatewayTimeout)
-        return retry.Retry(predicate=predicate, initial=self.initial, maximum=self.maximum,
+        return retry.Retry(predicate=self.until_deadline(predicate), initial=self.initial, maximum=self.maximum,
                            multiplier=self.multiplier, timeout=self.timeout)
+
+    def until_deadline(self, predicate: Callable[[BaseException], bool]) -> Callable[[BaseException], bool]:
+        """``predicate``, within one deadline for the whole command (:mod:`connectors.retry_deadline`): it starts
+        at the command's first retryable failure and holds for every later call, page and query; past it a
+        retryable failure raises ``RetryError``, as a retry that ran out of time does. A ``Retry``'s own
+        ``timeout`` counts from its call's first attempt, so a paginated list (a retry per page) or a query
+        re-run by the job retry (whose calls retry on their own) would otherwise add up budgets."""
+        from google.api_core.exceptions import RetryError
+
+        from ..retry_deadline import deadline
+
+        def retryable(exc: BaseException) -> bool:
+            if not predicate(exc):
+                return False
+            if time.monotonic() >= deadline(RETRY_TIMEOUT_ENV, self.timeout):
+                raise RetryError(f"retries stopped at the command's {self.timeout:g} s budget ({RETRY_TIMEOUT_ENV})",
+                                 exc) from exc
+            return True
+        return retryable
 
 
 def make_client(endpoint: str | None = None) -> Any:
@@ -135,7 +156,8 @@ class translate_errors:
                                          hint=f"check the network or {self.endpoint_env}") from exc
         if isinstance(exc, exceptions.RetryError):
             raise TransientProviderError(f"{api} kept failing while {doing}",
-                                         hint="the client retried with backoff; try again later") from exc
+                                         hint="the client retried with backoff until the command's "
+                                              f"{RETRY_TIMEOUT_ENV}; try again later") from exc
         if isinstance(exc, (exceptions.TooManyRequests, exceptions.ServerError)):
             raise TransientProviderError(f"{api} error {exc.code} while {doing}",
                                          hint="throttled or unavailable; try again later") from exc

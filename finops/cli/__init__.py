@@ -13,7 +13,8 @@ Every file named on the command line, except the values of :data:`OUTPUT_OPTIONS
 no write replaces it (:func:`~finops.files.inputs_kept`), and an output option naming one is refused before
 any work.
 A command that fails leaves the file system as it was: the folders and new files it made are removed
-(:func:`~finops.files.undone_on_failure`).
+(:func:`~finops.files.undone_on_failure`). A command's calls to a cloud share one retry deadline per provider
+(:func:`connectors.retry_deadline.one_deadline`).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import typer
+
+from connectors.retry_deadline import one_deadline
 
 from ..errors import FinopsError, UnknownNameError, redacted
 from ..files import inputs_kept, refuse_input, undone_on_failure
@@ -263,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(argv: list[str], inputs: dict[Path, str], outputs: list[tuple[Path, str]]) -> int:
     try:
-        with undone_on_failure(), inputs_kept(inputs):
+        with undone_on_failure(), inputs_kept(inputs), one_deadline():
             for path, option in outputs:
                 refuse_input(path, option)
             result = app(args=argv, standalone_mode=False)

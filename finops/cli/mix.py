@@ -200,7 +200,8 @@ def profile(bills: list[Path] = typer.Option(..., "--bills", help="FOCUS bill fi
 def scenarios(demand: Path | None = _DEMAND, options: Path | None = _OPTIONS,
               low: float = typer.Option(0.7, help="low scenario = demand x this"),
               high: float = typer.Option(1.3, help="high scenario = demand x this"),
-              weights: str = typer.Option("0.25,0.5,0.25", help="weights of low, base, high"),
+              weights: str = typer.Option("0.25,0.5,0.25", help="weights of low, base, high: summing to 1, or "
+                                                                 "to 100 as percentages (25,50,25)"),
               as_json: bool = _JSON) -> None:
     """The expected-cost mix over low/base/high scenarios, and the commit-to-low alternative."""
     from ..mix import Scenario, plan_scenarios, read_demand_csv, read_options_csv
@@ -267,13 +268,12 @@ def _campaign(text: str) -> Campaign:
 
 
 def _weights(text: str) -> list[float]:
-    try:
-        values = [float(v) for v in text.split(",")]
-    except ValueError:
-        values = []
+    from ..mix import probabilities
+
+    values = text.split(",")
     if len(values) != 3:
         raise InputError(f"--weights {text!r} must be three numbers for low, base, high", hint="e.g. 0.25,0.5,0.25")
-    return values
+    return probabilities(values, "--weights")
 
 
 def _units(units: dict[str, int], separator: str = ", ") -> str:

@@ -22,7 +22,7 @@ from .price_options import options_from_prices
 from .profile import Campaign, WorkloadShape, generate_profile, read_demand, read_demand_csv, write_demand_csv
 from .recommenders import Recommendation, compare_recommenders, recommenders_for
 from .result import MixResult, OptionOutcome
-from .scenarios import Scenario, ScenarioPlan, plan_scenarios, stress_test
+from .scenarios import Scenario, ScenarioPlan, plan_scenarios, probabilities, stress_test
 
 __all__ = [
     "Campaign",
@@ -47,6 +47,7 @@ __all__ = [
     "peak_to_average",
     "plan_ladder",
     "plan_scenarios",
+    "probabilities",
     "read_demand",
     "read_demand_csv",
     "read_options_csv",

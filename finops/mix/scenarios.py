@@ -7,6 +7,11 @@ with hour weights p_s: the same exact duration-curve DP, on the pooled curve. Th
 alternative commits to the low scenario's optimum and reports its expected cost; a stress test
 re-costs a chosen mix under demand x 0.7 and x 1.5 so finance sees the downside before signing.
 
+Weights are probabilities: each a finite number of 0 or more, together summing to 1. Weights that sum to
+anything else are refused with their sum, never scaled to fit: 0.5/0.3/0.3 is a typing error, and scaling
+it would price a plan on outcomes nobody chose. :func:`probabilities` reads typed weights (fractions
+summing to 1, or percentages summing to 100) at the edge.
+
 >>> import numpy as np
 >>> from decimal import Decimal
 >>> from finops.mix.options import MixOption
@@ -20,8 +25,10 @@ re-costs a chosen mix under demand x 0.7 and x 1.5 so finance sees the downside 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 
@@ -31,14 +38,14 @@ from .optimize import optimize_mix
 from .options import MixOption
 from .result import MixResult
 
-__all__ = ["STRESS_FACTORS", "Scenario", "ScenarioPlan", "plan_scenarios", "stress_test"]
+__all__ = ["STRESS_FACTORS", "Scenario", "ScenarioPlan", "plan_scenarios", "probabilities", "stress_test"]
 
 STRESS_FACTORS = (0.7, 1.5)
 
 
 @dataclass(frozen=True)
 class Scenario:
-    """One demand outcome with its probability weight (weights are normalized to sum to 1)."""
+    """One demand outcome with its probability weight (the weights of a plan sum to 1)."""
 
     name: str
     weight: float
@@ -63,12 +70,12 @@ def plan_scenarios(scenarios: Sequence[Scenario], options: Sequence[MixOption]) 
     """Solve the weighted scenarios exactly; the lowest-total scenario is "low"."""
     if not scenarios:
         raise InputError("no scenarios given")
-    lengths = {len(s.demand) for s in scenarios}
-    total_weight = sum(s.weight for s in scenarios)
-    if len(lengths) != 1 or total_weight <= 0 or any(s.weight < 0 for s in scenarios):
-        raise InputError("scenarios need profiles of the same length and non-negative weights, not all zero")
+    if len({len(s.demand) for s in scenarios}) != 1:
+        raise InputError("scenarios need demand profiles of the same length: "
+                         + ", ".join(f"{s.name} {len(s.demand)} hours" for s in scenarios))
+    _check_probabilities(scenarios)
     pooled = np.concatenate([as_demand(s.demand)[0] for s in scenarios])
-    weights = np.concatenate([np.full(len(s.demand), s.weight / total_weight) for s in scenarios])
+    weights = np.concatenate([np.full(len(s.demand), s.weight) for s in scenarios])
     expected = optimize_mix(pooled, options, weights)
     low = min(scenarios, key=lambda s: float(np.sum(s.demand)))
     low_units = optimize_mix(low.demand, options).units
@@ -76,6 +83,58 @@ def plan_scenarios(scenarios: Sequence[Scenario], options: Sequence[MixOption]) 
     per_scenario = {plan: {s.name: cost_mix(s.demand, options, units) for s in scenarios}
                     for plan, units in (("expected", expected.units), ("commit_to_low", low_units))}
     return ScenarioPlan(expected, commit_to_low, per_scenario)
+
+
+#: How far from 1 a sum of float weights may land by rounding alone (2/3 + 1/3, 0.1 + 0.2 + 0.7).
+_ROUNDING = 1e-9
+
+
+def _check_probabilities(scenarios: Sequence[Scenario]) -> None:
+    """Refuse weights that are not probabilities: NaN, infinite or negative, or not summing to 1."""
+    shown = ", ".join(f"{s.name} {s.weight:g}" for s in scenarios)
+    if not all(math.isfinite(s.weight) and s.weight >= 0 for s in scenarios):
+        raise InputError(f"scenario weights must be numbers of 0 or more: {shown}",
+                         hint="give each scenario its probability, the weights summing to 1")
+    total = math.fsum(s.weight for s in scenarios)
+    if abs(total - 1) > _ROUNDING:
+        raise InputError(f"scenario weights must sum to 1: {shown} sum to {total:g}",
+                         hint="give each scenario its probability, e.g. 0.25, 0.5, 0.25")
+
+
+def probabilities(typed: Sequence[str], where: str) -> list[float]:
+    """Typed weights as probabilities: fractions summing to exactly 1, or percentages summing to exactly 100
+    (each may end in ``%``, which then every one must); anything else is refused naming ``where`` and the sum.
+    The sum is exact (decimal), so 0.1, 0.2, 0.7 sums to 1 and 0.333 three times to 0.999, refused.
+
+    >>> probabilities(["0.25", "0.5", "0.25"], "--weights"), probabilities(["20%", "50%", "30%"], "--weights")
+    ([0.25, 0.5, 0.25], [0.2, 0.5, 0.3])
+    >>> probabilities(["0.5", "0.3", "0.3"], "--weights")
+    Traceback (most recent call last):
+    finops.errors.InputError: --weights 0.5, 0.3, 0.3 sum to 1.1, not 1 (nor 100 as percentages). Hint: ...
+    """
+    texts = [text.strip() for text in typed]
+    percent = [text.endswith("%") for text in texts]
+    hint = "weights of the scenarios summing to 1 (0.25,0.5,0.25) or to 100 as percentages (25,50,25)"
+    shown = ", ".join(texts)
+    if any(percent) and not all(percent):
+        raise InputError(f"{where} {shown}: either every weight is a percentage or none is", hint=hint)
+    values: list[Decimal] = []
+    for text in texts:
+        try:
+            value = Decimal(text.removesuffix("%").strip())
+        except ArithmeticError:
+            value = Decimal("NaN")
+        if not value.is_finite() or value < 0:
+            raise InputError(f"{where} {shown}: a weight must be a number of 0 or more, got {text!r}", hint=hint)
+        values.append(value)
+    total = sum(values, Decimal(0))
+    if total == 100:
+        return [float(value / 100) for value in values]
+    if total == 1 and not any(percent):
+        return [float(value) for value in values]
+    wanted = "100" if any(percent) else "1 (nor 100 as percentages)"
+    written = f"{total:f}" if abs(total.adjusted()) < 16 else f"{total.normalize():g}"  # 1e400, not 401 digits
+    raise InputError(f"{where} {shown} sum to {written}, not {wanted}", hint=hint)
 
 
 def stress_test(demand: Sequence[float] | np.ndarray, options: Sequence[MixOption], units: Mapping[str, int],

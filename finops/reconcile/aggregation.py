@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -50,6 +51,7 @@ __all__ = [
     "MEASURES",
     "MONTH_BASES",
     "MONTH_COLUMNS",
+    "UNGROUPED_VOCABULARY",
     "UNMAPPED_DIMENSIONS",
     "UNMAPPED_LIMIT",
     "ChargeGroup",
@@ -62,6 +64,7 @@ __all__ = [
     "decimal_of",
     "month_bounds",
     "month_filter",
+    "outside_values_sql",
     "summary_sql",
     "unmapped_csv_sql",
 ]
@@ -150,6 +153,12 @@ OUTSIDE_VOCABULARY: dict[str, str] = {column: _outside_vocabulary(column) for co
 #: The :data:`DIMENSIONS` of a closed FOCUS vocabulary: checked once per charge group by :func:`bad_values_sql`.
 VOCABULARY_DIMENSIONS: dict[str, str] = {name: column for name, column in DIMENSIONS.items()
                                          if column in OUTSIDE_VOCABULARY}
+#: The closed FOCUS vocabularies that are no key of the charge groups (ChargeClass): count name -> column. The local
+#: scan counts their values outside FOCUS per group (:data:`BAD_VALUES`); a remote engine, which returns sums, returns
+#: those values themselves (:func:`outside_values_sql`), checked as the group keys are.
+UNGROUPED_VOCABULARY: dict[str, str] = {
+    "bad_" + re.sub(r"(?<!^)(?=[A-Z])", "_", column).lower(): column  # ChargeClass -> bad_charge_class
+    for column in OUTSIDE_VOCABULARY if column not in VOCABULARY_DIMENSIONS.values()}
 
 #: Values FOCUS refuses, counted per charge group by the local scan (``charge_groups_sql(..., strict=True)``) instead
 #: of tested on every row of the view (``bills.open_bills(strict=False)``): result name -> its count over the
@@ -163,8 +172,9 @@ BAD_VALUES: dict[str, str] = {
     "empty_effective_cost": "COUNT(*) - COUNT(EffectiveCost)",
     # CASE, not AND: DuckDB evaluates every operand of an AND, and json_type stops on the empty text
     "mapped_bad_tags": "COUNT(CASE WHEN plan_line IS NOT NULL AND tags_any <> '' THEN NULLIF(json_type(tags_any), 'OBJECT') END)",
-    # the one closed FOCUS vocabulary that is no dimension (the others are checked per group, bad_values_sql)
-    "bad_charge_class": f"COUNT(CASE WHEN {OUTSIDE_VOCABULARY['ChargeClass'].format(c='ChargeClass')} THEN 1 END)",
+    # the closed FOCUS vocabularies that are no dimension (the others are checked per group, bad_values_sql)
+    **{name: f"COUNT(CASE WHEN {OUTSIDE_VOCABULARY[column].format(c=column)} THEN 1 END)"
+       for name, column in UNGROUPED_VOCABULARY.items()},
 }
 
 #: Unmapped charge groups the review lists one by one; the rest is one row (all are in ``--unmapped-csv``).
@@ -181,7 +191,6 @@ _UNMAPPED_NAMES = tuple(name for _, name, _ in _UNMAPPED_KEY)
 # SQL pieces, kept here (SQL words and names ignore case, so a change of their case would change nothing):
 #: the plan line's column, the bill columns the measures read, typed NULLs and an untyped one
 _PLAN_LINE = "plan_line"
-_CHARGE_CLASS = "ChargeClass"
 _MEASURED = ("BilledCost", "EffectiveCost", "ListCost", "ConsumedQuantity", "x_GpuHours", "ChargePeriodStart",
              "ChargePeriodEnd")
 _NULL_TEXT, _NULL_COUNT, _NULL = "CAST(NULL AS VARCHAR)", "CAST(NULL AS BIGINT)", "NULL"
@@ -285,7 +294,7 @@ def charge_groups_sql(relation: str, month: str, rules: Sequence[MappingRule], *
         f"(SELECT *, {', '.join(f'LOWER({column}) AS {name}' for column, name in lowered.items())} FROM {relation}) AS bill")
     inner = [f"{plan_line} AS plan_line"] + [f"{expr} AS {name}" for name, expr in DIMENSIONS.items()]
     inner += [f"{expr} AS {name}_any" for name, expr in UNMAPPED_DIMENSIONS.items()] + ([per] if per else [])
-    inner += [*_MEASURED, *checked] + ([_CHARGE_CLASS] if strict else [])
+    inner += [*_MEASURED, *checked] + ([*UNGROUPED_VOCABULARY.values()] if strict else [])
     outer = [_PLAN_LINE, *DIMENSIONS]
     outer += [f"CASE WHEN plan_line IS NULL THEN {name}_any END AS {name}" for name in UNMAPPED_DIMENSIONS]
     outer += ([per] if per else [])
@@ -310,6 +319,23 @@ def bad_values_sql(groups: str) -> str:
                        + [OUTSIDE_VOCABULARY[column].format(c=name) for name, column in VOCABULARY_DIMENSIONS.items()])
     return (f"SELECT COUNT(*) FROM {groups} WHERE {counted}{_OR}"
             f"CASE WHEN plan_line IS NULL AND tags <> '' THEN json_type(tags) <> 'OBJECT' END")
+
+
+def outside_values_sql(relation: str, month: str, *, basis: MonthBasis = "invoice", limit: int = 10) -> str:
+    """The values outside FOCUS of the closed vocabularies that are no key of the groups
+    (:data:`UNGROUPED_VOCABULARY`) among the charges of ``month``: rows (column, value), at most ``limit``. An
+    engine that returns sums cannot count them per group as the local scan does, so it returns them, and
+    :func:`finops.focus.outside_vocabulary` names each as it names a group's key; the test is the local scan's
+    (:data:`OUTSIDE_VOCABULARY`).
+
+    >>> print(outside_values_sql("t", "2026-05").splitlines()[1].split(" WHERE ")[0])
+    SELECT 'ChargeClass' AS focus_column, CAST(ChargeClass AS VARCHAR) AS focus_value FROM t
+    """
+    branches = [f"SELECT '{column}' AS focus_column, CAST({column} AS VARCHAR) AS focus_value FROM {relation} "
+                f"WHERE {month_filter(month, basis)} AND {OUTSIDE_VOCABULARY[column].format(c=column)}"
+                for column in UNGROUPED_VOCABULARY.values()]
+    return ("SELECT DISTINCT focus_column, focus_value FROM (\n" + "\nUNION ALL\n".join(branches)
+            + f"\n) AS outside\nLIMIT {int(limit)}")
 
 
 def _weight(rates: Mapping[str, Decimal] | None) -> str:

@@ -25,7 +25,7 @@ from typing import Any, Literal, get_args
 from ..errors import InputError, Location
 from ..focus import SUCCESSORS, outside_vocabulary
 from ..registry import Registry
-from .aggregation import VOCABULARY_DIMENSIONS, Summary, charge_groups_sql, summary_sql
+from .aggregation import VOCABULARY_DIMENSIONS, Summary, charge_groups_sql, outside_values_sql, summary_sql
 from .commitment_schedule import EarlierCommitment
 from .contract_applied import (
     APPLIED_COLUMN,
@@ -41,7 +41,7 @@ from .plan import MappingRule, Plan
 from .result import Reconciliation
 
 __all__ = ["ENGINES", "Engine", "QueryRunner", "canonical_engine", "reconcile_remote", "remote_contract_applied_sql",
-           "remote_sql"]
+           "remote_outside_values_sql", "remote_sql"]
 
 Engine = Literal["duckdb", "bigquery", "athena"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -172,11 +172,26 @@ def remote_contract_applied_sql(engine: str, relation: str, month: str, *, missi
     >>> "JSON_EXTRACT_ARRAY(ContractApplied, '$.Elements')" in remote_contract_applied_sql("bigquery", "t", "2026-05")
     True
     """
+    return _transpiled(contract_applied_sql(_PLACEHOLDER, month), engine, relation, missing)
+
+
+def remote_outside_values_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = ()) -> str:
+    """The month's values outside FOCUS of the closed vocabularies that are no key of the groups (ChargeClass) over
+    ``relation`` in ``engine``'s dialect: the SQL of :func:`~finops.reconcile.aggregation.outside_values_sql`,
+    transpiled like the aggregation (a column in ``missing`` reads as NULL, which no vocabulary refuses).
+
+    >>> "NOT COALESCE(ChargeClass, '') IN ('', 'Correction')" in remote_outside_values_sql("bigquery", "p.d.t", "2026-05")
+    True
+    """
+    return _transpiled(outside_values_sql(_PLACEHOLDER, month), engine, relation, missing)
+
+
+def _transpiled(sql: str, engine: str, relation: str, missing: Iterable[str]) -> str:
+    """``sql`` (DuckDB's dialect over :data:`_PLACEHOLDER`) written for ``engine`` over ``relation`` (:func:`_written`)."""
     import sqlglot
 
-    absent = {name.lower() for name in missing}
-    tree = sqlglot.parse_one(contract_applied_sql(_PLACEHOLDER, month), read="duckdb")  # pragma: no mutate
-    return _written(tree, engine, relation, absent)
+    tree = sqlglot.parse_one(sql, read="duckdb")  # pragma: no mutate
+    return _written(tree, engine, relation, {name.lower() for name in missing})
 
 
 def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str, month: str, *,
@@ -199,12 +214,12 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
     summary = Summary.from_rows([tuple(row) for row in rows])
     if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
-    for group in summary.groups:  # the keys of a closed vocabulary, as the local scan checks them (an engine returns sums)
-        for name, column in VOCABULARY_DIMENSIONS.items():
-            problem = outside_vocabulary(column, getattr(group, name) or None)
-            if problem is not None:
-                raise InputError(problem.message, where=Location(file=f"{engine}:{relation}", column=column),
-                                 hint=problem.hint)
+    # the closed FOCUS values, as the local scan checks them: an engine returns sums, so the groups' keys are checked
+    # here, and the values of the vocabularies that are no key (ChargeClass) come from a query of their own
+    closed = [(column, getattr(group, name)) for group in summary.groups for name, column in VOCABULARY_DIMENSIONS.items()]
+    closed += [(str(column), value) for column, value in runner(remote_outside_values_sql(engine, relation, month,
+                                                                                          missing=missing))]
+    _refuse_outside_vocabulary(closed, f"{engine}:{relation}")
     applied: tuple[AppliedSums, ...] = ()
     if contracts is not None and APPLIED_COLUMN.lower() not in {name.lower() for name in missing}:
         applied = read_applied(tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
@@ -219,3 +234,12 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
                             past_actuals=past_actuals,
                             instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off,
                             earlier_commitments=earlier_commitments, contracts=contracts, applied=applied)
+
+
+def _refuse_outside_vocabulary(values: Iterable[tuple[str, Any]], source: str) -> None:
+    """Raise the first (column, value) outside its closed FOCUS vocabulary as an :class:`InputError` naming
+    ``source`` (the engine and table) and the column (:func:`finops.focus.outside_vocabulary`)."""
+    for column, value in values:
+        problem = outside_vocabulary(column, value or None)
+        if problem is not None:
+            raise InputError(problem.message, where=Location(file=source, column=column), hint=problem.hint)

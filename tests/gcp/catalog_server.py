@@ -10,10 +10,12 @@ Pages are ``page_size`` items long whatever the client asks (the real service ma
 ``pageToken`` is opaque to the client. ``failures`` scripts error responses: a list of
 ``(path_fragment, page_token_or_None, status)`` consumed in order the first time a request matches,
 answered with Google's JSON error body. ``always_fail`` answers every request with that status.
+``fail_delay_s`` holds every error response that long (a slow, failing backend).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -31,6 +33,7 @@ class CatalogState:
     page_size: int = 2
     failures: list[tuple[str, str | None, int]] = field(default_factory=list)
     always_fail: int | None = None
+    fail_delay_s: float = 0.0
     requests: list[tuple[str, dict[str, list[str]]]] = field(default_factory=list)
 
 
@@ -45,6 +48,7 @@ class _Handler(JsonHandler):
     state: CatalogState
 
     def _error(self, status: int) -> None:
+        time.sleep(self.state.fail_delay_s)
         name = _STATUS_NAMES.get(status, "UNKNOWN")
         self.send_json(status, {"error": {"code": status, "message": f"scripted {name}", "status": name}})
 

@@ -180,6 +180,30 @@ def test_persistent_unavailability_is_a_transient_provider_error():
         pull(state(always_fail=503), retry=RetrySettings(initial=0.01, maximum=0.05, timeout=0.5))
 
 
+def test_a_pull_whose_every_page_needs_a_retry_stops_within_one_budget():
+    """The budget is the command's, not each page's: every SKU page fails once (slowly) before it answers, so a
+    budget per page (a Retry per page call) let the pull go on for as many pages as there are; one deadline from
+    the first failure stops it. The slack is the schedule's: a failing attempt under way at the deadline and the
+    longest sleep before it."""
+    import time
+
+    budget = RetrySettings(initial=0.01, maximum=0.05, timeout=1.0)
+    started = time.monotonic()
+    pull(state(page_size=3), retry=budget, regions=["us-central1"])
+    besides = time.monotonic() - started  # the same pull with no failure: its own work, which no budget bounds
+    slow = state(page_size=3, fail_delay_s=0.2)
+    slow.failures = [("/skus", f"page-{start}" if start else "", 503) for start in range(0, 60, 3)] * 2
+    started = time.monotonic()
+    with pytest.raises(TransientProviderError, match="kept failing"):
+        pull(slow, retry=budget, regions=["us-central1"])
+    elapsed = time.monotonic() - started
+    skus = [path for path, _ in slow.requests if path.endswith("/skus")]
+    assert len(skus) >= 4  # pages went through, each after its retry, before the deadline
+    # the first failure (before the deadline starts), one under way when it falls, and the longest sleep
+    slack = 2 * slow.fail_delay_s + budget.maximum
+    assert elapsed - besides <= budget.timeout + slack, (elapsed, besides)
+
+
 def test_permission_denied_is_a_terminal_provider_error():
     with pytest.raises(ProviderError) as info:
         pull(state(always_fail=403))

@@ -103,6 +103,52 @@ def test_closed_focus_values(name, tmp_path, capsys, monkeypatch):
     check(VOCABULARY[name], tmp_path, capsys, monkeypatch)
 
 
+#: The FOCUS table a remote engine holds: BigQuery, over its REST API (a local server that runs the SQL it receives
+#: on DuckDB, tests/reconcile/bigquery_jobs_server.py).
+REMOTE_TABLE = "finops-demo.billing.focus"
+REMOTE_PLACE = (f"bigquery:{REMOTE_TABLE}",)
+
+
+def _remote(json: bool = False) -> Callable[[Path], Sequence[object]]:
+    return lambda d: ["reconcile", "--plan", plan(d), "--month", MONTH, "--engine", "bigquery", "--table", REMOTE_TABLE,
+                      "--project", "finops-jobs", "--out", d / "out", "--quiet", *(["--json"] if json else [])]
+
+
+#: (column, value) of the second of the desk's three rows, held by the remote table -> the case. A remote engine
+#: returns sums: the keys of the groups are checked on them, ChargeClass (no key) by a query of its own.
+REMOTE: dict[str, tuple[tuple[str, str], Case]] = {
+    "ChargeClass misspelt": (("ChargeClass", "Corection"), Case(
+        _remote(), names=(*REMOTE_PLACE, "column ChargeClass", "'Corection'", "Correction"))),
+    "ChargeClass in upper case": (("ChargeClass", "CORRECTION"), Case(
+        _remote(), names=(*REMOTE_PLACE, "column ChargeClass", "write 'Correction'"))),
+    "ChargeClass a word of another tool (Refund)": (("ChargeClass", "Refund"), Case(
+        _remote(), names=(*REMOTE_PLACE, "column ChargeClass", "'Refund'"))),
+    "ChargeCategory misspelt, a key of the groups": (("ChargeCategory", "Usgae"), Case(
+        _remote(), names=(*REMOTE_PLACE, "column ChargeCategory", "'Usgae'"))),
+    "a Correction row is summed": (("ChargeClass", "Correction"), Case(
+        _remote(json=True), exit=0, unchanged=False, verify=_actual("30.00"))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REMOTE))
+def test_closed_focus_values_on_a_remote_engine(name, tmp_path, capsys, monkeypatch):
+    pytest.importorskip("google.cloud.bigquery")
+    import duckdb
+
+    from finops.reconcile.bills import VIEW, open_bills
+    from tests.reconcile.bigquery_jobs_server import BigQueryJobsServer
+
+    (column, value), case = REMOTE[name]
+    rows = [{"InvoiceId": "I0"}, {"InvoiceId": "I1", column: value}, {"InvoiceId": "I2"}]
+    con = duckdb.connect()
+    open_bills(con, [write_bill(tmp_path / "table.csv", rows)], strict=False)  # the engine's table, as it holds it
+    monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
+    with BigQueryJobsServer(con, {REMOTE_TABLE: VIEW}) as endpoint:
+        env = {"FINOPS_GCP_BIGQUERY_ENDPOINT": endpoint, "FINOPS_GCP_RETRY_TIMEOUT": "5"}
+        check(Case(case.build, exit=case.exit, names=case.names, unchanged=case.unchanged, env=env,
+                   verify=case.verify), tmp_path / "run", capsys, monkeypatch)
+
+
 def _pull_export(source: Path, name: str, change: Callable[[str], str]) -> Callable[[Path], Sequence[object]]:
     """``bills pull`` of a GCP export file whose text ``change`` edits."""
     def build(folder: Path) -> Sequence[object]:

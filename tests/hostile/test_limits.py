@@ -214,6 +214,110 @@ def test_an_unreachable_aws_endpoint_is_given_up_within_the_retry_budget(name, t
     assert silent_s - besides < AWS_BUDGET_S, (silent_s, besides)
 
 
+class _FlakyPriceList:
+    """The AWS Price List API over its JSON wire protocol (``AWSPriceListService.GetProducts``), endless pages of
+    which each answers only its third request: the first two get a 503 with ``x-amz-retry-after`` (the wait
+    botocore then takes, to within its 0.05 s jitter). Every request's arrival is recorded (this clock)."""
+
+    FAILS_PER_PAGE = 2
+    RETRY_AFTER_S = 0.5
+
+    def __enter__(self) -> str:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.arrivals: list[float] = []
+        self.pages_served = 0
+        tries: dict[str, int] = {}
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                server.arrivals.append(time.monotonic())
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                page = str(body.get("NextToken", "page-0"))
+                tries[page] = tries.get(page, 0) + 1
+                if tries[page] <= server.FAILS_PER_PAGE:
+                    status, payload = 503, {"__type": "ServiceUnavailableException", "Message": "try later"}
+                else:
+                    server.pages_served += 1
+                    status, payload = 200, {"FormatVersion": "aws_v1", "PriceList": [],
+                                            "NextToken": f"page-{int(page.split('-')[1]) + 1}"}
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/x-amz-json-1.1")
+                self.send_header("Content-Length", str(len(data)))
+                if status == 503:
+                    self.send_header("x-amz-retry-after", str(int(server.RETRY_AFTER_S * 1000)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    def __exit__(self, *_: object) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+def test_a_pull_of_many_pages_from_a_flaky_endpoint_stops_within_one_budget(tmp_path, capsys, monkeypatch):
+    """The budget is one deadline for the command, not one per call: a pull whose every page needs two retries
+    (each page succeeds, so a budget per call let it run pages x budget: here until the pages ran out) stops
+    within one budget of its first failure, exit 2 naming the call and the budget. The slack is what the
+    schedule allows past the deadline: an attempt under way there and the wait before it (the server's
+    retry-after, the longest backoff botocore takes here); the start-up around the pull is the refused run's."""
+    pytest.importorskip("boto3")
+    from connectors.aws.retry_budget import RetryBudget, longest_backoff
+
+    budget = RetryBudget(AWS_BUDGET_S * 3)  # room for retries after the reserve of one whole attempt
+    wait_s = longest_backoff(_FlakyPriceList.FAILS_PER_PAGE, throttled=False,
+                             retry_after_s=_FlakyPriceList.RETRY_AFTER_S)
+    besides = _aws_seconds("prices pull", f"http://127.0.0.1:{_closed_port()}", tmp_path, capsys, monkeypatch)
+    server = _FlakyPriceList()
+    with server as endpoint:
+        build, _ = AWS_CALLS["prices pull"]
+        case = Case(build, names=("AWS pricing get_products", "FINOPS_AWS_RETRY_TIMEOUT", "503"),
+                    env={**_aws_env(endpoint, tmp_path), "FINOPS_AWS_RETRY_TIMEOUT": str(budget.seconds)},
+                    subprocess=True, timeout_s=90)
+        started = time.monotonic()
+        check(case, tmp_path, capsys, monkeypatch)
+        pull_s = time.monotonic() - started
+    assert server.pages_served >= 2, server.pages_served  # a pull of pages, each after its retries
+    assert server.arrivals[-1] - server.arrivals[0] <= budget.seconds + wait_s
+    assert pull_s - besides <= budget.seconds + wait_s, (pull_s, besides)
+
+
+#: A profile's credential_process -> what the message names: one that hangs (an SSO helper waiting for a
+#: browser, a vault that does not answer) and one that answers what is no credential.
+CREDENTIAL_PROCESSES = {
+    "hangs": ("sleep 30", ("AWS credentials", "FINOPS_AWS_RETRY_TIMEOUT", "AWS_PROFILE")),
+    "answers no JSON": ("echo not-json", ("AWS credentials", "credential_process")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CREDENTIAL_PROCESSES))
+def test_a_credential_lookup_that_fails_or_never_ends_is_stopped_within_the_budget(name, tmp_path, capsys,
+                                                                                    monkeypatch):
+    """Finding the credentials counts in the budget: a profile whose credential_process hangs ends the command
+    within the budget, exit 2 saying where the credentials were looked for, where before it waited as long as
+    the process did (then failed with an internal error); one that answers no credentials is exit 2 too."""
+    pytest.importorskip("boto3")
+    process, names = CREDENTIAL_PROCESSES[name]  # the hanging one ends on its own after the test
+    (tmp_path / "config").write_text(f"[profile slow]\ncredential_process = {process}\n")
+    besides = _aws_seconds("prices pull", f"http://127.0.0.1:{_closed_port()}", tmp_path, capsys, monkeypatch)
+    env = {**_aws_env(f"http://127.0.0.1:{_closed_port()}", tmp_path), "AWS_PROFILE": "slow",
+           "AWS_CONFIG_FILE": str(tmp_path / "config"), "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}
+    case = Case(AWS_CALLS["prices pull"][0], names=names, env=env, subprocess=True, timeout_s=60)
+    started = time.monotonic()
+    check(case, tmp_path, capsys, monkeypatch)
+    assert time.monotonic() - started - besides < AWS_BUDGET_S
+
+
 @pytest.mark.parametrize("value", ["two minutes", "-5", "0", "nan", "inf"])
 def test_a_retry_budget_that_is_no_number_of_seconds_is_refused_naming_it(value, tmp_path, capsys, monkeypatch):
     pytest.importorskip("boto3")

@@ -15,6 +15,10 @@ Hand figures:
   billing period starts on May 1st in their own zone.
 * Negative budget: a ``credits`` line planned at -1,000 USD that received -500: variance +500, 50 % of the
   plan's size, over plan.
+* Scenario weights: 10 units for 10 hours, on-demand 10, reserved 6 (break-even share 0.6); low x 0.7 = 7
+  units, high x 1.3 = 13. At 0.25 / 0.5 / 0.25, units 1-7 run in every outcome and 8-10 in 75 % (> 60 %): reserve
+  10, expected cost 10 x 6 x 10 h + 0.25 x 3 x 10 x 10 h = 675.00. Scaled to fit, 0.5 / 0.3 / 0.3 would reserve
+  7 and cost 665.45 (units 8-10 in 6 / 11 of the outcomes): the money of a plan nobody chose.
 """
 
 from __future__ import annotations
@@ -75,6 +79,45 @@ def _check(case: Case, folder: Path, capsys: pytest.CaptureFixture[str]) -> None
             assert text in err, f"{text!r} not named in {err}"
     if case.money is not None:
         case.money(folder, out)
+
+
+# ---- scenario weights: probabilities, never scaled to fit --------------------------------------------------
+
+def _scenarios(weights: str) -> Callable[[Path], Sequence[object]]:
+    def build(folder: Path) -> Sequence[object]:
+        (folder / "d.csv").write_text("hour,units\n" + "".join(f"{hour},10\n" for hour in range(10)))
+        (folder / "o.csv").write_text("name,kind,hourly_cost\nod,on_demand,10\nri,reserved,6\n")
+        return ["mix", "scenarios", "--demand", folder / "d.csv", "--options", folder / "o.csv", "--weights", weights,
+                "--json"]
+    return build
+
+
+def _reserves_ten_for_675(_: Path, out: str) -> None:
+    expected = json.loads(out)["expected"]
+    assert expected["units"] == {"ri": 10} and Decimal(str(expected["total_cost"])) == Decimal("675.00")
+
+
+WEIGHTS = {
+    "fractions summing to 1": Case(_scenarios("0.25,0.5,0.25"), exit=0, money=_reserves_ten_for_675),
+    "percentages summing to 100": Case(_scenarios("25,50,25"), exit=0, money=_reserves_ten_for_675),
+    "percentages with their signs": Case(_scenarios("25%, 50%, 25%"), exit=0, money=_reserves_ten_for_675),
+    "fractions summing to 1.1": Case(_scenarios("0.5,0.3,0.3"), names=("--weights", "0.5, 0.3, 0.3", "sum to 1.1")),
+    "fractions summing to 0.999": Case(_scenarios("0.333,0.333,0.333"), names=("--weights", "sum to 0.999")),
+    "percentages summing to 110": Case(_scenarios("50,30,30"), names=("--weights", "sum to 110")),
+    "percentages with their signs summing to 1": Case(_scenarios("0.25%,0.5%,0.25%"),
+                                                       names=("--weights", "sum to 1.00, not 100")),
+    "some with a percent sign": Case(_scenarios("25%,50,25"), names=("--weights", "every weight is a percentage")),
+    "a negative weight": Case(_scenarios("-0.25,1,0.25"), names=("--weights", "0 or more", "'-0.25'")),
+    "a NaN weight": Case(_scenarios("nan,0.5,0.5"), names=("--weights", "0 or more", "'nan'")),
+    "an infinite weight": Case(_scenarios("inf,0,0"), names=("--weights", "0 or more", "'inf'")),
+    "all zero": Case(_scenarios("0,0,0"), names=("--weights", "sum to 0")),
+    "an astronomical weight": Case(_scenarios("1e400,0,0"), names=("--weights", "sum to 1e+400")),
+}
+
+
+@pytest.mark.parametrize("name", WEIGHTS)
+def test_scenario_weights(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _check(WEIGHTS[name], tmp_path, capsys)
 
 
 # ---- prices: positive where a price is meant ---------------------------------------------------------------

@@ -81,10 +81,12 @@ def test_remote_reconciliation_equals_the_local_one(local):
 
 
 @pytest.mark.parametrize("column, value", [("ChargeCategory", "usage"), ("ChargeCategory", "Usgae"),
-                                           ("PricingCategory", "On Demand"), ("ChargeFrequency", "Monthly")])
+                                           ("PricingCategory", "On Demand"), ("ChargeFrequency", "Monthly"),
+                                           ("ChargeClass", "Corection"), ("ChargeClass", "correction")])
 def test_a_value_outside_focus_on_the_remote_engine_is_refused_naming_its_column(tmp_path, column, value):
     """A misspelt closed value would drop its charges from every total (the aggregation matches FOCUS's exact
-    values): the remote engine's groups are checked after the query, as the local scan checks its own."""
+    values): the remote engine's groups are checked after the query, as the local scan checks its own, and
+    ChargeClass, no key of the groups, by the values a second query returns."""
     from finops.errors import InputError
 
     bill = write_bill(tmp_path / "may.csv", [{}, {column: value}])
@@ -98,6 +100,24 @@ def test_a_value_outside_focus_on_the_remote_engine_is_refused_naming_its_column
         reconcile_remote(PLAN, athena_like, "athena", VIEW, "2026-05")
     message = str(refused.value)
     assert column in message and repr(value) in message and "athena:" in message
+    assert (refused.value.where.file, refused.value.where.column) == (f"athena:{VIEW}", column)
+
+
+def test_a_correction_on_the_remote_engine_is_summed_as_locally(tmp_path):
+    """ChargeClass empty or Correction passes the remote check, and the totals are the local scan's."""
+    bill = write_bill(tmp_path / "may.csv", [{}, {"ChargeClass": "Correction", "BilledCost": "-2.5",
+                                                  "EffectiveCost": "-2.5"}])
+    con = duckdb.connect()
+    open_bills(con, [bill])
+    sent = []
+
+    def athena_like(sql: str):
+        sent.append(sql)
+        return con.execute(sqlglot.transpile(sql, read="athena", write="duckdb")[0]).fetchall()
+
+    remote = reconcile_remote(PLAN, athena_like, "athena", VIEW, "2026-05")
+    assert remote.totals() == reconcile_month(PLAN, [bill], "2026-05").totals()
+    assert len(sent) == 2 and "focus_value" in sent[1]
 
 
 def test_bigquery_compares_timestamps_with_utc_instants():

@@ -21,7 +21,7 @@ import pytest
 
 from finops.cli import main
 from finops.reconcile.bills import VIEW, open_bills
-from finops.reconcile.dialects import remote_sql
+from finops.reconcile.dialects import remote_outside_values_sql, remote_sql
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 from templates.plan_reader import read_plan
 
@@ -122,7 +122,9 @@ def test_bigquery_engine_gives_the_local_totals_through_the_real_client(on_bigqu
     server, code, out, err = on_bigquery(tmp_path)
     assert (code, err) == (0, "")
     assert totals(out) == local_totals
-    assert server.queries == [remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)]
+    # the aggregation, then the closed FOCUS values that are no key of its groups (ChargeClass)
+    assert server.queries == [remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping),
+                              remote_outside_values_sql("bigquery", BQ_TABLE, SAMPLE_MONTH)]
     method, path, _, _ = server.requests[0]
     assert (method, path) == ("POST", "/bigquery/v2/projects/finops-jobs/queries")  # jobs.query, in the job project
     assert page_tokens(server) == pages_after_the_first(bills, plan)  # every page of the summary, by getQueryResults
@@ -222,20 +224,34 @@ def queue_athena_result(endpoint: str, columns: list[tuple[str, str]], rows: lis
     assert urllib.request.urlopen(request).status == 201
 
 
+def queue_athena_results(endpoint: str, bills, table: str, *sqls: str) -> None:
+    """DuckDB's answer to each of ``sqls`` (Athena's dialect over ``table``), queued for the queries in that order."""
+    for sql in sqls:
+        queue_athena_result(endpoint, *run_on_duckdb(bills, sql, "athena", {table: VIEW}))
+
+
+def athena_execution(sql: str) -> dict:
+    """The one query execution moto holds for ``sql``."""
+    client = boto3.client("athena", region_name="us-east-1")
+    executions = [client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
+                  for query_id in client.list_query_executions()["QueryExecutionIds"]]
+    (execution,) = [e for e in executions if e["Query"] == sql]
+    return execution
+
+
 def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_totals, local_run, athena, tmp_path,
                                                            capsys):
     client = boto3.client("athena", region_name="us-east-1")
     client.create_work_group(Name="finops", Configuration={})
     sql = remote_sql("athena", ATHENA_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)
-    queue_athena_result(athena, *run_on_duckdb(bills, sql, "athena", {ATHENA_TABLE: VIEW}))
+    closed = remote_outside_values_sql("athena", ATHENA_TABLE, SAMPLE_MONTH)
+    queue_athena_results(athena, bills, ATHENA_TABLE, sql, closed)
     code, out, err = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", ATHENA_TABLE,
                                "--workgroup", "finops", "--output-location", "s3://finops-athena/results/")
     assert (code, err) == (0, "")
     assert totals(out) == local_totals
-    client = boto3.client("athena", region_name="us-east-1")
-    (query_id,) = client.list_query_executions()["QueryExecutionIds"]
-    execution = client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
-    assert execution["Query"] == sql  # the results served are DuckDB's answer to exactly the SQL sent
+    execution = athena_execution(sql)  # the results served are DuckDB's answer to exactly the SQL sent
+    athena_execution(closed)
     assert execution["ResultConfiguration"]["OutputLocation"].startswith("s3://finops-athena/results/")
     # commitments read from Athena's text values: the same rows as the local run
     assert commitment_tables(tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx") == commitment_tables(local_run[1])
@@ -245,12 +261,11 @@ def test_athena_settings_come_from_the_environment(bills, plan, athena, tmp_path
     monkeypatch.setenv("FINOPS_ATHENA_DATABASE", "focus_db")
     monkeypatch.setenv("FINOPS_ATHENA_OUTPUT_LOCATION", "s3://from-env/athena/")
     sql = remote_sql("athena", "focus_1_2", SAMPLE_MONTH, rules=read_plan(plan).mapping)
-    queue_athena_result(athena, *run_on_duckdb(bills, sql, "athena", {"focus_1_2": VIEW}))
+    queue_athena_results(athena, bills, "focus_1_2", sql,
+                         remote_outside_values_sql("athena", "focus_1_2", SAMPLE_MONTH))
     code, _, _ = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", "focus_1_2")
     assert code == 0
-    client = boto3.client("athena", region_name="us-east-1")
-    (query_id,) = client.list_query_executions()["QueryExecutionIds"]
-    execution = client.get_query_execution(QueryExecutionId=query_id)["QueryExecution"]
+    execution = athena_execution(sql)
     assert execution["QueryExecutionContext"] == {"Database": "focus_db"}
     assert execution["ResultConfiguration"]["OutputLocation"].startswith("s3://from-env/athena/")
 

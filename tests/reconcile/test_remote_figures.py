@@ -136,6 +136,7 @@ def test_missing_columns_reach_the_sql_the_engine_runs(local):
         sent.append(sql)
         return runner_on(local, "athena")(sql)
 
-    reconcile_remote(PLAN, recording, "athena", VIEW, SAMPLE_MONTH, missing=["x_GpuHours"])
-    (sql,) = sent
+    reconcile_remote(PLAN, recording, "athena", VIEW, SAMPLE_MONTH, missing=["x_GpuHours", "ChargeClass"])
+    sql, closed_values = sent  # the aggregation, then the closed values that are no key of its groups
     assert "x_GpuHours" not in sql and "x_GpuModel" in sql
+    assert "CAST(NULL AS VARCHAR) AS focus_value" in closed_values and "CAST(ChargeClass" not in closed_values
