@@ -36,6 +36,7 @@ from finops.money import quantize
 from finops.reconcile import MonthRecord, Reconciliation
 
 from .plan_reader import check_package
+from .xlsx_package import sheet_named
 
 __all__ = ["BACKUPS_KEPT", "MARKER", "SHEETS", "check_in_place", "write_in_place"]
 
@@ -148,15 +149,16 @@ def _plan_update(package: zipfile.ZipFile, where: Location) -> tuple[dict[str, s
     names = set(package.namelist())
     ours = {}
     for name in SHEETS:
-        part = sheets.get(name)
-        if part is None:
+        found = sheet_named(sheets, name)  # Excel takes "actuals" for "Actuals": a second one would be repaired away
+        if found is None:
             continue
-        if part not in names or MARKER.encode() not in package.read(part)[:8192]:
-            raise InputError(f"the plan already has a sheet named {name} that llm-finops did not write",
-                             where=Location(file=where.file, sheet=name),
+        part = found[1]
+        if found[0] != name or part not in names or MARKER.encode() not in package.read(part)[:8192]:
+            raise InputError(f"the plan already has a sheet named {found[0]} that llm-finops did not write",
+                             where=Location(file=where.file, sheet=found[0]),
                              hint="rename that sheet, or reconcile without --in-place")
         ours[name] = part
-    new = [name for name in SHEETS if name not in sheets]
+    new = [name for name in SHEETS if sheet_named(sheets, name) is None]
     if new:
         _declarations(package.read("xl/workbook.xml").decode("utf-8"),
                       package.read("xl/_rels/workbook.xml.rels").decode("utf-8"),

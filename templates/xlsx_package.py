@@ -64,6 +64,16 @@ def _sheet_ref(name: str) -> str:
     return escape("'" + name.replace("'", "''") + "'")
 
 
+def sheet_named(sheets: Mapping[str, str], name: str) -> tuple[str, str] | None:
+    """The sheet of ``sheets`` (name -> part) that Excel takes for ``name``: sheet names ignore case there, so a
+    workbook holding ``actuals`` and ``Actuals`` is one Excel repairs (dropping one). (its name, its part) or None.
+
+    >>> sheet_named({"Budget": "xl/worksheets/sheet1.xml", "fleet": "xl/worksheets/sheet2.xml"}, "Fleet")
+    ('fleet', 'xl/worksheets/sheet2.xml')
+    """
+    return next(((found, part) for found, part in sheets.items() if found.casefold() == name.casefold()), None)
+
+
 def column_letter(index: int) -> str:
     """1 -> ``A``, 27 -> ``AA``.
 
@@ -296,8 +306,12 @@ class XlsxPackage:
         (characters); the title, note and header take the styles of sheet ``like``'s A1, A2 and A3. It
         prints landscape A4 at :func:`templates.sheets._table.print_scale` (one page wide where that keeps
         the text at 8 pt or more), its header on every page."""
-        sheets = self.sheets()
-        part = sheets.get(name)
+        found = sheet_named(self.sheets(), name)
+        if found is not None and found[0] != name:
+            raise InputError(f"the plan has a sheet {found[0]!r}, which Excel takes for the sheet {name} written here",
+                             where=Location(file=str(self.path), sheet=found[0]),
+                             hint=f"rename that sheet, so that the plan's sheet names stay apart from {name}")
+        part = None if found is None else found[1]
         if part is None:
             part = self._free("xl/worksheets/sheet{}.xml")
             rid = self._add_relationship("xl/workbook.xml", _WORKSHEET_TYPE, part)

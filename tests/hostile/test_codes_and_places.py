@@ -209,9 +209,26 @@ def _rec(folder: Path, *bills: Path, book: Path | None = None, extra: tuple[obje
 def _plan_next(folder: Path, *extra: object, serving: str = SERVING_LINE) -> list[object]:
     from templates.builder import DEFAULT_TEMPLATE
 
-    (folder / "plan.xlsx").write_bytes(DEFAULT_TEMPLATE.read_bytes())
+    if not (folder / "plan.xlsx").exists():  # a case may have made its own plan
+        (folder / "plan.xlsx").write_bytes(DEFAULT_TEMPLATE.read_bytes())
     return ["plan", "next", "--plan", folder / "plan.xlsx", "--history", folder / "h", "--month", MONTH, "--serving",
             _text(folder, "s.csv", serving), "--metrics", METRICS, "--out", folder / "n.xlsx", "--quiet", *extra]
+
+
+def _sheet_renamed(plan: Path, old: str, new: str) -> Path:
+    """``plan`` (the template, as ``_plan_next`` copies it) with its sheet ``old`` named ``new`` in the workbook part,
+    every other part (the cached values of its formulas included) as it was."""
+    import zipfile
+
+    from templates.builder import DEFAULT_TEMPLATE
+
+    with zipfile.ZipFile(DEFAULT_TEMPLATE) as source, zipfile.ZipFile(plan, "w") as renamed:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "xl/workbook.xml":
+                data = data.replace(f'<sheet name="{old}"'.encode(), f'<sheet name="{new}"'.encode(), 1)
+            renamed.writestr(item, data)
+    return plan
 
 
 def _serving(old: str, new: str) -> str:
@@ -399,6 +416,9 @@ MORE: dict[str, Case] = {
         names=("s.csv", "row 2", "column PlanLine", "no Budget row")),
     "serving TP 0 (was exit 0, read as TP 1)": Case(lambda d: _plan_next(d, serving=_serving(",fp8,1,", ",fp8,0,")),
                                                     names=("s.csv", "row 2", "column TP")),
+    "plan next over a plan with a sheet 'fleet' (was exit 0: a second sheet Excel takes for Fleet)": Case(
+        lambda d: _plan_next(d) if _sheet_renamed(d / "plan.xlsx", "Start", "fleet") else [],
+        names=("plan.xlsx", "sheet fleet", "Fleet")),
     "serving InstanceType without a Provider (was exit 0: priced as owned, May's budget carried)": Case(
         lambda d: _plan_next(d, serving=_serving(",aws,g6e.xlarge,", ",,g6e.xlarge,")),
         names=("s.csv", "row 2", "column Provider", "g6e.xlarge")),

@@ -133,6 +133,12 @@ CASES: dict[str, Case] = {
     "bills pull --out a Parquet file no pull wrote (was exit 0: replaced)": Case(
         lambda d: _aws_pull(d, _parquet_of_someone(d / "mine.parquet")),
         names=("mine.parquet", "not a FOCUS bill this tool wrote")),
+    "reconcile --in-place on a plan with its own sheet 'actuals' (was exit 0: a second 'Actuals' added)": Case(
+        lambda d: reconcile_argv(d, _with_sheet(plan(d), "actuals"), bill(d), extra=["--in-place"]),
+        names=("plan.xlsx", "sheet actuals", "did not write")),
+    "reconcile --in-place on a plan with its own sheet 'VARIANCE'": Case(
+        lambda d: reconcile_argv(d, _with_sheet(plan(d), "VARIANCE"), bill(d), extra=["--in-place"]),
+        names=("plan.xlsx", "sheet VARIANCE", "did not write")),
     "prices pull --out is the offer file": Case(
         lambda d: ["prices", "pull", "--offer-file", _offer(d), "--out", d / "offer.csv"],
         names=("offer.csv", INPUT)),
@@ -173,6 +179,16 @@ def _parquet_of_someone(path: Path) -> Path:
     import duckdb
 
     duckdb.sql(f"COPY (SELECT 1 AS answer) TO '{path}' (FORMAT parquet)")
+    return path
+
+
+def _with_sheet(path: Path, title: str) -> Path:
+    """The plan with a sheet of the user's own named ``title`` (Excel compares sheet names ignoring case)."""
+    import openpyxl
+
+    book = openpyxl.load_workbook(path)
+    book.create_sheet(title)["A1"] = "typed by hand"
+    book.save(path)
     return path
 
 
