@@ -350,8 +350,14 @@ class XlsxPackage:
             f'{setup}<headerFooter><oddFooter>&amp;L&amp;A&amp;RPage &amp;P of &amp;N</oddFooter></headerFooter>'
             f'<tableParts count="1"><tablePart r:id="{table_rid}"/></tableParts></worksheet>').encode()
         self._print_titles(name, 3)
-        ids = [int(i) for p, body in self.parts.items() if p.startswith("xl/tables/") and p != table_part
-               for i in re.findall(rb'<table\b[^>]*?\bid="(\d+)"', body)]
+        others = {p: body for p, body in self.parts.items() if p.startswith("xl/tables/") and p != table_part}
+        taken = [n.decode() for body in others.values() for n in re.findall(rb'<table\b[^>]*?\bname="([^"]*)"', body)
+                 if n.decode().casefold() == table.casefold()]
+        if taken:  # table names are the workbook's, ignoring case: a second one is repaired away
+            raise InputError(f"the plan has a table {taken[0]!r} on another sheet; the table {table} of sheet {name} "
+                             "takes that name", where=Location(file=str(self.path)),
+                             hint=f"rename that table (Table Design > Table Name), so that {table} stays free")
+        ids = [int(i) for body in others.values() for i in re.findall(rb'<table\b[^>]*?\bid="(\d+)"', body)]
         columns = "".join(f'<tableColumn id="{i}" name={quoteattr(h)}/>' for i, h in enumerate(headers, start=1))
         self.parts[table_part] = (
             f'{_HEAD}<table xmlns="{_MAIN}" id="{max(ids, default=0) + 1}" name="{table}" displayName="{table}" '

@@ -215,20 +215,27 @@ def _plan_next(folder: Path, *extra: object, serving: str = SERVING_LINE) -> lis
             _text(folder, "s.csv", serving), "--metrics", METRICS, "--out", folder / "n.xlsx", "--quiet", *extra]
 
 
-def _sheet_renamed(plan: Path, old: str, new: str) -> Path:
-    """``plan`` (the template, as ``_plan_next`` copies it) with its sheet ``old`` named ``new`` in the workbook part,
-    every other part (the cached values of its formulas included) as it was."""
+def _template_edited(plan: Path, old: bytes, new: bytes) -> Path:
+    """``plan``: the template (as ``_plan_next`` copies it) with ``old`` replaced by ``new`` in the one part holding
+    it, every other part (the cached values of its formulas included) as it was."""
     import zipfile
 
     from templates.builder import DEFAULT_TEMPLATE
 
-    with zipfile.ZipFile(DEFAULT_TEMPLATE) as source, zipfile.ZipFile(plan, "w") as renamed:
+    with zipfile.ZipFile(DEFAULT_TEMPLATE) as source, zipfile.ZipFile(plan, "w") as edited:
+        found = 0
         for item in source.infolist():
             data = source.read(item)
-            if item.filename == "xl/workbook.xml":
-                data = data.replace(f'<sheet name="{old}"'.encode(), f'<sheet name="{new}"'.encode(), 1)
-            renamed.writestr(item, data)
+            if old in data:
+                data, found = data.replace(old, new, 1), found + 1
+            edited.writestr(item, data)
+    assert found == 1, (old, found)
     return plan
+
+
+def _sheet_renamed(plan: Path, old: str, new: str) -> Path:
+    """The template with its sheet ``old`` named ``new`` in the workbook part."""
+    return _template_edited(plan, f'<sheet name="{old}"'.encode(), f'<sheet name="{new}"'.encode())
 
 
 def _serving(old: str, new: str) -> str:
@@ -419,6 +426,10 @@ MORE: dict[str, Case] = {
     "plan next over a plan with a sheet 'fleet' (was exit 0: a second sheet Excel takes for Fleet)": Case(
         lambda d: _plan_next(d) if _sheet_renamed(d / "plan.xlsx", "Start", "fleet") else [],
         names=("plan.xlsx", "sheet fleet", "Fleet")),
+    "plan next over a plan with a table 'TBLFLEET' (was exit 0: two tables Excel takes for one)": Case(
+        lambda d: _plan_next(d) if _template_edited(d / "plan.xlsx", b'name="tblMixOptions" displayName="tblMixOptions"',
+                                                    b'name="TBLFLEET" displayName="TBLFLEET"') else [],
+        names=("plan.xlsx", "TBLFLEET", "tblFleet")),
     "serving InstanceType without a Provider (was exit 0: priced as owned, May's budget carried)": Case(
         lambda d: _plan_next(d, serving=_serving(",aws,g6e.xlarge,", ",,g6e.xlarge,")),
         names=("s.csv", "row 2", "column Provider", "g6e.xlarge")),
