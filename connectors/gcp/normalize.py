@@ -182,6 +182,17 @@ def _cost(row: Mapping[str, Any]) -> Decimal:
     return cost
 
 
+def _currency(value: Any, column: str) -> str:
+    """A row's billing currency (``column``), as its ISO 4217 code: every export row is billed in one, so an empty
+    one (or a word, a sign) is refused, not written as a charge in no currency."""
+    given = str(value or "")
+    code = given.strip().upper()
+    if len(code) != 3 or not code.isalpha():
+        raise InputError(f"{column} must be a 3-letter ISO 4217 code, got {given[:40]!r}", where=Location(column=column),
+                         hint="every row of a billing export carries its currency, e.g. USD; export the month again")
+    return code
+
+
 def _text(value: Any) -> Any:
     return None if value is None or value == "" else value
 
@@ -290,6 +301,7 @@ def export_row(row: Mapping[str, Any], share: Share | None = None) -> list[dict[
     start, end = billing_period(month)
     base = {column: _text(get(row, path)) for path, column in m.EXPORT_TEXT_COLUMNS.items()}
     base["RegionId"] = base.get("RegionId") or _text(get(row, "location.location"))
+    base["BillingCurrency"] = _currency(row.get("currency"), "currency")
     for column in ("ChargePeriodStart", "ChargePeriodEnd"):
         base[column] = timestamp(base[column])
     base.update({column: decimal_or_none(get(row, path)) for path, column in m.EXPORT_DECIMAL_COLUMNS.items()})
@@ -402,6 +414,7 @@ def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
         if record.get(name) is None:
             raise InputError(f"{name} is empty", where=Location(column=name),
                              hint="FOCUS requires an amount on every row (0 for none); export the month again")
+    record["BillingCurrency"] = _currency(record.get("BillingCurrency"), "BillingCurrency")
     for name in _JSON_OBJECT_COLUMNS:  # one text per object, whatever the export's key order and spacing
         record[name] = _canonical_json(record.get(name))
     details = record.get("SkuPriceDetails")

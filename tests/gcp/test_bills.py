@@ -337,7 +337,7 @@ def test_focus_rows_from_bigquery_types_are_normalized():
     from connectors.gcp.normalize import focus_export_row
 
     row = {"ProviderName": "Google Cloud", "ChargeCategory": "Usage", "BilledCost": 1.25, "EffectiveCost": 1.25,
-           "PricingCategory": "Dynamic",
+           "BillingCurrency": "USD", "PricingCategory": "Dynamic",
            "ChargePeriodStart": datetime(2026, 5, 2, 3, tzinfo=UTC),
            "Tags": [{"key": "team", "value": "llm"}], "SkuPriceDetails": {"InstanceType": "g2-standard-4"},
            "ConsumedQuantity": 2.0, "ConsumedUnit": "Hours", "ChargeDescription": "G2 Instance Core running in Americas"}
@@ -355,7 +355,8 @@ def test_a_focus_1_3_or_1_4_row_keeps_its_provider_and_allocated_tags():
     from connectors.gcp.normalize import focus_export_row
 
     row = {"ServiceProviderName": "Google Cloud", "HostProviderName": "Google Cloud", "ChargeCategory": "Usage",
-           "BilledCost": "3.5", "EffectiveCost": "3.5", "Tags": [{"key": "cluster", "value": "shared"}],
+           "BilledCost": "3.5", "EffectiveCost": "3.5", "BillingCurrency": "USD",
+           "Tags": [{"key": "cluster", "value": "shared"}],
            "AllocatedTags": [{"key": "team", "value": "search"}], "AllocatedResourceId": "pod/search-1"}
     record = focus_export_row(row)
     assert (record["ProviderName"], record["PublisherName"]) == ("Google Cloud", "Google Cloud")

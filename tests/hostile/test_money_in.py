@@ -256,6 +256,13 @@ GCP = {
         money=_billed(MAY_FOCUS_BILLED)),
     "a FOCUS export row without its BillingPeriodStart": Case(_export(_set(2, "BillingPeriodStart", ""), GCP_FOCUS_EXPORT),
                                                               names=("export.csv", "row 4", "BillingPeriodStart")),
+    "a row without its currency (was exit 0: a charge in no currency)": Case(
+        _export(_set(3, "currency", "")), names=("export.csv", "row 5", "column currency", "ISO 4217")),
+    "a row in US$": Case(_export(_set(2, "currency", "US$")), names=("export.csv", "row 4", "column currency")),
+    "JSONL: a row without its currency": Case(gcp_jsonl_pull(lambda rows: rows[1].update(currency=None)),
+                                              names=("export.jsonl", "row 2", "column currency")),
+    "a FOCUS export row without its BillingCurrency (was exit 0)": Case(
+        _export(_set(1, "BillingCurrency", ""), GCP_FOCUS_EXPORT), names=("export.csv", "row 3", "BillingCurrency")),
     "a FOCUS export row without its BilledCost": Case(_export(_set(1, "BilledCost", ""), GCP_FOCUS_EXPORT),
                                                       names=("export.csv", "row 3", "column BilledCost")),
     "a FOCUS export row without its EffectiveCost": Case(_export(_set(0, "EffectiveCost", ""), GCP_FOCUS_EXPORT),
