@@ -179,6 +179,40 @@ def unreadable_cell(values: Mapping[str, Any], kinds: Mapping[str, str], *, file
     return None
 
 
+#: The amounts a FOCUS row cannot do without (FOCUS requires both on every row, 0 for none).
+REQUIRED_AMOUNTS = ("BilledCost", "EffectiveCost")
+
+
+def currency_code(value: Any, column: str) -> str:
+    """A row's billing currency (``column``) as its ISO 4217 code, upper case: every bill row is billed in one, so
+    an empty one (or a word, a sign) is refused naming the column, not written as a charge in no currency.
+
+    >>> currency_code("usd", "BillingCurrency")
+    'USD'
+    >>> currency_code("", "BillingCurrency")
+    Traceback (most recent call last):
+    ...
+    finops.errors.InputError: column BillingCurrency: BillingCurrency must be a 3-letter ISO 4217 code, got ''. Hint: every row of a bill carries its currency, e.g. USD; export the month again
+    """
+    given = str(value or "")
+    code = given.strip().upper()
+    if len(code) != 3 or not code.isalpha():
+        raise InputError(f"{column} must be a 3-letter ISO 4217 code, got {given[:40]!r}", where=Location(column=column),
+                         hint="every row of a bill carries its currency, e.g. USD; export the month again")
+    return code
+
+
+def with_money_checked(row: dict[str, Any]) -> dict[str, Any]:
+    """A FOCUS export row (typed cells) with its amounts present and its currency a code (:func:`currency_code`);
+    an empty amount is refused naming its column, never read as 0."""
+    for name in REQUIRED_AMOUNTS:
+        if row.get(name) is None:
+            raise InputError(f"{name} is empty", where=Location(column=name),
+                             hint="FOCUS requires an amount on every row (0 for none); export the month again")
+    row["BillingCurrency"] = currency_code(row.get("BillingCurrency"), "BillingCurrency")
+    return row
+
+
 def record(**values: Any) -> dict[str, Any]:
     """A FOCUS record with every column, ``None`` where not given."""
     unknown = set(values) - set(NAMES)

@@ -14,7 +14,7 @@ this product's are dropped. The GPU columns are derived:
 
 >>> row, = focus_rows_from_focus([{"ChargeCategory": "Usage", "PricingCategory": "Committed",
 ...     "CommitmentDiscountType": "Savings Plan", "CommitmentDiscountName": "ComputeSavingsPlan-3yr-NoUpfront",
-...     "ConsumedQuantity": "1.5", "ConsumedUnit": "Hours", "BilledCost": "0", "EffectiveCost": "41.2",
+...     "ConsumedQuantity": "1.5", "ConsumedUnit": "Hours", "BilledCost": "0", "EffectiveCost": "41.2", "BillingCurrency": "USD",
 ...     "SkuPriceDetails": '{"InstanceType": "p5.48xlarge"}'}], gpu_of=lambda t: ("h100-sxm", 8))
 >>> row["x_PurchaseOption"], row["x_GpuHours"], row["EffectiveCost"]
 ('savings_plan_3y', Decimal('12.0'), Decimal('41.2'))
@@ -25,9 +25,19 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from connectors.focus_table import KINDS, NAMES, cell, export_value, gpu_columns, record, unreadable_cell
+from connectors.focus_table import (
+    KINDS,
+    NAMES,
+    cell,
+    export_value,
+    gpu_columns,
+    record,
+    unreadable_cell,
+    with_money_checked,
+)
 from finops.errors import InputError, Location
 
 from .cur import GpuOf, usage_kind
@@ -79,6 +89,16 @@ def focus_rows_from_focus(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf
     for number, raw in enumerate(records, start=first_row):
         try:
             row = {name: cell(name, export_value(raw, name)) for name in _FOCUS_NAMES}
+        except (ValueError, TypeError, InputError) as error:
+            raise unreadable_cell(raw, _FOCUS_KINDS, file=file, row=number) or InputError(
+                f"FOCUS row does not read: {error}", where=Location(file=file, row=number),
+                hint="fix the row or export the file again") from error
+        try:
+            with_money_checked(row)
+        except InputError as error:  # an amount or the currency missing: named with the row
+            raise InputError(error.message, where=replace(error.where or Location(), file=file, row=number),
+                             hint=error.hint) from None
+        try:
             rows.append(record(**row, **_gpu_fields(row, raw, gpu_of)))
         except (ValueError, TypeError, InputError) as error:
             raise unreadable_cell(raw, _FOCUS_KINDS, file=file, row=number) or InputError(

@@ -33,10 +33,12 @@ from connectors.focus_table import (
     NAMES,
     cell,
     conform,
+    currency_code,
     decimal_or_none,
     export_value,
     service_subcategory,
     timestamp,
+    with_money_checked,
 )
 from connectors.focus_table import record as focus_record
 from finops.depreciation import month_index
@@ -182,17 +184,6 @@ def _cost(row: Mapping[str, Any]) -> Decimal:
     return cost
 
 
-def _currency(value: Any, column: str) -> str:
-    """A row's billing currency (``column``), as its ISO 4217 code: every export row is billed in one, so an empty
-    one (or a word, a sign) is refused, not written as a charge in no currency."""
-    given = str(value or "")
-    code = given.strip().upper()
-    if len(code) != 3 or not code.isalpha():
-        raise InputError(f"{column} must be a 3-letter ISO 4217 code, got {given[:40]!r}", where=Location(column=column),
-                         hint="every row of a billing export carries its currency, e.g. USD; export the month again")
-    return code
-
-
 def _text(value: Any) -> Any:
     return None if value is None or value == "" else value
 
@@ -301,7 +292,7 @@ def export_row(row: Mapping[str, Any], share: Share | None = None) -> list[dict[
     start, end = billing_period(month)
     base = {column: _text(get(row, path)) for path, column in m.EXPORT_TEXT_COLUMNS.items()}
     base["RegionId"] = base.get("RegionId") or _text(get(row, "location.location"))
-    base["BillingCurrency"] = _currency(row.get("currency"), "currency")
+    base["BillingCurrency"] = currency_code(row.get("currency"), "currency")
     for column in ("ChargePeriodStart", "ChargePeriodEnd"):
         base[column] = timestamp(base[column])
     base.update({column: decimal_or_none(get(row, path)) for path, column in m.EXPORT_DECIMAL_COLUMNS.items()})
@@ -386,8 +377,6 @@ def unused_row(fee: Mapping[str, Any], unused: Unused) -> dict[str, Any]:
 
 
 _JSON_OBJECT_COLUMNS = ("Tags", "SkuPriceDetails")
-#: The amounts a FOCUS row cannot do without.
-_REQUIRED_AMOUNTS = ("BilledCost", "EffectiveCost")
 
 
 def _canonical_json(text: Any) -> Any:
@@ -409,12 +398,7 @@ def _canonical_json(text: Any) -> Any:
 def focus_export_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A FOCUS export row (FOCUS column names) with typed cells and the ``x_`` GPU columns added; a row without
     its ``BilledCost`` or ``EffectiveCost`` (FOCUS requires both on every row, 0 for none) is refused."""
-    record = {name: cell(name, export_value(row, name)) for name in NAMES}  # a 1.3 / 1.4 provider column too
-    for name in _REQUIRED_AMOUNTS:
-        if record.get(name) is None:
-            raise InputError(f"{name} is empty", where=Location(column=name),
-                             hint="FOCUS requires an amount on every row (0 for none); export the month again")
-    record["BillingCurrency"] = _currency(record.get("BillingCurrency"), "BillingCurrency")
+    record = with_money_checked({name: cell(name, export_value(row, name)) for name in NAMES})  # 1.3 / 1.4 too
     for name in _JSON_OBJECT_COLUMNS:  # one text per object, whatever the export's key order and spacing
         record[name] = _canonical_json(record.get(name))
     details = record.get("SkuPriceDetails")

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from tests.reconcile.conftest import write_bill, write_plan
 
-__all__ = ["MONTH", "OPTIONS_CSV", "SERVING_CSV", "Case", "bill", "check", "gcp_jsonl_pull", "plan", "reconcile_argv",
-           "snapshot", "text_file", "write_bill", "write_plan"]
+__all__ = ["AWS_EXPORT_DATA", "MONTH", "OPTIONS_CSV", "SERVING_CSV", "Case", "aws_export", "bill", "check",
+           "gcp_jsonl_pull", "plan", "reconcile_argv", "snapshot", "text_file", "write_bill", "write_plan"]
 
 MONTH = "2026-05"
 REPO = Path(__file__).resolve().parents[2]
@@ -40,6 +40,13 @@ OPTIONS_CSV = "name,kind,hourly_cost\nod,on_demand,2.0\n"
 #: A serving-lines CSV of the plan line ``gpu`` (docs/loop.md).
 SERVING_CSV = ("PlanLine,Engine,Model,Gpu,Precision,TP,LabelKey,LabelValue\n"
                "gpu,vllm,llama-3.1-8b,h100-sxm,fp8,1,namespace,x\n")
+
+
+#: The FOCUS 1.2 sample of 40 AWS rows (tests/aws/data/SOURCES.md).
+AWS_FOCUS_SAMPLE = REPO / "tests" / "aws" / "data" / "focus-1.2-aws-sample-40.csv"
+#: Where May's data file sits in an AWS Data Export (connectors/aws/exports.py), and its manifest.
+AWS_EXPORT_DATA = "gpu-focus/data/BILLING_PERIOD=2026-05/gpu-focus-00001.parquet"
+_AWS_EXPORT_MANIFEST = "gpu-focus/metadata/BILLING_PERIOD=2026-05/gpu-focus-Manifest.json"
 
 
 @dataclass(frozen=True)
@@ -154,3 +161,28 @@ def gcp_jsonl_pull(change: Callable[[list[dict[str, object]]], None]) -> Callabl
         return ["bills", "pull", "--provider", "gcp", "--source", folder / "export.jsonl", "--month", MONTH,
                 "--out", folder / "focus.parquet"]
     return build
+
+
+def aws_export(folder: Path, change: Callable[[list[dict[str, str]]], None] | None = None) -> Path:
+    """A local copy of a FOCUS 1.2 Data Export of May in ``folder/exports``: the AWS FOCUS sample (its rows
+    changed by ``change``) as its one Parquet data file, every cell as the export's text; returns the copy's root."""
+    import csv
+    import json
+
+    import duckdb
+
+    rows = list(csv.DictReader(AWS_FOCUS_SAMPLE.open(newline="")))
+    if change is not None:
+        change(rows)
+    root = folder / "exports"
+    staged = text_file(folder, "staged.csv", "")
+    with staged.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    (root / AWS_EXPORT_DATA).parent.mkdir(parents=True)
+    duckdb.sql(f"COPY (SELECT * FROM read_csv('{staged}', all_varchar=true)) TO '{root / AWS_EXPORT_DATA}' "
+               "(FORMAT parquet)")
+    staged.unlink()
+    text_file(root, _AWS_EXPORT_MANIFEST, json.dumps({"dataFiles": [f"s3://b/p/{AWS_EXPORT_DATA}"]}))
+    return root

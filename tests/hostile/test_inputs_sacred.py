@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .desk import MONTH, Case, bill, check, plan, reconcile_argv, text_file
+from .desk import AWS_EXPORT_DATA, MONTH, Case, aws_export, bill, check, plan, reconcile_argv, text_file
 
 REVIEW = f"budget-review-{MONTH}.xlsx"
 INPUT = "is an input of this run"
@@ -129,7 +129,7 @@ CASES: dict[str, Case] = {
     "demo --out a file": Case(
         lambda d: ["demo", "--out", text_file(d, "notes.txt", "mine"), "--quiet"], names=("notes.txt", "is a file")),
     "bills pull --out a data file of the local AWS export it reads (was exit 0: replaced)": Case(
-        lambda d: _aws_pull(d, _aws_export(d) / _AWS_DATA), names=("gpu-focus-00001.parquet", INPUT, "--source")),
+        lambda d: _aws_pull(d, aws_export(d) / AWS_EXPORT_DATA), names=("gpu-focus-00001.parquet", INPUT, "--source")),
     "bills pull --out a Parquet file no pull wrote (was exit 0: replaced)": Case(
         lambda d: _aws_pull(d, _parquet_of_someone(d / "mine.parquet")),
         names=("mine.parquet", "not a FOCUS bill this tool wrote")),
@@ -153,25 +153,8 @@ def _after_a_run(folder: Path, extra: list[object]) -> list[object]:
     return reconcile_argv(folder, folder / "plan.xlsx", folder / "bill.csv", extra=extra)
 
 
-#: Where a month's data file sits in an AWS Data Export (connectors/aws/exports.py), and its manifest.
-_AWS_DATA = "gpu-focus/data/BILLING_PERIOD=2026-05/gpu-focus-00001.parquet"
-_AWS_MANIFEST = "gpu-focus/metadata/BILLING_PERIOD=2026-05/gpu-focus-Manifest.json"
-
-
-def _aws_export(folder: Path) -> Path:
-    """A local copy of a FOCUS 1.2 Data Export of May: the FOCUS sample of 40 AWS rows as its one Parquet file."""
-    import duckdb
-
-    root = folder / "exports"
-    (root / _AWS_DATA).parent.mkdir(parents=True)
-    sample = Path(__file__).resolve().parents[1] / "aws" / "data" / "focus-1.2-aws-sample-40.csv"
-    duckdb.sql(f"COPY (SELECT * FROM read_csv('{sample}', all_varchar=true)) TO '{root / _AWS_DATA}' (FORMAT parquet)")
-    text_file(root, _AWS_MANIFEST, json.dumps({"dataFiles": [f"s3://b/p/{_AWS_DATA}"]}))
-    return root
-
-
 def _aws_pull(folder: Path, out: Path) -> list[object]:
-    source = folder / "exports" if (folder / "exports").is_dir() else _aws_export(folder)
+    source = folder / "exports" if (folder / "exports").is_dir() else aws_export(folder)
     return ["bills", "pull", "--provider", "aws", "--source", source, "--month", MONTH, "--out", out]
 
 

@@ -37,7 +37,9 @@ import pytest
 from finops.cli import main
 from tests.reconcile.conftest import write_bill, write_plan
 
-from .desk import gcp_jsonl_pull
+from .desk import Case as DeskCase
+from .desk import aws_export, gcp_jsonl_pull
+from .desk import check as desk_check
 
 ROOT = Path(__file__).resolve().parents[2]
 GCP_EXPORT = ROOT / "tests" / "gcp" / "fixtures" / "billing_export_standard.csv"
@@ -455,3 +457,43 @@ def test_a_next_plan_carries_every_serving_line_with_its_fleet_and_cost(tmp_path
         assert budget[("2026-06", "aws-inference-prod")] == pytest.approx(line["MonthlyCost"] + (line["SunkAmortization"] or 0))
 
     _check(Case(_plan_next(_L40S.format(ttft=500, tp=1, it="g6e.xlarge")), exit=0, money=read), tmp_path, capsys)
+
+
+# ---- AWS FOCUS Data Exports: every row keeps its amounts and its currency ----------------------------------------
+
+def _aws_pull(change: Callable[[list[dict[str, str]]], None]) -> Callable[[Path], Sequence[object]]:
+    def build(folder: Path) -> Sequence[object]:
+        return ["bills", "pull", "--provider", "aws", "--source", aws_export(folder, change), "--month", "2026-05",
+                "--out", folder / "may.parquet"]
+    return build
+
+
+def _row(index: int, **values: str) -> Callable[[list[dict[str, str]]], None]:
+    return lambda rows: rows[index].update(values)
+
+
+#: Row numbers as the export's line items count them (the first is 1), as the AWS readers name them.
+AWS_EXPORT = {
+    "an export row without its BillingCurrency (was exit 0: a charge in no currency)": DeskCase(
+        _aws_pull(_row(3, BillingCurrency="")), names=("gpu-focus-00001.parquet", "row 4", "column BillingCurrency")),
+    "an export row billed in US$ (was exit 0)": DeskCase(
+        _aws_pull(_row(0, BillingCurrency="US$")), names=("row 1", "column BillingCurrency", "ISO 4217")),
+    "an export row without its BilledCost (was exit 0: written empty)": DeskCase(
+        _aws_pull(_row(5, BilledCost="")), names=("row 6", "column BilledCost", "is empty")),
+    "an export row without its EffectiveCost (was exit 0)": DeskCase(
+        _aws_pull(_row(7, EffectiveCost="")), names=("row 8", "column EffectiveCost")),
+    "an export row's currency in lower case is that currency": DeskCase(
+        _aws_pull(_row(2, BillingCurrency="usd")), exit=0, may_write=("may.parquet",),
+        verify=lambda d, out, err: _one_currency(d / "may.parquet")),
+}
+
+
+def _one_currency(path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    assert set(pq.read_table(path, columns=["BillingCurrency"]).column(0).to_pylist()) == {"USD"}
+
+
+@pytest.mark.parametrize("name", sorted(AWS_EXPORT))
+def test_aws_export_rows(name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    desk_check(AWS_EXPORT[name], tmp_path, capsys, monkeypatch)
