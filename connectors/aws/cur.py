@@ -7,7 +7,8 @@ text, datetimes or ISO text, the ``product`` / ``resource_tags`` maps as mapping
 >>> rows = focus_rows_from_cur([{"line_item_line_item_type": "Usage", "line_item_product_code": "AmazonEC2",
 ...     "line_item_usage_type": "USE1-BoxUsage:p5.48xlarge", "product_instance_type": "p5.48xlarge",
 ...     "line_item_usage_amount": "2", "pricing_unit": "Hrs", "line_item_unblended_cost": "110.08",
-...     "line_item_usage_start_date": "2026-05-01T00:00:00Z"}], gpu_of=lambda t: ("h100-sxm", 8))
+...     "line_item_currency_code": "USD", "line_item_usage_start_date": "2026-05-01T00:00:00Z"}],
+...     gpu_of=lambda t: ("h100-sxm", 8))
 >>> rows[0]["BilledCost"], rows[0]["EffectiveCost"], rows[0]["x_GpuHours"], rows[0]["x_PurchaseOption"]
 (Decimal('110.08'), Decimal('110.08'), Decimal('16'), 'on_demand')
 """
@@ -22,6 +23,7 @@ from typing import Any
 
 from connectors.focus_table import (
     conform,
+    currency_code,
     decimal_or_none,
     focus_unit,
     gpu_columns,
@@ -156,7 +158,11 @@ def _charge(rec: Mapping[str, Any], rule: LineItemRule, basis: CostBasis, gpu_of
     arn_column = COMMITMENT_KINDS[rule.commitment][0] if rule.commitment else ""
     commitment_id = _text(rec.get(arn_column)) if arn_column else None
     kind = rule.commitment if commitment_id else ""
-    unblended = _money(rec, "line_item_unblended_cost")
+    unblended = decimal_or_none(rec.get("line_item_unblended_cost"))
+    if unblended is None:  # every line item carries its cost (0 for none): an empty one is not read as 0
+        raise InputError("line_item_unblended_cost is empty", where=Location(column="line_item_unblended_cost"),
+                         hint="every CUR line item carries its cost (0 for none); export the month again")
+    values["BillingCurrency"] = currency_code(values["BillingCurrency"], "line_item_currency_code")
     billed = _ZERO if rule.billed_is_zero else unblended
     effective = _effective(rec, rule, basis, billed, commitment_id)
     list_cost = values["ListCost"] if values["ListCost"] is not None else billed
@@ -273,6 +279,9 @@ def focus_rows_from_cur(records: Iterable[Mapping[str, Any]], *, gpu_of: GpuOf, 
             charge = _charge(rec, rule, chosen, gpu_of)
             unused = _unused(rec, charge, chosen) if rule.emits_unused else None
         except (ValueError, TypeError, InputError) as error:
+            if isinstance(error, InputError) and error.where is not None and error.where.column:  # it knows the column
+                raise InputError(error.message, where=Location(file=file, row=number, column=error.where.column),
+                                 hint=error.hint) from None
             raise unreadable_cell(rec, CUR_CELL_KINDS, file=file, row=number) or InputError(
                 f"line item does not read: {error}", where=Location(file=file, row=number),
                 hint="fix the row or export the file again") from error

@@ -26,7 +26,7 @@ def _line(kind: str, unblended: str | Decimal, *, net: bool, month: str = "2026-
     """One CUR 2.0 line item; ``net`` exports carry ``line_item_net_unblended_cost`` (given in ``columns``)."""
     start = f"{month}-01T00:00:00Z"
     row = {"line_item_line_item_type": kind, "line_item_unblended_cost": str(unblended),
-           "line_item_usage_start_date": start, "line_item_usage_end_date": start,
+           "line_item_currency_code": "USD", "line_item_usage_start_date": start, "line_item_usage_end_date": start,
            "bill_billing_period_start_date": start, "bill_invoice_id": f"INV-{month}",
            "line_item_product_code": "AmazonEC2", "line_item_usage_type": "BoxUsage:p5.48xlarge",
            "line_item_line_item_description": kind}

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tests.reconcile.conftest import write_bill, write_plan
 
-__all__ = ["AWS_EXPORT_DATA", "MONTH", "OPTIONS_CSV", "SERVING_CSV", "Case", "aws_export", "bill", "check",
+__all__ = ["AWS_CUR_SAMPLE", "AWS_EXPORT_DATA", "AWS_FOCUS_SAMPLE", "MONTH", "OPTIONS_CSV", "SERVING_CSV", "Case", "aws_export", "bill", "check",
            "gcp_jsonl_pull", "plan", "reconcile_argv", "snapshot", "text_file", "write_bill", "write_plan"]
 
 MONTH = "2026-05"
@@ -42,8 +42,9 @@ SERVING_CSV = ("PlanLine,Engine,Model,Gpu,Precision,TP,LabelKey,LabelValue\n"
                "gpu,vllm,llama-3.1-8b,h100-sxm,fp8,1,namespace,x\n")
 
 
-#: The FOCUS 1.2 sample of 40 AWS rows (tests/aws/data/SOURCES.md).
+#: The FOCUS 1.2 sample of 40 AWS rows, and a CUR 2.0 month of line items (tests/aws/data/SOURCES.md).
 AWS_FOCUS_SAMPLE = REPO / "tests" / "aws" / "data" / "focus-1.2-aws-sample-40.csv"
+AWS_CUR_SAMPLE = REPO / "tests" / "aws" / "data" / "cur2-2026-05.csv"
 #: Where May's data file sits in an AWS Data Export (connectors/aws/exports.py), and its manifest.
 AWS_EXPORT_DATA = "gpu-focus/data/BILLING_PERIOD=2026-05/gpu-focus-00001.parquet"
 _AWS_EXPORT_MANIFEST = "gpu-focus/metadata/BILLING_PERIOD=2026-05/gpu-focus-Manifest.json"
@@ -163,15 +164,17 @@ def gcp_jsonl_pull(change: Callable[[list[dict[str, object]]], None]) -> Callabl
     return build
 
 
-def aws_export(folder: Path, change: Callable[[list[dict[str, str]]], None] | None = None) -> Path:
-    """A local copy of a FOCUS 1.2 Data Export of May in ``folder/exports``: the AWS FOCUS sample (its rows
-    changed by ``change``) as its one Parquet data file, every cell as the export's text; returns the copy's root."""
+def aws_export(folder: Path, change: Callable[[list[dict[str, str]]], None] | None = None,
+               sample: Path = AWS_FOCUS_SAMPLE) -> Path:
+    """A local copy of a Data Export of May in ``folder/exports``: ``sample`` (the AWS FOCUS 1.2 sample, or a CUR
+    2.0 month), its rows changed by ``change``, as its one Parquet data file, every cell as the export's text;
+    returns the copy's root."""
     import csv
     import json
 
     import duckdb
 
-    rows = list(csv.DictReader(AWS_FOCUS_SAMPLE.open(newline="")))
+    rows = list(csv.DictReader(sample.open(newline="")))
     if change is not None:
         change(rows)
     root = folder / "exports"

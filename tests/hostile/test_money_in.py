@@ -37,8 +37,8 @@ import pytest
 from finops.cli import main
 from tests.reconcile.conftest import write_bill, write_plan
 
+from .desk import AWS_CUR_SAMPLE, AWS_FOCUS_SAMPLE, aws_export, gcp_jsonl_pull
 from .desk import Case as DeskCase
-from .desk import aws_export, gcp_jsonl_pull
 from .desk import check as desk_check
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -461,10 +461,11 @@ def test_a_next_plan_carries_every_serving_line_with_its_fleet_and_cost(tmp_path
 
 # ---- AWS FOCUS Data Exports: every row keeps its amounts and its currency ----------------------------------------
 
-def _aws_pull(change: Callable[[list[dict[str, str]]], None]) -> Callable[[Path], Sequence[object]]:
+def _aws_pull(change: Callable[[list[dict[str, str]]], None], sample: Path = AWS_FOCUS_SAMPLE,
+              ) -> Callable[[Path], Sequence[object]]:
     def build(folder: Path) -> Sequence[object]:
-        return ["bills", "pull", "--provider", "aws", "--source", aws_export(folder, change), "--month", "2026-05",
-                "--out", folder / "may.parquet"]
+        return ["bills", "pull", "--provider", "aws", "--source", aws_export(folder, change, sample), "--month",
+                "2026-05", "--out", folder / "may.parquet"]
     return build
 
 
@@ -482,6 +483,12 @@ AWS_EXPORT = {
         _aws_pull(_row(5, BilledCost="")), names=("row 6", "column BilledCost", "is empty")),
     "an export row without its EffectiveCost (was exit 0)": DeskCase(
         _aws_pull(_row(7, EffectiveCost="")), names=("row 8", "column EffectiveCost")),
+    "a CUR line item without its currency code (was exit 0: a charge in no currency)": DeskCase(
+        _aws_pull(_row(3, line_item_currency_code=""), AWS_CUR_SAMPLE),
+        names=("row 4", "column line_item_currency_code", "ISO 4217")),
+    "a CUR line item without its unblended cost (was exit 0: read as 0, 3,720.00 USD gone)": DeskCase(
+        _aws_pull(_row(3, line_item_unblended_cost=""), AWS_CUR_SAMPLE),
+        names=("row 4", "column line_item_unblended_cost", "is empty")),
     "an export row's currency in lower case is that currency": DeskCase(
         _aws_pull(_row(2, BillingCurrency="usd")), exit=0, may_write=("may.parquet",),
         verify=lambda d, out, err: _one_currency(d / "may.parquet")),
