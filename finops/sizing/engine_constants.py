@@ -188,9 +188,9 @@ class Calibration:
 
     def efficiency_source(self, engine: str, gpu: Accelerator) -> str:
         """Whose measurements give ``engine``'s ``eta_bw`` and ``eta_c`` on ``gpu``: a family fit's key
-        (``amd-cdna3:vllm``; ``amd-cdna3:vllm>sglang`` carried to another engine), ``engine`` (the calibration rows measured an accelerator of ``gpu``'s vendor, or
-        the calibration records none: constants given by hand), or ``none`` (no measurement answers: an
-        accelerator of a vendor nothing measured under this engine).
+        (``amd-cdna3:vllm``; ``amd-cdna3:vllm>sglang`` carried to another engine), ``engine`` (the calibration
+        rows measured an accelerator of ``gpu``'s vendor, or the calibration records none: constants given by
+        hand), or ``none`` (no measurement answers: an accelerator of a vendor nothing measured under this engine).
 
         >>> from finops.catalog import get_accelerator
         >>> cal = Calibration.bundled()

@@ -168,7 +168,6 @@ class VendorEfficiency:
         1.0
         """
         low, high = EFFICIENCY_RANGE
-
         bw, eta_c = (min(max(target * own / measured, low), high) for own, target, measured in
                      zip((self.bandwidth_efficiency, self.compute_efficiency), engine_efficiency, measured_efficiency))
         return replace(self, engine=engine, measured_engine=self.measured_engine or self.engine,
@@ -248,8 +247,9 @@ class VendorEfficiency:
 
 def efficiency_source(vendor: VendorEfficiency | None, engine_measured_vendor: bool = True) -> str:
     """Whose ``eta_bw`` and ``eta_c`` an estimate uses: the family fit's key (``amd-cdna3:vllm``, or
-    ``nvidia-h20:sglang>vllm`` carried to another engine) on its accelerators, else :data:`ENGINE_EFFICIENCY` where the engine's calibration measured an accelerator of
-    this one's vendor (or records no measurement at all: constants given by hand), else :data:`NO_EFFICIENCY`.
+    ``nvidia-h20:sglang>vllm`` carried to another engine) on its accelerators, else :data:`ENGINE_EFFICIENCY`
+    where the engine's calibration measured an accelerator of this one's vendor (or records no measurement at
+    all: constants given by hand), else :data:`NO_EFFICIENCY`.
 
     >>> amd = VendorEfficiency("amd", "vllm", 0.5, 0.7, 3, "s", family="amd-cdna3")
     >>> efficiency_source(None), efficiency_source(amd), efficiency_source(None, engine_measured_vendor=False)
