@@ -626,10 +626,13 @@ def locate_currency(files: list[BillFile], currency: str, rated: Iterable[str] =
                          f'("{_CURRENCY_COLUMN}" IS NULL OR "{_CURRENCY_COLUMN}" NOT IN ({listed}))')
         if hit is not None:
             row, found = hit
-            other = found or "(blank)"
+            where = Location(file=str(bill.path), row=row, column="BillingCurrency")
+            if not (found or "").strip():  # not a second currency: no currency at all
+                return InputError("BillingCurrency is empty; FOCUS requires the billing currency on every row",
+                                  where=where, hint="fix BillingCurrency on this row, or export the bill again")
+            other = repr(found) if found != found.strip() else found  # ' USD' is not USD: show the space
             message = (f"no rate from {other} into {currency} (rates given for {', '.join(others)})" if others
                        else f"several billing currencies without a rate table: {other} here, {currency} elsewhere")
-            return InputError(message,
-                              where=Location(file=str(bill.path), row=row, column="BillingCurrency"),
+            return InputError(message, where=where,
                               hint="give a rate into the plan currency (--rate EUR=1.08) or bills in one currency")
     return None

@@ -287,7 +287,8 @@ def reconcile_month(plan: Plan, bills: list[Path], month: str, *, rates: Mapping
             raise _token_unit_error(files)
         bill_currencies = {g.billing_currency for g in summary.groups}
         rated = _rated(bill_currencies, currency, rates)
-        if len(bill_currencies) > 1 and rated != bill_currencies:  # one without a rate: name its first row
+        blank = any(not (c or "").strip() for c in bill_currencies)  # a row in no currency: name it, even alone
+        if (len(bill_currencies) > 1 or blank) and rated != bill_currencies:  # one without a rate: its first row
             located = locate_currency(files, currency, rated)
             if located is not None:
                 raise located
@@ -370,8 +371,8 @@ def _token_unit_error(files: list[BillFile]) -> InputError:
 def _rated(currencies: Iterable[str | None], target: str, rates: Mapping[str, Decimal] | None) -> set[str]:
     """The bill currencies that convert into ``target``: itself, or one with a rate (codes in any case, as
     :class:`_Converter` reads them)."""
-    codes = {code.upper() for code in rates or ()}
-    return {c for c in currencies if c is not None and (c.upper() == target or c.upper() in codes)}
+    codes = {code.strip().upper() for code in rates or ()}
+    return {c for c in currencies if c is not None and (c.strip().upper() == target or c.strip().upper() in codes)}
 
 
 class _Converter:
@@ -388,7 +389,7 @@ class _Converter:
                                   f"{currency}, e.g. --rate EUR=1.08")
 
     def __call__(self, amount: Decimal, bill_currency: str | None) -> Money:
-        code = (bill_currency or "").upper()
+        code = (bill_currency or "").strip().upper()  # " usd" is USD, as Money.of reads a code
         if code == self.currency:
             return Money(amount, self.currency)
         if code not in self.rates:

@@ -91,6 +91,12 @@ CASES: dict[str, Case] = {
         lambda d: reconcile_argv(d, plan(d), bill(d), extra=["--usage", _text(
             d, "usage.csv", f"Month,PlanLine,ActualMTokens\n{MONTH},gpu,INF\n")]),
         names=("usage.csv", "row 2", "column ActualMTokens")),
+    "bill rows without a BillingCurrency, a rate given (was 'no rate from (blank)')": Case(
+        lambda d: reconcile_argv(d, plan(d), bill(d, BillingCurrency=""), extra=["--rate", "EUR=1.08"]),
+        names=("bill.csv", "row 2", "column BillingCurrency", "is empty")),
+    "bill rows without a BillingCurrency (was 'bills are in no currency', naming no row)": Case(
+        lambda d: reconcile_argv(d, plan(d), bill(d, BillingCurrency="")),
+        names=("bill.csv", "row 2", "column BillingCurrency", "is empty")),
     "bill cost INF": Case(
         lambda d: reconcile_argv(d, plan(d), bill(d, BilledCost="INF", EffectiveCost="INF")),
         names=("bill.csv", "row 2", "column BilledCost")),

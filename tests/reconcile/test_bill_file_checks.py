@@ -238,7 +238,7 @@ def test_a_row_without_a_currency_is_named_too(tmp_path):
     bill = write_bill(tmp_path / "blank.csv", [{}, {"BillingCurrency": "EUR"}, {"BillingCurrency": ""}])
     error = locate_currency([bill_file(bill)], "USD", ["EUR"])
     assert error.where == Location(file=str(bill), row=4, column="BillingCurrency")
-    assert error.message == "no rate from (blank) into USD (rates given for EUR)"
+    assert error.message == "BillingCurrency is empty; FOCUS requires the billing currency on every row"
     error = locate_currency([bill_file(bill)], "USD")
     assert (error.message, error.where.row) == ("several billing currencies without a rate table: EUR here, "
                                                 "USD elsewhere", 3)
