@@ -26,13 +26,28 @@ console = Console(highlight=False, markup=False)
 err_console = Console(stderr=True, highlight=False, markup=False)
 
 
+#: C0 and C1 control characters but line feed and tab -> how they are shown: an escape sequence in a file name,
+#: a plan line or a bill value would drive the terminal (clear it, retitle it, hide a link), so it is shown as text.
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in "\n\t"}
+
+
+def printable(text: str) -> str:
+    r"""``text`` with its control characters shown as ``\xNN`` escapes, never sent to the terminal.
+
+    >>> printable("plan\x1b[2J.xlsx")
+    'plan\\x1b[2J.xlsx'
+    """
+    return text.translate(_CONTROLS)
+
+
 def styled(*parts: str | tuple[str, str]) -> Text:
-    """Text from plain parts and (text, style) parts; no part is read as markup.
+    """Text from plain parts and (text, style) parts; no part is read as markup, and no control character reaches
+    the terminal (:func:`printable`).
 
     >>> styled(("error:", "bold red"), " no bill named [/x].csv").plain
     'error: no bill named [/x].csv'
     """
-    return Text.assemble(*parts)
+    return Text.assemble(*(printable(p) if isinstance(p, str) else (printable(p[0]), p[1]) for p in parts))
 
 
 def _exact_json(payload: Any) -> str:

@@ -45,13 +45,32 @@ def _cases() -> dict[str, Case]:
     return cases
 
 
+#: Terminal escape sequences: clear the screen, a hidden hyperlink (OSC 8), a window title, a C1 CSI.
+ESCAPES = ("\x1b[2J", "\x1b]8;;http://example.com\x1b\\", "\x1b]0;owned\x07", "\x9b31m")
+
+
+def _escape_cases() -> dict[str, Case]:
+    """A file name or a bill value holding an escape sequence is shown as text (``\\x1b...``), never sent to the
+    terminal (was: printed raw, the file name clearing the screen)."""
+    cases: dict[str, Case] = {}
+    for text in ESCAPES:
+        shown = text.encode("unicode_escape").decode().replace("\\\\", "\\")
+        cases[f"bill file name with {shown}"] = Case(
+            lambda d, t=text: reconcile_argv(d, plan(d), d / f"may{t}.csv"),
+            names=("not found", "\\x"), hidden=(text, "\x1b", "\x07", "\x9b"))
+        cases[f"usage value with {shown}"] = Case(
+            lambda d, t=text: reconcile_argv(d, plan(d), bill(d), extra=["--usage", _usage(d, t)]),
+            names=("usage.csv", "row 2"), hidden=("\x1b", "\x07", "\x9b"))
+    return cases
+
+
 def _usage(folder: Path, text: str) -> Path:
     path = folder / "usage.csv"
     path.write_text(f"Month,PlanLine,ActualMTokens\n{MONTH},gpu,{text}\n")
     return path
 
 
-CASES = _cases()
+CASES = {**_cases(), **_escape_cases()}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
