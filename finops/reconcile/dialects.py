@@ -23,9 +23,10 @@ from decimal import Decimal
 from typing import Any, Literal, get_args
 
 from ..errors import InputError, Location
-from ..focus import SUCCESSORS, outside_vocabulary
+from ..focus import SUCCESSORS
 from ..registry import Registry
-from .aggregation import VOCABULARY_DIMENSIONS, Summary, charge_groups_sql, outside_values_sql, summary_sql
+from .aggregation import Summary, charge_groups_sql, summary_sql
+from .bill_checks import CHECKS, NOT_JSON_OBJECT, NOT_JSON_OBJECT_CALL, checks_sql, refused_charge
 from .commitment_schedule import EarlierCommitment
 from .contract_applied import (
     APPLIED_COLUMN,
@@ -39,9 +40,18 @@ from .contract_commitments import ContractTerm
 from .engine import InstanceGpus, reconcile_groups
 from .plan import MappingRule, Plan
 from .result import Reconciliation
+from .tokens import unit_error, unit_problem
 
-__all__ = ["ENGINES", "Engine", "QueryRunner", "canonical_engine", "reconcile_remote", "remote_contract_applied_sql",
-           "remote_outside_values_sql", "remote_sql"]
+__all__ = [
+    "ENGINES",
+    "Engine",
+    "QueryRunner",
+    "canonical_engine",
+    "reconcile_remote",
+    "remote_checks_sql",
+    "remote_contract_applied_sql",
+    "remote_sql",
+]
 
 Engine = Literal["duckdb", "bigquery", "athena"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -54,6 +64,9 @@ _DIALECTS = Registry("engine", {"duckdb": "duckdb", "bigquery": "bigquery", "ath
 QueryRunner = Callable[[str], Sequence[Sequence[Any]]]
 
 _PLACEHOLDER = "focus_bills"
+#: Checked columns the aggregation reads on some engines only (:data:`_ALLOCATED_TAGS_MERGE`): checked there alone,
+#: so a table without them needs no ``--table-lacks`` where they are not read.
+_READ_ON_SOME_ENGINES = ("AllocatedTags",)
 _GROUPS = "charge_groups"
 
 #: Engines whose FOCUS timestamp columns are absolute instants (BigQuery's TIMESTAMP; its DATETIME,
@@ -143,6 +156,10 @@ def _written(tree: Any, engine: str, relation: str, absent: set[str], tags: Any 
     array_of = _JSON_ARRAY.get(dialect)
 
     def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Anonymous) and node.name.lower() == NOT_JSON_OBJECT_CALL:
+            (text,) = node.expressions
+            return sqlglot.parse_one(NOT_JSON_OBJECT[dialect].format(c=text.transform(rewrite).sql(dialect=dialect)),
+                                     read=dialect)
         if tags is not None and isinstance(node, exp.Column) and node.name == "Tags" and not node.table:
             return tags.copy()
         if isinstance(node, exp.Column) and node.name.lower() in absent:
@@ -175,15 +192,20 @@ def remote_contract_applied_sql(engine: str, relation: str, month: str, *, missi
     return _transpiled(contract_applied_sql(_PLACEHOLDER, month), engine, relation, missing)
 
 
-def remote_outside_values_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = ()) -> str:
-    """The month's values outside FOCUS of the closed vocabularies that are no key of the groups (ChargeClass) over
-    ``relation`` in ``engine``'s dialect: the SQL of :func:`~finops.reconcile.aggregation.outside_values_sql`,
-    transpiled like the aggregation (a column in ``missing`` reads as NULL, which no vocabulary refuses).
+def remote_checks_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = (),
+                      also: Iterable[str] = ()) -> str:
+    """The checks every engine runs on the month's charges (:data:`finops.reconcile.bill_checks.CHECKS`: empty
+    costs, Tags that are not a JSON object, closed FOCUS values) over ``relation`` in ``engine``'s dialect, as one
+    query returning the first few offenders of each (:func:`~finops.reconcile.bill_checks.checks_sql`). A column in
+    ``missing`` reads as NULL (a mandatory cost then fails its check: the table cannot be reconciled), and the
+    columns the aggregation reads on some engines only (``AllocatedTags``) are checked when named in ``also``.
 
-    >>> "NOT COALESCE(ChargeClass, '') IN ('', 'Correction')" in remote_outside_values_sql("bigquery", "p.d.t", "2026-05")
-    True
+    >>> sql = remote_checks_sql("bigquery", "p.d.t", "2026-05")
+    >>> "NOT COALESCE(ChargeClass, '') IN ('', 'Correction')" in sql, "SAFE.PARSE_JSON(Tags) IS NULL" in sql
+    (True, True)
     """
-    return _transpiled(outside_values_sql(_PLACEHOLDER, month), engine, relation, missing)
+    checked = [check.column for check in CHECKS if check.column not in _READ_ON_SOME_ENGINES or check.column in set(also)]
+    return _transpiled(checks_sql(_PLACEHOLDER, month, checked), engine, relation, missing)
 
 
 def _transpiled(sql: str, engine: str, relation: str, missing: Iterable[str]) -> str:
@@ -210,16 +232,20 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
     ``missing``), a second query sums it (:func:`remote_contract_applied_sql`) and the commitments use it as for
     local bills; a commitment the dataset does not list raises :class:`InputError` naming the table and column
     (the engine returns sums, not rows)."""
+    source = f"{engine}:{relation}"
+    absent = {name.lower() for name in missing}
+    # the values FOCUS refuses, checked first, in one query: the aggregation would sum them silently
+    merged = ["AllocatedTags"] if _DIALECTS[engine] in _ALLOCATED_TAGS_MERGE and "allocatedtags" not in absent else []
+    refused = refused_charge(runner(remote_checks_sql(engine, relation, month, missing=missing, also=merged)), source)
+    if refused is not None:
+        raise refused
     rows = runner(remote_sql(engine, relation, month, missing=missing, rules=plan.mapping, rates=rates))
     summary = Summary.from_rows([tuple(row) for row in rows])
     if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
-    # the closed FOCUS values, as the local scan checks them: an engine returns sums, so the groups' keys are checked
-    # here, and the values of the vocabularies that are no key (ChargeClass) come from a query of their own
-    closed = [(column, getattr(group, name)) for group in summary.groups for name, column in VOCABULARY_DIMENSIONS.items()]
-    closed += [(str(column), value) for column, value in runner(remote_outside_values_sql(engine, relation, month,
-                                                                                          missing=missing))]
-    _refuse_outside_vocabulary(closed, f"{engine}:{relation}")
+    problem = unit_problem(summary.groups)
+    if problem is not None:  # a token charge whose unit counts no tokens, as the local run refuses it
+        raise unit_error(problem["unit"], Location(file=source, column="ConsumedUnit"))
     applied: tuple[AppliedSums, ...] = ()
     if contracts is not None and APPLIED_COLUMN.lower() not in {name.lower() for name in missing}:
         applied = read_applied(tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
@@ -227,19 +253,10 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
         known = {cid: term.contract_id for cid, term in contracts.items()}
         found = unknown_commitment(applied, known)
         if found is not None:
-            raise unknown_error(found, Location(file=f"{engine}:{relation}", column=APPLIED_COLUMN),
+            raise unknown_error(found, Location(file=source, column=APPLIED_COLUMN),
                                 "the Contract Commitment dataset (--contract-commitments)", known)
     extra = {} if materiality is None else {"materiality": materiality}
     return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, **extra,
                             past_actuals=past_actuals,
-                            instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off,
+                            instance_gpus=instance_gpus, source=source, past_one_off=past_one_off,
                             earlier_commitments=earlier_commitments, contracts=contracts, applied=applied)
-
-
-def _refuse_outside_vocabulary(values: Iterable[tuple[str, Any]], source: str) -> None:
-    """Raise the first (column, value) outside its closed FOCUS vocabulary as an :class:`InputError` naming
-    ``source`` (the engine and table) and the column (:func:`finops.focus.outside_vocabulary`)."""
-    for column, value in values:
-        problem = outside_vocabulary(column, value or None)
-        if problem is not None:
-            raise InputError(problem.message, where=Location(file=source, column=column), hint=problem.hint)

@@ -15,6 +15,7 @@ from finops.reconcile.engine import reconcile_month
 from finops.reconcile.plan import MappingRule, Plan
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 
+from .bigquery_jobs_server import duckdb_sql
 from .conftest import write_bill
 
 PLAN = Plan(budget=(BudgetLine(SAMPLE_MONTH, "compute", "cc", "OPEX", "", Money.of(1000, "USD")),),
@@ -85,8 +86,8 @@ def test_remote_reconciliation_equals_the_local_one(local):
                                            ("ChargeClass", "Corection"), ("ChargeClass", "correction")])
 def test_a_value_outside_focus_on_the_remote_engine_is_refused_naming_its_column(tmp_path, column, value):
     """A misspelt closed value would drop its charges from every total (the aggregation matches FOCUS's exact
-    values): the remote engine's groups are checked after the query, as the local scan checks its own, and
-    ChargeClass, no key of the groups, by the values a second query returns."""
+    values): the remote engine checks the month's charges in one query before the aggregation, with the local
+    scan's tests (finops/reconcile/bill_checks.py)."""
     from finops.errors import InputError
 
     bill = write_bill(tmp_path / "may.csv", [{}, {column: value}])
@@ -117,7 +118,7 @@ def test_a_correction_on_the_remote_engine_is_summed_as_locally(tmp_path):
 
     remote = reconcile_remote(PLAN, athena_like, "athena", VIEW, "2026-05")
     assert remote.totals() == reconcile_month(PLAN, [bill], "2026-05").totals()
-    assert len(sent) == 2 and "focus_value" in sent[1]
+    assert len(sent) == 2 and "focus_value" in sent[0]  # the checks, then the aggregation
 
 
 def test_bigquery_compares_timestamps_with_utc_instants():
@@ -151,7 +152,7 @@ def test_allocated_tags_are_laid_over_tags_on_the_remote_engine_as_locally(tmp_p
     missing = [c for c in duckdb_schema() if c not in present]
 
     def runner(sql: str):
-        return con.execute(sqlglot.transpile(sql, read=engine, write="duckdb")[0]).fetchall()
+        return con.execute(duckdb_sql(sql, engine)).fetchall()
 
     remote = reconcile_remote(_plan(), runner, engine, "raw", "2026-05", missing=missing)
     lines = {line.plan_line: line.actual for line in remote.lines}
