@@ -165,7 +165,7 @@ def refused_charge(rows: Iterable[Sequence[Any]], source: str) -> InputError | N
     ``source`` (the engine and table), the column, the value and the charge (:data:`CHARGE_KEY`); ``None`` when
     there is none.
 
-    >>> str(refused_charge([("Tags", "team=ml", "I1", None, "2026-05-03 00:00:00")], "athena:focus.bills"))[:52]
+    >>> str(refused_charge([("Tags", "team=ml", "I1", None, "2026-05-03 00:00:00")], "athena:focus.bills"))[:53]
     'athena:focus.bills, column Tags: Tags is not a JSON o'
     >>> refused_charge([("Tags", "team=ml", "I1", None, None)], "athena:t").message.split(", got ")[1]
     "'team=ml' on the charge InvoiceId 'I1'"
