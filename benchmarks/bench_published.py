@@ -2,7 +2,8 @@
 
 Rows on accelerators the kernel tables cover (TensorRT-LLM's performance overviews on A100, H100, H200,
 L40S, RTX PRO 6000) are never fitted on: their error is the product's as it ships. Rows a family fit learns
-from (:func:`finops.sizing.published.fittable`: Neuron's Inferentia2 tables, AMD's MI300X results) are each
+from (:func:`finops.sizing.published.fittable`: Neuron's Inferentia2 tables, AMD's MI300X results, the H20 under
+SGLang, the A10G under vLLM and TGI) are each
 predicted by a fit that never saw their source, or their model where a family has one source
 (:func:`finops.sizing.published.held_out`). A row the product refuses (a context beyond the model's, a
 precision the catalog lacks) is counted as refused. Then the accelerator families the catalog holds, with

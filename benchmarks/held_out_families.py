@@ -7,7 +7,7 @@ The rows are the bundled published figures (:func:`finops.sizing.published.publi
 them is fitted by the engines' constants. Each row gives:
 
 * on an accelerator a family fit answers (Inferentia2 and Trainium1 under ``neuron-v2:vllm``, the MI300X under
-  ``amd-cdna3:vllm``): its ratio under a family fit that never saw its source, or its model where the family has
+  ``amd-cdna3:vllm``, the H20 under ``nvidia-h20:sglang``, the A10G under ``nvidia-a10g:vllm``): its ratio under a family fit that never saw its source, or its model where the family has
   one source (:func:`finops.sizing.published.held_out`), reach ``fitted``; and its ratio under the engine's
   constants alone, the family fit left out, reach ``unmeasured``: what a family nothing of which was measured
   gets (leave-one-family-out);

@@ -36,7 +36,7 @@ What the conversion does, row by row:
   step takes 61 ms though it reads the same weights (median measured/model throughput 0.32 at TP 1, 0.27 at
   TP 4, 0.25 at TP 8 under today's vLLM constants; TPOT 2.8-10x the model's). Fitted, they give the A10G a bandwidth efficiency of 0.26 and a compute efficiency at its floor
   (0.05), three to four times too slow for a vLLM of today. The wide table keeps them as a record of that
-  engine; the A10G stays unmeasured, with the unmeasured reach's band.
+  engine; the A10G's efficiencies come from vLLM 0.4.3 and TGI 2.0.4 rows (``published_other_accelerators.csv``).
 
 Usage: ``python scripts/derive_published_serving.py [SOURCE_CSV] [OUTPUT_CSV]`` (defaults: the collected table and the
 derived file, both in ``finops/data/calibration/``). Prints what it skipped and why.

@@ -87,9 +87,9 @@ def test_a_model_no_engine_runs_as_a_transformer_exits_2_naming_what_is_covered(
 
 
 def test_an_unknown_engine_version_for_size_exits_2(capsys):
-    code = main(["size", "--preset", "seed002-financial-copilot", "--engine", "sglang", "--engine-version", "0.4"])
+    code = main(["size", "--preset", "seed002-financial-copilot", "--engine", "sglang", "--engine-version", "0.3"])
     assert code == 2
-    assert "covered sglang versions: 0.5.1.post1" in " ".join(capsys.readouterr().err.split())
+    assert "covered sglang versions: 0.4.6.post1, 0.5.1.post1" in " ".join(capsys.readouterr().err.split())
 
 
 @pytest.mark.parametrize("version", ["0.12.0", "0.12", "0.6.7"])

@@ -110,8 +110,13 @@ def test_an_unmeasured_accelerator_gets_the_widest_band_and_names_its_class():
         e = estimate(gpu=gpu, **args)
         assert e.extrapolation == reach
         assert e.band_classes["tpot_ms"] in band_keys("vllm", "dense", 1, reach)
-        widths[reach] = e.tpot_ms_band[1] / e.tpot_ms_band[0]
-    assert widths["unmeasured"] > widths["kernels"] and widths["unmeasured"] > widths["measured"]
+        widths[reach] = {m: getattr(e, f"{m}_band")[1] / getattr(e, f"{m}_band")[0] for m in METRICS}
+    # a wider reach envelops the nearer one's: never narrower on any metric, wider than measured hardware's
+    # TPOT, and wider than the kernel tables' somewhere (vLLM's unmeasured TPOT spread, A10G and Neuron and
+    # CDNA3 under its constants, lies inside the kernels reach's; its TTFT spread does not)
+    assert all(widths["unmeasured"][m] >= widths["kernels"][m] - 1e-9 for m in METRICS)
+    assert widths["unmeasured"]["tpot_ms"] > widths["measured"]["tpot_ms"]
+    assert any(widths["unmeasured"][m] > widths["kernels"][m] * 1.05 for m in METRICS)
     band = cal.bands["unmeasured"]["tpot_ms"]
     assert band[BAND_LEVELS.index(0.9)] / band[BAND_LEVELS.index(0.1)] > 1.5   # the leave-one-family-out spread
 
