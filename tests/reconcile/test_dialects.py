@@ -246,3 +246,15 @@ def test_allocated_tags_that_are_not_an_object_are_refused_where_the_engine_lays
                          "2026-05", missing=missing)
     assert refused.value.where.column == "AllocatedTags"
     assert "AllocatedTags" not in remote_checks_sql("bigquery", "p.d.t", "2026-05")
+
+
+def test_the_docs_list_every_check_both_engines_run():
+    """docs/reconcile.md's table of the checks names each column of the one list (a check added there is documented)."""
+    from pathlib import Path
+
+    from finops.reconcile.bill_checks import CHECKS
+
+    text = (Path(__file__).parents[2] / "docs" / "reconcile.md").read_text()
+    section = text.split("### The checks of each charge, on every engine")[1].split("\n## ")[0]
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    assert [check.column for check in CHECKS if not any(check.column in row for row in table)] == []
