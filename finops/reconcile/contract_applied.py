@@ -102,14 +102,15 @@ def contract_applied_sql(relation: str, month: str, basis: MonthBasis = "invoice
             f"GROUP BY {keys}")
 
 
-def read_applied(rows: Iterable[Sequence[Any]]) -> tuple[AppliedSums, ...]:
+def read_applied(rows: Iterable[Sequence[Any]], where: Location | None = None) -> tuple[AppliedSums, ...]:
     """The rows of :func:`contract_applied_sql` (values typed, or all text as Athena returns them) as
-    :class:`AppliedSums`. An element without a commitment id raises (the caller names its row)."""
+    :class:`AppliedSums`. An element without a commitment id raises, naming ``where`` (a remote engine's table
+    and column; a local file's row is found by its own check first)."""
     sums = []
     for row in rows:
         cid, contract, provider, currency, purchase, cost, quantity, unit, charges = row
         if cid is None or str(cid).strip() == "":
-            raise InputError("a ContractApplied element has no ContractCommitmentID",
+            raise InputError("a ContractApplied element has no ContractCommitmentID", where=where,
                              hint="each element of ContractApplied names the commitment it applies to")
         sums.append(AppliedSums(str(cid), "" if contract is None else str(contract),
                                 "" if provider is None else str(provider), currency,

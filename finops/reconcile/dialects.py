@@ -248,8 +248,9 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
         raise unit_error(problem["unit"], Location(file=source, column="ConsumedUnit"))
     applied: tuple[AppliedSums, ...] = ()
     if contracts is not None and APPLIED_COLUMN.lower() not in {name.lower() for name in missing}:
-        applied = read_applied(tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
-                                                                                        missing=missing)))
+        applied = read_applied((tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
+                                                                                         missing=missing))),
+                               Location(file=source, column=APPLIED_COLUMN))
         known = {cid: term.contract_id for cid, term in contracts.items()}
         found = unknown_commitment(applied, known)
         if found is not None:

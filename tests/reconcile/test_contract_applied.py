@@ -261,3 +261,23 @@ def test_the_review_shows_what_was_applied_beside_the_schedule_and_the_bill(tmp_
     assert shown == {"ai-pool": (200, 100.48, 100.48), "ri-1": (100, 100, 100)}
     total = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "Total")
     assert ws.cell(total, header.index("Applied by provider") + 1).value == 200.48
+
+
+def test_an_element_without_its_commitment_on_a_remote_engine_names_the_table_and_column(tmp_path):
+    """Locally the row is refused by its own check; a remote engine returns sums, so the element without a
+    ContractCommitmentID is refused naming the engine, table and column (it named no place before)."""
+    from finops.errors import InputError
+    from finops.reconcile.dialects import reconcile_remote
+
+    orphan = json.dumps({"Elements": [{"ContractID": "edp-2026", "ContractCommitmentAppliedCost": 5}]})
+    bill = _bill(tmp_path, [{**AWS_13, **EC2, "ContractApplied": orphan}])
+    contracts = read_contract_commitments(_dataset(tmp_path, "ai-pool"))
+    with pytest.raises(InputError) as local:
+        reconcile_month(_plan(), [bill], "2026-05", contracts=contracts)
+    assert (local.value.where.row, local.value.where.column) == (2, "ContractApplied")
+    with duckdb.connect() as con:
+        open_bills(con, [bill], strict=False)
+        with pytest.raises(InputError, match="no ContractCommitmentID") as refused:
+            reconcile_remote(_plan(), lambda sql: con.execute(sqlglot.transpile(sql, read="athena", write="duckdb")[0])
+                             .fetchall(), "athena", VIEW, "2026-05", contracts=contracts)
+    assert (refused.value.where.file, refused.value.where.column) == (f"athena:{VIEW}", "ContractApplied")
