@@ -57,8 +57,10 @@ NOT_JSON_OBJECT: dict[str, str] = {
 
 #: Offenders a remote engine returns per check: the first names the charge, the others say there are more.
 EXAMPLES = 3
-#: The columns that name a charge of a remote table (no row numbers there): its invoice, resource and hour.
-CHARGE_KEY = ("InvoiceId", "ResourceId", "ChargePeriodStart")
+#: The columns that name a charge of a remote table (no row numbers there): its invoice, sub-account, service and
+#: hour. Each is a column the aggregation reads anyway, so the checks ask a table for no column it would not need
+#: (ResourceId, optional in FOCUS, is not read).
+CHARGE_KEY = ("InvoiceId", "SubAccountId", "ServiceName", "ChargePeriodStart")
 
 _EMPTY_AMOUNT = "is empty; FOCUS requires an amount on every row (0 for none)"
 _NOT_OBJECT = "is not a JSON object; FOCUS Tags are a JSON object of key-value pairs, e.g. {{\"team\": \"ml\"}}"
@@ -125,8 +127,8 @@ def checks_sql(relation: str, month: str, columns: Iterable[str], *, basis: Mont
 
     >>> print(checks_sql("t", "2026-05", ["BilledCost"]).splitlines()[1])
     SELECT * FROM (SELECT 'BilledCost' AS focus_column, CAST(BilledCost AS VARCHAR) AS focus_value, \
-CAST(InvoiceId AS VARCHAR) AS key_invoice_id, CAST(ResourceId AS VARCHAR) AS key_resource_id, \
-CAST(ChargePeriodStart AS VARCHAR) AS key_charge_period_start FROM t WHERE BillingPeriodStart >= \
+CAST(InvoiceId AS VARCHAR) AS key_invoice_id, CAST(SubAccountId AS VARCHAR) AS key_sub_account_id, \
+CAST(ServiceName AS VARCHAR) AS key_service_name, CAST(ChargePeriodStart AS VARCHAR) AS key_charge_period_start FROM t WHERE BillingPeriodStart >= \
 TIMESTAMP '2026-04-30 10:00:00' AND BillingPeriodStart < TIMESTAMP '2026-05-31 10:00:00' AND \
 (ChargePeriodStart IS NULL OR ChargePeriodStart >= TIMESTAMP '0001-01-01 00:00:00') AND (BilledCost IS NULL) \
 LIMIT 3) AS check_0
@@ -165,9 +167,9 @@ def refused_charge(rows: Iterable[Sequence[Any]], source: str) -> InputError | N
     ``source`` (the engine and table), the column, the value and the charge (:data:`CHARGE_KEY`); ``None`` when
     there is none.
 
-    >>> str(refused_charge([("Tags", "team=ml", "I1", None, "2026-05-03 00:00:00")], "athena:focus.bills"))[:53]
+    >>> str(refused_charge([("Tags", "team=ml", "I1", None, None, "2026-05-03 00:00:00")], "athena:focus.bills"))[:53]
     'athena:focus.bills, column Tags: Tags is not a JSON o'
-    >>> refused_charge([("Tags", "team=ml", "I1", None, None)], "athena:t").message.split(", got ")[1]
+    >>> refused_charge([("Tags", "team=ml", "I1", None, None, None)], "athena:t").message.split(", got ")[1]
     "'team=ml' on the charge InvoiceId 'I1'"
     """
     found = first_refused(rows)
