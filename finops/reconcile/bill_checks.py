@@ -33,9 +33,10 @@ from typing import Any
 from ..errors import InputError, Location
 from ..focus import ALLOWED_VALUES, NOT_NULL_VALUES, allowed_value_hint
 from .aggregation import OUTSIDE_VOCABULARY, MonthBasis, month_filter
+from .contract_applied import APPLIED_COLUMN, BAD_ELEMENT
 
-__all__ = ["CHARGE_KEY", "CHECKS", "EXAMPLES", "NOT_JSON_OBJECT", "NOT_JSON_OBJECT_CALL", "BillCheck", "checks_sql",
-           "first_refused", "refused_charge"]
+__all__ = ["CHARGE_KEY", "CHECKS", "EXAMPLES", "JSON_ARRAY_AT", "JSON_ARRAY_AT_CALL", "NOT_JSON_OBJECT",
+           "NOT_JSON_OBJECT_CALL", "BillCheck", "checks_sql", "first_refused", "refused_charge"]
 
 #: The name the checks give the JSON object test (``not_json_object({c})``), written per engine from
 #: :data:`NOT_JSON_OBJECT`.
@@ -53,6 +54,21 @@ NOT_JSON_OBJECT: dict[str, str] = {
     "duckdb": "(NOT json_valid({c}) OR json_type({c}) <> 'OBJECT')",
     "bigquery": "(SAFE.PARSE_JSON({c}) IS NULL OR LOWER(JSON_TYPE(SAFE.PARSE_JSON({c}))) <> 'object')",
     "athena": "TRY(CAST(json_parse({c}) AS MAP(VARCHAR, JSON))) IS NULL",
+}
+
+#: The name the checks give the JSON array at a path of a text (``json_array_at({c}, '$.Elements')``), written per
+#: engine from :data:`JSON_ARRAY_AT`.
+JSON_ARRAY_AT_CALL = "json_array_at"
+
+#: Engine -> SQL in its own dialect for the JSON array at ``{path}`` of the text ``{c}``, NULL where the text is not
+#: JSON or holds no array there (to ``UNNEST`` and to test). BigQuery: ``JSON_EXTRACT_ARRAY`` of a JSON-formatted
+#: STRING, ``SAFE.`` for text that is not JSON (json_functions, ``JSON_EXTRACT_ARRAY``). Athena (Trino): a cast of
+#: the JSON there to ``ARRAY(JSON)``, which fails on anything else, in ``TRY`` (Trino's JSON functions and ``TRY``,
+#: as above). DuckDB alike, with ``TRY``.
+JSON_ARRAY_AT: dict[str, str] = {
+    "duckdb": "TRY(CAST(json_extract({c}, {path}) AS JSON[]))",
+    "bigquery": "SAFE.JSON_EXTRACT_ARRAY({c}, {path})",
+    "athena": "TRY(CAST(json_extract(json_parse({c}), {path}) AS ARRAY(JSON)))",
 }
 
 #: Offenders a remote engine returns per check: the first names the charge, the others say there are more.
@@ -77,10 +93,12 @@ class BillCheck:
     wrong: str
 
     def test(self, engine: str = "duckdb") -> str:
-        """The check's SQL with the JSON object test written for ``engine`` (:data:`NOT_JSON_OBJECT`) on DuckDB,
-        else left as ``not_json_object({c})`` for :func:`finops.reconcile.dialects.remote_checks_sql` to write."""
-        written = NOT_JSON_OBJECT["duckdb"] if engine == "duckdb" else NOT_JSON_OBJECT_CALL + "({c})"
-        return self.refuses.replace(NOT_JSON_OBJECT_CALL + "({c})", written)
+        """The check's SQL with the JSON tests written for DuckDB (:data:`NOT_JSON_OBJECT`, :data:`JSON_ARRAY_AT`), or
+        left as calls for :func:`finops.reconcile.dialects.remote_checks_sql` to write for another ``engine``."""
+        if engine != "duckdb":
+            return self.refuses
+        return self.refuses.replace(NOT_JSON_OBJECT_CALL + "({c})", NOT_JSON_OBJECT["duckdb"]).replace(
+            _APPLIED_ELEMENTS, JSON_ARRAY_AT["duckdb"].format(c="{c}", path=_ELEMENTS_PATH))
 
     def hint(self, value: str, place: str = "row") -> str:
         """What to do about ``value`` on this ``place`` (a file's row, a table's charge): the FOCUS value it
@@ -102,6 +120,13 @@ def _outside(column: str) -> BillCheck:
 
 
 _TAGS_TEST = "{c} IS NOT NULL AND {c} <> '' AND " + NOT_JSON_OBJECT_CALL + "({c})"
+_ELEMENTS_PATH = "'$.Elements'"
+_APPLIED_ELEMENTS = f"{JSON_ARRAY_AT_CALL}({{c}}, {_ELEMENTS_PATH})"
+#: FOCUS 1.3 ContractApplied: an ``Elements`` array (text that is not JSON has none), each element as
+#: :data:`~finops.reconcile.contract_applied.BAD_ELEMENT` asks; the local scan runs DuckDB's own form of it
+#: (:data:`~finops.reconcile.contract_applied.BAD_CONTRACT_APPLIED`, a list comprehension).
+_APPLIED_TEST = (f"{{c}} IS NOT NULL AND {{c}} <> '' AND ({_APPLIED_ELEMENTS} IS NULL OR EXISTS (SELECT 1 FROM "
+                 f"UNNEST({_APPLIED_ELEMENTS}) AS applied(element) WHERE {BAD_ELEMENT}))")
 
 #: Every check, in the order a bill is refused by (the first that fails names the bill).
 CHECKS: tuple[BillCheck, ...] = (
@@ -111,6 +136,8 @@ CHECKS: tuple[BillCheck, ...] = (
     # FOCUS 1.3: laid over Tags (RFC 7396 merge patch), so held to the same shape
     BillCheck("AllocatedTags", _TAGS_TEST, _NOT_OBJECT),
     *(_outside(column) for column in ALLOWED_VALUES),
+    BillCheck(APPLIED_COLUMN, _APPLIED_TEST, "is not a FOCUS ContractApplied object: JSON with an \"Elements\" array, "
+              "each element naming its ContractCommitmentID, its applied cost or quantity a number"),
 )
 
 

@@ -465,13 +465,11 @@ def _with_allocated_tags(tags: str, allocated: str) -> str:
 
 #: Columns whose values are checked as the scan reads them: SQL that holds for a bad value (``{c}`` is the
 #: column) -> what is wrong, from the one list every engine runs (:data:`finops.reconcile.bill_checks.CHECKS`: empty
-#: costs, Tags that are no JSON object, closed FOCUS values), and ContractApplied. A bad value stops the scan;
+#: costs, Tags that are no JSON object, closed FOCUS values, ContractApplied). A bad value stops the scan;
 #: :func:`locate_bad_value` then names its row.
 _STRICT: dict[str, tuple[str, str]] = {check.column: (check.test(), check.wrong) for check in CHECKS}
 _CHECK = {check.column: check for check in CHECKS}
-_STRICT[APPLIED_COLUMN] = (BAD_CONTRACT_APPLIED, (
-    "is not a FOCUS ContractApplied object: JSON with an \"Elements\" array, each element naming its "
-    "ContractCommitmentID, its applied cost or quantity a number"))
+_STRICT[APPLIED_COLUMN] = (BAD_CONTRACT_APPLIED, _STRICT[APPLIED_COLUMN][1])  # DuckDB's own form of the check
 #: Column of :data:`_STRICT` -> the test the scan makes, per row: :data:`_STRICT`'s, or a cheaper one that holds
 #: for the same values or stops on them itself (``json_type`` fails on text that is not JSON), while
 #: :func:`locate_bad_value` still names the row with :data:`_STRICT`'s test. Tags are parsed once per charge

@@ -26,7 +26,16 @@ from ..errors import InputError, Location
 from ..focus import SUCCESSORS
 from ..registry import Registry
 from .aggregation import Summary, charge_groups_sql, summary_sql
-from .bill_checks import CHECKS, NOT_JSON_OBJECT, NOT_JSON_OBJECT_CALL, checks_sql, refused_charge
+from .bill_checks import (
+    CHECKS,
+    EXAMPLES,
+    JSON_ARRAY_AT,
+    JSON_ARRAY_AT_CALL,
+    NOT_JSON_OBJECT,
+    NOT_JSON_OBJECT_CALL,
+    checks_sql,
+    refused_charge,
+)
 from .commitment_schedule import EarlierCommitment
 from .contract_applied import (
     APPLIED_COLUMN,
@@ -64,9 +73,12 @@ _DIALECTS = Registry("engine", {"duckdb": "duckdb", "bigquery": "bigquery", "ath
 QueryRunner = Callable[[str], Sequence[Sequence[Any]]]
 
 _PLACEHOLDER = "focus_bills"
-#: Checked columns the aggregation reads on some engines only (:data:`_ALLOCATED_TAGS_MERGE`): checked there alone,
+#: Checked columns a remote reconcile reads only at times: AllocatedTags where the engine lays them over Tags
+#: (:data:`_ALLOCATED_TAGS_MERGE`), ContractApplied with the Contract Commitment dataset. They are checked when read,
 #: so a table without them needs no ``--table-lacks`` where they are not read.
-_READ_ON_SOME_ENGINES = ("AllocatedTags",)
+_READ_AT_TIMES = ("AllocatedTags", APPLIED_COLUMN)
+#: The JSON tests the checks write as calls (:mod:`finops.reconcile.bill_checks`): name -> engine -> SQL.
+_JSON_TESTS = {NOT_JSON_OBJECT_CALL: NOT_JSON_OBJECT, JSON_ARRAY_AT_CALL: JSON_ARRAY_AT}
 _GROUPS = "charge_groups"
 
 #: Engines whose FOCUS timestamp columns are absolute instants (BigQuery's TIMESTAMP; its DATETIME,
@@ -77,6 +89,10 @@ _INSTANT_TIME = {"bigquery"}
 _CIVIL_TIME = ("timestamp", "timestampntz")
 #: What a civil-time cast becomes on an instant-time engine.
 _INSTANT_TYPE = "TIMESTAMPTZ"
+#: Engine -> the type a cast to DECIMAL(38, 10) is written as, where sqlglot's own is refused: sqlglot writes BigQuery's
+#: ``CAST`` as BIGNUMERIC but its ``SAFE_CAST`` as NUMERIC(38, 10), and BigQuery's NUMERIC takes 9 decimals at most
+#: (https://cloud.google.com/bigquery/docs/reference/standard-sql/data-types, parameterized decimal types).
+_DECIMAL_TYPE = {"bigquery": "BIGNUMERIC"}
 #: Engine -> a FOCUS 1.3 charge's Tags with its ``AllocatedTags`` laid over them (RFC 7396 merge patch of two flat
 #: objects, as the local scan does with DuckDB's ``json_merge_patch``: :func:`finops.reconcile.bills.open_bills`),
 #: written in that engine's own dialect over ``{tags}`` and ``{allocated}``; sqlglot passes ``json_merge_patch``
@@ -156,10 +172,10 @@ def _written(tree: Any, engine: str, relation: str, absent: set[str], tags: Any 
     array_of = _JSON_ARRAY.get(dialect)
 
     def rewrite(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.Anonymous) and node.name.lower() == NOT_JSON_OBJECT_CALL:
-            (text,) = node.expressions
-            return sqlglot.parse_one(NOT_JSON_OBJECT[dialect].format(c=text.transform(rewrite).sql(dialect=dialect)),
-                                     read=dialect)
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _JSON_TESTS:
+            text, *path = (arg.transform(rewrite).sql(dialect=dialect) for arg in node.expressions)
+            written = _JSON_TESTS[node.name.lower()][dialect]
+            return sqlglot.parse_one(written.format(c=text, path=path[0] if path else ""), read=dialect)
         if tags is not None and isinstance(node, exp.Column) and node.name == "Tags" and not node.table:
             return tags.copy()
         if isinstance(node, exp.Column) and node.name.lower() in absent:
@@ -167,6 +183,9 @@ def _written(tree: Any, engine: str, relation: str, absent: set[str], tags: Any 
             return exp.column(stand_in) if stand_in else exp.Null()
         if isinstance(node, exp.Cast) and dialect in _INSTANT_TIME and node.to.is_type(*_CIVIL_TIME):
             return exp.cast(node.this, exp.DataType.build(_INSTANT_TYPE))
+        if isinstance(node, exp.Cast) and dialect in _DECIMAL_TYPE and node.to.is_type(exp.DataType.Type.DECIMAL):
+            node.set("to", exp.DataType.build(_DECIMAL_TYPE[dialect], dialect=dialect))
+            return node
         if (array_of is not None and isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.ARRAY)
                 and isinstance(node.this, exp.JSONExtract)):
             return sqlglot.parse_one(array_of.format(json=node.this.this.sql(dialect=dialect),
@@ -193,19 +212,20 @@ def remote_contract_applied_sql(engine: str, relation: str, month: str, *, missi
 
 
 def remote_checks_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = (),
-                      also: Iterable[str] = ()) -> str:
+                      also: Iterable[str] = (), limit: int = EXAMPLES) -> str:
     """The checks every engine runs on the month's charges (:data:`finops.reconcile.bill_checks.CHECKS`: empty
     costs, Tags that are not a JSON object, closed FOCUS values) over ``relation`` in ``engine``'s dialect, as one
     query returning the first few offenders of each (:func:`~finops.reconcile.bill_checks.checks_sql`). A column in
     ``missing`` reads as NULL (a mandatory cost then fails its check: the table cannot be reconciled), and the
-    columns the aggregation reads on some engines only (``AllocatedTags``) are checked when named in ``also``.
+    columns a remote reconcile reads at times only (``AllocatedTags``, ``ContractApplied``) are checked when named in
+    ``also``. ``limit``: the offenders returned per check.
 
     >>> sql = remote_checks_sql("bigquery", "p.d.t", "2026-05")
     >>> "NOT COALESCE(ChargeClass, '') IN ('', 'Correction')" in sql, "SAFE.PARSE_JSON(Tags) IS NULL" in sql
     (True, True)
     """
-    checked = [check.column for check in CHECKS if check.column not in _READ_ON_SOME_ENGINES or check.column in set(also)]
-    return _transpiled(checks_sql(_PLACEHOLDER, month, checked), engine, relation, missing)
+    checked = [check.column for check in CHECKS if check.column not in _READ_AT_TIMES or check.column in set(also)]
+    return _transpiled(checks_sql(_PLACEHOLDER, month, checked, limit=limit), engine, relation, missing)
 
 
 def _transpiled(sql: str, engine: str, relation: str, missing: Iterable[str]) -> str:
@@ -235,8 +255,10 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
     source = f"{engine}:{relation}"
     absent = {name.lower() for name in missing}
     # the values FOCUS refuses, checked first, in one query: the aggregation would sum them silently
-    merged = ["AllocatedTags"] if _DIALECTS[engine] in _ALLOCATED_TAGS_MERGE and "allocatedtags" not in absent else []
-    refused = refused_charge(runner(remote_checks_sql(engine, relation, month, missing=missing, also=merged)), source)
+    summed = contracts is not None and APPLIED_COLUMN.lower() not in absent
+    read = [name for name, when in (("AllocatedTags", _DIALECTS[engine] in _ALLOCATED_TAGS_MERGE), (APPLIED_COLUMN, summed))
+            if when and name.lower() not in absent]
+    refused = refused_charge(runner(remote_checks_sql(engine, relation, month, missing=missing, also=read)), source)
     if refused is not None:
         raise refused
     rows = runner(remote_sql(engine, relation, month, missing=missing, rules=plan.mapping, rates=rates))
@@ -247,7 +269,7 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
     if problem is not None:  # a token charge whose unit counts no tokens, as the local run refuses it
         raise unit_error(problem["unit"], Location(file=source, column="ConsumedUnit"))
     applied: tuple[AppliedSums, ...] = ()
-    if contracts is not None and APPLIED_COLUMN.lower() not in {name.lower() for name in missing}:
+    if summed:
         applied = read_applied((tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
                                                                                          missing=missing))),
                                Location(file=source, column=APPLIED_COLUMN))
