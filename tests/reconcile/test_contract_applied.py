@@ -263,26 +263,6 @@ def test_the_review_shows_what_was_applied_beside_the_schedule_and_the_bill(tmp_
     assert ws.cell(total, header.index("Applied by provider") + 1).value == 200.48
 
 
-def test_an_element_without_its_commitment_on_a_remote_engine_names_the_table_and_column(tmp_path):
-    """Locally the row is refused by its own check; on a remote engine the check of the charges refuses it, naming
-    the engine, table and column (it named no place before)."""
-    from finops.errors import InputError
-    from finops.reconcile.dialects import reconcile_remote
-
-    orphan = json.dumps({"Elements": [{"ContractID": "edp-2026", "ContractCommitmentAppliedCost": 5}]})
-    bill = _bill(tmp_path, [{**AWS_13, **EC2, "ContractApplied": orphan}])
-    contracts = read_contract_commitments(_dataset(tmp_path, "ai-pool"))
-    with pytest.raises(InputError) as local:
-        reconcile_month(_plan(), [bill], "2026-05", contracts=contracts)
-    assert (local.value.where.row, local.value.where.column) == (2, "ContractApplied")
-    with duckdb.connect() as con:
-        open_bills(con, [bill], strict=False)
-        with pytest.raises(InputError, match="ContractCommitmentID") as refused:
-            reconcile_remote(_plan(), lambda sql: con.execute(sqlglot.transpile(sql, read="athena", write="duckdb")[0])
-                             .fetchall(), "athena", VIEW, "2026-05", contracts=contracts)
-    assert (refused.value.where.file, refused.value.where.column) == (f"athena:{VIEW}", "ContractApplied")
-
-
 #: ContractApplied values -> whether FOCUS refuses them (not JSON, no Elements array, an element without its
 #: commitment or with an amount that is not a number), by hand from the specification's column definition.
 APPLIED_VALUES = {
@@ -327,15 +307,20 @@ def test_the_remote_check_of_contract_applied_refuses_what_the_local_scan_refuse
 
 
 @pytest.mark.parametrize("engine", ["athena", "bigquery"])
-def test_contract_applied_that_is_not_focus_on_a_remote_engine_is_refused_naming_the_charge(tmp_path, engine):
+@pytest.mark.parametrize("value", [
+    '{"Elements": {}}',
+    json.dumps({"Elements": [{"ContractID": "edp-2026", "ContractCommitmentAppliedCost": 5}]}),
+], ids=["Elements an object", "an element without its commitment"])
+def test_contract_applied_that_is_not_focus_on_a_remote_engine_is_refused_naming_the_charge(tmp_path, engine, value):
     """With the Contract Commitment dataset a remote engine sums ContractApplied; a value without an Elements array
-    would add nothing there with no word said, so the checks refuse it as the local scan does."""
+    would add nothing there with no word said, and an element without its commitment named no place, so the checks
+    refuse them as the local scan does."""
     from finops.errors import InputError
     from finops.reconcile.dialects import reconcile_remote
 
     from .bigquery_jobs_server import duckdb_sql
 
-    bill = _bill(tmp_path, [{**AWS_13, **EC2, "InvoiceId": "I7", "ContractApplied": '{"Elements": {}}'}])
+    bill = _bill(tmp_path, [{**AWS_13, **EC2, "InvoiceId": "I7", "ContractApplied": value}])
     contracts = read_contract_commitments(_dataset(tmp_path, "ai-pool"))
     with pytest.raises(InputError) as local:
         reconcile_month(_plan(), [bill], "2026-05", contracts=contracts)
