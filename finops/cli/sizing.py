@@ -201,6 +201,11 @@ def _print_estimate(result: Estimate, payload: dict[str, object], kv_precision: 
         console.print(f"bandwidth and compute efficiencies: none measured. No calibration row or published "
                       f"result of {result.engine} on this vendor's accelerators answers; the engine's "
                       "constants are extrapolated unchecked (finops/catalog/data/README.md)")
+    elif result.extrapolation == "carried":
+        console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}, the accelerator family's "
+                      f"shortfall measured under {(result.evidence or {}).get('measured_engine')} (finops/data/calibration/"
+                      f"published_*.csv) carried to {result.engine}'s constants; no row of {result.engine} on this "
+                      "family checks it, and the band envelops the unmeasured one")
     elif result.efficiency_source != ENGINE_EFFICIENCY:
         console.print(f"bandwidth and compute efficiencies: {result.efficiency_source}'s, fitted on published "
                       f"results of that accelerator family (finops/data/calibration/"
@@ -342,7 +347,8 @@ def _print_ranking(result: SearchResult, chosen: Workload, confidence: float) ->
                   "the model at the optimistic or the pessimistic end of its band")
     if any(o.extrapolation != "measured" for o in result.options):
         console.print("under each configuration, its reach: measured (the engine measured end to end on that "
-                      "accelerator), fitted (its family's published rows fitted), kernels (its kernels measured, "
+                      "accelerator), fitted (its family's published rows fitted), carried (its family's rows "
+                      "fitted under another engine, the shortfall carried over), kernels (its kernels measured, "
                       "no end-to-end row fitted), unmeasured (another family's constants: the widest band); "
                       "confirm with a load test and `finops calibrate` (docs/sizing.md, 'Error bands')")
     if result.options[0].beyond_native_context:

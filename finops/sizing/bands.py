@@ -10,6 +10,8 @@ the calibration holds enough held-out rows to say more::
     fitted       the accelerator's family has efficiencies fitted on its own published rows (a family
                  fit, ``amd-cdna3:vllm``, ``neuron-v2:vllm``): that fit's residuals held out by source, or
                  by model where the family has one source (VendorEfficiency.bands)
+    carried      the family's rows were measured under another engine, its shortfall carried to this one
+                 (``nvidia-h20:sglang>vllm``): that fit's band enveloping the ``unmeasured`` one
     kernels      measured kernel tables time the steps, but no end-to-end row of the engine on this
                  accelerator was fitted: the rows of accelerators held out of the fit
                  (``kernels:vllm``, ``kernels``)
@@ -51,7 +53,7 @@ from .vendor_efficiency import BAND_LEVELS
 __all__ = ["HELD_OUT_FILE", "MIN_BAND_FAMILIES", "MIN_BAND_ROWS", "REACHES", "HeldOutRatio", "Reach", "band_keys", "bands_by_class",
            "bundled_held_out", "reach_bands", "reach_of", "weighted_quantiles", "write_held_out"]
 
-Reach = Literal["measured", "fitted", "kernels", "unmeasured"]
+Reach = Literal["measured", "fitted", "carried", "kernels", "unmeasured"]
 #: How far an estimate extrapolates, nearest first (module table).
 REACHES: tuple[str, ...] = get_args(Reach)
 #: The held-out rows each reach's bands pool: a family whose kernel tables were measured, held out of the
@@ -65,20 +67,20 @@ MIN_BAND_ROWS = 20
 MIN_BAND_FAMILIES = 3
 
 
-def reach_of(engine_gpus: Iterable[str], gpu: str, vendor_fitted: bool, kernel_gpus: Iterable[str]) -> str:
+def reach_of(engine_gpus: Iterable[str], gpu: str, family_fit: str | None, kernel_gpus: Iterable[str]) -> str:
     """The :data:`Reach` of an estimate on ``gpu``: ``measured`` where the engine was measured on it
-    (``engine_gpus``), ``fitted`` where a family fit answers, ``kernels`` where kernel tables cover it,
-    else ``unmeasured``.
+    (``engine_gpus``), ``family_fit`` (``fitted`` or ``carried``) where a family fit answers, ``kernels`` where
+    kernel tables cover it, else ``unmeasured``.
 
-    >>> reach_of({"h100-sxm"}, "h100-sxm", False, ()), reach_of((), "mi300x", True, ())
-    ('measured', 'fitted')
-    >>> reach_of({"h100-sxm"}, "a100-80gb", False, ("a100-80gb",)), reach_of({"h100-sxm"}, "inferentia2", False, ())
+    >>> reach_of({"h100-sxm"}, "h100-sxm", None, ()), reach_of((), "mi300x", "fitted", ()), reach_of((), "h20", "carried", ())
+    ('measured', 'fitted', 'carried')
+    >>> reach_of({"h100-sxm"}, "a100-80gb", None, ("a100-80gb",)), reach_of({"h100-sxm"}, "inferentia2", None, ())
     ('kernels', 'unmeasured')
     """
     if gpu in set(engine_gpus):
         return "measured"
-    if vendor_fitted:
-        return "fitted"
+    if family_fit:
+        return family_fit
     return "kernels" if gpu in set(kernel_gpus) else "unmeasured"
 
 
@@ -93,7 +95,7 @@ def _keys_of(reach: str, engine: str, model_class: str | None, tp: int | None) -
 @cache
 def band_keys(engine: str, model_class: str | None, tp: int | None, reach: str = "measured") -> tuple[str, ...]:
     """Band keys an estimate of this class reads, most specific first: its reach's keys, then (beyond the
-    measured reach) those of ``unmeasured``, then the engine's measured keys (module docstring). A ``fitted``
+    measured reach) those of ``unmeasured``, then the engine's measured keys (module docstring). A ``fitted`` or ``carried``
     estimate reads its family fit's band first (:meth:`VendorEfficiency.band`); a metric the fit's rows do
     not report reads these.
 
@@ -102,7 +104,7 @@ def band_keys(engine: str, model_class: str | None, tp: int | None, reach: str =
     """
     if reach not in REACHES:
         raise ValueError(f"unknown reach {reach!r}")
-    wider = dict.fromkeys(r for r in (reach, "unmeasured") if r not in ("measured", "fitted")) if reach != "measured" \
+    wider = dict.fromkeys(r for r in (reach, "unmeasured") if r not in ("measured", "fitted", "carried")) if reach != "measured" \
         else {}
     keys = [k for r in wider for k in _keys_of(r, engine, model_class, tp)]
     return tuple(dict.fromkeys([*keys, *_keys_of("measured", engine, model_class, tp)]))

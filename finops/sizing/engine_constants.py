@@ -188,27 +188,45 @@ class Calibration:
 
     def efficiency_source(self, engine: str, gpu: Accelerator) -> str:
         """Whose measurements give ``engine``'s ``eta_bw`` and ``eta_c`` on ``gpu``: a family fit's key
-        (``amd-cdna3:vllm``), ``engine`` (the calibration rows measured an accelerator of ``gpu``'s vendor, or
-        the calibration records none: constants given by hand), or ``none`` (no measurement answers: an
-        accelerator of a vendor nothing measured under this engine).
+        (``amd-cdna3:vllm``; ``amd-cdna3:vllm>sglang`` carried to another engine), ``engine`` (the calibration
+        rows measured an accelerator of ``gpu``'s vendor, or the calibration records none: constants given by
+        hand), or ``none`` (no measurement answers: an accelerator of a vendor nothing measured under this engine).
 
         >>> from finops.catalog import get_accelerator
         >>> cal = Calibration.bundled()
         >>> [cal.efficiency_source(e, get_accelerator(g)) for e, g in
         ...  (("vllm", "h100-sxm"), ("vllm", "mi300x"), ("sglang", "mi300x"), ("vllm", "tpu-v6e"))]
-        ['engine', 'amd-cdna3:vllm', 'none', 'none']
+        ['engine', 'amd-cdna3:vllm', 'amd-cdna3:vllm>sglang', 'none']
         """
         vendors = self.measured_vendors(engine)
         return efficiency_source(self.vendor_efficiency(engine, gpu), not vendors or gpu.vendor in vendors)
 
     def family_efficiency(self, engine: str, gpu: Accelerator) -> VendorEfficiency | None:
         """The published-row fit of ``gpu``'s silicon family under ``engine`` (``vendors["neuron-v2:vllm"]``),
-        or of its vendor (``vendors["<vendor>:vllm"]``, as older files key it), where it speaks for ``gpu``."""
+        or of its vendor (``vendors["<vendor>:vllm"]``, as older files key it), where it speaks for ``gpu``;
+        without one, the family's fit under another engine the calibration holds, carried to ``engine``
+        (:meth:`VendorEfficiency.carried_to`; of several, the one fitted on the most rows).
+
+        >>> from finops.catalog import get_accelerator
+        >>> cal = Calibration.bundled()
+        >>> [cal.family_efficiency(e, get_accelerator("h20")).key for e in ("sglang", "vllm", "trtllm")]
+        ['nvidia-h20:sglang', 'nvidia-h20:sglang>vllm', 'nvidia-h20:sglang>trtllm']
+        """
         for key in (f"{gpu.family}:{engine}", f"{gpu.vendor}:{engine}"):
             entry = self.vendors.get(key)
             if entry is not None and gpu.id in entry.gpus:
                 return entry
-        return None
+        if engine not in self.engines:
+            return None
+        others = [v for v in self.vendors.values()    # the family (or vendor) first: ``gpus`` reads the catalog
+                  if v.engine != engine and v.engine in self.engines and (v.family or v.vendor) in (gpu.family, gpu.vendor)
+                  and gpu.id in v.gpus]
+        if not others:
+            return None
+        measured = max(others, key=lambda v: (v.rows, v.key))
+        target, source = self.engines[engine], self.engines[measured.engine]
+        return measured.carried_to(engine, (target.bandwidth_efficiency, target.compute_efficiency),
+                                   (source.bandwidth_efficiency, source.compute_efficiency))
 
     def evidence(self, engine: str, gpu: Accelerator, *, precision: str, model_class: str, tp: int,
                  active_params_b: float, batch: float, vendor: VendorEfficiency | None,
@@ -218,6 +236,8 @@ class Calibration:
         campaigns the efficiencies were fitted on), ``measured_accelerator`` (some fitted row or kernel table
         was measured on this very accelerator), ``family_measured`` (some was measured on its family;
         ``False``: the efficiencies are another family's, an extrapolation with nothing of its own behind it),
+        ``measured_engine`` (the engine the family's measurements were taken under: ``engine`` itself, another
+        for a carried fit, ``None`` where no row or kernel table of the family under ``engine`` answers),
         ``inside_measured_range`` (the configuration lies within what was measured: the calibration's
         coverage, or the span of the family fit's rows).
 
@@ -233,13 +253,17 @@ class Calibration:
             return {"efficiency_source": vendor.key, "extrapolation": self.reach(engine, gpu), "family": gpu.family,
                     "sources": list(vendor.sources),
                     "measured_accelerator": gpu.id in vendor.measured_on, "family_measured": True,
+                    "measured_engine": vendor.measured_engine or vendor.engine,
                     "inside_measured_range": vendor.inside(tp, active_params_b, batch)}
         family_gpus = {a.id for a in accelerators().values() if a.family == gpu.family}
         here = gpu.id in measured_gpus or kernels
+        family_measured = here or bool(family_gpus & measured_gpus)
         return {"efficiency_source": self.efficiency_source(engine, gpu), "extrapolation": self.reach(engine, gpu),
                 "family": gpu.family,
-                "sources": [self.source.split(" (")[0]] if here or family_gpus & measured_gpus else [],
-                "measured_accelerator": here, "family_measured": here or bool(family_gpus & measured_gpus),
+                "sources": [self.source.split(" (")[0]] if family_measured else [],
+                "measured_accelerator": here, "family_measured": family_measured,
+                "measured_engine": engine if kernels or family_gpus & {key[0] for key in self.measured.get(engine, {})}
+                else None,
                 "inside_measured_range": self.covers(engine, gpu.id, precision, model_class, tp, active_params_b)}
 
     def reach(self, engine: str, gpu: Accelerator) -> str:
@@ -253,8 +277,9 @@ class Calibration:
         """
         from .kernels import kernel_gpus
 
+        vendor = self.vendor_efficiency(engine, gpu)
         return reach_of({key[0] for key in self.measured.get(engine, {})}, gpu.id,
-                        self.vendor_efficiency(engine, gpu) is not None, kernel_gpus())
+                        None if vendor is None else "carried" if vendor.measured_engine else "fitted", kernel_gpus())
 
     def band_key(self, engine: str, metric: str, model_class: str | None = None,
                  vendor: VendorEfficiency | None = None, *, tp: int | None = None,

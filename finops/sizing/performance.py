@@ -492,15 +492,16 @@ class Estimate:
     calibrated: bool     # engine, GPU, precision, model class and TP were measured together (else extrapolated)
     step_time_source: str   # "kernels" (measured kernel tables) or "roofline" (not covered, or not the default there)
     efficiency_source: str  # "engine" (eta_bw, eta_c fitted on the calibration rows), a family fit, e.g.
-    #                         "neuron-v2:vllm", or "none" (no measurement of this vendor under this engine answers)
-    extrapolation: str      # how far it reaches beyond what was measured: measured, fitted, kernels or unmeasured
+    #                         "neuron-v2:vllm" ("nvidia-h20:sglang>vllm": carried to another engine), or "none"
+    #                         (no measurement of this vendor under this engine answers)
+    extrapolation: str      # how far it reaches beyond what was measured: measured, fitted, carried, kernels or unmeasured
                             # (finops.sizing.bands)
     band_classes: dict[str, str | None]   # per metric, the held-out class whose residuals make its band
     ttft_ms_band: tuple[float, float] | None
     tpot_ms_band: tuple[float, float] | None
     output_tokens_per_s_band: tuple[float, float] | None
     # which measurements answered (Calibration.evidence): efficiency_source, extrapolation, family, sources,
-    # measured_accelerator, family_measured, inside_measured_range
+    # measured_accelerator, family_measured, measured_engine, inside_measured_range
     evidence: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:

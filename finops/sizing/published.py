@@ -38,7 +38,7 @@ from ..errors import InputError
 from .engine_constants import Calibration
 from .kernels import kernel_gpus
 from .performance import estimate
-from .vendor_efficiency import BAND_LEVELS, VendorEfficiency, family_gpus, vendor_gpus
+from .vendor_efficiency import BAND_LEVELS, EFFICIENCY_RANGE, VendorEfficiency, family_gpus, vendor_gpus
 
 __all__ = ["PUBLISHED_FILE", "PUBLISHED_FILES", "PublishedRow", "answerable", "family_gpus", "fit_vendor", "fittable", "held_out",
            "predict", "published_rows", "vendor_gpus", "with_vendors"]
@@ -52,7 +52,7 @@ PUBLISHED_FILES: tuple[str, ...] = (PUBLISHED_FILE, "published_serving.csv")
 METRICS = ("output_tokens_per_s", "request_latency_ms", "ttft_ms", "tpot_ms")
 #: Metrics a vendor band is kept for (those of Estimate's bands that rows can report).
 _BAND_METRICS = ("output_tokens_per_s", "ttft_ms", "tpot_ms")
-_BOUNDS = (np.log(0.05), np.log(1.0))
+_BOUNDS = tuple(np.log(EFFICIENCY_RANGE))
 #: The largest fixed cost of a prefill pass a family fit may find, in ms (Neuron's is about 15-20).
 _PASS_MS_MAX = 200.0
 

@@ -110,7 +110,7 @@ class SizingOption:
     ttft_band_ratio: tuple[float, float] | None = None
     tpot_band_ratio: tuple[float, float] | None = None
     throughput_band_ratio: tuple[float, float] | None = None
-    extrapolation: str = "measured"   # how far the estimate reaches: measured, fitted, kernels, unmeasured
+    extrapolation: str = "measured"   # how far the estimate reaches: measured, fitted, carried, kernels, unmeasured
     confidence: float | None = None   # the quantile of its class's held-out error it was sized at (None: none)
     ttft_sized_ms: float | None = None   # TTFT and ITL at the SLO percentile as sized: at the confidence's end
     itl_sized_ms: float | None = None    # of the band, and (arrival rates) at the load that end implies

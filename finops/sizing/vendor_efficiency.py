@@ -17,6 +17,11 @@ new catalog row of that family is covered without touching the calibration file)
 the engine's calibration rows nor a family fit measured is timed with the engine's constants and labelled
 :data:`NO_EFFICIENCY` (``none``): no measurement answers for it.
 
+Under an engine its rows did not measure, a family's fit is carried (:meth:`VendorEfficiency.carried_to`):
+the share of the datasheet a chip's memory system and kernels reach is taken as the chip's, so the family's
+shortfall against the engine it was measured under scales the other engine's constants
+(``nvidia-h20:sglang>vllm``), with a band that envelops the unmeasured one.
+
 >>> v = VendorEfficiency.from_dict({"vendor": "amd", "family": "amd-cdna3", "engine": "vllm",
 ...     "bandwidth_efficiency": 0.5, "compute_efficiency": 0.4, "rows": 3, "source": "s", "bands": {}})
 >>> v.key, v.gpus
@@ -26,7 +31,7 @@ the engine's calibration rows nor a family fit measured is timed with the engine
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,13 +40,18 @@ from ..catalog import accelerators
 from ..errors import InputError
 from .kernels import kernel_gpus
 
-__all__ = ["BAND_LEVELS", "ENGINE_EFFICIENCY", "MIN_BAND_SOURCES", "NO_EFFICIENCY", "VendorEfficiency", "efficiency_source", "family_gpus",
+__all__ = ["BAND_LEVELS", "EFFICIENCY_RANGE", "ENGINE_EFFICIENCY", "MIN_BAND_SOURCES", "NO_EFFICIENCY", "VendorEfficiency", "efficiency_source", "family_gpus",
            "ratio_at", "vendor_gpus"]
 
 #: Quantile levels of the held-out ratio measured / modelled that a calibration keeps per engine and
 #: metric (``Calibration.bands``) and a vendor fit per metric (``VendorEfficiency.bands``); an
 #: estimate's band is its P10 and P90.
 BAND_LEVELS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95)
+
+
+#: The physical range of a fitted or carried efficiency, a share of the datasheet rate: above 1 a chip would
+#: beat its datasheet; below 0.05 no serving engine runs (the family fits' bounds, :mod:`finops.sizing.published`).
+EFFICIENCY_RANGE: tuple[float, float] = (0.05, 1.0)
 
 
 #: Publications a family fit's band on a metric must pool before it stands alone. Held-out rows of one source
@@ -105,7 +115,8 @@ class VendorEfficiency:
     median absolute relative error; ``band_sources[metric]``: how many publications those held-out rows come
     from (:data:`MIN_BAND_SOURCES`). ``prefill_pass_ms``: the fixed cost of one prefill pass on the family's
     runtime, beyond its FLOPs and collectives (:mod:`finops.sizing.performance`), fitted where the rows report
-    TTFT (0 elsewhere)."""
+    TTFT (0 elsewhere). ``measured_engine``: the engine the rows were measured under where it is not
+    ``engine`` (a fit carried to ``engine``, :meth:`carried_to`; empty for a fit of its own)."""
 
     vendor: str
     engine: str
@@ -121,10 +132,46 @@ class VendorEfficiency:
     reach: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     prefill_pass_ms: float = 0.0
     band_sources: Mapping[str, int] = field(default_factory=dict)
+    measured_engine: str = ""
 
     @property
     def key(self) -> str:
-        return f"{self.family or self.vendor}:{self.engine}"
+        """``family:engine``, or ``family:measured>engine`` for a carried fit."""
+        measured = f"{self.measured_engine}>" if self.measured_engine else ""
+        return f"{self.family or self.vendor}:{measured}{self.engine}"
+
+    def carried_to(self, engine: str, engine_efficiency: tuple[float, float],
+                   measured_efficiency: tuple[float, float]) -> VendorEfficiency:
+        """This fit under ``engine``, whose rows never measured the family: each efficiency is ``engine``'s
+        (``engine_efficiency``: its ``eta_bw``, ``eta_c``) times the family's shortfall against the engine its
+        rows were measured under (``measured_efficiency``), clipped to :data:`EFFICIENCY_RANGE`::
+
+            eta_x(family, E) = eta_x(E) * eta_x(family, M) / eta_x(M)
+
+        The shortfall is taken as the chip's (how much of its datasheet bandwidth and FLOPS its memory system
+        and kernels reach), the engine's own reach as the engine's; the fixed prefill pass is the family
+        runtime's and carries as is. Its bands are the family's held-out ones, which never stand alone
+        (:meth:`stands_alone`): the estimate envelops the unmeasured band of ``engine``
+        (:meth:`Calibration.band`), since the family's residuals were all measured under the other engine and
+        say nothing of how far the split into chip and engine holds, and the engine's unmeasured spread is
+        what the same estimate would carry without the family's rows. Little held out checks the carry
+        (``benchmarks/bench_engine_carry.py``): on H100, H200 and B200 the per-GPU shortfalls of TRT-LLM, vLLM
+        and SGLang do not track each other; on the A10G, NIM's TensorRT-LLM rows (never fitted) read the
+        carried vLLM shortfall as well as TensorRT-LLM's constants on TPOT and better on TTFT.
+
+        >>> h20 = VendorEfficiency("nvidia", "sglang", 0.42, 0.59, 60, "s", family="nvidia-h20",
+        ...                        bands={"tpot_ms": (0.8,) * 7}, band_sources={"tpot_ms": 3})
+        >>> vllm = h20.carried_to("vllm", (0.92, 0.69), (0.98, 0.83))
+        >>> vllm.key, round(vllm.bandwidth_efficiency, 4), round(vllm.compute_efficiency, 4), vllm.stands_alone("tpot_ms")
+        ('nvidia-h20:sglang>vllm', 0.3943, 0.4905, False)
+        >>> h20.carried_to("trtllm", (0.97, 0.70), (0.30, 0.40)).bandwidth_efficiency   # clipped to the datasheet
+        1.0
+        """
+        low, high = EFFICIENCY_RANGE
+        bw, eta_c = (min(max(target * own / measured, low), high) for own, target, measured in
+                     zip((self.bandwidth_efficiency, self.compute_efficiency), engine_efficiency, measured_efficiency))
+        return replace(self, engine=engine, measured_engine=self.measured_engine or self.engine,
+                       bandwidth_efficiency=bw, compute_efficiency=eta_c, held_out_error={})
 
     def inside(self, tp: int, params_b: float, batch: float) -> bool:
         """True when a configuration lies within the span of the rows this fit was made on (TP, active
@@ -141,13 +188,13 @@ class VendorEfficiency:
 
     def stands_alone(self, metric: str) -> bool:
         """True when the band of ``metric`` pools held-out rows of at least :data:`MIN_BAND_SOURCES`
-        publications (an entry that does not record them counts its fit's sources).
+        publications (an entry that does not record them counts its fit's sources); never for a carried fit.
 
         >>> VendorEfficiency("amd", "vllm", 0.5, 0.4, 3, "s", sources=("a", "b", "c"),
         ...                  band_sources={"tpot_ms": 2}).stands_alone("tpot_ms")
         False
         """
-        return self.band_sources.get(metric, len(self.sources)) >= MIN_BAND_SOURCES
+        return not self.measured_engine and self.band_sources.get(metric, len(self.sources)) >= MIN_BAND_SOURCES
 
     def band(self, metric: str, level: float) -> float | None:
         """The held-out ratio measured / modelled of ``metric`` on the vendor's published rows at quantile
@@ -199,9 +246,10 @@ class VendorEfficiency:
 
 
 def efficiency_source(vendor: VendorEfficiency | None, engine_measured_vendor: bool = True) -> str:
-    """Whose ``eta_bw`` and ``eta_c`` an estimate uses: the family fit's key (``amd-cdna3:vllm``) on its
-    accelerators, else :data:`ENGINE_EFFICIENCY` where the engine's calibration measured an accelerator of
-    this one's vendor (or records no measurement at all: constants given by hand), else :data:`NO_EFFICIENCY`.
+    """Whose ``eta_bw`` and ``eta_c`` an estimate uses: the family fit's key (``amd-cdna3:vllm``, or
+    ``nvidia-h20:sglang>vllm`` carried to another engine) on its accelerators, else :data:`ENGINE_EFFICIENCY`
+    where the engine's calibration measured an accelerator of this one's vendor (or records no measurement at
+    all: constants given by hand), else :data:`NO_EFFICIENCY`.
 
     >>> amd = VendorEfficiency("amd", "vllm", 0.5, 0.7, 3, "s", family="amd-cdna3")
     >>> efficiency_source(None), efficiency_source(amd), efficiency_source(None, engine_measured_vendor=False)
