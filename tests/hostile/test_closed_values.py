@@ -114,9 +114,20 @@ REMOTE_TABLE = "finops-demo.billing.focus"
 REMOTE_PLACE = (f"bigquery:{REMOTE_TABLE}",)
 
 
-def _remote(json: bool = False) -> Callable[[Path], Sequence[object]]:
-    return lambda d: ["reconcile", "--plan", plan(d), "--month", MONTH, "--engine", "bigquery", "--table", REMOTE_TABLE,
-                      "--project", "finops-jobs", "--out", d / "out", "--quiet", *(["--json"] if json else [])]
+def _remote(json: bool = False, contracts: bool = False) -> Callable[[Path], Sequence[object]]:
+    """A reconcile on the remote table; with ``contracts``, with a Contract Commitment dataset listing ``pool-1``."""
+    def build(d: Path) -> Sequence[object]:
+        dataset = []
+        if contracts:
+            from tests.reconcile.test_focus_1_3_1_4 import CONTRACTS
+
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "contracts.csv").write_text(CONTRACTS + "pool-1,2026-05-01T00:00:00Z,2027-05-01T00:00:00Z,1200.00,USD,"
+                                                         "Prepaid Pool,Spend,All Upfront,edp-1\n")
+            dataset = ["--contract-commitments", d / "contracts.csv"]
+        return ["reconcile", "--plan", plan(d), "--month", MONTH, "--engine", "bigquery", "--table", REMOTE_TABLE,
+                "--project", "finops-jobs", "--out", d / "out", "--quiet", *(["--json"] if json else []), *dataset]
+    return build
 
 
 #: (column, value) of the second of the desk's three rows, held by the remote table -> the case. A remote engine
@@ -146,10 +157,18 @@ REMOTE: dict[str, tuple[tuple[str, str], Case]] = {
         _remote(), names=(*REMOTE_PLACE, "column ConsumedUnit", "'Requests'", "ConsumedUnit (Tokens"))),
     "Tags an empty object are read": (("Tags", "{}"), Case(_remote(json=True), exit=0, unchanged=False,
                                                            verify=_actual("30.00"))),
+    # FOCUS 1.3 ContractApplied, read with the Contract Commitment dataset only: no Elements array adds nothing there
+    "ContractApplied without an Elements array": (("ContractApplied", '{"Elements": {}}'), Case(
+        _remote(contracts=True), names=(*REMOTE_PLACE, "column ContractApplied", "InvoiceId 'I1'"))),
+    "ContractApplied of a listed commitment is read": (("ContractApplied", json.dumps({"Elements": [
+        {"ContractID": "edp-1", "ContractCommitmentID": "pool-1", "ContractCommitmentAppliedCost": 10}]})), Case(
+        _remote(json=True, contracts=True), exit=0, unchanged=False, verify=_actual("30.00"))),
 }
 #: Values set beside the case's own on the second row (a token charge's unit, quantity).
 REMOTE_BESIDE = {"a token charge counted in requests (its tokens left out)": {"ConsumedUnit": "Requests",
                                                                              "ConsumedQuantity": "1000"}}
+#: The cases whose remote table holds FOCUS 1.3's columns (ContractApplied).
+REMOTE_1_3 = {name for name in REMOTE if "ContractApplied" in name}
 
 
 @pytest.mark.parametrize("name", sorted(REMOTE))
@@ -159,11 +178,13 @@ def test_closed_focus_values_on_a_remote_engine(name, tmp_path, capsys, monkeypa
 
     from finops.reconcile.bills import VIEW, open_bills
     from tests.reconcile.bigquery_jobs_server import BigQueryJobsServer
+    from tests.reconcile.test_focus_1_3_1_4 import V13
 
     (column, value), case = REMOTE[name]
     rows = [{"InvoiceId": "I0"}, {"InvoiceId": "I1", column: value, **REMOTE_BESIDE.get(name, {})}, {"InvoiceId": "I2"}]
+    columns = V13 if name in REMOTE_1_3 else None
     con = duckdb.connect()
-    open_bills(con, [write_bill(tmp_path / "table.csv", rows)], strict=False)  # the engine's table, as it holds it
+    open_bills(con, [write_bill(tmp_path / "table.csv", rows, columns=columns)], strict=False)  # as the engine holds it
     monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
     with BigQueryJobsServer(con, {REMOTE_TABLE: VIEW}) as endpoint:
         env = {"FINOPS_GCP_BIGQUERY_ENDPOINT": endpoint, "FINOPS_GCP_RETRY_TIMEOUT": "5"}
