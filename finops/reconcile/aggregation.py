@@ -64,7 +64,6 @@ __all__ = [
     "decimal_of",
     "month_bounds",
     "month_filter",
-    "outside_values_sql",
     "summary_sql",
     "unmapped_csv_sql",
 ]
@@ -154,8 +153,8 @@ OUTSIDE_VOCABULARY: dict[str, str] = {column: _outside_vocabulary(column) for co
 VOCABULARY_DIMENSIONS: dict[str, str] = {name: column for name, column in DIMENSIONS.items()
                                          if column in OUTSIDE_VOCABULARY}
 #: The closed FOCUS vocabularies that are no key of the charge groups (ChargeClass): count name -> column. The local
-#: scan counts their values outside FOCUS per group (:data:`BAD_VALUES`); a remote engine, which returns sums, returns
-#: those values themselves (:func:`outside_values_sql`), checked as the group keys are.
+#: scan counts their values outside FOCUS per group (:data:`BAD_VALUES`). (A remote engine runs the checks of
+#: :mod:`finops.reconcile.bill_checks` over the charges themselves, in one query before this aggregation.)
 UNGROUPED_VOCABULARY: dict[str, str] = {
     "bad_" + re.sub(r"(?<!^)(?=[A-Z])", "_", column).lower(): column  # ChargeClass -> bad_charge_class
     for column in OUTSIDE_VOCABULARY if column not in VOCABULARY_DIMENSIONS.values()}
@@ -319,23 +318,6 @@ def bad_values_sql(groups: str) -> str:
                        + [OUTSIDE_VOCABULARY[column].format(c=name) for name, column in VOCABULARY_DIMENSIONS.items()])
     return (f"SELECT COUNT(*) FROM {groups} WHERE {counted}{_OR}"
             f"CASE WHEN plan_line IS NULL AND tags <> '' THEN json_type(tags) <> 'OBJECT' END")
-
-
-def outside_values_sql(relation: str, month: str, *, basis: MonthBasis = "invoice", limit: int = 10) -> str:
-    """The values outside FOCUS of the closed vocabularies that are no key of the groups
-    (:data:`UNGROUPED_VOCABULARY`) among the charges of ``month``: rows (column, value), at most ``limit``. An
-    engine that returns sums cannot count them per group as the local scan does, so it returns them, and
-    :func:`finops.focus.outside_vocabulary` names each as it names a group's key; the test is the local scan's
-    (:data:`OUTSIDE_VOCABULARY`).
-
-    >>> print(outside_values_sql("t", "2026-05").splitlines()[1].split(" WHERE ")[0])
-    SELECT 'ChargeClass' AS focus_column, CAST(ChargeClass AS VARCHAR) AS focus_value FROM t
-    """
-    branches = [f"SELECT '{column}' AS focus_column, CAST({column} AS VARCHAR) AS focus_value FROM {relation} "
-                f"WHERE {month_filter(month, basis)} AND {OUTSIDE_VOCABULARY[column].format(c=column)}"
-                for column in UNGROUPED_VOCABULARY.values()]
-    return ("SELECT DISTINCT focus_column, focus_value FROM (\n" + "\nUNION ALL\n".join(branches)
-            + f"\n) AS outside\nLIMIT {int(limit)}")
 
 
 def _weight(rates: Mapping[str, Decimal] | None) -> str:

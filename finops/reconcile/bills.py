@@ -39,9 +39,9 @@ from typing import BinaryIO, Literal, TextIO
 import duckdb
 
 from ..errors import InputError, Location
-from ..focus import ALLOWED_VALUES, MANDATORY, NOT_NULL_VALUES, SUCCESSORS, allowed_value_hint, duckdb_schema
+from ..focus import ALLOWED_VALUES, MANDATORY, SUCCESSORS, duckdb_schema
 from ..limits import bounded_lines, check_stream, read_line
-from .aggregation import OUTSIDE_VOCABULARY
+from .bill_checks import CHECKS
 from .contract_applied import APPLIED_COLUMN, BAD_CONTRACT_APPLIED
 from .parquet_check import check_parquet
 
@@ -464,33 +464,12 @@ def _with_allocated_tags(tags: str, allocated: str) -> str:
 
 
 #: Columns whose values are checked as the scan reads them: SQL that holds for a bad value (``{c}`` is the
-#: column) -> what is wrong. A bad value stops the scan; :func:`locate_bad_value` then names its row.
-_STRICT: dict[str, tuple[str, str]] = {
-    "BilledCost": ("{c} IS NULL", "is empty; FOCUS requires an amount on every row (0 for none)"),
-    "EffectiveCost": ("{c} IS NULL", "is empty; FOCUS requires an amount on every row (0 for none)"),
-    "Tags": ("{c} IS NOT NULL AND {c} <> '' AND (NOT json_valid({c}) OR json_type({c}) <> 'OBJECT')",
-             "is not a JSON object; FOCUS Tags are a JSON object of key-value pairs, e.g. {{\"team\": \"ml\"}}"),
-}
-_STRICT["AllocatedTags"] = _STRICT["Tags"]
-
-
-def _outside(column: str) -> tuple[str, str]:
-    """The :data:`_STRICT` entry of a closed FOCUS vocabulary (:data:`finops.focus.ALLOWED_VALUES`): its test
-    (:data:`~finops.reconcile.aggregation.OUTSIDE_VOCABULARY`) and what is wrong.
-
-    >>> _outside("ChargeClass")[1]
-    'is neither empty nor a FOCUS value (Correction)'
-    """
-    allowed = ", ".join(ALLOWED_VALUES[column])
-    return (OUTSIDE_VOCABULARY[column],
-            f"is not a FOCUS value ({allowed})" if column in NOT_NULL_VALUES
-            else f"is neither empty nor a FOCUS value ({allowed})")
-
-
-_STRICT |= {column: _outside(column) for column in ALLOWED_VALUES}
-_STRICT[APPLIED_COLUMN] = (BAD_CONTRACT_APPLIED, (
-    "is not a FOCUS ContractApplied object: JSON with an \"Elements\" array, each element naming its "
-    "ContractCommitmentID, its applied cost or quantity a number"))
+#: column) -> what is wrong, from the one list every engine runs (:data:`finops.reconcile.bill_checks.CHECKS`: empty
+#: costs, Tags that are no JSON object, closed FOCUS values, ContractApplied). A bad value stops the scan;
+#: :func:`locate_bad_value` then names its row.
+_STRICT: dict[str, tuple[str, str]] = {check.column: (check.test(), check.wrong) for check in CHECKS}
+_CHECK = {check.column: check for check in CHECKS}
+_STRICT[APPLIED_COLUMN] = (BAD_CONTRACT_APPLIED, _STRICT[APPLIED_COLUMN][1])  # DuckDB's own form of the check
 #: Column of :data:`_STRICT` -> the test the scan makes, per row: :data:`_STRICT`'s, or a cheaper one that holds
 #: for the same values or stops on them itself (``json_type`` fails on text that is not JSON), while
 #: :func:`locate_bad_value` still names the row with :data:`_STRICT`'s test. Tags are parsed once per charge
@@ -557,7 +536,7 @@ def locate_bad_value(files: list[BillFile]) -> InputError | None:
                 continue
             hit = _first_row(bill, name, bad.format(c=f'"{name}"'))
             if hit is not None:
-                hint = (allowed_value_hint(name, hit[1]) if name in ALLOWED_VALUES
+                hint = (_CHECK[name].hint(hit[1]) if name in _CHECK
                         else f"fix {name} on this row, or export the bill again")
                 return InputError(f"{name} {what.format()}" + (f", got {hit[1][:60]!r}" if hit[1] else ""),
                                   where=Location(file=str(bill.path), row=hit[0], column=name), hint=hint)

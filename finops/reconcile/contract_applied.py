@@ -37,7 +37,7 @@ from typing import Any
 from ..errors import InputError, Location
 from .aggregation import MonthBasis, decimal_of, month_filter
 
-__all__ = ["APPLIED_COLUMN", "BAD_CONTRACT_APPLIED", "AppliedSums", "contract_applied_sql", "element_predicate",
+__all__ = ["APPLIED_COLUMN", "BAD_CONTRACT_APPLIED", "BAD_ELEMENT", "AppliedSums", "contract_applied_sql", "element_predicate",
            "read_applied", "unknown_commitment", "unknown_error"]
 
 #: The FOCUS column read here.
@@ -61,17 +61,22 @@ _COLUMNS: dict[str, str] = {
 }
 _KEYS = 5
 
-#: SQL over a bill file's ``{c}`` (ContractApplied as text) that holds for a value FOCUS refuses: not JSON, no
-#: ``Elements`` array, or an element without a commitment id or with an applied cost or quantity that is not a
-#: number. Used by :func:`finops.reconcile.bills.locate_bad_value` to name the row.
-BAD_CONTRACT_APPLIED = (
-    "{c} IS NOT NULL AND {c} <> '' AND CASE WHEN NOT json_valid({c}) THEN true "
-    "WHEN json_type({c}, '$.Elements') IS DISTINCT FROM 'ARRAY' THEN true "
-    "ELSE list_bool_or([" + _PROPERTY.format(key="ContractCommitment") + " IS NULL OR ("
+#: SQL over one ``element`` of ContractApplied's ``Elements`` (JSON) that holds when FOCUS refuses it: no commitment
+#: id, or an applied cost or quantity that is not a number.
+BAD_ELEMENT = (
+    _PROPERTY.format(key="ContractCommitment") + " IS NULL OR ("
     "json_extract_string(element, '$.ContractCommitmentAppliedCost') IS NOT NULL AND TRY_CAST(json_extract_string("
     "element, '$.ContractCommitmentAppliedCost') AS DECIMAL(38, 10)) IS NULL) OR (json_extract_string(element, "
     "'$.ContractCommitmentAppliedQuantity') IS NOT NULL AND TRY_CAST(json_extract_string(element, "
-    "'$.ContractCommitmentAppliedQuantity') AS DECIMAL(38, 10)) IS NULL) "
+    "'$.ContractCommitmentAppliedQuantity') AS DECIMAL(38, 10)) IS NULL)")
+#: SQL over a bill file's ``{c}`` (ContractApplied as text) that holds for a value FOCUS refuses: not JSON, no
+#: ``Elements`` array, or an element :data:`BAD_ELEMENT` refuses. DuckDB's own form of the check every engine runs
+#: (:data:`finops.reconcile.bill_checks.CHECKS`): a list comprehension over the elements, so the local scan tests
+#: each row without a subquery. Used by :func:`finops.reconcile.bills.locate_bad_value` to name the row.
+BAD_CONTRACT_APPLIED = (
+    "{c} IS NOT NULL AND {c} <> '' AND CASE WHEN NOT json_valid({c}) THEN true "
+    "WHEN json_type({c}, '$.Elements') IS DISTINCT FROM 'ARRAY' THEN true "
+    "ELSE list_bool_or([" + BAD_ELEMENT + " "
     "FOR element IN CAST(json_extract({c}, '$.Elements') AS JSON[])]) END")
 
 
@@ -102,14 +107,15 @@ def contract_applied_sql(relation: str, month: str, basis: MonthBasis = "invoice
             f"GROUP BY {keys}")
 
 
-def read_applied(rows: Iterable[Sequence[Any]]) -> tuple[AppliedSums, ...]:
+def read_applied(rows: Iterable[Sequence[Any]], where: Location | None = None) -> tuple[AppliedSums, ...]:
     """The rows of :func:`contract_applied_sql` (values typed, or all text as Athena returns them) as
-    :class:`AppliedSums`. An element without a commitment id raises (the caller names its row)."""
+    :class:`AppliedSums`. An element without a commitment id raises, naming ``where`` (a remote engine's table
+    and column; a local file's row is found by its own check first)."""
     sums = []
     for row in rows:
         cid, contract, provider, currency, purchase, cost, quantity, unit, charges = row
         if cid is None or str(cid).strip() == "":
-            raise InputError("a ContractApplied element has no ContractCommitmentID",
+            raise InputError("a ContractApplied element has no ContractCommitmentID", where=where,
                              hint="each element of ContractApplied names the commitment it applies to")
         sums.append(AppliedSums(str(cid), "" if contract is None else str(contract),
                                 "" if provider is None else str(provider), currency,

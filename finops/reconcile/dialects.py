@@ -23,9 +23,19 @@ from decimal import Decimal
 from typing import Any, Literal, get_args
 
 from ..errors import InputError, Location
-from ..focus import SUCCESSORS, outside_vocabulary
+from ..focus import SUCCESSORS
 from ..registry import Registry
-from .aggregation import VOCABULARY_DIMENSIONS, Summary, charge_groups_sql, outside_values_sql, summary_sql
+from .aggregation import Summary, charge_groups_sql, summary_sql
+from .bill_checks import (
+    CHECKS,
+    EXAMPLES,
+    JSON_ARRAY_AT,
+    JSON_ARRAY_AT_CALL,
+    NOT_JSON_OBJECT,
+    NOT_JSON_OBJECT_CALL,
+    checks_sql,
+    refused_charge,
+)
 from .commitment_schedule import EarlierCommitment
 from .contract_applied import (
     APPLIED_COLUMN,
@@ -39,9 +49,18 @@ from .contract_commitments import ContractTerm
 from .engine import InstanceGpus, reconcile_groups
 from .plan import MappingRule, Plan
 from .result import Reconciliation
+from .tokens import unit_error, unit_problem
 
-__all__ = ["ENGINES", "Engine", "QueryRunner", "canonical_engine", "reconcile_remote", "remote_contract_applied_sql",
-           "remote_outside_values_sql", "remote_sql"]
+__all__ = [
+    "ENGINES",
+    "Engine",
+    "QueryRunner",
+    "canonical_engine",
+    "reconcile_remote",
+    "remote_checks_sql",
+    "remote_contract_applied_sql",
+    "remote_sql",
+]
 
 Engine = Literal["duckdb", "bigquery", "athena"]
 ENGINES: tuple[str, ...] = get_args(Engine)
@@ -54,6 +73,12 @@ _DIALECTS = Registry("engine", {"duckdb": "duckdb", "bigquery": "bigquery", "ath
 QueryRunner = Callable[[str], Sequence[Sequence[Any]]]
 
 _PLACEHOLDER = "focus_bills"
+#: Checked columns a remote reconcile reads only at times: AllocatedTags where the engine lays them over Tags
+#: (:data:`_ALLOCATED_TAGS_MERGE`), ContractApplied with the Contract Commitment dataset. They are checked when read,
+#: so a table without them needs no ``--table-lacks`` where they are not read.
+_READ_AT_TIMES = ("AllocatedTags", APPLIED_COLUMN)
+#: The JSON tests the checks write as calls (:mod:`finops.reconcile.bill_checks`): name -> engine -> SQL.
+_JSON_TESTS = {NOT_JSON_OBJECT_CALL: NOT_JSON_OBJECT, JSON_ARRAY_AT_CALL: JSON_ARRAY_AT}
 _GROUPS = "charge_groups"
 
 #: Engines whose FOCUS timestamp columns are absolute instants (BigQuery's TIMESTAMP; its DATETIME,
@@ -64,6 +89,10 @@ _INSTANT_TIME = {"bigquery"}
 _CIVIL_TIME = ("timestamp", "timestampntz")
 #: What a civil-time cast becomes on an instant-time engine.
 _INSTANT_TYPE = "TIMESTAMPTZ"
+#: Engine -> the type a cast to DECIMAL(38, 10) is written as, where sqlglot's own is refused: sqlglot writes BigQuery's
+#: ``CAST`` as BIGNUMERIC but its ``SAFE_CAST`` as NUMERIC(38, 10), and BigQuery's NUMERIC takes 9 decimals at most
+#: (https://cloud.google.com/bigquery/docs/reference/standard-sql/data-types, parameterized decimal types).
+_DECIMAL_TYPE = {"bigquery": "BIGNUMERIC"}
 #: Engine -> a FOCUS 1.3 charge's Tags with its ``AllocatedTags`` laid over them (RFC 7396 merge patch of two flat
 #: objects, as the local scan does with DuckDB's ``json_merge_patch``: :func:`finops.reconcile.bills.open_bills`),
 #: written in that engine's own dialect over ``{tags}`` and ``{allocated}``; sqlglot passes ``json_merge_patch``
@@ -143,6 +172,10 @@ def _written(tree: Any, engine: str, relation: str, absent: set[str], tags: Any 
     array_of = _JSON_ARRAY.get(dialect)
 
     def rewrite(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Anonymous) and node.name.lower() in _JSON_TESTS:
+            text, *path = (arg.transform(rewrite).sql(dialect=dialect) for arg in node.expressions)
+            written = _JSON_TESTS[node.name.lower()][dialect]
+            return sqlglot.parse_one(written.format(c=text, path=path[0] if path else ""), read=dialect)
         if tags is not None and isinstance(node, exp.Column) and node.name == "Tags" and not node.table:
             return tags.copy()
         if isinstance(node, exp.Column) and node.name.lower() in absent:
@@ -150,6 +183,9 @@ def _written(tree: Any, engine: str, relation: str, absent: set[str], tags: Any 
             return exp.column(stand_in) if stand_in else exp.Null()
         if isinstance(node, exp.Cast) and dialect in _INSTANT_TIME and node.to.is_type(*_CIVIL_TIME):
             return exp.cast(node.this, exp.DataType.build(_INSTANT_TYPE))
+        if isinstance(node, exp.Cast) and dialect in _DECIMAL_TYPE and node.to.is_type(exp.DataType.Type.DECIMAL):
+            node.set("to", exp.DataType.build(_DECIMAL_TYPE[dialect], dialect=dialect))
+            return node
         if (array_of is not None and isinstance(node, exp.Cast) and node.to.is_type(exp.DataType.Type.ARRAY)
                 and isinstance(node.this, exp.JSONExtract)):
             return sqlglot.parse_one(array_of.format(json=node.this.this.sql(dialect=dialect),
@@ -175,15 +211,21 @@ def remote_contract_applied_sql(engine: str, relation: str, month: str, *, missi
     return _transpiled(contract_applied_sql(_PLACEHOLDER, month), engine, relation, missing)
 
 
-def remote_outside_values_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = ()) -> str:
-    """The month's values outside FOCUS of the closed vocabularies that are no key of the groups (ChargeClass) over
-    ``relation`` in ``engine``'s dialect: the SQL of :func:`~finops.reconcile.aggregation.outside_values_sql`,
-    transpiled like the aggregation (a column in ``missing`` reads as NULL, which no vocabulary refuses).
+def remote_checks_sql(engine: str, relation: str, month: str, *, missing: Iterable[str] = (),
+                      also: Iterable[str] = (), limit: int = EXAMPLES) -> str:
+    """The checks every engine runs on the month's charges (:data:`finops.reconcile.bill_checks.CHECKS`: empty
+    costs, Tags that are not a JSON object, closed FOCUS values) over ``relation`` in ``engine``'s dialect, as one
+    query returning the first few offenders of each (:func:`~finops.reconcile.bill_checks.checks_sql`). A column in
+    ``missing`` reads as NULL (a mandatory cost then fails its check: the table cannot be reconciled), and the
+    columns a remote reconcile reads at times only (``AllocatedTags``, ``ContractApplied``) are checked when named in
+    ``also``. ``limit``: the offenders returned per check.
 
-    >>> "NOT COALESCE(ChargeClass, '') IN ('', 'Correction')" in remote_outside_values_sql("bigquery", "p.d.t", "2026-05")
-    True
+    >>> sql = remote_checks_sql("bigquery", "p.d.t", "2026-05")
+    >>> "NOT COALESCE(ChargeClass, '') IN ('', 'Correction')" in sql, "SAFE.PARSE_JSON(Tags) IS NULL" in sql
+    (True, True)
     """
-    return _transpiled(outside_values_sql(_PLACEHOLDER, month), engine, relation, missing)
+    checked = [check.column for check in CHECKS if check.column not in _READ_AT_TIMES or check.column in set(also)]
+    return _transpiled(checks_sql(_PLACEHOLDER, month, checked, limit=limit), engine, relation, missing)
 
 
 def _transpiled(sql: str, engine: str, relation: str, missing: Iterable[str]) -> str:
@@ -210,36 +252,34 @@ def reconcile_remote(plan: Plan, runner: QueryRunner, engine: str, relation: str
     ``missing``), a second query sums it (:func:`remote_contract_applied_sql`) and the commitments use it as for
     local bills; a commitment the dataset does not list raises :class:`InputError` naming the table and column
     (the engine returns sums, not rows)."""
+    source = f"{engine}:{relation}"
+    absent = {name.lower() for name in missing}
+    # the values FOCUS refuses, checked first, in one query: the aggregation would sum them silently
+    summed = contracts is not None and APPLIED_COLUMN.lower() not in absent
+    read = [name for name, when in (("AllocatedTags", _DIALECTS[engine] in _ALLOCATED_TAGS_MERGE), (APPLIED_COLUMN, summed))
+            if when and name.lower() not in absent]
+    refused = refused_charge(runner(remote_checks_sql(engine, relation, month, missing=missing, also=read)), source)
+    if refused is not None:
+        raise refused
     rows = runner(remote_sql(engine, relation, month, missing=missing, rules=plan.mapping, rates=rates))
     summary = Summary.from_rows([tuple(row) for row in rows])
     if not summary.groups:
         raise InputError(f"no charges in {month} in {relation}", hint="check the table and the month")
-    # the closed FOCUS values, as the local scan checks them: an engine returns sums, so the groups' keys are checked
-    # here, and the values of the vocabularies that are no key (ChargeClass) come from a query of their own
-    closed = [(column, getattr(group, name)) for group in summary.groups for name, column in VOCABULARY_DIMENSIONS.items()]
-    closed += [(str(column), value) for column, value in runner(remote_outside_values_sql(engine, relation, month,
-                                                                                          missing=missing))]
-    _refuse_outside_vocabulary(closed, f"{engine}:{relation}")
+    problem = unit_problem(summary.groups)
+    if problem is not None:  # a token charge whose unit counts no tokens, as the local run refuses it
+        raise unit_error(problem["unit"], Location(file=source, column="ConsumedUnit"))
     applied: tuple[AppliedSums, ...] = ()
-    if contracts is not None and APPLIED_COLUMN.lower() not in {name.lower() for name in missing}:
-        applied = read_applied(tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
-                                                                                        missing=missing)))
+    if summed:
+        applied = read_applied((tuple(row) for row in runner(remote_contract_applied_sql(engine, relation, month,
+                                                                                         missing=missing))),
+                               Location(file=source, column=APPLIED_COLUMN))
         known = {cid: term.contract_id for cid, term in contracts.items()}
         found = unknown_commitment(applied, known)
         if found is not None:
-            raise unknown_error(found, Location(file=f"{engine}:{relation}", column=APPLIED_COLUMN),
+            raise unknown_error(found, Location(file=source, column=APPLIED_COLUMN),
                                 "the Contract Commitment dataset (--contract-commitments)", known)
     extra = {} if materiality is None else {"materiality": materiality}
     return reconcile_groups(plan, summary, month, rates=rates, threshold_pct=threshold_pct, **extra,
                             past_actuals=past_actuals,
-                            instance_gpus=instance_gpus, source=f"{engine}:{relation}", past_one_off=past_one_off,
+                            instance_gpus=instance_gpus, source=source, past_one_off=past_one_off,
                             earlier_commitments=earlier_commitments, contracts=contracts, applied=applied)
-
-
-def _refuse_outside_vocabulary(values: Iterable[tuple[str, Any]], source: str) -> None:
-    """Raise the first (column, value) outside its closed FOCUS vocabulary as an :class:`InputError` naming
-    ``source`` (the engine and table) and the column (:func:`finops.focus.outside_vocabulary`)."""
-    for column, value in values:
-        problem = outside_vocabulary(column, value or None)
-        if problem is not None:
-            raise InputError(problem.message, where=Location(file=source, column=column), hint=problem.hint)

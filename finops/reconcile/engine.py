@@ -106,7 +106,7 @@ from .result import (
     variance_share,
 )
 from .story import DEFAULT_MATERIALITY, material_flag
-from .tokens import TOKENS_PER_UNIT, LineTokens, line_tokens, unit_problem
+from .tokens import TOKENS_PER_UNIT, LineTokens, line_tokens, unit_error, unit_problem
 
 __all__ = ["InstanceGpus", "catalog_gpus", "contract_applied", "reconcile_groups", "reconcile_month", "run_aggregation"]
 
@@ -359,10 +359,8 @@ def _token_unit_error(files: list[BillFile]) -> InputError:
         hit = locate_row([bill], "ConsumedUnit" if "ConsumedUnit" in has else "ConsumedQuantity", predicate)
         if hit is not None:
             _, row, found = hit
-            what = f"has the unit {found!r}, which" if "ConsumedUnit" in has and found else "has no ConsumedUnit; it"
-            return InputError(f"this token charge {what} does not say how many tokens it counts",
-                              where=Location(file=str(bill.path), row=row, column="ConsumedUnit"),
-                              hint="export the bill with ConsumedUnit (Tokens, 1K Tokens or 1M Tokens) on token rows")
+            return unit_error(found if "ConsumedUnit" in has else "", Location(file=str(bill.path), row=row,
+                              column="ConsumedUnit"), "this token charge")
     return InputError("a token charge has no unit that counts tokens",
                       where=Location(file=", ".join(str(f.path) for f in files), column="ConsumedUnit"),
                       hint="export the bill with ConsumedUnit (Tokens, 1K Tokens or 1M Tokens) on token rows")

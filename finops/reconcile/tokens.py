@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal, Protocol, get_args
 
+from ..errors import InputError, Location
+
 __all__ = [
     "TOKENS_PER_UNIT",
     "TOKEN_KINDS",
@@ -34,6 +36,7 @@ __all__ = [
     "TokenKind",
     "line_tokens",
     "tokens_of",
+    "unit_error",
     "unit_problem",
 ]
 
@@ -120,3 +123,15 @@ def unit_problem(groups: Iterable[_TokenGroup]) -> Mapping[str, str] | None:
         if g.token_kind is not None and g.consumed_quantity and tokens_of(g.consumed_unit, Decimal(1)) is None:
             return {"unit": g.consumed_unit or ""}
     return None
+
+
+def unit_error(unit: str | None, where: Location, charge: str = "a token charge") -> InputError:
+    """The error of a token ``charge`` whose ``ConsumedUnit`` (``unit``; empty: none) counts no tokens, at ``where``:
+    its tokens would be left out of the line's unit cost.
+
+    >>> unit_error("Hours", Location(file="athena:t", column="ConsumedUnit")).message
+    "a token charge has the unit 'Hours', which does not say how many tokens it counts"
+    """
+    what = f"has the unit {unit!r}, which" if unit else "has no ConsumedUnit; it"
+    return InputError(f"{charge} {what} does not say how many tokens it counts", where=where,
+                      hint="export the bill with ConsumedUnit (Tokens, 1K Tokens or 1M Tokens) on token rows")

@@ -7,6 +7,11 @@ FOCUS values are case-sensitive (the specification's "Allowed values"; the FinOp
 them as written), so ``usage`` is refused too, with the value it misspells. Hand figures for the sound cases: the
 desk's bill is three rows of 10.00 USD, all mapped to the plan line ``gpu`` (budget 100); a Credit row of -10.00
 leaves 10.00 of actual.
+
+On a remote engine (BigQuery over its REST API here) the same values are refused by the one query that checks the
+month's charges before the aggregation, and so are the other values the local scan refuses: an empty cost, Tags
+that are not a JSON object, a token charge whose unit counts no tokens; the message names the engine, table,
+column and the charge.
 """
 
 from __future__ import annotations
@@ -109,9 +114,20 @@ REMOTE_TABLE = "finops-demo.billing.focus"
 REMOTE_PLACE = (f"bigquery:{REMOTE_TABLE}",)
 
 
-def _remote(json: bool = False) -> Callable[[Path], Sequence[object]]:
-    return lambda d: ["reconcile", "--plan", plan(d), "--month", MONTH, "--engine", "bigquery", "--table", REMOTE_TABLE,
-                      "--project", "finops-jobs", "--out", d / "out", "--quiet", *(["--json"] if json else [])]
+def _remote(json: bool = False, contracts: bool = False) -> Callable[[Path], Sequence[object]]:
+    """A reconcile on the remote table; with ``contracts``, with a Contract Commitment dataset listing ``pool-1``."""
+    def build(d: Path) -> Sequence[object]:
+        dataset = []
+        if contracts:
+            from tests.reconcile.test_focus_1_3_1_4 import CONTRACTS
+
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "contracts.csv").write_text(CONTRACTS + "pool-1,2026-05-01T00:00:00Z,2027-05-01T00:00:00Z,1200.00,USD,"
+                                                         "Prepaid Pool,Spend,All Upfront,edp-1\n")
+            dataset = ["--contract-commitments", d / "contracts.csv"]
+        return ["reconcile", "--plan", plan(d), "--month", MONTH, "--engine", "bigquery", "--table", REMOTE_TABLE,
+                "--project", "finops-jobs", "--out", d / "out", "--quiet", *(["--json"] if json else []), *dataset]
+    return build
 
 
 #: (column, value) of the second of the desk's three rows, held by the remote table -> the case. A remote engine
@@ -127,7 +143,32 @@ REMOTE: dict[str, tuple[tuple[str, str], Case]] = {
         _remote(), names=(*REMOTE_PLACE, "column ChargeCategory", "'Usgae'"))),
     "a Correction row is summed": (("ChargeClass", "Correction"), Case(
         _remote(json=True), exit=0, unchanged=False, verify=_actual("30.00"))),
+    # the other values the local scan refuses, checked by the same query (finops/reconcile/bill_checks.py); the
+    # charge is named by its keys, as a remote table has no rows to count
+    "an empty BilledCost (summed as 0)": (("BilledCost", ""), Case(
+        _remote(), names=(*REMOTE_PLACE, "column BilledCost", "is empty", "InvoiceId 'I1'"))),
+    "an empty EffectiveCost (summed as 0)": (("EffectiveCost", ""), Case(
+        _remote(), names=(*REMOTE_PLACE, "column EffectiveCost", "is empty", "InvoiceId 'I1'"))),
+    "Tags that are not JSON (the charge left unmapped)": (("Tags", "team=ml"), Case(
+        _remote(), names=(*REMOTE_PLACE, "column Tags", "'team=ml'", "InvoiceId 'I1'"))),
+    "Tags a JSON array": (("Tags", '["team", "ml"]'), Case(
+        _remote(), names=(*REMOTE_PLACE, "column Tags", "not a JSON object", "InvoiceId 'I1'"))),
+    "a token charge counted in requests (its tokens left out)": (("SkuMeter", "USE1-Llama3-3-70B-input-tokens"), Case(
+        _remote(), names=(*REMOTE_PLACE, "column ConsumedUnit", "'Requests'", "ConsumedUnit (Tokens"))),
+    "Tags an empty object are read": (("Tags", "{}"), Case(_remote(json=True), exit=0, unchanged=False,
+                                                           verify=_actual("30.00"))),
+    # FOCUS 1.3 ContractApplied, read with the Contract Commitment dataset only: no Elements array adds nothing there
+    "ContractApplied without an Elements array": (("ContractApplied", '{"Elements": {}}'), Case(
+        _remote(contracts=True), names=(*REMOTE_PLACE, "column ContractApplied", "InvoiceId 'I1'"))),
+    "ContractApplied of a listed commitment is read": (("ContractApplied", json.dumps({"Elements": [
+        {"ContractID": "edp-1", "ContractCommitmentID": "pool-1", "ContractCommitmentAppliedCost": 10}]})), Case(
+        _remote(json=True, contracts=True), exit=0, unchanged=False, verify=_actual("30.00"))),
 }
+#: Values set beside the case's own on the second row (a token charge's unit, quantity).
+REMOTE_BESIDE = {"a token charge counted in requests (its tokens left out)": {"ConsumedUnit": "Requests",
+                                                                             "ConsumedQuantity": "1000"}}
+#: The cases whose remote table holds FOCUS 1.3's columns (ContractApplied).
+REMOTE_1_3 = {name for name in REMOTE if "ContractApplied" in name}
 
 
 @pytest.mark.parametrize("name", sorted(REMOTE))
@@ -137,11 +178,13 @@ def test_closed_focus_values_on_a_remote_engine(name, tmp_path, capsys, monkeypa
 
     from finops.reconcile.bills import VIEW, open_bills
     from tests.reconcile.bigquery_jobs_server import BigQueryJobsServer
+    from tests.reconcile.test_focus_1_3_1_4 import V13
 
     (column, value), case = REMOTE[name]
-    rows = [{"InvoiceId": "I0"}, {"InvoiceId": "I1", column: value}, {"InvoiceId": "I2"}]
+    rows = [{"InvoiceId": "I0"}, {"InvoiceId": "I1", column: value, **REMOTE_BESIDE.get(name, {})}, {"InvoiceId": "I2"}]
+    columns = V13 if name in REMOTE_1_3 else None
     con = duckdb.connect()
-    open_bills(con, [write_bill(tmp_path / "table.csv", rows)], strict=False)  # the engine's table, as it holds it
+    open_bills(con, [write_bill(tmp_path / "table.csv", rows, columns=columns)], strict=False)  # as the engine holds it
     monkeypatch.delenv("GOOGLE_CLOUD_PROJECT", raising=False)
     with BigQueryJobsServer(con, {REMOTE_TABLE: VIEW}) as endpoint:
         env = {"FINOPS_GCP_BIGQUERY_ENDPOINT": endpoint, "FINOPS_GCP_RETRY_TIMEOUT": "5"}

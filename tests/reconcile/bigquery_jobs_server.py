@@ -46,16 +46,27 @@ def bigquery_type(duckdb_type: str) -> str:
             "DATE": "DATE"}[kind]
 
 
-def run_on_duckdb(con: duckdb.DuckDBPyConnection, sql: str, dialect: str,
-                  tables: dict[str, str]) -> tuple[list[tuple[str, str]], list[tuple[Any, ...]]]:
-    """Run ``sql`` written in ``dialect`` on DuckDB, its table names mapped by ``tables`` (dotted name ->
-    DuckDB relation): ``([(column, DuckDB type)], rows)``."""
+def duckdb_sql(sql: str, dialect: str, tables: dict[str, str] | None = None) -> str:
+    """``sql`` written in ``dialect`` as DuckDB runs it, its table names mapped by ``tables`` (dotted name -> DuckDB
+    relation). BigQuery's ``SAFE.`` prefix (NULL where the function fails) runs as DuckDB's ``TRY``, which sqlglot
+    does not write by itself."""
+    tables = tables or {}
+
     def relation(node: exp.Expression) -> exp.Expression:
         if isinstance(node, exp.Table) and ".".join(part.name for part in node.parts) in tables:
             return exp.to_table(tables[".".join(part.name for part in node.parts)], dialect="duckdb")
+        if isinstance(node, exp.SafeFunc):
+            return exp.Try(this=node.this)
         return node
 
-    result = con.execute(sqlglot.parse_one(sql, read=dialect).transform(relation).sql(dialect="duckdb"))
+    return sqlglot.parse_one(sql, read=dialect).transform(relation).sql(dialect="duckdb")
+
+
+def run_on_duckdb(con: duckdb.DuckDBPyConnection, sql: str, dialect: str,
+                  tables: dict[str, str]) -> tuple[list[tuple[str, str]], list[tuple[Any, ...]]]:
+    """Run ``sql`` written in ``dialect`` on DuckDB, its table names mapped by ``tables`` (:func:`duckdb_sql`):
+    ``([(column, DuckDB type)], rows)``."""
+    result = con.execute(duckdb_sql(sql, dialect, tables))
     return [(name, str(kind)) for name, kind, *_ in result.description], result.fetchall()
 
 

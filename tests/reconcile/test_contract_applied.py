@@ -261,3 +261,73 @@ def test_the_review_shows_what_was_applied_beside_the_schedule_and_the_bill(tmp_
     assert shown == {"ai-pool": (200, 100.48, 100.48), "ri-1": (100, 100, 100)}
     total = next(r for r in range(1, ws.max_row + 1) if ws.cell(r, 1).value == "Total")
     assert ws.cell(total, header.index("Applied by provider") + 1).value == 200.48
+
+
+#: ContractApplied values -> whether FOCUS refuses them (not JSON, no Elements array, an element without its
+#: commitment or with an amount that is not a number), by hand from the specification's column definition.
+APPLIED_VALUES = {
+    '{"Elements": [{"ContractCommitmentID": "a", "ContractCommitmentAppliedCost": "1.5"}]}': False,
+    '{"Elements": [{"ContractCommitmentId": "a", "ContractCommitmentAppliedCost": 2}]}': False,
+    '{"Elements": [{"ContractCommitmentID": "a", "ContractCommitmentAppliedQuantity": 3}]}': False,
+    '{"Elements": []}': False,
+    '{"Elements": [{"ContractCommitmentID": "a", "ContractCommitmentAppliedCost": "x"}]}': True,
+    '{"Elements": [{"ContractCommitmentID": "a", "ContractCommitmentAppliedQuantity": "y"}]}': True,
+    '{"Elements": [{"ContractID": "c"}]}': True,
+    '{"Elements": [1]}': True,
+    '{"Elements": {}}': True,
+    '{"Elements": null}': True,
+    "{}": True,
+    "nope": True,
+    "[1]": True,
+    "null": True,
+}
+
+
+@pytest.mark.parametrize("engine", ["athena", "bigquery"])
+def test_the_remote_check_of_contract_applied_refuses_what_the_local_scan_refuses(tmp_path, engine):
+    """The check every engine runs (bill_checks.CHECKS), written for the engine and run here on DuckDB, refuses the
+    same values as the local scan's own form of it (contract_applied.BAD_CONTRACT_APPLIED) and the table above."""
+    from finops.reconcile.contract_applied import BAD_CONTRACT_APPLIED
+    from finops.reconcile.dialects import remote_checks_sql
+
+    from .bigquery_jobs_server import duckdb_sql
+
+    rows = [{**AWS_13, **EC2, "InvoiceId": f"I{i}", "ContractApplied": value}
+            for i, value in enumerate(APPLIED_VALUES)]
+    with duckdb.connect() as con:
+        open_bills(con, [_bill(tmp_path, rows)], strict=False)
+        local = {value: bool(con.execute(f"SELECT {BAD_CONTRACT_APPLIED.format(c='$v')}", {"v": value}).fetchone()[0])
+                 for value in APPLIED_VALUES}
+        sql = remote_checks_sql(engine, VIEW, "2026-05", also=["ContractApplied"], limit=len(APPLIED_VALUES))
+        hits = {key for column, _, key, *_ in con.execute(duckdb_sql(sql, engine)).fetchall()
+                if column == "ContractApplied"}
+    remote = {value: f"I{i}" in hits for i, value in enumerate(APPLIED_VALUES)}
+    assert "ContractApplied" not in remote_checks_sql(engine, "t", "2026-05")  # not read without the dataset
+    assert local == APPLIED_VALUES and remote == APPLIED_VALUES
+
+
+@pytest.mark.parametrize("engine", ["athena", "bigquery"])
+@pytest.mark.parametrize("value", [
+    '{"Elements": {}}',
+    json.dumps({"Elements": [{"ContractID": "edp-2026", "ContractCommitmentAppliedCost": 5}]}),
+], ids=["Elements an object", "an element without its commitment"])
+def test_contract_applied_that_is_not_focus_on_a_remote_engine_is_refused_naming_the_charge(tmp_path, engine, value):
+    """With the Contract Commitment dataset a remote engine sums ContractApplied; a value without an Elements array
+    would add nothing there with no word said, and an element without its commitment named no place, so the checks
+    refuse them as the local scan does."""
+    from finops.errors import InputError
+    from finops.reconcile.dialects import reconcile_remote
+
+    from .bigquery_jobs_server import duckdb_sql
+
+    bill = _bill(tmp_path, [{**AWS_13, **EC2, "InvoiceId": "I7", "ContractApplied": value}])
+    contracts = read_contract_commitments(_dataset(tmp_path, "ai-pool"))
+    with pytest.raises(InputError) as local:
+        reconcile_month(_plan(), [bill], "2026-05", contracts=contracts)
+    assert (local.value.where.row, local.value.where.column) == (2, "ContractApplied")
+    with duckdb.connect() as con:
+        open_bills(con, [bill], strict=False)
+        with pytest.raises(InputError, match="not a FOCUS ContractApplied object.*InvoiceId 'I7'") as refused:
+            reconcile_remote(_plan(), lambda sql: con.execute(duckdb_sql(sql, engine)).fetchall(), engine, VIEW,
+                             "2026-05", contracts=contracts)
+    assert (refused.value.where.file, refused.value.where.column) == (f"{engine}:{VIEW}", "ContractApplied")

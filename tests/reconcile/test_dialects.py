@@ -15,6 +15,7 @@ from finops.reconcile.engine import reconcile_month
 from finops.reconcile.plan import MappingRule, Plan
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 
+from .bigquery_jobs_server import duckdb_sql
 from .conftest import write_bill
 
 PLAN = Plan(budget=(BudgetLine(SAMPLE_MONTH, "compute", "cc", "OPEX", "", Money.of(1000, "USD")),),
@@ -85,8 +86,8 @@ def test_remote_reconciliation_equals_the_local_one(local):
                                            ("ChargeClass", "Corection"), ("ChargeClass", "correction")])
 def test_a_value_outside_focus_on_the_remote_engine_is_refused_naming_its_column(tmp_path, column, value):
     """A misspelt closed value would drop its charges from every total (the aggregation matches FOCUS's exact
-    values): the remote engine's groups are checked after the query, as the local scan checks its own, and
-    ChargeClass, no key of the groups, by the values a second query returns."""
+    values): the remote engine checks the month's charges in one query before the aggregation, with the local
+    scan's tests (finops/reconcile/bill_checks.py)."""
     from finops.errors import InputError
 
     bill = write_bill(tmp_path / "may.csv", [{}, {column: value}])
@@ -117,7 +118,7 @@ def test_a_correction_on_the_remote_engine_is_summed_as_locally(tmp_path):
 
     remote = reconcile_remote(PLAN, athena_like, "athena", VIEW, "2026-05")
     assert remote.totals() == reconcile_month(PLAN, [bill], "2026-05").totals()
-    assert len(sent) == 2 and "focus_value" in sent[1]
+    assert len(sent) == 2 and "focus_value" in sent[0]  # the checks, then the aggregation
 
 
 def test_bigquery_compares_timestamps_with_utc_instants():
@@ -151,7 +152,7 @@ def test_allocated_tags_are_laid_over_tags_on_the_remote_engine_as_locally(tmp_p
     missing = [c for c in duckdb_schema() if c not in present]
 
     def runner(sql: str):
-        return con.execute(sqlglot.transpile(sql, read=engine, write="duckdb")[0]).fetchall()
+        return con.execute(duckdb_sql(sql, engine)).fetchall()
 
     remote = reconcile_remote(_plan(), runner, engine, "raw", "2026-05", missing=missing)
     lines = {line.plan_line: line.actual for line in remote.lines}
@@ -161,3 +162,99 @@ def test_allocated_tags_are_laid_over_tags_on_the_remote_engine_as_locally(tmp_p
         assert (lines["team-a"], lines["team-b"]) == (Money.of("61.235", "USD"), Money.of("31.865", "USD"))
     else:  # the shared cost's own tag: the allocated shares stay unmapped
         assert lines["team-a"] == Money.zero("USD") and lines["team-b"] == Money.of("3.10", "USD")
+
+
+#: (the second charge's values, the column refused, what the message says) -> a value the local scan refuses with its
+#: row, and a remote engine refused the same way, naming the charge (no rows there): before the aggregation, which
+#: would sum an empty cost as 0 and leave Tags that are not a JSON object unmapped.
+REFUSED_ON_BOTH = {
+    "empty BilledCost": ({"BilledCost": ""}, "BilledCost", "is empty"),
+    "empty EffectiveCost": ({"EffectiveCost": ""}, "EffectiveCost", "is empty"),
+    "Tags not JSON": ({"Tags": "team=ml"}, "Tags", "'team=ml'"),
+    "Tags a JSON array": ({"Tags": '["team", "ml"]'}, "Tags", "not a JSON object"),
+    "Tags a JSON string": ({"Tags": '"ml"'}, "Tags", "not a JSON object"),
+    "Tags JSON null": ({"Tags": "null"}, "Tags", "not a JSON object"),
+    "a token charge counted in requests": ({"SkuMeter": "USE1-Llama3-3-70B-input-tokens", "ConsumedUnit": "Requests",
+                                            "ConsumedQuantity": "1000"}, "ConsumedUnit", "'Requests'"),
+}
+
+
+@pytest.mark.parametrize("engine", ["athena", "bigquery"])
+@pytest.mark.parametrize("case", sorted(REFUSED_ON_BOTH))
+def test_a_value_the_local_scan_refuses_is_refused_on_the_remote_engine(tmp_path, engine, case):
+    from finops.errors import InputError
+
+    values, column, said = REFUSED_ON_BOTH[case]
+    bill = write_bill(tmp_path / "may.csv", [{"InvoiceId": "I0"}, {"InvoiceId": "I1", **values}])
+    with pytest.raises(InputError) as local:
+        reconcile_month(PLAN, [bill], "2026-05")
+    assert (local.value.where.row, local.value.where.column) == (3, column) and said in local.value.message
+    con = duckdb.connect()
+    open_bills(con, [bill], strict=False)  # the engine's table, its values as they are
+    with pytest.raises(InputError) as refused:
+        reconcile_remote(PLAN, lambda sql: con.execute(duckdb_sql(sql, engine)).fetchall(), engine, VIEW, "2026-05")
+    assert (refused.value.where.file, refused.value.where.column) == (f"{engine}:{VIEW}", column)
+    assert said in refused.value.message
+    if column != "ConsumedUnit":  # a value is named with its charge (the unit: with the groups the engine returns)
+        assert ("InvoiceId 'I1', SubAccountId '222', ServiceName 'AmazonEC2', ChargePeriodStart '2026-05-03 00:00:00"
+                in refused.value.message)
+
+
+def test_the_first_few_offenders_of_each_check_come_back_in_one_query(tmp_path):
+    """Four charges with an empty BilledCost and one with Tags that are not JSON: one query returns the first three
+    of the costs and the Tags, and the message names the first check's charge and says there are more."""
+    from finops.errors import InputError
+    from finops.reconcile.dialects import remote_checks_sql
+
+    rows = [{"InvoiceId": f"I{i}", "BilledCost": ""} for i in range(4)] + [{"InvoiceId": "I9", "Tags": "x"}]
+    con = duckdb.connect()
+    open_bills(con, [write_bill(tmp_path / "may.csv", rows)], strict=False)
+    sent = []
+
+    def athena_like(sql: str):
+        sent.append(sql)
+        return con.execute(duckdb_sql(sql, "athena")).fetchall()
+
+    returned = athena_like(remote_checks_sql("athena", VIEW, "2026-05"))
+    assert sorted(row[0] for row in returned) == ["BilledCost"] * 3 + ["Tags"]
+    with pytest.raises(InputError, match=r"BilledCost is empty.* on the charge InvoiceId 'I\d'.*\(and 2 more such "
+                                         r"charges at least\)"):
+        reconcile_remote(PLAN, athena_like, "athena", VIEW, "2026-05")
+    assert len(sent) == 2  # the one above, and the reconcile's: refused before the aggregation
+
+
+def test_allocated_tags_that_are_not_an_object_are_refused_where_the_engine_lays_them_over_tags(tmp_path):
+    """Athena merges AllocatedTags into Tags as the local scan does, so it refuses them as the local scan does;
+    BigQuery reads no AllocatedTags (a 1.2 table there needs no --table-lacks AllocatedTags)."""
+    from finops.errors import InputError
+    from finops.focus import duckdb_schema
+    from finops.reconcile.dialects import remote_checks_sql
+
+    from .test_focus_1_3_1_4 import V13, _plan
+
+    rows = [{"ServiceProviderName": "AWS", "HostProviderName": "AWS", "InvoiceId": "I1", "AllocatedTags": "team=a"}]
+    bill = write_bill(tmp_path / "focus-1.3.csv", rows, columns=V13)
+    with pytest.raises(InputError) as local:
+        reconcile_month(_plan(), [bill], "2026-05")
+    assert local.value.where.column == "AllocatedTags"
+    con = duckdb.connect()
+    types = ", ".join(f"'{c}': '{duckdb_schema()[c]}'" for c in V13 if c in duckdb_schema())
+    con.execute(f"CREATE TABLE raw AS SELECT * FROM read_csv('{bill}', header = true, types = {{{types}}})")
+    missing = [c for c in duckdb_schema() if c not in V13]
+    with pytest.raises(InputError, match="AllocatedTags is not a JSON object.*'team=a'") as refused:
+        reconcile_remote(_plan(), lambda sql: con.execute(duckdb_sql(sql, "athena")).fetchall(), "athena", "raw",
+                         "2026-05", missing=missing)
+    assert refused.value.where.column == "AllocatedTags"
+    assert "AllocatedTags" not in remote_checks_sql("bigquery", "p.d.t", "2026-05")
+
+
+def test_the_docs_list_every_check_both_engines_run():
+    """docs/reconcile.md's table of the checks names each column of the one list (a check added there is documented)."""
+    from pathlib import Path
+
+    from finops.reconcile.bill_checks import CHECKS
+
+    text = (Path(__file__).parents[2] / "docs" / "reconcile.md").read_text()
+    section = text.split("### The checks of each charge, on every engine")[1].split("\n## ")[0]
+    table = [line for line in section.splitlines() if line.startswith("| ")]
+    assert [check.column for check in CHECKS if not any(check.column in row for row in table)] == []

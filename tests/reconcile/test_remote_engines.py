@@ -21,7 +21,7 @@ import pytest
 
 from finops.cli import main
 from finops.reconcile.bills import VIEW, open_bills
-from finops.reconcile.dialects import remote_outside_values_sql, remote_sql
+from finops.reconcile.dialects import remote_checks_sql, remote_sql
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 from templates.plan_reader import read_plan
 
@@ -122,9 +122,9 @@ def test_bigquery_engine_gives_the_local_totals_through_the_real_client(on_bigqu
     server, code, out, err = on_bigquery(tmp_path)
     assert (code, err) == (0, "")
     assert totals(out) == local_totals
-    # the aggregation, then the closed FOCUS values that are no key of its groups (ChargeClass)
-    assert server.queries == [remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping),
-                              remote_outside_values_sql("bigquery", BQ_TABLE, SAMPLE_MONTH)]
+    # the checks of the month's charges (none refused), then the aggregation
+    assert server.queries == [remote_checks_sql("bigquery", BQ_TABLE, SAMPLE_MONTH),
+                              remote_sql("bigquery", BQ_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)]
     method, path, _, _ = server.requests[0]
     assert (method, path) == ("POST", "/bigquery/v2/projects/finops-jobs/queries")  # jobs.query, in the job project
     assert page_tokens(server) == pages_after_the_first(bills, plan)  # every page of the summary, by getQueryResults
@@ -244,14 +244,14 @@ def test_athena_engine_gives_the_local_totals_through_boto3(bills, plan, local_t
     client = boto3.client("athena", region_name="us-east-1")
     client.create_work_group(Name="finops", Configuration={})
     sql = remote_sql("athena", ATHENA_TABLE, SAMPLE_MONTH, rules=read_plan(plan).mapping)
-    closed = remote_outside_values_sql("athena", ATHENA_TABLE, SAMPLE_MONTH)
-    queue_athena_results(athena, bills, ATHENA_TABLE, sql, closed)
+    checks = remote_checks_sql("athena", ATHENA_TABLE, SAMPLE_MONTH, also=["AllocatedTags"])
+    queue_athena_results(athena, bills, ATHENA_TABLE, checks, sql)
     code, out, err = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", ATHENA_TABLE,
                                "--workgroup", "finops", "--output-location", "s3://finops-athena/results/")
     assert (code, err) == (0, "")
     assert totals(out) == local_totals
     execution = athena_execution(sql)  # the results served are DuckDB's answer to exactly the SQL sent
-    athena_execution(closed)
+    athena_execution(checks)
     assert execution["ResultConfiguration"]["OutputLocation"].startswith("s3://finops-athena/results/")
     # commitments read from Athena's text values: the same rows as the local run
     assert commitment_tables(tmp_path / f"budget-review-{SAMPLE_MONTH}.xlsx") == commitment_tables(local_run[1])
@@ -261,8 +261,8 @@ def test_athena_settings_come_from_the_environment(bills, plan, athena, tmp_path
     monkeypatch.setenv("FINOPS_ATHENA_DATABASE", "focus_db")
     monkeypatch.setenv("FINOPS_ATHENA_OUTPUT_LOCATION", "s3://from-env/athena/")
     sql = remote_sql("athena", "focus_1_2", SAMPLE_MONTH, rules=read_plan(plan).mapping)
-    queue_athena_results(athena, bills, "focus_1_2", sql,
-                         remote_outside_values_sql("athena", "focus_1_2", SAMPLE_MONTH))
+    queue_athena_results(athena, bills, "focus_1_2",
+                         remote_checks_sql("athena", "focus_1_2", SAMPLE_MONTH, also=["AllocatedTags"]), sql)
     code, _, _ = reconcile(capsys, plan, tmp_path, "--engine", "athena", "--table", "focus_1_2")
     assert code == 0
     execution = athena_execution(sql)

@@ -7,7 +7,6 @@ from decimal import Decimal
 
 import duckdb
 import pytest
-import sqlglot
 
 from finops.errors import InputError
 from finops.money import Money
@@ -18,6 +17,8 @@ from finops.reconcile.engine import reconcile_month
 from finops.reconcile.plan import MappingRule, Plan
 from finops.reconcile.sample_bills import SAMPLE_MONTH, sample_bill_paths
 
+from .bigquery_jobs_server import duckdb_sql
+
 PLAN = Plan(budget=(BudgetLine(SAMPLE_MONTH, "compute", "cc", "OPEX", "", Money.of(1000, "USD")),
                     BudgetLine("2026-06", "compute", "cc", "OPEX", "", Money.of(1000, "USD"))),
             mapping=(MappingRule(1, "compute", service_name="Compute Engine"),
@@ -25,7 +26,7 @@ PLAN = Plan(budget=(BudgetLine(SAMPLE_MONTH, "compute", "cc", "OPEX", "", Money.
 
 
 def runner_on(con, dialect):
-    return lambda sql: con.execute(sqlglot.transpile(sql, read=dialect, write="duckdb")[0]).fetchall()
+    return lambda sql: con.execute(duckdb_sql(sql, dialect)).fetchall()
 
 
 @pytest.mark.parametrize("name,engine", [("presto", "athena"), ("TRINO", "athena"), ("BQ", "bigquery"),
@@ -137,6 +138,6 @@ def test_missing_columns_reach_the_sql_the_engine_runs(local):
         return runner_on(local, "athena")(sql)
 
     reconcile_remote(PLAN, recording, "athena", VIEW, SAMPLE_MONTH, missing=["x_GpuHours", "ChargeClass"])
-    sql, closed_values = sent  # the aggregation, then the closed values that are no key of its groups
+    closed_values, sql = sent  # the checks of the month's charges, then the aggregation
     assert "x_GpuHours" not in sql and "x_GpuModel" in sql
     assert "CAST(NULL AS VARCHAR) AS focus_value" in closed_values and "CAST(ChargeClass" not in closed_values
