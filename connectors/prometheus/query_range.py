@@ -54,15 +54,43 @@ def parse_query_range(answer: bytes | Mapping[str, Any], source: str, *, name: s
 
 
 def read_saved(paths: Iterable[Path]) -> list[Series]:
-    """Every series of the saved answers in ``paths`` (``.json`` or ``.json.gz``)."""
+    """Every series of the saved answers in ``paths`` (``.json`` or ``.json.gz``). A month may come in several
+    files (each its own hours); one series given twice for the same hours (a file named twice, or a copy) is
+    refused naming both files: it would count the fleet's requests and GPUs twice."""
     series: list[Series] = []
     for path in map(Path, paths):
-        if not path.is_file():
-            raise InputError("metrics file not found", where=Location(file=str(path)),
-                             hint="give saved /api/v1/query_range answers (.json or .json.gz)")
-        try:
-            raw = inflate(path.read_bytes(), path) if path.name.endswith(".gz") else path.read_bytes()
-        except (OSError, EOFError) as exc:
-            raise InputError(f"cannot read the metrics file: {exc}", where=Location(file=str(path))) from None
-        series += parse_query_range(raw, str(path))
+        found = _read_one(path)
+        _refuse_overlaps(series, found)
+        series += found
     return series
+
+
+def _refuse_overlaps(kept: list[Series], new: list[Series]) -> None:
+    """An :class:`InputError` when a series of ``new`` shares its name, labels and some hours with one of ``kept``
+    or of ``new`` before it."""
+    spans: dict[tuple[str, tuple[tuple[str, str], ...]], list[Series]] = {}
+    for one in [*kept, *new]:
+        if not len(one.times):
+            continue
+        key = (one.name, tuple(sorted(one.labels.items())))
+        other = next((o for o in spans.get(key, []) if one.times[0] <= o.times[-1] and o.times[0] <= one.times[-1]),
+                     None)
+        if other is not None:
+            labels = ",".join(f'{k}="{v}"' for k, v in key[1])
+            raise InputError(f"series {one.name}{{{labels}}} is also in {Path(other.source).name} for the same hours: "
+                             "given twice, the fleet's requests and GPUs would count twice",
+                             where=Location(file=one.source),
+                             hint="give each saved answer once; a month in several files has each its own hours")
+        spans.setdefault(key, []).append(one)
+
+
+def _read_one(path: Path) -> list[Series]:
+    """The series of one saved answer."""
+    if not path.is_file():
+        raise InputError("metrics file not found", where=Location(file=str(path)),
+                         hint="give saved /api/v1/query_range answers (.json or .json.gz)")
+    try:
+        raw = inflate(path.read_bytes(), path) if path.name.endswith(".gz") else path.read_bytes()
+    except (OSError, EOFError) as exc:
+        raise InputError(f"cannot read the metrics file: {exc}", where=Location(file=str(path))) from None
+    return parse_query_range(raw, str(path))

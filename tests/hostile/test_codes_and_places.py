@@ -239,6 +239,11 @@ def _template_edited(plan: Path, old: bytes, new: bytes) -> Path:
     return plan
 
 
+def _text_copy(source: Path, copy: Path) -> Path:
+    copy.write_bytes(source.read_bytes())
+    return copy
+
+
 def _sheet_renamed(plan: Path, old: str, new: str) -> Path:
     """The template with its sheet ``old`` named ``new`` in the workbook part."""
     return _template_edited(plan, f'<sheet name="{old}"'.encode(), f'<sheet name="{new}"'.encode())
@@ -436,6 +441,11 @@ MORE: dict[str, Case] = {
         lambda d: _plan_next(d) if _template_edited(d / "plan.xlsx", b'name="tblMixOptions" displayName="tblMixOptions"',
                                                     b'name="TBLFLEET" displayName="TBLFLEET"') else [],
         names=("plan.xlsx", "TBLFLEET", "tblFleet")),
+    "plan next --metrics the same answer twice (was exit 0: the fleet's demand doubled)": Case(
+        lambda d: _plan_next(d, "--metrics", METRICS), names=(Path(METRICS).name, "given twice")),
+    "plan next --metrics a copy of the answer (was exit 0: 2 x the GPUs)": Case(
+        lambda d: _plan_next(d, "--metrics", _text_copy(Path(METRICS), d / "copy.json.gz")),
+        names=("copy.json.gz", "also in", Path(METRICS).name)),
     "serving InstanceType without a Provider (was exit 0: priced as owned, May's budget carried)": Case(
         lambda d: _plan_next(d, serving=_serving(",aws,g6e.xlarge,", ",,g6e.xlarge,")),
         names=("s.csv", "row 2", "column Provider", "g6e.xlarge")),
