@@ -13,6 +13,7 @@ to a real local server.
 
 from __future__ import annotations
 
+from finops.errors import InputError
 from finops.serving import known_metric_names, month_window
 from finops.serving.series import Series
 
@@ -49,6 +50,9 @@ def pull_series(transport: Transport | str, start: float, end: float, *,
 
     ``transport`` is a server URL or a :class:`Transport`.
     """
+    if not 0 < step_s < float("inf"):  # 0, a negative step or NaN would never advance through the windows
+        raise InputError(f"the query resolution must be a number of seconds above 0, got {step_s}",
+                         hint="for example 300 (a sample every 5 minutes)")
     link = HttpTransport(transport) if isinstance(transport, str) else transport
     window = MAX_POINTS * step_s
     parts: list[Series] = []

@@ -55,6 +55,25 @@ def _check_sources(metrics: Sequence[Path] | None, prometheus: str | None) -> No
                          hint="--metrics takes saved /api/v1/query_range answers (.json, .json.gz)")
 
 
+#: The coarsest --step: a sample an hour still shows a day's shape; a month has 744 hours at most.
+_COARSEST_STEP_S = 3600
+
+
+def _step(step: float | None, prometheus: str | None) -> float:
+    """``--step`` in seconds: only with ``--prometheus`` (saved answers keep their own resolution), a number of
+    seconds above 0 and at most :data:`_COARSEST_STEP_S` (0 or a negative step would never advance through the
+    month's windows); the default when not given."""
+    if step is None:
+        return _DEFAULT_STEP_S
+    if prometheus is None:
+        raise InputError("--step sets the resolution of --prometheus queries; saved answers (--metrics) keep their own",
+                         hint="drop --step, or query a live Prometheus with --prometheus URL")
+    if not 0 < step <= _COARSEST_STEP_S:  # NaN fails too
+        raise InputError(f"--step must be a number of seconds above 0 and at most {_COARSEST_STEP_S}, got {step}",
+                         hint=f"for example --step {_DEFAULT_STEP_S} (a sample every 5 minutes)")
+    return step
+
+
 def observed_month(month: str, serving: Path | None, plan: Path, metrics: Sequence[Path] | None,
                    prometheus: str | None, step_s: float, costs: dict[str, Money] | None = None,
                    load_tests: Sequence[str] = (), gpu_hours: dict[str, float] | None = None):  # type: ignore[no-untyped-def]
@@ -135,7 +154,8 @@ def plan_next(
                                                      "(as `finops calibrate` reads); repeat"),
     growth: float = typer.Option(1.0, "--growth", help="demand of the next month over the observed one"),
     horizon_months: int = typer.Option(12, "--horizon-months", help="months over which commitments are judged"),
-    step: float = typer.Option(_DEFAULT_STEP_S, "--step", help="--prometheus: query resolution in seconds"),
+    step: float | None = typer.Option(None, "--step", help=f"--prometheus: query resolution in seconds "
+                                                             f"[default: {_DEFAULT_STEP_S}]"),
     out: Path = typer.Option(Path("plan-next.xlsx"), "--out", help="the next plan (.xlsx)"),
     quiet: bool = typer.Option(False, "--quiet", help="print nothing but errors"),
     more: list[Path] | None = typer.Argument(None, hidden=True, metavar="FILE",
@@ -157,6 +177,7 @@ def plan_next(
     metrics = list(metrics or []) + [p for p in more or [] if is_metrics(p)]
     bills = list(bills or []) + [p for p in more or [] if not is_metrics(p)]
     _check_sources(metrics, prometheus)
+    step = _step(step, prometheus)
     plan_values = workbooks().read_plan(plan)
     costs, commitments, gpu_hours = {}, [], None
     if bills:

@@ -446,6 +446,16 @@ MORE: dict[str, Case] = {
     "plan next --metrics a copy of the answer (was exit 0: 2 x the GPUs)": Case(
         lambda d: _plan_next(d, "--metrics", _text_copy(Path(METRICS), d / "copy.json.gz")),
         names=("copy.json.gz", "also in", Path(METRICS).name)),
+    "plan next --step with saved answers (was exit 0, ignored)": Case(
+        lambda d: _plan_next(d, "--step", "60"), names=("--step", "--prometheus")),
+    "plan next --step 0 against a live Prometheus (windows that never advance)": Case(
+        lambda d: ["plan", "next", "--plan", _plan_next(d)[3], "--history", d / "h", "--month", MONTH, "--serving",
+                   d / "s.csv", "--prometheus", "http://127.0.0.1:9", "--step", "0", "--out", d / "n.xlsx"],
+        names=("--step", "above 0")),
+    "plan next --step nan": Case(
+        lambda d: ["plan", "next", "--plan", _plan_next(d)[3], "--history", d / "h", "--month", MONTH, "--serving",
+                   d / "s.csv", "--prometheus", "http://127.0.0.1:9", "--step", "nan", "--out", d / "n.xlsx"],
+        names=("--step", "nan")),
     "serving InstanceType without a Provider (was exit 0: priced as owned, May's budget carried)": Case(
         lambda d: _plan_next(d, serving=_serving(",aws,g6e.xlarge,", ",,g6e.xlarge,")),
         names=("s.csv", "row 2", "column Provider", "g6e.xlarge")),
