@@ -64,10 +64,16 @@ WRITTEN_HERE: dict[str, Callable[[list[str]], bool]] = {
     "price book": _header_of(_price_book_columns),
     "token price list": _header_of(_token_price_columns),
     "FOCUS bill": lambda lines: False,
+    "next plan": lambda lines: False,
 }
 #: The kinds written as Parquet too -> their columns, read from the file's footer.
 _PARQUET: dict[str, Callable[[], tuple[str, ...]]] = {"price book": _price_book_columns, "FOCUS bill": _focus_columns}
-_GZIP_MAGIC, _PARQUET_MAGIC = b"\x1f\x8b", b"PAR1"
+#: The kinds written as a workbook -> the name of a table only this tool's workbook of that kind holds: the next plan
+#: ``plan next`` writes carries its Fleet table (templates/plan_next_writer.py).
+_WORKBOOK_TABLE: dict[str, bytes] = {"next plan": b'name="tblFleet"'}
+_GZIP_MAGIC, _PARQUET_MAGIC, _ZIP_MAGIC = b"\x1f\x8b", b"PAR1", b"PK"
+#: How much of a workbook's table part is read to find its name (a table part starts with it).
+_TABLE_HEAD_BYTES = 4096
 
 
 def _written_here(target: Path, kind: str) -> bool:
@@ -81,6 +87,12 @@ def _written_here(target: Path, kind: str) -> bool:
             import pyarrow.parquet as pq
 
             return tuple(pq.read_schema(target).names) == _PARQUET[kind]()
+        if magic[:2] == _ZIP_MAGIC and kind in _WORKBOOK_TABLE:
+            import zipfile
+
+            with zipfile.ZipFile(target) as package:
+                return any(_WORKBOOK_TABLE[kind] in package.open(name).read(_TABLE_HEAD_BYTES)
+                           for name in package.namelist() if name.startswith("xl/tables/"))
         with (gzip.open(target) if magic[:2] == _GZIP_MAGIC else target.open("rb")) as handle:
             lines = [read_line(handle, target, row).decode("utf-8-sig") for row in (1, 2)]
     except Exception:  # noqa: BLE001 - unreadable, damaged, not text, one endless line: not a file this tool wrote

@@ -20,6 +20,7 @@ from rich.table import Table
 from ..errors import InputError
 from ..files import make_folder
 from ..money import Money
+from ..outputs import check_replaceable, check_suffix
 from ..workbooks import workbooks
 from ._console import console, err_console
 from ._options import SERVING_LINES
@@ -178,6 +179,8 @@ def plan_next(
     bills = list(bills or []) + [p for p in more or [] if not is_metrics(p)]
     _check_sources(metrics, prometheus)
     step = _step(step, prometheus)
+    check_suffix(out, (".xlsx",), "the next plan is written as .xlsx")
+    check_replaceable(out, "next plan")  # an earlier next plan is replaced; anyone's workbook there never
     plan_values = workbooks().read_plan(plan)
     costs, commitments, gpu_hours = {}, [], None
     if bills:

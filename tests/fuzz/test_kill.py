@@ -135,6 +135,24 @@ def _earlier_pull() -> bytes:
         return writer.out.read_bytes()
 
 
+def _earlier_next_plan() -> bytes:
+    """The bytes of a workbook as an earlier ``plan next`` leaves one, known by its Fleet table: the only workbook
+    the command replaces."""
+    import tempfile
+
+    import openpyxl
+    from openpyxl.worksheet.table import Table
+
+    book = openpyxl.Workbook()
+    book.active.title = "Fleet"
+    book.active.append(["PlanLine", "GPUs"])
+    book.active.append(["gpu", 1])
+    book.active.add_table(Table(displayName="tblFleet", ref="A1:B2"))
+    with tempfile.TemporaryDirectory() as folder:
+        book.save(Path(folder) / "next.xlsx")
+        return (Path(folder) / "next.xlsx").read_bytes()
+
+
 def _state(paths: list[Path]) -> dict[Path, bytes | None]:
     return {path: path.read_bytes() if path.exists() else None for path in paths}
 
@@ -167,7 +185,7 @@ COMMANDS = {
                              "--serving", METRICS / "serving-lines.csv", "--growth", "1.1", "--out",
                              o / "next.xlsx", "--quiet",
                              *[a for m in sorted(METRICS.glob(f"{MONTH}-*.json.gz")) for a in ("--metrics", m)]],
-                            [o / "next.xlsx", o / "throughput-corrections.json"], b"old"),
+                            [o / "next.xlsx", o / "throughput-corrections.json"], _earlier_next_plan()),
     "demo": lambda o: (["demo", "--out", o, "--quiet"],
                        [o / name for name in ("sizing.json", "tco.json", "mix.json", "llm-finops-plan.xlsx",
                                               f"budget-review-{MONTH}.xlsx", "reconcile-history.duckdb",

@@ -133,6 +133,12 @@ CASES: dict[str, Case] = {
     "bills pull --out a Parquet file no pull wrote (was exit 0: replaced)": Case(
         lambda d: _aws_pull(d, _parquet_of_someone(d / "mine.parquet")),
         names=("mine.parquet", "not a FOCUS bill this tool wrote")),
+    "plan next --out a workbook of someone else (was exit 0: replaced)": Case(
+        lambda d: ["plan", "next", "--plan", plan(d), "--history", d / "h", "--month", MONTH, "--metrics",
+                   _metrics(d), "--out", plan(d, "notes.xlsx")], names=("notes.xlsx", "not a next plan this tool wrote")),
+    "plan next --out a text file named .xlsx (was exit 0: replaced)": Case(
+        lambda d: ["plan", "next", "--plan", plan(d), "--history", d / "h", "--month", MONTH, "--metrics",
+                   _metrics(d), "--out", text_file(d, "n.xlsx", "mine")], names=("n.xlsx", "not a next plan")),
     "reconcile --in-place on a plan with its own sheet 'actuals' (was exit 0: a second 'Actuals' added)": Case(
         lambda d: reconcile_argv(d, _with_sheet(plan(d), "actuals"), bill(d), extra=["--in-place"]),
         names=("plan.xlsx", "sheet actuals", "did not write")),
