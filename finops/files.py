@@ -262,7 +262,7 @@ def _remove_temporary(temporary: Path) -> None:
         beside.unlink(missing_ok=True)
 
 
-def _resolved(target: Path) -> Path:
+def replaceable_target(target: Path) -> Path:
     """The file to replace: a symbolic link's target (the link stays), a path through ``..`` as it resolves
     (:func:`real_path`); a folder is refused, and so is anything else that is not a plain file (a device such as
     ``/dev/null``, a named pipe, a socket), which a rename would replace by a file."""
@@ -296,7 +296,7 @@ def replacing(target: Path, *, mode_of: Path | None = None, updates_input: bool 
     meant), or ``owned`` and it is one of the run's own files (its history, its earlier review)."""
     if not updates_input:
         refuse_input(Path(target), owned=owned)
-    target = _resolved(Path(target))
+    target = replaceable_target(Path(target))
     temporary = _temporary_name(target)
     made = make_folder(target.parent)
     try:

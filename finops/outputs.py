@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .errors import InputError, Location
-from .files import refuse_input
+from .files import refuse_input, replaceable_target
 from .limits import read_line
 
 __all__ = ["WRITTEN_HERE", "check_replaceable", "check_suffix"]
@@ -45,6 +45,12 @@ def _focus_columns() -> tuple[str, ...]:
     return tuple(column.name for column in COLUMNS + GPU_COLUMNS)
 
 
+def _unmapped_columns() -> tuple[str, ...]:
+    from .reconcile.aggregation import UNMAPPED_CSV_COLUMNS
+
+    return UNMAPPED_CSV_COLUMNS
+
+
 def _token_price_columns() -> tuple[str, ...]:
     from dataclasses import fields
 
@@ -63,6 +69,7 @@ WRITTEN_HERE: dict[str, Callable[[list[str]], bool]] = {
     "calibration": lambda lines: "".join(lines).startswith('{"source":'),
     "price book": _header_of(_price_book_columns),
     "token price list": _header_of(_token_price_columns),
+    "list of unmapped charges": _header_of(_unmapped_columns),
     "FOCUS bill": lambda lines: False,
     "next plan": lambda lines: False,
 }
@@ -120,6 +127,7 @@ def check_replaceable(target: Path, kind: str, option: str = "--out") -> None:
     such); an absent target, or one of this tool's own, passes."""
     target = Path(target)
     refuse_input(target, option)
+    replaceable_target(target)  # a folder, a device or a named pipe is refused before anything opens it
     if not target.exists():
         return
     if not _written_here(target, kind):

@@ -25,6 +25,7 @@ from rich.table import Table
 from ..depreciation import parse_month
 from ..errors import InputError, Location, UnknownNameError, redacted
 from ..files import inputs_kept, locked, one_unit, recover
+from ..outputs import check_replaceable
 from ..reconcile import (
     DEFAULT_MATERIALITY,
     HISTORY_FILE,
@@ -86,6 +87,8 @@ def reconcile_to_workbook(plan_path: Path, bills: Sequence[Path], month: str, ou
     own = {Path(out_dir) / HISTORY_FILE: f"the history {HISTORY_FILE}",  # read, replaced only by its writer
            Path(out_dir) / review_name(month): f"the review {review_name(month)}, whose comments are kept"}
     with inputs_kept(read, owned=own), _folder_held(Path(out_dir)):  # from Python too: its inputs stay as they are
+        if unmapped_csv is not None:  # an earlier run's list is replaced; anyone's CSV there, or an input, never
+            check_replaceable(Path(unmapped_csv), "list of unmapped charges", "--unmapped-csv")
         plan = _read_plan(Path(plan_path), usage)
         history = History(Path(out_dir) / HISTORY_FILE)
         rec = reconcile_month(plan, [Path(b) for b in bills], month, rates=rates, threshold_pct=threshold_pct,

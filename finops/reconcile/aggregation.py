@@ -186,6 +186,9 @@ _UNMAPPED_KEY = (("COALESCE(provider_name, '')", "provider_name", "ProviderName"
                  ("COALESCE(instance_type, '')", "instance_type", "InstanceType"),
                  ("region_id", "region_id", "RegionId"), ("tags", "tags", "Tags"))
 _UNMAPPED_NAMES = tuple(name for _, name, _ in _UNMAPPED_KEY)
+#: The header of the unmapped-charges CSV (:func:`unmapped_csv_sql`).
+UNMAPPED_CSV_COLUMNS: tuple[str, ...] = (*(title for _, _, title in _UNMAPPED_KEY), "BillingCurrency", "EffectiveCost",
+                                         "BilledCost", "Charges")
 
 # SQL pieces, kept here (SQL words and names ignore case, so a change of their case would change nothing):
 #: the plan line's column, the bill columns the measures read, typed NULLs and an untyped one

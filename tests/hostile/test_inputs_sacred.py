@@ -133,6 +133,9 @@ CASES: dict[str, Case] = {
     "bills pull --out a Parquet file no pull wrote (was exit 0: replaced)": Case(
         lambda d: _aws_pull(d, _parquet_of_someone(d / "mine.parquet")),
         names=("mine.parquet", "not a FOCUS bill this tool wrote")),
+    "reconcile --unmapped-csv a CSV of someone else (was exit 0: replaced)": Case(
+        lambda d: reconcile_argv(d, plan(d), bill(d), extra=["--unmapped-csv", text_file(d, "notes.csv", "my,notes\n")]),
+        names=("notes.csv", "not a list of unmapped charges this tool wrote")),
     "plan next --out a workbook of someone else (was exit 0: replaced)": Case(
         lambda d: ["plan", "next", "--plan", plan(d), "--history", d / "h", "--month", MONTH, "--metrics",
                    _metrics(d), "--out", plan(d, "notes.xlsx")], names=("notes.xlsx", "not a next plan this tool wrote")),
