@@ -21,7 +21,7 @@ with load (:mod:`finops.sizing.search`, ``_out_of_reach``).
 >>> size_workload(presets()["seed002-drug-discovery-agent"], gpu="h100-sxm", precision="bf16", tp=1).choice.why_not
 'misses TTFT 2000 ms: 2565 ms'
 >>> size_workload(presets()["seed003-customer-service"], gpu="a10g", precision="bf16", tp=1).choice.why_not
-'misses TPOT 33 ms at the P90 end of its band (unmeasured): 36 ms'
+'misses TPOT 33 ms at the P90 end of its band (fitted): 42 ms'
 
 Every search sizes at the default confidence (:mod:`finops.sizing.confidence`): where the model meets a
 target but the pessimistic end of the configuration's band does not, ``why_not`` says so, with that end's
