@@ -127,7 +127,8 @@ def check_replaceable(target: Path, kind: str, option: str = "--out") -> None:
     such); an absent target, or one of this tool's own, passes."""
     target = Path(target)
     refuse_input(target, option)
-    replaceable_target(target)  # a folder, a device or a named pipe is refused before anything opens it
+    if not target.is_dir():  # a device or a named pipe is refused before anything opens it; a folder below
+        replaceable_target(target)
     if not target.exists():
         return
     if not _written_here(target, kind):
