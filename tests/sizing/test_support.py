@@ -30,7 +30,9 @@ from tests.sizing.test_search import BOOK
     ("vllm", "mi300x", "int4", False),            # no AWQ/GPTQ kernels on ROCm in vLLM's table
     ("vllm", "inferentia2", "int8", True),        # vLLM-Neuron
     ("sglang", "mi325x", "bf16", True),
-    ("sglang", "tpu-v5p", "bf16", False),
+    ("sglang", "tpu-v6e", "bf16", True),          # SGLang-JAX, the cookbook's TPU v6e recipes
+    ("sglang", "tpu-v6e", "fp8", False),
+    ("sglang", "tpu-v5p", "bf16", False),         # no SGLang-JAX recipe was measured there
     ("sglang", "trainium1", "bf16", False),
 ])
 def test_support_table(engine, gpu, precision, expected):
@@ -42,7 +44,7 @@ def test_every_row_names_its_source_and_date_and_only_catalog_ids():
 
     known = set(accelerators())
     for row in support_table():
-        assert row.source and row.as_of == "2026-11-30"
+        assert row.source and row.as_of in ("2026-11-30", "2026-12-07")   # SGLang-JAX on TPU v6e read later
         assert row.gpus <= known
     assert engines_for("inferentia2", "bf16") == ("vllm",)
 
