@@ -196,7 +196,7 @@ class Calibration:
         >>> from finops.catalog import get_accelerator
         >>> cal = Calibration.bundled()
         >>> [cal.efficiency_source(e, get_accelerator(g)) for e, g in
-        ...  (("vllm", "h100-sxm"), ("vllm", "mi300x"), ("sglang", "mi300x"), ("vllm", "tpu-v6e"))]
+        ...  (("vllm", "h100-sxm"), ("vllm", "mi300x"), ("sglang", "mi300x"), ("vllm", "tpu-v5e"))]
         ['engine', 'amd-cdna3:vllm', 'amd-cdna3:vllm>sglang', 'none']
         """
         vendors = self.measured_vendors(engine)
@@ -244,10 +244,10 @@ class Calibration:
 
         >>> from finops.catalog import get_accelerator
         >>> cal = Calibration.bundled()
-        >>> e = cal.evidence("vllm", get_accelerator("tpu-v6e"), precision="bf16", model_class="dense", tp=4,
+        >>> e = cal.evidence("vllm", get_accelerator("tpu-v5e"), precision="bf16", model_class="dense", tp=4,
         ...                  active_params_b=8.0, batch=16, vendor=None, kernels=False)
         >>> e["efficiency_source"], e["extrapolation"], e["family"], e["family_measured"], e["inside_measured_range"]
-        ('none', 'unmeasured', 'tpu-v6e', False, False)
+        ('none', 'unmeasured', 'tpu-v5e', False, False)
         """
         measured_gpus = {key[0] for entries in self.measured.values() for key in entries}
         if vendor is not None:
@@ -273,7 +273,7 @@ class Calibration:
 
         >>> from finops.catalog import get_accelerator
         >>> cal = Calibration.bundled()
-        >>> [cal.reach("vllm", get_accelerator(g)) for g in ("h100-sxm", "mi300x", "inferentia2", "a100-80gb", "tpu-v6e")]
+        >>> [cal.reach("vllm", get_accelerator(g)) for g in ("h100-sxm", "mi300x", "inferentia2", "a100-80gb", "tpu-v5e")]
         ['measured', 'fitted', 'fitted', 'kernels', 'unmeasured']
         """
         from .kernels import kernel_gpus

@@ -1,7 +1,8 @@
 """Published serving results, and the per-family efficiencies fitted on them.
 
 ``finops/data/calibration/published_other_accelerators.csv`` (AMD's MI300X results, Qwen's Qwen3 speed tables
-on the H20 under SGLang, an llmperf comparison of vLLM and TGI on the A10G; collected by hand) and
+on the H20 under SGLang, an llmperf comparison of vLLM and TGI on the A10G, SGLang-JAX's cookbook on TPU v6e;
+collected by hand) and
 ``published_serving.csv`` (derived by ``scripts/derive_published_serving.py``: TensorRT-LLM's performance
 overviews on A100, H100, H200, L40S and RTX PRO 6000, AWS Neuron's Inferentia2 decoder tables) hold one
 published figure per line (source URL, date, engine version and conditions on every line;
@@ -20,7 +21,7 @@ held-out errors per family.
 
 >>> rows = published_rows()
 >>> len(rows), sorted({(r.gpu, r.engine) for r in fittable(rows)})
-(497, [('a10g', 'vllm'), ('h20', 'sglang'), ('inferentia2', 'vllm'), ('mi300x', 'vllm')])
+(525, [('a10g', 'vllm'), ('h20', 'sglang'), ('inferentia2', 'vllm'), ('mi300x', 'vllm'), ('tpu-v6e', 'sglang')])
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ __all__ = ["PUBLISHED_FILE", "PUBLISHED_FILES", "PublishedRow", "answerable", "f
            "predict", "published_rows", "vendor_gpus", "with_vendors"]
 
 PUBLISHED_FILE = "published_other_accelerators.csv"
-#: Every bundled file of published rows, in the columns of :data:`PUBLISHED_FILE`: the AMD, H20 and A10G results
-#: collected by hand, and the rows ``scripts/derive_published_serving.py`` derives from the collected wide table
+#: Every bundled file of published rows, in the columns of :data:`PUBLISHED_FILE`: the AMD, H20, A10G and TPU v6e
+#: results collected by hand, and the rows ``scripts/derive_published_serving.py`` derives from the collected wide table
 #: (TensorRT-LLM's performance overviews on A100, H100, H200, L40S and RTX PRO 6000; Neuron on Inferentia2).
 PUBLISHED_FILES: tuple[str, ...] = (PUBLISHED_FILE, "published_serving.csv")
 #: What a row may report: the Estimate field it is compared with.

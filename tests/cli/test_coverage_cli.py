@@ -106,10 +106,11 @@ def test_a_covered_engine_version_answers(capsys, version):
     ("mi325x", "bf16", "llama-3.1-8b", "sglang", "amd-cdna3:vllm>sglang"),
     ("a10g", "bf16", "llama-3.1-8b", "trtllm", "nvidia-a10g:vllm>trtllm"),
     ("h20", "fp8", "llama-3.1-8b", "trtllm", "nvidia-h20:sglang>trtllm"),
+    ("tpu-v6e", "bf16", "llama-3.1-8b", "vllm", "tpu-v6e:sglang>vllm"),   # SGLang-JAX's rows carried to vLLM
+    ("tpu-v6e", "bf16", "llama-3.1-8b", "sglang", "tpu-v6e:sglang"),     # SGLang on TPU is SGLang-JAX
     ("l4", "bf16", "llama-3.1-8b", "vllm", "engine"),
     # no calibration row of the vendor under the engine and no family fit: nothing measured answers ("none");
     # the engine's constants still time it
-    ("tpu-v6e", "bf16", "llama-3.1-8b", "vllm", "none"),
     ("tpu-v5e", "int8", "llama-3.1-8b", "vllm", "none"),
     ("inferentia2", "bf16", "llama-3.1-8b", "vllm", "neuron-v2:vllm"),   # Neuron's published tables
     ("trainium1", "bf16", "llama-3.1-8b", "vllm", "neuron-v2:vllm"),     # the same NeuronCore-v2 chip
@@ -130,7 +131,8 @@ def test_a_configuration_outside_the_tables_falls_back_to_the_roofline(capsys, t
     # an accelerator the engine never ran end to end reads the band of its reach (the widest where no table
     # of it was measured either); one it ran keeps the engine's (a new precision or MoE shape)
     reach = {"h100-sxm": "measured", "l40s": "kernels", "mi300x": "fitted", "inferentia2": "fitted",
-             "trainium1": "fitted", "mi325x": "carried", "a10g": "carried", "h20": "carried"}.get(gpu, "unmeasured")
+             "trainium1": "fitted", "mi325x": "carried", "a10g": "carried", "h20": "carried",
+             "tpu-v6e": "fitted" if engine == "sglang" else "carried"}.get(gpu, "unmeasured")
     assert data["extrapolation"] == reach
     for metric in ("ttft_ms", "tpot_ms", "output_tokens_per_s"):
         low, high = data[f"{metric}_band"]

@@ -145,7 +145,8 @@ def test_trainium2_is_priced_and_sized_at_the_pessimistic_end_of_the_unmeasured_
     ("inferentia2", "neuron-v2:vllm", True, True),     # Neuron's own tables
     ("trainium1", "neuron-v2:vllm", False, True),      # the same chip, no rows of its own
     ("trainium2", "none", False, False),               # NeuronCore-v3: nothing of its own, no AWS part measured
-    ("tpu-v6e", "none", False, False),                 # no Google part measured: nothing answers
+    ("tpu-v6e", "tpu-v6e:sglang>vllm", True, True),    # its rows ran SGLang-JAX: carried to vLLM
+    ("tpu-v5e", "none", False, False),                 # no row of its own family: nothing answers
     ("l4", "engine", False, False),
     ("mi300x", "amd-cdna3:vllm", True, True),
     ("h20", "nvidia-h20:sglang>vllm", True, True),    # its rows ran SGLang: carried to vLLM
@@ -158,7 +159,8 @@ def test_every_estimate_says_which_measurements_answered_it(gpu, source, measure
     assert (ev["measured_accelerator"], ev["family_measured"]) == (measured_here, family_measured)
     assert ev["family"] == get_accelerator(gpu).family
     assert bool(ev["sources"]) == family_measured
-    assert ev["measured_engine"] == {"nvidia-h20:sglang>vllm": "sglang"}.get(source, "vllm" if family_measured else None)
+    assert ev["measured_engine"] == {"nvidia-h20:sglang>vllm": "sglang", "tpu-v6e:sglang>vllm": "sglang"}.get(
+        source, "vllm" if family_measured else None)
     if source == "neuron-v2:vllm":
         assert ev["sources"] == ["neuron-sdk-2.18-inf2"]
         assert ev["inside_measured_range"] is False      # 1 chip: the tables ran 12

@@ -53,7 +53,9 @@ def test_a_fit_of_its_own_answers_before_a_carried_one():
     cal = Calibration.bundled()
     assert cal.vendor_efficiency("sglang", get_accelerator("h20")).key == "nvidia-h20:sglang"
     assert cal.vendor_efficiency("vllm", get_accelerator("a10g")).key == "nvidia-a10g:vllm"
-    assert cal.vendor_efficiency("sglang", get_accelerator("tpu-v6e")) is None      # no family fit to carry
+    assert cal.vendor_efficiency("sglang", get_accelerator("tpu-v6e")).key == "tpu-v6e:sglang"
+    assert cal.vendor_efficiency("vllm", get_accelerator("tpu-v6e")).key == "tpu-v6e:sglang>vllm"
+    assert cal.vendor_efficiency("sglang", get_accelerator("tpu-v5e")) is None      # no family fit to carry
 
 
 def test_the_h20_under_vllm_reads_its_measured_shortfall():

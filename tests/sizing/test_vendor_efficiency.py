@@ -299,8 +299,72 @@ def test_the_h20_fit_reads_its_rows_better_than_the_engines_constants():
     assert bundled.vendors["nvidia-h20:sglang"].bandwidth_efficiency < 0.6
 
 
+# Worked by hand from SGLang-JAX's cookbook at f549302b (TPU v6e-4, TP 4, BF16): Qwen3.md's table, SGL_JAX columns
+# 'TTFT (ms)', 'ITL (ms)', 'Out tok/s' (the TTFT from the sweep's output_len=1 runs), and Llama3.1.md's printed
+# block, whose lengths are drawn (no --random-range-ratio): isl and osl are the printed totals over 100 requests.
+SGLANG_JAX = "sglang-jax-cookbook-tpu-v6e"
+
+
+@pytest.mark.parametrize("model, isl, osl, concurrency, metric, value, max_batch, client", [
+    # | 1024/1024 | 64  | 940.87   | 1346.38  | 11.11 | 18.34 | 5296.60 | 3043.58  |   (Qwen3-8B)
+    ("qwen3-8b", 1024, 1024, 64, "output_tokens_per_s", 5296.60, 256, "synchronized"),
+    ("qwen3-8b", 1024, 1024, 64, "tpot_ms", 11.11, 256, "synchronized"),
+    ("qwen3-8b", 1024, 1, 64, "ttft_ms", 940.87, 256, "synchronized"),
+    # | 1024/1024 | 256 | 11500.61 | 14985.60 | 34.27 | 68.14  | 2122.98 | 1652.79 |   (Qwen3-32B)
+    ("qwen3-32b", 1024, 1024, 256, "tpot_ms", 34.27, 256, "synchronized"),
+    # | 8192/1024 | 64  | 28849.51 | 36082.81 | 33.43 | 142.77 | 435.25  | 199.05  |
+    ("qwen3-32b", 8192, 1024, 64, "output_tokens_per_s", 435.25, 256, "synchronized"),
+    ("qwen3-32b", 8192, 1, 64, "ttft_ms", 28849.51, 256, "synchronized"),
+    # 'Total input tokens: 26497', 'Total generated tokens: 25820', 'Output token throughput (tok/s): 1448.91',
+    # 'Mean E2E Latency (ms): 2574.53', --max-concurrency 16, server --max-running-requests 64
+    ("llama-3.1-8b", round(26497 / 100), round(25820 / 100), 16, "output_tokens_per_s", 1448.91, 64, "staggered"),
+    ("llama-3.1-8b", 265, 258, 16, "request_latency_ms", 2574.53, 64, "staggered"),
+])
+def test_the_tpu_v6e_rows_are_the_published_figures(model, isl, osl, concurrency, metric, value, max_batch, client):
+    found = [r for r in ROWS if (r.source_id, r.model, r.isl, r.osl, r.concurrency, r.metric)
+             == (SGLANG_JAX, model, isl, osl, concurrency, metric)]
+    assert [(r.value, r.max_batch, r.client, r.gpu, r.engine, r.precision, r.kv_precision, r.tp) for r in found] == [
+        (value, max_batch, client, "tpu-v6e", "sglang", "bf16", "bf16", 4)]
+    assert found[0].engine_version.startswith("sglang sglang-jax ")   # not an SGLang (GPU) release
+
+
+def test_the_tpu_v6e_family_answers_with_its_own_efficiencies():
+    """SGLang on TPU v6e (SGLang-JAX) answers with the fit on its cookbook's rows, named by that source; vLLM there
+    carries its shortfall. One publication, so the band is at least as wide as the unmeasured reach's; TPU v5e
+    and v5p, which no row measured, still answer with nothing measured."""
+    bundled = Calibration.bundled()
+    args = {"precision": "bf16", "tp": 4, "isl": 1024, "osl": 256, "concurrency": 16}
+    own = estimate("qwen3-8b", "tpu-v6e", engine="sglang", **args)
+    assert (own.efficiency_source, own.extrapolation, own.evidence["sources"], own.calibrated) == (
+        "tpu-v6e:sglang", "fitted", [SGLANG_JAX], False)
+    fit = bundled.vendors["tpu-v6e:sglang"]
+    assert fit.measured_on == ("tpu-v6e",) and fit.sources == (SGLANG_JAX,)
+    for metric in ("tpot_ms", "ttft_ms", "output_tokens_per_s"):
+        assert not fit.stands_alone(metric)
+        low, high = getattr(own, f"{metric}_band")
+        unmeasured = bundled.band_ratios("sglang", metric, "dense", tp=4, reach="unmeasured")
+        assert high / low >= unmeasured[1] / unmeasured[0] - 1e-9
+    carried = estimate("qwen3-8b", "tpu-v6e", engine="vllm", **args)
+    assert (carried.efficiency_source, carried.extrapolation) == ("tpu-v6e:sglang>vllm", "carried")
+    other = estimate("llama-3.1-8b", "tpu-v5p", engine="vllm", **args)
+    assert (other.efficiency_source, other.evidence["family_measured"]) == ("none", False)
+
+
+def test_the_tpu_v6e_fit_reads_its_rows_better_than_the_engines_constants():
+    """SGLang's constants put Qwen3's throughput on TPU v6e-4 at about 1.5x the cookbook's and its TPOT at 0.75x
+    (a decode step at about half the datasheet's 1,640 GB/s); the family's fit reads both closer."""
+    bundled = Calibration.bundled()
+    for metric, bound in (("output_tokens_per_s", 0.10), ("tpot_ms", 0.20)):
+        rows = [r for r in ROWS if r.source_id == SGLANG_JAX and r.metric == metric]
+        measured = np.array([r.value for r in rows])
+        own = np.median(np.abs(predict(rows, bundled) / measured - 1))
+        engine = np.median(np.abs(predict(rows, replace(bundled, vendors={})) / measured - 1))
+        assert own < bound < engine
+    assert bundled.vendors["tpu-v6e:sglang"].bandwidth_efficiency < 0.6
+
+
 def test_every_row_carries_its_source_date_and_engine_version():
-    assert len(ROWS) == 70 + 60 + 30 and len(published_rows()) == len(ROWS) + 337
+    assert len(ROWS) == 70 + 60 + 30 + 28 and len(published_rows()) == len(ROWS) + 337
     for r in published_rows():
         assert r.url.startswith("https://") and re.fullmatch(r"\d{4}-\d{2}-\d{2}", r.published)
         assert r.engine_version.startswith(f"{r.engine} ")
