@@ -368,10 +368,11 @@ def prompt_terms(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any, c
         attended = isl + (padded - new)
         new = padded
     sharded = np.asarray(p.tp) > 1
-    prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
-                                 / (p.link_bandwidth * c.link_efficiency)
-                                 + 2.0 * p.layers * (p.link_extra_latency
-                                                     + new * p.hidden_size * 2.0 * p.link_extra_per_byte), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):   # TP 1 crosses no link: 0 / 0 there, never selected
+        prefill_allreduce = np.where(sharded, 2.0 * p.layers * new * p.hidden_size * 2.0 * (p.tp - 1) / p.tp
+                                     / (p.link_bandwidth * c.link_efficiency)
+                                     + 2.0 * p.layers * (p.link_extra_latency
+                                                         + new * p.hidden_size * 2.0 * p.link_extra_per_byte), 0.0)
     prefill_compute = (2.0 * p.active_params * new + 4.0 * p.layers * p.attention_width * new
                        * (attended - new / 2.0)) / group_flops + prefill_allreduce
     if any_kernels:
