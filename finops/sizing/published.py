@@ -21,7 +21,7 @@ held-out errors per family.
 
 >>> rows = published_rows()
 >>> len(rows), sorted({(r.gpu, r.engine) for r in fittable(rows)})
-(525, [('a10g', 'vllm'), ('h20', 'sglang'), ('inferentia2', 'vllm'), ('mi300x', 'vllm'), ('tpu-v6e', 'sglang')])
+(609, [('a10g', 'vllm'), ('h20', 'sglang'), ('inferentia2', 'vllm'), ('mi300x', 'vllm'), ('tpu-v6e', 'sglang')])
 """
 
 from __future__ import annotations
