@@ -299,9 +299,10 @@ def test_the_h20_fit_reads_its_rows_better_than_the_engines_constants():
     assert bundled.vendors["nvidia-h20:sglang"].bandwidth_efficiency < 0.6
 
 
-# Worked by hand from SGLang-JAX's cookbook at f549302b (TPU v6e-4, TP 4, BF16): Qwen3.md's table, SGL_JAX columns
-# 'TTFT (ms)', 'ITL (ms)', 'Out tok/s' (the TTFT from the sweep's output_len=1 runs), and Llama3.1.md's printed
-# block, whose lengths are drawn (no --random-range-ratio): isl and osl are the printed totals over 100 requests.
+# Worked by hand from SGLang-JAX at f549302b (TPU v6e-4, TP 4, BF16): Qwen3.md's table and the full report it
+# cuts from (docs/performance/qwen3_benchmark.md, 8-256 clients), SGL_JAX columns TTFT, ITL and output tok/s (the
+# TTFT from the sweep's output_len=1 runs), and Llama3.1.md's printed block, whose lengths are drawn (no
+# --random-range-ratio): isl and osl are the printed totals over 100 requests.
 SGLANG_JAX = "sglang-jax-cookbook-tpu-v6e"
 
 
@@ -315,6 +316,17 @@ SGLANG_JAX = "sglang-jax-cookbook-tpu-v6e"
     # | 8192/1024 | 64  | 28849.51 | 36082.81 | 33.43 | 142.77 | 435.25  | 199.05  |
     ("qwen3-32b", 8192, 1024, 64, "output_tokens_per_s", 435.25, 256, "synchronized"),
     ("qwen3-32b", 8192, 1, 64, "ttft_ms", 28849.51, 256, "synchronized"),
+    # the report's cells the cookbook does not repeat:
+    # | 4096/1024 | 256 | 16892.56 | 24489.54 | 33.78 | 100.87 | 10978.87 | 5888.17 | 2744.72 | 1376.88 |   (Qwen3-8B)
+    ("qwen3-8b", 4096, 1024, 256, "output_tokens_per_s", 2744.72, 256, "synchronized"),
+    ("qwen3-8b", 4096, 1024, 256, "tpot_ms", 33.78, 256, "synchronized"),
+    ("qwen3-8b", 4096, 1, 256, "ttft_ms", 16892.56, 256, "synchronized"),
+    # | 1024/1024 | 8 | 356.59 | 469.74 | 18.29 | 22.81 | 427.69 | 342.46 | 427.69 | 342.46 |   (Qwen3-32B)
+    ("qwen3-32b", 1024, 1024, 8, "output_tokens_per_s", 427.69, 256, "synchronized"),
+    ("qwen3-32b", 1024, 1024, 8, "tpot_ms", 18.29, 256, "synchronized"),
+    ("qwen3-32b", 1024, 1, 8, "ttft_ms", 356.59, 256, "synchronized"),
+    # | 8192/1024 | 128 | 57299.20 | 75751.47 | 33.41 | 143.24 | 3457.24 | 1584.61 | 432.16 | 198.08 |
+    ("qwen3-32b", 8192, 1024, 128, "output_tokens_per_s", 432.16, 256, "synchronized"),
     # 'Total input tokens: 26497', 'Total generated tokens: 25820', 'Output token throughput (tok/s): 1448.91',
     # 'Mean E2E Latency (ms): 2574.53', --max-concurrency 16, server --max-running-requests 64
     ("llama-3.1-8b", round(26497 / 100), round(25820 / 100), 16, "output_tokens_per_s", 1448.91, 64, "staggered"),
@@ -351,20 +363,21 @@ def test_the_tpu_v6e_family_answers_with_its_own_efficiencies():
 
 
 def test_the_tpu_v6e_fit_reads_its_rows_better_than_the_engines_constants():
-    """SGLang's constants put Qwen3's throughput on TPU v6e-4 at about 1.5x the cookbook's and its TPOT at 0.75x
-    (a decode step at about half the datasheet's 1,640 GB/s); the family's fit reads both closer."""
+    """SGLang's constants put Qwen3's throughput on TPU v6e-4 at about 1.4x the report's and its TPOT at about
+    0.8x (a decode step slower than SGLang's GPU constants give the datasheet's 1,640 GB/s); the family's fit
+    reads both closer."""
     bundled = Calibration.bundled()
-    for metric, bound in (("output_tokens_per_s", 0.10), ("tpot_ms", 0.20)):
+    for metric, bound in (("output_tokens_per_s", 0.10), ("tpot_ms", 0.15)):
         rows = [r for r in ROWS if r.source_id == SGLANG_JAX and r.metric == metric]
         measured = np.array([r.value for r in rows])
         own = np.median(np.abs(predict(rows, bundled) / measured - 1))
         engine = np.median(np.abs(predict(rows, replace(bundled, vendors={})) / measured - 1))
         assert own < bound < engine
-    assert bundled.vendors["tpu-v6e:sglang"].bandwidth_efficiency < 0.6
+    assert bundled.vendors["tpu-v6e:sglang"].bandwidth_efficiency < 0.9 * bundled.engines["sglang"].bandwidth_efficiency
 
 
 def test_every_row_carries_its_source_date_and_engine_version():
-    assert len(ROWS) == 70 + 60 + 30 + 28 and len(published_rows()) == len(ROWS) + 337
+    assert len(ROWS) == 70 + 60 + 30 + 112 and len(published_rows()) == len(ROWS) + 337
     for r in published_rows():
         assert r.url.startswith("https://") and re.fullmatch(r"\d{4}-\d{2}-\d{2}", r.published)
         assert r.engine_version.startswith(f"{r.engine} ")
