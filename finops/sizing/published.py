@@ -1,8 +1,8 @@
 """Published serving results, and the per-family efficiencies fitted on them.
 
 ``finops/data/calibration/published_other_accelerators.csv`` (AMD's MI300X results, Qwen's Qwen3 speed tables
-on the H20 under SGLang, an llmperf comparison of vLLM and TGI on the A10G, SGLang-JAX's cookbook on TPU v6e;
-collected by hand) and
+on the H20 under SGLang, an llmperf comparison of vLLM and TGI on the A10G, SGLang-JAX's cookbook and Qwen3
+report on TPU v6e; collected by hand) and
 ``published_serving.csv`` (derived by ``scripts/derive_published_serving.py``: TensorRT-LLM's performance
 overviews on A100, H100, H200, L40S and RTX PRO 6000, AWS Neuron's Inferentia2 decoder tables) hold one
 published figure per line (source URL, date, engine version and conditions on every line;
