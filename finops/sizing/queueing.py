@@ -171,7 +171,7 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
     def update(batch: Any) -> Any:      # the right-hand side F(b), capped
         running = np.maximum(batch, 1.0)
         step, _, tpot = decode_latency(physics, terms, running)
-        cycle = service + scheduling_delay(constants, step, running) + wait + (osl_f - 1.0) * tpot
+        cycle = service + scheduling_delay(constants, step, running, osl_f) + wait + (osl_f - 1.0) * tpot
         return np.minimum(lam * cycle, _RUNAWAY_BATCH)
 
     with np.errstate(invalid="ignore"):
@@ -184,7 +184,7 @@ def operating_point(physics: ReplicaPhysics, constants: EngineConstants, *, arri
                 if not (batch != previous).any():
                     break   # every point is a fixed point to the last bit: more iterations would change nothing
     step, _, tpot = decode_latency(physics, terms, np.maximum(batch, 1.0))
-    base = service + scheduling_delay(constants, step, np.maximum(batch, 1.0))
+    base = service + scheduling_delay(constants, step, np.maximum(batch, 1.0), osl_f)
     if floor:
         stable = (rho < 1.0) & (batch <= max_batch)
     else:
@@ -227,7 +227,7 @@ def closed_population(physics: ReplicaPhysics, constants: EngineConstants, *, cl
                           terms=terms)
     osl_f = np.asarray(osl, dtype=float)
     rate = np.asarray(clients, dtype=float) / (lat.ttft + (osl_f - 1.0) * lat.tpot)
-    base = terms.prefill + scheduling_delay(constants, lat.step, batch)
+    base = terms.prefill + scheduling_delay(constants, lat.step, batch, osl_f)
     wait = np.maximum(lat.ttft - base, 0.0)
     rho = np.minimum(rate * terms.prefill, 1.0 - 1e-9)
     worst = base + (batch - 1.0) * lat.prefill_compute
@@ -305,7 +305,7 @@ def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp:
     elif ttft_target_ms is not None:
         running = max(float(op.running_batch), 1.0)
         lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
-        base_s = lat.prefill + scheduling_delay(constants, lat.step, running)
+        base_s = lat.prefill + scheduling_delay(constants, lat.step, running, osl)
         attainment = float(sla_attainment(ttft_target_ms / 1e3, base_s=base_s, utilization=op.utilization,
                                           wait_mean_s=op.wait_mean_s))
     return ServicePoint(arrival_rate=float(arrival_rate), stable=stable, running_batch=float(op.running_batch),

@@ -300,7 +300,8 @@ def _out_of_reach(phys: ReplicaPhysics, constants: Any, workload: Workload, size
                            cache_hit_rate=workload.cache_hit_rate)
     ratios = [np.zeros(len(phys.tp))]
     if workload.ttft_ms:
-        ratios.append((idle.prefill + scheduling_delay(constants, idle.step)) * 1e3 * sized.ttft / workload.ttft_ms)
+        idle_ttft = idle.prefill + scheduling_delay(constants, idle.step, 1.0, workload.osl)
+        ratios.append(idle_ttft * 1e3 * sized.ttft / workload.ttft_ms)
     if workload.itl_ms:
         ratios.append(idle.tpot * 1e3 * sized.tpot / workload.itl_ms)
     return np.max(np.vstack(ratios), axis=0) > 1.0 + 1e-9
@@ -453,7 +454,8 @@ def _as_served(best: list[Quote], table: Any, constants: Any, workload: Workload
     running = np.maximum(op.running_batch, 1.0)
     lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=running,
                           cache_hit_rate=workload.cache_hit_rate)
-    return op, sla_attainment(workload.ttft_ms / 1e3, base_s=lat.prefill + scheduling_delay(constants, lat.step, running),
+    base_s = lat.prefill + scheduling_delay(constants, lat.step, running, workload.osl)
+    return op, sla_attainment(workload.ttft_ms / 1e3, base_s=base_s,
                               utilization=op.utilization, wait_mean_s=op.wait_mean_s)
 
 

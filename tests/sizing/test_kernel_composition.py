@@ -61,7 +61,8 @@ def test_an_estimate_is_the_sum_of_its_measured_kernels(engine, precision, tp, i
     beside_all = float(k.prefill(new, isl, budget, clients)) / c.kernel_prefill_scale
     beside_others = float(k.prefill(new, isl, budget, clients - 1)) / c.kernel_prefill_scale
     tpot = step + (clients - 1) / max(osl - 1, 1) * beside_all
-    delay = (c.ttft_steps + c.admission_steps * (clients - 1) / clients) * step + c.ttft_fixed_ms / 1e3
+    # a prompt waits for at most the osl - 1 decode steps the others have left (none at osl 1)
+    delay = (c.ttft_steps + min(c.admission_steps, osl - 1) * (clients - 1) / clients) * step + c.ttft_fixed_ms / 1e3
     think = prefill - alone + delay + (osl - 1) * tpot
     wait = min(c.prefill_queue * schweitzer_bard_wait(clients, beside_others, think)
                + c.prefill_burst * (clients - 1) / 2 * beside_others, (clients - 1) * beside_others)

@@ -352,6 +352,16 @@ def test_a_prompt_that_finds_others_running_waits_its_admission_steps(clients, s
     assert e.ttft_ms == pytest.approx((prefill + admission + fixed_ms / 1e3) * 1e3, rel=EXACT)
 
 
+@pytest.mark.parametrize("osl", [1, 2, 5])
+def test_a_prompt_waits_no_more_admission_steps_than_the_others_decode(osl):
+    """The others run osl - 1 decode steps, so eight clients of a prefill-only load (osl 1) wait no admission
+    steps, and at osl 5 four of the 15: TTFT = prefill + min(d, osl - 1) x 7 / 8 x step."""
+    e = run(LLAMA, isl=1024, osl=osl, concurrency=8, calibration=ideal(admission_steps=15.0))
+    step = (2 * LLAMA["params"] + 8 * (1024 + osl / 2) * LLAMA["kv_per_token"]) / H100_BANDWIDTH
+    prefill = prefill_flops(LLAMA, 1024, 1024) / H100_FLOPS["bf16"]
+    assert e.ttft_ms == pytest.approx((prefill + min(15.0, osl - 1) * 7 / 8 * step) * 1e3, rel=EXACT)
+
+
 def test_the_admission_wait_counts_in_a_closed_loops_think_time():
     """With the prompt queue on (q = 1), the admission wait is time a client spends off the prefill
     server, so it lengthens the think time Z = delay + 255 x TPOT of the Schweitzer-Bard wait."""
