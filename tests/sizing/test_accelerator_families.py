@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from finops.catalog import get_accelerator, get_link, get_model, instances_for_gpu
@@ -17,7 +16,9 @@ from finops.sizing.collectives import allreduce_seconds, link_extra
 from finops.sizing.engine_constants import Calibration
 from finops.sizing.memory import kv_bytes_per_token_per_gpu, memory_fit, weight_bytes
 from finops.sizing.performance import estimate
-from finops.sizing.published import fittable, predict, published_rows
+from finops.sizing.published import fittable, published_rows
+
+from .test_vendor_efficiency import own_and_engine_error
 
 GIB = 2.0 ** 30
 
@@ -169,11 +170,8 @@ def test_every_estimate_says_which_measurements_answered_it(gpu, source, measure
 def test_the_neuron_fit_beats_the_engines_constants_on_neurons_rows():
     """On the Inferentia2 rows, the family's efficiencies predict throughput and TPOT better than the
     NVIDIA-fitted engine's (the held-out figures are benchmarks/bench_published.py's)."""
-    rows = [r for r in fittable(published_rows()) if r.gpu == "inferentia2" and r.metric != "ttft_ms"]
-    measured = np.array([r.value for r in rows])
-    bundled = Calibration.bundled()
-    own = np.median(np.abs(predict(rows, bundled) / measured - 1))
-    engine = np.median(np.abs(predict(rows, replace(bundled, vendors={})) / measured - 1))
+    own, engine = own_and_engine_error([r for r in fittable(published_rows())
+                                        if r.gpu == "inferentia2" and r.metric != "ttft_ms"])
     assert own < engine and own < 0.15
 
 

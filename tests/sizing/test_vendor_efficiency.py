@@ -286,17 +286,22 @@ def test_each_newly_measured_family_has_its_own_fit_naming_its_rows():
     assert (other.efficiency_source, other.extrapolation) == ("nvidia-h20:sglang>vllm", "carried")
 
 
+def own_and_engine_error(rows) -> tuple[float, float]:
+    """Median |modelled / published - 1| of ``rows`` with the bundled family fits, and with the engines' constants
+    alone (no family fit)."""
+    bundled = Calibration.bundled()
+    measured = np.array([r.value for r in rows])
+    return tuple(float(np.median(np.abs(predict(rows, calibration) / measured - 1)))
+                 for calibration in (bundled, replace(bundled, vendors={})))
+
+
 def test_the_h20_fit_reads_its_rows_better_than_the_engines_constants():
     """The H20 rows take 1.3-2.3x the SGLang constants' time (a dense model's step at about 40 % of the
     datasheet bandwidth: BF16 and FP8 weights of one model differ by half their bytes and their step times
     by about half); the family's fit predicts them within a few tenths of that."""
-    rows = [r for r in ROWS if r.source_id == QWEN3]
-    measured = np.array([r.value for r in rows])
-    bundled = Calibration.bundled()
-    own = np.median(np.abs(predict(rows, bundled) / measured - 1))
-    engine = np.median(np.abs(predict(rows, replace(bundled, vendors={})) / measured - 1))
+    own, engine = own_and_engine_error([r for r in ROWS if r.source_id == QWEN3])
     assert own < 0.15 < 0.30 < engine
-    assert bundled.vendors["nvidia-h20:sglang"].bandwidth_efficiency < 0.6
+    assert Calibration.bundled().vendors["nvidia-h20:sglang"].bandwidth_efficiency < 0.6
 
 
 # Worked by hand from SGLang-JAX at f549302b (TPU v6e-4, TP 4, BF16): Qwen3.md's table and the full report it
@@ -368,10 +373,7 @@ def test_the_tpu_v6e_fit_reads_its_rows_better_than_the_engines_constants():
     reads both closer."""
     bundled = Calibration.bundled()
     for metric, bound in (("output_tokens_per_s", 0.10), ("tpot_ms", 0.15)):
-        rows = [r for r in ROWS if r.source_id == SGLANG_JAX and r.metric == metric]
-        measured = np.array([r.value for r in rows])
-        own = np.median(np.abs(predict(rows, bundled) / measured - 1))
-        engine = np.median(np.abs(predict(rows, replace(bundled, vendors={})) / measured - 1))
+        own, engine = own_and_engine_error([r for r in ROWS if r.source_id == SGLANG_JAX and r.metric == metric])
         assert own < bound < engine
     assert bundled.vendors["tpu-v6e:sglang"].bandwidth_efficiency < 0.9 * bundled.engines["sglang"].bandwidth_efficiency
 
@@ -399,10 +401,7 @@ def test_a_fit_recovers_the_efficiencies_its_rows_were_made_with():
 def test_the_bundled_fit_beats_the_engines_constants_on_the_published_rows():
     """The published MI300X rows are predicted better with the vendor's efficiencies than with vLLM's
     NVIDIA-fitted ones, and the estimate there says it is not calibrated."""
-    bundled = Calibration.bundled()
-    measured = np.array([r.value for r in ROWS])
-    with_vendor = np.median(np.abs(predict(ROWS, bundled) / measured - 1))
-    engine_only = np.median(np.abs(predict(ROWS, replace(bundled, vendors={})) / measured - 1))
+    with_vendor, engine_only = own_and_engine_error(ROWS)
     assert with_vendor < engine_only
     e = estimate("llama-3.1-70b", "mi300x", precision="fp8", kv_precision="fp8", tp=8, isl=128, osl=2048,
                  concurrency=1)
