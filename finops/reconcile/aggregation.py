@@ -186,9 +186,12 @@ _UNMAPPED_KEY = (("COALESCE(provider_name, '')", "provider_name", "ProviderName"
                  ("COALESCE(instance_type, '')", "instance_type", "InstanceType"),
                  ("region_id", "region_id", "RegionId"), ("tags", "tags", "Tags"))
 _UNMAPPED_NAMES = tuple(name for _, name, _ in _UNMAPPED_KEY)
+#: The sums of an unmapped charge group in the unmapped-charges CSV, after its key and currency: SQL, column title.
+_UNMAPPED_SUMS = (("SUM(effective_cost)", "EffectiveCost"), ("SUM(billed_cost)", "BilledCost"),
+                  ("SUM(row_count)", "Charges"))
 #: The header of the unmapped-charges CSV (:func:`unmapped_csv_sql`).
-UNMAPPED_CSV_COLUMNS: tuple[str, ...] = (*(title for _, _, title in _UNMAPPED_KEY), "BillingCurrency", "EffectiveCost",
-                                         "BilledCost", "Charges")
+UNMAPPED_CSV_COLUMNS: tuple[str, ...] = (*(title for _, _, title in _UNMAPPED_KEY), "BillingCurrency",
+                                         *(title for _, title in _UNMAPPED_SUMS))
 
 # SQL pieces, kept here (SQL words and names ignore case, so a change of their case would change nothing):
 #: the plan line's column, the bill columns the measures read, typed NULLs and an untyped one
@@ -398,9 +401,9 @@ def unmapped_csv_sql(groups: str) -> str:
     'ORDER BY EffectiveCost DESC, 1, 2, 3, 4, 5, 6, 7'
     """
     key = ", ".join(f"{as_spreadsheet_text(expr)} AS {title}" for expr, _, title in _UNMAPPED_KEY)
-    return (f"SELECT {key}, {as_spreadsheet_text('billing_currency')} AS BillingCurrency, "
-            f"SUM(effective_cost) AS EffectiveCost, "
-            f"SUM(billed_cost) AS BilledCost, SUM(row_count) AS Charges\nFROM {groups} WHERE plan_line IS NULL\n"
+    sums = ", ".join(f"{expr} AS {title}" for expr, title in _UNMAPPED_SUMS)
+    return (f"SELECT {key}, {as_spreadsheet_text('billing_currency')} AS BillingCurrency, {sums}\n"
+            f"FROM {groups} WHERE plan_line IS NULL\n"
             f"GROUP BY 1, 2, 3, 4, 5, 6, 7\nORDER BY EffectiveCost DESC, 1, 2, 3, 4, 5, 6, 7")
 
 
