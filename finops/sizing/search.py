@@ -300,8 +300,7 @@ def _out_of_reach(phys: ReplicaPhysics, constants: Any, workload: Workload, size
                            cache_hit_rate=workload.cache_hit_rate)
     ratios = [np.zeros(len(phys.tp))]
     if workload.ttft_ms:
-        idle_ttft = idle.prefill + scheduling_delay(constants, idle.step, 1.0, workload.osl)
-        ratios.append(idle_ttft * 1e3 * sized.ttft / workload.ttft_ms)
+        ratios.append((idle.prefill + scheduling_delay(constants, idle.step)) * 1e3 * sized.ttft / workload.ttft_ms)
     if workload.itl_ms:
         ratios.append(idle.tpot * 1e3 * sized.tpot / workload.itl_ms)
     return np.max(np.vstack(ratios), axis=0) > 1.0 + 1e-9
