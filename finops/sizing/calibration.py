@@ -10,9 +10,10 @@ DeepSeek-V3/R1), kept compact in ``finops/data/calibration/`` by
 Fitting minimizes, per engine and on the models without routed experts, the robust (soft-L1, scale
 0.05) sum of squared log errors ``0.5 x log(TPOT_model / TPOT_measured)`` and ``log(TTFT_model / TTFT_measured)`` over the constants of
 :class:`~finops.sizing.engine_constants.EngineConstants`, in log space within physical bounds
-(``scipy.optimize.least_squares``, every option fixed: :data:`_SOLVER`), each step constant anchored to
-its start (:data:`_ANCHOR_WEIGHT`) and a stage on a few rows started from several fixed points
-(:data:`_EXTRA_STARTS`), so that every numpy/scipy release gives the same constants. Rows whose concurrency exceeds what the KV cache can hold are left
+(``scipy.optimize.least_squares``, every option fixed: :data:`_SOLVER`), a constant no row depends on held at
+its start (:func:`_speaks_of`), each step constant anchored to its start (:data:`_ANCHOR_WEIGHT`) and a stage
+on a few rows started from several fixed points (:data:`_EXTRA_STARTS`), so that every numpy/scipy release and
+machine gives the same constants. Rows whose concurrency exceeds what the KV cache can hold are left
 out: there the engine queues requests and TTFT measures the queue, not the hardware. The models with
 routed experts then give one more constant, the per-layer MoE overhead (:func:`_with_moe_overhead`),
 with the others fixed. Fitted from nothing (the bundled constants), the engines share their step
@@ -44,7 +45,7 @@ import csv
 import datetime as dt
 import io
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from importlib import resources
 
@@ -131,9 +132,9 @@ _F_SCALE = 0.05
 _TPOT_WEIGHT = 0.5
 REFIT_PRIOR_WEIGHT = 0.01
 #: The least weight of a step constant's log deviation from its start (a larger ``prior_weight`` or
-#: :data:`POOL_WEIGHT` replaces it). Rows that leave a constant undetermined (an engine measured at TP 2 only
-#: says nothing of its TP 4 and 8 step overhead, and little of its all-reduce speed) give the cost a flat
-#: valley, and without the anchor the optimizer stopped anywhere along it, wherever one numpy/scipy
+#: :data:`POOL_WEIGHT` replaces it). Rows that barely determine a constant (an engine measured at TP 2 only
+#: says little of its all-reduce speed; a constant they say nothing of is held, :func:`_speaks_of`) give the
+#: cost a flat valley, and without the anchor the optimizer stopped anywhere along it, wherever one numpy/scipy
 #: release's path took it (on SGLang's 58 TP 2 rows of Qwen3-32B, starts 0.05 apart in log space ended up
 #: to e^8 apart at the same cost). With it the fit is the point of the valley nearest the start. 1e-4 is a
 #: ten-thousandth of one TTFT residual's weight: where the rows speak it moves the bundled constants by at
@@ -270,7 +271,17 @@ def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[s
     from scipy.optimize import least_squares
 
     phys, cols = _physics(rows), _columns(rows)
-    index = np.array([_NAMES.index(name) for name in free])
+
+    def misfit(theta: np.ndarray) -> np.ndarray:
+        ttft, tpot = _latency_ms(phys, _constants(theta, kernel_steps), cols)
+        return np.concatenate([_TPOT_WEIGHT * np.log(tpot / cols["tpot_ms"]), np.log(ttft / cols["ttft_ms"])])
+
+    named = np.array([_NAMES.index(name) for name in free])
+    at_start = misfit(start)
+    spoken = np.array([_speaks_of(misfit, start, at_start, i) for i in named], dtype=bool)
+    if not spoken.any():
+        return _constants(start, kernel_steps)
+    index = named[spoken]
 
     def full(x: np.ndarray) -> np.ndarray:
         theta = start.copy()
@@ -278,18 +289,30 @@ def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[s
         return theta
 
     def residuals(x: np.ndarray) -> np.ndarray:
-        ttft, tpot = _latency_ms(phys, _constants(full(x), kernel_steps), cols)
-        parts = [_TPOT_WEIGHT * np.log(tpot / cols["tpot_ms"]), np.log(ttft / cols["ttft_ms"])]
+        parts = [misfit(full(x))]
         if prior_weight is not None:
             parts.append(math.sqrt(prior_weight) * (x - start[index]))
         return np.concatenate(parts)
 
     lower, upper = _LOWER[index], _UPPER[index]
     extra = _EXTRA_STARTS if len(rows) < _FEW_ROWS and (prior_weight or 0.0) < 1.0 else 0
-    results = [least_squares(residuals, x0, bounds=(lower, upper), **_SOLVER)
-               for x0 in _starts(start[index], lower, upper, extra)]
+    # the starts spread over every named constant, whether or not the rows speak of it: the same points
+    # for the constants they do speak of, whichever the rows leave silent
+    results = [least_squares(residuals, x0[spoken], bounds=(lower, upper), **_SOLVER)
+               for x0 in _starts(start[named], _LOWER[named], _UPPER[named], extra)]
     best = min(results, key=lambda r: r.cost)     # the first of equal costs: the given start wins a tie
     return _constants(full(best.x), kernel_steps)
+
+
+def _speaks_of(misfit: Callable[[np.ndarray], np.ndarray], theta: np.ndarray, at_theta: np.ndarray, i: int) -> bool:
+    """True when the rows' residuals ``misfit`` (``at_theta`` at ``theta``) depend on constant ``i`` at all (a
+    step of 0.1 in its log changes one of them). A constant no row speaks of (an engine measured at TP 2 only says nothing of its
+    TP 4 and 8 step overheads: the interpolation in log2 tp weighs them exactly 0 there) is held at its start:
+    the cost is flat along it, and where a solver stops on a flat valley is a matter of the floating-point
+    path (starts, BLAS, release), 3 % apart on the same rows on two machines."""
+    moved = theta.copy()
+    moved[i] += 0.1
+    return not np.array_equal(misfit(moved), at_theta)
 
 
 def _starts(x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, extra: int) -> list[np.ndarray]:
