@@ -169,13 +169,15 @@ def fit_vendor(rows: Sequence[PublishedRow], calibration: Calibration, source: s
     where the rows report TTFT, also the fixed cost of a prefill pass on the family's runtime
     (``prefill_pass_ms``, 0-200 ms; :mod:`finops.sizing.performance`).
 
-    A time to first token measured on a static batch of several prompts is left out of the fit (it is kept as
-    a check): it times how the benchmark's library prefills a whole batch at once (Neuron's decoder tables:
-    8 prompts of 4,096 tokens take 21x one prompt's time), not a prompt's compute, which one prompt alone
-    does time."""
+    A time to first token measured under several clients is left out of the fit (it is kept as a check): it
+    times how the engine's scheduler admits prompts between decode steps, an engine constant. Two kinds time
+    prompts' compute and are fitted: a static batch's (client ``static``: the whole batch prefilled at once,
+    Neuron's decoder tables) and a prefill-only load's (``osl`` 1: no decode step between the prompts, so the
+    first tokens wait on the prompts' compute alone; SGLang-JAX's TPU v6e sweep)."""
     from scipy.optimize import least_squares
 
-    rows = [r for r in rows if not (r.metric == "ttft_ms" and r.concurrency != 1 and r.client != "static")] or list(rows)
+    rows = [r for r in rows if not (r.metric == "ttft_ms" and r.concurrency != 1 and r.client != "static"
+                                    and r.osl != 1)] or list(rows)
     families = {_family(r) for r in rows}
     if len(families) != 1:
         raise InputError(f"a family fit takes the rows of one accelerator family and engine, got {sorted(families)}")
