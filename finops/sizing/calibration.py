@@ -305,14 +305,19 @@ def _fit_engine(rows: Sequence[Measurement], start: np.ndarray, free: Sequence[s
 
 
 def _speaks_of(misfit: Callable[[np.ndarray], np.ndarray], theta: np.ndarray, at_theta: np.ndarray, i: int) -> bool:
-    """True when the rows' residuals ``misfit`` (``at_theta`` at ``theta``) depend on constant ``i`` at all (a
-    step of 0.1 in its log changes one of them). A constant no row speaks of (an engine measured at TP 2 only says nothing of its
-    TP 4 and 8 step overheads: the interpolation in log2 tp weighs them exactly 0 there) is held at its start:
-    the cost is flat along it, and where a solver stops on a flat valley is a matter of the floating-point
-    path (starts, BLAS, release), 3 % apart on the same rows on two machines."""
-    moved = theta.copy()
-    moved[i] += 0.1
-    return not np.array_equal(misfit(moved), at_theta)
+    """True when the rows' residuals ``misfit`` (``at_theta`` at ``theta``) depend on constant ``i`` at all: a
+    step of 0.1 in its log, up or down, changes one of them (both ways, as a constant may act through a
+    ``max``: a compute efficiency on memory-bound steps matters only below its start). A constant no row
+    speaks of (an engine measured at TP 2 only says nothing of its TP 4 and 8 step overheads: the
+    interpolation in log2 tp weighs them exactly 0 there) is held at its start: the cost is flat along it, and
+    where a solver stops on a flat valley is a matter of the floating-point path (starts, BLAS, release),
+    3 % apart on the same rows on two machines."""
+    for step in (0.1, -0.1):
+        moved = theta.copy()
+        moved[i] += step
+        if not np.array_equal(misfit(moved), at_theta):
+            return True
+    return False
 
 
 def _starts(x0: np.ndarray, lower: np.ndarray, upper: np.ndarray, extra: int) -> list[np.ndarray]:
