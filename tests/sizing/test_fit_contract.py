@@ -218,3 +218,18 @@ def test_a_small_fit_is_the_same_from_another_start_or_solver_path(rows, monkeyp
     after = predict(few, fit(few))
     for old, new in zip(before, after):
         np.testing.assert_allclose(new, old, rtol=1e-3)
+
+
+def test_a_constant_is_silent_only_when_a_step_either_way_changes_no_residual():
+    """A residual that reads constant 0 through a ``min`` (a compute share on memory-bound steps) speaks of it
+    below the kink only: from 0.2 with the kink at 0.15, a step up changes nothing, a step down does. Constant 1
+    enters no residual at all."""
+    from finops.sizing.calibration import _speaks_of
+
+    def misfit(theta):
+        return np.array([min(theta[0], 0.15), 2.0])
+
+    theta = np.array([0.2, 1.0])
+    assert _speaks_of(misfit, theta, misfit(theta), 0)
+    assert not _speaks_of(misfit, theta, misfit(theta), 1)
+    assert not _speaks_of(misfit, np.array([0.5, 1.0]), misfit(np.array([0.5, 1.0])), 0)   # the kink out of reach
