@@ -263,6 +263,12 @@ class Latency:
     prefill_compute: Any    # FLOPs and all-reduce of one prompt: what a chunked prefill adds to decode steps
     step: Any
     step_bytes: Any         # bytes one decode step reads per GPU (weights touched + KV)
+    delay: Any = 0.0        # scheduling and admission, outside the prompt queue (scheduling_delay)
+
+    @property
+    def unqueued_ttft(self) -> Any:
+        """TTFT without the wait behind other prompts: the prompt's prefill and its scheduling delay."""
+        return self.prefill + self.delay
 
 
 def _per_tp_s(values_us: Any, tp: Any) -> Any:
@@ -450,7 +456,7 @@ def replica_latency(p: ReplicaPhysics, c: EngineConstants, *, isl: Any, osl: Any
                       + c.prefill_burst * (clients - 1.0) / 2.0 * prefill_compute, (clients - 1.0) * prefill_compute)
     ttft = prefill + wait + delay
     return Latency(ttft=ttft, tpot=tpot, prefill=prefill, prefill_compute=prefill_compute, step=step,
-                   step_bytes=step_bytes)
+                   step_bytes=step_bytes, delay=delay)
 
 
 @dataclass(frozen=True)

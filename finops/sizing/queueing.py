@@ -227,7 +227,7 @@ def closed_population(physics: ReplicaPhysics, constants: EngineConstants, *, cl
                           terms=terms)
     osl_f = np.asarray(osl, dtype=float)
     rate = np.asarray(clients, dtype=float) / (lat.ttft + (osl_f - 1.0) * lat.tpot)
-    base = terms.prefill + scheduling_delay(constants, lat.step, batch, osl_f)
+    base = lat.unqueued_ttft
     wait = np.maximum(lat.ttft - base, 0.0)
     rho = np.minimum(rate * terms.prefill, 1.0 - 1e-9)
     worst = base + (batch - 1.0) * lat.prefill_compute
@@ -305,8 +305,7 @@ def serve(model: str | ModelSpec, gpu: str | Accelerator, *, precision: str, tp:
     elif ttft_target_ms is not None:
         running = max(float(op.running_batch), 1.0)
         lat = replica_latency(phys, constants, isl=isl, osl=osl, batch=running, cache_hit_rate=cache_hit_rate)
-        base_s = lat.prefill + scheduling_delay(constants, lat.step, running, osl)
-        attainment = float(sla_attainment(ttft_target_ms / 1e3, base_s=base_s, utilization=op.utilization,
+        attainment = float(sla_attainment(ttft_target_ms / 1e3, base_s=lat.unqueued_ttft, utilization=op.utilization,
                                           wait_mean_s=op.wait_mean_s))
     return ServicePoint(arrival_rate=float(arrival_rate), stable=stable, running_batch=float(op.running_batch),
                         utilization=float(op.utilization), queue_wait_ms=float(op.wait_mean_s) * 1e3,

@@ -53,7 +53,7 @@ from .demand import demand, devices_needed
 from .engine_constants import CALIBRATED_TPS, Calibration
 from .managed import ApiOption, api_options
 from .memory import PRECISIONS, check_context, tp_shards_heads
-from .performance import ReplicaPhysics, prompt_terms, replica_latency, scheduling_delay, with_client
+from .performance import ReplicaPhysics, prompt_terms, replica_latency, with_client
 from .queueing import closed_population, operating_point, sla_attainment
 from .ranking import HOURS_PER_MONTH, Quote, Ranking, per_million, per_million_at_average, price_index
 from .workload import Workload
@@ -300,7 +300,7 @@ def _out_of_reach(phys: ReplicaPhysics, constants: Any, workload: Workload, size
                            cache_hit_rate=workload.cache_hit_rate)
     ratios = [np.zeros(len(phys.tp))]
     if workload.ttft_ms:
-        ratios.append((idle.prefill + scheduling_delay(constants, idle.step)) * 1e3 * sized.ttft / workload.ttft_ms)
+        ratios.append(idle.unqueued_ttft * 1e3 * sized.ttft / workload.ttft_ms)
     if workload.itl_ms:
         ratios.append(idle.tpot * 1e3 * sized.tpot / workload.itl_ms)
     return np.max(np.vstack(ratios), axis=0) > 1.0 + 1e-9
@@ -453,8 +453,7 @@ def _as_served(best: list[Quote], table: Any, constants: Any, workload: Workload
     running = np.maximum(op.running_batch, 1.0)
     lat = replica_latency(phys, constants, isl=workload.isl, osl=workload.osl, batch=running,
                           cache_hit_rate=workload.cache_hit_rate)
-    base_s = lat.prefill + scheduling_delay(constants, lat.step, running, workload.osl)
-    return op, sla_attainment(workload.ttft_ms / 1e3, base_s=base_s,
+    return op, sla_attainment(workload.ttft_ms / 1e3, base_s=lat.unqueued_ttft,
                               utilization=op.utilization, wait_mean_s=op.wait_mean_s)
 
 
