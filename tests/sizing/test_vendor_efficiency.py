@@ -385,16 +385,22 @@ def test_every_row_carries_its_source_date_and_engine_version():
         assert r.engine_version.startswith(f"{r.engine} ")
 
 
+def made_by(truth: VendorEfficiency, shapes, base: Calibration):
+    """Rows of ``ROWS[0]``'s source at each ``shapes`` change (model, lengths, clients, metric), each valued as
+    the model answers it with ``truth`` for its family."""
+    rows = [replace(ROWS[0], max_batch=None, value=1.0, **change) for change in shapes]
+    values = predict(rows, replace(base, vendors={truth.key: truth}))
+    return [replace(r, value=float(v)) for r, v in zip(rows, values)]
+
+
 def test_a_fit_recovers_the_efficiencies_its_rows_were_made_with():
     """Rows made by the model with eta_bw 0.6 and eta_c 0.45 on MI300X, over shapes and batches like the
     published ones (decode-bound and prefill-heavy), give those two back."""
     truth = amd(bandwidth_efficiency=0.6, compute_efficiency=0.45)
     base = replace(Calibration.bundled(), vendors={})
     shapes = [(r.model, r.isl, r.osl, r.concurrency) for r in ROWS[8:40:5]] + [("llama-3.1-70b", 8000, 2, 1)]
-    made = [replace(ROWS[0], model=m, isl=i, osl=o, concurrency=c, metric="request_latency_ms", max_batch=None,
-                    value=1.0) for m, i, o, c in shapes]
-    values = predict(made, replace(base, vendors={truth.key: truth}))
-    fitted = fit_vendor([replace(r, value=float(v)) for r, v in zip(made, values)], base)
+    fitted = fit_vendor(made_by(truth, [{"model": m, "isl": i, "osl": o, "concurrency": c,
+                                         "metric": "request_latency_ms"} for m, i, o, c in shapes], base), base)
     assert (fitted.bandwidth_efficiency, fitted.compute_efficiency) == pytest.approx((0.6, 0.45), rel=1e-3)
 
 
@@ -406,13 +412,9 @@ def test_a_prefill_only_loads_ttfts_are_fitted_and_other_loads_of_several_client
     engine's admission between steps, is a check, and leaves eta_c at the engine's start."""
     truth = amd(bandwidth_efficiency=0.6, compute_efficiency=0.45)
     base = replace(Calibration.bundled(), vendors={})
-    decode = [replace(ROWS[0], model="llama-3.1-70b", isl=i, osl=256, concurrency=1, metric="tpot_ms",
-                      max_batch=None, value=1.0) for i in (512, 2048)]
-    prompts = [replace(ROWS[0], model="llama-3.1-70b", isl=i, osl=osl, concurrency=8, metric="ttft_ms",
-                       max_batch=None, value=1.0) for i in (1024, 4096)]
-    made = [replace(r, value=float(v)) for r, v in
-            zip(decode + prompts, predict(decode + prompts, replace(base, vendors={truth.key: truth})))]
-    found = fit_vendor(made, base)
+    decode = [{"model": "llama-3.1-70b", "isl": i, "osl": 256, "concurrency": 1, "metric": "tpot_ms"} for i in (512, 2048)]
+    prompts = [{"model": "llama-3.1-70b", "isl": i, "osl": osl, "concurrency": 8, "metric": "ttft_ms"} for i in (1024, 4096)]
+    found = fit_vendor(made_by(truth, decode + prompts, base), base)
     assert found.bandwidth_efficiency == pytest.approx(0.6, rel=1e-3)
     if fitted:
         assert found.compute_efficiency == pytest.approx(0.45, rel=1e-2)
